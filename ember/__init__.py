@@ -1,0 +1,39 @@
+"""ember: an eager, define-by-run deep-learning library with a PyTorch-compatible API."""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._dtype import (bfloat16, bool_ as bool, dtype, float16, float32, float64,  # noqa: F401
+                     get_default_dtype, int8, int16, int32, int64, promote_types,
+                     set_default_dtype, uint8, can_cast)
+from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: F401
+from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
+from ._backend import device  # noqa: F401
+from ._size import Size  # noqa: F401
+from ._tensor import Tensor  # noqa: F401
+from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
+from .ops.registry import FUNCTIONS as _FUNCTIONS
+from .ops.random import Generator, default_generator  # noqa: F401
+from . import autograd  # noqa: F401
+from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                       is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._determinism import (are_deterministic_algorithms_enabled,  # noqa: F401
+                           use_deterministic_algorithms)
+
+globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
+del _FUNCTIONS
+
+from .ops.reduce import values_indices as _vi  # noqa: E402
+import types as _types  # noqa: E402
+
+return_types = _types.SimpleNamespace(**_vi)
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an arithmetic op on the two operands would produce."""
+    from .ops.registry import result_dtype
+    return result_dtype(tensor1, tensor2)
+
+
+def typename(obj):
+    return obj.type() if isinstance(obj, Tensor) else type(obj).__name__

@@ -1,0 +1,168 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+An ``ember.dtype`` names a NumPy dtype. bfloat16 comes from ``ml_dtypes`` when it is installed;
+without it ``ember.bfloat16`` exists but creating a tensor of it raises a clear error.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+try:  # bfloat16 is not a NumPy dtype; ml_dtypes adds it
+    import ml_dtypes as _ml_dtypes
+
+    _BF16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
+    _BF16 = None
+
+# categories order promotion across kinds: bool < integer < floating
+_BOOL, _INT, _FLOAT = 0, 1, 2
+
+
+class dtype:
+    """A tensor element type (``ember.float32`` ...), comparable and hashable like torch's."""
+
+    __slots__ = ("name", "np", "itemsize", "category", "is_floating_point", "is_signed")
+
+    def __init__(self, name: str, np_dtype, itemsize: int, category: int, is_signed: bool):
+        self.name = name
+        self.np = np_dtype
+        self.itemsize = itemsize
+        self.category = category
+        self.is_floating_point = category == _FLOAT
+        self.is_signed = is_signed
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def to_real(self) -> "dtype":
+        return self
+
+    def __repr__(self) -> str:
+        return "ember." + self.name
+
+    def __reduce__(self):
+        # dtypes pickle by name so that they stay singletons across processes
+        return (_by_name, (self.name,))
+
+
+bool_ = dtype("bool", np.dtype(np.bool_), 1, _BOOL, False)
+uint8 = dtype("uint8", np.dtype(np.uint8), 1, _INT, False)
+int8 = dtype("int8", np.dtype(np.int8), 1, _INT, True)
+int16 = dtype("int16", np.dtype(np.int16), 2, _INT, True)
+int32 = dtype("int32", np.dtype(np.int32), 4, _INT, True)
+int64 = dtype("int64", np.dtype(np.int64), 8, _INT, True)
+float16 = dtype("float16", np.dtype(np.float16), 2, _FLOAT, True)
+bfloat16 = dtype("bfloat16", _BF16, 2, _FLOAT, True)
+float32 = dtype("float32", np.dtype(np.float32), 4, _FLOAT, True)
+float64 = dtype("float64", np.dtype(np.float64), 8, _FLOAT, True)
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+FLOATING = (float16, bfloat16, float32, float64)
+INTEGRAL = (uint8, int8, int16, int32, int64)
+
+_NAMES = {d.name: d for d in ALL}
+_NAMES.update({"bool": bool_, "half": float16, "float": float32, "double": float64,
+               "short": int16, "int": int32, "long": int64})
+_FROM_NP = {d.np: d for d in ALL if d.np is not None}
+
+
+def _by_name(name: str) -> dtype:
+    return _NAMES[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The ember dtype for a NumPy dtype; TypeError for kinds ember does not support."""
+    try:
+        return _FROM_NP[np.dtype(np_dtype)]
+    except (KeyError, TypeError):
+        raise TypeError(
+            f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
+            "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def to_dtype(d) -> dtype:
+    """Accept an ember dtype, a NumPy dtype / type, a Python type or a name."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return get_default_dtype()
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str) and d in _NAMES:
+        return _NAMES[d]
+    return from_numpy_dtype(d)
+
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of floating tensors created from Python floats (float32 unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating dtype; like torch, only floating dtypes are allowed."""
+    d = to_dtype(d)
+    if not d.is_floating_point or d in (bfloat16,):
+        if d not in (float16, float32, float64, bfloat16):
+            raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                            f"default type; got {d}")
+    _default[0] = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both a and b can be converted to (torch.promote_types)."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == _FLOAT:
+        if {a, b} == {float16, bfloat16}:
+            return float32  # neither holds the other's range and precision
+        return a if a.itemsize > b.itemsize else b
+    if a.category == _INT:
+        if a.is_signed == b.is_signed:
+            return a if a.itemsize > b.itemsize else b
+        signed, unsigned = (a, b) if a.is_signed else (b, a)
+        if signed.itemsize > unsigned.itemsize:
+            return signed
+        return {1: int16, 2: int32, 4: int64, 8: int64}[unsigned.itemsize]
+    return a
+
+
+def can_cast(frm: dtype, to: dtype) -> bool:
+    """torch.can_cast: casting may not lower the category (float -> int, int -> bool)."""
+    return frm.category <= to.category
+
+
+def _combine(higher, lower):
+    # mirrors the category rule: a result from a higher-priority group wins unless the
+    # lower-priority group brings a higher category (e.g. int tensor + float scalar)
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == _FLOAT:
+        return higher
+    if higher is bool_ or lower.category == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+def result_type_from(dim_dt, zero_dt, scalar_dt):
+    """Combine per-group results: tensors with dims > 0-d tensors > Python scalars."""
+    return _combine(dim_dt, _combine(zero_dt, scalar_dt))
+
+
+def scalar_dtype(v) -> dtype:
+    """The dtype a Python scalar participates with in promotion."""
+    if isinstance(v, bool):
+        return bool_
+    if isinstance(v, int):
+        return int64
+    return get_default_dtype()

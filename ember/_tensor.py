@@ -1,0 +1,472 @@
+"""Tensor: a NumPy array (storage + view) with autograd metadata.
+
+``_data`` is the NumPy array holding this tensor's view of its storage (shape, strides, offset);
+views made by ember share it and a one-element version counter list ``_vc``. Most methods are
+attached by the op registry (``ember/ops``), so this file holds only what is Tensor-specific:
+autograd state, the Python protocol, interop and printing.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import _dtype as D
+from ._backend import CPU, check_device, data_ptr
+from .autograd.function import AccumulateGrad, _RemovableHandle
+from .autograd.grad_mode import _state
+
+_new = object.__new__
+
+
+def _make(arr, vc=None):
+    """Wrap an ndarray as a fresh tensor (no copy)."""
+    t = _new(Tensor)
+    t._data = arr
+    t._vc = [0] if vc is None else vc
+    return t
+
+
+def _make_view(arr, src):
+    """Wrap ``arr``, a view of tensor ``src``'s storage: shares its version counter and base."""
+    t = _new(Tensor)
+    t._data = arr
+    t._vc = src._vc
+    t._base = src if src._base is None else src._base
+    t._view_v = src._vc[0]
+    return t
+
+
+class Tensor:
+    """A multi-dimensional array with autograd support (see ``ember.tensor`` to create one)."""
+
+    # class-level defaults keep tensor creation cheap: only _data and _vc are set per instance
+    _base = None
+    _grad_fn = None
+    _output_nr = 0
+    _requires_grad = False
+    _hooks = None
+    _acc = None
+    _fw = None
+    _view_v = 0
+    _retains_grad = False
+    grad = None
+    __array_priority__ = 1000  # make numpy defer to our reflected operators
+
+    def __new__(cls, *args, **kwargs):
+        # legacy constructor: Tensor(sizes...) uninitialised float, Tensor(data) copies data
+        t = _new(cls)
+        dt = kwargs.pop("dtype", None) or getattr(cls, "_legacy_dtype", None)
+        dt = D.get_default_dtype() if dt is None else D.to_dtype(dt)
+        if kwargs.get("device") is not None:
+            check_device(kwargs["device"])
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            src = args[0]
+            t._data, t._vc = src._data, src._vc
+            return t
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            t._data = np.array(_to_nested(args[0]), dtype=dt.np)
+        else:
+            if not all(isinstance(a, (int, np.integer)) for a in args):
+                raise TypeError(f"{cls.__name__}(): expected sizes (ints) or data, got {args!r}")
+            t._data = np.zeros(tuple(int(a) for a in args), dtype=dt.np)
+        t._vc = [0]
+        return t
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self):
+        from ._size import Size
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def dtype(self):
+        return D._FROM_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        return CPU
+
+    is_cuda = False
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+    layout = "strided"
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f" or self._data.dtype == D.bfloat16.np
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        # numpy reports arbitrary strides for size-1 dims; torch keeps contiguous ones there
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def storage_offset(self):
+        root = _root_array(self._data)
+        return (data_ptr(self._data) - data_ptr(root)) // self._data.itemsize
+
+    def is_contiguous(self, memory_format=None):
+        return self._data.flags.c_contiguous
+
+    def data_ptr(self):
+        return data_ptr(self._data)
+
+    def untyped_storage(self):
+        return UntypedStorage(_root_array(self._data))
+
+    def storage(self):
+        return self.untyped_storage()
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    def _bump_version(self):
+        """Record an in-place modification (also through views sharing this storage)."""
+        self._vc[0] += 1
+
+    def get_device(self):
+        return -1
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad on a leaf in place; returns self."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                                   "you want to use a computed variable in a subgraph that doesn't "
+                                   "require differentiation use var_no_grad = var.detach().")
+            return self
+        if requires_grad and not self.is_floating_point():
+            raise RuntimeError("only Tensors of floating point dtype can require gradients; got "
+                               f"dtype {self.dtype}")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        if self._base is not None and self._view_v != self._vc[0]:
+            self._refresh_view_grad_fn()
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        if self._base is not None and self._view_v != self._vc[0]:
+            self._refresh_view_grad_fn()
+        return self._grad_fn
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    def _accumulator(self):
+        acc = self._acc() if self._acc is not None else None
+        if acc is None:
+            acc = AccumulateGrad(self)
+            self._acc = weakref.ref(acc)
+        return acc
+
+    def _refresh_view_grad_fn(self):
+        # NOTE [Views after in-place]: an in-place op on the base (or on another view) rebased
+        # the base's history; this view's grad_fn must now read its values out of the new base.
+        base = self._base
+        if base._grad_fn is None:
+            self._view_v = self._vc[0]  # base is a leaf: the view's own history is still right
+            return
+        if not _state.enabled:
+            return  # rebuild later, when a graph is being recorded
+        self._view_v = self._vc[0]
+        from .ops.inplace import view_of_base
+        fresh = view_of_base(base, self)
+        self._grad_fn, self._output_nr, self._requires_grad = fresh._grad_fn, 0, True
+
+    @property
+    def _is_view(self):
+        return self._base is not None
+
+    def _is_view_fn(self):
+        return self._base is not None
+
+    def is_shared(self):
+        """True once share_memory_() moved the storage to shared memory."""
+        return bool(getattr(self, "_shared", False))
+
+    def detach(self):
+        """A new tensor sharing storage and version counter, outside the graph."""
+        t = _make(self._data, self._vc)
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn, self._output_nr, self._requires_grad = None, 0, False
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError("data must be a Tensor")
+        self._data = value._data
+        self._vc = value._vc
+
+    def retain_grad(self):
+        """Keep .grad for this non-leaf tensor after backward."""
+        if self._grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if self._retains_grad:
+            return
+        self._retains_grad = True
+        ref = weakref.ref(self)  # weak: a strong one would make node -> hook -> tensor -> node
+
+        def hook(grad):
+            t = ref()
+            if t is not None:
+                t.grad = grad.detach() if t.grad is None else t.grad + grad.detach()
+
+        self._grad_fn._add_tensor_hook(self._output_nr, hook)
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """hook(grad) -> Tensor or None, called with this tensor's gradient during backward."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            return self._grad_fn._add_tensor_hook(self._output_nr, hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _RemovableHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if getattr(self, "_post_acc_hooks", None) is None:
+            self._post_acc_hooks = []
+        self._post_acc_hooks.append(hook)
+        return _RemovableHandle(self._post_acc_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the .grad of every leaf of the graph."""
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # ------------------------------------------------------------------ Python protocol
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                               "Scalar")
+        return self._data.reshape(()).item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
+                               "value is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    def __reduce_ex__(self, protocol):
+        # plain pickling copies the data; ember.multiprocessing registers a shared-memory
+        # reduction with its own pickler instead
+        return (_rebuild_tensor, (type(self), np.array(self._data, copy=True),
+                                  self._requires_grad and self._grad_fn is None))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.")
+        new = _new(type(self))
+        new.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("_data", "_vc", "_base", "_acc", "grad", "_hooks")})
+        new._data = np.array(self._data, copy=True)
+        new._vc = [0]
+        if self.grad is not None:
+            new.grad = self.grad.__deepcopy__(memo)
+        memo[id(self)] = new
+        return new
+
+    # ------------------------------------------------------------------ interop
+    def numpy(self, *, force=False):
+        """The NumPy array sharing this tensor's memory (no copy)."""
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return np.array(self._data, copy=True) if force else self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            return a.astype(dtype)
+        return np.array(a, copy=True) if copy else a
+
+    def __dlpack__(self, *args, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __repr__(self):
+        from ._format import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def to_dense(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        check_device("cuda")
+
+    def pin_memory(self):
+        """No-op on CPU (there is no pinned memory without an accelerator)."""
+        return self
+
+    def is_pinned(self):
+        return False
+
+
+class UntypedStorage:
+    """The memory a tensor views: a thin description of the root NumPy buffer."""
+
+    def __init__(self, root):
+        self._root = root
+
+    def data_ptr(self):
+        return data_ptr(self._root)
+
+    def nbytes(self):
+        return self._root.nbytes
+
+    def size(self):
+        return self._root.nbytes
+
+    def __len__(self):
+        return self._root.nbytes
+
+    def __eq__(self, other):
+        return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
+
+    __hash__ = None
+
+
+def _rebuild_tensor(cls, arr, requires_grad):
+    t = _new(cls)
+    t._data, t._vc = arr, [0]
+    if requires_grad:
+        t._requires_grad = True
+    return t
+
+
+def _root_array(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _wrap_dim(dim, ndim, op="dim"):
+    """Normalise a possibly negative dim; IndexError like torch when out of range."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def _to_nested(data):
+    """Turn nested sequences possibly holding tensors into something np.array accepts."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_to_nested(d) for d in data]
+    return data

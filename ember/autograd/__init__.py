@@ -1,0 +1,98 @@
+"""Reverse-mode automatic differentiation over the dynamically recorded graph."""
+from __future__ import annotations
+
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly  # noqa: F401
+from .function import Function, Node, once_differentiable  # noqa: F401
+from .function import OpNode as _OpNode  # noqa: F401
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
+                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+
+
+def _tuple(x):
+    if x is None:
+        return None
+    from .._tensor import Tensor
+    if isinstance(x, Tensor):
+        return (x,)
+    return tuple(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
+    from .engine import _make_root_grads, execute
+    tensors = _tuple(tensors)
+    grads = _tuple(grad_tensors) or (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"backward: got {len(tensors)} tensors and {len(grads)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _make_root_grads(tensors, grads, "backward")
+    only = None
+    if inputs is not None:
+        ins = _tuple(inputs)
+        if not ins:
+            raise RuntimeError("backward: 'inputs' argument to backward() cannot be empty.")
+        only = set()
+        capture = {}
+        for t in ins:
+            if not t.requires_grad:
+                raise RuntimeError("backward: One of the differentiated Tensors does not require "
+                                   "grad")
+            if t.grad_fn is None:
+                only.add(t._accumulator())
+            else:  # a non-leaf input: its .grad is filled like retain_grad would
+                capture[(t.grad_fn, t.output_nr)] = len(capture)
+        got = execute(roots, retain_graph, create_graph, capture=capture or None,
+                      accumulate=True, only=only)
+        for t in ins:
+            if t.grad_fn is not None:
+                g = got[capture[(t.grad_fn, t.output_nr)]]
+                if g is not None:
+                    t.grad = g if t.grad is None else t.grad + g
+        return
+    execute(roots, retain_graph, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of outputs with respect to inputs (nothing is accumulated into .grad)."""
+    from .engine import _make_root_grads, execute
+    outs = _tuple(outputs)
+    ins = _tuple(inputs)
+    gouts = _tuple(grad_outputs) or (None,) * len(outs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _make_root_grads(outs, gouts, "grad")
+    capture = {}
+    slots = []
+    for t in ins:
+        edge = (t.grad_fn, t.output_nr) if t.grad_fn is not None else (t._accumulator(), 0)
+        slots.append(capture.setdefault(edge, len(capture)))
+    got = execute(roots, retain_graph, create_graph, capture=capture, accumulate=False)
+    res = []
+    for t, s in zip(ins, slots):
+        g = got[s]
+        if g is None:
+            if materialize_grads:
+                from .._tensor import _make
+                import numpy as np
+                g = _make(np.zeros(t._data.shape, t._data.dtype))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+        elif not create_graph:
+            g = g.detach()
+        res.append(g)
+    return tuple(res)
+
+
+from . import forward_ad, functional  # noqa: E402,F401
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
+from . import graph  # noqa: E402,F401

@@ -1,0 +1,226 @@
+"""The backward engine: runs the graph from the outputs to the leaves, iteratively.
+
+A node runs once every node that feeds it a gradient has run (dependency counting), so each
+node sees the total gradient of each of its outputs. Among ready nodes the most recently
+created runs first, as in torch, which keeps hook order familiar.
+"""
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+from .function import AccumulateGrad, Anomaly
+from .grad_mode import _state
+
+
+def _make_root_grads(tensors, grads, what):
+    from .._tensor import Tensor, _make
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{what}: expected Tensors as outputs, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs; got "
+                                   f"an output of shape {tuple(t.shape)}. Pass gradient= with "
+                                   "the same shape.")
+            g = _make(np.ones(t._data.shape, t._data.dtype))
+        elif not isinstance(g, Tensor):
+            g = _make(np.asarray(g, dtype=t._data.dtype))
+        if tuple(g.shape) != tuple(t.shape):
+            raise RuntimeError(f"{what}: Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{tuple(g.shape)} and output[{i}] has a shape of "
+                               f"{tuple(t.shape)}.")
+        from .function import _edge
+        roots.append((_edge(t), g))
+    return roots
+
+
+def _collect(roots, targets):
+    """Dependency counts of the nodes that lead to a target (all nodes when targets is None)."""
+    order, seen, stack = [], set(), [e[0][0] for e in roots]
+    for n in stack:
+        seen.add(n)
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        for nxt, _ in n.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    if targets is not None:
+        needed = set(targets)
+        changed = True
+        # fixed point over reverse order: a node is needed when any child is needed
+        while changed:
+            changed = False
+            for n in reversed(order):
+                if n not in needed and any(nx in needed for nx, _ in n.next_functions):
+                    needed.add(n)
+                    changed = True
+        order = [n for n in order if n in needed]
+    else:
+        needed = None
+    deps = {}
+    for n in order:
+        for nxt, _ in n.next_functions:
+            if nxt is not None and (needed is None or nxt in needed):
+                deps[nxt] = deps.get(nxt, 0) + 1
+    return deps, needed
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, only=None):
+    """Run backward from ``roots`` [((node, nr), grad)].
+
+    capture: {(node, nr): slot} — store the total gradient flowing into those edges (for
+    autograd.grad) into a list returned; accumulate: add into leaves' .grad; only: set of
+    AccumulateGrad nodes allowed to accumulate (backward(inputs=...)).
+    """
+    targets = None
+    if capture is not None or only is not None:
+        targets = {e[0] for e in (capture or {})} | set(only or ())
+    deps, needed = _collect(roots, targets)
+    captured = [None] * (max(capture.values()) + 1 if capture else 0)
+    buffers = {}
+    for (node, nr), g in roots:
+        if node is None:
+            continue
+        buf = buffers.setdefault(node, [None] * node.num_outputs)
+        buf[nr] = _add(buf[nr], g)
+    ready = []
+    for node in buffers:
+        if deps.get(node, 0) == 0:
+            heapq.heappush(ready, (-getattr(node, "_seq", 0), id(node), node))
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[2]
+            grads = buffers.pop(node)
+            grads = _run_prehooks(node, grads)
+            if capture:
+                for nr, g in enumerate(grads):
+                    slot = capture.get((node, nr))
+                    if slot is not None:
+                        captured[slot] = g
+            if type(node) is AccumulateGrad:
+                if accumulate and (only is None or node in only) and grads[0] is not None:
+                    _accumulate(node.variable, grads[0], create_graph)
+                continue
+            if needed is not None and node not in needed:
+                continue
+            if all(g is None for g in grads):
+                outs = (None,) * len(node.next_functions)
+            else:
+                outs = node.apply(grads)
+                if len(outs) != len(node.next_functions):
+                    raise RuntimeError(
+                        f"function {node.name()} returned an incorrect number of gradients "
+                        f"(expected {len(node.next_functions)}, got {len(outs)})")
+                if Anomaly.enabled:
+                    _check_nan(node, outs)
+                if node._post_hooks:
+                    for h in node._post_hooks:
+                        h(outs, grads)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None or (needed is not None and nxt not in needed):
+                    continue
+                if g is not None:
+                    g = _check_grad(node, nxt, nr, g)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                buf[nr] = _add(buf[nr], g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-getattr(nxt, "_seq", 0), id(nxt), nxt))
+    finally:
+        _state.enabled = prev
+    return captured
+
+
+def _check_grad(node, nxt, nr, g):
+    from .._tensor import Tensor, _make
+    if not isinstance(g, Tensor):
+        g = _make(np.asarray(g))
+    meta = nxt._out_meta[nr] if hasattr(nxt, "_out_meta") else None
+    if meta is None and type(nxt) is AccumulateGrad:
+        v = nxt.variable._data
+        meta = (v.shape, v.dtype)
+    if meta is not None:
+        shape, dt = meta
+        if g._data.shape != shape:
+            if g._data.size == int(np.prod(shape)) and g._data.size == 1:
+                g = g.reshape(shape)
+            else:
+                raise RuntimeError(
+                    f"Function {node.name()} returned an invalid gradient at index - got "
+                    f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
+        if g._data.dtype != dt:
+            g = g.to(dt)
+    return g
+
+
+def _run_prehooks(node, grads):
+    if node._node_prehooks:
+        for h in node._node_prehooks:
+            r = h(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if node._pre_hooks:
+        for nr, hooks in node._pre_hooks.items():
+            for h in list(hooks):
+                if grads[nr] is None:
+                    continue
+                r = h(grads[nr])
+                if r is not None:
+                    grads[nr] = r
+    if type(node) is AccumulateGrad:
+        hooks = node.variable._hooks
+        if hooks and grads[0] is not None:
+            for h in list(hooks):
+                r = h(grads[0])
+                if r is not None:
+                    grads[0] = r
+    return grads
+
+
+def _accumulate(leaf, g, create_graph):
+    from .._tensor import _make
+    if leaf.grad is None:
+        if create_graph:
+            leaf.grad = g
+        else:
+            # a copy: the same gradient tensor may have been handed to several inputs
+            leaf.grad = _make(np.array(g._data, copy=True))
+    elif create_graph or leaf.grad.requires_grad:
+        leaf.grad = leaf.grad + g
+    else:
+        np.add(leaf.grad._data, g._data, out=leaf.grad._data, casting="unsafe")
+    hooks = getattr(leaf, "_post_acc_hooks", None)
+    if hooks:
+        for h in hooks:
+            h(leaf)
+
+
+def _check_nan(node, outs):
+    for i, g in enumerate(outs):
+        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+            where = node._trace or "(no forward trace: enable anomaly mode before the forward)\n"
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
+                               f"output.\nTraceback of the forward call that created it:\n"
+                               f"{where}")

@@ -1,0 +1,471 @@
+"""Graph nodes, the differentiable-op base class ``Op`` and the user-facing ``Function``.
+
+A node is created per op call that needs a gradient. It is also the op's ``ctx``: it holds the
+saved tensors and whatever the forward stored on it, and ``next_functions`` — one edge per input.
+Edges point from outputs towards inputs only, and saved *outputs* are stored as raw arrays (the
+output tensor is rebuilt when unpacked), so the graph has no reference cycles and CPython frees
+it the moment the last tensor referring to it goes away (see NOTE [No cycles]).
+"""
+from __future__ import annotations
+
+import itertools
+import traceback
+
+import numpy as np
+
+from .grad_mode import _state
+
+# NOTE [No cycles]
+# output tensor -> its grad_fn node -> edges -> earlier nodes / AccumulateGrad -> leaf tensor.
+# A node never holds its own output tensor: a saved output is kept as (array, version counter)
+# and turned back into a tensor pointing at the node only while backward runs. Hooks that need
+# the tensor (retain_grad) hold it through a weak reference. tests/autograd/test_memory.py
+# checks this with gc disabled.
+
+_seq = itertools.count()
+
+
+class Anomaly:
+    enabled = False
+    check_nan = True
+
+
+class Node:
+    """A backward function in the graph (what ``tensor.grad_fn`` returns)."""
+
+    next_functions: tuple = ()
+    _pre_hooks = None    # {output_nr: [hook(grad) -> grad or None]} from Tensor.register_hook
+    _node_prehooks = None  # [hook(grad_outputs) -> grad_outputs or None]
+    _post_hooks = None   # [hook(grad_inputs, grad_outputs)]
+    _trace = None        # forward stack text, kept when anomaly detection is on
+    num_outputs = 1
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def apply(self, grads):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def release(self):
+        pass
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return _RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; it may return replacement gradients."""
+        if self._node_prehooks is None:
+            self._node_prehooks = []
+        self._node_prehooks.append(fn)
+        return _RemovableHandle(self._node_prehooks, fn)
+
+    def _add_tensor_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
+
+
+class _RemovableHandle:
+    """Returned by register_*hook; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks, fn):
+        self.hooks, self.fn, self.id = hooks, fn, next(self._ids)
+
+    def remove(self):
+        for i, h in enumerate(self.hooks):
+            if h is self.fn:
+                del self.hooks[i]
+                return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+
+    def apply(self, grads):  # accumulation itself lives in the engine (it knows create_graph)
+        return ()
+
+
+# ---------------------------------------------------------------------------------------------
+# saved tensors
+
+_FREED = object()
+
+
+class _Saved:
+    """One saved value: the input tensor itself, or an output's array + version counter."""
+
+    __slots__ = ("tensor", "array", "vc", "version", "output_nr", "checksum")
+
+    def __init__(self, tensor, array, vc, version, output_nr):
+        self.tensor, self.array, self.vc, self.version, self.output_nr = (
+            tensor, array, vc, version, output_nr)
+        self.checksum = None
+
+
+def _checksum(a):
+    import zlib
+    return zlib.crc32(np.ascontiguousarray(a).view(np.uint8).reshape(-1).data)
+
+
+class OpNode(Node):
+    """The node (and ctx) of an ``Op`` or ``Function`` call."""
+
+    _op = None
+    _saved = ()
+    _to_save = ()
+    materialize_grads = True
+    needs_input_grad = ()
+    _dirty = ()
+    _non_diff = ()
+
+    def name(self):
+        return self._op.__name__ + "Backward0"
+
+    # --- ctx API
+    def save_for_backward(self, *values):
+        self._to_save = values
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        return tuple(self._unpack(s) for s in self._check_saved())
+
+    saved_variables = saved_tensors
+
+    def _check_saved(self):
+        if self._saved is _FREED:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Saved intermediate values of the "
+                "graph are freed when you call .backward() or autograd.grad(). Specify "
+                "retain_graph=True if you need to backward through the graph a second time or "
+                "if you need to access saved tensors after calling backward.")
+        return self._saved
+
+    def _unpack(self, s):
+        from .._tensor import _make
+        if s is None:
+            return None
+        if s.vc is not None and s.vc[0] != s.version:
+            t = s.tensor if s.tensor is not None else None
+            shape = tuple(t.shape) if t is not None else s.array.shape
+            dt = t.dtype if t is not None else s.array.dtype
+            what = (f"output {s.output_nr} of {self.name()}" if s.output_nr is not None
+                    else f"an input saved by {self.name()}")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{dt} {list(shape)}], which is {what}, is at version "
+                f"{s.vc[0]}; expected version {s.version} instead. Hint: the forward op that "
+                f"saved it is {self._op.__name__}; avoid modifying it in place (clone() it "
+                "first), or enable ember.autograd.set_detect_anomaly(True) to find where it was "
+                "created.")
+        if s.checksum is not None:
+            arr = s.tensor._data if s.tensor is not None else s.array
+            if _checksum(arr) != s.checksum:
+                raise RuntimeError(
+                    f"detect_anomaly: a tensor saved for backward by {self._op.__name__} "
+                    f"(shape {list(arr.shape)}, dtype {arr.dtype}) was modified after it was "
+                    "saved, through memory the version counter does not see (a .numpy() or "
+                    "DLPack alias). Modify a copy instead.")
+        if s.tensor is not None:
+            return s.tensor
+        t = _make(s.array, s.vc)
+        if s.output_nr is not None and _state.enabled:
+            # a saved output points back at this node only while backward runs: no cycle
+            t._grad_fn, t._output_nr, t._requires_grad = self, s.output_nr, True
+        return t
+
+    def release(self):
+        self._saved = _FREED
+
+    def apply(self, grads):
+        if self.materialize_grads:
+            for i, g in enumerate(grads):
+                if g is None:
+                    grads[i] = _zeros_meta(self._out_meta[i])
+        out = self._op.backward(self, *grads)
+        if not isinstance(out, tuple):
+            out = (out,)
+        return out
+
+
+def _zeros_meta(meta):
+    from .._tensor import _make
+    shape, dt = meta
+    return _make(np.zeros(shape, dt))
+
+
+# ---------------------------------------------------------------------------------------------
+# op application
+
+
+def _edge(t):
+    """The (node, output_nr) a gradient for tensor t flows into."""
+    if t._base is not None and t._view_v != t._vc[0]:
+        t._refresh_view_grad_fn()
+    fn = t._grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    if t._requires_grad:
+        return (t._accumulator(), 0)
+    return (None, 0)
+
+
+def _finish(node, op, args, arrays, outs, out_arrays):
+    """Connect a freshly computed op call into the graph and pack what it saved."""
+    from .._tensor import Tensor
+    node._op = op
+    node._seq = next(_seq)
+    node.next_functions = tuple(
+        _edge(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args)
+    node.num_outputs = len(outs)
+    node._out_meta = [(o.shape, o.dtype) for o in out_arrays]
+    nd = node._non_diff
+    for i, o in enumerate(outs):
+        if o._data.dtype.kind == "f" and not any(o is n for n in nd):
+            o._grad_fn, o._output_nr, o._requires_grad = node, i, True
+    if node._to_save:
+        node._saved = [_pack(node, v, args, arrays, outs, out_arrays) for v in node._to_save]
+        node._to_save = ()
+    if Anomaly.enabled:
+        node._trace = "".join(traceback.format_stack()[:-3])
+
+
+def _pack(node, v, args, arrays, outs, out_arrays):
+    from .._tensor import Tensor, _make
+    if v is None:
+        return None
+    if isinstance(v, Tensor):  # autograd.Function saves tensors
+        for i, o in enumerate(outs):
+            if v is o:
+                s = _Saved(None, o._data, o._vc, o._vc[0], i)
+                break
+        else:
+            s = _Saved(v, None, v._vc, v._vc[0], None)
+    else:
+        for a, arr in zip(args, arrays):
+            if v is arr and isinstance(a, Tensor):
+                s = _Saved(a, None, a._vc, a._vc[0], None)
+                break
+        else:
+            for i, arr in enumerate(out_arrays):
+                if v is arr:
+                    o = outs[i]
+                    s = _Saved(None, arr, o._vc, o._vc[0], i)
+                    break
+            else:  # a private intermediate: nobody else can modify it
+                s = _Saved(_make(np.asarray(v)), None, None, 0, None)
+    if Anomaly.enabled:
+        s.checksum = _checksum(s.tensor._data if s.tensor is not None else s.array)
+    return s
+
+
+class Op:
+    """Base of ember's built-in differentiable ops.
+
+    ``forward(ctx, *arrays, **params)`` computes with NumPy arrays (Tensor arguments arrive as
+    their arrays) and returns an array or a tuple of arrays; ``backward(ctx, *grads)`` receives
+    Tensors and returns one Tensor (or None) per positional argument, built from ember ops so
+    that double backward works.
+    """
+
+    view = False  # the output is a view of the first argument (shares its storage)
+
+    @classmethod
+    def apply(cls, *args, **params):
+        from .._tensor import Tensor, _make, _make_view
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        record = _state.enabled and any(
+            isinstance(a, Tensor) and a._requires_grad for a in args)
+        node = OpNode()
+        if record:
+            node.needs_input_grad = tuple(
+                isinstance(a, Tensor) and a._requires_grad for a in args)
+        raw = cls.forward(node, *arrays, **params)
+        single = not isinstance(raw, tuple)
+        out_arrays = (raw,) if single else raw
+        out_arrays = [o if type(o) is np.ndarray else np.asarray(o) for o in out_arrays]
+        if cls.view:
+            src = args[0]
+            outs = [_make_view(o, src) for o in out_arrays]
+        else:
+            outs = [_make(o) for o in out_arrays]
+        if record:
+            _finish(node, cls, args, arrays, outs, out_arrays)
+        if _fw_active[0] and _state.fw_enabled:
+            from .forward_ad import _propagate
+            _propagate(cls, node, args, outs, params)
+        return outs[0] if single else tuple(outs)
+
+    @staticmethod
+    def forward(ctx, *args, **params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+_fw_active = [False]  # set while a forward-AD dual_level is open (checked on every op)
+
+
+class FunctionCtx(OpNode):
+    """ctx of a user-defined Function."""
+
+    def name(self):
+        return self._op.__name__ + "Backward"
+
+
+class Function:
+    """User-defined differentiable function, as in torch.autograd.Function.
+
+    Subclass with static ``forward(ctx, *args)`` (receives Tensors, runs without recording a
+    graph) and ``backward(ctx, *grad_outputs)``; call with ``MyFn.apply(...)``.
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from .._tensor import Tensor
+        record = _state.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx = FunctionCtx()
+        ctx._op = cls
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        versions = [a._vc[0] if isinstance(a, Tensor) else None for a in args]
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            raw = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        single = not isinstance(raw, tuple)
+        outs = (raw,) if single else raw
+        dirty = ctx._dirty
+        for a, v in zip(args, versions):
+            if isinstance(a, Tensor) and a._vc[0] != v and not any(a is d for d in dirty):
+                raise RuntimeError(
+                    f"{cls.__name__}.forward modified an input in place (its version went from "
+                    f"{v} to {a._vc[0]}) without calling ctx.mark_dirty() on it; the graph would "
+                    "compute wrong gradients. Call ctx.mark_dirty(tensor) and return it.")
+        if not record:
+            return raw
+        if dirty:
+            for d in dirty:
+                if d.is_leaf and d.requires_grad:
+                    raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                       "in-place operation.")
+        # outputs that alias inputs (not dirty) become fresh tensors sharing data, like torch
+        fixed = []
+        for o in outs:
+            if isinstance(o, Tensor):
+                if any(o is a for a in args) and not any(o is d for d in dirty):
+                    o = o.view_as(o) if o.is_floating_point() else o
+                    o = o.detach()
+                elif any(o is d for d in dirty):
+                    o._base = None
+                fixed.append(o)
+            else:
+                fixed.append(o)
+        tensor_outs = [o for o in fixed if isinstance(o, Tensor)]
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        _finish_function(ctx, cls, args, arrays, fixed, tensor_outs)
+        return fixed[0] if single else tuple(fixed)
+
+
+def _finish_function(ctx, cls, args, arrays, outs, tensor_outs):
+    from .._tensor import Tensor
+    ctx._seq = next(_seq)
+    ctx.next_functions = tuple(
+        _edge(a) if isinstance(a, Tensor) and a.requires_grad else (None, 0) for a in args)
+    ctx.num_outputs = len(outs)
+    ctx._out_meta = [(o.shape, o._data.dtype) if isinstance(o, Tensor) else ((), np.float32)
+                     for o in outs]
+    nd = ctx._non_diff
+    for i, o in enumerate(outs):
+        if isinstance(o, Tensor) and o._data.dtype.kind == "f" and not any(o is n for n in nd):
+            o._grad_fn, o._output_nr, o._requires_grad = ctx, i, True
+            if o._base is not None:
+                o._view_v = o._vc[0]
+    if ctx._to_save:
+        ctx._saved = [_pack(ctx, v, args, arrays, tensor_outs,
+                            [t._data for t in tensor_outs]) for v in ctx._to_save]
+        ctx._to_save = ()
+    if Anomaly.enabled:
+        ctx._trace = "".join(traceback.format_stack()[:-3])
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable: under create_graph it raises instead of lying."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *grads):
+        from .grad_mode import no_grad
+        with no_grad():
+            out = fn(ctx, *[g.detach() if g is not None else None for g in grads])
+        tracked = [g for g in grads if g is not None and g.requires_grad]
+        if not (_state.enabled and tracked):
+            return out
+        # connect the results to the incoming gradients through a node that raises when run
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        res = tuple(_DelayedError.apply(o, tracked[0], name=ctx.name()) if o is not None
+                    else None for o in outs)
+        return res[0] if single else res
+
+    return wrapper
+
+
+class _DelayedError(Op):
+    @staticmethod
+    def forward(ctx, x, anchor, name):
+        ctx.fn_name = name
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(f"trying to differentiate twice a function ({ctx.fn_name}) that was "
+                           "marked with @once_differentiable; its backward is not differentiable.")

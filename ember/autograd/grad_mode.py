@@ -1,0 +1,127 @@
+"""Grad mode: whether ops record the graph. Global (not per-thread) to keep the op path cheap.
+
+Differs from torch: torch's grad mode is thread-local; ember's is process-global.
+"""
+from __future__ import annotations
+
+import functools
+
+
+class _State:
+    enabled = True      # record autograd graph
+    inference = False   # inference_mode active
+    fw_enabled = True   # forward-mode AD tangents propagate
+
+
+_state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return _state.enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return _state.inference
+
+
+class _DecoratorContextManager:
+    """Base for the grad-mode managers: usable as `with` and as a decorator."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args()):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _args(self):
+        return ()
+
+    def clone(self):
+        return self.__class__(*self._args())
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable graph recording inside the block (tensors computed here have no grad_fn)."""
+
+    def __init__(self, orig_func=None):
+        self._fn = orig_func  # allows bare @no_grad without parentheses in some code
+        self.prev = True
+
+    def __new__(cls, orig_func=None):
+        if callable(orig_func) and not isinstance(orig_func, _DecoratorContextManager):
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class enable_grad(_DecoratorContextManager):
+    """Enable graph recording inside the block (for use inside no_grad)."""
+
+    def __new__(cls, orig_func=None):
+        if callable(orig_func):
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+    def __init__(self, orig_func=None):
+        self.prev = True
+
+    def __enter__(self):
+        self.prev = _state.enabled
+        _state.enabled = True
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """Set grad mode to `mode`; takes effect immediately and is undone on exit of a `with`."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+        self.prev = _state.enabled
+        _state.enabled = self.mode
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        _state.enabled = self.mode
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad (ember records no graph either way); ``mode=False`` is a no-op block."""
+
+    def __new__(cls, mode=True):
+        if callable(mode):
+            return cls()(mode)
+        return super().__new__(cls)
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+        self.prev = (True, False)
+
+    def _args(self):
+        return (self.mode,)
+
+    def __enter__(self):
+        self.prev = (_state.enabled, _state.inference)
+        if self.mode:
+            _state.enabled, _state.inference = False, True
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference = self.prev
+        return False

@@ -1,0 +1,139 @@
+"""gradcheck / gradgradcheck: compare analytical gradients with central finite differences."""
+from __future__ import annotations
+
+import numpy as np
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck when analytical and numerical gradients disagree."""
+
+
+def _as_tuple(x):
+    from .._tensor import Tensor
+    return (x,) if isinstance(x, Tensor) else tuple(x)
+
+
+def _outputs(func, inputs):
+    from .._tensor import Tensor
+    out = func(*inputs)
+    return tuple(o for o in _as_tuple(out) if isinstance(o, Tensor))
+
+
+def _numerical(func, inputs, eps):
+    """J[k][i]: d out_k / d in_i as (out_numel, in_numel) arrays, by central differences."""
+    from .grad_mode import no_grad
+    from .._tensor import Tensor
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    with no_grad():
+        outs = _outputs(func, inputs)
+    jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in outs]
+    for col, i in enumerate(diff):
+        x = inputs[i]._data
+        flat = x.reshape(-1) if x.flags.c_contiguous else None
+        if flat is None:
+            raise GradcheckError("gradcheck: inputs must be contiguous")
+        for j in range(flat.size):
+            orig = flat[j]
+            with no_grad():
+                flat[j] = orig + eps
+                plus = [o._data.astype(np.float64).reshape(-1).copy()
+                        for o in _outputs(func, inputs)]
+                flat[j] = orig - eps
+                minus = [o._data.astype(np.float64).reshape(-1).copy()
+                         for o in _outputs(func, inputs)]
+                flat[j] = orig
+            for k in range(len(outs)):
+                jac[k][col][:, j] = (plus[k] - minus[k]) / (2 * eps)
+    return jac, diff, outs
+
+
+def _analytical(func, inputs, diff):
+    from . import grad as autograd_grad
+    from .._tensor import _make
+    outs = _outputs(func, inputs)
+    jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in outs]
+    for k, o in enumerate(outs):
+        if not o.requires_grad or not o.is_floating_point():
+            continue
+        for r in range(o.numel()):
+            seed = np.zeros(o._data.size, o._data.dtype)
+            seed[r] = 1
+            gs = autograd_grad(o, [inputs[i] for i in diff], _make(seed.reshape(o._data.shape)),
+                               retain_graph=True, allow_unused=True)
+            for col, g in enumerate(gs):
+                if g is not None:
+                    jac[k][col][r, :] = g._data.astype(np.float64).reshape(-1)
+    return jac
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, fast_mode=False, masked=None, check_forward_ad=False,
+              check_backward_ad=True):
+    """True if func's gradients match finite differences for the float64 inputs given."""
+    from .._tensor import Tensor
+    inputs = _as_tuple(inputs)
+    for t in inputs:
+        if isinstance(t, Tensor) and t.requires_grad and t._data.dtype != np.float64:
+            import warnings
+            warnings.warn("gradcheck: input is not float64; finite differences will be "
+                          "inaccurate. Use .double().", stacklevel=2)
+    num, diff, outs = _numerical(func, inputs, eps)
+    ana = _analytical(func, inputs, diff)
+    for k in range(len(outs)):
+        for col, i in enumerate(diff):
+            a, n = ana[k][col], num[k][col]
+            if not np.allclose(a, n, atol=atol, rtol=rtol):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    f"numerical:{n}\nanalytical:{a}\n")
+    if check_forward_ad:
+        _check_forward(func, inputs, diff, num, atol, rtol)
+    return True
+
+
+def _check_forward(func, inputs, diff, num, atol, rtol):
+    from . import forward_ad as fwAD
+    from .._tensor import _make
+    for col, i in enumerate(diff):
+        x = inputs[i]
+        for j in range(x.numel()):
+            t = np.zeros(x._data.size, x._data.dtype)
+            t[j] = 1
+            with fwAD.dual_level():
+                args = list(inputs)
+                args[i] = fwAD.make_dual(x.detach(), _make(t.reshape(x._data.shape)))
+                outs = _outputs(func, args)
+                for k, o in enumerate(outs):
+                    tan = fwAD.unpack_dual(o).tangent
+                    got = np.zeros(o.numel()) if tan is None else tan._data.reshape(-1)
+                    if not np.allclose(got, num[k][col][:, j], atol=atol, rtol=rtol):
+                        raise GradcheckError(f"forward AD mismatch for output {k} wrt input {i}"
+                                             f" column {j}: {got} vs {num[k][col][:, j]}")
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, **kw):
+    """gradcheck of the function that maps inputs to their vector-Jacobian products."""
+    from . import grad as autograd_grad
+    from .._tensor import Tensor, _make
+    inputs = _as_tuple(inputs)
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(_make(rng.standard_normal(o._data.shape)).requires_grad_()
+                             for o in outs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+    diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+    def first_grads(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        o = _outputs(func, ins)
+        gs = autograd_grad(o, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_grads, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

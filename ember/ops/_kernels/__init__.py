@@ -1,0 +1,1 @@
+"""numba compute kernels: pure functions on NumPy arrays, imported by ember.ops (never the reverse)."""

@@ -1,0 +1,241 @@
+"""Batch and layer normalisation kernels (training-mode statistics and their gradients).
+
+Statistics are accumulated in float64 whatever the input dtype and use two passes (mean, then
+the mean of squared deviations): E[x^2] - E[x]^2 cancels catastrophically in float32 when the
+mean is large next to the spread. Sums use ``fastmath={"reassoc"}`` only, which lets LLVM
+vectorize the reductions; NaN and inf still propagate. Saved statistics (mean, invstd) have the
+input's dtype. Loops run over channels (batch norm) or rows (layer norm) with prange, compiled
+serially: see NOTE [Kernel threading] in conv.py.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+PARALLEL = False
+_FAST = {"reassoc"}
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, inline="always")
+def _sum(row):
+    total = 0.0
+    for t in range(row.size):
+        total += row[t]
+    return total
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, inline="always")
+def _sum_sq_dev(row, mean):
+    total = 0.0
+    for t in range(row.size):
+        dev = row[t] - mean
+        total += dev * dev
+    return total
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, inline="always")
+def _sum_prod_dev(g, row, mean):
+    """sum(g * (row - mean)), the unnormalised covariance used by both backward passes."""
+    total = 0.0
+    for t in range(row.size):
+        total += g[t] * (row[t] - mean)
+    return total
+
+
+# ---------------------------------------------------------------------------------------------
+# Batch norm over (N, C, L): one set of statistics per channel c, over N*L values.
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
+    n_batch, n_chan, length = x.shape
+    count = n_batch * length
+    for c in numba.prange(n_chan):
+        total = 0.0
+        for n in range(n_batch):
+            total += _sum(x[n, c])
+        mean = total / count
+        sq = 0.0
+        for n in range(n_batch):
+            sq += _sum_sq_dev(x[n, c], mean)
+        mean_out[c] = mean
+        invstd_out[c] = 1.0 / math.sqrt(sq / count + eps)
+        # re-read the stored statistics so the elementwise pass runs in the input's dtype
+        mu = mean_out[c]
+        scale = invstd_out[c] * weight[c]
+        shift = bias[c]
+        for n in range(n_batch):
+            src = x[n, c]
+            dst = y[n, c]
+            for t in range(length):
+                # (x - mean) first: x*scale + (b - mean*scale) would cancel in float32
+                dst[t] = (src[t] - mu) * scale + shift
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
+    n_batch, n_chan, length = x.shape
+    count = n_batch * length
+    for c in numba.prange(n_chan):
+        mu = mean[c]
+        sum_g = 0.0
+        sum_g_dev = 0.0
+        for n in range(n_batch):
+            sum_g += _sum(gy[n, c])
+            sum_g_dev += _sum_prod_dev(gy[n, c], x[n, c], mu)
+        istd = float(invstd[c])
+        gb[c] = sum_g
+        gw[c] = sum_g_dev * istd  # dL/dw = sum(g * xhat)
+        if not need_x:
+            continue
+        # dL/dx = w*invstd * (g - mean(g) - xhat * mean(g*xhat)), xhat = (x - mean)*invstd
+        scale = weight[c] * istd
+        mean_g = sum_g / count
+        proj = sum_g_dev * istd * istd / count
+        for n in range(n_batch):
+            g = gy[n, c]
+            src = x[n, c]
+            dst = gx[n, c]
+            for t in range(length):
+                dst[t] = scale * (g[t] - mean_g - (src[t] - mu) * proj)
+
+
+def _channel_param(param, n_chan, dtype):
+    return np.ones(n_chan, dtype) if param is None else param
+
+
+def batchnorm_forward_train(x, weight, bias, eps):
+    """Training-mode batch norm like torch.nn.functional.batch_norm(training=True).
+
+    Args:
+        x: (N, C, *) with N * prod(*) > 0. weight, bias: (C,) or None (1 and 0). eps: float.
+
+    Returns:
+        (y, mean, invstd): y like x; mean and invstd (C,) are the batch statistics, invstd =
+        1 / sqrt(biased_var + eps). Running stats need the unbiased variance:
+        (1 / invstd**2 - eps) * M / (M - 1) with M = N * prod(*).
+    """
+    n_batch, n_chan = x.shape[0], x.shape[1]
+    x3 = x.reshape(n_batch, n_chan, -1)
+    if x3.shape[0] * x3.shape[2] == 0:
+        raise ValueError(f"batch_norm: expected more than 0 values per channel when training; "
+                         f"got input of shape {tuple(x.shape)}.")
+    w = _channel_param(weight, n_chan, x.dtype)
+    b = np.zeros(n_chan, x.dtype) if bias is None else bias
+    y = np.empty_like(x)
+    mean = np.empty(n_chan, x.dtype)
+    invstd = np.empty(n_chan, x.dtype)
+    _k_batchnorm_fwd(x3, w, b, float(eps), y.reshape(x3.shape), mean, invstd)
+    return y, mean, invstd
+
+
+def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
+    """Gradients of `batchnorm_forward_train` given its saved (mean, invstd).
+
+    Returns:
+        (gx, gw, gb): gx like x or None unless need_x; gw (C,) or None unless need_w; gb (C,)
+        is always returned (it is a by-product). With weight None, gw is still d/dw at w = 1.
+    """
+    n_batch, n_chan = x.shape[0], x.shape[1]
+    x3 = x.reshape(n_batch, n_chan, -1)
+    w = _channel_param(weight, n_chan, x.dtype)
+    gx = np.empty_like(x) if need_x else np.empty((0, 0, 0), x.dtype)
+    gw = np.empty(n_chan, x.dtype)
+    gb = np.empty(n_chan, x.dtype)
+    _k_batchnorm_bwd(grad_y.reshape(x3.shape), x3, w, mean, invstd, bool(need_x),
+                     gx.reshape(x3.shape) if need_x else gx, gw, gb)
+    return (gx if need_x else None), (gw if need_w else None), gb
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer norm over the last dim of (M, D): one set of statistics per row.
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
+    n_rows, dim = x.shape
+    for r in numba.prange(n_rows):
+        row = x[r]
+        mean = _sum(row) / dim
+        invstd = 1.0 / math.sqrt(_sum_sq_dev(row, mean) / dim + eps)
+        dst = y[r]
+        for t in range(dim):
+            dst[t] = (row[t] - mean) * invstd * weight[t] + bias[t]
+        mean_out[r] = mean
+        invstd_out[r] = invstd
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts):
+    """gx row by row; gw/gb partial sums per block of rows, so blocks never share an output."""
+    n_rows, dim = x.shape
+    n_blocks = gw_parts.shape[0]
+    for blk in numba.prange(n_blocks):
+        gw_acc = gw_parts[blk]
+        gb_acc = gb_parts[blk]
+        for r in range(blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks):
+            g = gy[r]
+            row = x[r]
+            mu = mean[r]
+            istd = float(invstd[r])
+            # with gw_t = g_t * w_t: dL/dx = invstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+            sum_gw = 0.0
+            sum_gw_dev = 0.0
+            for t in range(dim):
+                gwt = g[t] * weight[t]
+                sum_gw += gwt
+                sum_gw_dev += gwt * (row[t] - mu)
+            mean_gw = sum_gw / dim
+            proj = sum_gw_dev * istd * istd / dim
+            dst = gx[r]
+            for t in range(dim):
+                dev = row[t] - mu
+                dst[t] = istd * (g[t] * weight[t] - mean_gw - dev * proj)
+                gw_acc[t] += g[t] * dev * istd
+                gb_acc[t] += g[t]
+
+
+def layernorm_forward(x2d, weight, bias, eps):
+    """Layer norm over the last dim like torch.nn.functional.layer_norm on a (M, D) view.
+
+    Args:
+        x2d: (M, D). weight, bias: (D,) or None (1 and 0). eps: float.
+
+    Returns:
+        (y, mean, invstd): y (M, D); mean, invstd (M,) with invstd = 1/sqrt(biased_var + eps).
+    """
+    n_rows, dim = x2d.shape
+    w = np.ones(dim, x2d.dtype) if weight is None else weight
+    b = np.zeros(dim, x2d.dtype) if bias is None else bias
+    y = np.empty_like(x2d)
+    mean = np.empty(n_rows, x2d.dtype)
+    invstd = np.empty(n_rows, x2d.dtype)
+    if dim == 0:
+        mean[:] = np.nan  # torch: the mean of nothing
+        invstd[:] = np.nan
+        return y, mean, invstd
+    _k_layernorm_fwd(x2d, w, b, float(eps), y, mean, invstd)
+    return y, mean, invstd
+
+
+def layernorm_backward(grad_y, x2d, weight, mean, invstd):
+    """Gradients of `layernorm_forward` given its saved (mean, invstd).
+
+    Returns:
+        (gx, gw, gb): gx (M, D); gw, gb (D,) summed over rows (gw is d/dw at w = 1 when weight
+        is None; callers drop what they do not need).
+    """
+    n_rows, dim = x2d.shape
+    w = np.ones(dim, x2d.dtype) if weight is None else weight
+    # a fixed number of row blocks keeps the float64 partials small and the result independent
+    # of the thread count
+    n_blocks = max(1, min(n_rows, 16))
+    gw_parts = np.zeros((n_blocks, dim), np.float64)
+    gb_parts = np.zeros((n_blocks, dim), np.float64)
+    gx = np.empty_like(x2d)
+    if n_rows and dim:
+        _k_layernorm_bwd(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts)
+    gw = gw_parts.sum(axis=0).astype(x2d.dtype)
+    gb = gb_parts.sum(axis=0).astype(x2d.dtype)
+    return gx, gw, gb

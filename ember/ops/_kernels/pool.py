@@ -1,0 +1,335 @@
+"""2-D pooling kernels (max, average, adaptive) on arrays shaped (..., H, W).
+
+Leading dimensions (N, C or just C) are flattened into independent planes; outputs keep them.
+Max-pool indices are int64 offsets into each H*W input plane, as torch's ``return_indices``.
+Loops run over planes with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
+"""
+
+import math
+
+import numba
+import numpy as np
+
+PARALLEL = False
+
+
+def _planes(x):
+    """View x (..., H, W) as (P, H, W) planes; the leading shape is restored by the caller."""
+    return x.reshape((-1,) + x.shape[-2:])
+
+
+def _pool_out_size(size, k, s, p, d, ceil_mode):
+    """torch's pooling output length: floor or ceil division; with ceil_mode the last window
+    must still start inside the input or its left padding, never only in the right padding."""
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _check_pool_args(op, shape, kernel, stride, padding, dilation, ceil_mode):
+    """Validate like torch and return (out_h, out_w)."""
+    outs = []
+    for dim in range(2):
+        k, s, p, d = kernel[dim], stride[dim], padding[dim], dilation[dim]
+        if k <= 0 or s <= 0 or d <= 0 or p < 0:
+            raise RuntimeError(
+                f"{op}: kernel_size, stride and dilation must be positive and padding >= 0; "
+                f"got kernel_size={kernel}, stride={stride}, padding={padding}, "
+                f"dilation={dilation}.")
+        if 2 * p > d * (k - 1) + 1:
+            raise RuntimeError(
+                f"{op}: pad should be at most half of effective kernel size; got padding="
+                f"{padding}, kernel_size={kernel}, dilation={dilation}.")
+        outs.append(_pool_out_size(shape[-2 + dim], k, s, p, d, ceil_mode))
+    if outs[0] < 1 or outs[1] < 1:
+        raise RuntimeError(
+            f"{op}: output size is too small; got input {tuple(shape)}, computed output "
+            f"{tuple(outs)}. Use a smaller kernel or more padding.")
+    return outs[0], outs[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Max pooling
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
+    n_planes, height, width = x.shape
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            h0 = oh * sh - ph
+            # first tap inside the input; it is the argmax if every tap is -inf (as in torch)
+            i0 = 0 if h0 >= 0 else (-h0 + dh - 1) // dh
+            for ow in range(out_w):
+                w0 = ow * sw - pw
+                j0 = 0 if w0 >= 0 else (-w0 + dw - 1) // dw
+                best_at = (h0 + i0 * dh) * width + w0 + j0 * dw
+                best = -np.inf
+                for i in range(i0, kh):
+                    ih = h0 + i * dh
+                    if ih >= height:
+                        break
+                    for j in range(j0, kw):
+                        iw = w0 + j * dw
+                        if iw >= width:
+                            break
+                        v = x[p, ih, iw]
+                        # NaN wins (and a later NaN replaces an earlier one), as in torch
+                        if v > best or math.isnan(v):
+                            best = v
+                            best_at = ih * width + iw
+                y[p, oh, ow] = best
+                idx[p, oh, ow] = best_at
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_maxpool_bwd(gy, idx, gx):
+    """Route each output gradient to the input element that won the max (sums over overlaps)."""
+    n_planes = gx.shape[0]
+    for p in numba.prange(n_planes):
+        gx[p] = 0
+        g = gy[p].ravel()
+        where = idx[p].ravel()
+        plane = gx[p]
+        for t in range(g.size):
+            at = where[t]
+            if 0 <= at < plane.size:  # a window wholly in padding points nowhere
+                plane[at] += g[t]
+
+
+def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
+    """Max pooling like torch.nn.functional.max_pool2d(..., return_indices=True).
+
+    Args:
+        x: (..., H, W). kernel, stride, padding, dilation: (int, int). ceil_mode: bool.
+            Padding acts as -inf.
+
+    Returns:
+        (y, indices), both (..., OH, OW); indices are int64 offsets into each H*W plane.
+    """
+    out_h, out_w = _check_pool_args("max_pool2d", x.shape, kernel, stride, padding, dilation,
+                                    ceil_mode)
+    lead = x.shape[:-2]
+    y = np.empty(lead + (out_h, out_w), dtype=x.dtype)
+    indices = np.empty(lead + (out_h, out_w), dtype=np.int64)
+    if y.size:
+        _k_maxpool_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
+                       stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
+    return y, indices
+
+
+def maxpool2d_backward(grad_y, indices, input_shape):
+    """Gradient of max pooling (also of adaptive max pooling): scatter-add by indices."""
+    gx = np.empty(tuple(input_shape), dtype=grad_y.dtype)
+    if gx.size == 0:
+        return gx
+    planes = gx.reshape(-1, gx.shape[-2] * gx.shape[-1])
+    n = planes.shape[0]
+    _k_maxpool_bwd(grad_y.reshape(n, -1), indices.reshape(n, -1), planes)
+    return gx
+
+
+# ---------------------------------------------------------------------------------------------
+# Average pooling
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _avg_window(o, k, s, p, size, count_include_pad):
+    """Clipped window [lo, hi) of output o along one dim, and its length for the divisor.
+
+    The divisor may count padding but never the ceil_mode overhang past the right padding.
+    """
+    lo = o * s - p
+    hi = min(lo + k, size + p)
+    padded_len = hi - lo
+    lo = max(lo, 0)
+    hi = min(hi, size)
+    return lo, hi, padded_len if count_include_pad else hi - lo
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_avgpool_fwd(x, y, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override):
+    n_planes, height, width = x.shape
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            h_lo, h_hi, h_len = _avg_window(oh, kh, sh, ph, height, count_include_pad)
+            for ow in range(out_w):
+                w_lo, w_hi, w_len = _avg_window(ow, kw, sw, pw, width, count_include_pad)
+                total = 0.0
+                for ih in range(h_lo, h_hi):
+                    for iw in range(w_lo, w_hi):
+                        total += x[p, ih, iw]
+                divisor = divisor_override if divisor_override > 0 else h_len * w_len
+                y[p, oh, ow] = total / divisor
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_avgpool_bwd(gy, gx, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override):
+    n_planes, height, width = gx.shape
+    out_h, out_w = gy.shape[1], gy.shape[2]
+    for p in numba.prange(n_planes):
+        gx[p] = 0
+        for oh in range(out_h):
+            h_lo, h_hi, h_len = _avg_window(oh, kh, sh, ph, height, count_include_pad)
+            for ow in range(out_w):
+                w_lo, w_hi, w_len = _avg_window(ow, kw, sw, pw, width, count_include_pad)
+                divisor = divisor_override if divisor_override > 0 else h_len * w_len
+                g = gy[p, oh, ow] / divisor
+                for ih in range(h_lo, h_hi):
+                    for iw in range(w_lo, w_hi):
+                        gx[p, ih, iw] += g
+
+
+def _avg_args(op, shape, kernel, stride, padding, ceil_mode, divisor_override):
+    if divisor_override is not None and divisor_override <= 0:
+        raise RuntimeError(f"{op}: divisor must be not zero; got divisor_override="
+                           f"{divisor_override}.")
+    out = _check_pool_args(op, shape, kernel, stride, padding, (1, 1), ceil_mode)
+    return out, (0 if divisor_override is None else int(divisor_override))
+
+
+def avgpool2d_forward(x, kernel, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override):
+    """Average pooling like torch.nn.functional.avg_pool2d.
+
+    Args:
+        x: (..., H, W). kernel, stride, padding: (int, int). divisor_override: int or None.
+        count_include_pad: divide by the window size including zero padding (but not the
+            ceil_mode overhang) instead of the number of input elements it covers.
+
+    Returns:
+        y (..., OH, OW).
+    """
+    (out_h, out_w), divisor = _avg_args("avg_pool2d", x.shape, kernel, stride, padding,
+                                        ceil_mode, divisor_override)
+    y = np.empty(x.shape[:-2] + (out_h, out_w), dtype=x.dtype)
+    if y.size:
+        _k_avgpool_fwd(_planes(x), _planes(y), kernel[0], kernel[1], stride[0], stride[1],
+                       padding[0], padding[1], bool(count_include_pad), divisor)
+    return y
+
+
+def avgpool2d_backward(grad_y, input_shape, kernel, stride, padding, ceil_mode,
+                       count_include_pad, divisor_override):
+    """Gradient of `avgpool2d_forward`: each output spreads grad / divisor over its window."""
+    _, divisor = _avg_args("avg_pool2d", input_shape, kernel, stride, padding, ceil_mode,
+                           divisor_override)
+    gx = np.empty(tuple(input_shape), dtype=grad_y.dtype)
+    if gx.size:
+        _k_avgpool_bwd(_planes(grad_y), _planes(gx), kernel[0], kernel[1], stride[0], stride[1],
+                       padding[0], padding[1], bool(count_include_pad), divisor)
+    return gx
+
+
+# ---------------------------------------------------------------------------------------------
+# Adaptive pooling: output cell o covers [floor(o*size/out), ceil((o+1)*size/out)).
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _adaptive_window(o, size, out):
+    return (o * size) // out, ((o + 1) * size + out - 1) // out
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_adaptive_avgpool_fwd(x, y):
+    n_planes, height, width = x.shape
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            h_lo, h_hi = _adaptive_window(oh, height, out_h)
+            for ow in range(out_w):
+                w_lo, w_hi = _adaptive_window(ow, width, out_w)
+                total = 0.0
+                for ih in range(h_lo, h_hi):
+                    for iw in range(w_lo, w_hi):
+                        total += x[p, ih, iw]
+                y[p, oh, ow] = total / ((h_hi - h_lo) * (w_hi - w_lo))
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_adaptive_avgpool_bwd(gy, gx):
+    n_planes, height, width = gx.shape
+    out_h, out_w = gy.shape[1], gy.shape[2]
+    for p in numba.prange(n_planes):
+        gx[p] = 0
+        for oh in range(out_h):
+            h_lo, h_hi = _adaptive_window(oh, height, out_h)
+            for ow in range(out_w):
+                w_lo, w_hi = _adaptive_window(ow, width, out_w)
+                g = gy[p, oh, ow] / ((h_hi - h_lo) * (w_hi - w_lo))
+                for ih in range(h_lo, h_hi):
+                    for iw in range(w_lo, w_hi):
+                        gx[p, ih, iw] += g
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_adaptive_maxpool_fwd(x, y, idx):
+    n_planes, height, width = x.shape
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            h_lo, h_hi = _adaptive_window(oh, height, out_h)
+            for ow in range(out_w):
+                w_lo, w_hi = _adaptive_window(ow, width, out_w)
+                best = x[p, h_lo, w_lo]
+                best_at = h_lo * width + w_lo
+                for ih in range(h_lo, h_hi):
+                    for iw in range(w_lo, w_hi):
+                        v = x[p, ih, iw]
+                        if v > best or math.isnan(v):
+                            best = v
+                            best_at = ih * width + iw
+                y[p, oh, ow] = best
+                idx[p, oh, ow] = best_at
+
+
+def _adaptive_out(op, shape, output_size):
+    """Resolve output_size (int, (int|None, int|None)) against the input's H, W."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    out_h = shape[-2] if output_size[0] is None else int(output_size[0])
+    out_w = shape[-1] if output_size[1] is None else int(output_size[1])
+    if out_h < 0 or out_w < 0 or (shape[-2] * shape[-1] == 0 and out_h * out_w > 0):
+        raise RuntimeError(f"{op}: cannot pool input of shape {tuple(shape)} to output_size "
+                           f"{(out_h, out_w)}; expected non-empty H and W and sizes >= 0.")
+    return out_h, out_w
+
+
+def adaptive_avgpool2d_forward(x, output_size):
+    """Adaptive average pooling like torch.nn.functional.adaptive_avg_pool2d: (..., OH, OW)."""
+    out_h, out_w = _adaptive_out("adaptive_avg_pool2d", x.shape, output_size)
+    y = np.empty(x.shape[:-2] + (out_h, out_w), dtype=x.dtype)
+    if y.size:
+        _k_adaptive_avgpool_fwd(_planes(x), _planes(y))
+    return y
+
+
+def adaptive_avgpool2d_backward(grad_y, input_shape):
+    """Gradient of `adaptive_avgpool2d_forward` (the output size is grad_y's)."""
+    gx = np.empty(tuple(input_shape), dtype=grad_y.dtype)
+    if gx.size:
+        _k_adaptive_avgpool_bwd(_planes(grad_y), _planes(gx))
+    return gx
+
+
+def adaptive_maxpool2d_forward(x, output_size):
+    """Adaptive max pooling like torch's adaptive_max_pool2d(..., return_indices=True).
+
+    Returns:
+        (y, indices), indices int64 offsets into each H*W input plane.
+    """
+    out_h, out_w = _adaptive_out("adaptive_max_pool2d", x.shape, output_size)
+    y = np.empty(x.shape[:-2] + (out_h, out_w), dtype=x.dtype)
+    indices = np.empty(y.shape, dtype=np.int64)
+    if y.size:
+        _k_adaptive_maxpool_fwd(_planes(x), _planes(y), _planes(indices))
+    return y, indices
+
+
+def adaptive_maxpool2d_backward(grad_y, indices, input_shape):
+    """Gradient of `adaptive_maxpool2d_forward`: the same scatter-add as max pooling."""
+    return maxpool2d_backward(grad_y, indices, input_shape)

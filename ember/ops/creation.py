@@ -1,0 +1,321 @@
+"""Tensor creation: tensor, from_numpy, zeros/ones/full/empty (+ _like), arange, linspace, eye."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._backend import check_device
+from .._tensor import Tensor, _make
+from .registry import export
+
+
+def _dt(dtype, default=None):
+    if dtype is None:
+        return default or D.get_default_dtype()
+    return D.to_dtype(dtype)
+
+
+def _finish(arr, requires_grad, device=None):
+    if device is not None:
+        check_device(device)
+    t = _make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _infer_dtype(data):
+    """dtype torch infers for nested Python data: bool, int64, or the default float."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, np.ndarray):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, np.generic):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, (list, tuple)):
+        kinds = [_infer_dtype(d) for d in data]
+        if not kinds:
+            return D.get_default_dtype()
+        out = kinds[0]
+        for k in kinds[1:]:
+            out = D.promote_types(out, k)
+        return out
+    if isinstance(data, bool):
+        return D.bool_
+    if isinstance(data, int):
+        return D.int64
+    if isinstance(data, float):
+        return D.get_default_dtype()
+    if isinstance(data, complex):
+        raise TypeError("ember does not support complex tensors")
+    raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}")
+
+
+def _unwrap(data):
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(d) for d in data]
+    return data
+
+
+@export
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (nested lists, NumPy arrays, scalars, tensors)."""
+    dt = _dt(dtype, _infer_dtype(data))
+    try:
+        arr = np.array(_unwrap(data), dtype=dt.np)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"tensor(): could not build a tensor of dtype {dt} from the data: {e}")\
+            from None
+    if arr.dtype == object:
+        raise TypeError("tensor(): nested data has inconsistent lengths")
+    return _finish(arr, requires_grad, device)
+
+
+@export
+def as_tensor(data, dtype=None, device=None):
+    """Share memory with ``data`` when it already is a tensor/array of that dtype, else copy."""
+    if isinstance(data, Tensor):
+        return data if dtype is None else data.to(dtype)
+    if isinstance(data, np.ndarray) and (dtype is None or D.to_dtype(dtype).np == data.dtype):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+@export
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    t = as_tensor(obj, dtype=dtype, device=device)
+    if copy:
+        t = t.clone()
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+@export
+def from_numpy(ndarray):
+    """A tensor sharing memory with ``ndarray`` (constant time; writes are seen both ways)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+    D.from_numpy_dtype(ndarray.dtype)
+    if any(s < 0 for s in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().)")
+    if not ndarray.dtype.isnative:
+        raise ValueError("from_numpy(): given numpy array has byte order different from the "
+                         "native byte order. Conversion between byte orders is not supported.")
+    return _make(ndarray)
+
+
+@export
+def from_dlpack(ext_tensor):
+    """A tensor sharing memory with any object that implements ``__dlpack__`` (no copy)."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    arr = np.from_dlpack(ext_tensor)
+    return _make(arr)
+
+
+def _size(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    out = tuple(int(s) for s in size)
+    if any(s < 0 for s in out):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
+                           f"{list(out)}")
+    return out
+
+
+def _filled(fill, size, dtype, requires_grad, device, out=None):
+    arr = np.full(_size(size), fill, _dt(dtype).np) if fill is not None else np.empty(
+        _size(size), _dt(dtype).np)
+    if out is not None:
+        out._data = arr
+        out._vc[0] += 1
+        return out
+    return _finish(arr, requires_grad, device)
+
+
+@export
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A tensor of zeros."""
+    return _filled(0, size, dtype, requires_grad, device, out)
+
+
+@export
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """A tensor of ones."""
+    return _filled(1, size, dtype, requires_grad, device, out)
+
+
+@export
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, memory_format=None):
+    """An uninitialised tensor (ember fills it with zeros: reading it is deterministic)."""
+    return _filled(0, size, dtype, requires_grad, device, out)
+
+
+@export
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
+         requires_grad=False):
+    """A tensor filled with fill_value; dtype inferred from the value like torch."""
+    if dtype is None:
+        dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _filled(fill_value, (tuple(size),) if not isinstance(size, int) else (size,), dtype,
+                   requires_grad, device, out)
+
+
+def _like(fill):
+    def fn(input, *, dtype=None, layout=None, device=None, requires_grad=False,
+           memory_format=None):
+        dt = input.dtype if dtype is None else D.to_dtype(dtype)
+        return _filled(fill, tuple(input.shape), dt, requires_grad, device)
+
+    return fn
+
+
+export(_like(0), name="zeros_like")
+export(_like(1), name="ones_like")
+export(_like(0), name="empty_like")
+
+
+@export
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None):
+    dt = input.dtype if dtype is None else D.to_dtype(dtype)
+    return _filled(fill_value, tuple(input.shape), dt, requires_grad, device)
+
+
+def _new(fill):
+    def m(self, *size, dtype=None, device=None, requires_grad=False, **kw):
+        if len(size) == 1 and isinstance(size[0], (tuple, list)):
+            size = tuple(size[0])
+        return _filled(fill, size, dtype or self.dtype, requires_grad, device)
+
+    return m
+
+
+Tensor.new_zeros = _new(0)
+Tensor.new_ones = _new(1)
+Tensor.new_empty = _new(0)
+Tensor.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
+    _filled(fill_value, tuple(size), dtype or self.dtype, requires_grad, device)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+    data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _num(v):
+    return v.item() if isinstance(v, Tensor) else v
+
+
+@export
+def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Values from start to end (exclusive) by step; int64 unless any argument is a float."""
+    start, end, step = _num(start), _num(end), _num(step)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign; got "
+                           f"start={start}, end={end}, step={step}")
+    if dtype is None:
+        is_float = any(isinstance(v, float) for v in (start, end, step))
+        dtype = D.get_default_dtype() if is_float else D.int64
+    dt = D.to_dtype(dtype)
+    n = max(int(math.ceil((end - start) / step)), 0)
+    # computed in float64 (or int64) then cast, so float32 endpoints do not drift
+    if dt.is_floating_point:
+        arr = (start + np.arange(n, dtype=np.float64) * step).astype(dt.np)
+    else:
+        arr = (start + np.arange(n, dtype=np.int64) * step).astype(dt.np)
+    return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
+
+
+def _into(out, arr):
+    out._data = arr
+    out._vc[0] += 1
+    return out
+
+
+@export(name="range")
+def range_(start, end=None, step=1, **kw):
+    return arange(start, end + step if end is not None else start + step, step, **kw)
+
+
+@export
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    """``steps`` evenly spaced values from start to end inclusive."""
+    if steps < 0:
+        raise RuntimeError("linspace: number of steps must be non-negative")
+    dt = _dt(dtype)
+    arr = np.linspace(_num(start), _num(end), int(steps), dtype=np.float64).astype(dt.np)
+    return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
+
+
+@export
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False):
+    dt = _dt(dtype)
+    arr = np.power(base, np.linspace(_num(start), _num(end), int(steps))).astype(dt.np)
+    return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
+
+
+@export
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Identity matrix of n rows and m (default n) columns."""
+    if n < 0 or (m is not None and m < 0):
+        raise RuntimeError(f"eye: n must be greater or equal to 0, got {n}")
+    arr = np.eye(n, m, dtype=_dt(dtype).np)
+    return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
+
+
+@export
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+    return _finish(np.asarray(s, dtype=_dt(dtype).np), requires_grad, device)
+
+
+@export
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+@export
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+@export
+def numel(input):
+    return input.numel()
+
+
+def _fill_(self, value):
+    from .registry import check_inplace
+    from ..autograd.grad_mode import _state
+    if _state.enabled and self._requires_grad or isinstance(value, Tensor) and \
+            value._requires_grad and _state.enabled:
+        from .indexing import _copy_
+        v = value if isinstance(value, Tensor) else _make(np.asarray(value, self._data.dtype))
+        return _copy_(self, v.expand(self.shape) if v.ndim == 0 else v)
+    check_inplace(self, "fill_")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        value = value.item()
+    from .registry import write_into
+    write_into(self, np.asarray(value).astype(self._data.dtype), "fill_")
+    return self
+
+
+Tensor.fill_ = _fill_
+Tensor.zero_ = lambda self: _fill_(self, 0)

@@ -1,0 +1,290 @@
+"""Products: matmul (batched, broadcasting), mm, bmm, mv, dot, outer, addmm, baddbmm, einsum,
+tensordot. The ``ember.linalg`` namespace (decompositions, norms) lives in ember/linalg.py."""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor
+from ..autograd.function import Op
+from .registry import FUNCTIONS, export, register, sum_to
+
+
+def _same_dtype(name, a, b):
+    if a._data.dtype != b._data.dtype:
+        raise RuntimeError(f"{name}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{a.dtype} != {b.dtype}")
+
+
+class Matmul(Op):
+    """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = sum_to(Matmul.apply(grad, b.mT), a.shape) if need[0] else None  # dA = G B^T
+        gb = sum_to(Matmul.apply(a.mT, grad), b.shape) if need[1] else None  # dB = A^T G
+        return ga, gb
+
+
+def matmul(input, other):
+    """Matrix product with numpy/torch semantics for 1-D, 2-D and batched operands."""
+    for x, nm in ((input, "input"), (other, "other")):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"matmul(): argument '{nm}' must be Tensor, not {type(x).__name__}")
+    _same_dtype("matmul", input, other)
+    a, b = input, other
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"matmul: both arguments to matmul need to be at least 1D, but they "
+                           f"are {a.ndim}D and {b.ndim}D")
+    ka = a.shape[-1]
+    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        sa = "x".join(map(str, a.shape))
+        sb = "x".join(map(str, b.shape))
+        raise RuntimeError(f"matmul: mat1 and mat2 shapes cannot be multiplied ({sa} and {sb}); "
+                           f"got {tuple(a.shape)} @ {tuple(b.shape)}, expected "
+                           "a.shape[-1] == b.shape[-2].")
+    if a.ndim == 1 and b.ndim == 1:
+        return dot(a, b)
+    squeeze_a = a.ndim == 1
+    squeeze_b = b.ndim == 1
+    if squeeze_a:
+        a = a.unsqueeze(0)
+    if squeeze_b:
+        b = b.unsqueeze(-1)
+    try:
+        out = Matmul.apply(a, b)
+    except ValueError:
+        raise RuntimeError(f"matmul: batch dimensions of {list(input.shape)} and "
+                           f"{list(other.shape)} do not broadcast") from None
+    if squeeze_a:
+        out = out.squeeze(-2)
+    if squeeze_b:
+        out = out.squeeze(-1)
+    return out
+
+
+register("matmul", dtypes=D.ALL)(matmul)
+Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
+
+
+def mm(input, mat2):
+    """Product of two 2-D matrices."""
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D (shape "
+                           f"{list(input.shape)}) and {mat2.ndim}-D (shape {list(mat2.shape)})")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    """Batched product of 3-D tensors with equal batch size."""
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: batch1 must be a 3D tensor and batch2 must be a 3D tensor; got "
+                           f"shapes {list(input.shape)} and {list(mat2.shape)}")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: batch1 and batch2 must have same number of batches, got "
+                           f"{input.shape[0]} and {mat2.shape[0]}")
+    return matmul(input, mat2)
+
+
+def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"mv: expected a 2-D matrix and a 1-D vector, got shapes "
+                           f"{list(input.shape)} and {list(vec.shape)}")
+    return matmul(input, vec)
+
+
+class Dot(Op):
+    """Inner product of two 1-D tensors."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.asarray(np.dot(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad * b, grad * a
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"dot: inconsistent tensor size, expected tensor [{input.shape[0]}] "
+                           f"and src [{other.shape[0]}] to have the same number of elements, but "
+                           "got different sizes")
+    _same_dtype("dot", input, other)
+    return Dot.apply(input, other)
+
+
+def outer(input, vec2):
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2)."""
+    prod = mm(mat1, mat2)
+    return _scaled_sum(input, prod, beta, alpha)
+
+
+def _scaled_sum(input, prod, beta, alpha):
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:  # torch ignores input entirely (its NaNs do not propagate)
+        shape = np.broadcast_shapes(tuple(prod.shape), tuple(input.shape))
+        return prod if tuple(prod.shape) == shape else prod.expand(shape).contiguous()
+    return prod + (input if beta == 1 else input * beta)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+
+
+for _f in (mm, bmm, mv, dot, outer, addmm, baddbmm, addbmm, addmv, addr):
+    register(_f.__name__, dtypes=D.ALL, inplace=_f.__name__.startswith("add"))(_f)
+FUNCTIONS["ger"] = outer
+FUNCTIONS["inner"] = lambda input, other: (input * other).sum(-1) if input.ndim <= 1 else \
+    tensordot(input, other, ([-1], [-1]))
+Tensor.inner = FUNCTIONS["inner"]
+Tensor.ger = outer
+
+
+def tensordot(a, b, dims=2):
+    """Contract ``dims`` (an int, or two lists of dims) of a with those of b."""
+    if isinstance(dims, int):
+        da = list(range(a.ndim - dims, a.ndim))
+        db = list(range(dims))
+    else:
+        da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
+                  [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"tensordot: contracted dimensions need to match, but first has "
+                               f"size {a.shape[x]} in dim {x} and second has size {b.shape[y]} "
+                               f"in dim {y}")
+    fa = [d for d in range(a.ndim) if d not in da]
+    fb = [d for d in range(b.ndim) if d not in db]
+    k = int(np.prod([a.shape[d] for d in da]))
+    am = a.permute(*(fa + da)).reshape(-1, k)
+    bm = b.permute(*(db + fb)).reshape(k, -1)
+    return matmul(am, bm).reshape(*([a.shape[d] for d in fa] + [b.shape[d] for d in fb]))
+
+
+export(tensordot)
+
+
+# ----------------------------------------------------------------------------- einsum
+def _parse_einsum(eq, operands):
+    """Expand '...' into letters and fill in an implicit output; returns (specs, out)."""
+    eq = eq.replace(" ", "")
+    lhs, out = eq.split("->") if "->" in eq else (eq, None)
+    specs = lhs.split(",")
+    if len(specs) != len(operands):
+        raise RuntimeError(f"einsum(): the equation names {len(specs)} operands but "
+                           f"{len(operands)} were given")
+    used = set(eq) - set(".,->")
+    spare = [c for c in string.ascii_letters if c not in used]
+    ell_n = [op.ndim - (len(s) - 3) if "..." in s else 0 for s, op in zip(specs, operands)]
+    ell = "".join(spare[:max(ell_n + [0])])
+    new_specs = []
+    for s, op, n in zip(specs, operands, ell_n):
+        s = s.replace("...", ell[len(ell) - n:] if n else "")  # ellipsis dims align right
+        if len(s) != op.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) "
+                               f"does not match the number of dimensions ({op.ndim}) for operand "
+                               f"{len(new_specs)}")
+        new_specs.append(s)
+    if out is None:
+        counts = {}
+        for s in new_specs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    else:
+        out = out.replace("...", ell)
+    return new_specs, out
+
+
+class Einsum(Op):
+    """np.einsum with the gradient of each operand written as another einsum."""
+
+    @staticmethod
+    def forward(ctx, eq, *xs):
+        ctx.eq = eq
+        ctx.save_for_backward(*xs)
+        return np.asarray(np.einsum(eq, *xs, optimize=len(xs) > 2))
+
+    @staticmethod
+    def backward(ctx, grad):
+        xs = ctx.saved_tensors
+        lhs, out = ctx.eq.split("->")
+        specs = lhs.split(",")
+        grads = [None]
+        for i, (s, x) in enumerate(zip(specs, xs)):
+            if not ctx.needs_input_grad[i + 1]:
+                grads.append(None)
+                continue
+            if len(set(s)) != len(s):
+                raise RuntimeError("einsum backward: repeated subscripts within one operand "
+                                   "(diagonals) are not differentiable in ember yet")
+            others = [(sp, xx) for j, (sp, xx) in enumerate(zip(specs, xs)) if j != i]
+            avail = set(out).union(*[set(sp) for sp, _ in others]) if others else set(out)
+            keep = "".join(c for c in s if c in avail)
+            eq = ",".join([out] + [sp for sp, _ in others]) + "->" + keep
+            g = Einsum.apply(eq, grad, *[xx for _, xx in others])
+            if keep != s:  # an index summed away inside this operand only: broadcast back
+                g = g.reshape([x.shape[s.index(c)] if c in keep else 1 for c in s]).expand(
+                    tuple(x.shape))
+            grads.append(g)
+        return tuple(grads)
+
+
+def einsum(equation, *operands):
+    """Einstein summation, e.g. einsum('bij,bjk->bik', a, b); supports '...'."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    specs, out = _parse_einsum(equation, operands)
+    sizes = {}
+    for s, op in zip(specs, operands):
+        for c, n in zip(s, op.shape):
+            if c in sizes and sizes[c] != n and 1 not in (sizes[c], n):
+                raise RuntimeError(f"einsum(): operands do not broadcast with remapped shapes "
+                                   f"(original->remapped): subscript '{c}' has size {sizes[c]} "
+                                   f"and {n}")
+            sizes[c] = max(sizes.get(c, n), n)
+    dt = operands[0].dtype
+    for op in operands[1:]:
+        if op.dtype != dt:
+            raise RuntimeError(f"einsum(): expected all operands to have the same dtype; got "
+                               f"{dt} and {op.dtype}")
+    return Einsum.apply(",".join(specs) + "->" + out, *operands)
+
+
+export(einsum)

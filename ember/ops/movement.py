@@ -1,0 +1,656 @@
+"""Shape and view ops. Views share storage and the version counter with their input."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _make, _wrap_dim
+from ..autograd.function import Op
+from .registry import FUNCTIONS, export, norm_dims, register
+
+
+def _shape_arg(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(s) for s in shape)
+
+
+def _infer(name, numel, shape, src_shape):
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError(f"{name}: only one dimension can be inferred; got shape {list(shape)}")
+    if any(s < -1 for s in shape):
+        raise RuntimeError(f"{name}: invalid shape dimension {min(shape)}")
+    known = int(np.prod([s for s in shape if s != -1]))
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"{name}: shape '{list(shape)}' is invalid for input of size "
+                               f"{numel} (input shape {list(src_shape)})")
+        shape = tuple(numel // known if s == -1 else s for s in shape)
+    elif known != numel:
+        raise RuntimeError(f"{name}: shape '{list(shape)}' is invalid for input of size {numel} "
+                           f"(input shape {list(src_shape)})")
+    return shape
+
+
+class View(Op):
+    """A view with a new shape; the input's strides must allow it (else use reshape)."""
+
+    view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        shape = _infer("view", x.size, shape, x.shape)
+        ctx.in_shape = x.shape
+        y = x.view()
+        try:
+            y.shape = shape  # raises instead of copying when strides do not allow a view
+        except AttributeError:
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least one "
+                f"dimension spans across two contiguous subspaces); input shape "
+                f"{list(x.shape)}, requested {list(shape)}. Use .reshape(...) instead.") from None
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+class Reshape(Op):
+    """A copy with a new shape (used by reshape when a view is impossible)."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return np.reshape(x, shape).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.in_shape), None
+
+
+def view(input, *shape):
+    """Tensor.view(*shape) or view(dtype) reinterpreting the bytes."""
+    if len(shape) == 1 and (isinstance(shape[0], D.dtype) or not isinstance(
+            shape[0], (int, tuple, list, np.integer))):
+        dt = D.to_dtype(shape[0])
+        if input._requires_grad:
+            raise RuntimeError("view(dtype) is not differentiable")
+        from .._tensor import _make_view
+        return _make_view(input._data.view(dt.np), input)
+    return View.apply(input, _shape_arg(shape))
+
+
+def reshape(input, *shape):
+    """A view when strides allow it, else a copy, with the given shape."""
+    shape = _infer("reshape", input._data.size, _shape_arg(shape), input._data.shape)
+    if shape == input._data.shape:
+        return View.apply(input, shape)
+    try:
+        return View.apply(input, shape)
+    except RuntimeError:
+        return Reshape.apply(input, shape)
+
+
+register("view", dtypes=D.ALL)(view)
+setattr(Tensor, "view", lambda self, *shape: view(self, *shape))
+register("reshape", dtypes=D.ALL)(reshape)
+Tensor.reshape = lambda self, *shape: reshape(self, *shape)
+Tensor.view_as = lambda self, other: View.apply(self, tuple(other.shape))
+Tensor.reshape_as = lambda self, other: reshape(self, tuple(other.shape))
+
+
+class Permute(Op):
+    """Reorder dims (a view)."""
+
+    view = True
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return x.transpose(dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.permute(tuple(np.argsort(ctx.dims))), None
+
+
+def permute(input, *dims):
+    dims = _shape_arg(dims)
+    nd = input._data.ndim
+    if len(dims) != nd:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    d = tuple(_wrap_dim(x, nd, "permute") for x in dims)
+    if len(set(d)) != nd:
+        raise RuntimeError(f"permute(): duplicate dims are not allowed; got {list(dims)}")
+    return Permute.apply(input, d)
+
+
+register("permute", dtypes=D.ALL)(permute)
+Tensor.permute = lambda self, *dims: permute(self, *dims)
+
+
+def transpose(input, dim0, dim1):
+    """Swap two dims (a view)."""
+    nd = input._data.ndim
+    if nd == 0:
+        return View.apply(input, ())
+    a, b = _wrap_dim(dim0, nd, "transpose"), _wrap_dim(dim1, nd, "transpose")
+    order = list(range(nd))
+    order[a], order[b] = order[b], order[a]
+    return Permute.apply(input, tuple(order))
+
+
+register("transpose", dtypes=D.ALL, aliases=("swapaxes", "swapdims"))(transpose)
+
+
+def t(input):
+    """Transpose a <= 2-D tensor."""
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return transpose(input, 0, 1) if input.ndim == 2 else View.apply(input, tuple(input.shape))
+
+
+register("t", dtypes=D.ALL)(t)
+Tensor.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
+Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.H = property(lambda self: self.T)
+Tensor.mH = property(lambda self: self.mT)
+
+
+def adjoint(input):
+    return transpose(input, -2, -1)
+
+
+register("adjoint")(adjoint)
+
+
+class Expand(Op):
+    """Broadcast to a larger shape without copying (read-only view)."""
+
+    view = True
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.in_shape = x.shape
+        return np.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        from .registry import sum_to
+        return sum_to(grad, ctx.in_shape), None
+
+
+def expand(input, *sizes):
+    sizes = _shape_arg(sizes)
+    src = input._data.shape
+    if len(sizes) < len(src):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(src)})")
+    lead = len(sizes) - len(src)
+    shape = []
+    for i, s in enumerate(sizes):
+        cur = src[i - lead] if i >= lead else None
+        if s == -1:
+            if cur is None:
+                raise RuntimeError("expand: -1 is not allowed in a leading, non-existing "
+                                   "dimension")
+            s = cur
+        elif cur is not None and cur != s and cur != 1:
+            raise RuntimeError(f"expand: The expanded size of the tensor ({s}) must match the "
+                               f"existing size ({cur}) at non-singleton dimension {i}.  Target "
+                               f"sizes: {list(sizes)}.  Tensor sizes: {list(src)}")
+        shape.append(s)
+    shape = tuple(shape)
+    if shape == src:
+        return View.apply(input, shape)
+    return Expand.apply(input, shape)
+
+
+register("expand", dtypes=D.ALL)(expand)
+Tensor.expand = lambda self, *sizes: expand(self, *sizes)
+Tensor.expand_as = lambda self, other: expand(self, tuple(other.shape))
+
+
+def broadcast_to(input, shape):
+    return expand(input, tuple(shape))
+
+
+register("broadcast_to", dtypes=D.ALL)(broadcast_to)
+
+
+@export
+def broadcast_tensors(*tensors):
+    """Expand all tensors to their common broadcast shape."""
+    shape = np.broadcast_shapes(*[tuple(t.shape) for t in tensors])
+    return tuple(expand(t, shape) for t in tensors)
+
+
+@export
+def broadcast_shapes(*shapes):
+    from .._size import Size
+    try:
+        return Size(np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,)
+                                          for s in shapes]))
+    except ValueError:
+        raise RuntimeError(f"broadcast_shapes: shapes {list(shapes)} cannot be broadcast "
+                           "together") from None
+
+
+def squeeze(input, dim=None):
+    """Remove size-1 dims (all, or those listed in dim)."""
+    shape = input._data.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+    else:
+        dims = norm_dims(dim, len(shape), "squeeze")
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    return View.apply(input, new)
+
+
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at position dim."""
+    shape = list(input._data.shape)
+    d = _wrap_dim(dim, len(shape) + 1, "unsqueeze")
+    shape.insert(d, 1)
+    return View.apply(input, tuple(shape))
+
+
+register("squeeze", inplace=False, dtypes=D.ALL)(squeeze)
+register("unsqueeze", inplace=False, dtypes=D.ALL)(unsqueeze)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    shape = input._data.shape
+    if not shape:
+        return reshape(input, (1,))
+    s = _wrap_dim(start_dim, len(shape), "flatten")
+    e = _wrap_dim(end_dim, len(shape), "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    new = shape[:s] + (int(np.prod(shape[s:e + 1])),) + shape[e + 1:]
+    return reshape(input, new)
+
+
+def unflatten(input, dim, sizes):
+    shape = input._data.shape
+    d = _wrap_dim(dim, len(shape), "unflatten")
+    sizes = _infer("unflatten", shape[d], tuple(sizes), (shape[d],))
+    return View.apply(input, shape[:d] + tuple(sizes) + shape[d + 1:]) if input.is_contiguous() \
+        else reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
+
+
+register("flatten", dtypes=D.ALL)(flatten)
+register("unflatten", dtypes=D.ALL)(unflatten)
+register("ravel", dtypes=D.ALL)(lambda input: reshape(input, (-1,)))
+
+
+class Contiguous(Op):
+    """A C-contiguous copy."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.ascontiguousarray(x).copy() if not x.flags.c_contiguous else x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def contiguous(input, memory_format=None):
+    if input._data.flags.c_contiguous:
+        return input
+    return Contiguous.apply(input)
+
+
+Tensor.contiguous = contiguous
+
+
+class Clone(Op):
+    """A copy with its own storage."""
+
+    @staticmethod
+    def forward(ctx, x, memory_format=None):
+        return np.array(x, copy=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+register("clone", dtypes=D.ALL)(Clone)
+
+
+class Cast(Op):
+    """Convert to another dtype; gradients flow back in the input's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, dt):
+        ctx.src = x.dtype
+        return x.astype(dt)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if ctx.src.kind != "f" and ctx.src != D.bfloat16.np:
+            return None, None
+        return grad.to(D.from_numpy_dtype(ctx.src)), None
+
+
+def _to(self, *args, **kwargs):
+    """Tensor.to(dtype), .to(device), .to(other), .to(device, dtype); copy=False by default."""
+    dt = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    for a in args:
+        if isinstance(a, Tensor):
+            dt = a.dtype
+        elif isinstance(a, D.dtype) or a in (float, int, bool):
+            dt = a
+        elif a is not None:
+            dev = a
+    if dev is not None:
+        from .._backend import check_device
+        check_device(dev)
+    if dt is None:
+        return Clone.apply(self) if copy else self
+    dt = D.to_dtype(dt)
+    if dt.np == self._data.dtype:
+        return Clone.apply(self) if copy else self
+    return Cast.apply(self, dt.np)
+
+
+Tensor.to = _to
+
+
+def _type(self, dtype=None, non_blocking=False, **kw):
+    if dtype is None:
+        return _TYPE_NAMES[self.dtype]
+    if isinstance(dtype, str):
+        for k, v in _TYPE_NAMES.items():
+            if v == dtype or v.split(".")[-1] == dtype.split(".")[-1]:
+                return _to(self, k)
+        raise ValueError(f"invalid type: '{dtype}'")
+    if isinstance(dtype, type) and hasattr(dtype, "_legacy_dtype"):
+        return _to(self, dtype._legacy_dtype)
+    return _to(self, dtype)
+
+
+_TYPE_NAMES = {D.float32: "ember.FloatTensor", D.float64: "ember.DoubleTensor",
+               D.float16: "ember.HalfTensor", D.bfloat16: "ember.BFloat16Tensor",
+               D.int64: "ember.LongTensor", D.int32: "ember.IntTensor",
+               D.int16: "ember.ShortTensor", D.int8: "ember.CharTensor",
+               D.uint8: "ember.ByteTensor", D.bool_: "ember.BoolTensor"}
+Tensor.type = _type
+Tensor.type_as = lambda self, other: _to(self, other.dtype)
+for _name, _dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
+                   ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
+                   ("short", D.int16), ("char", D.int8), ("byte", D.uint8), ("bool", D.bool_)):
+    setattr(Tensor, _name, (lambda dt: lambda self, memory_format=None: _to(self, dt))(_dt))
+
+
+class AsStrided(Op):
+    """A view with explicit size, stride and storage offset (elements, relative to input)."""
+
+    view = True
+
+    @staticmethod
+    def forward(ctx, x, size, stride, storage_offset=None):
+        from .._tensor import _root_array
+        from .._backend import data_ptr
+        root = _root_array(x)
+        item = x.itemsize
+        base_off = (data_ptr(x) - data_ptr(root)) // item
+        off = base_off if storage_offset is None else storage_offset
+        flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) \
+            if root.flags.c_contiguous else None
+        if flat is None:
+            raise RuntimeError("as_strided: only supported on tensors whose storage is "
+                               "contiguous")
+        need = off + sum((s - 1) * st for s, st in zip(size, stride)) + 1 if all(size) else 0
+        if need > root.size:
+            raise RuntimeError(f"as_strided: storage size {root.size} is too small for size "
+                               f"{list(size)}, stride {list(stride)}, offset {off}")
+        ctx.in_shape = x.shape
+        ctx.geom = (tuple(size), tuple(stride), off, base_off)
+        return np.lib.stride_tricks.as_strided(
+            flat[off:], tuple(size), tuple(s * item for s in stride),
+            writeable=len(set(stride)) == len(stride) and 0 not in stride)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # scatter-add the gradient back through the same geometry into a buffer the size of
+        # the input's storage region; correct also when the view overlaps itself
+        size, stride, off, base_off = ctx.geom
+        from .inplace import _ViewScatter
+        idx = np.lib.stride_tricks.as_strided(
+            np.arange(off, off + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(
+                size) else off + 1, dtype=np.int64), size, [s * 8 for s in stride]) - base_off
+        n = int(np.prod(ctx.in_shape))
+        ok = (idx >= 0) & (idx < n)
+        if not ok.all():
+            raise RuntimeError("as_strided backward: the view reaches outside the input's "
+                               "elements; not supported")
+        return _ViewScatter.apply(grad, idx.copy(), ctx.in_shape), None, None, None
+
+
+register("as_strided", dtypes=D.ALL)(AsStrided)
+
+
+def narrow(input, dim, start, length):
+    d = _wrap_dim(dim, input.ndim, "narrow")
+    n = input.shape[d]
+    start = int(start)
+    if start < 0:
+        start += n
+    if not (0 <= start <= n) or length < 0 or start + length > n:
+        raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size "
+                         f"({n}) of dim {d}")
+    idx = [slice(None)] * input.ndim
+    idx[d] = slice(start, start + length)
+    return input[tuple(idx)]
+
+
+def select(input, dim, index):
+    d = _wrap_dim(dim, input.ndim, "select")
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    idx = [slice(None)] * input.ndim
+    idx[d] = index
+    return input[tuple(idx)]
+
+
+register("narrow", dtypes=D.ALL)(narrow)
+register("select", dtypes=D.ALL)(select)
+
+
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input.ndim, "unbind")
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.ndim, "split")
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        s = int(split_size_or_sections)
+        if s <= 0 and n:
+            raise RuntimeError(f"split: split_size must be positive; got {s}")
+        sizes = [min(s, n - i) for i in range(0, n, s)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got split_sizes="
+                               f"{sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, input.ndim, "chunk")
+    n = input.shape[d]
+    size = -(-n // chunks) if n else 0
+    return split(input, size if size else 1, d) if n else (input,)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    d = _wrap_dim(dim, input.ndim, "tensor_split")
+    n = input.shape[d]
+    if isinstance(indices_or_sections, int):
+        k = indices_or_sections
+        sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
+    else:
+        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
+        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(input, d, start, s))
+        start += s
+    return tuple(out)
+
+
+register("unbind", dtypes=D.ALL)(unbind)
+register("split", dtypes=D.ALL)(split)
+register("chunk", dtypes=D.ALL)(chunk)
+register("tensor_split", dtypes=D.ALL)(tensor_split)
+
+
+def _unfold(input, dimension, size, step):
+    """All windows of ``size`` along ``dimension`` with ``step`` as a new last dim (a view)."""
+    d = _wrap_dim(dimension, max(input.ndim, 1), "unfold")
+    shape = input.shape if input.ndim else (1,)
+    n = shape[d]
+    if size > n:
+        raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"unfold: step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    st = list(input.stride()) if input.ndim else [1]
+    new_size = list(shape)
+    new_size[d] = count
+    new_stride = list(st)
+    new_stride[d] = st[d] * step
+    return input.as_strided(tuple(new_size) + (size,), tuple(new_stride) + (st[d],),
+                            input.storage_offset()) if input.is_contiguous() else \
+        input.contiguous().unfold(dimension, size, step)
+
+
+Tensor.unfold = _unfold
+
+
+class Cat(Op):
+    """Concatenate along an existing dim."""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        ctx.sizes = [x.shape[dim] for x in xs]
+        ctx.dim = dim
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(split(grad, ctx.sizes, ctx.dim))
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate tensors along dim; 1-D empty tensors are skipped like torch's legacy rule."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
+    ref = ts[0]
+    if ref.ndim == 0:
+        raise RuntimeError("cat(): zero-dimensional tensor (at position 0) cannot be "
+                           "concatenated")
+    d = _wrap_dim(dim, ref.ndim, "cat")
+    for i, t in enumerate(ts):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
+                               f"{ref.ndim} and {t.ndim} (shapes {list(ref.shape)} and "
+                               f"{list(t.shape)})")
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
+                                   f"tensor number {i} in the list (shapes {list(ref.shape)} "
+                                   f"and {list(t.shape)}).")
+    from .registry import result_dtype
+    dt = result_dtype(*[t if t.ndim else t.reshape(1) for t in ts])
+    ts = [t if t._data.dtype == dt.np else t.to(dt) for t in ts]
+    res = Cat.apply(d, *ts)
+    if out is not None:
+        from .registry import write_out
+        return write_out(out, res, "cat")
+    return res
+
+
+FUNCTIONS["cat"] = FUNCTIONS["concat"] = FUNCTIONS["concatenate"] = cat
+Tensor._cat_with = lambda self, other, dim: cat([self, other], dim)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Stack same-shaped tensors along a new dim."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    ts = [t if t.ndim else t.reshape(1) for t in tensors]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+def dstack(tensors):
+    ts = [t.reshape(1, -1, 1) if t.ndim < 2 else (t.unsqueeze(-1) if t.ndim == 2 else t)
+          for t in tensors]
+    return cat(ts, 2)
+
+
+def column_stack(tensors):
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
+
+
+for _f in (stack, hstack, vstack, dstack, column_stack):
+    FUNCTIONS[_f.__name__] = _f
+FUNCTIONS["row_stack"] = vstack
+
+
+def movedim(input, source, destination):
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    nd = input.ndim
+    src = [_wrap_dim(s, nd, "movedim") for s in src]
+    dst = [_wrap_dim(s, nd, "movedim") for s in dst]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return Permute.apply(input, tuple(order))
+
+
+register("movedim", aliases=("moveaxis",), dtypes=D.ALL)(movedim)

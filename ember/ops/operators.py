@@ -1,0 +1,49 @@
+"""Python operators on Tensor (+, -, *, /, //, %, **, @, comparisons, &, |, ^, ~, <<, >>)."""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from .registry import FUNCTIONS as F
+
+
+def _binary(name, reflected=False):
+    fn = F[name]
+    if reflected:
+        def op(self, other):
+            return fn(other, self)
+    else:
+        def op(self, other):
+            return fn(self, other)
+    return op
+
+
+def _inplace(name):
+    def op(self, other):
+        return getattr(self, name + "_")(other)
+    return op
+
+
+for dunder, name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv", "div"),
+                     ("floordiv", "floor_divide"), ("mod", "remainder"), ("pow", "pow"),
+                     ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"),
+                     ("lshift", "bitwise_left_shift"), ("rshift", "bitwise_right_shift")):
+    setattr(Tensor, f"__{dunder}__", _binary(name))
+    setattr(Tensor, f"__r{dunder}__", _binary(name, reflected=True))
+    setattr(Tensor, f"__i{dunder}__", _inplace(name))
+
+for dunder, name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
+                     ("ge", "ge")):
+    setattr(Tensor, f"__{dunder}__", _binary(name))
+
+Tensor.__neg__ = lambda self: F["neg"](self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: F["abs"](self)
+
+
+def _invert(self):
+    if self._data.dtype.kind == "b":
+        return F["logical_not"](self)
+    return F["bitwise_not"](self)
+
+
+Tensor.__invert__ = _invert
+Tensor.__hash__ = object.__hash__

@@ -1,0 +1,405 @@
+"""Reductions over dims: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum, ..."""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _make
+from ..autograd.function import Op
+from .registry import norm_dims, register
+
+values_indices = {n: namedtuple(n, ["values", "indices"]) for n in (
+    "max", "min", "sort", "topk", "kthvalue", "median", "mode", "nanmedian", "cummax", "cummin")}
+
+
+def _kept_shape(shape, dims):
+    return tuple(1 if i in dims else s for i, s in enumerate(shape))
+
+
+def _unsqueeze_to(grad, shape, dims, keepdim):
+    """Give a reduced gradient back its reduced dims (size 1) so that it broadcasts."""
+    if keepdim or not dims:
+        return grad
+    return grad.reshape(_kept_shape(shape, dims))
+
+
+def _acc_dtype(x, dtype):
+    if dtype is not None:
+        return D.to_dtype(dtype).np
+    return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
+
+
+class Sum(Op):
+    """Sum over ``dim`` (all dims by default); integer inputs sum as int64."""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        dims = norm_dims(dim, x.ndim, "sum")
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        return np.sum(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        return g.expand(ctx.shape)
+
+
+register("sum", dtypes=D.ALL)(Sum)
+
+
+def _float_only(x, name):
+    if x.dtype.kind not in "f" and x.dtype != D.bfloat16.np:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {D.from_numpy_dtype(x.dtype)}")
+
+
+class Mean(Op):
+    """Mean over ``dim``; floating inputs only, as in torch."""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        if dtype is None:
+            _float_only(x, "mean")
+        dims = norm_dims(dim, x.ndim, "mean")
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.mean(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        return (g / max(ctx.count, 1)).expand(ctx.shape) if ctx.count else g.expand(ctx.shape) * 0
+
+
+register("mean")(Mean)
+
+
+class Prod(Op):
+    """Product over one dim (or all); the gradient handles zeros exactly."""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        dims = norm_dims(dim, x.ndim, "prod")
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        y = np.prod(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+        ctx.save_for_backward(x)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        # d prod / d x_i = prod_{j != i} x_j, computed as exclusive cumprods from both sides
+        # (no division, so zeros are handled)
+        if len(ctx.dims) != 1:
+            flat = x.reshape(-1)
+            return (g.reshape(-1) * _prod_others(flat, 0)).reshape(ctx.shape) if x.ndim else g
+        return g * _prod_others(x, ctx.dims[0])
+
+
+def _prod_others(x, dim):
+    n = x.shape[dim] if x.ndim else 1
+    if n == 0:
+        return x
+    ones = x.narrow(dim, 0, 1) * 0 + 1
+    left = ones._cat_with(x.narrow(dim, 0, n - 1).cumprod(dim), dim) if n > 1 else ones
+    rev = x.flip(dim)
+    right = ones._cat_with(rev.narrow(dim, 0, n - 1).cumprod(dim), dim).flip(dim) if n > 1 \
+        else ones
+    return left * right
+
+
+register("prod", dtypes=D.ALL)(Prod)
+
+
+class _Extreme(Op):
+    """max/min over a dim with indices (gradient to the selected index)."""
+
+    np_arg = None
+
+    @classmethod
+    def forward(cls, ctx, x, dim, keepdim=False):
+        name = cls.__name__.lower().replace("dim", "")
+        d = norm_dims(dim, x.ndim, name)[0] if x.ndim else 0
+        if x.ndim and x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
+        if x.ndim == 0:
+            return x.copy(), np.zeros((), np.int64)
+        idx = cls.np_arg(x, axis=d, keepdims=True)
+        if x.dtype.kind == "f":  # NaN wins, as in torch
+            nan = np.isnan(x)
+            if nan.any():
+                idx = np.where(nan.any(axis=d, keepdims=True),
+                               np.argmax(nan, axis=d, keepdims=True), idx)
+        vals = np.take_along_axis(x, idx, axis=d)
+        ctx.idx = idx
+        if not keepdim:
+            vals, idx = vals.squeeze(d), idx.squeeze(d)
+        return vals, idx.astype(np.int64)
+
+    @staticmethod
+    def backward(ctx, grad, grad_idx):
+        from .indexing import _scatter_into_zeros
+        g = grad if ctx.keepdim or len(ctx.shape) == 0 else grad.unsqueeze(ctx.dim)
+        if len(ctx.shape) == 0:
+            return g
+        return _scatter_into_zeros(g, ctx.idx, ctx.dim, ctx.shape)
+
+
+class MaxDim(_Extreme):
+    np_arg = staticmethod(np.argmax)
+
+
+class MinDim(_Extreme):
+    np_arg = staticmethod(np.argmin)
+
+
+class _AmaxAmin(Op):
+    """amax/amin: gradient split evenly among all elements equal to the extreme."""
+
+    fn = None
+
+    @classmethod
+    def forward(cls, ctx, x, dim=(), keepdim=False):
+        name = cls.__name__.lower()
+        dims = norm_dims(None if dim == () else dim, x.ndim, name)
+        if x.size == 0 and any(x.shape[d] == 0 for d in dims) or x.size == 0 and x.ndim == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to have non-zero size; got input "
+                             f"of shape {list(x.shape)}.")
+        ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
+        y = cls.fn(x, axis=dims, keepdims=keepdim)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        y = _unsqueeze_to(y, ctx.shape, ctx.dims, ctx.keepdim)
+        g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        mask = (x == y).to(grad.dtype)
+        return g * mask / mask.sum(dim=ctx.dims, keepdim=True)
+
+
+class Amax(_AmaxAmin):
+    fn = staticmethod(np.max)
+
+
+class Amin(_AmaxAmin):
+    fn = staticmethod(np.min)
+
+
+register("amax", dtypes=D.ALL)(Amax)
+register("amin", dtypes=D.ALL)(Amin)
+
+
+def _max_min(name, dim_op, ext, pairwise):
+    def fn(input, dim=None, keepdim=False, *, out=None):
+        if isinstance(dim, Tensor):
+            return pairwise(input, dim)
+        if dim is None:
+            if input._data.size == 0:
+                raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                                   "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                                   "argument.")
+            return ext.apply(input)
+        res = values_indices[name](*dim_op.apply(input, dim, keepdim))
+        if out is not None:
+            from .registry import write_out
+            write_out(out[0], res.values, name)
+            write_out(out[1], res.indices, name)
+            return values_indices[name](*out)
+        return res
+
+    fn.__name__ = name
+    fn.__doc__ = (f"{name}(input) -> the {name} element; {name}(input, dim, keepdim=False) -> "
+                  "(values, indices); {name}(input, other) -> elementwise.")
+    return fn
+
+
+from .registry import FUNCTIONS as _F  # noqa: E402
+
+register("max", dtypes=D.ALL)(_max_min("max", MaxDim, Amax, lambda a, b: _F["maximum"](a, b)))
+register("min", dtypes=D.ALL)(_max_min("min", MinDim, Amin, lambda a, b: _F["minimum"](a, b)))
+
+
+def _arg(name, npf):
+    def fn(input, dim=None, keepdim=False):
+        a = input._data
+        if a.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0.")
+        if dim is None:
+            r = npf(a.reshape(-1))
+            if keepdim:
+                return _make(np.asarray(r, np.int64).reshape((1,) * a.ndim))
+            return _make(np.asarray(r, np.int64))
+        d = norm_dims(dim, a.ndim, name)[0] if a.ndim else 0
+        if a.ndim == 0:
+            return _make(np.zeros((), np.int64))
+        return _make(npf(a, axis=d, keepdims=keepdim).astype(np.int64))
+
+    fn.__name__ = name
+    return fn
+
+
+register("argmax", differentiable=False, dtypes=D.ALL)(_arg("argmax", np.argmax))
+register("argmin", differentiable=False, dtypes=D.ALL)(_arg("argmin", np.argmin))
+
+
+def _correction(unbiased, correction):
+    if correction is not None:
+        return correction
+    if unbiased is None:
+        return 1
+    return 1 if unbiased else 0
+
+
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Variance over dim with Bessel's ``correction`` (default 1)."""
+    if isinstance(dim, bool):  # var(input, unbiased) positional form
+        unbiased, dim = dim, None
+    c = _correction(unbiased, correction)
+    _float_only(input._data, "var")
+    dims = norm_dims(dim, input.ndim, "var")
+    n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
+    mu = input.mean(dim=dims, keepdim=True)
+    d = input - mu
+    return (d * d).sum(dim=dims, keepdim=keepdim) / max(n - c, 0)
+
+
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """Standard deviation: sqrt of var with the same arguments."""
+    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            input.mean(dim=dim, keepdim=keepdim) if dim is not None else input.mean())
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            input.mean(dim=dim, keepdim=keepdim) if dim is not None else input.mean())
+
+
+register("var")(var)
+register("std")(std)
+register("var_mean")(var_mean)
+register("std_mean")(std_mean)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over dim, stable: the max is subtracted before exp."""
+    x = input if input.is_floating_point() else input.float()
+    dims = norm_dims(dim, x.ndim, "logsumexp")
+    if x.numel() == 0:
+        return x.exp().sum(dim=dims, keepdim=keepdim).log()
+    m = x.detach().amax(dim=dims, keepdim=True)
+    m = m.masked_fill(~m.isfinite(), 0)
+    out = (x - m).exp().sum(dim=dims, keepdim=True).log() + m
+    return out if keepdim else out.squeeze(dims) if dims else out
+
+
+register("logsumexp")(logsumexp)
+
+
+def _bool_reduce(name, npf):
+    def fn(input, dim=None, keepdim=False):
+        a = input._data
+        dims = norm_dims(dim, a.ndim, name)
+        r = npf(a, axis=dims, keepdims=keepdim)
+        # torch keeps uint8 for uint8 inputs, bool otherwise
+        return _make(np.asarray(r).astype(np.uint8 if a.dtype == np.uint8 else np.bool_))
+
+    fn.__name__ = name
+    return fn
+
+
+register("all", differentiable=False, dtypes=D.ALL)(_bool_reduce("all", np.all))
+register("any", differentiable=False, dtypes=D.ALL)(_bool_reduce("any", np.any))
+
+
+def count_nonzero(input, dim=None):
+    a = input._data
+    return _make(np.asarray(np.count_nonzero(a, axis=norm_dims(dim, a.ndim, "count_nonzero")),
+                            np.int64))
+
+
+register("count_nonzero", differentiable=False, dtypes=D.ALL)(count_nonzero)
+
+
+class Cumsum(Op):
+    """Running sum along dim."""
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype=None):
+        d = norm_dims(dim, x.ndim, "cumsum")[0] if x.ndim else 0
+        ctx.dim = d
+        if x.ndim == 0:
+            return x.astype(_acc_dtype(x, dtype))
+        return np.cumsum(x, axis=d, dtype=_acc_dtype(x, dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.ndim == 0:
+            return grad
+        return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim)  # reverse running sum
+
+
+register("cumsum", inplace=True, dtypes=D.ALL)(Cumsum)
+
+
+class Cumprod(Op):
+    """Running product along dim."""
+
+    @staticmethod
+    def forward(ctx, x, dim, dtype=None):
+        d = norm_dims(dim, x.ndim, "cumprod")[0] if x.ndim else 0
+        ctx.dim = d
+        y = x.astype(_acc_dtype(x, dtype)) if x.ndim == 0 else np.cumprod(
+            x, axis=d, dtype=_acc_dtype(x, dtype))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad
+        d = ctx.dim
+        if bool((x == 0).any()):  # general but quadratic: sum_k>=i g_k prod_{j<=k, j!=i} x_j
+            n = x.shape[d]
+            parts = []
+            for i in range(n):
+                xi = x.narrow(d, i, 1)
+                ones = xi * 0 + 1
+                xr = x.narrow(d, 0, i)._cat_with(ones, d)._cat_with(x.narrow(d, i + 1, n - i - 1), d)
+                cp = xr.cumprod(d)
+                parts.append((grad * cp).narrow(d, i, n - i).sum(d, keepdim=True))
+            out = parts[0]
+            for p in parts[1:]:
+                out = out._cat_with(p, d)
+            return out
+        # d y_k / d x_i = y_k / x_i for k >= i
+        return (grad * y).flip(d).cumsum(d).flip(d) / x
+
+
+register("cumprod", inplace=True)(Cumprod)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    from .indexing import where
+    return where(input.isnan(), 0.0, input).sum(dim=dim, keepdim=keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    keep = (~input.isnan()).to(input.dtype)
+    return nansum(input, dim, keepdim) / keep.sum(dim=dim, keepdim=keepdim)
+
+
+register("nansum")(nansum)
+register("nanmean")(nanmean)

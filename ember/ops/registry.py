@@ -1,0 +1,307 @@
+"""The op registry: one place turns an op into ``ember.<name>``, ``Tensor.<name>``,
+``Tensor.<name>_`` and the ``out=`` form, and records it in the op database the generic tests
+walk (reference, samples, dtypes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _make
+from ..autograd.grad_mode import _state
+
+
+@dataclass
+class OpInfo:
+    """What the generic op tests need to know about one public op."""
+
+    name: str
+    fn: Callable
+    ref: Callable | None = None
+    samples: Callable | None = None
+    dtypes: tuple = D.FLOATING
+    method: bool = True
+    inplace: bool = False
+    differentiable: bool = True
+    gradgrad: bool = True
+    extra: dict = field(default_factory=dict)
+
+
+OPS: dict[str, OpInfo] = {}
+FUNCTIONS: dict[str, Callable] = {}  # every public function, for ember/__init__
+
+
+def register(name, method=True, inplace=False, ref=None, samples=None, dtypes=D.FLOATING,
+             differentiable=True, gradgrad=True, aliases=(), **extra):
+    """Decorator for an Op class or a plain function implementing ``ember.<name>``."""
+
+    def deco(obj):
+        impl = obj.apply if isinstance(obj, type) else obj
+        fn = _with_out(impl, name)
+        fn.__name__ = name
+        fn.__doc__ = obj.__doc__
+        fn.__qualname__ = name
+        FUNCTIONS[name] = fn
+        for a in aliases:
+            FUNCTIONS[a] = fn
+        if method:
+            setattr(Tensor, name, _method(fn))
+            for a in aliases:
+                setattr(Tensor, a, _method(fn))
+        if inplace:
+            setattr(Tensor, name + "_", _inplace_method(impl, name + "_"))
+            for a in aliases:
+                setattr(Tensor, a + "_", _inplace_method(impl, a + "_"))
+        OPS[name] = OpInfo(name, fn, ref, samples, dtypes, method, inplace, differentiable,
+                           gradgrad, extra)
+        return obj
+
+    return deco
+
+
+def export(fn=None, *, name=None, method=False):
+    """Make a plain function public as ``ember.<name>`` (and optionally a Tensor method)."""
+
+    def deco(f):
+        n = name or f.__name__
+        FUNCTIONS[n] = f
+        if method:
+            setattr(Tensor, n, _method(f))
+        return f
+
+    return deco(fn) if fn is not None else deco
+
+
+def _method(fn):
+    def m(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    m.__name__ = fn.__name__
+    m.__doc__ = fn.__doc__
+    return m
+
+
+def _with_out(impl, name):
+    def fn(*args, out=None, **kwargs):
+        if out is None:
+            return impl(*args, **kwargs)
+        return write_out(out, impl(*args, **kwargs), name)
+
+    return fn
+
+
+def write_out(out, result, name):
+    """Copy an op's result into ``out=`` tensors (resizing empty ones, as torch does)."""
+    if isinstance(out, (tuple, list)):
+        for o, r in zip(out, result):
+            write_out(o, r, name)
+        return type(result)(out) if isinstance(result, tuple) else out
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _state.enabled and (out._requires_grad or result._requires_grad):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if out._data.shape != result._data.shape:
+        if out._data.size != 0:
+            raise RuntimeError(f"{name}(): out= tensor has shape {tuple(out.shape)} but the result "
+                               f"has shape {tuple(result.shape)}; pass an empty tensor or one of "
+                               "the result's shape.")
+        out._data = np.empty(result._data.shape, out._data.dtype)
+    if not D.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired "
+                           f"output type {out.dtype}")
+    np.copyto(out._data, result._data, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# in-place
+
+
+def _inplace_method(impl, name):
+    def m(self, *args, **kwargs):
+        return apply_inplace(self, impl, name, *args, **kwargs)
+
+    m.__name__ = name
+    return m
+
+
+def check_inplace(self, name):
+    """Raise for in-place writes autograd cannot support (leaf that requires grad)."""
+    if _state.enabled:
+        if self._requires_grad and self._grad_fn is None and self._base is None:
+            raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        base = self._base
+        if base is not None and base._requires_grad and base._grad_fn is None:
+            raise RuntimeError(f"{name}: a view of a leaf Variable that requires grad is being "
+                               "used in an in-place operation.")
+
+
+def write_into(self, arr, name):
+    """Store an op result into self's memory (dtype and shape checked), bump the version."""
+    dst = self._data
+    if arr.shape != dst.shape:
+        try:
+            ok = np.broadcast_shapes(arr.shape, dst.shape) == dst.shape
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"{name}: output with shape {list(dst.shape)} doesn't match the "
+                               f"broadcast shape {list(np.broadcast_shapes(arr.shape, dst.shape)) if _bc(arr.shape, dst.shape) else list(arr.shape)}")
+    if arr.dtype != dst.dtype and not D.can_cast(D.from_numpy_dtype(arr.dtype),
+                                                  D.from_numpy_dtype(dst.dtype)):
+        raise RuntimeError(f"{name}: result type {D.from_numpy_dtype(arr.dtype)} can't be cast "
+                           f"to the desired output type {D.from_numpy_dtype(dst.dtype)}")
+    if not dst.flags.writeable:
+        raise RuntimeError(
+            f"{name}: cannot write in place into this tensor of shape {list(dst.shape)}: its "
+            "memory is read-only (it wraps a read-only NumPy array, or it is an expanded/"
+            "broadcast view where several elements share one memory location). Clone it first.")
+    np.copyto(dst, arr, casting="unsafe")
+    self._vc[0] += 1
+
+
+def _bc(a, b):
+    try:
+        np.broadcast_shapes(a, b)
+        return True
+    except ValueError:
+        return False
+
+
+def apply_inplace(self, impl, name, *args, **kwargs):
+    """Run ``impl(self, ...)`` and store the result into self (see NOTE [In-place autograd])."""
+    # NOTE [In-place autograd]: the op runs out of place on a snapshot that carries self's
+    # history (a copy, since the op may save its input for backward), the result is copied
+    # into self's memory, and self's history is rebased onto the result's node. For a view,
+    # the base's history is rebased (ops/inplace.py) and views refresh their grad_fn lazily.
+    check_inplace(self, name)
+    record = _state.enabled and (self._requires_grad or any(
+        isinstance(a, Tensor) and a._requires_grad for a in args))
+    if not record:
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            res = impl(self, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+        write_into(self, res._data, name)
+        return self
+    snap = _make(np.array(self._data, copy=True))
+    if self._requires_grad:
+        from ..autograd.function import _edge
+        node, nr = _edge(self)
+        snap._grad_fn, snap._output_nr, snap._requires_grad = node, nr, True
+        if type(node).__name__ == "AccumulateGrad":  # pragma: no cover - prevented above
+            snap._grad_fn = None
+    res = impl(snap, *args, **kwargs)
+    write_into(self, res._data, name)
+    from .inplace import rebase_history
+    rebase_history(self, res)
+    return self
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers shared by op families
+
+
+def to_array(x, dt):
+    """A Python scalar or array-like as an ndarray of numpy dtype dt."""
+    return np.asarray(x).astype(dt, copy=False)
+
+
+def result_dtype(*args):
+    """torch.result_type over tensors and Python scalars (None entries ignored)."""
+    dim = zero = sc = None
+    for a in args:
+        if isinstance(a, Tensor):
+            d = D._FROM_NP[a._data.dtype]
+            if a._data.ndim:
+                dim = d if dim is None else D.promote_types(dim, d)
+            else:
+                zero = d if zero is None else D.promote_types(zero, d)
+        elif a is not None:
+            if isinstance(a, np.ndarray):
+                d = D.from_numpy_dtype(a.dtype)
+                dim = d if dim is None else D.promote_types(dim, d)
+                continue
+            d = D.scalar_dtype(a)
+            sc = d if sc is None else D.promote_types(sc, d)
+    return D.result_type_from(dim, zero, sc)
+
+
+def promote_args(name, *args):
+    """Bring tensor / scalar operands to their common dtype (casts are differentiable)."""
+    dt = result_dtype(*args)
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            out.append(a if a._data.dtype == dt.np else a.to(dt))
+        elif isinstance(a, (int, float, bool, np.number, np.bool_)):
+            out.append(np.asarray(a).astype(dt.np))
+        elif a is None:
+            out.append(None)
+        else:
+            raise TypeError(f"{name}(): expected Tensor or Number operands, got "
+                            f"{type(a).__name__}")
+    return out
+
+
+def sum_to(grad, shape):
+    """Reduce a broadcast gradient back to ``shape`` (undoes broadcasting); differentiable."""
+    shape = tuple(shape)
+    gshape = tuple(grad._data.shape)
+    if gshape == shape:
+        return grad
+    lead = len(gshape) - len(shape)
+    dims = list(range(lead))
+    for i, s in enumerate(shape):
+        if s == 1 and gshape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        grad = grad.sum(dim=tuple(dims), keepdim=True)
+    if lead:
+        grad = grad.reshape(shape)
+    elif tuple(grad._data.shape) != shape:
+        grad = grad.reshape(shape)
+    return grad
+
+
+def norm_dims(dim, ndim, name):
+    """dim argument (None, int, or sequence) as a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        dim = (int(dim),)
+    n = max(ndim, 1)
+    out = []
+    for d in dim:
+        if not -n <= d < n:
+            raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {d})")
+        out.append(d % n if ndim else 0)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"{name}: dim {d} appears multiple times in the list of dims")
+    return tuple(sorted(out)) if ndim else ()
+
+
+def ensure_tensor(x, name, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def scalar_type(x):
+    return isinstance(x, (int, float, bool, np.number, np.bool_))
+
+
+def any_requires_grad(*args):
+    return any(isinstance(a, Tensor) and a._requires_grad for a in args)
+
+
+Any = Any
