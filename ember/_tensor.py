@@ -470,3 +470,14 @@ def _to_nested(data):
     if isinstance(data, (list, tuple)):
         return [_to_nested(d) for d in data]
     return data
+
+
+def _inject():
+    # the autograd modules are imported by this one, so they get Tensor and the constructors
+    # here instead of importing them lazily on every call (a measurable cost per op)
+    from .autograd import engine, function
+    for m in (engine, function):
+        m.Tensor, m._make, m._make_view = Tensor, _make, _make_view
+
+
+_inject()

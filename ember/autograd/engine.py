@@ -10,12 +10,11 @@ import heapq
 
 import numpy as np
 
-from .function import AccumulateGrad, Anomaly
+from .function import AccumulateGrad, Anomaly, _edge
 from .grad_mode import _state
 
 
 def _make_root_grads(tensors, grads, what):
-    from .._tensor import Tensor, _make
     roots = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not isinstance(t, Tensor):
@@ -35,7 +34,7 @@ def _make_root_grads(tensors, grads, what):
             raise RuntimeError(f"{what}: Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of "
                                f"{tuple(t.shape)}.")
-        from .function import _edge
+
         roots.append((_edge(t), g))
     return roots
 
@@ -154,7 +153,6 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
 
 
 def _check_grad(node, nxt, nr, g):
-    from .._tensor import Tensor, _make
     if not isinstance(g, Tensor):
         g = _make(np.asarray(g))
     meta = nxt._out_meta[nr] if hasattr(nxt, "_out_meta") else None
@@ -200,7 +198,6 @@ def _run_prehooks(node, grads):
 
 
 def _accumulate(leaf, g, create_graph):
-    from .._tensor import _make
     if leaf.grad is None:
         if create_graph:
             leaf.grad = g

@@ -175,7 +175,6 @@ class OpNode(Node):
         return self._saved
 
     def _unpack(self, s):
-        from .._tensor import _make
         if s is None:
             return None
         if s.vc is not None and s.vc[0] != s.version:
@@ -222,7 +221,6 @@ class OpNode(Node):
 
 
 def _zeros_meta(meta):
-    from .._tensor import _make
     shape, dt = meta
     return _make(np.zeros(shape, dt))
 
@@ -245,7 +243,6 @@ def _edge(t):
 
 def _finish(node, op, args, arrays, outs, out_arrays):
     """Connect a freshly computed op call into the graph and pack what it saved."""
-    from .._tensor import Tensor
     node._op = op
     node._seq = next(_seq)
     node.next_functions = tuple(
@@ -264,7 +261,6 @@ def _finish(node, op, args, arrays, outs, out_arrays):
 
 
 def _pack(node, v, args, arrays, outs, out_arrays):
-    from .._tensor import Tensor, _make
     if v is None:
         return None
     if isinstance(v, Tensor):  # autograd.Function saves tensors
@@ -305,29 +301,41 @@ class Op:
 
     @classmethod
     def apply(cls, *args, **params):
-        from .._tensor import Tensor, _make, _make_view
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        record = _state.enabled and any(
-            isinstance(a, Tensor) and a._requires_grad for a in args)
+        # the hot path of every op: kept free of generators and lazy imports
+        arrays = []
+        record = False
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a._data)
+                if a._requires_grad:
+                    record = True
+            else:
+                arrays.append(a)
+        record = record and _state.enabled
         node = OpNode()
         if record:
             node.needs_input_grad = tuple(
                 isinstance(a, Tensor) and a._requires_grad for a in args)
         raw = cls.forward(node, *arrays, **params)
-        single = not isinstance(raw, tuple)
-        out_arrays = (raw,) if single else raw
-        out_arrays = [o if type(o) is np.ndarray else np.asarray(o) for o in out_arrays]
-        if cls.view:
-            src = args[0]
-            outs = [_make_view(o, src) for o in out_arrays]
+        if type(raw) is tuple:
+            out_arrays = [o if type(o) is np.ndarray else np.asarray(o) for o in raw]
+            if cls.view:
+                outs = [_make_view(o, args[0]) for o in out_arrays]
+            else:
+                outs = [_make(o) for o in out_arrays]
+            result = tuple(outs)
         else:
-            outs = [_make(o) for o in out_arrays]
+            if type(raw) is not np.ndarray:
+                raw = np.asarray(raw)
+            out_arrays = (raw,)
+            result = _make_view(raw, args[0]) if cls.view else _make(raw)
+            outs = (result,)
         if record:
             _finish(node, cls, args, arrays, outs, out_arrays)
         if _fw_active[0] and _state.fw_enabled:
             from .forward_ad import _propagate
             _propagate(cls, node, args, outs, params)
-        return outs[0] if single else tuple(outs)
+        return result
 
     @staticmethod
     def forward(ctx, *args, **params):  # pragma: no cover - abstract
@@ -369,7 +377,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from .._tensor import Tensor
         record = _state.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx()
         ctx._op = cls
@@ -416,7 +423,6 @@ class Function:
 
 
 def _finish_function(ctx, cls, args, arrays, outs, tensor_outs):
-    from .._tensor import Tensor
     ctx._seq = next(_seq)
     ctx.next_functions = tuple(
         _edge(a) if isinstance(a, Tensor) and a.requires_grad else (None, 0) for a in args)

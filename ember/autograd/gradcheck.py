@@ -21,11 +21,10 @@ def _outputs(func, inputs):
 
 def _numerical(func, inputs, eps):
     """J[k][i]: d out_k / d in_i as (out_numel, in_numel) arrays, by central differences."""
-    from .grad_mode import no_grad
     from .._tensor import Tensor
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
-    with no_grad():
-        outs = _outputs(func, inputs)
+    # no no_grad() here: func may itself differentiate (gradgradcheck)
+    outs = _outputs(func, inputs)
     jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in outs]
     for col, i in enumerate(diff):
         x = inputs[i]._data
@@ -34,14 +33,13 @@ def _numerical(func, inputs, eps):
             raise GradcheckError("gradcheck: inputs must be contiguous")
         for j in range(flat.size):
             orig = flat[j]
-            with no_grad():
-                flat[j] = orig + eps
-                plus = [o._data.astype(np.float64).reshape(-1).copy()
-                        for o in _outputs(func, inputs)]
-                flat[j] = orig - eps
-                minus = [o._data.astype(np.float64).reshape(-1).copy()
-                         for o in _outputs(func, inputs)]
-                flat[j] = orig
+            flat[j] = orig + eps
+            plus = [o._data.astype(np.float64).reshape(-1).copy()
+                    for o in _outputs(func, inputs)]
+            flat[j] = orig - eps
+            minus = [o._data.astype(np.float64).reshape(-1).copy()
+                     for o in _outputs(func, inputs)]
+            flat[j] = orig
             for k in range(len(outs)):
                 jac[k][col][:, j] = (plus[k] - minus[k]) / (2 * eps)
     return jac, diff, outs

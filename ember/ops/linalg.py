@@ -8,6 +8,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor
+from ..amp._state import maybe_autocast
+from ..amp._state import state as _autocast
 from ..autograd.function import Op
 from .registry import FUNCTIONS, export, register, sum_to
 
@@ -37,9 +39,25 @@ class Matmul(Op):
 
 def matmul(input, other):
     """Matrix product with numpy/torch semantics for 1-D, 2-D and batched operands."""
-    for x, nm in ((input, "input"), (other, "other")):
-        if not isinstance(x, Tensor):
-            raise TypeError(f"matmul(): argument '{nm}' must be Tensor, not {type(x).__name__}")
+    if getattr(input, "is_sparse", False):  # sparse COO x dense (ember/sparse)
+        return input._sparse_mm(other)
+    if not isinstance(input, Tensor) or not isinstance(other, Tensor):
+        bad = "input" if not isinstance(input, Tensor) else "other"
+        raise TypeError(f"matmul(): argument '{bad}' must be Tensor, not "
+                        f"{type(input if bad == 'input' else other).__name__}")
+    if _autocast.enabled:
+        input, other = maybe_autocast("matmul", input, other)
+    a, b = input._data, other._data
+    if a.ndim >= 2 and b.ndim >= 2 and a.dtype == b.dtype and a.shape[-1] == b.shape[-2]:
+        try:  # fast path: the common case needs no reshaping
+            return Matmul.apply(input, other)
+        except ValueError:
+            raise RuntimeError(f"matmul: batch dimensions of {list(a.shape)} and "
+                               f"{list(b.shape)} do not broadcast") from None
+    return _matmul_general(input, other)
+
+
+def _matmul_general(input, other):
     _same_dtype("matmul", input, other)
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -80,6 +98,8 @@ Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 def mm(input, mat2):
     """Product of two 2-D matrices."""
+    if getattr(input, "is_sparse", False):
+        return input._sparse_mm(mat2)
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D (shape "
                            f"{list(input.shape)}) and {mat2.ndim}-D (shape {list(mat2.shape)})")

@@ -101,6 +101,11 @@ def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
                 dst[t] = scale * (g[t] - mean_g - (src[t] - mu) * proj)
 
 
+def _as_ncl(x):
+    """View (N, C, *) as (N, C, L); L is spelled out because -1 is ambiguous when N == 0."""
+    return x.reshape(x.shape[0], x.shape[1], int(np.prod(x.shape[2:], dtype=np.int64)))
+
+
 def _channel_param(param, n_chan, dtype):
     return np.ones(n_chan, dtype) if param is None else param
 
@@ -116,8 +121,8 @@ def batchnorm_forward_train(x, weight, bias, eps):
         1 / sqrt(biased_var + eps). Running stats need the unbiased variance:
         (1 / invstd**2 - eps) * M / (M - 1) with M = N * prod(*).
     """
-    n_batch, n_chan = x.shape[0], x.shape[1]
-    x3 = x.reshape(n_batch, n_chan, -1)
+    x3 = _as_ncl(x)
+    n_chan = x3.shape[1]
     if x3.shape[0] * x3.shape[2] == 0:
         raise ValueError(f"batch_norm: expected more than 0 values per channel when training; "
                          f"got input of shape {tuple(x.shape)}.")
@@ -137,8 +142,8 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
         (gx, gw, gb): gx like x or None unless need_x; gw (C,) or None unless need_w; gb (C,)
         is always returned (it is a by-product). With weight None, gw is still d/dw at w = 1.
     """
-    n_batch, n_chan = x.shape[0], x.shape[1]
-    x3 = x.reshape(n_batch, n_chan, -1)
+    x3 = _as_ncl(x)
+    n_chan = x3.shape[1]
     w = _channel_param(weight, n_chan, x.dtype)
     gx = np.empty_like(x) if need_x else np.empty((0, 0, 0), x.dtype)
     gw = np.empty(n_chan, x.dtype)

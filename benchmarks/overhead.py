@@ -1,0 +1,81 @@
+"""Per-op overhead on tiny tensors: ember vs NumPy vs PyTorch, measured in the same run.
+
+    python benchmarks/overhead.py [--repeat 7] [--number 2000]
+
+Prints microseconds per call (median of ``repeat`` runs of ``number`` calls, the frameworks
+interleaved run by run so that machine drift hits all of them) and the ratio ember / PyTorch.
+Targets (issue #2): within 3x of PyTorch without grad, within 4x with grad.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import timeit
+
+import numpy as np
+
+import ember
+
+try:
+    import torch
+except ImportError:  # the comparison column is left empty
+    torch = None
+
+
+def cases():
+    a_np, b_np = np.random.rand(4, 4).astype(np.float32), np.random.rand(4, 4).astype(np.float32)
+    e_a, e_b = ember.from_numpy(a_np.copy()), ember.from_numpy(b_np.copy())
+    e_ga = ember.from_numpy(a_np.copy()).requires_grad_()
+    e_gb = ember.from_numpy(b_np.copy()).requires_grad_()
+    out = {}
+    out["add"] = (lambda: e_a + e_b, lambda: a_np + b_np)
+    out["mul"] = (lambda: e_a * e_b, lambda: a_np * b_np)
+    out["matmul 4x4"] = (lambda: e_a @ e_b, lambda: a_np @ b_np)
+    out["sum"] = (lambda: e_a.sum(), lambda: a_np.sum())
+
+    def e_fb(op):
+        def f():
+            op(e_ga, e_gb).sum().backward()
+        return f
+
+    out["add fwd+bwd"] = (e_fb(lambda x, y: x + y), None)
+    out["mul fwd+bwd"] = (e_fb(lambda x, y: x * y), None)
+    out["matmul fwd+bwd"] = (e_fb(lambda x, y: x @ y), None)
+    out["sum fwd+bwd"] = (lambda: e_ga.sum().backward(), None)
+    if torch is not None:
+        t_a, t_b = torch.from_numpy(a_np.copy()), torch.from_numpy(b_np.copy())
+        t_ga, t_gb = t_a.clone().requires_grad_(), t_b.clone().requires_grad_()
+        tor = {
+            "add": lambda: t_a + t_b, "mul": lambda: t_a * t_b,
+            "matmul 4x4": lambda: t_a @ t_b, "sum": lambda: t_a.sum(),
+            "add fwd+bwd": lambda: (t_ga + t_gb).sum().backward(),
+            "mul fwd+bwd": lambda: (t_ga * t_gb).sum().backward(),
+            "matmul fwd+bwd": lambda: (t_ga @ t_gb).sum().backward(),
+            "sum fwd+bwd": lambda: t_ga.sum().backward(),
+        }
+    else:
+        tor = {}
+    return {k: (e, n, tor.get(k)) for k, (e, n) in out.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--number", type=int, default=2000)
+    args = ap.parse_args()
+    if torch is not None:
+        torch.set_num_threads(2)
+    print(f"{'op':<16}{'ember us':>10}{'numpy us':>10}{'torch us':>10}{'ember/torch':>13}")
+    for name, (e, n, t) in cases().items():
+        res = {"e": [], "n": [], "t": []}
+        for _ in range(args.repeat):  # interleave the frameworks run by run
+            for key, fn in (("e", e), ("n", n), ("t", t)):
+                if fn is not None:
+                    res[key].append(timeit.timeit(fn, number=args.number) / args.number * 1e6)
+        med = {k: statistics.median(v) if v else float("nan") for k, v in res.items()}
+        ratio = med["e"] / med["t"] if res["t"] else float("nan")
+        print(f"{name:<16}{med['e']:>10.2f}{med['n']:>10.2f}{med['t']:>10.2f}{ratio:>13.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Row-wise softmax, log-softmax and a fused cross-entropy (forward and backward).
+
+Exponentials and logarithms go through NumPy's SIMD ufuncs, which are several times faster than
+numba's scalar libm calls (numba here has no SVML); numba fuses the per-row arithmetic around
+them so each pass over the (M, K) logits does as much as it can. Stability: every exponent is
+taken of x - rowmax <= 0, so nothing overflows.
+"""
+
+import numba
+import numpy as np
+
+PARALLEL = False  # see NOTE [Kernel threading] in conv.py
+_FAST = {"reassoc"}  # vectorized sums; NaN and inf still propagate
+
+
+def _row_logsumexp(x2d):
+    """(M,) log(sum(exp(x))) per row, stable; also returns exp(x - rowmax) for reuse."""
+    row_max = x2d.max(axis=1)
+    # an all -inf row would give -inf - -inf = NaN; shift it by 0 instead (torch's result -inf)
+    shift = np.where(np.isfinite(row_max), row_max, 0).astype(x2d.dtype)
+    shifted_exp = np.subtract(x2d, shift[:, None])
+    np.exp(shifted_exp, out=shifted_exp)
+    with np.errstate(divide="ignore"):
+        lse = shift + np.log(shifted_exp.sum(axis=1))
+    return lse, shift, shifted_exp
+
+
+def log_softmax_forward(x2d):
+    """log(softmax(x)) over the last dim of (M, K), like torch.log_softmax(x, dim=1)."""
+    if x2d.size == 0:
+        return np.empty_like(x2d)
+    lse, _, _ = _row_logsumexp(x2d)
+    return x2d - lse[:, None]
+
+
+def softmax_forward(x2d):
+    """softmax over the last dim of (M, K), like torch.softmax(x, dim=1)."""
+    if x2d.size == 0:
+        return np.empty_like(x2d)
+    _, _, shifted_exp = _row_logsumexp(x2d)
+    shifted_exp /= shifted_exp.sum(axis=1, keepdims=True)
+    return shifted_exp
+
+
+# ---------------------------------------------------------------------------------------------
+# Cross-entropy with class indices.
+#
+# With p = softmax(x), w the class weights (1 if None), s = label_smoothing, K classes and
+# target t, a non-ignored row's loss and its gradient are
+#     loss = (1 - s) * w_t * (lse - x_t) + s/K * sum_k w_k * (lse - x_k)
+#     dloss/dx_j = p_j * ((1 - s) * w_t + s/K * sum_k w_k) - (1 - s) * w_t * [j == t] - s/K * w_j
+# and 'mean' divides the sum of row losses by the sum of w_t over non-ignored rows.
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_cross_entropy_fwd(x, target, weight, lse, ignore_index, smoothing, losses, row_weight):
+    n_rows, n_classes = x.shape
+    for r in numba.prange(n_rows):
+        t = target[r]
+        if t == ignore_index:
+            losses[r] = 0.0
+            row_weight[r] = 0.0
+            continue
+        w_t = weight[t]
+        loss = (1.0 - smoothing) * w_t * (lse[r] - x[r, t])
+        if smoothing > 0.0:
+            row = x[r]
+            smooth = 0.0
+            for k in range(n_classes):
+                smooth += weight[k] * (lse[r] - row[k])
+            loss += smoothing / n_classes * smooth
+        losses[r] = loss
+        row_weight[r] = w_t
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+def _k_cross_entropy_bwd(probs, target, weight, ignore_index, smoothing, row_scale):
+    """Turn probs (M, K) = softmax(x) in place into dloss/dx, row r scaled by row_scale[r]."""
+    n_rows, n_classes = probs.shape
+    weight_total = 0.0
+    for k in range(n_classes):
+        weight_total += weight[k]
+    uniform = smoothing / n_classes
+    for r in numba.prange(n_rows):
+        row = probs[r]
+        t = target[r]
+        if t == ignore_index:
+            row[:] = 0
+            continue
+        scale = row_scale[r]
+        hard = (1.0 - smoothing) * weight[t]
+        p_coef = scale * (hard + uniform * weight_total)
+        if smoothing > 0.0:
+            for k in range(n_classes):
+                row[k] = row[k] * p_coef - scale * uniform * weight[k]
+        else:
+            for k in range(n_classes):
+                row[k] = row[k] * p_coef
+        row[t] -= scale * hard
+
+
+def _check_targets(target, n_classes, ignore_index):
+    valid = target[target != ignore_index]
+    if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
+        bad = valid[(valid < 0) | (valid >= n_classes)][0]
+        raise IndexError(f"cross_entropy: Target {bad} is out of bounds; expected class "
+                         f"indices in [0, {n_classes}) or ignore_index={ignore_index}.")
+
+
+def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smoothing, reduction):
+    """Cross-entropy with class-index targets, like torch.nn.functional.cross_entropy.
+
+    Args:
+        logits2d: (M, K) float. target1d: (M,) int64. weight: (K,) or None.
+        ignore_index: int; such rows add 0 loss and 0 weight. label_smoothing: float in [0, 1].
+        reduction: 'none' | 'mean' | 'sum'. 'mean' divides by the summed weight of non-ignored
+            targets (NaN when there is none, as in torch).
+
+    Returns:
+        (loss, saved): loss is (M,) for 'none', else a 0-d array, in the logits' dtype.
+        saved = (lse, total_weight): lse (M,) the row log-sum-exp of the logits and
+        total_weight the float 'mean' denominator; pass it to `cross_entropy_backward`.
+    """
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"cross_entropy: {reduction} is not a valid value for reduction; "
+                         f"expected 'none', 'mean' or 'sum'.")
+    n_rows, n_classes = logits2d.shape
+    _check_targets(target1d, n_classes, ignore_index)
+    dtype = logits2d.dtype
+    w = np.ones(n_classes, dtype) if weight is None else weight
+    lse = np.empty(n_rows, dtype)
+    losses = np.zeros(n_rows, np.float64)
+    row_weight = np.zeros(n_rows, np.float64)
+    if n_rows and n_classes:
+        lse, _, _ = _row_logsumexp(logits2d)
+        _k_cross_entropy_fwd(logits2d, target1d, w, lse, ignore_index, float(label_smoothing),
+                             losses, row_weight)
+    total_weight = float(row_weight.sum())
+    if reduction == "none":
+        loss = losses.astype(dtype)
+    elif reduction == "sum":
+        loss = np.asarray(losses.sum(), dtype)
+    else:
+        mean = losses.sum() / total_weight if total_weight != 0 else np.nan
+        loss = np.asarray(mean, dtype)
+    return loss, (lse, total_weight)
+
+
+def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_index,
+                           label_smoothing, reduction):
+    """Gradient wrt the logits of `cross_entropy_forward`: (M, K), softmax minus one-hot, fused.
+
+    Args:
+        grad_loss: (M,) for reduction 'none', else a scalar or 0-d array.
+        saved: the (lse, total_weight) returned by the forward; other args as in the forward.
+    """
+    lse, total_weight = saved
+    n_rows, n_classes = logits2d.shape
+    dtype = logits2d.dtype
+    w = np.ones(n_classes, dtype) if weight is None else weight
+    if reduction == "none":
+        row_scale = np.asarray(grad_loss, np.float64).reshape(n_rows)
+    else:
+        scale = float(np.asarray(grad_loss))
+        if reduction == "mean":
+            scale = scale / total_weight if total_weight != 0 else np.nan
+        row_scale = np.full(n_rows, scale, np.float64)
+    if logits2d.size == 0:
+        return np.zeros_like(logits2d)
+    probs = np.subtract(logits2d, lse[:, None])
+    np.exp(probs, out=probs)
+    _k_cross_entropy_bwd(probs, target1d, w, ignore_index, float(label_smoothing), row_scale)
+    return probs

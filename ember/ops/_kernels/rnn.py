@@ -1,0 +1,167 @@
+"""Pointwise parts of the LSTM and GRU cells; the matmuls stay with the caller (BLAS).
+
+The caller computes the gate pre-activations with GEMMs and hands them here; these kernels do
+the nonlinearities and the state update in as few passes as possible. sigmoid and tanh go
+through NumPy's SIMD ufuncs (numba's scalar tanh is ~90x slower); the backward passes need no
+transcendental at all because the forward saves the activated gates. Loops run over the batch
+with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
+"""
+
+import numba
+import numpy as np
+
+PARALLEL = False
+
+
+def _sigmoid(z, out):
+    """1 / (1 + exp(-z)) into out: keeps full relative precision for very negative z, where
+    0.5 + 0.5 * tanh(z / 2) would round to 0."""
+    np.negative(z, out=out)
+    with np.errstate(over="ignore"):  # exp(-z) = inf for z << 0 gives the right limit, 0
+        np.exp(out, out=out)
+    out += 1
+    np.reciprocal(out, out=out)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# LSTM, gate order (i, f, g, o) as in torch:
+#     i, f, o = sigmoid(.), g = tanh(.), c = f * c_prev + i * g, h = o * tanh(c)
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_lstm_cell_fwd(act, c_prev, c):
+    n_batch, hidden = c.shape
+    for b in numba.prange(n_batch):
+        for k in range(hidden):
+            c[b, k] = act[b, hidden + k] * c_prev[b, k] + act[b, k] * act[b, 2 * hidden + k]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_lstm_cell_bwd(grad_h, grad_c, act, tanh_c, c_prev, grad_gates, grad_c_prev):
+    n_batch, hidden = c_prev.shape
+    for b in numba.prange(n_batch):
+        for k in range(hidden):
+            i = act[b, k]
+            f = act[b, hidden + k]
+            g = act[b, 2 * hidden + k]
+            o = act[b, 3 * hidden + k]
+            tc = tanh_c[b, k]
+            # total gradient reaching c: directly, and through h = o * tanh(c)
+            dc = grad_c[b, k] + grad_h[b, k] * o * (1 - tc * tc)
+            grad_gates[b, k] = dc * g * i * (1 - i)                            # sigmoid'
+            grad_gates[b, hidden + k] = dc * c_prev[b, k] * f * (1 - f)
+            grad_gates[b, 2 * hidden + k] = dc * i * (1 - g * g)               # tanh'
+            grad_gates[b, 3 * hidden + k] = grad_h[b, k] * tc * o * (1 - o)
+            grad_c_prev[b, k] = dc * f
+
+
+def lstm_cell_forward(gates, c_prev):
+    """One LSTM step from gate pre-activations.
+
+    Args:
+        gates: (B, 4H) = x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh, gate order i, f, g, o.
+        c_prev: (B, H) previous cell state.
+
+    Returns:
+        (h, c, saved): h, c (B, H); saved = (act, tanh_c) with act (B, 4H) the activated gates
+        [sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)] and tanh_c = tanh(c) (B, H).
+    """
+    hidden = c_prev.shape[1]
+    act = np.empty_like(gates)
+    _sigmoid(gates[:, :2 * hidden], act[:, :2 * hidden])
+    np.tanh(gates[:, 2 * hidden:3 * hidden], out=act[:, 2 * hidden:3 * hidden])
+    _sigmoid(gates[:, 3 * hidden:], act[:, 3 * hidden:])
+    c = np.empty_like(c_prev)
+    _k_lstm_cell_fwd(act, c_prev, c)
+    tanh_c = np.tanh(c)
+    h = act[:, 3 * hidden:] * tanh_c
+    return h, c, (act, tanh_c)
+
+
+def lstm_cell_backward(grad_h, grad_c, saved, c_prev):
+    """Gradients of `lstm_cell_forward`: (grad_gates (B, 4H), grad_c_prev (B, H)).
+
+    grad_h or grad_c may be None (no gradient flows into that output).
+    """
+    act, tanh_c = saved
+    zeros = None
+    if grad_h is None or grad_c is None:
+        zeros = np.zeros_like(c_prev)
+    grad_gates = np.empty_like(act)
+    grad_c_prev = np.empty_like(c_prev)
+    _k_lstm_cell_bwd(zeros if grad_h is None else grad_h, zeros if grad_c is None else grad_c,
+                     act, tanh_c, c_prev, grad_gates, grad_c_prev)
+    return grad_gates, grad_c_prev
+
+
+# ---------------------------------------------------------------------------------------------
+# GRU, gate order (r, z, n) as in torch, with gi = x @ W_ih.T + b_ih, gh = h @ W_hh.T + b_hh:
+#     r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n)
+#     h = (1 - z) * n + z * h_prev
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_gru_cell_fwd(act, h_prev, h):
+    n_batch, hidden = h.shape
+    for b in numba.prange(n_batch):
+        for k in range(hidden):
+            z = act[b, hidden + k]
+            h[b, k] = (1 - z) * act[b, 2 * hidden + k] + z * h_prev[b, k]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev):
+    n_batch, hidden = h_prev.shape
+    for b in numba.prange(n_batch):
+        for k in range(hidden):
+            r = saved[b, k]
+            z = saved[b, hidden + k]
+            n = saved[b, 2 * hidden + k]
+            gh_n = saved[b, 3 * hidden + k]
+            g = grad_h[b, k]
+            d_n = g * (1 - z) * (1 - n * n)          # through tanh into gi_n + r * gh_n
+            d_r = d_n * gh_n * r * (1 - r)
+            d_z = g * (h_prev[b, k] - n) * z * (1 - z)
+            grad_gi[b, k] = d_r
+            grad_gi[b, hidden + k] = d_z
+            grad_gi[b, 2 * hidden + k] = d_n
+            grad_gh[b, k] = d_r
+            grad_gh[b, hidden + k] = d_z
+            grad_gh[b, 2 * hidden + k] = d_n * r
+            grad_h_prev[b, k] = g * z
+
+
+def gru_cell_forward(gi, gh, h_prev):
+    """One GRU step from the input and hidden projections.
+
+    Args:
+        gi: (B, 3H) = x @ W_ih.T + b_ih; gh: (B, 3H) = h_prev @ W_hh.T + b_hh (order r, z, n).
+        h_prev: (B, H).
+
+    Returns:
+        (h, saved): h (B, H); saved (B, 4H) holds [r, z, n, gh_n] (gh_n is copied, so the
+        caller may reuse gh).
+    """
+    hidden = h_prev.shape[1]
+    saved = np.empty(gi.shape[:1] + (4 * hidden,), dtype=gi.dtype)
+    rz = np.add(gi[:, :2 * hidden], gh[:, :2 * hidden])
+    _sigmoid(rz, saved[:, :2 * hidden])
+    saved[:, 3 * hidden:] = gh[:, 2 * hidden:]
+    n = saved[:, 2 * hidden:3 * hidden]
+    np.multiply(saved[:, :hidden], gh[:, 2 * hidden:], out=n)
+    n += gi[:, 2 * hidden:]
+    np.tanh(n, out=n)
+    h = np.empty_like(h_prev)
+    _k_gru_cell_fwd(saved, h_prev, h)
+    return h, saved
+
+
+def gru_cell_backward(grad_h, saved, h_prev):
+    """Gradients of `gru_cell_forward`: (grad_gi (B, 3H), grad_gh (B, 3H), grad_h_prev (B, H))."""
+    n_batch, hidden = h_prev.shape
+    grad_gi = np.empty((n_batch, 3 * hidden), dtype=h_prev.dtype)
+    grad_gh = np.empty_like(grad_gi)
+    grad_h_prev = np.empty_like(h_prev)
+    _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev)
+    return grad_gi, grad_gh, grad_h_prev

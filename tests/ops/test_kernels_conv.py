@@ -1,0 +1,254 @@
+"""ember.ops._kernels.conv against direct NumPy references, adjoint identities and torch."""
+
+import numpy as np
+import pytest
+
+from ember.ops._kernels import conv
+
+TOL = {np.float64: dict(rtol=1e-10, atol=1e-10), np.float32: dict(rtol=1e-4, atol=1e-4)}
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+def _out(size, k, s, p, d):
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _tap(xp, i, j, stride, dilation, out_h, out_w):
+    """The (N, C, OH, OW) slice of a padded input that kernel tap (i, j) sees."""
+    h0, w0 = i * dilation[0], j * dilation[1]
+    return xp[:, :, h0:h0 + stride[0] * (out_h - 1) + 1:stride[0],
+              w0:w0 + stride[1] * (out_w - 1) + 1:stride[1]]
+
+
+def conv2d_ref(x, w, b, stride, padding, dilation, groups):
+    """Direct tap-by-tap convolution, one einsum per group and kernel tap."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    out_h = _out(h, kh, stride[0], padding[0], dilation[0])
+    out_w = _out(wd, kw, stride[1], padding[1], dilation[1])
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    y = np.zeros((n, o, out_h, out_w), x.dtype)
+    og = o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = _tap(xp[:, g * cg:(g + 1) * cg], i, j, stride, dilation, out_h, out_w)
+                y[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch,
+                                                       w[g * og:(g + 1) * og, :, i, j])
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+def conv_transpose2d_ref(x, w, b, stride, padding, dilation, groups, output_padding):
+    """Direct scatter definition: every input pixel adds w * x at its kernel footprint."""
+    n, cin, h, wd = x.shape
+    _, cog, kh, kw = w.shape
+    out_h = (h - 1) * stride[0] - 2 * padding[0] + dilation[0] * (kh - 1) + output_padding[0] + 1
+    out_w = (wd - 1) * stride[1] - 2 * padding[1] + dilation[1] * (kw - 1) + output_padding[1] + 1
+    yp = np.zeros((n, cog * groups, out_h + 2 * padding[0] + stride[0] + dilation[0] * kh,
+                   out_w + 2 * padding[1] + stride[1] + dilation[1] * kw), x.dtype)
+    cig = cin // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                contrib = np.einsum("nchw,co->nohw", x[:, g * cig:(g + 1) * cig],
+                                    w[g * cig:(g + 1) * cig, :, i, j])
+                h0, w0 = i * dilation[0], j * dilation[1]
+                yp[:, g * cog:(g + 1) * cog, h0:h0 + stride[0] * (h - 1) + 1:stride[0],
+                   w0:w0 + stride[1] * (wd - 1) + 1:stride[1]] += contrib
+    y = yp[:, :, padding[0]:padding[0] + out_h, padding[1]:padding[1] + out_w]
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+# (x shape, w shape, stride, padding, dilation, groups)
+CONV_CASES = [
+    ((2, 3, 7, 9), (4, 3, 3, 2), (2, 1), (1, 2), (2, 1), 1),     # odd sizes, asymmetric
+    ((2, 4, 7, 9), (6, 2, 3, 3), (1, 2), (1, 1), (1, 1), 2),     # groups
+    ((2, 4, 7, 9), (8, 1, 3, 3), (1, 2), (1, 1), (1, 2), 4),     # depthwise, multiplier 2
+    ((3, 5, 8, 8), (5, 1, 3, 3), (2, 2), (1, 1), (1, 1), 5),     # depthwise stride 2
+    ((2, 4, 7, 9), (8, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),     # pointwise fast path
+    ((2, 4, 6, 6), (6, 2, 1, 1), (1, 1), (0, 0), (1, 1), 2),     # grouped pointwise
+    ((2, 4, 7, 9), (8, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1),     # strided 1x1
+    ((1, 3, 5, 5), (2, 3, 5, 5), (1, 1), (2, 2), (1, 1), 1),     # batch 1, kernel = input
+    ((3, 4, 1, 20), (8, 4, 1, 5), (1, 1), (0, 2), (1, 1), 1),    # 1-D conv as H == 1
+    ((2, 1, 6, 7), (3, 1, 3, 3), (1, 1), (0, 0), (1, 1), 1),     # one input channel
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_forward_matches_reference(rng, case, dtype):
+    xs, ws, stride, padding, dilation, groups = case
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    y = conv.conv2d_forward(x, w, b, stride, padding, dilation, groups)
+    assert y.dtype == dtype and y.flags.c_contiguous
+    ref = conv2d_ref(x, w, b, stride, padding, dilation, groups)
+    np.testing.assert_allclose(y, ref, **TOL[dtype])
+
+
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_backward_is_adjoint(rng, case):
+    # conv is linear in x and in w: <conv(x, w), g> == <x, gx> == <w, gw>
+    xs, ws, stride, padding, dilation, groups = case
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    y = conv.conv2d_forward(x, w, None, stride, padding, dilation, groups)
+    g = rng.standard_normal(y.shape)
+    gx, gw, gb = conv.conv2d_backward(g, x, w, stride, padding, dilation, groups,
+                                      True, True, True)
+    inner = np.vdot(y, g)
+    np.testing.assert_allclose(np.vdot(x, gx), inner, rtol=1e-10)
+    np.testing.assert_allclose(np.vdot(w, gw), inner, rtol=1e-10)
+    np.testing.assert_allclose(gb, g.sum(axis=(0, 2, 3)), rtol=1e-12)
+
+
+def test_conv2d_backward_skips_unrequested(rng):
+    x, w = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((4, 3, 3, 3))
+    g = rng.standard_normal((2, 4, 3, 3))
+    gx, gw, gb = conv.conv2d_backward(g, x, w, (1, 1), (0, 0), (1, 1), 1, False, True, False)
+    assert gx is None and gb is None and gw.shape == w.shape
+
+
+@pytest.mark.parametrize("groups, ws", [(1, (4, 3, 3, 3)), (3, (6, 1, 3, 3))])
+def test_conv2d_empty_batch(rng, groups, ws):
+    x = np.zeros((0, 3, 6, 6))
+    w = rng.standard_normal(ws)
+    y = conv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), groups)
+    assert y.shape == (0, ws[0], 6, 6)
+    gx, gw, gb = conv.conv2d_backward(y, x, w, (1, 1), (1, 1), (1, 1), groups, True, True, True)
+    assert gx.shape == x.shape and np.all(gw == 0) and np.all(gb == 0)
+
+
+def test_conv2d_large_batch_is_chunked(rng, monkeypatch):
+    # a tiny im2col budget forces several batch chunks through the same code path
+    monkeypatch.setattr(conv, "_COLS_BUDGET", 200)
+    x, w = rng.standard_normal((5, 2, 6, 6)), rng.standard_normal((3, 2, 3, 3))
+    y = conv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1)
+    np.testing.assert_allclose(y, conv2d_ref(x, w, None, (1, 1), (1, 1), (1, 1), 1), rtol=1e-10)
+    g = rng.standard_normal(y.shape)
+    gx, gw, _ = conv.conv2d_backward(g, x, w, (1, 1), (1, 1), (1, 1), 1, True, True, False)
+    np.testing.assert_allclose(np.vdot(x, gx), np.vdot(y, g), rtol=1e-10)
+    np.testing.assert_allclose(np.vdot(w, gw), np.vdot(y, g), rtol=1e-10)
+
+
+# (x shape, w shape, stride, padding, dilation, groups, output_padding)
+TRANSPOSED_CASES = [
+    ((2, 4, 5, 6), (4, 3, 3, 2), (2, 1), (1, 0), (1, 2), 1, (1, 0)),
+    ((2, 4, 5, 6), (4, 2, 3, 3), (2, 2), (1, 1), (1, 1), 2, (1, 1)),
+    ((2, 4, 5, 6), (4, 1, 3, 3), (1, 1), (1, 1), (1, 1), 4, (0, 0)),   # depthwise path
+    ((1, 3, 4, 4), (3, 5, 1, 1), (1, 1), (0, 0), (1, 1), 1, (0, 0)),   # pointwise path
+    ((2, 3, 1, 7), (3, 2, 1, 4), (1, 3), (0, 1), (1, 1), 1, (0, 2)),   # 1-D
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", TRANSPOSED_CASES)
+def test_conv_transpose2d_matches_reference(rng, case, dtype):
+    xs, ws, stride, padding, dilation, groups, out_pad = case
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[1] * groups).astype(dtype)
+    y = conv.conv_transpose2d_forward(x, w, b, stride, padding, dilation, groups, out_pad)
+    ref = conv_transpose2d_ref(x, w, b, stride, padding, dilation, groups, out_pad)
+    assert y.dtype == dtype
+    np.testing.assert_allclose(y, ref, **TOL[dtype])
+    g = rng.standard_normal(y.shape).astype(dtype)
+    gx, gw, gb = conv.conv_transpose2d_backward(g, x, w, stride, padding, dilation, groups,
+                                                out_pad, True, True, True)
+    inner = np.vdot((y - b.reshape(1, -1, 1, 1)).astype(np.float64), g)
+    np.testing.assert_allclose(np.vdot(x.astype(np.float64), gx), inner, **TOL[dtype])
+    np.testing.assert_allclose(np.vdot(w.astype(np.float64), gw), inner, **TOL[dtype])
+    np.testing.assert_allclose(gb, g.sum(axis=(0, 2, 3)), **TOL[dtype])
+
+
+def unfold_ref(x, kernel, dilation, padding, stride):
+    n, c, h, wd = x.shape
+    out_h = _out(h, kernel[0], stride[0], padding[0], dilation[0])
+    out_w = _out(wd, kernel[1], stride[1], padding[1], dilation[1])
+    xp = np.pad(x, ((0, 0), (0, 0), (padding[0],) * 2, (padding[1],) * 2))
+    taps = [_tap(xp, i, j, stride, dilation, out_h, out_w)
+            for i in range(kernel[0]) for j in range(kernel[1])]
+    # rows ordered (c, i, j), columns (oh, ow)
+    return np.stack(taps, axis=2).reshape(n, c * kernel[0] * kernel[1], out_h * out_w)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unfold_fold_match_reference_and_are_adjoint(rng, dtype):
+    x = rng.standard_normal((2, 3, 7, 8)).astype(dtype)
+    args = ((2, 3), (1, 2), (1, 1), (2, 1))
+    cols = conv.unfold(x, *args)
+    np.testing.assert_array_equal(cols, unfold_ref(x, *args))
+    g = rng.standard_normal(cols.shape).astype(dtype)
+    folded = conv.fold(g, (7, 8), *args)
+    assert folded.shape == x.shape and folded.dtype == dtype
+    np.testing.assert_allclose(np.vdot(x.astype(np.float64), folded),
+                               np.vdot(cols.astype(np.float64), g), **TOL[dtype])
+
+
+def test_fold_rejects_mismatched_input(rng):
+    with pytest.raises(RuntimeError, match="fold"):
+        conv.fold(rng.standard_normal((1, 6, 5)), (4, 4), (2, 2), (1, 1), (0, 0), (1, 1))
+
+
+# ---------------------------------------------------------------------------------------------
+# torch parity (forward and autograd gradients)
+
+
+def _torch_conv_grads(torch, fn, x, w, b, g, *args):
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    tb = torch.tensor(b, requires_grad=True)
+    ty = fn(tx, tw, tb, *args)
+    ty.backward(torch.tensor(g))
+    return ty.detach().numpy(), tx.grad.numpy(), tw.grad.numpy(), tb.grad.numpy()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_matches_torch(rng, case, dtype):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    xs, ws, stride, padding, dilation, groups = case
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    y = conv.conv2d_forward(x, w, b, stride, padding, dilation, groups)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    ours = (y,) + conv.conv2d_backward(g, x, w, stride, padding, dilation, groups,
+                                       True, True, True)
+    ref = _torch_conv_grads(torch, torch.nn.functional.conv2d, x, w, b, g,
+                            stride, padding, dilation, groups)
+    for got, want in zip(ours, ref):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", TRANSPOSED_CASES)
+def test_conv_transpose2d_matches_torch(rng, case, dtype):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    xs, ws, stride, padding, dilation, groups, out_pad = case
+    x = rng.standard_normal(xs).astype(dtype)
+    w = rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[1] * groups).astype(dtype)
+    y = conv.conv_transpose2d_forward(x, w, b, stride, padding, dilation, groups, out_pad)
+    g = rng.standard_normal(y.shape).astype(dtype)
+    ours = (y,) + conv.conv_transpose2d_backward(g, x, w, stride, padding, dilation, groups,
+                                                 out_pad, True, True, True)
+    ref = _torch_conv_grads(torch, torch.nn.functional.conv_transpose2d, x, w, b, g,
+                            stride, padding, out_pad, groups, dilation)
+    for got, want in zip(ours, ref):
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+
+
+def test_unfold_fold_match_torch(rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    functional = torch.nn.functional
+    x = rng.standard_normal((2, 3, 9, 6))
+    args = ((3, 2), (2, 1), (1, 1), (2, 3))
+    cols = conv.unfold(x, *args)
+    np.testing.assert_allclose(cols, functional.unfold(torch.tensor(x), *args).numpy())
+    np.testing.assert_allclose(conv.fold(cols, (9, 6), *args),
+                               functional.fold(torch.tensor(cols), (9, 6), *args).numpy())
