@@ -217,6 +217,10 @@ class OpNode(Node):
         out = self._op.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
+        n = len(self.next_functions)
+        if len(out) < n and type(self) is OpNode:
+            # built-in ops may leave out the trailing non-tensor arguments (dim, flags)
+            out = out + (None,) * (n - len(out))
         return out
 
 
@@ -452,8 +456,11 @@ def once_differentiable(fn):
         from .grad_mode import no_grad
         with no_grad():
             out = fn(ctx, *[g.detach() if g is not None else None for g in grads])
+        if not _state.enabled:  # no create_graph: nothing will differentiate the results
+            return out
         tracked = [g for g in grads if g is not None and g.requires_grad]
-        if not (_state.enabled and tracked):
+        tracked += [t for t in ctx.saved_tensors if t is not None and t.requires_grad]
+        if not tracked:
             return out
         # connect the results to the incoming gradients through a node that raises when run
         single = not isinstance(out, tuple)

@@ -1,0 +1,205 @@
+"""The backward engine: accumulation, grad(), retain/create_graph, hooks, grad modes."""
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+
+def t64(a, rg=True):
+    return ember.tensor(np.asarray(a, dtype=np.float64), requires_grad=rg)
+
+
+def test_backward_accumulates_into_leaves():
+    x = t64([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    (x * 3).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1, 2, 3]) + 3)
+
+
+def test_broadcast_gradient_reduced_to_input_shape():
+    a = t64(np.ones((3, 1)))
+    b = t64(np.arange(4.0))
+    (a * b).sum().backward()
+    assert a.grad.shape == (3, 1) and b.grad.shape == (4,)
+    np.testing.assert_allclose(a.grad.numpy(), np.full((3, 1), 6.0))
+    np.testing.assert_allclose(b.grad.numpy(), np.full(4, 3.0))
+
+
+def test_second_backward_raises_torch_phrase():
+    x = t64([1.0, 2.0])
+    y = x.exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = t64([1.0, 2.0])
+    y = x.exp().sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([1.0, 2.0]))
+
+
+def test_nonscalar_backward_needs_gradient():
+    x = t64([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar"):
+        (x * 2).backward()
+    (x * 2).backward(ember.tensor([1.0, 10.0], dtype=ember.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 20.0])
+
+
+def test_backward_on_tensor_without_grad_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        ember.ones(2).sum().backward()
+
+
+def test_autograd_grad_does_not_touch_dot_grad():
+    x = t64([1.0, 2.0])
+    (g,) = ember.autograd.grad((x ** 2).sum(), x)
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
+    assert x.grad is None and not g.requires_grad
+
+
+def test_autograd_grad_unused_input():
+    x, y = t64([1.0]), t64([2.0])
+    with pytest.raises(RuntimeError, match="allow_unused=True"):
+        ember.autograd.grad((x * 2).sum(), [x, y])
+    gx, gy = ember.autograd.grad((x * 2).sum(), [x, y], allow_unused=True)
+    assert gy is None and gx.item() == 2.0
+
+
+def test_autograd_grad_wrt_intermediate():
+    x = t64([1.0, 2.0])
+    h = x * 3
+    out = (h * h).sum()
+    (gh,) = ember.autograd.grad(out, h)
+    np.testing.assert_allclose(gh.numpy(), 2 * 3 * np.array([1.0, 2.0]))
+
+
+def test_backward_inputs_restricts_accumulation():
+    x, y = t64([1.0]), t64([2.0])
+    (x * y).sum().backward(inputs=[x])
+    assert x.grad.item() == 2.0 and y.grad is None
+
+
+def test_double_backward_and_hessian_vector_product():
+    x = t64([1.0, 2.0, 3.0])
+    v = ember.tensor([1.0, 0.5, -1.0], dtype=ember.float64)
+    y = (x ** 3).sum() + (x[0] * x[1])
+    (g,) = ember.autograd.grad(y, x, create_graph=True)
+    (hv,) = ember.autograd.grad(g, x, grad_outputs=v)
+    hess = np.diag(6 * np.array([1.0, 2.0, 3.0]))
+    hess[0, 1] = hess[1, 0] = 1.0
+    np.testing.assert_allclose(hv.numpy(), hess @ v.numpy())
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / (b + 3),
+    lambda a, b: (a.abs() + 1) ** b, lambda a, b: a.exp() * b.tanh(), lambda a, b: (a * a + 1).log(),
+    lambda a, b: a.sigmoid() * b.sin(), lambda a, b: a @ b.t(), lambda a, b: (a * b).sum(1),
+    lambda a, b: (a * b).mean(0), lambda a, b: ember.where(a > 0, a, b),
+    lambda a, b: a.clamp(-0.5, 0.5) * b, lambda a, b: ember.maximum(a, b),
+    lambda a, b: a.amax(1) * b.sum(), lambda a, b: a.reshape(6).cumsum(0),
+], ids=["add", "sub", "mul", "div", "pow", "exp_tanh", "log", "sigmoid_sin", "matmul", "sum",
+        "mean", "where", "clamp", "maximum", "amax", "cumsum"])
+def test_gradcheck_and_gradgradcheck_core_ops(fn, rng):
+    a = ember.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    assert gradcheck(fn, (a, b))
+    assert gradgradcheck(fn, (a, b))
+
+
+def test_integer_tensor_cannot_require_grad():
+    with pytest.raises(RuntimeError, match="floating point"):
+        ember.tensor([1, 2], requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating point"):
+        ember.arange(3).requires_grad_()
+
+
+def test_requires_grad_of_non_leaf_cannot_be_cleared():
+    x = t64([1.0])
+    y = x * 2
+    with pytest.raises(RuntimeError, match="leaf variables"):
+        y.requires_grad_(False)
+    assert not x.detach().requires_grad and x.detach()._vc is x._vc
+
+
+def test_grad_fn_names_and_next_functions():
+    x = t64([1.0, 2.0])
+    y = (x * 2).sum()
+    assert y.grad_fn.name() == "SumBackward0"
+    (mul, _), = y.grad_fn.next_functions
+    assert mul.name() == "MulBackward0"
+    acc, _ = mul.next_functions[0]
+    assert type(acc).__name__ == "AccumulateGrad" and acc.variable is x
+    assert x.is_leaf and not y.is_leaf
+
+
+def test_tensor_hook_modifies_gradient_and_can_be_removed():
+    x = t64([1.0, 2.0])
+    y = x * 2
+    h = y.register_hook(lambda g: g * 10)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [20.0, 20.0])
+    h.remove()
+    x.grad = None
+    (x * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_leaf_hook_and_retain_grad():
+    x = t64([1.0, 2.0])
+    seen = []
+    x.register_hook(lambda g: seen.append(g.numpy().copy()))
+    y = x * 3
+    y.retain_grad()
+    (y * y).sum().backward()
+    np.testing.assert_allclose(seen[0], 2 * 3 * 3 * np.array([1.0, 2.0]))
+    np.testing.assert_allclose(y.grad.numpy(), 2 * 3 * np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("mode", ["ctx", "decorator"])
+def test_no_grad_and_enable_grad(mode):
+    x = t64([1.0])
+    if mode == "ctx":
+        with ember.no_grad():
+            y = x * 2
+            with ember.enable_grad():
+                z = x * 2
+    else:
+        @ember.no_grad()
+        def f():
+            return x * 2
+        y = f()
+        z = ember.enable_grad()(lambda: x * 2)()
+    assert not y.requires_grad and y.grad_fn is None
+    assert z.requires_grad
+    assert ember.is_grad_enabled()
+
+
+def test_set_grad_enabled_and_inference_mode():
+    x = t64([1.0])
+    with ember.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert ember.is_grad_enabled()
+    with ember.inference_mode():
+        assert not (x * 2).requires_grad and ember.is_inference_mode_enabled()
+    assert (x * 2).requires_grad
+
+
+@pytest.mark.parity
+def test_gradients_match_torch_on_a_small_network(rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    xs = rng.standard_normal((5, 4))
+    w1, w2 = rng.standard_normal((4, 6)), rng.standard_normal((6, 3))
+    ours = [ember.tensor(a, requires_grad=True) for a in (xs, w1, w2)]
+    ref = [torch.tensor(a, requires_grad=True) for a in (xs, w1, w2)]
+    for lib, (x, a, b) in ((ember, ours), (torch, ref)):
+        h = (x @ a).tanh()
+        out = (h @ b).sigmoid()
+        loss = (out * out).mean() + lib.logsumexp(h, dim=1).sum() + h.std()
+        loss.backward()
+    for o, r in zip(ours, ref):
+        np.testing.assert_allclose(o.grad.numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)
