@@ -37,3 +37,4 @@ def result_type(tensor1, tensor2):
 
 def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
+from . import profiler  # noqa: E402,F401

@@ -11,6 +11,7 @@ import heapq
 import numpy as np
 
 from .function import AccumulateGrad, Anomaly, _edge
+from ..profiler.profiler import _active as _prof
 from .grad_mode import _state
 
 
@@ -123,7 +124,10 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
             if all(g is None for g in grads):
                 outs = (None,) * len(node.next_functions)
             else:
-                outs = node.apply(grads)
+                if _prof.prof is None:
+                    outs = node.apply(grads)
+                else:
+                    outs = _profiled_node(node, grads)
                 if len(outs) != len(node.next_functions):
                     raise RuntimeError(
                         f"function {node.name()} returned an incorrect number of gradients "
@@ -150,6 +154,15 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     finally:
         _state.enabled = prev
     return captured
+
+
+def _profiled_node(node, grads):
+    from ..profiler.profiler import record_op
+    start = _prof.prof._now_us()
+    outs = node.apply(grads)
+    record_op(node.name(), [g for g in grads if g is not None],
+              [o for o in outs if o is not None], start, "backward")
+    return outs
 
 
 def _check_grad(node, nxt, nr, g):
