@@ -1,0 +1,163 @@
+"""The paper's Table 1 on CPU: six training workloads, ember vs PyTorch in one run.
+
+    python benchmarks/table1.py [--only NAME[,NAME]] [--steps N] [--quick] [--no-memory]
+
+Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
+(copied from the torch model through NumPy), alternating step by step so that machine drift
+hits both. Throughput = items per step / median step time. Peak memory is measured in a fresh
+subprocess per framework and workload: the peak resident set growth over a few training steps
+after the model and data exist (framework-neutral: torch's allocator is invisible to Python).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import ember  # noqa: E402
+from examples.models.table1 import ITEM_UNIT, WORKLOADS  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+PROTOCOL = {"ncf": (20, 30, 10)}  # warmup steps, timed samples, steps per sample
+DEFAULT = (3, 20, 1)
+
+
+def copy_weights(src, dst):
+    """torch module -> ember module, through NumPy (parameters and buffers)."""
+    sd = {k: v.detach().cpu().numpy().copy() for k, v in src.state_dict().items()}
+    dst.load_state_dict({k: ember.from_numpy(v) for k, v in sd.items()})
+
+
+def make(lib, name, seed=0):
+    lib.manual_seed(seed)
+    return WORKLOADS[name](lib)
+
+
+def step_fn(model, opt, batches, loss_fn):
+    state = {"i": 0}
+
+    def step():
+        x, y = batches[state["i"] % len(batches)]
+        state["i"] += 1
+        opt.zero_grad()
+        out = model(*x) if isinstance(x, tuple) else model(x)
+        loss = loss_fn(out, y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    return step
+
+
+def rss_kb():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def measure_memory(name, libname):
+    """Run in a subprocess: peak RSS growth (MB) over 3 training steps."""
+    out = subprocess.run([sys.executable, __file__, "--_mem", name, "--_lib", libname],
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        return float("nan")
+    return json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+
+
+def _mem_child(name, libname):
+    lib = ember if libname == "ember" else torch
+    if lib is torch:
+        torch.set_num_threads(2)
+    model, opt, batches, loss_fn, _ = make(lib, name)
+    step = step_fn(model, opt, batches, loss_fn)
+    base = rss_kb()
+    for _ in range(3):
+        step()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"peak_mb": max(peak - base, 0) / 1024}))
+
+
+def run(name, steps=None, quick=False, memory=True):
+    warmup, samples, chunk = PROTOCOL.get(name, DEFAULT)
+    if steps is not None:
+        samples = steps
+    if quick:
+        warmup, samples, chunk = 1, 3, 1
+    e_model, e_opt, e_batches, e_loss, items = make(ember, name)
+    runners = {"ember": step_fn(e_model, e_opt, e_batches, e_loss)}
+    if torch is not None:
+        t_model, t_opt, t_batches, t_loss, _ = make(torch, name)
+        copy_weights(t_model, e_model)
+        runners["torch"] = step_fn(t_model, t_opt, t_batches, t_loss)
+    for fn in runners.values():
+        for _ in range(warmup):
+            fn()
+    times = {k: [] for k in runners}
+    order = list(runners)
+    for s in range(samples):
+        for k in (order if s % 2 == 0 else order[::-1]):  # alternate who goes first
+            t0 = time.perf_counter()
+            for _ in range(chunk):
+                runners[k]()
+            times[k].append((time.perf_counter() - t0) / chunk)
+    res = {"workload": name, "unit": ITEM_UNIT[name]}
+    for k, ts in times.items():
+        med = statistics.median(ts)
+        res[k] = {"median_s": med, "min_s": min(ts), "max_s": max(ts), "throughput": items / med}
+        if memory:
+            res[k]["peak_mb"] = measure_memory(name, k)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--quick", action="store_true", help="1 warmup + 3 steps, no memory")
+    ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--_lib", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._mem:
+        _mem_child(args._mem, args._lib)
+        return
+    if torch is not None:
+        torch.set_num_threads(2)
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores; > 0.5 means a busy machine)")
+    hdr = (f"{'workload':<14}{'ember/s':>11}{'torch/s':>11}{'ratio':>8}"
+           f"{'ember MB':>10}{'torch MB':>10}{'mem ratio':>10}")
+    print(hdr)
+    results = []
+    for name in names:
+        r = run(name, args.steps, args.quick, memory=not (args.no_memory or args.quick))
+        results.append(r)
+        e, t = r["ember"], r.get("torch")
+        ratio = e["throughput"] / t["throughput"] if t else float("nan")
+        em, tm = e.get("peak_mb", float("nan")), (t or {}).get("peak_mb", float("nan"))
+        print(f"{name:<14}{e['throughput']:>11.1f}{(t or {}).get('throughput', float('nan')):>11.1f}"
+              f"{ratio:>8.2f}{em:>10.0f}{tm:>10.0f}{em / tm if tm else float('nan'):>10.2f}",
+              flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
