@@ -15,6 +15,7 @@ from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
 from .ops.registry import FUNCTIONS as _FUNCTIONS
 from .ops.random import Generator, default_generator  # noqa: F401
 from . import autograd  # noqa: F401
+from . import linalg  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
 from ._determinism import (are_deterministic_algorithms_enabled,  # noqa: F401
@@ -38,3 +39,15 @@ def result_type(tensor1, tensor2):
 def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 from . import profiler  # noqa: E402,F401
+from . import cuda, backends, amp, sparse, distributed, onnx, accelerator  # noqa: E402,F401
+from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
+                  get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
+                  set_autocast_cache_enabled, clear_autocast_cache, is_autocast_available,
+                  is_autocast_cpu_enabled, get_autocast_cpu_dtype)
+from .sparse import sparse_coo_tensor, spmm, sparse_coo, strided, layout  # noqa: E402,F401
+from ._legacy import *  # noqa: E402,F401,F403
+from ._threads import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads  # noqa: E402,F401,E501
+from ._compile import compile, set_float32_matmul_precision, get_float32_matmul_precision  # noqa: E402,F401,A001,E501
+from . import optim  # noqa: E402,F401
+from .serialization import save, load  # noqa: E402,F401
+from . import utils  # noqa: E402,F401

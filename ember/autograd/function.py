@@ -293,6 +293,14 @@ def _pack(node, v, args, arrays, outs, out_arrays):
     return s
 
 
+# NOTE [What save_for_backward keeps]
+# In an Op's forward, saved arrays are matched by identity: an array that IS an input's array
+# is saved as that input tensor (version-checked, and differentiable for double backward); one
+# that IS a returned output array is saved as that output; anything else (an .astype() copy, an
+# intermediate) is saved as a constant. So save exactly the array you return or receive when
+# the backward must differentiate through it.
+
+
 class Op:
     """Base of ember's built-in differentiable ops.
 

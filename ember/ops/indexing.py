@@ -19,7 +19,7 @@ def _convert_key(x, key):
     for k in key:
         if isinstance(k, Tensor):
             a = k._data
-            if a.dtype.kind == "f":
+            if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors; got {k.dtype}")
             if a.dtype == np.uint8:
@@ -39,7 +39,7 @@ def _convert_key(x, key):
             out.append(int(k))
         elif isinstance(k, (list, np.ndarray)):
             a = np.asarray(k)
-            if a.dtype.kind == "f":
+            if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
             basic = False
@@ -69,6 +69,8 @@ class BasicIndex(Op):
 
     @staticmethod
     def forward(ctx, x, key):
+        if Ellipsis not in key:
+            key = key + (Ellipsis,)  # all-int keys then give a 0-d view, not a NumPy scalar
         ctx.key, ctx.shape = key, x.shape
         try:
             return x[key]
@@ -181,7 +183,8 @@ class Copy(Op):
     @staticmethod
     def backward(ctx, grad):
         g = sum_to(grad, ctx.src_shape)
-        if ctx.src_dtype.kind == "f" and g._data.dtype != ctx.src_dtype:
+        floating = ctx.src_dtype.kind == "f" or ctx.src_dtype == D.bfloat16.np
+        if floating and g._data.dtype != ctx.src_dtype:
             g = g.to(D.from_numpy_dtype(ctx.src_dtype))
         return None, g
 
@@ -306,7 +309,7 @@ register("masked_select", dtypes=D.ALL)(masked_select)
 def masked_scatter(input, mask, source):
     m = np.broadcast_to(mask._data.astype(bool), input._data.shape)
     n = int(m.sum())
-    return IndexPut.apply(input, source.reshape(-1)[:n], (m,))
+    return IndexPut.apply(input, source.reshape(-1)[:n], (m,), False)
 
 
 register("masked_scatter", inplace=True, dtypes=D.ALL)(masked_scatter)
@@ -353,9 +356,10 @@ def _check_index(name, input, dim, index, src=None):
                                f"{list(index.shape)} to be smaller than self "
                                f"{list(input.shape)} apart from dimension {d}")
     a = index._data
-    if a.size and (a.min() < -input.shape[d] or a.max() >= input.shape[d]):
-        raise IndexError(f"{name}(): index {a.max() if a.max() >= input.shape[d] else a.min()} "
-                         f"is out of bounds for dimension {d} with size {input.shape[d]}")
+    n = input.shape[d] if input.ndim else 1  # a 0-d tensor indexes like a 1-element one
+    if a.size and (a.min() < -n or a.max() >= n):
+        raise IndexError(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
+                         f"is out of bounds for dimension {d} with size {n}")
     return d
 
 
@@ -392,6 +396,11 @@ class Scatter(Op):
         out = np.array(x, copy=True)
         if index.size == 0:
             return out
+        if x.ndim == 0:  # a 0-d tensor scatters like a 1-element one
+            one = Scatter.forward(ctx, x.reshape(1), np.reshape(src, -1), 0, index.reshape(1),
+                                  reduce)
+            ctx.src_shape, ctx.index = src.shape, index
+            return one.reshape(())
         key = _along(index, dim)
         vals = src[tuple(slice(0, s) for s in index.shape)] if src.ndim else src
         if reduce is None:
@@ -454,6 +463,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         s = scatter(input, dim, index, src, reduce="sum")
         cnt = scatter(input.new_ones(input.shape) if include_self else input.new_zeros(
             input.shape), dim, index, src.new_ones(src.shape), reduce="sum")
+        if not input.is_floating_point():  # torch keeps integer dtypes: floor division
+            return s.div(cnt, rounding_mode="floor")
         return s / cnt
     return scatter(input, dim, index, src, reduce=reduce)
 
@@ -481,8 +492,11 @@ def index_select(input, dim, index):
         raise IndexError(f"index_select(): index out of range in self: index {a.max()} for "
                          f"dimension {d} of size {n}")
     key = (slice(None),) * d + (a.astype(np.int64),)
-    if input.ndim == 0:
-        return input.reshape(1)[key].reshape(()) if index.ndim == 0 else input.reshape(1)[key]
+    if input.ndim == 0:  # torch: the result of indexing a scalar is a scalar
+        if a.size != 1:
+            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{a.size} value(s)")
+        return input.reshape(1)[key].reshape(())
     return AdvancedIndex.apply(input, key)
 
 

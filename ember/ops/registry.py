@@ -98,7 +98,9 @@ def write_out(out, result, name):
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):
             write_out(o, r, name)
-        return type(result)(out) if isinstance(result, tuple) else out
+        if isinstance(result, tuple):  # namedtuples take their fields positionally
+            return type(result)(*out) if hasattr(result, "_fields") else tuple(out)
+        return out
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _state.enabled and (out._requires_grad or result._requires_grad):
