@@ -51,3 +51,5 @@ from ._compile import compile, set_float32_matmul_precision, get_float32_matmul_
 from . import optim  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import nn  # noqa: E402,F401
+from . import multiprocessing  # noqa: E402,F401

@@ -10,7 +10,8 @@ import heapq
 
 import numpy as np
 
-from .function import AccumulateGrad, Anomaly, _edge
+from .._dtype import from_numpy_dtype
+from .function import AccumulateGrad, Anomaly, _edge, _is_float
 from ..profiler.profiler import _active as _prof
 from .grad_mode import _state
 
@@ -182,7 +183,7 @@ def _check_grad(node, nxt, nr, g):
                     f"Function {node.name()} returned an invalid gradient at index - got "
                     f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
         if g._data.dtype != dt:
-            g = g.to(dt)
+            g = g.to(from_numpy_dtype(dt))
     return g
 
 
@@ -229,7 +230,7 @@ def _accumulate(leaf, g, create_graph):
 
 def _check_nan(node, outs):
     for i, g in enumerate(outs):
-        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+        if g is not None and _is_float(g._data.dtype) and np.isnan(g._data).any():
             where = node._trace or "(no forward trace: enable anomaly mode before the forward)\n"
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th "
                                f"output.\nTraceback of the forward call that created it:\n"

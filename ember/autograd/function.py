@@ -26,6 +26,19 @@ from .grad_mode import _state
 _seq = itertools.count()
 
 
+def _is_float(dt):
+    """Floating NumPy dtype, bfloat16 (kind 'V' in ml_dtypes) included: these carry grads."""
+    return dt.kind == "f" or dt == _BF16
+
+
+try:
+    import ml_dtypes as _ml
+
+    _BF16 = np.dtype(_ml.bfloat16)
+except ImportError:  # pragma: no cover
+    _BF16 = None
+
+
 class Anomaly:
     enabled = False
     check_nan = True
@@ -256,7 +269,7 @@ def _finish(node, op, args, arrays, outs, out_arrays):
     node._out_meta = [(o.shape, o.dtype) for o in out_arrays]
     nd = node._non_diff
     for i, o in enumerate(outs):
-        if o._data.dtype.kind == "f" and not any(o is n for n in nd):
+        if _is_float(o._data.dtype) and not any(o is n for n in nd):
             o._grad_fn, o._output_nr, o._requires_grad = node, i, True
     if node._to_save:
         node._saved = [_pack(node, v, args, arrays, outs, out_arrays) for v in node._to_save]
@@ -459,7 +472,7 @@ def _finish_function(ctx, cls, args, arrays, outs, tensor_outs):
                      for o in outs]
     nd = ctx._non_diff
     for i, o in enumerate(outs):
-        if isinstance(o, Tensor) and o._data.dtype.kind == "f" and not any(o is n for n in nd):
+        if isinstance(o, Tensor) and _is_float(o._data.dtype) and not any(o is n for n in nd):
             o._grad_fn, o._output_nr, o._requires_grad = ctx, i, True
             if o._base is not None:
                 o._view_v = o._vc[0]

@@ -1,0 +1,165 @@
+"""``ember.cuda``: the CUDA namespace of a machine without CUDA.
+
+ember computes on the CPU only. These functions answer truthfully (``is_available()`` is False,
+``device_count()`` is 0, memory statistics are 0) so that device-agnostic programs written for
+PyTorch run unchanged; the seeding functions are no-ops that leave the CPU generator untouched,
+as PyTorch's are when CUDA is absent. Functions that need a device raise the same
+``AssertionError("Torch not compiled with CUDA enabled")`` PyTorch raises on a CPU-only build
+(kept verbatim so that answers online still apply), or ``RuntimeError`` where PyTorch does.
+"""
+from __future__ import annotations
+
+from . import amp  # noqa: F401
+
+__all__ = ["is_available", "device_count", "is_initialized", "init", "current_device",
+           "set_device", "get_device_name", "get_device_capability", "get_device_properties",
+           "synchronize", "empty_cache", "memory_allocated", "max_memory_allocated",
+           "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats", "manual_seed",
+           "manual_seed_all", "seed", "seed_all", "initial_seed", "is_bf16_supported",
+           "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
+           "mem_get_info", "current_stream", "device", "amp"]
+
+_NO_CUDA = ("Torch not compiled with CUDA enabled: ember has no CUDA backend, so no CUDA device "
+            "is available on this machine (ember.cuda.is_available() is False). Guard GPU-only "
+            "code with `if ember.cuda.is_available():` or use device='cpu'.")
+
+
+def _lazy_init():
+    raise AssertionError(_NO_CUDA)
+
+
+def is_available():
+    """False: ember has no CUDA backend."""
+    return False
+
+
+def device_count():
+    """0: no CUDA devices are visible to ember."""
+    return 0
+
+
+def is_initialized():
+    return False
+
+
+def init():
+    _lazy_init()
+
+
+def is_bf16_supported(including_emulation=True):
+    return False
+
+
+# ------------------------------------------------------------------ seeding (no-ops, like torch)
+def manual_seed(seed):
+    """No-op without CUDA (the CPU generator is not touched); seed it with ember.manual_seed."""
+    int(seed)  # the same argument check as a real seed call
+
+
+def manual_seed_all(seed):
+    int(seed)
+
+
+def seed():
+    """No-op without CUDA."""
+
+
+def seed_all():
+    """No-op without CUDA."""
+
+
+def initial_seed():
+    _lazy_init()
+
+
+def get_rng_state(device="cuda"):
+    _lazy_init()
+
+
+def get_rng_state_all():
+    return []
+
+
+def set_rng_state(new_state, device="cuda"):
+    """No-op without CUDA, as in PyTorch."""
+
+
+def set_rng_state_all(new_states):
+    """No-op without CUDA."""
+
+
+# ------------------------------------------------------------------------------- devices
+def current_device():
+    _lazy_init()
+
+
+def set_device(device):
+    _lazy_init()
+
+
+def get_device_name(device=None):
+    _lazy_init()
+
+
+def get_device_capability(device=None):
+    _lazy_init()
+
+
+def get_device_properties(device=None):
+    _lazy_init()
+
+
+def synchronize(device=None):
+    """Raises like PyTorch on a CPU-only build (there is no device to wait for)."""
+    _lazy_init()
+
+
+def current_stream(device=None):
+    _lazy_init()
+
+
+def mem_get_info(device=None):
+    _lazy_init()
+
+
+class device:
+    """``with ember.cuda.device(i):`` context; entering it raises, as on a CPU-only PyTorch."""
+
+    def __init__(self, device):
+        self.idx = device
+
+    def __enter__(self):
+        raise RuntimeError("ember has no CUDA support: cannot select a CUDA device on this "
+                           "machine (ember.cuda.is_available() is False).")
+
+    def __exit__(self, *exc):
+        return False
+
+
+# ------------------------------------------------------------------- memory (all zero on CPU)
+def empty_cache():
+    """No-op: there is no CUDA caching allocator."""
+
+
+def memory_allocated(device=None):
+    return 0
+
+
+def max_memory_allocated(device=None):
+    return 0
+
+
+def memory_reserved(device=None):
+    return 0
+
+
+def max_memory_reserved(device=None):
+    return 0
+
+
+def reset_peak_memory_stats(device=None):
+    """No-op: the peak statistics are always 0."""
+
+
+def reset_max_memory_allocated(device=None):
+    """No-op: the peak statistics are always 0."""

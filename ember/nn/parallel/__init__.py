@@ -1,0 +1,51 @@
+"""``ember.nn.parallel``: the data-parallel wrappers of a CPU-only, single-process library.
+
+``DataParallel(module)`` keeps PyTorch's interface (``.module``, ``module.``-prefixed
+state_dict keys) and simply calls the wrapped module: with no GPUs to split the batch over,
+PyTorch itself falls back to exactly this. ``DistributedDataParallel`` needs a process group,
+which ember cannot create yet, so constructing it raises a clear RuntimeError.
+"""
+from __future__ import annotations
+
+from ..modules.module import Module
+
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
+
+
+class DataParallel(Module):
+    """Wraps ``module``; ``forward`` calls it unchanged (there are no devices to scatter to).
+
+    Args:
+        module: the module to wrap (available as ``.module``).
+        device_ids, output_device: accepted and ignored, as PyTorch does without CUDA.
+        dim: the batch dimension PyTorch would scatter along (unused).
+    """
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        # like PyTorch without CUDA, device_ids are ignored and the module runs where it is
+        self.module = module
+        self.device_ids = []
+        self.output_device = None
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
+                  module_kwargs=None):
+    """Functional DataParallel: ``module(*inputs, **module_kwargs)`` on the CPU."""
+    if not isinstance(inputs, tuple):
+        inputs = (inputs,)
+    return module(*inputs, **(module_kwargs or {}))
+
+
+class DistributedDataParallel(Module):
+    """Not available yet: ember has no distributed backend (see ember.distributed)."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, *args, **kwargs):
+        raise RuntimeError("DistributedDataParallel: ember.distributed has no communication "
+                           "backend yet, so no process group can exist "
+                           "(ember.distributed.is_available() is False). Train single-process, "
+                           "or wrap the model in nn.parallel.DataParallel, which runs it as is.")

@@ -1,0 +1,55 @@
+"""``ember.sparse``: COO sparse tensors.
+
+``ember.sparse_coo_tensor(indices, values, size)`` and ``Tensor.to_sparse()`` build them;
+``coalesce()``, ``indices()``, ``values()``, ``to_dense()``, ``_nnz()``, ``sparse_dim()`` and
+``dense_dim()`` inspect them; ``ember.sparse.mm`` / ``ember.spmm`` / ``ember.mm`` / ``@`` multiply
+a sparse matrix by a dense one (SciPy's CSR kernels) with gradients for the dense operand and
+the sparse values; ``ember.sparse.sum``, ``softmax`` and ``log_softmax`` reduce over the stored
+entries.
+"""
+from __future__ import annotations
+
+from .._tensor import Tensor
+from ._coo import (SparseTensor, layout, sparse_coo, sparse_coo_tensor,  # noqa: F401
+                   strided, to_sparse)
+from ._ops import addmm, log_softmax, mm, softmax, sum  # noqa: F401
+
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "addmm", "sum", "softmax", "log_softmax",
+           "spmm", "check_sparse_tensor_invariants"]
+
+Tensor.to_sparse = to_sparse
+Tensor.to_sparse_coo = to_sparse
+
+
+def spmm(input, mat2):
+    """``ember.spmm(sparse, dense)``: the same product as ``ember.sparse.mm``."""
+    return mm(input, mat2)
+
+
+class check_sparse_tensor_invariants:
+    """PyTorch's switch for validating sparse tensors on construction. ember always validates
+    them, so this context manager / decorator only exists for compatibility."""
+
+    def __init__(self, enable=True):
+        self._enable = enable
+
+    @staticmethod
+    def is_enabled():
+        return True
+
+    @staticmethod
+    def enable():
+        """No-op: always enabled in ember."""
+
+    @staticmethod
+    def disable():
+        """No-op: ember always checks sparse invariants."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __call__(self, fn):
+        return fn
