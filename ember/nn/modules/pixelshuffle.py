@@ -1,1 +1,67 @@
-"""(being written)"""
+"""PixelShuffle, PixelUnshuffle and ChannelShuffle."""
+from __future__ import annotations
+
+from .. import _functional_b as F
+from .module import Module
+
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
+
+
+class PixelShuffle(Module):
+    """Rearrange (*, C * r^2, H, W) into (*, C, H * r, W * r) (sub-pixel convolution).
+
+    Example:
+        >>> import ember
+        >>> PixelShuffle(3)(ember.randn(1, 9, 4, 4)).shape
+        ember.Size([1, 1, 12, 12])
+    """
+
+    def __init__(self, upscale_factor):
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, input):
+        return F.pixel_shuffle(input, self.upscale_factor)
+
+    def extra_repr(self):
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class PixelUnshuffle(Module):
+    """Rearrange (*, C, H * r, W * r) into (*, C * r^2, H, W), the inverse of PixelShuffle.
+
+    Example:
+        >>> import ember
+        >>> PixelUnshuffle(2)(ember.randn(1, 1, 4, 4)).shape
+        ember.Size([1, 4, 2, 2])
+    """
+
+    def __init__(self, downscale_factor):
+        super().__init__()
+        self.downscale_factor = downscale_factor
+
+    def forward(self, input):
+        return F.pixel_unshuffle(input, self.downscale_factor)
+
+    def extra_repr(self):
+        return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of ``groups`` groups (ShuffleNet): (N, g*k, *) -> (N, k*g, *).
+
+    Example:
+        >>> import ember
+        >>> ChannelShuffle(2)(ember.arange(4.).reshape(1, 4, 1, 1)).flatten()
+        tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
