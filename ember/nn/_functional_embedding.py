@@ -1,0 +1,205 @@
+"""Embedding lookups of ``ember.nn.functional`` (re-exported there): embedding,
+embedding_bag, one_hot."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _make
+from ..autograd.function import Op
+from ..autograd.grad_mode import _state, no_grad
+
+__all__ = ["embedding", "embedding_bag", "one_hot"]
+
+
+def _check_tensor(name, value, arg="input"):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+
+
+class _Embedding(Op):
+    """Rows of ``weight`` at integer ``indices``; the gradient scatter-adds into the rows."""
+
+    @staticmethod
+    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
+        ctx.indices, ctx.num = indices, weight.shape[0]
+        ctx.padding_idx, ctx.scale = padding_idx, scale_grad_by_freq
+        return np.take(weight, indices, axis=0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        idx = ctx.indices.reshape(-1)
+        dim = grad.shape[-1]
+        g = grad.reshape(-1, dim)
+        factor = None
+        if ctx.padding_idx is not None:
+            factor = (idx != ctx.padding_idx).astype(grad._data.dtype)
+        if ctx.scale:  # divide by how often each index occurs in the mini-batch
+            counts = np.bincount(idx, minlength=ctx.num)[idx].astype(grad._data.dtype)
+            factor = 1.0 / counts if factor is None else factor / counts
+        if factor is not None:
+            g = g * _make(factor.reshape(-1, 1))
+        if _state.enabled:
+            gw = _make(np.zeros((ctx.num, dim), grad._data.dtype)).index_add(
+                0, _make(idx), g)
+        else:
+            acc = np.zeros((ctx.num, dim), grad._data.dtype)
+            np.add.at(acc, idx, g._data)
+            gw = _make(acc)
+        return gw, None, None, None
+
+
+_Embedding.__name__ = "Embedding"
+
+
+def _check_indices(name, input, num):
+    if not isinstance(input, Tensor) or input._data.dtype not in (np.int64, np.int32):
+        got = input.type() if isinstance(input, Tensor) else type(input).__name__
+        raise RuntimeError(f"{name}: Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {got} instead")
+    a = input._data
+    if a.size and (a.min() < 0 or a.max() >= num):
+        bad = a.max() if a.max() >= num else a.min()
+        raise IndexError(f"{name}: index out of range in self: index {bad} for a weight with "
+                         f"{num} rows (num_embeddings).")
+    return a.astype(np.int64, copy=False)
+
+
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    """Rescale (in place, without autograd) the referenced rows whose norm exceeds
+    max_norm."""
+    rows = np.unique(idx)
+    w = weight._data[rows].astype(np.float64)
+    norms = np.linalg.norm(w, ord=norm_type, axis=1)
+    big = norms > max_norm
+    if big.any():
+        scale = (max_norm / (norms[big] + 1e-7))[:, None]
+        with no_grad():
+            weight[_make(rows[big])] = _make((w[big] * scale).astype(weight._data.dtype))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Look up rows of ``weight`` by integer ``input``: output shape input.shape + (dim,).
+
+    ``padding_idx`` rows get no gradient; ``max_norm`` renormalizes the looked-up rows of
+    weight in place first. ``sparse`` gradients are returned dense.
+    """
+    _check_tensor("embedding", weight, "weight")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D, got shape {tuple(weight.shape)}")
+    num = weight.shape[0]
+    idx = _check_indices("embedding", input, num)
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise ValueError(f"embedding: Padding_idx must be within num_embeddings; got "
+                             f"{padding_idx} for {num} embeddings")
+        padding_idx = padding_idx % num
+    if max_norm is not None and idx.size:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    return _Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Sum, mean or max of embedding rows over bags, without materializing per-bag lists.
+
+    input is 2-D (B, L): B bags of L indices; or 1-D with ``offsets`` giving where each bag
+    starts. Empty bags give zeros. ``per_sample_weights`` (mode 'sum') scales each row.
+    """
+    _check_tensor("embedding_bag", weight, "weight")
+    num, dim = weight.shape
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    idx = _check_indices("embedding_bag", input, num)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag: if input is 2D, then offsets has to be None, as "
+                             "input is treated is a mini-batch of fixed length sequences.")
+        n_bags, length = idx.shape
+        bag_of = np.repeat(np.arange(n_bags), length)
+        flat = idx.reshape(-1)
+        psw = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("embedding_bag: offsets has to be a 1D Tensor but got None")
+        off = np.asarray(offsets._data if isinstance(offsets, Tensor) else offsets, np.int64)
+        if off.ndim != 1:
+            raise ValueError("embedding_bag: offsets has to be a 1D Tensor")
+        if off.size and off[0] != 0:
+            raise RuntimeError("embedding_bag: offsets[0] has to be 0, i.e., the first sequence "
+                               f"in the mini-batch has to start from position 0. However, got "
+                               f"{off[0]}")
+        ends = np.append(off[1:], idx.size) if not include_last_offset else off[1:]
+        starts = off if not include_last_offset else off[:-1]
+        n_bags = len(starts)
+        if (np.diff(off) < 0).any() or (off > idx.size).any():
+            raise RuntimeError("embedding_bag: offsets must be non-decreasing and within input")
+        bag_of = np.repeat(np.arange(n_bags), ends - starts)
+        flat = idx[: len(bag_of)]
+        psw = per_sample_weights
+    else:
+        raise ValueError(f"embedding_bag: input has to be 1D or 2D Tensor, but got Tensor of "
+                         f"dimension {input.ndim}")
+    keep = np.ones(flat.shape, bool)
+    if padding_idx is not None:
+        padding_idx = padding_idx % num
+        keep = flat != padding_idx
+    if max_norm is not None and flat.size:
+        _renorm_rows(weight, flat, max_norm, norm_type)
+    rows = _Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq))
+    bag_kept = bag_of[keep]
+    if psw is not None:
+        rows = rows * psw[_make(np.nonzero(keep)[0])].unsqueeze(1)
+    counts = np.bincount(bag_kept, minlength=n_bags)
+    if mode == "max":
+        return _bag_max(rows, bag_kept, n_bags, dim, counts)
+    out = _make(np.zeros((n_bags, dim), weight._data.dtype)).index_add(0, _make(bag_kept), rows)
+    if mode == "mean":
+        out = out / _make(np.maximum(counts, 1).astype(weight._data.dtype).reshape(-1, 1))
+    return out
+
+
+def _bag_max(rows, bag_of, n_bags, dim, counts):
+    """Per-bag elementwise max: pick, for each (bag, feature), the row holding the max."""
+    vals = rows._data
+    order = np.argsort(bag_of, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    which = np.zeros((n_bags, dim), np.int64)
+    nonempty = counts > 0
+    if vals.size:
+        sorted_vals = vals[order]
+        seg_max = np.maximum.reduceat(sorted_vals, starts[nonempty], axis=0)
+        # first row (in input order) reaching the max of its bag, per feature
+        is_max = sorted_vals == np.repeat(seg_max, counts[nonempty], axis=0)
+        pos = np.where(is_max, np.arange(len(order))[:, None], len(order))
+        first = np.minimum.reduceat(pos, starts[nonempty], axis=0)
+        which[nonempty] = order[first]
+    picked = rows.gather(0, _make(which)) if vals.size else _make(np.zeros((n_bags, dim),
+                                                                           vals.dtype))
+    mask = _make(nonempty.astype(vals.dtype).reshape(-1, 1))
+    return picked * mask
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 one-hot encoding: output shape tensor.shape + (num_classes,)."""
+    if not isinstance(tensor, Tensor) or tensor._data.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    a = tensor._data
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("one_hot: Can not infer total number of classes from empty "
+                               "tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size and a.min() < 0:
+        raise RuntimeError("one_hot: Class values must be non-negative.")
+    if a.size and a.max() >= num_classes:
+        raise RuntimeError(f"one_hot: Class values must be smaller than num_classes; got class "
+                           f"{int(a.max())} with num_classes={num_classes}.")
+    out = np.zeros(a.shape + (num_classes,), np.int64)
+    np.put_along_axis(out, a[..., None], 1, axis=-1)
+    return _make(out)

@@ -1,0 +1,609 @@
+"""Loss functions of ``ember.nn.functional`` (re-exported there).
+
+Every loss takes ``reduction`` in {'none', 'mean', 'sum'} (plus torch's deprecated
+``size_average`` / ``reduce``). Cross-entropy with class indices runs the fused kernel of
+``ember/ops/_kernels/loss.py`` (log-sum-exp of the shifted logits, so large logits are safe);
+see NOTE [Fused norm kernels, composite double backward] in _functional_norm.py for the
+create_graph policy, which is the same here. The rest are composites of ember ops; CTC is in
+_functional_ctc.py.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+import ember
+
+from .._tensor import Tensor, _make
+from ..autograd.function import Op
+from ..autograd.grad_mode import _state
+from ..ops._kernels import loss as _kloss
+from ._functional_act import log_softmax, logsigmoid, softmax
+
+__all__ = [
+    "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div",
+    "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+    "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
+    "gaussian_nll_loss", "multilabel_soft_margin_loss", "soft_margin_loss",
+    "multi_margin_loss", "ctc_loss",
+]
+
+
+# ----------------------------------------------------------------------------- helpers
+def legacy_get_string(size_average, reduce, emit_warning=True):
+    """torch's mapping of the deprecated size_average / reduce flags to a reduction string."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "none" if not reduce else ("mean" if size_average else "sum")
+    if emit_warning:
+        warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                      f"reduction='{ret}' instead.", UserWarning, stacklevel=3)
+    return ret
+
+
+def _reduction(size_average, reduce, reduction):
+    if size_average is not None or reduce is not None:
+        return legacy_get_string(size_average, reduce)
+    return reduction
+
+
+def _reduce(loss, reduction, name):
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{name}: {reduction} is not a valid value for reduction; expected "
+                     "'none', 'mean' or 'sum'.")
+
+
+def _check_tensor(name, value, arg):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not "
+                        f"{type(value).__name__}")
+
+
+def _check_pair(name, input, target, warn=True):
+    """input / target of an elementwise loss: warn when they differ, raise if they can't
+    broadcast."""
+    _check_tensor(name, input, "input")
+    _check_tensor(name, target, "target")
+    if tuple(input.shape) == tuple(target.shape):
+        return
+    try:
+        np.broadcast_shapes(tuple(input.shape), tuple(target.shape))
+    except ValueError:
+        raise RuntimeError(f"{name}: target of shape {tuple(target.shape)} does not match (nor "
+                           f"broadcast with) input of shape {tuple(input.shape)}; expected a "
+                           "target of the input's shape.") from None
+    if warn:
+        warnings.warn(f"Using a target size ({target.shape}) that is different to the input "
+                      f"size ({input.shape}). This will likely lead to incorrect results due "
+                      "to broadcasting. Please ensure they have the same size.", UserWarning,
+                      stacklevel=3)
+
+
+def _check_float_target(name, target, input):
+    if not target.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating-point target like the input "
+                           f"({input.dtype}), got target of dtype {target.dtype}; convert it "
+                           "with .float().")
+
+
+def _check_weight(name, weight, input):
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise ValueError(f"{name}: Weights and input must have the same size; got weight of "
+                         f"shape {tuple(weight.shape)} and input of shape {tuple(input.shape)}.")
+
+
+# ----------------------------------------------------------------------------- regression
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error |input - target| (weighted mean with ``weight``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("l1_loss", input, target)
+    _check_weight("l1_loss", weight, input)
+    return _weighted(( input - target).abs(), weight, reduction, "l1_loss")
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error (input - target)^2 (weighted mean with ``weight``)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("mse_loss", input, target)
+    _check_weight("mse_loss", weight, input)
+    diff = input - target
+    return _weighted(diff * diff, weight, reduction, "mse_loss")
+
+
+def _weighted(loss, weight, reduction, name):
+    if weight is None:
+        return _reduce(loss, reduction, name)
+    loss = loss * weight
+    if reduction == "mean":  # torch: the weighted mean, sum(w * l) / sum(w)
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction, name)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("smooth_l1_loss", input, target)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    d = (input - target).abs()
+    if beta == 0:
+        return _reduce(d, reduction, "smooth_l1_loss")
+    return _reduce(ember.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction,
+                   "smooth_l1_loss")
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    _check_pair("huber_loss", input, target)
+    _check_weight("huber_loss", weight, input)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    d = (input - target).abs()
+    loss = ember.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    if weight is not None:
+        loss = loss * weight  # torch: a plain mean of the weighted losses here
+    return _reduce(loss, reduction, "huber_loss")
+
+
+# ----------------------------------------------------------------------------- classification
+def _class_dim_layout(name, input, target):
+    """Validate an (N, C, d1, ...) / (C,) input against class-index targets; return C's dim."""
+    if input.ndim == 0:
+        raise RuntimeError(f"{name}: input must have a class dimension; got a 0-d input")
+    cdim = 0 if input.ndim == 1 else 1
+    expected = tuple(s for i, s in enumerate(input.shape) if i != cdim)
+    if target._data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(
+            f"{name}: expected target dtype to be Long or Byte, but got {target.dtype}: class-"
+            f"index targets must be int64 with shape {expected}"
+            + (f", or class probabilities must be floating point with the input's shape "
+               f"{tuple(input.shape)}" if name == "cross_entropy" else "")
+            + f"; got target of shape {tuple(target.shape)}.")
+    if tuple(target.shape) != expected:
+        if input.ndim >= 2 and target.ndim >= 1 and target.shape[0] != input.shape[0]:
+            raise ValueError(f"{name}: Expected input batch_size ({input.shape[0]}) to match "
+                             f"target batch_size ({target.shape[0]}).")
+        raise RuntimeError(f"{name}: Expected target size {list(expected)}, got "
+                           f"{list(target.shape)} (input of shape {tuple(input.shape)}).")
+    return cdim
+
+
+def _check_class_weight(name, weight, n_classes):
+    if weight is not None and (weight.ndim != 1 or weight.numel() != n_classes):
+        raise RuntimeError(f"{name}: weight tensor should be defined either for all "
+                           f"{n_classes} classes or no classes but got weight tensor of shape: "
+                           f"{list(weight.shape)}")
+
+
+def _to_rows(x, cdim):
+    """(M, C) C-contiguous rows of an array with its class dim moved last."""
+    moved = np.moveaxis(x, cdim, -1)
+    return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
+
+
+def _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing, reduction, cdim,
+                       total_weight):
+    """d cross_entropy / d logits with ember ops (used when backward is itself recorded)."""
+    n_classes = x.shape[cdim]
+    rows = x.movedim(cdim, -1).reshape(-1, n_classes)
+    t = target.reshape(-1)
+    valid = (t != ignore_index)
+    safe_t = ember.where(valid, t, 0)
+    validf = valid.to(x.dtype)
+    w = weight if weight is not None else ember.ones(n_classes, dtype=x.dtype)
+    wt = w[safe_t] * validf
+    hard = (1 - smoothing) * wt
+    uniform = smoothing / n_classes
+    coef = hard + uniform * w.sum() * validf
+    onehot = ember.nn.functional.one_hot(safe_t, n_classes).to(x.dtype)
+    g = (softmax(rows, -1) * coef.unsqueeze(1) - hard.unsqueeze(1) * onehot -
+         uniform * validf.unsqueeze(1) * w.unsqueeze(0))
+    if reduction == "none":
+        scale = grad.reshape(-1, 1)
+    elif reduction == "mean":
+        scale = grad / total_weight
+    else:
+        scale = grad
+    moved_shape = tuple(s for i, s in enumerate(x.shape) if i != cdim) + (n_classes,)
+    return (g * scale).reshape(moved_shape).movedim(-1, cdim)
+
+
+class _CrossEntropy(Op):
+    """Cross-entropy of logits with class-index targets (fused kernel forward and backward)."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, smoothing, reduction, cdim):
+        rows, _ = _to_rows(x, cdim)
+        t = np.ascontiguousarray(target, dtype=np.int64).reshape(-1)
+        w = None if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
+        loss, saved = _kloss.cross_entropy_forward(rows, t, w, ignore_index, smoothing,
+                                                   reduction)
+        ctx.saved, ctx.params = saved, (ignore_index, smoothing, reduction, cdim)
+        ctx.target, ctx.weight = t, w
+        ctx.save_for_backward(x)
+        if reduction == "none":
+            return loss.reshape(target.shape)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        ignore_index, smoothing, reduction, cdim = ctx.params
+        if _state.enabled:
+            target = _make(ctx.target)
+            weight = None if ctx.weight is None else _make(ctx.weight)
+            gx = _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing,
+                                    reduction, cdim, ctx.saved[-1])
+            return gx, None, None, None, None, None, None
+        rows, moved_shape = _to_rows(x._data, cdim)
+        g = _kloss.cross_entropy_backward(grad._data, rows, ctx.target, ctx.saved, ctx.weight,
+                                          ignore_index, smoothing, reduction)
+        gx = np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
+        return _make(gx), None, None, None, None, None, None
+
+
+_CrossEntropy.__name__ = "CrossEntropyLoss"
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    """Cross-entropy between logits ``input`` and class indices or class probabilities.
+
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...) of int64
+    class indices, or floating-point probabilities of the input's shape.
+
+    Example:
+        >>> import ember
+        >>> F = ember.nn.functional
+        >>> F.cross_entropy(ember.tensor([[1000.0, 0.0]]), ember.tensor([0]))
+        tensor(0.)
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_tensor("cross_entropy", input, "input")
+    _check_tensor("cross_entropy", target, "target")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"cross_entropy: {reduction} is not a valid value for reduction")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"cross_entropy: expected floating-point logits, got input of dtype "
+                           f"{input.dtype}")
+    if target.is_floating_point() and tuple(target.shape) == tuple(input.shape):
+        return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
+    cdim = _class_dim_layout("cross_entropy", input, target)
+    n_classes = input.shape[cdim]
+    _check_class_weight("cross_entropy", weight, n_classes)
+    x = input
+    if input.dtype in (ember.float16, ember.bfloat16):
+        x = input.float()
+    w = None if weight is None else weight._data.astype(x._data.dtype)
+    loss = _CrossEntropy.apply(x, target._data, w, int(ignore_index), float(label_smoothing),
+                               reduction, cdim)
+    return loss.to(input.dtype) if loss.dtype != input.dtype else loss
+
+
+def _cross_entropy_probs(input, target, weight, reduction, smoothing):
+    cdim = 0 if input.ndim == 1 else 1
+    n_classes = input.shape[cdim]
+    _check_class_weight("cross_entropy", weight, n_classes)
+    logp = log_softmax(input, cdim)
+    if smoothing > 0:
+        target = target * (1 - smoothing) + smoothing / n_classes
+    if weight is not None:
+        shape = [1] * input.ndim
+        shape[cdim] = n_classes
+        logp = logp * weight.reshape(shape)
+    loss = -(logp * target).sum(cdim)
+    return _reduce(loss, reduction, "cross_entropy")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    """Negative log likelihood of log-probabilities ``input`` at class indices ``target``.
+
+    'mean' divides by the summed weight of the non-ignored targets. Shape as cross_entropy.
+    """
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_tensor("nll_loss", input, "input")
+    _check_tensor("nll_loss", target, "target")
+    cdim = _class_dim_layout("nll_loss", input, target)
+    n_classes = input.shape[cdim]
+    _check_class_weight("nll_loss", weight, n_classes)
+    t = target._data.astype(np.int64).reshape(-1)
+    valid = t != ignore_index
+    bad = t[valid & ((t < 0) | (t >= n_classes))]
+    if bad.size:
+        raise IndexError(f"nll_loss: Target {bad[0]} is out of bounds; expected class indices "
+                         f"in [0, {n_classes}) or ignore_index={ignore_index}.")
+    safe = np.where(valid, t, 0)
+    rows = input.movedim(cdim, -1).reshape(-1, n_classes)
+    picked = rows.gather(1, _make(safe.reshape(-1, 1))).reshape(-1)
+    w = valid.astype(input._data.dtype)
+    if weight is not None:
+        w = w * weight._data.astype(input._data.dtype)[safe]
+    wt = _make(w)
+    losses = -picked * wt
+    if reduction == "none":
+        return losses.reshape(target.shape)
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "mean":
+        return losses.sum() / wt.sum()
+    raise ValueError(f"nll_loss: {reduction} is not a valid value for reduction")
+
+
+class _BCE(Op):
+    """Binary cross-entropy of probabilities; logs are clamped at -100 like torch."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                               f"and 1; got values in [{np.nanmin(x)}, {np.nanmax(x)}].")
+        ctx.save_for_backward(x, t)
+        with np.errstate(divide="ignore"):
+            log_x = np.maximum(np.log(x), -100)
+            log_1mx = np.maximum(np.log1p(-x), -100)
+        return -(t * log_x + (1 - t) * log_1mx)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = gt = None
+        if ctx.needs_input_grad[0]:  # d/dx = (x - t) / (x (1 - x)), denominator kept >= 1e-12
+            gx = grad * (x - t) / (x * (1 - x)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x)
+            gt = grad * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
+        return gx, gt
+
+
+_BCE.__name__ = "BinaryCrossEntropy"
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1]."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_tensor("binary_cross_entropy", input, "input")
+    _check_tensor("binary_cross_entropy", target, "target")
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"binary_cross_entropy: Using a target size ({target.shape}) that is "
+                         f"different to the input size ({input.shape}) is deprecated. Please "
+                         "ensure they have the same size.")
+    _check_float_target("binary_cross_entropy", target, input)
+    if target.dtype != input.dtype:
+        target = target.to(input.dtype)
+    loss = _BCE.apply(input, target)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    """BCE of sigmoid(input), computed from the logits stably; ``pos_weight`` scales the
+    positive term (broadcast along the last dim)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_tensor("binary_cross_entropy_with_logits", input, "input")
+    _check_tensor("binary_cross_entropy_with_logits", target, "target")
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"binary_cross_entropy_with_logits: Target size ({target.shape}) must "
+                         f"be the same as input size ({input.shape})")
+    _check_float_target("binary_cross_entropy_with_logits", target, input)
+    # loss = (1 - t) x - (1 + (pw - 1) t) log sigmoid(x)
+    log_sig = logsigmoid(input)
+    if pos_weight is not None:
+        coef = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input - coef * log_sig
+    else:
+        loss = (1 - target) * input - log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL divergence with log-probabilities ``input``: t (log t - input), summed per
+    ``reduction`` ('batchmean' divides the sum by the batch size)."""
+    if size_average is not None or reduce is not None:
+        reduction = legacy_get_string(size_average, reduce)
+    _check_pair("kl_div", input, target, warn=False)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = ember.xlogy(target, target) - target * input
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _reduce(loss, reduction, "kl_div")
+
+
+# ----------------------------------------------------------------------------- margin / embedding
+def _broadcast_check(name, *named):
+    shapes = [tuple(t.shape) for _, t in named]
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        desc = ", ".join(f"{n} of shape {tuple(t.shape)}" for n, t in named)
+        raise RuntimeError(f"{name}: inputs must have matching (broadcastable) shapes; got "
+                           f"{desc}.") from None
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    """max(0, -target * (input1 - input2) + margin)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _broadcast_check("margin_ranking_loss", ("input1", input1), ("input2", input2),
+                     ("target", target))
+    return _reduce((-target * (input1 - input2) + margin).clamp(min=0), reduction,
+                   "margin_ranking_loss")
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """input where target == 1, max(0, margin - input) where target == -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _broadcast_check("hinge_embedding_loss", ("input", input), ("target", target))
+    zeros = ember.zeros_like(input)
+    margin_part = ember.where(target != 1, (margin - input).clamp(min=0), zeros)
+    self_part = ember.where(target != -1, input, zeros)
+    return _reduce(margin_part + self_part, reduction, "hinge_embedding_loss")
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.ndim not in (1, 2) or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss: expected 1-D or 2-D inputs of equal shape; "
+                           f"got {tuple(input1.shape)} and {tuple(input2.shape)}")
+    expected = tuple(input1.shape[:-1])
+    if tuple(target.shape) != expected:
+        raise RuntimeError(f"cosine_embedding_loss: expected target of shape {expected}, got "
+                           f"{tuple(target.shape)}")
+    eps = 1e-12
+    dot = (input1 * input2).sum(-1)
+    mag = ((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)
+    cos = dot / mag.sqrt()
+    zeros = ember.zeros_like(cos)
+    pos = ember.where(target == 1, 1 - cos, zeros)
+    neg = ember.where(target == -1, (cos - margin).clamp(min=0), zeros)
+    return _reduce(pos + neg, reduction, "cosine_embedding_loss")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
+    reduction = _reduction(size_average, reduce, reduction)
+    from .functional import pairwise_distance
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are "
+                           f"expected to have the same number of dimensions, but got: anchor "
+                           f"{anchor.ndim}D, positive {positive.ndim}D, and negative "
+                           f"{negative.ndim}D inputs")
+    _broadcast_check("triplet_margin_loss", ("anchor", anchor), ("positive", positive),
+                     ("negative", negative))
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ember.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction, "triplet_margin_loss")
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """Triplet loss with a custom ``distance_function`` (pairwise_distance by default)."""
+    from .functional import pairwise_distance
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = ember.minimum(d_neg, dist(positive, negative))
+    return _reduce((margin + d_pos - d_neg).clamp(min=0), reduction,
+                   "triplet_margin_with_distance_loss")
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    """Poisson negative log likelihood: exp(input) - target * input (log_input) or
+    input - target * log(input + eps); ``full`` adds Stirling's term for target > 1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("poisson_nll_loss", input, target, warn=False)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        safe = ember.where(target > 1, target, ember.ones_like(target))
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + ember.where(target > 1, stirling, ember.zeros_like(stirling))
+    return _reduce(loss, reduction, "poisson_nll_loss")
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log var + (input - target)^2 / var) (+ 0.5 log 2 pi with ``full``).
+
+    var has the input's shape, or one dim fewer, or a last dim of 1 (shared variance); it is
+    clamped to >= eps for stability without blocking its gradient (as torch does).
+    """
+    _check_tensor("gaussian_nll_loss", input, "input")
+    if not isinstance(var, Tensor):
+        var = ember.full(tuple(input.shape), float(var), dtype=input.dtype)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.ndim and
+                  var.shape[-1] == 1):
+            raise ValueError(f"gaussian_nll_loss: var is of incorrect size; got var of shape "
+                             f"{tuple(var.shape)} for input of shape {tuple(input.shape)}, "
+                             "expected the input's shape, its shape without the last dim, or "
+                             "a last dim of 1.")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"gaussian_nll_loss: {reduction} is not a valid value for reduction")
+    if bool((var < 0).any()):
+        raise ValueError("gaussian_nll_loss: var has negative entry/entries")
+    # clamp the value, keep the gradient of the unclamped var (straight-through)
+    var = var + (var.clamp(min=eps) - var).detach()
+    diff = input - target
+    loss = 0.5 * (var.log() + diff * diff / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction, "gaussian_nll_loss")
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    """-mean over classes of t log sigmoid(x) + (1 - t) log sigmoid(-x)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("multilabel_soft_margin_loss", input, target, warn=False)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.ndim - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    return _reduce(loss, reduction, "multilabel_soft_margin_loss")
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """log(1 + exp(-target * input))."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_pair("soft_margin_loss", input, target, warn=False)
+    return _reduce(-logsigmoid(target * input), reduction, "soft_margin_loss")
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p / C (multi-class hinge loss)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("multi_margin_loss: only p == 1 and p == 2 supported")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    t = target.reshape(-1)
+    n_classes = x.shape[1]
+    xy = x.gather(1, t.reshape(-1, 1))
+    m = (margin - xy + x).clamp(min=0)
+    if p == 2:
+        m = m * m
+    if weight is not None:
+        m = m * weight[t].reshape(-1, 1)
+    not_target = 1 - ember.nn.functional.one_hot(t, n_classes).to(x.dtype)
+    loss = (m * not_target).sum(1) / n_classes
+    if input.ndim < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction, "multi_margin_loss")
+
+
+from ._functional_ctc import ctc_loss  # noqa: E402,F401

@@ -1,0 +1,399 @@
+"""Normalization functions of ``ember.nn.functional`` (re-exported there).
+
+NOTE [Fused norm kernels, composite double backward]: training-mode batch norm and row-wise
+(layer / group / instance) normalization run the numba kernels of
+``ember/ops/_kernels/norm.py`` forward and backward: one pass for the statistics, one for the
+output, and a fused gradient. The kernels' backward is NumPy, so when backward itself is being
+recorded (``create_graph=True``, seen as grad mode being on inside ``backward``) the Ops switch
+to the same gradient written with ember ops, recomputing the statistics from the saved input so
+that second derivatives account for their dependence on it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+
+from .._tensor import Tensor, _make
+from ..autograd.function import Op
+from ..autograd.grad_mode import _state, no_grad
+from ..ops._kernels import norm as _knorm
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
+           "local_response_norm"]
+
+_KERNEL_DTYPES = (np.float32, np.float64)
+
+
+def _arr(t):
+    return None if t is None else np.ascontiguousarray(t._data if isinstance(t, Tensor) else t)
+
+
+def _compute_dtype(name, input):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {input.dtype}")
+    return input.dtype in (ember.float16, ember.bfloat16)
+
+
+def _upcast(t):
+    return None if t is None else t.float()
+
+
+# ----------------------------------------------------------------------------- batch norm
+def _bn_grads_composite(grad, x, weight, eps, dims, need):
+    """Training batch-norm gradients with ember ops (see NOTE [Fused norm kernels ...])."""
+    shape = [1] * x.ndim
+    shape[1] = x.shape[1]
+    mean = x.mean(dims, keepdim=True)
+    xc = x - mean
+    invstd = ((xc * xc).mean(dims, keepdim=True) + eps).rsqrt()
+    xhat = xc * invstd
+    gx = gw = gb = None
+    if need[0]:
+        scale = invstd if weight is None else invstd * weight.reshape(shape)
+        # dL/dx = w * invstd * (g - mean(g) - xhat * mean(g * xhat))
+        gx = scale * (grad - grad.mean(dims, keepdim=True) -
+                      xhat * (grad * xhat).mean(dims, keepdim=True))
+    if len(need) > 1 and need[1]:
+        gw = (grad * xhat).sum(dims)
+    if len(need) > 2 and need[2]:
+        gb = grad.sum(dims)
+    return gx, gw, gb
+
+
+class _BatchNormTrain(Op):
+    """Batch norm with batch statistics over every dim but 1 (fused kernel)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps, stats):
+        y, mean, invstd = _knorm.batchnorm_forward_train(_arr(x), _arr(weight), _arr(bias), eps)
+        stats["mean"], stats["invstd"] = mean, invstd
+        ctx.eps = eps
+        ctx.save_for_backward(x, weight, mean, invstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, mean, invstd = ctx.saved_tensors
+        need = ctx.needs_input_grad[:3]
+        if _state.enabled:
+            dims = (0,) + tuple(range(2, x.ndim))
+            return _bn_grads_composite(grad, x, weight, ctx.eps, dims, need) + (None, None)
+        gx, gw, gb = _knorm.batchnorm_backward_train(
+            _arr(grad), _arr(x), _arr(weight), mean._data, invstd._data, need[0], need[1])
+        return (_make(gx) if need[0] else None, _make(gw) if need[1] else None,
+                _make(gb) if need[2] else None, None, None)
+
+
+_BatchNormTrain.__name__ = "NativeBatchNorm"
+
+
+def _batch_stats_op(input, weight, bias, eps):
+    """(y, mean, invstd arrays) for training-mode batch norm."""
+    stats = {}
+    if _compute_dtype("batch_norm", input):
+        y = _BatchNormTrain.apply(input.float(), _upcast(weight), _upcast(bias), eps, stats)
+        return y.to(input.dtype), stats
+    if weight is not None and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
+    if bias is not None and bias.dtype != input.dtype:
+        bias = bias.to(input.dtype)
+    return _BatchNormTrain.apply(input, weight, bias, eps, stats), stats
+
+
+def _channel_shape(input):
+    shape = [1] * input.ndim
+    shape[1] = input.shape[1]
+    return shape
+
+
+def _affine_eval(input, mean, var, weight, bias, eps):
+    """(x - mean) / sqrt(var + eps) * w + b with per-channel vectors, as x * scale + shift."""
+    shape = _channel_shape(input)
+    invstd = (var.to(input.dtype) + eps).rsqrt()
+    scale = invstd if weight is None else invstd * weight
+    shift = -mean.to(input.dtype) * scale
+    if bias is not None:
+        shift = shift + bias
+    return input * scale.reshape(shape) + shift.reshape(shape)
+
+
+def _check_channels(name, input, n, what):
+    c = input.shape[1]
+    if n != c:
+        raise RuntimeError(f"{name}: {what} should contain {c} elements not {n}; the input of "
+                           f"shape {tuple(input.shape)} has {c} channels (dim 1).")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalize each channel (dim 1) over the batch and spatial dims.
+
+    With ``training=True`` the batch statistics are used and the running statistics (if
+    given) are updated in place: ``running = (1 - momentum) * running + momentum * batch``,
+    with the unbiased batch variance. Otherwise the running statistics are used.
+
+    Shape: input (N, C, *); running_mean, running_var, weight, bias (C,).
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"batch_norm(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input with at least 2 dims (N, C, *), got "
+                         f"shape {tuple(input.shape)}")
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
+                    (weight, "weight"), (bias, "bias")):
+        if t is not None:
+            _check_channels("batch_norm", input, t.numel(), what)
+    if training:
+        count = input.numel() // input.shape[1] if input.shape[1] else 0
+        if count == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+    if not training:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var must be given when "
+                               "training=False")
+        return _affine_eval(input, running_mean, running_var, weight, bias, eps)
+    y, stats = _batch_stats_op(input, weight, bias, eps)
+    if running_mean is not None or running_var is not None:
+        _update_running(stats, running_mean, running_var, momentum, eps,
+                        input.numel() // input.shape[1])
+    return y
+
+
+def _update_running(stats, running_mean, running_var, momentum, eps, count, groups=1):
+    """Exponential moving average of the batch statistics (in place, no autograd).
+
+    The kernel returns invstd = 1 / sqrt(biased_var + eps); the running variance is unbiased:
+    var * count / (count - 1). ``groups`` > 1 averages per-instance statistics (instance norm).
+    """
+    mean = stats["mean"].astype(np.float64)
+    var = np.maximum(1.0 / stats["invstd"].astype(np.float64) ** 2 - eps, 0.0)
+    var = var * count / max(count - 1, 1)
+    if groups > 1:
+        mean = mean.reshape(groups, -1).mean(0)
+        var = var.reshape(groups, -1).mean(0)
+    with no_grad():
+        if running_mean is not None:
+            new = (1 - momentum) * running_mean._data + momentum * mean
+            running_mean.copy_(_make(new.astype(running_mean._data.dtype)))
+        if running_var is not None:
+            new = (1 - momentum) * running_var._data + momentum * var
+            running_var.copy_(_make(new.astype(running_var._data.dtype)))
+
+
+# ----------------------------------------------------------------------------- row norm
+def _row_grads_composite(grad, x, weight, eps, need):
+    """Layer-norm gradients over the last dim of 2-D x, with ember ops."""
+    mean = x.mean(-1, keepdim=True)
+    xc = x - mean
+    invstd = ((xc * xc).mean(-1, keepdim=True) + eps).rsqrt()
+    xhat = xc * invstd
+    gx = gw = gb = None
+    gxhat = grad if weight is None else grad * weight
+    if need[0]:
+        gx = invstd * (gxhat - gxhat.mean(-1, keepdim=True) -
+                       xhat * (gxhat * xhat).mean(-1, keepdim=True))
+    if need[1]:
+        gw = (grad * xhat).sum(0)
+    if need[2]:
+        gb = grad.sum(0)
+    return gx, gw, gb
+
+
+class _RowNorm(Op):
+    """Normalize each row of x viewed as (M, D) (D = the trailing ``dim`` elements), then
+    optionally scale and shift by weight / bias of D elements (fused kernel)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, eps, dim):
+        x2 = np.ascontiguousarray(x).reshape(-1, dim)
+        w = None if weight is None else _arr(weight).reshape(dim)
+        b = None if bias is None else _arr(bias).reshape(dim)
+        y, mean, invstd = _knorm.layernorm_forward(x2, w, b, eps)
+        ctx.eps, ctx.dim = eps, dim
+        ctx.bias_shape = None if bias is None else bias.shape
+        ctx.save_for_backward(x, weight, mean, invstd)
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, mean, invstd = ctx.saved_tensors
+        need = ctx.needs_input_grad[:3]
+        dim = ctx.dim
+        if _state.enabled:
+            w = None if weight is None else weight.reshape(dim)
+            gx, gw, gb = _row_grads_composite(grad.reshape(-1, dim), x.reshape(-1, dim), w,
+                                              ctx.eps, need)
+        else:
+            w = None if weight is None else _arr(weight).reshape(dim)
+            gx, gw, gb = (_make(a) for a in _knorm.layernorm_backward(
+                _arr(grad).reshape(-1, dim), _arr(x).reshape(-1, dim), w, mean._data,
+                invstd._data))
+        gx = gx.reshape(x.shape) if need[0] else None
+        gw = gw.reshape(weight.shape) if need[1] else None
+        gb = gb.reshape(ctx.bias_shape) if need[2] else None
+        return gx, gw, gb, None, None
+
+
+_RowNorm.__name__ = "NativeLayerNorm"
+
+
+def _row_norm(input, weight, bias, eps, dim):
+    if input.numel() == 0:
+        return input * 1.0
+    if _compute_dtype("layer_norm", input):
+        return _RowNorm.apply(input.float(), _upcast(weight), _upcast(bias), eps, dim).to(
+            input.dtype)
+    if weight is not None and weight.dtype != input.dtype:
+        weight = weight.to(input.dtype)
+    if bias is not None and bias.dtype != input.dtype:
+        bias = bias.to(input.dtype)
+    return _RowNorm.apply(input, weight, bias, eps, dim)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing ``normalized_shape`` dims, then scale and shift.
+
+    Shape: input (*, *normalized_shape); weight, bias normalized_shape.
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    ns = tuple(int(s) for s in normalized_shape)
+    _compute_dtype("layer_norm", input)
+    if tuple(input.shape[input.ndim - len(ns):]) != ns or input.ndim < len(ns):
+        raise RuntimeError(f"layer_norm: Given normalized_shape={list(ns)}, expected input with "
+                           f"shape [*, {', '.join(map(str, ns))}], but got input of size "
+                           f"{list(input.shape)}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"layer_norm: Expected {what} to be of same shape as "
+                               f"normalized_shape, but got {what} of shape {list(t.shape)} and "
+                               f"normalized_shape = {list(ns)}")
+    dim = int(np.prod(ns)) if ns else 1
+    return _row_norm(input, weight, bias, eps, dim)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize over groups of channels (and all spatial dims) per sample.
+
+    Shape: input (N, C, *) with C divisible by num_groups; weight, bias (C,).
+    """
+    _compute_dtype("group_norm", input)
+    if input.ndim < 2:
+        raise RuntimeError(f"group_norm: Expected at least 2 dimensions for input tensor but "
+                           f"received {input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"group_norm: Expected number of channels in input to be divisible "
+                           f"by num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for t, what in ((weight, "weight"), (bias, "bias")):
+        if t is not None and t.numel() != c:
+            raise RuntimeError(f"group_norm: Expected {what} to be a vector of size equal to the "
+                               f"number of channels in input, but got {what} of shape "
+                               f"{list(t.shape)} and input of shape {list(input.shape)}")
+    per_group = input.numel() // max(n * num_groups, 1)
+    y = _row_norm(input, None, None, eps, per_group) if input.numel() else input * 1.0
+    return _affine_channels(y, weight, bias)
+
+
+def _affine_channels(y, weight, bias):
+    shape = _channel_shape(y)
+    if weight is not None:
+        y = y * weight.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return y
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample over its spatial dims.
+
+    With ``use_input_stats`` the per-instance statistics are used (and averaged over the batch
+    into running_mean / running_var when given); otherwise the running statistics are.
+    Shape: input (N, C, *).
+    """
+    _compute_dtype("instance_norm", input)
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected an input with at least 3 dims (N, C, *), "
+                         f"got shape {tuple(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    for t, what in ((running_mean, "running_mean"), (running_var, "running_var"),
+                    (weight, "weight"), (bias, "bias")):
+        if t is not None:
+            _check_channels("instance_norm", input, t.numel(), what)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: use_input_stats=False needs running_mean and "
+                               "running_var")
+        return _affine_eval(input, running_mean, running_var, weight, bias, eps)
+    spatial = input.numel() // max(n * c, 1)
+    if use_input_stats and spatial == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{input.shape}")
+    y = _row_norm(input, None, None, eps, spatial)
+    if running_mean is not None or running_var is not None:
+        x2 = np.ascontiguousarray(input._data).reshape(n * c, spatial).astype(np.float64)
+        stats = {"mean": x2.mean(1), "invstd": 1.0 / np.sqrt(x2.var(1) + eps)}
+        _update_running(stats, running_mean, running_var, momentum, eps, spatial, groups=n)
+    return _affine_channels(y, weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2 over normalized_shape) + eps) * weight; eps defaults to the dtype's
+    machine epsilon."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    ns = tuple(int(s) for s in normalized_shape)
+    _compute_dtype("rms_norm", input)
+    if tuple(input.shape[input.ndim - len(ns):]) != ns or input.ndim < len(ns):
+        raise RuntimeError(f"rms_norm: Given normalized_shape={list(ns)}, expected input with "
+                           f"shape [*, {', '.join(map(str, ns))}], but got input of size "
+                           f"{list(input.shape)}")
+    if eps is None:
+        eps = float(np.finfo(np.float32 if input.dtype is ember.bfloat16 else
+                             input._data.dtype).eps)
+    dims = tuple(range(input.ndim - len(ns), input.ndim))
+    x = input.float() if input.dtype in (ember.float16, ember.bfloat16) else input
+    y = x * ((x * x).mean(dims, keepdim=True) + eps).rsqrt()
+    y = y.to(input.dtype)
+    if weight is not None:
+        y = y * weight
+    return y
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha / size * sum of x^2 over ``size`` neighbouring channels) ^ beta.
+
+    The window over channels c - size//2 .. c + (size-1)//2 is zero-padded at the edges, as
+    in torch (AlexNet's response normalization).
+    """
+    _compute_dtype("local_response_norm", input)
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input * 1.0
+    c = input.shape[1]
+    sq = input * input
+    before, after = size // 2, (size - 1) // 2
+    pad_shape = list(input.shape)
+    parts = []
+    if before:
+        pad_shape[1] = before
+        parts.append(sq.new_zeros(pad_shape))
+    parts.append(sq)
+    if after:
+        pad_shape[1] = after
+        parts.append(sq.new_zeros(pad_shape))
+    padded = ember.cat(parts, 1) if len(parts) > 1 else sq
+    window = padded.narrow(1, 0, c)
+    for offset in range(1, size):  # a sum of `size` shifted slices: exact, no cancellation
+        window = window + padded.narrow(1, offset, c)
+    div = (window * (alpha / size) + k).pow(beta)
+    return input / div

@@ -1,0 +1,897 @@
+"""``nn.Module``: the base class of layers and models (paper, section 4.1).
+
+A module is a Python object holding parameters, buffers and submodules in three ordered
+dicts. Attribute assignment routes values into the right dict (``__setattr__``), attribute
+lookup falls back to them (``__getattr__``), and everything else — traversal, state_dict,
+dtype conversion, hooks, repr — walks those dicts. ``forward`` is plain Python.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+
+from ... import _dtype as D
+from ..._backend import check_device
+from ..._tensor import Tensor
+from ...autograd.function import Function
+from ...autograd.grad_mode import _state, no_grad
+from ..parameter import Buffer, Parameter
+
+__all__ = ["Module"]
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns: the keys it did not find and the ones it did not use."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``; ``remove()`` unregisters the hook (also a context
+    manager)."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, *hooks_dicts):
+        self.hooks_dicts = hooks_dicts
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self):
+        for d in self.hooks_dicts:
+            if isinstance(d, set):
+                d.discard(self.id)
+            else:
+                d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _addindent(text, spaces):
+    """Indent every line but the first (how a child's repr nests in its parent's)."""
+    lines = text.split("\n")
+    if len(lines) == 1:
+        return text
+    pad = " " * spaces
+    return lines[0] + "\n" + "\n".join(pad + line for line in lines[1:])
+
+
+def _typename(value):
+    if isinstance(value, Tensor):
+        return value.type()
+    return type(value).__name__
+
+
+class Module:
+    """Base class for all neural network layers and models.
+
+    Subclasses call ``super().__init__()`` and then assign parameters (``nn.Parameter``),
+    buffers (``register_buffer`` / ``nn.Buffer``) and submodules as attributes; ``forward``
+    says how an input becomes an output. Call the module (``model(x)``), not ``forward``, so
+    that hooks run.
+
+    Example:
+        >>> import ember
+        >>> from ember import nn
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(2, 1)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+        >>> [name for name, _ in Net().named_parameters()]
+        ['fc.weight', 'fc.bias']
+    """
+
+    _version: int = 1
+    training: bool
+    dump_patches: bool = False
+    call_super_init: bool = False
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got unexpected arguments "
+                            f"{args!r} {kwargs!r}; Module.__init__ takes none.")
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", OrderedDict())
+        setattr_(self, "_buffers", OrderedDict())
+        setattr_(self, "_non_persistent_buffers_set", set())
+        setattr_(self, "_modules", OrderedDict())
+        for name in _HOOK_DICTS:
+            setattr_(self, name, OrderedDict())
+        setattr_(self, "_forward_hooks_with_kwargs", set())
+        setattr_(self, "_forward_pre_hooks_with_kwargs", set())
+        setattr_(self, "_forward_hooks_always_called", set())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    # ------------------------------------------------------------------ registration
+    def register_buffer(self, name, tensor, persistent=True):
+        """Add a tensor that is module state but not a parameter (e.g. running statistics).
+
+        Persistent buffers are saved in ``state_dict``; ``tensor=None`` registers a slot that
+        is skipped by ``state_dict`` until a tensor is assigned.
+        """
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            "(ember Tensor or None required)")
+        if isinstance(tensor, Buffer):
+            persistent = getattr(tensor, "persistent", persistent)
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Add a parameter under ``name`` (``None`` registers an empty slot, e.g. no bias)."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter", self._parameters)
+        if param is None:
+            self._parameters[name] = None
+            return
+        if not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                            "(ember.nn.Parameter or None required)")
+        if param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                             "parameters must be created explicitly. To express '{name}' as a "
+                             "function of another Tensor, compute the value in the forward() "
+                             "method.")
+        self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Add a child module under ``name`` (reachable as an attribute)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def _check_name(self, name, kind, table):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f'{kind} name can\'t contain "."')
+        if name == "":
+            raise KeyError(f'{kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in table:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def __getattr__(self, name):
+        # only called when normal lookup failed: look in the three registries
+        d = self.__dict__
+        for table in ("_parameters", "_buffers", "_modules"):
+            if table in d and name in d[table]:
+                return d[table][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+
+        def remove_from(*tables):
+            for t in tables:
+                if name in t:
+                    if t is d.get("_buffers"):
+                        d["_non_persistent_buffers_set"].discard(name)
+                    del t[name]
+
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            remove_from(d, d["_buffers"], d["_modules"])
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                "(ember.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            modules = d.get("_modules")
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            remove_from(d, d["_parameters"], d["_buffers"])
+            modules[name] = value
+        elif d.get("_modules") is not None and name in d["_modules"]:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                "(ember.nn.Module or None expected)")
+            d["_modules"][name] = value
+        elif isinstance(value, Buffer):
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(d, d["_parameters"], d["_modules"])
+            self.register_buffer(name, value, value.persistent)
+        elif d.get("_buffers") is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                "(ember.Tensor or None expected)")
+            d["_buffers"][name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        d = self.__dict__
+        if name in d.get("_parameters", ()):
+            del d["_parameters"][name]
+        elif name in d.get("_buffers", ()):
+            del d["_buffers"][name]
+            d["_non_persistent_buffers_set"].discard(name)
+        elif name in d.get("_modules", ()):
+            del d["_modules"][name]
+        else:
+            object.__delattr__(self, name)
+
+    def __dir__(self):
+        keys = (list(dir(type(self))) + list(self.__dict__) + list(self._parameters) +
+                list(self._modules) + list(self._buffers))
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        # modules pickled by older code may lack newer bookkeeping attributes
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+        for name in ("_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
+                     "_forward_hooks_always_called", "_non_persistent_buffers_set"):
+            self.__dict__.setdefault(name, set())
+
+    # ------------------------------------------------------------------ traversal
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        memo = set()
+        modules = (self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+                   if recurse else [(prefix, self)])
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or (remove_duplicate and id(v) in memo):
+                    continue
+                if remove_duplicate:
+                    memo.add(id(v))
+                yield (module_prefix + ("." if module_prefix else "") + k), v
+
+    def parameters(self, recurse=True):
+        """Iterate over the parameters (each shared parameter once)."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """Iterate over (dotted name, parameter) pairs."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def children(self):
+        for _, m in self.named_children():
+            yield m
+
+    def named_children(self):
+        memo = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in memo:
+                memo.add(id(m))
+                yield name, m
+
+    def modules(self):
+        for _, m in self.named_modules():
+            yield m
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """Iterate over (dotted name, module) pairs, this module first ('' is its name)."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is None:
+                continue
+            sub = prefix + ("." if prefix else "") + name
+            yield from m.named_modules(memo, sub, remove_duplicate)
+
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` ('' is this module)."""
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target`` (e.g. 'layer1.0.weight')."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(mod, name)
+
+    # ------------------------------------------------------------------ modes and grads
+    def train(self, mode=True):
+        """Set training mode on this module and its descendants; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode (dropout off, batch norm uses running statistics); returns self."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all parameters (to None by default)."""
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                with no_grad():
+                    g.zero_()
+
+    # ------------------------------------------------------------------ conversion
+    def apply(self, fn):
+        """Call ``fn(m)`` on every submodule (children first) and on self; returns self."""
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _apply(self, fn, recurse=True):
+        """Replace every parameter's and buffer's data by fn(tensor), keeping the Parameter
+        objects (so optimizers holding them keep working)."""
+        if recurse:
+            for m in self.children():
+                m._apply(fn)
+        for key, p in self._parameters.items():
+            if p is None:
+                continue
+            with no_grad():
+                new = fn(p)
+            _swap_data(p, new)
+            if p.grad is not None:
+                with no_grad():
+                    g = fn(p.grad)
+                _swap_data(p.grad, g)
+        for key, b in self._buffers.items():
+            if b is not None:
+                with no_grad():
+                    self._buffers[key] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Move/cast parameters and buffers: ``to(dtype)``, ``to(device)``, ``to(tensor)``.
+
+        Only floating-point tensors change dtype; a CUDA device raises (no CUDA backend).
+        """
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got unexpected keyword arguments {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, bool):
+                continue  # non_blocking given positionally
+            elif a is not None:
+                device = a
+        check_device(device)
+        if dtype is not None:
+            dtype = D.to_dtype(dtype)
+            if not dtype.is_floating_point:
+                raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but "
+                                f"got desired dtype={dtype}")
+            return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        return self
+
+    def cpu(self):
+        return self
+
+    def cuda(self, device=None):
+        check_device("cuda")
+        return self
+
+    def type(self, dst_type):
+        return self._apply(lambda t: t.type(dst_type))
+
+    def _cast_floats(self, dtype):
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self):
+        return self._cast_floats(D.float32)
+
+    def double(self):
+        return self._cast_floats(D.float64)
+
+    def half(self):
+        return self._cast_floats(D.float16)
+
+    def bfloat16(self):
+        return self._cast_floats(D.bfloat16)
+
+    def share_memory(self):
+        """Move parameters and buffers to shared memory (for multiprocessing)."""
+        for t in itertools.chain(self.parameters(), self.buffers()):
+            share = getattr(t, "share_memory_", None)
+            if share is not None:
+                share()
+        return self
+
+    # ------------------------------------------------------------------ state dict
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+        """An OrderedDict of every parameter and persistent buffer by dotted name.
+
+        Values are detached tensors sharing memory with the module (``keep_vars=True`` keeps
+        the Parameters themselves).
+        """
+        if args:  # torch's deprecated positional form (destination, prefix, keep_vars)
+            warnings.warn("Positional args are being deprecated, use kwargs instead.",
+                          FutureWarning, stacklevel=2)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][
+                len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = {"version": self._version}
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=destination, prefix=prefix + name + ".",
+                             keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, {"version": self._version})
+            if result is not None:
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Copy this module's own entries from ``state_dict`` (children are done by the
+        caller); report missing / unexpected keys and shape mismatches."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                 error_msgs)
+        persistent = {k: v for k, v in self._buffers.items()
+                      if k not in self._non_persistent_buffers_set}
+        local = {k: v for k, v in itertools.chain(self._parameters.items(), persistent.items())
+                 if v is not None}
+        for name, param in local.items():
+            key = prefix + name
+            if key not in state_dict:
+                missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            if not isinstance(value, Tensor):
+                error_msgs.append(f'While copying the parameter named "{key}", expected '
+                                  f"ember.Tensor or Tensor-like object from checkpoint but "
+                                  f"received {type(value)}")
+                continue
+            if tuple(value.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{value.shape} from checkpoint, the shape in current model "
+                                  f"is {param.shape}.")
+                continue
+            try:
+                with no_grad():
+                    param.copy_(value)
+            except Exception as e:  # dtype that cannot be cast, read-only memory, ...
+                error_msgs.append(f'While copying the parameter named "{key}", whose '
+                                  f"dimensions in the model are {param.shape} and whose "
+                                  f"dimensions in the checkpoint are {value.shape}, an "
+                                  f"exception occurred : {e.args}.")
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        for key in state_dict:
+            if not key.startswith(prefix) or key == extra_key:
+                continue
+            head, dot, _ = key[len(prefix):].partition(".")
+            if dot:
+                if head not in self._modules:
+                    unexpected_keys.append(key)
+            elif head not in local:
+                unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Copy parameters and buffers from ``state_dict`` into this module, in place.
+
+        Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``. With ``strict=True``
+        any missing or unexpected key raises RuntimeError; a shape mismatch always raises.
+        Values are copied into the existing tensors, so optimizers holding the parameters
+        keep working.
+        """
+        if not hasattr(state_dict, "keys") or not hasattr(state_dict, "__getitem__"):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing, unexpected, errors = [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+        if metadata is not None:
+            state_dict._metadata = metadata
+
+        def load(module, local_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_dict, prefix, local_metadata, strict, missing,
+                                         unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    child_dict = {k: v for k, v in local_dict.items()
+                                  if k.startswith(child_prefix)}
+                    load(child, child_dict, child_prefix)
+            incompatible = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, incompatible)
+
+        load(self, state_dict)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected)))
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing)))
+        if errors:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(errors)))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called.")
+
+    def set_extra_state(self, state):
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called.")
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs before ``state_dict`` collects this module."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) may edit or replace the dict."""
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected,
+        errors) runs before this module loads its entries."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            lambda *a: hook(self, *a))
+        return handle
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        handle = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[handle.id] = (
+            (lambda *a: hook(self, *a)) if with_module else hook)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after this module and its children loaded."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    # ------------------------------------------------------------------ hooks and __call__
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) -> None or new args (or hook(module, args, kwargs) -> None or
+        (args, kwargs) with ``with_kwargs=True``) runs before ``forward``."""
+        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        _insert(self._forward_pre_hooks, handle.id, hook, prepend)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """hook(module, args, output) -> None or a replacement output (``with_kwargs=True``:
+        hook(module, args, kwargs, output)) runs after ``forward``."""
+        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
+                                 self._forward_hooks_always_called)
+        _insert(self._forward_hooks, handle.id, hook, prepend)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) -> None or new grad_input, called once the
+        gradients with respect to the module's tensor inputs are computed."""
+        handle = RemovableHandle(self._backward_hooks)
+        _insert(self._backward_hooks, handle.id, hook, prepend)
+        return handle
+
+    def register_backward_hook(self, hook):
+        warnings.warn("register_backward_hook is deprecated; ember runs it as a full backward "
+                      "hook (register_full_backward_hook).", FutureWarning, stacklevel=2)
+        return self.register_full_backward_hook(hook)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) -> None or new grad_output, called before the gradients
+        with respect to the module's inputs are computed."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        _insert(self._backward_pre_hooks, handle.id, hook, prepend)
+        return handle
+
+    def _call_impl(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
+                self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_pre_hooks.items()):
+            if hid in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        bw_state = None
+        if (self._backward_hooks or self._backward_pre_hooks) and _state.enabled:
+            bw_state = _BackwardHookState(self)
+            args = bw_state.wrap_inputs(args)
+        output = self.forward(*args, **kwargs)
+        for hid, hook in list(self._forward_hooks.items()):
+            if hid in self._forward_hooks_with_kwargs:
+                result = hook(self, args, kwargs, output)
+            else:
+                result = hook(self, args, output)
+            if result is not None:
+                output = result
+        if bw_state is not None:
+            output = bw_state.wrap_outputs(output)
+        return output
+
+    __call__ = _call_impl
+
+    # ------------------------------------------------------------------ repr
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """Text shown inside this module's repr parentheses (override in layers)."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): " + _addindent(repr(m), 2) for key, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                body = extra_lines[0]
+            else:
+                body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"
+
+    def __deepcopy__(self, memo):
+        # the default protocol, spelled out so that Tensor/Parameter deepcopy is used per value
+        cls = type(self)
+        new = cls.__new__(cls)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            object.__setattr__(new, k, copy.deepcopy(v, memo))
+        return new
+
+
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks",
+               "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+               "_load_state_dict_post_hooks")
+
+
+def _insert(hooks, key, hook, prepend):
+    hooks[key] = hook
+    if prepend:
+        hooks.move_to_end(key, last=False)
+
+
+def _swap_data(t, new):
+    """Give tensor ``t`` the values of ``new`` in place of its own (Module._apply).
+
+    The version counter is kept: converting a module is not an in-place write that saved
+    tensors should be invalidated by (torch's ``param.data = ...`` behaves the same).
+    """
+    if new is t:
+        return
+    t._data = new._data
+
+
+# ---------------------------------------------------------------------------------------------
+# full backward hooks
+#
+# NOTE [Module backward hooks]: the module's tensor inputs pass through an identity Function
+# before forward and its tensor outputs through another one after. Backward reaches the output
+# identity first: it records grad_output (running the backward pre-hooks, which may replace
+# it). It then reaches the input identity, whose backward sees grad_input and runs the
+# backward hooks (which may replace grad_input). When no input requires grad, the hooks run at
+# the output identity with grad_input all None, as in torch.
+
+
+class _BackwardHookState:
+    def __init__(self, module):
+        self.module = module
+        self.grad_output = None
+        self.n_inputs = 0
+        self.input_tracked = False
+
+    def wrap_inputs(self, args):
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(idx)
+        tracked = [i for i in idx if args[i].requires_grad]
+        if not tracked:
+            return args
+        self.input_tracked = True
+        wrapped = _InputHook.apply(self, *[args[i] for i in idx])
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        out = list(args)
+        for i, w in zip(idx, wrapped):
+            out[i] = w
+        return tuple(out)
+
+    def wrap_outputs(self, output):
+        single = isinstance(output, Tensor)
+        outs = (output,) if single else output
+        if not isinstance(outs, tuple):
+            return output
+        idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not idx:
+            return output
+        wrapped = _OutputHook.apply(self, *[outs[i] for i in idx])
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        new = list(outs)
+        for i, w in zip(idx, wrapped):
+            new[i] = w
+        return new[0] if single else tuple(new)
+
+    def run_hooks(self, grad_input):
+        m = self.module
+        for hook in list(m._backward_hooks.values()):
+            result = hook(m, grad_input, self.grad_output)
+            if result is not None:
+                result = result if isinstance(result, tuple) else (result,)
+                if len(result) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(result)}, but expected {len(grad_input)}")
+                grad_input = result
+        return grad_input
+
+
+class _InputHook(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors) if len(tensors) > 1 else \
+            tensors[0].view_as(tensors[0])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        grads = ctx.state.run_hooks(tuple(grads))
+        return (None,) + tuple(grads)
+
+
+class _OutputHook(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors) if len(tensors) > 1 else \
+            tensors[0].view_as(tensors[0])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        state = ctx.state
+        m = state.module
+        for hook in list(m._backward_pre_hooks.values()):
+            result = hook(m, tuple(grads))
+            if result is not None:
+                grads = result if isinstance(result, tuple) else (result,)
+        state.grad_output = tuple(grads)
+        if not state.input_tracked and m._backward_hooks:
+            state.run_hooks((None,) * state.n_inputs)
+        return (None,) + tuple(grads)
+

@@ -1,0 +1,103 @@
+"""``nn.Parameter`` (a Tensor a Module registers as learnable) and ``nn.Buffer``.
+
+A Parameter is a Tensor subclass that shares the storage and version counter of the tensor it
+wraps (no copy) and requires grad by default. Results of ops on a Parameter are plain Tensors,
+as in torch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _make
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
+
+
+class Parameter(Tensor):
+    """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
+
+    Args:
+        data: the tensor to wrap; the Parameter shares its memory. ``None`` gives an empty one.
+        requires_grad: whether the parameter requires a gradient (default True).
+
+    Example:
+        >>> import ember
+        >>> p = ember.nn.Parameter(ember.ones(2))
+        >>> p.requires_grad, type(p * 2).__name__
+        (True, 'Tensor')
+    """
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = _make(np.empty((0,), np.float32))
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Parameter(): expected a Tensor as data, got {type(data).__name__}")
+        p = object.__new__(cls)
+        p._data = data._data
+        p._vc = data._vc  # a detached alias: in-place updates of either are seen by both
+        p.requires_grad_(requires_grad)
+        return p
+
+    def __init__(self, data=None, requires_grad=True):
+        pass
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(_make(np.array(self._data, copy=True)), self._requires_grad)
+        result.__dict__.update({k: v for k, v in self.__dict__.items()
+                                if k not in ("_data", "_vc", "_base", "_acc", "grad", "_hooks",
+                                             "_requires_grad")})
+        memo[id(self)] = result
+        return result
+
+
+
+class _BufferMeta(type):
+    # isinstance(t, Buffer) is True for tensors made by Buffer(...): they are plain Tensors
+    # carrying a flag, so that a module stores an ordinary tensor (as torch does)
+    def __instancecheck__(cls, instance):
+        if cls is Buffer:
+            return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False)
+        return super().__instancecheck__(instance)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """Marks a tensor as a module buffer: ``self.stats = nn.Buffer(t, persistent=False)``.
+
+    Returns a Tensor sharing ``data``'s memory; assigning it to a Module attribute registers it
+    with ``register_buffer(name, t, persistent)``.
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = _make(np.empty((0,), np.float32))
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Buffer(): expected a Tensor as data, got {type(data).__name__}")
+        t = data.detach()
+        t._is_buffer = True
+        t.persistent = bool(persistent)
+        return t
+
+
+class UninitializedParameter(Parameter):
+    """Placeholder for lazy modules; ember has no lazy modules, so it cannot be materialized."""
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return super().__new__(cls, None, requires_grad)
+
+    def materialize(self, shape, device=None, dtype=None):
+        raise NotImplementedError("UninitializedParameter.materialize: lazy modules are not "
+                                  "supported by ember; create the layer with its sizes.")
+
+
+class UninitializedBuffer(Tensor):
+    """Placeholder for lazy buffers (not supported, see UninitializedParameter)."""
+
+
+def is_lazy(param):
+    """True for uninitialized (lazy) parameters and buffers."""
+    return isinstance(param, (UninitializedParameter, UninitializedBuffer))
