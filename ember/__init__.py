@@ -52,4 +52,27 @@ from . import optim  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
+from .nn import parallel as _parallel  # noqa: E402,F401  (makes ember.nn.parallel an attribute)
+
+
+def _alias_functional():
+    # torch exposes these nn.functional ops at the top level and (some) as Tensor methods
+    F = nn.functional
+    top = ("softmax", "log_softmax", "dropout", "alpha_dropout", "feature_alpha_dropout",
+           "layer_norm", "batch_norm", "group_norm", "instance_norm", "cdist", "pdist",
+           "cosine_similarity", "pairwise_distance", "embedding", "conv1d", "conv2d",
+           "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+           "adaptive_avg_pool1d", "adaptive_max_pool1d", "selu", "celu", "prelu", "rrelu",
+           "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear",
+           "threshold", "softmin")
+    g = globals()
+    for name in top:
+        if hasattr(F, name) and name not in g:
+            g[name] = getattr(F, name)
+    for name in ("softmax", "log_softmax", "hardshrink", "softmin"):
+        if hasattr(F, name) and not hasattr(Tensor, name):
+            setattr(Tensor, name, getattr(F, name))
+
+
+_alias_functional()
 from . import multiprocessing  # noqa: E402,F401

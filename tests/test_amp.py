@@ -219,13 +219,10 @@ def _torch_and_ember_linear(rng, dtype, requires_grad):
     return (tw, ew), ref, (mm, lin)
 
 
-_LINEAR_BF16 = pytest.mark.xfail(strict=True, reason="ember/nn/functional.py _Linear.forward "
-                                 "returns np.matmul's float32 result for bfloat16 inputs")
-
 
 @pytest.mark.parity
 @pytest.mark.parametrize("op, dtype", [("matmul", "bfloat16"), ("matmul", "float16"),
-                                       pytest.param("linear", "bfloat16", marks=_LINEAR_BF16),
+                                       ("linear", "bfloat16"),
                                        ("linear", "float16")])
 def test_autocast_matmul_linear_match_torch(rng, op, dtype):
     _, ref, ours = _torch_and_ember_linear(rng, dtype, requires_grad=False)

@@ -46,6 +46,8 @@ class _Linear(Op):
     def forward(ctx, x, weight, bias=None):
         ctx.save_for_backward(x, weight)
         y = np.matmul(x, weight.T)
+        if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
+            y = y.astype(x.dtype)
         if bias is not None:
             y += bias
         return y
