@@ -1,61 +1,131 @@
-"""repr() of tensors in PyTorch's format: ``tensor([1., 2.], requires_grad=True)``."""
+"""repr() of tensors in PyTorch's format: ``tensor([1., 2.], requires_grad=True)``.
+
+The layout follows torch's documented print options (precision 4, threshold 1000, edgeitems 3,
+linewidth 80): every element is right-aligned to the widest one; floats print as integers
+with a trailing dot when all finite values are whole numbers, in scientific notation when the
+finite nonzero magnitudes span more than a factor of 1000, exceed 1e8 or go below 1e-4, and
+with 4 decimals otherwise. Large tensors show their first and last 3 entries per dim around
+``...``.
+
+Remaining difference from torch: the ``grad_fn=<...>`` name is ember's node name, which can
+differ from torch's (``BasicIndexBackward0`` where torch says ``SelectBackward0``).
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from . import _dtype as D
 
-
-def _float_formatter(a):
-    finite = a[np.isfinite(a)] if a.size else a
-    if finite.size == 0:
-        return lambda v: _special(v) or f"{v:.4f}"
-    absf = np.abs(finite)
-    nonzero = absf[absf > 0]
-    if np.all(finite == np.round(finite)) and (absf.max() < 1e8):
-        return lambda v: _special(v) or f"{v:.0f}."
-    if nonzero.size and (nonzero.max() / max(nonzero.min(), 1e-300) > 1000 or
-                         nonzero.max() > 1e8 or nonzero.min() < 1e-4):
-        return lambda v: _special(v) or f"{v:.4e}"
-    return lambda v: _special(v) or f"{v:.4f}"
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
 
 
-def _special(v):
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return None
+class _Formatter:
+    """Formats single elements of one tensor, all padded to a common width."""
+
+    def __init__(self, shown: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode, self.sci_mode, self.width = True, False, 1
+        if not floating:
+            for v in shown.reshape(-1).tolist():
+                self.width = max(self.width, len(str(v)))
+            return
+        vals = shown.reshape(-1).astype(np.float64)
+        finite = vals[np.isfinite(vals) & (vals != 0)]
+        if finite.size == 0:  # only zeros / nan / inf: integer style, no padding (as torch)
+            return
+        big, small = np.abs(finite).max(), np.abs(finite).min()
+        self.int_mode = bool(np.all(finite == np.ceil(finite)))
+        if self.int_mode:
+            self.sci_mode = big / small > 1000.0 or big > 1.0e8
+            if not self.sci_mode:
+                self.width = max(len(f"{v:.0f}") + 1 for v in finite.tolist())
+        else:
+            self.sci_mode = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+            if not self.sci_mode:
+                self.width = max(len(f"{v:.{PRECISION}f}") for v in finite.tolist())
+        if self.sci_mode:
+            self.width = max(len(f"{v:.{PRECISION}e}") for v in finite.tolist())
+
+    def _text(self, v) -> str:
+        if not self.floating:
+            return str(v)
+        if math.isnan(v) or math.isinf(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if self.sci_mode:
+            return f"{v:.{PRECISION}e}"
+        if self.int_mode:
+            return f"{v:.0f}."
+        return f"{v:.{PRECISION}f}"
+
+    def __call__(self, v) -> str:
+        return self._text(v).rjust(self.width)
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """The elements a summarized print shows (first and last EDGEITEMS along every dim)."""
+    if a.ndim == 0:
+        return a.reshape(1)
+    if a.shape[0] > 2 * EDGEITEMS:
+        parts = [a[:EDGEITEMS], a[-EDGEITEMS:]]
+    else:
+        parts = [a]
+    if a.ndim == 1:
+        return np.concatenate(parts)
+    rows = [_summarized(r) for p in parts for r in p]
+    return np.concatenate(rows) if rows else np.zeros(0, a.dtype)
+
+
+def _vector(a, fmt, indent, summarize):
+    items = a.tolist()
+    if summarize and len(items) > 2 * EDGEITEMS:
+        data = [fmt(v) for v in items[:EDGEITEMS]] + [" ..."] + \
+            [fmt(v) for v in items[-EDGEITEMS:]]
+    else:
+        data = [fmt(v) for v in items]
+    per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _body(a, fmt, indent, summarize):
+    if a.ndim == 0:
+        return fmt(a.item())
+    if a.ndim == 1:
+        return _vector(a, fmt, indent, summarize)
+    n = a.shape[0]
+    if summarize and n > 2 * EDGEITEMS:
+        slices = [_body(a[i], fmt, indent + 1, summarize) for i in range(EDGEITEMS)] + ["..."] \
+            + [_body(a[i], fmt, indent + 1, summarize) for i in range(n - EDGEITEMS, n)]
+    else:
+        slices = [_body(a[i], fmt, indent + 1, summarize) for i in range(n)]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
 def tensor_repr(t) -> str:
     a = t._data
     dt = t.dtype
-    if dt is D.bfloat16 or dt is D.float16:
-        shown = a.astype(np.float32)
-    else:
-        shown = a
+    shown = a.astype(np.float32) if dt in (D.bfloat16, D.float16) else a
+    prefix = "tensor("
     suffix = []
-    if a.size == 0 and a.shape != (0,):
+    if a.size == 0 and a.ndim != 1:
         suffix.append(f"size={tuple(a.shape)}")
     if dt not in (D.get_default_dtype(), D.int64, D.bool_):
         suffix.append(f"dtype={dt!r}")
     if a.size == 0:
         body = "[]"
-    elif dt.is_floating_point:
-        fmt = _float_formatter(shown.astype(np.float64))
-        body = np.array2string(shown, separator=", ", prefix="tensor(", threshold=1000,
-                               edgeitems=3, formatter={"float_kind": fmt}, max_line_width=80)
-    elif dt is D.bool_:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               formatter={"bool": lambda v: "True" if v else "False"})
     else:
-        body = np.array2string(a, separator=", ", prefix="tensor(", threshold=1000,
-                               max_line_width=80)
+        summarize = a.size > THRESHOLD
+        fmt = _Formatter(_summarized(shown) if summarize else shown, dt.is_floating_point)
+        body = _body(shown, fmt, len(prefix), summarize)
     if t._grad_fn is not None:
         suffix.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         suffix.append("requires_grad=True")
     if suffix:
-        return f"tensor({body}, {', '.join(suffix)})"
-    return f"tensor({body})"
+        return f"{prefix}{body}, {', '.join(suffix)})"
+    return f"{prefix}{body})"

@@ -358,7 +358,9 @@ class Op:
             result = tuple(outs)
         else:
             if type(raw) is not np.ndarray:
-                raw = np.asarray(raw)
+                scalar, raw = raw, np.asarray(raw)
+                if node._to_save:  # keep "saved the output" true for NumPy scalar results
+                    node._to_save = tuple(raw if v is scalar else v for v in node._to_save)
             out_arrays = (raw,)
             result = _make_view(raw, args[0]) if cls.view else _make(raw)
             outs = (result,)

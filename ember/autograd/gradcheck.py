@@ -118,18 +118,18 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from . import grad as autograd_grad
     from .._tensor import Tensor, _make
     inputs = _as_tuple(inputs)
-    outs = _outputs(func, inputs)
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]  # skip integer outputs
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = tuple(_make(rng.standard_normal(o._data.shape)).requires_grad_()
-                             for o in outs)
+        grad_outputs = tuple(_make(rng.standard_normal(o._data.shape).astype(o._data.dtype))
+                             .requires_grad_() for o in outs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
     diff = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
 
     def first_grads(*args):
         ins, gos = args[:n_in], args[n_in:]
-        o = _outputs(func, ins)
+        o = [x for x in _outputs(func, ins) if x.requires_grad]
         gs = autograd_grad(o, [ins[i] for i in diff], gos, create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 

@@ -54,8 +54,9 @@ def _binary_fn(name, cls, result=None):
             return cls.apply(a, b, **kw)
         except ValueError as e:
             if "broadcast" in str(e):
-                raise _bcast_error(name, np.shape(getattr(a, "_data", a)),
-                                   np.shape(getattr(b, "_data", b))) from None
+                # _bcast_error takes the operands (it reads their shapes itself)
+                raise _bcast_error(name, getattr(a, "_data", a), getattr(b, "_data", b)) \
+                    from None
             raise
 
     fn.__name__ = name
@@ -68,7 +69,9 @@ def _to_float(t):
     if isinstance(t, Tensor):
         return t if t._data.dtype.kind == "f" or t.dtype is D.bfloat16 else t.to(
             D.get_default_dtype())
-    return t if t.dtype.kind == "f" else t.astype(D.get_default_dtype().np)
+    # ml_dtypes' bfloat16 has kind "V", so it is checked by identity
+    return t if t.dtype.kind == "f" or t.dtype == D.bfloat16.np else t.astype(
+        D.get_default_dtype().np)
 
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -183,9 +186,12 @@ register("div", inplace=True, ref=np.true_divide, samples=_samples_binary,
          aliases=("divide", "true_divide"))(_div)
 
 
+_floor_divide = _binary_fn("floor_divide", Div)  # its own name in error messages
+
+
 def floor_divide(input, other):
     """input // other, rounding toward negative infinity."""
-    return _div(input, other, rounding_mode="floor")
+    return _floor_divide(input, other, rounding_mode="floor")
 
 
 register("floor_divide", inplace=True, differentiable=False, dtypes=D.INTEGRAL)(floor_divide)
@@ -232,7 +238,7 @@ class Pow(Op):
     def forward(ctx, a, b):
         if a.dtype.kind in "iu" and b.dtype.kind in "iu" and (np.asarray(b) < 0).any():
             raise RuntimeError("Integers to negative integer powers are not allowed.")
-        y = np.power(a, b)
+        y = np.asarray(np.power(a, b))  # an array even for 0-d inputs: saved by identity
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -242,8 +248,9 @@ class Pow(Op):
         need = ctx.needs_input_grad
         ga = gb = None
         if need[0]:  # d a^b / da = b * a^(b-1); written so that a = 0, b >= 1 stays finite
-            ga = sum_to(grad * b * a.pow(b - 1), a.shape)
-            ga = where_(b == 0, 0.0, ga) if b.numel() > 0 else ga
+            ga = grad * b * a.pow(b - 1)
+            # mask before sum_to: b may broadcast against a
+            ga = sum_to(where_(b == 0, 0.0, ga) if b.numel() > 0 else ga, a.shape)
         if need[1]:  # d a^b / db = a^b * log(a), taken as 0 where a == 0 and b >= 0
             gb = grad * y * where_(a == 0, 1.0, a).log()
             gb = sum_to(where_((a == 0) & (b >= 0), 0.0, gb), b.shape)
@@ -332,7 +339,7 @@ class Hypot(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        y = np.hypot(a, b)
+        y = np.asarray(np.hypot(a, b))
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -350,7 +357,7 @@ class Copysign(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        y = np.copysign(a, b)
+        y = np.asarray(np.copysign(a, b))
         ctx.save_for_backward(a, y)
         ctx.bshape = b.shape
         return y
@@ -438,8 +445,9 @@ def _bitwise(name, ufunc):
         @staticmethod
         def forward(ctx, a, b):
             if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
-                raise RuntimeError(f"{name}: not implemented for floating dtype {a.dtype}; "
-                                   "expected integer or bool tensors.")
+                # NotImplementedError (a RuntimeError) is what torch raises here
+                raise NotImplementedError(f"{name}: not implemented for floating dtype "
+                                          f"{a.dtype}; expected integer or bool tensors.")
             return ufunc(a, b)
 
     Bitwise.__name__ = "".join(p.capitalize() for p in name.split("_"))
@@ -464,7 +472,9 @@ def _unary(name, f, df, save="x", keep_int=False, inplace=True, aliases=(), doc=
             if not keep_int:
                 x = _float_of(x)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                y = f(x)
+                # asarray: a ufunc on a 0-d array returns a NumPy scalar, and a saved output
+                # is recognised by identity (see _unary_saves_array in tests/ops)
+                y = np.asarray(f(x))
             if y.dtype != x.dtype:
                 y = y.astype(x.dtype)
             if df is not None:
@@ -518,8 +528,22 @@ def _digamma(x):
     return digamma(x)
 
 
-_unary("neg", np.negative, lambda g, x: -g, save="none", keep_int=True, aliases=("negative",),
-       dtypes=D.ALL)
+_NO_BOOL = D.ALL[1:]  # every dtype but bool
+
+
+def _reject_bool(name, f, hint=""):
+    """f, raising torch's RuntimeError for bool input instead of NumPy's TypeError."""
+    def g(x):
+        if x.dtype == np.bool_:
+            raise RuntimeError(f"{name}: not supported for bool tensors; got dtype ember.bool."
+                               + hint)
+        return f(x)
+    return g
+
+
+_unary("neg", _reject_bool("neg", np.negative, " Negation, the `-` operator, on a bool tensor "
+                           "is not supported; to invert a mask use `~` or logical_not()."),
+       lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), dtypes=_NO_BOOL)
 _unary("exp", np.exp, lambda g, y: g * y, save="y")            # d e^x = e^x
 _unary("exp2", np.exp2, lambda g, y: g * y * math.log(2), save="y")
 _unary("expm1", np.expm1, lambda g, y: g * (y + 1), save="y")
@@ -551,9 +575,10 @@ _unary("erfinv", _erfinv_np, lambda g, y: g * (math.sqrt(math.pi) / 2) * (y * y)
        save="y")
 _unary("lgamma", _gammaln, lambda g, x: g * x.digamma())
 _unary("digamma", _digamma, None, differentiable=False)
-_unary("abs", np.abs, lambda g, x: g * x.sign(), keep_int=True, aliases=("absolute",),
-       dtypes=D.ALL)
-_unary("sign", np.sign, lambda g, x: g * 0, keep_int=True, dtypes=D.ALL)
+_unary("abs", _reject_bool("abs", np.abs), lambda g, x: g * x.sign(), keep_int=True,
+       aliases=("absolute",), dtypes=_NO_BOOL)
+_unary("sign", lambda x: x.copy() if x.dtype == np.bool_ else np.sign(x),  # no bool np.sign
+       lambda g, x: g * 0, keep_int=True, dtypes=D.ALL)
 _unary("sgn", np.sign, lambda g, x: g * 0, keep_int=True)
 _unary("floor", np.floor, lambda g, x: g * 0, keep_int=True)
 _unary("ceil", np.ceil, lambda g, x: g * 0, keep_int=True)
@@ -607,8 +632,8 @@ register("logical_not", inplace=True, differentiable=False, dtypes=D.ALL)(
 
 def _bitwise_not(input):
     if input.is_floating_point():
-        raise RuntimeError(f"bitwise_not: not implemented for floating dtype {input.dtype}; "
-                           "expected integer or bool tensors.")
+        raise NotImplementedError(f"bitwise_not: not implemented for floating dtype "
+                                  f"{input.dtype}; expected integer or bool tensors.")
     return _pred(input, np.invert)
 
 
@@ -621,6 +646,12 @@ class NanToNum(Op):
     @staticmethod
     def forward(ctx, x, nan=0.0, posinf=None, neginf=None):
         ctx.save_for_backward(x)
+        if x.dtype == D.bfloat16.np:  # np.nan_to_num leaves ml_dtypes' bfloat16 untouched
+            import ml_dtypes
+            big = float(ml_dtypes.finfo(x.dtype).max)
+            return np.nan_to_num(x.astype(np.float32), nan=nan,
+                                 posinf=big if posinf is None else posinf,
+                                 neginf=-big if neginf is None else neginf).astype(x.dtype)
         return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
 
     @staticmethod
@@ -658,10 +689,13 @@ class Clamp(Op):
             mask = (x <= hi) if mask is None else mask & (x <= hi)
         gx = grad * mask.to(grad.dtype) if mask is not None else grad
         glo = ghi = None
+        # y = min(max(x, lo), hi): when lo > hi every output is hi, so lo gets no gradient
         if lo is not None and ctx.needs_input_grad[1]:
-            glo = sum_to(grad * (x < lo).to(grad.dtype), lo.shape)
+            pick = (x < lo) if hi is None else (x < lo) & (lo < hi)
+            glo = sum_to(grad * pick.to(grad.dtype), lo.shape)
         if hi is not None and ctx.needs_input_grad[2]:
-            ghi = sum_to(grad * (x > hi).to(grad.dtype), hi.shape)
+            pick = (x > hi) if lo is None else (x > hi) | (hi < lo)
+            ghi = sum_to(grad * pick.to(grad.dtype), hi.shape)
         return sum_to(gx, x.shape), glo, ghi
 
 
@@ -669,12 +703,9 @@ def clamp(input, min=None, max=None):
     """Clamp all elements into [min, max] (either bound may be None or a Tensor)."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    # the bounds take part in type promotion like any other operand (torch.result_type), so
+    # an int tensor clamped by a float number becomes float, a float tensor stays float
     args = promote_args("clamp", input, min, max)
-    x = args[0]
-    if x.dtype != input.dtype and not (isinstance(min, Tensor) or isinstance(max, Tensor)):
-        x = input  # Python-number bounds never change the tensor's dtype
-        args = [x] + [None if v is None else np.asarray(v).astype(x._data.dtype)
-                      for v in (min, max)]
     return Clamp.apply(args[0], args[1], args[2])
 
 

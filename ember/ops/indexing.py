@@ -341,8 +341,8 @@ def _along(index, dim):
 
 
 def _check_index(name, input, dim, index, src=None):
-    if not isinstance(index, Tensor) or index._data.dtype != np.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index; got "
+    if not isinstance(index, Tensor) or index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index; got "
                            f"{getattr(index, 'dtype', type(index).__name__)}")
     nd = max(input.ndim, 1)
     d = _wrap_dim(dim, nd, name)
@@ -357,10 +357,19 @@ def _check_index(name, input, dim, index, src=None):
                                f"{list(input.shape)} apart from dimension {d}")
     a = index._data
     n = input.shape[d] if input.ndim else 1  # a 0-d tensor indexes like a 1-element one
-    if a.size and (a.min() < -n or a.max() >= n):
-        raise IndexError(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
-                         f"is out of bounds for dimension {d} with size {n}")
+    _check_bounds(name, a, d, n)
     return d
+
+
+def _check_bounds(name, a, d, n):
+    """torch's rule for gather/scatter/index_* indices: 0 <= i < n (no negative indices)."""
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise RuntimeError(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
+                           f"is out of bounds for dimension {d} with size {n}")
+
+
+def _idx64(index):
+    return index._data.astype(np.int64, copy=False)
 
 
 class Gather(Op):
@@ -381,7 +390,7 @@ class Gather(Op):
 
 def gather(input, dim, index, *, sparse_grad=False):
     d = _check_index("gather", input, dim, index)
-    return Gather.apply(input, d, index._data)
+    return Gather.apply(input, d, _idx64(index))
 
 
 register("gather", dtypes=D.ALL)(gather)
@@ -446,10 +455,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None or not isinstance(src, Tensor):
         v = value if value is not None else src
         s = np.asarray(v).astype(input._data.dtype)
-        return Scatter.apply(input, s, d, index._data, reduce)
+        return Scatter.apply(input, s, d, _idx64(index), reduce)
     if src._data.dtype != input._data.dtype:
         src = src.to(input.dtype)
-    return Scatter.apply(input, src, d, index._data, reduce)
+    return Scatter.apply(input, src, d, _idx64(index), reduce)
 
 
 def scatter_add(input, dim, index, src):
@@ -488,9 +497,7 @@ def index_select(input, dim, index):
     d = _wrap_dim(dim, max(input.ndim, 1), "index_select")
     n = input.shape[d] if input.ndim else 1
     a = index._data.reshape(-1)
-    if a.size and (a.min() < -n or a.max() >= n):
-        raise IndexError(f"index_select(): index out of range in self: index {a.max()} for "
-                         f"dimension {d} of size {n}")
+    _check_bounds("index_select", a, d, n)
     key = (slice(None),) * d + (a.astype(np.int64),)
     if input.ndim == 0:  # torch: the result of indexing a scalar is a scalar
         if a.size != 1:
@@ -503,22 +510,30 @@ def index_select(input, dim, index):
 register("index_select", dtypes=D.ALL)(index_select)
 
 
+def _index_key(name, input, dim, index):
+    """The numpy key selecting ``index`` (1-D int tensor) along dim, bounds checked."""
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index; got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
+    d = _wrap_dim(dim, max(input.ndim, 1), name)
+    a = index._data.reshape(-1).astype(np.int64)
+    _check_bounds(name, a, d, input.shape[d] if input.ndim else 1)
+    return (slice(None),) * d + (a,)
+
+
 def index_add(input, dim, index, source, *, alpha=1):
-    d = _wrap_dim(dim, max(input.ndim, 1), "index_add")
-    key = (slice(None),) * d + (index._data.astype(np.int64),)
+    key = _index_key("index_add", input, dim, index)
     src = source * alpha if alpha != 1 else source
     return IndexPut.apply(input, src.to(input.dtype), key, True)
 
 
 def index_copy(input, dim, index, source):
-    d = _wrap_dim(dim, max(input.ndim, 1), "index_copy")
-    key = (slice(None),) * d + (index._data.astype(np.int64),)
+    key = _index_key("index_copy", input, dim, index)
     return IndexPut.apply(input, source.to(input.dtype), key, False)
 
 
 def index_fill(input, dim, index, value):
-    d = _wrap_dim(dim, max(input.ndim, 1), "index_fill")
-    key = (slice(None),) * d + (index._data.astype(np.int64),)
+    key = _index_key("index_fill", input, dim, index)
     v = value.to(input.dtype) if isinstance(value, Tensor) else np.asarray(value).astype(
         input._data.dtype)
     return IndexPut.apply(input, v, key, False)

@@ -26,7 +26,8 @@ class Matmul(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return np.matmul(a, b)
+        # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
+        return np.matmul(a, b).astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -91,7 +92,9 @@ def _matmul_general(input, other):
     return out
 
 
-register("matmul", dtypes=D.ALL)(matmul)
+# bool products are not claimed: torch has no bool matmul kernels ("not implemented for 'Bool'")
+_NUMERIC = tuple(d for d in D.ALL if d is not D.bool_)
+register("matmul", dtypes=_NUMERIC)(matmul)
 Tensor.__matmul__ = lambda self, other: matmul(self, other)
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
@@ -103,6 +106,11 @@ def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D (shape "
                            f"{list(input.shape)}) and {mat2.ndim}-D (shape {list(mat2.shape)})")
+    if input.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"mm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({input.shape[0]}x{input.shape[1]} and "
+                           f"{mat2.shape[0]}x{mat2.shape[1]}); expected mat1.shape[1] == "
+                           "mat2.shape[0].")
     return matmul(input, mat2)
 
 
@@ -114,6 +122,11 @@ def bmm(input, mat2):
     if input.shape[0] != mat2.shape[0]:
         raise RuntimeError(f"bmm: batch1 and batch2 must have same number of batches, got "
                            f"{input.shape[0]} and {mat2.shape[0]}")
+    if input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"bmm: Expected size for first two dimensions of batch2 tensor to "
+                           f"be: [{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}] (shapes {list(input.shape)} and "
+                           f"{list(mat2.shape)}).")
     return matmul(input, mat2)
 
 
@@ -121,6 +134,9 @@ def mv(input, vec):
     if input.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"mv: expected a 2-D matrix and a 1-D vector, got shapes "
                            f"{list(input.shape)} and {list(vec.shape)}")
+    if input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"mv: size mismatch, got mat ({input.shape[0]}x{input.shape[1]}), "
+                           f"vec ({vec.shape[0]}); expected mat.shape[1] == vec.shape[0]")
     return matmul(input, vec)
 
 
@@ -186,7 +202,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 for _f in (mm, bmm, mv, dot, outer, addmm, baddbmm, addbmm, addmv, addr):
-    register(_f.__name__, dtypes=D.ALL, inplace=_f.__name__.startswith("add"))(_f)
+    register(_f.__name__, dtypes=_NUMERIC, inplace=_f.__name__.startswith("add") or
+             _f.__name__ == "baddbmm")(_f)
 FUNCTIONS["ger"] = outer
 FUNCTIONS["inner"] = lambda input, other: (input * other).sum(-1) if input.ndim <= 1 else \
     tensordot(input, other, ([-1], [-1]))
@@ -259,7 +276,10 @@ class Einsum(Op):
     def forward(ctx, eq, *xs):
         ctx.eq = eq
         ctx.save_for_backward(*xs)
-        return np.asarray(np.einsum(eq, *xs, optimize=len(xs) > 2))
+        dt = xs[0].dtype
+        if dt == D.bfloat16.np:  # np.einsum rejects bfloat16: compute in float32, round back
+            xs = tuple(x.astype(np.float32) for x in xs)
+        return np.asarray(np.einsum(eq, *xs, optimize=len(xs) > 2)).astype(dt, copy=False)
 
     @staticmethod
     def backward(ctx, grad):

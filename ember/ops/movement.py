@@ -439,18 +439,27 @@ class AsStrided(Op):
         return _ViewScatter.apply(grad, idx.copy(), ctx.in_shape), None, None, None
 
 
-register("as_strided", dtypes=D.ALL)(AsStrided)
+def as_strided(input, size, stride, storage_offset=None):
+    """A view with explicit size, stride and storage offset (in elements)."""
+    # always four positional arguments: backward returns one gradient per positional argument
+    return AsStrided.apply(input, tuple(size), tuple(stride), storage_offset)
+
+
+register("as_strided", dtypes=D.ALL)(as_strided)
 
 
 def narrow(input, dim, start, length):
     d = _wrap_dim(dim, input.ndim, "narrow")
     n = input.shape[d]
     start = int(start)
+    if not -n <= start <= n:
+        raise IndexError(f"narrow(): start out of range (expected to be in range of [{-n}, {n}]"
+                         f", but got {start}) for dim {d} of shape {list(input.shape)}")
     if start < 0:
         start += n
-    if not (0 <= start <= n) or length < 0 or start + length > n:
-        raise IndexError(f"narrow(): start ({start}) + length ({length}) exceeds dimension size "
-                         f"({n}) of dim {d}")
+    if length < 0 or start + length > n:
+        raise RuntimeError(f"narrow(): start ({start}) + length ({length}) exceeds dimension "
+                           f"size ({n}) of dim {d} of shape {list(input.shape)}")
     idx = [slice(None)] * input.ndim
     idx[d] = slice(start, start + length)
     return input[tuple(idx)]

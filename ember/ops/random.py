@@ -100,6 +100,14 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
+def _out(res, out, name):
+    """Honour ``out=``: copy the sample into the given tensor (resizing an empty one)."""
+    if out is None:
+        return res
+    from .registry import write_out
+    return write_out(out, res, name)
+
+
 def _float_dt(dtype):
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     if not dt.is_floating_point:
@@ -124,7 +132,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False):
     """Uniform samples on [0, 1)."""
     dt = _float_dt(dtype)
-    return _finish(_uniform(_gen(generator), _size(size), dt), requires_grad, device)
+    return _out(_finish(_uniform(_gen(generator), _size(size), dt), requires_grad, device), out,
+                "rand")
 
 
 @export
@@ -132,7 +141,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False):
     """Standard normal samples."""
     dt = _float_dt(dtype)
-    return _finish(_normal(_gen(generator), _size(size), dt), requires_grad, device)
+    return _out(_finish(_normal(_gen(generator), _size(size), dt), requires_grad, device), out,
+                "randn")
 
 
 @export
@@ -160,7 +170,7 @@ def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None
                            f"to={high}")
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
     arr = _gen(generator).integers(low, high, size=tuple(size), dtype=np.int64).astype(dt.np)
-    return _finish(arr, requires_grad, device)
+    return _out(_finish(arr, requires_grad, device), out, "randint")
 
 
 @export
@@ -177,7 +187,8 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"randperm: n must be non-negative, got {n}")
     dt = D.int64 if dtype is None else D.to_dtype(dtype)
-    return _finish(_gen(generator).permutation(n).astype(dt.np), requires_grad, device)
+    return _out(_finish(_gen(generator).permutation(n).astype(dt.np), requires_grad, device), out,
+                "randperm")
 
 
 @export
@@ -193,13 +204,13 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         shape = np.broadcast_shapes(np.shape(m), np.shape(s))
         ref = mean if isinstance(mean, Tensor) else std
         z = _normal(g, shape, ref.dtype)
-        return _make((m + s * z).astype(ref._data.dtype))
+        return _out(_make((m + s * z).astype(ref._data.dtype)), out, "normal")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     dt = _float_dt(dtype)
-    return _finish((mean + std * _normal(g, _size((size,) if isinstance(size, int) else
-                                                    tuple(size or ())), dt)).astype(dt.np),
-                   requires_grad, device)
+    return _out(_finish((mean + std * _normal(g, _size((size,) if isinstance(size, int) else
+                                                        tuple(size or ())), dt)).astype(dt.np),
+                        requires_grad, device), out, "normal")
 
 
 @export
@@ -209,7 +220,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
     if np.any((probs < 0) | (probs > 1)):
         raise RuntimeError("bernoulli: Expected p_in >= 0 && p_in <= 1 for every probability")
     u = _gen(generator).random(np.shape(probs))
-    return _make((u < probs).astype(input._data.dtype))
+    return _out(_make((u < probs).astype(input._data.dtype)), out, "bernoulli")
 
 
 @export
@@ -248,7 +259,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                                    "sample)")
             out_rows.append(np.argsort(-keys, kind="stable")[:num_samples])
     arr = np.array(out_rows, np.int64).reshape(w.shape[:-1] + (num_samples,))
-    return _make(arr)
+    return _out(_make(arr), out, "multinomial")
 
 
 def _sampler_(fn):

@@ -1,6 +1,7 @@
 """Reductions over dims: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum, ..."""
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -65,7 +66,9 @@ class Mean(Op):
         dims = norm_dims(dim, x.ndim, "mean")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
-        with np.errstate(invalid="ignore", divide="ignore"):
+        # the mean of nothing is NaN, silently (np.mean warns "Mean of empty slice")
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
             return np.mean(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
 
     @staticmethod
@@ -130,7 +133,7 @@ class _Extreme(Op):
         if x.ndim == 0:
             return x.copy(), np.zeros((), np.int64)
         idx = cls.np_arg(x, axis=d, keepdims=True)
-        if x.dtype.kind == "f":  # NaN wins, as in torch
+        if x.dtype.kind == "f" or x.dtype == D.bfloat16.np:  # NaN wins, as in torch
             nan = np.isnan(x)
             if nan.any():
                 idx = np.where(nan.any(axis=d, keepdims=True),
@@ -171,7 +174,8 @@ class _AmaxAmin(Op):
             raise IndexError(f"{name}(): Expected reduction dim to have non-zero size; got input "
                              f"of shape {list(x.shape)}.")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        y = cls.fn(x, axis=dims, keepdims=keepdim)
+        with np.errstate(invalid="ignore"):  # NaN propagates silently (bfloat16 warns)
+            y = np.asarray(cls.fn(x, axis=dims, keepdims=keepdim))  # saved by identity
         ctx.save_for_backward(x, y)
         return y
 
@@ -229,9 +233,9 @@ register("min", dtypes=D.ALL)(_max_min("min", MinDim, Amin, lambda a, b: _F["min
 def _arg(name, npf):
     def fn(input, dim=None, keepdim=False):
         a = input._data
-        if a.size == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+        if a.size == 0 and dim is None:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         if dim is None:
             r = npf(a.reshape(-1))
             if keepdim:
@@ -240,14 +244,18 @@ def _arg(name, npf):
         d = norm_dims(dim, a.ndim, name)[0] if a.ndim else 0
         if a.ndim == 0:
             return _make(np.zeros((), np.int64))
+        if a.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size; got "
+                             f"input of shape {list(a.shape)}.")
         return _make(npf(a, axis=d, keepdims=keepdim).astype(np.int64))
 
     fn.__name__ = name
     return fn
 
 
-register("argmax", differentiable=False, dtypes=D.ALL)(_arg("argmax", np.argmax))
-register("argmin", differentiable=False, dtypes=D.ALL)(_arg("argmin", np.argmin))
+# bool is not claimed: torch has no bool argmax/argmin kernels
+register("argmax", differentiable=False, dtypes=D.ALL[1:])(_arg("argmax", np.argmax))
+register("argmin", differentiable=False, dtypes=D.ALL[1:])(_arg("argmin", np.argmin))
 
 
 def _correction(unbiased, correction):
@@ -260,11 +268,15 @@ def _correction(unbiased, correction):
 
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Variance over dim with Bessel's ``correction`` (default 1)."""
+    return _var(input, dim, unbiased, keepdim, correction, "var")
+
+
+def _var(input, dim, unbiased, keepdim, correction, name):
     if isinstance(dim, bool):  # var(input, unbiased) positional form
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
-    _float_only(input._data, "var")
-    dims = norm_dims(dim, input.ndim, "var")
+    _float_only(input._data, name)
+    dims = norm_dims(dim, input.ndim, name)
     n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
     mu = input.mean(dim=dims, keepdim=True)
     d = input - mu
@@ -272,8 +284,15 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Standard deviation: sqrt of var with the same arguments."""
-    return var(input, dim, unbiased, keepdim, correction=correction).sqrt()
+    """Standard deviation: sqrt of var with the same arguments.
+
+    Where the variance is 0 the gradient is 0, as in torch (not the NaN of 0 * d sqrt(0)).
+    """
+    from .indexing import where
+    v = _var(input, dim, unbiased, keepdim, correction, "std")
+    zero = v == 0
+    # sqrt of a placeholder where v == 0, so that its backward never divides by zero
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):

@@ -518,7 +518,7 @@ def cross(input, other, dim=None):
     return _cross(input, other, dim, "linalg.cross")
 
 
-register("cross", dtypes=D.ALL)(cross)
+register("cross", dtypes=D.FLOATING + D.INTEGRAL)(cross)
 
 
 def kron(input, other):

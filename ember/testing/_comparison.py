@@ -53,8 +53,8 @@ def _to_numpy(x):
         t = x.detach().cpu()
         name = str(t.dtype).rsplit(".", 1)[-1]
         if name == "bfloat16":
-            return t.float().numpy(), name
-        return t.numpy(), name
+            t = t.float()
+        return t.numpy(force=True), name  # force: also lazy zero / conjugated tensors
     if isinstance(x, bool):
         return np.asarray(x), "bool"
     if isinstance(x, int):
@@ -138,11 +138,16 @@ def _compare_values(a, e, rtol, atol, equal_nan, msg, path):
         with np.errstate(invalid="ignore", divide="ignore"):
             diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
             rel = diff / np.abs(e.astype(np.float64))
-        text += (f"Greatest absolute difference: {np.nanmax(np.where(bad, diff, 0)):.6g} "
+        text += (f"Greatest absolute difference: {_greatest(diff[bad]):.6g} "
                  f"(up to {atol} allowed)\nGreatest relative difference: "
-                 f"{np.nanmax(np.where(bad, rel, 0)):.6g} (up to {rtol} allowed)\n")
+                 f"{_greatest(rel[bad]):.6g} (up to {rtol} allowed)\n")
     text += f"First mismatch at index {where}: actual {a[where]!r}, expected {e[where]!r}"
     _fail(msg, path, text)
+
+
+def _greatest(x):
+    """The largest value, NaN (a NaN mismatch) counting as the largest."""
+    return float(np.where(np.isnan(x), np.inf, x).max()) if x.size else 0.0
 
 
 def _fail(msg, path, text):
@@ -213,8 +218,8 @@ def _draw(g, shape, dt, low, high):
         return (lo + (hi - lo) * g.random(shape)).astype(dt.np)
     info = np.iinfo(dt.np)
     lo, hi = _DEFAULT_RANGES["uint8" if dt is D.uint8 else "int"]
-    lo = max(lo if low is None else int(math.ceil(low)), int(info.min))
-    hi = min(hi if high is None else int(math.ceil(high)), int(info.max) + 1)
+    lo = max(lo if low is None else math.ceil(low), int(info.min))
+    hi = min(hi if high is None else math.ceil(high), int(info.max) + 1)
     if lo >= hi:
         raise ValueError(f"make_tensor: empty integer range [{low}, {high}) for dtype {dt}")
     return g.integers(lo, hi, size=shape).astype(dt.np)

@@ -5,12 +5,7 @@ import pytest
 
 from ember.ops._kernels import conv
 
-TOL = {np.float64: dict(rtol=1e-10, atol=1e-10), np.float32: dict(rtol=1e-4, atol=1e-4)}
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(1234)
+TOL = {np.float64: {"rtol": 1e-10, "atol": 1e-10}, np.float32: {"rtol": 1e-4, "atol": 1e-4}}
 
 
 def _out(size, k, s, p, d):
@@ -26,7 +21,7 @@ def _tap(xp, i, j, stride, dilation, out_h, out_w):
 
 def conv2d_ref(x, w, b, stride, padding, dilation, groups):
     """Direct tap-by-tap convolution, one einsum per group and kernel tap."""
-    n, c, h, wd = x.shape
+    n, _, h, wd = x.shape
     o, cg, kh, kw = w.shape
     out_h = _out(h, kh, stride[0], padding[0], dilation[0])
     out_w = _out(wd, kw, stride[1], padding[1], dilation[1])
@@ -69,6 +64,9 @@ CONV_CASES = [
     ((2, 4, 7, 9), (6, 2, 3, 3), (1, 2), (1, 1), (1, 1), 2),     # groups
     ((2, 4, 7, 9), (8, 1, 3, 3), (1, 2), (1, 1), (1, 2), 4),     # depthwise, multiplier 2
     ((3, 5, 8, 8), (5, 1, 3, 3), (2, 2), (1, 1), (1, 1), 5),     # depthwise stride 2
+    ((2, 3, 6, 7), (3, 1, 3, 3), (1, 1), (1, 1), (1, 1), 3),     # depthwise stride 1 (flat)
+    ((2, 2, 7, 6), (4, 1, 3, 2), (1, 1), (2, 0), (2, 1), 2),     # flat, dilated, multiplier
+    ((2, 3, 9, 9), (4, 3, 3, 3), (3, 3), (1, 1), (1, 1), 1),     # runtime stride 3
     ((2, 4, 7, 9), (8, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),     # pointwise fast path
     ((2, 4, 6, 6), (6, 2, 1, 1), (1, 1), (0, 0), (1, 1), 2),     # grouped pointwise
     ((2, 4, 7, 9), (8, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1),     # strided 1x1
@@ -208,6 +206,7 @@ def _torch_conv_grads(torch, fn, x, w, b, g, *args):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", CONV_CASES)
+@pytest.mark.parity
 def test_conv2d_matches_torch(rng, case, dtype):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     xs, ws, stride, padding, dilation, groups = case
@@ -227,6 +226,7 @@ def test_conv2d_matches_torch(rng, case, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", TRANSPOSED_CASES)
+@pytest.mark.parity
 def test_conv_transpose2d_matches_torch(rng, case, dtype):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     xs, ws, stride, padding, dilation, groups, out_pad = case
@@ -243,6 +243,7 @@ def test_conv_transpose2d_matches_torch(rng, case, dtype):
         np.testing.assert_allclose(got, want, **TOL[dtype])
 
 
+@pytest.mark.parity
 def test_unfold_fold_match_torch(rng):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     functional = torch.nn.functional

@@ -7,12 +7,7 @@ import pytest
 
 from ember.ops._kernels import pool
 
-TOL = {np.float64: dict(rtol=1e-12, atol=1e-12), np.float32: dict(rtol=1e-5, atol=1e-6)}
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(99)
+TOL = {np.float64: {"rtol": 1e-12, "atol": 1e-12}, np.float32: {"rtol": 1e-5, "atol": 1e-6}}
 
 
 def out_len(size, k, s, p, d, ceil_mode):
@@ -114,6 +109,19 @@ def test_maxpool2d_propagates_nan_and_handles_empty_batch():
     assert pool.maxpool2d_backward(y, idx, (0, 3, 4, 4)).shape == (0, 3, 4, 4)
 
 
+@pytest.mark.parity
+def test_maxpool2d_all_neg_inf_window_matches_torch():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    x = np.full((1, 1, 4, 5), -np.inf)
+    x[0, 0, 3, 4] = 1.0
+    x[0, 0, 0, 1] = np.nan
+    args = ((2, 2), (2, 2), (1, 1), (1, 1), True)
+    y, idx = pool.maxpool2d_forward(x, *args)
+    y_t, idx_t = torch.nn.functional.max_pool2d(torch.tensor(x), *args, return_indices=True)
+    np.testing.assert_array_equal(y, y_t.numpy())
+    np.testing.assert_array_equal(idx, idx_t.numpy())
+
+
 def test_maxpool2d_rejects_oversized_padding():
     with pytest.raises(RuntimeError, match="pad should be at most half"):
         pool.maxpool2d_forward(np.zeros((1, 1, 4, 4)), (2, 2), (1, 1), (2, 2), (1, 1), False)
@@ -187,6 +195,7 @@ def _torch_run(torch, fn, x, g_seed):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", MAX_CASES)
+@pytest.mark.parity
 def test_maxpool2d_matches_torch(rng, case, dtype):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     shape, k, s, p, d, ceil_mode = case
@@ -203,6 +212,7 @@ def test_maxpool2d_matches_torch(rng, case, dtype):
 @pytest.mark.parametrize("count_include_pad", [True, False])
 @pytest.mark.parametrize("divisor_override", [None, 2])
 @pytest.mark.parametrize("case", AVG_CASES)
+@pytest.mark.parity
 def test_avgpool2d_matches_torch(rng, case, count_include_pad, divisor_override, dtype):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     shape, k, s, p, ceil_mode = case
@@ -215,6 +225,7 @@ def test_avgpool2d_matches_torch(rng, case, count_include_pad, divisor_override,
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("out_hw", [(3, 4), (5, 1), (1, 1), (7, 9), (4, 6)])
+@pytest.mark.parity
 def test_adaptive_pools_match_torch(rng, out_hw, dtype):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     functional = torch.nn.functional

@@ -1,1 +1,1 @@
-"""numba compute kernels: pure functions on NumPy arrays, imported by ember.ops (never the reverse)."""
+"""numba compute kernels: pure functions on NumPy arrays, used by ember.ops (never the reverse)."""

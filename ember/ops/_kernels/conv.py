@@ -5,64 +5,69 @@ have the dtype of the input (float32 or float64). A 1-D convolution is the 2-D o
 and a ``(1, k)`` kernel: every loop below is over whole rows, so a height of one costs nothing.
 
 NOTE [Convolution as one GEMM]
-im2col writes, for every input channel c and kernel tap (i, j), one row of ``cols`` holding the
-input pixel that tap sees at each output position. We lay ``cols`` out as (C*kh*kw, N, L) with
-L = OH*OW, so the whole batch is one GEMM ``W (O, C*kh*kw) @ cols`` (one group at a time stacked
-by np.matmul): one large product keeps both BLAS threads busy even when L is small (8x8 maps),
-where per-sample GEMMs would be thin. The price is a transpose of the (O, N, L) product back to
-NCHW, which moves O*N*L numbers, few next to the C*kh*kw*N*L of the packing itself.
-Each row of ``cols`` is written as contiguous runs of OW numbers read from one input row, so the
-packing streams through memory; it runs in parallel over (sample, channel) pairs, which own
-disjoint rows of ``cols`` and disjoint planes of the input gradient, so col2im needs no atomics.
-Large batches are processed in chunks so that ``cols`` stays under ``_COLS_BUDGET`` elements.
+im2col writes, for each input channel c and kernel tap (i, j), one row of ``cols`` holding what
+that tap sees at every output position. ``cols`` is laid out (C*kh*kw, N, L), L = OH*OW, so the
+whole batch is one GEMM ``W (O, C*kh*kw) @ cols`` per group: one large product keeps the BLAS
+threads busy even for 8x8 maps, where per-sample GEMMs are thin. The price, transposing the
+(O, N, L) product to NCHW, is small next to the packing. Rows are written as contiguous runs of
+OW numbers; (sample, channel) pairs own disjoint rows of ``cols`` and disjoint planes of the
+input gradient, so col2im needs no atomics. Batches are chunked to keep ``cols`` under
+``_COLS_BUDGET`` elements.
 
 NOTE [Kernel threading]
-The GEMMs already run on every core through OpenBLAS's own threads. numba's default OpenMP pool
-busy-waits for milliseconds after each parallel loop, and OpenBLAS's workers spin (yielding)
-after each GEMM, so alternating the two pools makes them fight for the same cores: on a 2-core
-machine conv fwd+bwd (8,256,8,8)x(256,256,3,3) took 25 ms with parallel packing against 11 ms
-serial (the GEMMs alone take 8 ms). So the loops are written with prange, which documents the
-independent axis, but compile serially; the kernels are nogil, so callers that want more
-parallelism can run them from threads. Set PARALLEL = True only together with a threading layer
-that sleeps instead of spinning (numba's workqueue, or tbb) and measure first.
+OpenBLAS's threads already use every core for the GEMMs. numba's default OpenMP pool busy-waits
+for milliseconds after each parallel loop and OpenBLAS's workers spin after each GEMM, so the
+two pools fight for the cores: on 2 cores conv fwd+bwd (8,256,8,8)x(256,256,3,3) took 25 ms with
+parallel packing, 11 ms serial (8 ms of it GEMM). So loops are written with prange (it marks
+the independent axis) but compiled serially; kernels are nogil, so callers may use threads.
+Set PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure first.
 """
 
 import numba
 import numpy as np
 
-# Whether the packing kernels run their prange loops on numba's thread pool.
-# see NOTE [Kernel threading]
-PARALLEL = False
+PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
 
 # Elements in one im2col buffer (64 MiB in float32); bounds memory for big batches or images.
 _COLS_BUDGET = 1 << 24
 
 
-def _out_size(size, k, s, p, d):
-    """Output length of a convolution along one dim (floor rule)."""
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+def _out_hw(height, width, geo):
+    """Output (OH, OW) of a convolution, floor rule."""
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    return ((height + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
+            (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
+
+
+# Planes per parallel block: a fixed count keeps each block's scratch buffers allocated once per
+# block instead of once per plane (an allocation costs as much as a small plane's arithmetic).
+_N_BLOCKS = 64
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _pad_plane(plane, ph, pw, hp, wp):
-    """Copy one (H, W) plane into a zeroed (hp, wp) buffer at offset (ph, pw).
+def _block(blk, n_blocks, total):
+    """Items [lo, hi) of block blk when `total` items are split into n_blocks blocks."""
+    return blk * total // n_blocks, (blk + 1) * total // n_blocks
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _fill_interior(buf, plane, ph, pw):
+    """Copy an (H, W) plane into buf at offset (ph, pw); the border of buf is left untouched.
 
     Working on a padded copy keeps every inner loop free of bounds tests: a loop that starts at
     0 and reads src[t] or src[t * s] lets LLVM prove the index is non-negative, drop numba's
     negative-index wraparound and vectorize.
     """
-    buf = np.zeros((hp, wp), dtype=plane.dtype)
     for r in range(plane.shape[0]):
         src = plane[r]
         dst = buf[r + ph, pw:]
         for t in range(plane.shape[1]):
             dst[t] = src[t]
-    return buf
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
 def _crop_plane(buf, plane, ph, pw):
-    """Inverse of `_pad_plane`: copy the (H, W) interior of buf into plane."""
+    """Inverse of `_fill_interior`: copy the (H, W) interior of buf into plane."""
     for r in range(plane.shape[0]):
         src = buf[r + ph, pw:]
         dst = plane[r]
@@ -71,11 +76,20 @@ def _crop_plane(buf, plane, ph, pw):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
+def _zero(flat):
+    for t in range(flat.size):
+        flat[t] = 0
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
 def _axpy_strided(dst, alpha, src, s, count):
-    """dst[t] += alpha * src[t * s] for t < count; stride 1 gets its own contiguous loop."""
+    """dst[t] += alpha * src[t * s] for t < count."""
     if s == 1:
         for t in range(count):
             dst[t] += alpha * src[t]
+    elif s == 2:  # a literal stride vectorizes, a runtime one does not
+        for t in range(count):
+            dst[t] += alpha * src[t * 2]
     else:
         for t in range(count):
             dst[t] += alpha * src[t * s]
@@ -87,6 +101,9 @@ def _scatter_strided(dst, alpha, src, s, count):
     if s == 1:
         for t in range(count):
             dst[t] += alpha * src[t]
+    elif s == 2:
+        for t in range(count):
+            dst[t * 2] += alpha * src[t]
     else:
         for t in range(count):
             dst[t * s] += alpha * src[t]
@@ -99,47 +116,59 @@ def _k_unfold_fwd(x, cols, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
     Zero where the tap falls in the padding. cols may be any (rows, N, L) view.
     """
     n_batch, n_chan, height, width = x.shape
-    hp, wp = height + 2 * ph, width + 2 * pw
-    for nc in numba.prange(n_batch * n_chan):
-        n = nc // n_chan
-        c = nc % n_chan
-        buf = _pad_plane(x[n, c], ph, pw, hp, wp)
-        for i in range(kh):
-            for j in range(kw):
-                crow = cols[(c * kh + i) * kw + j, n]
-                for oh in range(out_h):
-                    src = buf[oh * sh + i * dh, j * dw:]
-                    dst = crow[oh * out_w:]
-                    if sw == 1:
-                        for t in range(out_w):
-                            dst[t] = src[t]
-                    else:
-                        for t in range(out_w):
-                            dst[t] = src[t * sw]
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _fill_interior(buf, x[n, c], ph, pw)
+            for i in range(kh):
+                for j in range(kw):
+                    crow = cols[(c * kh + i) * kw + j, n]
+                    for oh in range(out_h):
+                        src = buf[oh * sh + i * dh, j * dw:]
+                        dst = crow[oh * out_w:]
+                        if sw == 1:
+                            for t in range(out_w):
+                                dst[t] = src[t]
+                        elif sw == 2:  # literal strides vectorize, see _axpy_strided
+                            for t in range(out_w):
+                                dst[t] = src[t * 2]
+                        else:
+                            for t in range(out_w):
+                                dst[t] = src[t * sw]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
     """col2im, the adjoint of im2col: x is overwritten with the sum of every patch entry."""
     n_batch, n_chan, height, width = x.shape
-    hp, wp = height + 2 * ph, width + 2 * pw
-    for nc in numba.prange(n_batch * n_chan):
-        n = nc // n_chan
-        c = nc % n_chan
-        buf = np.zeros((hp, wp), dtype=x.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                crow = cols[(c * kh + i) * kw + j, n]
-                for oh in range(out_h):
-                    dst = buf[oh * sh + i * dh, j * dw:]
-                    src = crow[oh * out_w:]
-                    if sw == 1:
-                        for t in range(out_w):
-                            dst[t] += src[t]
-                    else:
-                        for t in range(out_w):
-                            dst[t * sw] += src[t]
-        _crop_plane(buf, x[n, c], ph, pw)
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.empty((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _zero(buf.ravel())
+            for i in range(kh):
+                for j in range(kw):
+                    crow = cols[(c * kh + i) * kw + j, n]
+                    for oh in range(out_h):
+                        dst = buf[oh * sh + i * dh, j * dw:]
+                        src = crow[oh * out_w:]
+                        if sw == 1:
+                            for t in range(out_w):
+                                dst[t] += src[t]
+                        elif sw == 2:
+                            for t in range(out_w):
+                                dst[t * 2] += src[t]
+                        else:
+                            for t in range(out_w):
+                                dst[t * sw] += src[t]
+            _crop_plane(buf, x[n, c], ph, pw)
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -149,19 +178,24 @@ def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
     _, n_out, out_h, out_w = y.shape
     kh, kw = w.shape[2], w.shape[3]
     mult = n_out // n_chan
-    hp, wp = height + 2 * ph, width + 2 * pw
-    for no in numba.prange(n_batch * n_out):
-        n = no // n_out
-        o = no % n_out
-        buf = _pad_plane(x[n, o // mult], ph, pw, hp, wp)
-        acc = np.zeros(out_w, dtype=y.dtype)
-        for oh in range(out_h):
-            acc[:] = 0
-            for i in range(kh):
-                row = buf[oh * sh + i * dh]
-                for j in range(kw):
-                    _axpy_strided(acc, w[o, 0, i, j], row[j * dw:], sw, out_w)
-            y[n, o, oh] = acc
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+        acc = np.empty(out_w, dtype=y.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            for oh in range(out_h):
+                _zero(acc)
+                for i in range(kh):
+                    row = buf[oh * sh + i * dh]
+                    for j in range(kw):
+                        _axpy_strided(acc, w[o, 0, i, j], row[j * dw:], sw, out_w)
+                dst = y[n, o, oh]
+                for t in range(out_w):
+                    dst[t] = acc[t]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -171,19 +205,22 @@ def _k_depthwise_input_bwd(gy, w, gx, sh, sw, ph, pw, dh, dw):
     _, n_out, out_h, out_w = gy.shape
     kh, kw = w.shape[2], w.shape[3]
     mult = n_out // n_chan
-    hp, wp = height + 2 * ph, width + 2 * pw
-    for nc in numba.prange(n_batch * n_chan):
-        n = nc // n_chan
-        c = nc % n_chan
-        buf = np.zeros((hp, wp), dtype=gx.dtype)
-        for o in range(c * mult, (c + 1) * mult):
-            for oh in range(out_h):
-                g = gy[n, o, oh]
-                for i in range(kh):
-                    row = buf[oh * sh + i * dh]
-                    for j in range(kw):
-                        _scatter_strided(row[j * dw:], w[o, 0, i, j], g, sw, out_w)
-        _crop_plane(buf, gx[n, c], ph, pw)
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.empty((height + 2 * ph, width + 2 * pw), dtype=gx.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _zero(buf.ravel())
+            for o in range(c * mult, (c + 1) * mult):
+                for oh in range(out_h):
+                    g = gy[n, o, oh]
+                    for i in range(kh):
+                        row = buf[oh * sh + i * dh]
+                        for j in range(kw):
+                            _scatter_strided(row[j * dw:], w[o, 0, i, j], g, sw, out_w)
+            _crop_plane(buf, gx[n, c], ph, pw)
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -193,26 +230,135 @@ def _k_depthwise_weight_bwd(gy, x, gw_per_sample, sh, sw, ph, pw, dh, dw):
     _, n_out, out_h, out_w = gy.shape
     kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
     mult = n_out // n_chan
-    hp, wp = height + 2 * ph, width + 2 * pw
-    for no in numba.prange(n_batch * n_out):
-        n = no // n_out
-        o = no % n_out
-        buf = _pad_plane(x[n, o // mult], ph, pw, hp, wp)
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
         # per-column partial sums: a vectorizable update, reduced once at the end of each tap
         acc = np.empty(out_w, dtype=x.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                acc[:] = 0
-                for oh in range(out_h):
-                    g = gy[n, o, oh]
-                    row = buf[oh * sh + i * dh, j * dw:]
-                    if sw == 1:
-                        for t in range(out_w):
-                            acc[t] += g[t] * row[t]
-                    else:
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            for i in range(kh):
+                for j in range(kw):
+                    _zero(acc)
+                    for oh in range(out_h):
+                        g = gy[n, o, oh]
+                        row = buf[oh * sh + i * dh, j * dw:]
                         for t in range(out_w):
                             acc[t] += g[t] * row[t * sw]
-                gw_per_sample[n, o, i, j] = acc.sum()
+                    gw_per_sample[n, o, i, j] = acc.sum()
+
+
+# NOTE [Flat stride-1 depthwise]
+# With stride 1, output (oh, ow) of tap (i, j) reads padded input (oh + i*dh, ow + j*dw). On the
+# flattened padded plane (row length wp) that is flat[oh*wp + ow + i*dh*wp + j*dw]: computing
+# the outputs on the padded width too, t = oh*wp + ow for ow < wp, each tap becomes ONE
+# contiguous run of OH*wp multiply-adds instead of OH runs of OW. Those long runs vectorize
+# (2x faster on 16x16 maps); the wp - OW extra columns per row are dropped (forward), fed
+# zeros (input grad) or multiplied by zeros (weight grad). The last run overhangs the padded
+# plane by up to (kw-1)*dw elements, hence one spare zero row in the buffers.
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _spread_rows(rows, width, flat):
+    """Place the (OH, OW) rows at flat[oh*width : oh*width + OW], zero elsewhere."""
+    _zero(flat)
+    for r in range(rows.shape[0]):
+        src = rows[r]
+        dst = flat[r * width:]
+        for t in range(rows.shape[1]):
+            dst[t] = src[t]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw):
+    """Stride-1 depthwise convolution; see NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, _ = y.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+        flat = buf.ravel()
+        acc = np.empty(span, dtype=y.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            _zero(acc)
+            for i in range(kh):
+                for j in range(kw):
+                    wv = w[o, 0, i, j]
+                    src = flat[i * dh * wp + j * dw:]
+                    for t in range(span):
+                        acc[t] += wv * src[t]
+            _crop_plane(acc.reshape(out_h, wp), y[n, o], 0, 0)
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw):
+    """Input gradient of stride-1 depthwise conv; see NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = gx.shape
+    _, n_out, out_h, _ = gy.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.empty((height + 2 * ph + 1, wp), dtype=gx.dtype)
+        flat = buf.ravel()
+        g = np.empty(span, dtype=gy.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _zero(flat)
+            for o in range(c * mult, (c + 1) * mult):
+                _spread_rows(gy[n, o], wp, g)
+                for i in range(kh):
+                    for j in range(kw):
+                        wv = w[o, 0, i, j]
+                        dst = flat[i * dh * wp + j * dw:]
+                        for t in range(span):
+                            dst[t] += wv * g[t]
+            _crop_plane(buf, gx[n, c], ph, pw)
+
+
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc"}, parallel=PARALLEL)
+def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw):
+    """Weight gradient of stride-1 depthwise conv as one dot product per tap; reassoc lets
+    LLVM vectorize the sum. See NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, _ = gy.shape
+    kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total_items = n_batch * n_out
+    n_blocks = min(total_items, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+        flat = buf.ravel()
+        g = np.empty(span, dtype=gy.dtype)
+        lo, hi = _block(blk, n_blocks, total_items)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            _spread_rows(gy[n, o], wp, g)
+            for i in range(kh):
+                for j in range(kw):
+                    src = flat[i * dh * wp + j * dw:]
+                    total = 0.0
+                    for t in range(span):
+                        total += g[t] * src[t]
+                    gw_per_sample[n, o, i, j] = total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,6 +375,14 @@ def _is_depthwise(n_in, w_shape, groups):
     return groups == n_in and groups > 1 and w_shape[1] == 1
 
 
+def _depthwise(stride1_kernel, kernel, a, b, out, geo):
+    """Run the flat stride-1 variant when it applies; see NOTE [Flat stride-1 depthwise]."""
+    if geo[2] == geo[3] == 1:
+        stride1_kernel(a, b, out, *geo[4:])
+    else:
+        kernel(a, b, out, *geo[2:])
+
+
 def _is_pointwise(geo):
     # 1x1, stride 1, no padding: the convolution is a matmul on the untouched input
     kh, kw, sh, sw, ph, pw, _, _ = geo
@@ -241,7 +395,7 @@ def _batch_chunk(rows, length):
 
 
 def _im2col(x, geo, out_h, out_w):
-    """Pack x (n, C, H, W) into cols laid out (C*kh*kw, n, L); see NOTE [Convolution as one GEMM]."""
+    """Pack x (n, C, H, W) into cols (C*kh*kw, n, L); see NOTE [Convolution as one GEMM]."""
     kh, kw = geo[0], geo[1]
     n, c = x.shape[0], x.shape[1]
     cols = np.empty((c * kh * kw, n, out_h * out_w), dtype=x.dtype)
@@ -253,13 +407,12 @@ def _conv_forward(x, w, geo, groups):
     """Convolution without bias: (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW)."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
-    out_h = _out_size(h, kh, geo[2], geo[4], geo[6])
-    out_w = _out_size(wd, kw, geo[3], geo[5], geo[7])
+    out_h, out_w = _out_hw(h, wd, geo)
     y = np.empty((n, o, out_h, out_w), dtype=x.dtype)
     if n == 0 or y.size == 0:
         return y
     if _is_depthwise(c, w.shape, groups):
-        _k_depthwise_fwd(x, w, y, *geo[2:])
+        _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return y
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
@@ -286,7 +439,7 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
         return np.zeros(x_shape, dtype=gy.dtype)
     gx = np.empty(x_shape, dtype=gy.dtype)
     if _is_depthwise(c, w.shape, groups):
-        _k_depthwise_input_bwd(gy, w, gx, *geo[2:])
+        _depthwise(_k_depthwise_s1_input_bwd, _k_depthwise_input_bwd, gy, w, gx, geo)
         return gx
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
@@ -314,9 +467,9 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups):
     if n == 0 or gy.size == 0:
         return np.zeros(w_shape, dtype=x.dtype)
     if _is_depthwise(c, w_shape, groups):
-        per_sample = np.empty((n,) + tuple(w_shape), dtype=x.dtype)
-        _k_depthwise_weight_bwd(gy, x, per_sample.reshape(n, o, kh, kw), *geo[2:])
-        return per_sample.sum(axis=0)
+        per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
+        _depthwise(_k_depthwise_s1_weight_bwd, _k_depthwise_weight_bwd, gy, x, per_sample, geo)
+        return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
     if _is_pointwise(geo):
         gy4 = gy.reshape(n, groups, og, h * wd)
@@ -361,34 +514,32 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
     geo = _geometry(w.shape, stride, padding, dilation)
     gx = _conv_input_grad(grad_y, w, x.shape, geo, groups) if need_x else None
     gw = _conv_weight_grad(grad_y, x, w.shape, geo, groups) if need_w else None
-    gb = grad_y.sum(axis=(0, 2, 3)) if need_b else None
+    gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 
 
-def _transposed_out_size(size, k, s, p, d, out_pad):
-    return (size - 1) * s - 2 * p + d * (k - 1) + out_pad + 1
+def _bias_grad(grad_y):
+    # summing the batch first is twice as fast as numpy's sum over axes (0, 2, 3)
+    return grad_y.sum(axis=0).reshape(grad_y.shape[1], -1).sum(axis=1)
 
 
 def conv_transpose2d_forward(x, w, bias, stride, padding, dilation, groups, output_padding):
-    """Transposed convolution like torch.nn.functional.conv_transpose2d.
-
-    It is the adjoint (input gradient) of conv2d with the same weight, so it reuses col2im.
+    """Transposed convolution like torch.nn.functional.conv_transpose2d: the adjoint (input
+    gradient) of conv2d with the same weight, so it reuses col2im.
 
     Args:
-        x: input (N, C_in, H, W). w: weight (C_in, C_out // groups, kh, kw). bias: (C_out,)|None.
-        stride, padding, dilation, output_padding: (int, int); output_padding only enlarges the
-        output at the bottom/right (it must be smaller than stride or dilation, as in torch).
+        x: (N, C_in, H, W). w: (C_in, C_out // groups, kh, kw). bias: (C_out,) or None.
+        stride, padding, dilation, output_padding: (int, int); output_padding (< stride or
+        dilation, as in torch) only enlarges the output at the bottom/right.
 
     Returns:
         y (N, C_out, OH, OW), OH = (H-1)*sh - 2*ph + dh*(kh-1) + oph + 1.
     """
     n, _, h, wd = x.shape
     geo = _geometry(w.shape, stride, padding, dilation)
-    out_h = _transposed_out_size(h, w.shape[2], stride[0], padding[0], dilation[0],
-                                 output_padding[0])
-    out_w = _transposed_out_size(wd, w.shape[3], stride[1], padding[1], dilation[1],
-                                 output_padding[1])
-    y_shape = (n, w.shape[1] * groups, out_h, out_w)
+    out_hw = [(size - 1) * s - 2 * p + d * (k - 1) + extra + 1 for size, k, s, p, d, extra
+              in zip((h, wd), w.shape[2:], stride, padding, dilation, output_padding)]
+    y_shape = (n, w.shape[1] * groups, *out_hw)
     y = _conv_input_grad(x, w, y_shape, geo, groups)
     if bias is not None:
         y += bias.reshape(1, -1, 1, 1)
@@ -406,7 +557,7 @@ def conv_transpose2d_backward(grad_y, x, w, stride, padding, dilation, groups, o
     gx = _conv_forward(grad_y, w, geo, groups) if need_x else None
     # roles swap: x is the "output gradient" of the underlying conv, grad_y its "input"
     gw = _conv_weight_grad(x, grad_y, w.shape, geo, groups) if need_w else None
-    gb = grad_y.sum(axis=(0, 2, 3)) if need_b else None
+    gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 
 
@@ -417,9 +568,8 @@ def unfold(x, kernel_size, dilation, padding, stride):
     """
     n, c, h, wd = x.shape
     kh, kw = kernel_size
-    geo = (kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
-    out_h = _out_size(h, kh, stride[0], padding[0], dilation[0])
-    out_w = _out_size(wd, kw, stride[1], padding[1], dilation[1])
+    geo = _geometry((0, 0, kh, kw), stride, padding, dilation)
+    out_h, out_w = _out_hw(h, wd, geo)
     cols = np.empty((n, c * kh * kw, out_h * out_w), dtype=x.dtype)
     if cols.size:
         _k_unfold_fwd(x, cols.transpose(1, 0, 2), *geo, out_h, out_w)
@@ -434,9 +584,8 @@ def fold(cols, output_size, kernel_size, dilation, padding, stride):
     n, rows, length = cols.shape
     kh, kw = kernel_size
     h, wd = output_size
-    geo = (kh, kw, stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
-    out_h = _out_size(h, kh, stride[0], padding[0], dilation[0])
-    out_w = _out_size(wd, kw, stride[1], padding[1], dilation[1])
+    geo = _geometry((0, 0, kh, kw), stride, padding, dilation)
+    out_h, out_w = _out_hw(h, wd, geo)
     if rows % (kh * kw) != 0 or length != out_h * out_w:
         raise RuntimeError(
             f"fold: input shape {cols.shape} does not match kernel_size {kernel_size} and "

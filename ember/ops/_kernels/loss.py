@@ -13,32 +13,36 @@ PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 _FAST = {"reassoc"}  # vectorized sums; NaN and inf still propagate
 
 
-def _row_logsumexp(x2d):
-    """(M,) log(sum(exp(x))) per row, stable; also returns exp(x - rowmax) for reuse."""
+def _row_exp(x2d):
+    """Stable pieces of softmax per row of (M, K): (shift, e, total) with e = exp(x - shift),
+    total = e.sum(1), so softmax = e / total and logsumexp = shift + log(total)."""
     row_max = x2d.max(axis=1)
     # an all -inf row would give -inf - -inf = NaN; shift it by 0 instead (torch's result -inf)
     shift = np.where(np.isfinite(row_max), row_max, 0).astype(x2d.dtype)
     shifted_exp = np.subtract(x2d, shift[:, None])
     np.exp(shifted_exp, out=shifted_exp)
-    with np.errstate(divide="ignore"):
-        lse = shift + np.log(shifted_exp.sum(axis=1))
-    return lse, shift, shifted_exp
+    return shift, shifted_exp, shifted_exp.sum(axis=1)
+
+
+def _log(values):
+    with np.errstate(divide="ignore"):  # log(0) = -inf is the right answer here
+        return np.log(values)
 
 
 def log_softmax_forward(x2d):
     """log(softmax(x)) over the last dim of (M, K), like torch.log_softmax(x, dim=1)."""
     if x2d.size == 0:
         return np.empty_like(x2d)
-    lse, _, _ = _row_logsumexp(x2d)
-    return x2d - lse[:, None]
+    shift, _, total = _row_exp(x2d)
+    return x2d - (shift + _log(total))[:, None]
 
 
 def softmax_forward(x2d):
     """softmax over the last dim of (M, K), like torch.softmax(x, dim=1)."""
     if x2d.size == 0:
         return np.empty_like(x2d)
-    _, _, shifted_exp = _row_logsumexp(x2d)
-    shifted_exp /= shifted_exp.sum(axis=1, keepdims=True)
+    _, shifted_exp, total = _row_exp(x2d)
+    shifted_exp /= total[:, None]
     return shifted_exp
 
 
@@ -74,29 +78,31 @@ def _k_cross_entropy_fwd(x, target, weight, lse, ignore_index, smoothing, losses
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
-def _k_cross_entropy_bwd(probs, target, weight, ignore_index, smoothing, row_scale):
-    """Turn probs (M, K) = softmax(x) in place into dloss/dx, row r scaled by row_scale[r]."""
-    n_rows, n_classes = probs.shape
+def _k_cross_entropy_bwd(shifted_exp, total, target, weight, ignore_index, smoothing, row_scale,
+                         grad):
+    """dloss/dx into grad (M, K), row r scaled by row_scale[r]; p = shifted_exp / total."""
+    n_rows, n_classes = grad.shape
     weight_total = 0.0
     for k in range(n_classes):
         weight_total += weight[k]
     uniform = smoothing / n_classes
     for r in numba.prange(n_rows):
-        row = probs[r]
+        dst = grad[r]
         t = target[r]
         if t == ignore_index:
-            row[:] = 0
+            dst[:] = 0
             continue
+        e = shifted_exp[r]
         scale = row_scale[r]
         hard = (1.0 - smoothing) * weight[t]
-        p_coef = scale * (hard + uniform * weight_total)
+        p_coef = scale * (hard + uniform * weight_total) / total[r]
         if smoothing > 0.0:
             for k in range(n_classes):
-                row[k] = row[k] * p_coef - scale * uniform * weight[k]
+                dst[k] = e[k] * p_coef - scale * uniform * weight[k]
         else:
             for k in range(n_classes):
-                row[k] = row[k] * p_coef
-        row[t] -= scale * hard
+                dst[k] = e[k] * p_coef
+        dst[t] -= scale * hard
 
 
 def _check_targets(target, n_classes, ignore_index):
@@ -118,8 +124,10 @@ def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smooth
 
     Returns:
         (loss, saved): loss is (M,) for 'none', else a 0-d array, in the logits' dtype.
-        saved = (lse, total_weight): lse (M,) the row log-sum-exp of the logits and
-        total_weight the float 'mean' denominator; pass it to `cross_entropy_backward`.
+        saved = (shifted_exp, total, total_weight) for `cross_entropy_backward`:
+        shifted_exp (M, K) = exp(x - rowmax) and total (M,) its row sums, so softmax(x) =
+        shifted_exp / total and the backward needs no exp (like torch, which keeps the
+        (M, K) log-softmax); total_weight is the float 'mean' denominator.
     """
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"cross_entropy: {reduction} is not a valid value for reduction; "
@@ -128,11 +136,13 @@ def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smooth
     _check_targets(target1d, n_classes, ignore_index)
     dtype = logits2d.dtype
     w = np.ones(n_classes, dtype) if weight is None else weight
-    lse = np.empty(n_rows, dtype)
+    shifted_exp = np.empty((n_rows, n_classes), dtype)
+    total = np.empty(n_rows, dtype)
     losses = np.zeros(n_rows, np.float64)
     row_weight = np.zeros(n_rows, np.float64)
     if n_rows and n_classes:
-        lse, _, _ = _row_logsumexp(logits2d)
+        shift, shifted_exp, total = _row_exp(logits2d)
+        lse = shift + _log(total)
         _k_cross_entropy_fwd(logits2d, target1d, w, lse, ignore_index, float(label_smoothing),
                              losses, row_weight)
     total_weight = float(row_weight.sum())
@@ -143,7 +153,7 @@ def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smooth
     else:
         mean = losses.sum() / total_weight if total_weight != 0 else np.nan
         loss = np.asarray(mean, dtype)
-    return loss, (lse, total_weight)
+    return loss, (shifted_exp, total, total_weight)
 
 
 def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_index,
@@ -152,9 +162,9 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
 
     Args:
         grad_loss: (M,) for reduction 'none', else a scalar or 0-d array.
-        saved: the (lse, total_weight) returned by the forward; other args as in the forward.
+        saved: the tuple returned by the forward; other args as in the forward.
     """
-    lse, total_weight = saved
+    shifted_exp, total, total_weight = saved
     n_rows, n_classes = logits2d.shape
     dtype = logits2d.dtype
     w = np.ones(n_classes, dtype) if weight is None else weight
@@ -167,7 +177,7 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
         row_scale = np.full(n_rows, scale, np.float64)
     if logits2d.size == 0:
         return np.zeros_like(logits2d)
-    probs = np.subtract(logits2d, lse[:, None])
-    np.exp(probs, out=probs)
-    _k_cross_entropy_bwd(probs, target1d, w, ignore_index, float(label_smoothing), row_scale)
-    return probs
+    grad = np.empty_like(logits2d)
+    _k_cross_entropy_bwd(shifted_exp, total, target1d, w, ignore_index, float(label_smoothing),
+                         row_scale, grad)
+    return grad

@@ -1,0 +1,207 @@
+"""numba kernels for the optimizers: one fused elementwise pass per parameter.
+
+Every kernel works in place on flat (1-D, C-contiguous) arrays of one float dtype: the parameter
+``p``, its gradient ``g`` (read only) and the optimizer's state buffers. Scalars that depend only
+on the step count (bias corrections, step sizes) are computed once in Python and passed in, so a
+kernel does no per-element work that does not depend on the element.
+
+NOTE [Optimizer kernel numerics and speed]
+* The arithmetic follows PyTorch's documented update rules operation by operation (including
+  where a state value is stored and read back), so float64 trajectories agree with torch to
+  ~1e-15 relative.
+* Scalars arrive already converted to the arrays' dtype (``_elementwise_update`` does it) and
+  the kernels contain no float literals: float32 parameters are then updated in float32 like
+  torch's CPU kernels (which cast scalar arguments to the tensor's compute type), and the loops
+  stay in one precision, which lets LLVM vectorize them.
+* ``error_model="numpy"``: division by zero gives inf/nan as in torch instead of numba's
+  Python-style ZeroDivisionError check, whose branch would also block vectorization.
+* ``maximize`` enters as a sign (``gsign`` = +-1, an exact multiply) rather than a branch.
+Unused state arguments receive the parameter array as a placeholder (numba needs a fixed
+signature); each kernel branches once, outside its loops, so that a loop never mentions a buffer
+it does not use -- an overlapping pair of written arrays in a loop makes LLVM fall back to its
+scalar version (measured 5-10x slower for Adam).
+"""
+from __future__ import annotations
+
+import math
+
+from numba import njit
+
+_JIT = dict(nogil=True, cache=True, error_model="numpy")
+
+
+@njit(inline="always", **_JIT)
+def _lerp(start, end, weight, one_minus_weight):
+    # torch.lerp's two-sided form: exact at both ends; the branch is loop-invariant
+    if weight < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * one_minus_weight
+
+
+@njit(inline="always", **_JIT)
+def _nan_max(a, b):
+    # torch.maximum propagates NaN; Python's max() would drop it depending on argument order
+    if a != a or a > b:
+        return a
+    return b
+
+
+@njit(inline="always", **_JIT)
+def _decayed(gi, pi, gsign, weight_decay):
+    # (maximized) gradient plus the L2 penalty. Helpers take scalars only: passing arrays into
+    # an inlined helper leaves reference-count updates in the loop, which blocks vectorization
+    d = gsign * gi
+    if weight_decay != 0:
+        d = d + weight_decay * pi
+    return d
+
+
+@njit(inline="always", **_JIT)
+def _shrunk(pi, decoupled_factor, decoupled):
+    # decoupled weight decay (AdamW): shrink the weight before the update
+    if decoupled:
+        return pi * decoupled_factor
+    return pi
+
+
+@njit(**_JIT)
+def _k_sgd_step(p, g, buf, neg_lr, gsign, momentum, one_minus_dampening, weight_decay, nesterov,
+                init_buf):
+    # one loop per buffer configuration: a loop must not mention an unused (placeholder) array,
+    # or LLVM's overlap check against it makes the loop run unvectorized
+    if momentum == 0:
+        for i in range(p.size):
+            p[i] = p[i] + neg_lr * _decayed(g[i], p[i], gsign, weight_decay)
+        return
+    for i in range(p.size):
+        d = _decayed(g[i], p[i], gsign, weight_decay)
+        if init_buf:
+            buf[i] = d  # first step: the buffer starts as a copy of the gradient
+        else:
+            buf[i] = buf[i] * momentum + one_minus_dampening * d
+        if nesterov:
+            d = d + momentum * buf[i]
+        else:
+            d = buf[i]
+        p[i] = p[i] + neg_lr * d
+
+
+@njit(**_JIT)
+def _k_adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, gsign, w1, one_minus_w1, beta2,
+                 one_minus_beta2, eps, coupled_decay, decoupled_factor, neg_step_size,
+                 bias_correction2_sqrt, amsgrad, decoupled):
+    if amsgrad:
+        for i in range(p.size):
+            p[i] = _shrunk(p[i], decoupled_factor, decoupled)
+            d = _decayed(g[i], p[i], gsign, coupled_decay)
+            exp_avg[i] = _lerp(exp_avg[i], d, w1, one_minus_w1)
+            exp_avg_sq[i] = exp_avg_sq[i] * beta2 + one_minus_beta2 * d * d
+            max_exp_avg_sq[i] = _nan_max(max_exp_avg_sq[i], exp_avg_sq[i])
+            denom = math.sqrt(max_exp_avg_sq[i]) / bias_correction2_sqrt + eps
+            p[i] = p[i] + neg_step_size * (exp_avg[i] / denom)
+        return
+    for i in range(p.size):
+        p[i] = _shrunk(p[i], decoupled_factor, decoupled)
+        d = _decayed(g[i], p[i], gsign, coupled_decay)
+        exp_avg[i] = _lerp(exp_avg[i], d, w1, one_minus_w1)
+        exp_avg_sq[i] = exp_avg_sq[i] * beta2 + one_minus_beta2 * d * d
+        denom = math.sqrt(exp_avg_sq[i]) / bias_correction2_sqrt + eps
+        p[i] = p[i] + neg_step_size * (exp_avg[i] / denom)
+
+
+@njit(**_JIT)
+def _k_rmsprop_step(p, g, square_avg, grad_avg, momentum_buffer, neg_lr, gsign, alpha,
+                    one_minus_alpha, alpha_w, alpha_w_c, eps, weight_decay, momentum, centered):
+    # one loop per buffer configuration (see _k_sgd_step)
+    n = p.size
+    if centered and momentum > 0:
+        for i in range(n):
+            d = _decayed(g[i], p[i], gsign, weight_decay)
+            square_avg[i] = square_avg[i] * alpha + one_minus_alpha * d * d
+            grad_avg[i] = _lerp(grad_avg[i], d, alpha_w, alpha_w_c)
+            avg = math.sqrt(square_avg[i] - grad_avg[i] * grad_avg[i]) + eps
+            momentum_buffer[i] = momentum_buffer[i] * momentum + d / avg
+            p[i] = p[i] + neg_lr * momentum_buffer[i]
+    elif centered:
+        for i in range(n):
+            d = _decayed(g[i], p[i], gsign, weight_decay)
+            square_avg[i] = square_avg[i] * alpha + one_minus_alpha * d * d
+            grad_avg[i] = _lerp(grad_avg[i], d, alpha_w, alpha_w_c)
+            avg = math.sqrt(square_avg[i] - grad_avg[i] * grad_avg[i]) + eps
+            p[i] = p[i] + neg_lr * (d / avg)
+    elif momentum > 0:
+        for i in range(n):
+            d = _decayed(g[i], p[i], gsign, weight_decay)
+            square_avg[i] = square_avg[i] * alpha + one_minus_alpha * d * d
+            avg = math.sqrt(square_avg[i]) + eps
+            momentum_buffer[i] = momentum_buffer[i] * momentum + d / avg
+            p[i] = p[i] + neg_lr * momentum_buffer[i]
+    else:
+        for i in range(n):
+            d = _decayed(g[i], p[i], gsign, weight_decay)
+            square_avg[i] = square_avg[i] * alpha + one_minus_alpha * d * d
+            avg = math.sqrt(square_avg[i]) + eps
+            p[i] = p[i] + neg_lr * (d / avg)
+
+
+@njit(**_JIT)
+def _k_adagrad_step(p, g, state_sum, neg_clr, gsign, eps, weight_decay):
+    for i in range(p.size):
+        d = _decayed(g[i], p[i], gsign, weight_decay)
+        state_sum[i] = state_sum[i] + d * d
+        std = math.sqrt(state_sum[i]) + eps
+        p[i] = p[i] + neg_clr * (d / std)
+
+
+@njit(**_JIT)
+def _k_adadelta_step(p, g, square_avg, acc_delta, neg_lr, gsign, rho, one_minus_rho, eps,
+                     weight_decay):
+    for i in range(p.size):
+        d = _decayed(g[i], p[i], gsign, weight_decay)
+        square_avg[i] = square_avg[i] * rho + one_minus_rho * d * d
+        std = math.sqrt(square_avg[i] + eps)
+        delta = math.sqrt(acc_delta[i] + eps) / std * d
+        acc_delta[i] = acc_delta[i] * rho + one_minus_rho * delta * delta
+        p[i] = p[i] + neg_lr * delta
+
+
+@njit(**_JIT)
+def _k_adamax_step(p, g, exp_avg, exp_inf, neg_clr, gsign, w1, one_minus_w1, beta2, eps,
+                   weight_decay):
+    for i in range(p.size):
+        d = _decayed(g[i], p[i], gsign, weight_decay)
+        exp_avg[i] = _lerp(exp_avg[i], d, w1, one_minus_w1)
+        exp_inf[i] = _nan_max(exp_inf[i] * beta2, abs(d) + eps)
+        p[i] = p[i] + neg_clr * (exp_avg[i] / exp_inf[i])
+
+
+@njit(**_JIT)
+def _k_nadam_step(p, g, exp_avg, exp_avg_sq, gsign, w1, one_minus_w1, beta2, one_minus_beta2,
+                  eps, coupled_decay, decoupled_factor, bias_correction2, grad_coef, avg_coef,
+                  decoupled):
+    for i in range(p.size):
+        p[i] = _shrunk(p[i], decoupled_factor, decoupled)
+        d = _decayed(g[i], p[i], gsign, coupled_decay)
+        exp_avg[i] = _lerp(exp_avg[i], d, w1, one_minus_w1)
+        exp_avg_sq[i] = exp_avg_sq[i] * beta2 + one_minus_beta2 * d * d
+        denom = math.sqrt(exp_avg_sq[i] / bias_correction2) + eps
+        # two separate updates, as in torch: the gradient term then the momentum term
+        p[i] = p[i] + grad_coef * (d / denom)
+        p[i] = p[i] + avg_coef * (exp_avg[i] / denom)
+
+
+@njit(**_JIT)
+def _k_radam_step(p, g, exp_avg, exp_avg_sq, gsign, w1, one_minus_w1, beta2, one_minus_beta2,
+                  eps, coupled_decay, decoupled_factor, lr, bias_correction1, sqrt_bc2, rect,
+                  rectify, decoupled):
+    for i in range(p.size):
+        p[i] = _shrunk(p[i], decoupled_factor, decoupled)
+        d = _decayed(g[i], p[i], gsign, coupled_decay)
+        exp_avg[i] = _lerp(exp_avg[i], d, w1, one_minus_w1)
+        exp_avg_sq[i] = exp_avg_sq[i] * beta2 + one_minus_beta2 * d * d
+        corrected = exp_avg[i] / bias_correction1
+        if rectify:
+            adaptive = sqrt_bc2 / (math.sqrt(exp_avg_sq[i]) + eps)
+            p[i] = p[i] - corrected * lr * adaptive * rect
+        else:
+            p[i] = p[i] - corrected * lr

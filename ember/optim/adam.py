@@ -1,0 +1,101 @@
+"""Adam, and the decoupled-weight-decay variant that AdamW builds on."""
+from __future__ import annotations
+
+from . import _kernels as K
+from .optimizer import (Optimizer, _check_betas, _check_lr, _check_nonneg, _closure_loss,
+                        _elementwise_update, _grads, _increment, _step_tensor, _to_float,
+                        _zeros_like)
+
+__all__ = ["Adam"]
+
+
+class Adam(Optimizer):
+    r"""Adam (Kingma & Ba, 2014), as ``torch.optim.Adam``.
+
+    With gradient :math:`g_t` (negated if ``maximize``):
+
+    .. math::
+        g_t &\leftarrow g_t + \lambda\theta_{t-1} \quad\text{(or } \theta_{t-1} \leftarrow
+              \theta_{t-1}(1 - \gamma\lambda) \text{ if decoupled)} \\
+        m_t &= \beta_1 m_{t-1} + (1-\beta_1) g_t, \qquad
+        v_t = \beta_2 v_{t-1} + (1-\beta_2) g_t^2 \\
+        \hat v_t &= \max(\hat v_{t-1}, v_t) \text{ if amsgrad else } v_t \\
+        \theta_t &= \theta_{t-1} - \frac{\gamma}{1-\beta_1^t}\,
+              \frac{m_t}{\sqrt{\hat v_t}/\sqrt{1-\beta_2^t} + \epsilon}
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr (float or 0-d Tensor): learning rate :math:`\gamma` (default: 1e-3).
+        betas (tuple): coefficients :math:`(\beta_1, \beta_2)` of the running averages
+            (default: (0.9, 0.999)).
+        eps (float): added to the denominator for stability (default: 1e-8).
+        weight_decay (float): L2 penalty :math:`\lambda` (default: 0).
+        amsgrad (bool): use the maximum of past second moments (default: False).
+        maximize (bool): maximize the objective (default: False).
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW (default: False).
+        foreach, capturable, differentiable, fused: accepted for compatibility; ignored.
+
+    State per parameter: ``step`` (0-d float32 tensor), ``exp_avg``, ``exp_avg_sq`` and, with
+    amsgrad, ``max_exp_avg_sq``.
+
+    Example:
+        >>> import ember
+        >>> w = ember.tensor([1.0, -1.0], requires_grad=True)
+        >>> opt = ember.optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([ 0.9000, -0.9000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_lr(lr)
+        _check_nonneg("epsilon", eps)
+        _check_betas(betas)
+        _check_nonneg("weight_decay", weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("amsgrad", False)
+            group.setdefault("maximize", False)
+            group.setdefault("decoupled_weight_decay", False)
+
+    def step(self, closure=None):
+        """Perform one optimization step; returns ``closure()``'s loss if a closure is given."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr = _to_float(group["lr"])
+            beta1, beta2 = (_to_float(b) for b in group["betas"])
+            eps, weight_decay = _to_float(group["eps"]), _to_float(group["weight_decay"])
+            amsgrad = bool(group["amsgrad"])
+            gsign = -1.0 if group["maximize"] else 1.0
+            decoupled = bool(group.get("decoupled_weight_decay", False))
+            for p, g in _grads(group, type(self).__name__):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor()
+                    state["exp_avg"] = _zeros_like(p)
+                    state["exp_avg_sq"] = _zeros_like(p)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = _zeros_like(p)
+                if amsgrad and "max_exp_avg_sq" not in state:
+                    state["max_exp_avg_sq"] = _zeros_like(p)
+                step = _increment(state["step"])
+                bias_correction1 = 1 - beta1 ** step
+                bias_correction2 = 1 - beta2 ** step
+                step_size = lr / bias_correction1
+                _elementwise_update(
+                    K._k_adam_step, p, g,
+                    (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")),
+                    gsign, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, eps,
+                    0.0 if decoupled else weight_decay, 1 - lr * weight_decay, -step_size,
+                    bias_correction2 ** 0.5, amsgrad, decoupled and weight_decay != 0)
+        return loss

@@ -1,0 +1,83 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
+from __future__ import annotations
+
+from . import _kernels as K
+from .optimizer import (Optimizer, _check_lr, _check_nonneg, _closure_loss, _elementwise_update,
+                        _grads, _to_float, _zeros_like)
+
+__all__ = ["SGD"]
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (optionally with momentum), as ``torch.optim.SGD``.
+
+    With gradient :math:`g_t` (negated if ``maximize``) the update is
+
+    .. math::
+        g_t &\leftarrow g_t + \lambda \theta_{t-1} \\
+        b_t &\leftarrow \mu b_{t-1} + (1 - \tau) g_t \quad (b_1 = g_1) \\
+        g_t &\leftarrow g_t + \mu b_t \text{ if nesterov else } b_t \\
+        \theta_t &\leftarrow \theta_{t-1} - \gamma g_t
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr (float or 0-d Tensor): learning rate :math:`\gamma` (default: 1e-3).
+        momentum (float): momentum factor :math:`\mu` (default: 0).
+        dampening (float): dampening :math:`\tau` for momentum (default: 0).
+        weight_decay (float): L2 penalty :math:`\lambda` (default: 0).
+        nesterov (bool): use Nesterov momentum (default: False).
+        maximize (bool): maximize the objective instead of minimizing (default: False).
+        foreach, differentiable, fused: accepted for compatibility; ignored (see
+            ``ember.optim.optimizer``).
+
+    Example:
+        >>> import ember
+        >>> w = ember.tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = ember.optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward()
+        >>> opt.step()
+        >>> w
+        tensor([0.8000, 1.6000], requires_grad=True)
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        _check_lr(lr)
+        _check_nonneg("momentum", momentum)
+        _check_nonneg("weight_decay", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    def step(self, closure=None):
+        """Perform one optimization step; returns ``closure()``'s loss if a closure is given."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            lr = _to_float(group["lr"])
+            momentum = _to_float(group["momentum"])
+            dampening = _to_float(group["dampening"])
+            weight_decay = _to_float(group["weight_decay"])
+            nesterov = bool(group["nesterov"])
+            gsign = -1.0 if group["maximize"] else 1.0
+            for p, g in _grads(group, "SGD"):
+                buf = None
+                init = False
+                if momentum != 0:
+                    state = self.state[p]
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = _zeros_like(p)
+                        init = True
+                _elementwise_update(K._k_sgd_step, p, g, (buf,), -lr, gsign, momentum,
+                                    1.0 - dampening, weight_decay, nesterov, init)
+        return loss

@@ -1,0 +1,9 @@
+"""ember.utils: helpers around the core library (``torch.utils``'s layout).
+
+Subpackages: ``safetensors`` (read/write the safetensors weight format).
+"""
+from __future__ import annotations
+
+# subpackages
+from . import safetensors  # noqa: F401
+from . import data  # noqa: E402,F401

@@ -1,0 +1,22 @@
+"""ember.utils.data: datasets, samplers and the DataLoader (``torch.utils.data``'s API).
+
+Datasets are (possibly lazy) lists (``Dataset``) or streams (``IterableDataset``); the
+``DataLoader`` takes care of shuffling, batching and parallel loading in worker processes,
+which hand their batches to the main process through shared memory.
+"""
+from __future__ import annotations
+
+from ._collate import default_collate, default_convert
+from ._worker import WorkerInfo, get_worker_info
+from .dataloader import DataLoader
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
+                      TensorDataset, random_split)
+from .distributed import DistributedSampler
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                      WeightedRandomSampler)
+
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
+           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "default_collate",
+           "default_convert", "get_worker_info", "random_split"]

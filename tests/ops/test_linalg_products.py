@@ -1,0 +1,162 @@
+"""Products (matmul, mm, bmm, mv, dot, outer, addmm family, einsum, tensordot): shape and dtype
+errors, batching, low-precision dtypes, and regression tests for fixed bugs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: ember.ones(2, 3) @ ember.ones(4, 2), r"matmul.*\(2x3 and 4x2\)"),
+    (lambda: ember.ones(3) @ ember.ones(4), r"matmul.*\(3 and 4\)|dot.*\[3\].*\[4\]"),
+    (lambda: ember.ones(2, 2, 3) @ ember.ones(3, 3, 2), r"matmul: batch dimensions.*\[2, 2, 3\]"),
+    (lambda: ember.ones(()) @ ember.ones(3), "matmul.*at least 1D.*0D"),
+    (lambda: ember.mm(ember.ones(2, 3), ember.ones(4, 2)), r"mm: .*\(2x3 and 4x2\)"),
+    (lambda: ember.mm(ember.ones(3), ember.ones(3, 2)), r"mm: expected 2-D.*\[3\]"),
+    (lambda: ember.bmm(ember.ones(2, 1, 3), ember.ones(3, 3, 1)), "bmm.*batches.*2 and 3"),
+    (lambda: ember.bmm(ember.ones(2, 1, 3), ember.ones(2, 4, 1)),
+     r"bmm.*\[2, 3\] but got: \[2, 4\]"),
+    (lambda: ember.bmm(ember.ones(2, 3), ember.ones(3, 2)), r"bmm.*3D.*\[2, 3\]"),
+    (lambda: ember.mv(ember.ones(2, 3), ember.ones(4)), r"mv: size mismatch.*2x3.*vec \(4\)"),
+    (lambda: ember.dot(ember.ones(3), ember.ones(4)), r"dot: inconsistent tensor size.*\[3\]"),
+    (lambda: ember.dot(ember.ones(2, 2), ember.ones(2)), "dot: 1D tensors expected"),
+    (lambda: ember.einsum("ij,jk->ik", ember.ones(2, 3), ember.ones(4, 2)),
+     "einsum.*subscript 'j' has size 3 and 4"),
+    (lambda: ember.einsum("ij->i", ember.ones(2)), "einsum.*number of subscripts"),
+    (lambda: ember.tensordot(ember.ones(2, 3), ember.ones(4, 2), 1), "tensordot.*3.*4"),
+])
+def test_shape_errors_name_op_and_shapes(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: ember.ones(2, 3) @ ember.ones(3, 2, dtype=ember.float64),
+     "matmul.*same dtype.*float32 != ember.float64"),
+    (lambda: ember.mm(ember.ones(2, 3, dtype=ember.int64), ember.ones(3, 2)),
+     "same dtype.*int64.*float32"),
+    (lambda: ember.dot(ember.ones(3), ember.ones(3, dtype=ember.float64)), "dot.*same dtype"),
+    (lambda: ember.einsum("i,i", ember.ones(3), ember.ones(3, dtype=ember.float64)),
+     "einsum.*same dtype"),
+])
+def test_mixed_dtypes_raise(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+def test_matmul_requires_tensors():
+    with pytest.raises(TypeError, match="matmul.*'other' must be Tensor"):
+        ember.matmul(ember.ones(2, 2), [[1.0, 0.0], [0.0, 1.0]])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("call", [
+    lambda L: L.ones(2, 3) @ L.ones(4, 2), lambda L: L.mm(L.ones(2, 3), L.ones(4, 2)),
+    lambda L: L.bmm(L.ones(2, 1, 3), L.ones(3, 3, 1)),
+    lambda L: L.ones(2, 3) @ L.ones(3, 2, dtype=L.float64), lambda L: L.ones(()) @ L.ones(3),
+    lambda L: L.dot(L.ones(3), L.ones(4)), lambda L: L.mv(L.ones(2, 3), L.ones(4)),
+    lambda L: L.matmul(L.ones(2, 2, 3), L.ones(3, 3, 2)),
+])
+def test_error_types_match_torch(call):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    with pytest.raises(Exception) as theirs:
+        call(torch)
+    with pytest.raises(type(theirs.value)):
+        call(ember)
+
+
+# ---------------------------------------------------------------------------------------------
+# values
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((3,), (3, 2)), ((2, 3), (3,)),
+                                   ((3,), (3,)), ((5, 2, 3), (3, 4)), ((1, 2, 3), (4, 3, 2)),
+                                   ((2, 1, 2, 3), (3, 3, 1)), ((0, 3), (3, 2))])
+def test_matmul_matches_numpy(rng, sa, sb):
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    np.testing.assert_allclose((ember.tensor(a) @ ember.tensor(b)).numpy(), a @ b, rtol=1e-12)
+
+
+def test_matmul_integer_dtypes():
+    a = ember.tensor([[1, 2], [3, 4]], dtype=ember.int32)
+    out = a @ a
+    assert out.dtype == ember.int32 and out.tolist() == [[7, 10], [15, 22]]
+
+
+@pytest.mark.parametrize("make", [
+    lambda x, y: x @ y, lambda x, y: ember.mm(x, y), lambda x, y: ember.einsum("ij,jk->ik", x, y),
+    lambda x, y: ember.tensordot(x, y, 1), lambda x, y: ember.addmm(ember.zeros_like(x), x, y),
+])
+@pytest.mark.parametrize("dtype", [ember.float16, ember.bfloat16])
+def test_low_precision_products_keep_their_dtype(make, dtype):
+    # np.matmul turns bfloat16 into float32 and np.einsum rejects bfloat16 outright
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=dtype)
+    out = make(x, x)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out.float().numpy(), [[7.0, 10.0], [15.0, 22.0]])
+
+
+def test_addmm_family_scaling(rng):
+    m, a, b = (rng.standard_normal(s) for s in ((2, 2), (2, 3), (3, 2)))
+    out = ember.addmm(ember.tensor(m), ember.tensor(a), ember.tensor(b), beta=0.5, alpha=2.0)
+    np.testing.assert_allclose(out.numpy(), 0.5 * m + 2.0 * (a @ b), rtol=1e-12)
+    nan = ember.full((2, 2), float("nan"), dtype=ember.float64)
+    out = ember.addmm(nan, ember.tensor(a), ember.tensor(b), beta=0)  # beta=0 ignores input
+    np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-12)
+
+
+def test_baddbmm_in_place():
+    x = ember.zeros(2, 1, 1)
+    b1, b2 = ember.ones(2, 1, 3), ember.ones(2, 3, 1)
+    v0 = x._version
+    assert x.baddbmm_(b1, b2) is x and x._version > v0
+    assert x.flatten().tolist() == [3.0, 3.0]
+
+
+def test_einsum_forms(rng):
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    np.testing.assert_allclose(ember.einsum("ij,jk", ember.tensor(a), ember.tensor(b)).numpy(),
+                               a @ b, rtol=1e-12)
+    np.testing.assert_allclose(ember.einsum("ij->", ember.tensor(a)).numpy(), a.sum())
+    np.testing.assert_allclose(ember.einsum("...j,jk->...k", [ember.tensor(a),
+                                                            ember.tensor(b)]).numpy(), a @ b)
+
+
+# ---------------------------------------------------------------------------------------------
+# gradients
+
+
+def test_matmul_gradients_broadcast_batches():
+    a = ember.ones(2, 1, 2, 3, dtype=ember.float64).mul(0.5).requires_grad_()
+    b = ember.arange(6.0, dtype=ember.float64).reshape(3, 2).requires_grad_()
+    assert gradcheck(ember.matmul, (a, b))
+    assert gradgradcheck(ember.matmul, (a, b))
+
+
+@pytest.mark.parametrize("shapes", [((3,), (3,)), ((3,), (3, 2)), ((2, 3), (3,))])
+def test_matmul_vector_gradients(shapes, rng):
+    xs = [ember.tensor(rng.standard_normal(s), requires_grad=True) for s in shapes]
+    assert gradcheck(ember.matmul, xs)
+    assert gradgradcheck(ember.matmul, xs)
+
+
+def test_einsum_gradient(rng):
+    a = ember.tensor(rng.standard_normal((2, 3)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    assert gradcheck(lambda x, y: ember.einsum("ij,jk->ik", x, y), (a, b))
+    assert gradcheck(lambda x: ember.einsum("ij->j", x), (a,))
+
+
+@pytest.mark.parity
+def test_matmul_grads_match_torch_on_transposed_inputs(rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((2, 4))
+    ea, eb = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (ea.t() @ eb.t()).pow(2).sum().backward()
+    (ta.t() @ tb.t()).pow(2).sum().backward()
+    np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(eb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)

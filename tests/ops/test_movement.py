@@ -1,0 +1,191 @@
+"""Shape and view ops: which results are views (shared storage and version counter), error
+types and messages, cat/stack rules, and regression tests for fixed bugs."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck
+
+
+def _base():
+    return ember.arange(6.0).reshape(2, 3).clone()  # a root tensor, not a view
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x.view(3, 2), lambda x: x.reshape(6), lambda x: x.t(), lambda x: x.transpose(0, 1),
+    lambda x: x.permute(1, 0), lambda x: x.unsqueeze(0), lambda x: x[:, 1:],
+    lambda x: x.narrow(1, 1, 2), lambda x: x.select(0, 1), lambda x: x.flatten(),
+    lambda x: x.unflatten(1, (3, 1)), lambda x: x.split(1, 0)[1], lambda x: x.chunk(3, 1)[2],
+    lambda x: x.unbind(1)[0], lambda x: x.movedim(0, 1), lambda x: x.squeeze(),
+    lambda x: x.as_strided((2, 2), (1, 2)),
+])
+def test_views_share_storage_and_version(make):
+    x = _base()
+    v = make(x)
+    assert v._base is x
+    v0 = x._version
+    v.mul_(10.0)
+    assert x._version > v0 and v._version == x._version
+    assert x.numpy().sum() > 15.0  # the write reached the base
+
+
+@pytest.mark.parametrize("make", [lambda x: x.clone(), lambda x: x.t().reshape(6),
+                                  lambda x: x.t().contiguous(), lambda x: x.flatten().clone()])
+def test_copies_do_not_share(make):
+    x = _base()
+    c = make(x)
+    c.add_(100.0)
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0).reshape(2, 3))
+
+
+def test_expand_is_a_read_only_view():
+    x = ember.tensor([[1.0], [2.0]])
+    e = x.expand(2, 3)
+    assert e.data_ptr() == x.data_ptr() and e.stride() == (1, 0)
+    with pytest.raises(RuntimeError, match="read-only|expanded"):
+        e.add_(1.0)
+
+
+def test_contiguous_returns_self_when_contiguous():
+    x = _base()
+    assert x.contiguous() is x
+    t = x.t()
+    assert not t.is_contiguous() and t.contiguous().is_contiguous()
+
+
+# ---------------------------------------------------------------------------------------------
+# errors
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda x: x.transpose(0, 2), "transpose"), (lambda x: x.squeeze(3), "squeeze"),
+    (lambda x: x.unsqueeze(4), "unsqueeze"), (lambda x: x.permute(0, 5), "permute"),
+    (lambda x: x.narrow(2, 0, 1), "narrow"), (lambda x: x.select(-3, 0), "select"),
+    (lambda x: x.flatten(0, 3), "flatten"), (lambda x: x.movedim(0, 2), "movedim"),
+    (lambda x: x.unbind(2), "unbind"), (lambda x: x.split(1, 2), "split"),
+    (lambda x: ember.cat([x, x], 2), "cat"), (lambda x: ember.stack([x, x], 4), "stack"),
+])
+def test_out_of_range_dims_raise_index_error(call, match):
+    with pytest.raises(IndexError, match=f"{match}.*Dimension out of range"):
+        call(_base())
+
+
+@pytest.mark.parametrize("call,err,match", [
+    (lambda x: x.view(4), RuntimeError, r"view: shape '\[4\]' is invalid for input of size 6"),
+    (lambda x: x.t().view(6), RuntimeError, r"view size is not compatible.*\[3, 2\]"),
+    (lambda x: x.reshape(-1, -1), RuntimeError, "only one dimension can be inferred"),
+    (lambda x: x.expand(3, 3), RuntimeError, r"expand: The expanded size.*\[3, 3\].*\[2, 3\]"),
+    (lambda x: x.expand(3), RuntimeError, "expand: the number of sizes provided"),
+    (lambda x: x.permute(0, 0), RuntimeError, "permute.*duplicate dims"),
+    (lambda x: x.permute(0), RuntimeError, "permute.*does not match the length"),
+    (lambda x: x.narrow(1, 2, 2), RuntimeError, r"narrow.*start \(2\) \+ length \(2\) exceeds"),
+    (lambda x: x.narrow(1, 5, 0), IndexError, "narrow.*start out of range"),
+    (lambda x: x.select(0, 2), IndexError, r"select.*index 2 out of range.*\[2, 3\]"),
+    (lambda x: x.split([1, 1], 1), RuntimeError, "split_with_sizes.*sum exactly to 3"),
+    (lambda x: x.chunk(0), RuntimeError, "chunk expects `chunks` to be greater than 0"),
+    (lambda x: x.unflatten(1, (2, 2)), RuntimeError, "unflatten.*invalid for input of size 3"),
+    (lambda x: x.flatten(1, 0), RuntimeError, "flatten.*start_dim cannot come after end_dim"),
+    (lambda x: x.as_strided((4, 4), (1, 1)), RuntimeError, "as_strided.*too small"),
+    (lambda x: ember.ones(2, 2, 2).t(), RuntimeError, "t\\(\\) expects a tensor with <= 2"),
+])
+def test_bad_shapes_raise_with_clear_messages(call, err, match):
+    with pytest.raises(err, match=match):
+        call(_base())
+
+
+@pytest.mark.parametrize("tensors,dim,match", [
+    ([ember.ones(2, 3), ember.ones(2, 2)], 0,
+     r"cat.*Sizes of tensors must match except in dimension 0.*\[2, 3\].*\[2, 2\]"),
+    ([ember.ones(2, 3), ember.ones(3)], 0, r"cat.*same number of dimensions.*\[2, 3\].*\[3\]"),
+    ([ember.tensor(1.0)], 0, "cat.*zero-dimensional tensor"),
+    ([], 0, "cat.*non-empty"),
+])
+def test_cat_errors(tensors, dim, match):
+    with pytest.raises(RuntimeError, match=match):
+        ember.cat(tensors, dim)
+
+
+def test_cat_rejects_a_bare_tensor():
+    with pytest.raises(TypeError, match="cat.*tuple or list"):
+        ember.cat(ember.ones(2))
+
+
+def test_stack_errors():
+    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size.*\[2\].*"
+                                           r"\[3\]"):
+        ember.stack([ember.ones(2), ember.ones(3)])
+    with pytest.raises(RuntimeError, match="stack expects a non-empty"):
+        ember.stack([])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,call", [
+    ("view", lambda L, x: x.view(4)), ("expand", lambda L, x: x.expand(3, 3)),
+    ("permute", lambda L, x: x.permute(0, 0)), ("narrow", lambda L, x: x.narrow(1, 2, 2)),
+    ("narrow start", lambda L, x: x.narrow(1, 5, 0)), ("select", lambda L, x: x.select(0, 2)),
+    ("transpose", lambda L, x: x.transpose(0, 2)), ("cat", lambda L, x: L.cat([x, L.ones(3)])),
+    ("stack", lambda L, x: L.stack([x, L.ones(3)])), ("split", lambda L, x: x.split([1, 1], 1)),
+    ("unsqueeze", lambda L, x: x.unsqueeze(3)), ("t_view", lambda L, x: x.t().view(6)),
+])
+def test_error_types_match_torch(name, call):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    with pytest.raises(Exception) as theirs:
+        call(torch, torch.ones(2, 3))
+    with pytest.raises(type(theirs.value)):
+        call(ember, ember.ones(2, 3))
+
+
+# ---------------------------------------------------------------------------------------------
+# semantics
+
+
+def test_cat_promotes_and_skips_legacy_empty():
+    out = ember.cat([ember.tensor([1], dtype=ember.int32), ember.tensor([2.5])])
+    assert out.dtype == ember.float32 and out.tolist() == [1.0, 2.5]
+    assert ember.cat([ember.ones(2, 3), ember.ones(0)]).shape == (2, 3)
+
+
+def test_cat_out_argument():
+    out = ember.empty(0)
+    res = ember.cat([ember.ones(2), ember.zeros(1)], out=out)
+    assert res is out and out.tolist() == [1.0, 1.0, 0.0]
+
+
+def test_split_chunk_tensor_split_sizes():
+    x = ember.arange(5)
+    assert [t.numel() for t in x.split(2)] == [2, 2, 1]
+    assert [t.numel() for t in x.chunk(3)] == [2, 2, 1]
+    assert [t.numel() for t in x.chunk(6)] == [1, 1, 1, 1, 1]
+    assert [t.numel() for t in ember.tensor_split(x, 3)] == [2, 2, 1]
+    assert [t.tolist() for t in ember.tensor_split(x, [1, 4])] == [[0], [1, 2, 3], [4]]
+
+
+def test_stack_variants_match_numpy():
+    a, b = ember.tensor([1, 2]), ember.tensor([3, 4])
+    for name in ("hstack", "vstack", "dstack", "column_stack"):
+        np.testing.assert_array_equal(getattr(ember, name)([a, b]).numpy(),
+                                      getattr(np, name)([a.numpy(), b.numpy()]))
+
+
+def test_view_as_reshape_as_expand_as():
+    x, y = ember.arange(6.0), ember.ones(2, 3)
+    assert x.view_as(y).shape == (2, 3) and x.reshape_as(y).shape == (2, 3)
+    assert ember.ones(1, 3).expand_as(y).shape == (2, 3)
+
+
+def test_cat_gradient_splits_back():
+    a = ember.ones(2, 3, dtype=ember.float64, requires_grad=True)
+    b = ember.ones(1, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda p, q: ember.cat([p, q * 2], 0), (a, b))
+
+
+def test_as_strided_gradient_with_overlap():
+    x = ember.arange(6.0, dtype=ember.float64).requires_grad_()
+    assert gradcheck(lambda t: t.as_strided((2, 2), (1, 2)), (x,))
+    assert gradcheck(lambda t: t.as_strided((2, 2), (1, 2), 1), (x,))
+
+
+def test_narrow_accepts_negative_start():
+    assert _base().narrow(1, -2, 2).tolist() == [[1.0, 2.0], [4.0, 5.0]]

@@ -1,0 +1,187 @@
+"""Reductions: dims, keepdim, empty and 0-d inputs, NaN handling, error types and messages, and
+regression tests for fixed bugs (the generic suite covers values and gradients per sample)."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+DIM_OPS = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var",
+           "std", "logsumexp", "cumsum", "cumprod", "all", "any", "count_nonzero", "nansum",
+           "nanmean"]
+
+
+@pytest.mark.parametrize("name", DIM_OPS)
+@pytest.mark.parametrize("dim", [2, -3, 5])
+def test_out_of_range_dim_raises_index_error(name, dim):
+    x = ember.ones(2, 3)
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of "
+                                         rf"\[-2, 1\], but got {dim}\)"):
+        getattr(ember, name)(x, dim)
+
+
+@pytest.mark.parametrize("name", ["sum", "mean", "amax", "var", "logsumexp"])
+def test_repeated_dim_raises(name):
+    with pytest.raises(RuntimeError, match=f"{name}: dim -?1 appears multiple times"):
+        getattr(ember, name)(ember.ones(2, 3), (1, -1))
+
+
+def test_sum_and_mean_of_empty():
+    assert ember.ones(0, 3).sum().item() == 0.0
+    assert ember.ones(0, 3).sum(0).tolist() == [0.0, 0.0, 0.0]
+    assert ember.ones(0, 3).prod().item() == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch returns NaN silently; so does ember
+        assert np.isnan(ember.ones(0).mean().item())
+
+
+@pytest.mark.parametrize("name", ["max", "min", "argmax", "argmin"])
+def test_full_reduction_of_empty_needs_a_dim(name):
+    with pytest.raises((RuntimeError, IndexError), match=f"{name}.*numel\\(\\) == 0"):
+        getattr(ember, name)(ember.ones(0))
+
+
+@pytest.mark.parametrize("name", ["amax", "amin", "argmax", "max"])
+def test_reducing_an_empty_dim_raises_index_error(name):
+    with pytest.raises(IndexError, match=f"{name}.*non-zero size"):
+        getattr(ember, name)(ember.ones(0, 3), 0)
+
+
+@pytest.mark.parametrize("name", ["mean", "var", "std"])
+def test_float_only_reductions_reject_ints(name):
+    with pytest.raises(RuntimeError, match=f"{name}.*floating point.*int64"):
+        getattr(ember, name)(ember.tensor([1, 2, 3]))
+
+
+def test_mean_with_dtype_accepts_ints():
+    assert ember.tensor([1, 2]).mean(dtype=ember.float64).item() == 1.5
+
+
+def test_max_nan_wins_and_indices_point_at_it():
+    for dt in (ember.float32, ember.bfloat16):
+        x = ember.tensor([[1.0, float("nan"), 3.0], [4.0, 5.0, 6.0]], dtype=dt)
+        values, indices = x.max(1)
+        assert np.isnan(values.float().numpy()[0]) and values.float().numpy()[1] == 6.0
+        assert indices.tolist() == [1, 2]
+        assert np.isnan(x.amax().float().item())
+
+
+def test_max_with_dim_returns_named_tuple():
+    x = ember.tensor([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    res = ember.max(x, dim=1, keepdim=True)
+    assert res.values.tolist() == [[5.0], [7.0]] and res.indices.tolist() == [[1], [0]]
+    v, i = ember.min(x, 0)
+    assert v.tolist() == [1.0, 0.0, 2.0] and i.tolist() == [0, 1, 0]
+
+
+def test_amax_gradient_is_shared_between_ties():
+    x = ember.tensor([1.0, 3.0, 3.0], dtype=ember.float64, requires_grad=True)
+    x.amax().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.5, 0.5])
+    y = ember.tensor([1.0, 3.0, 3.0], dtype=ember.float64, requires_grad=True)
+    y.max(0).values.backward()  # max(dim) sends the gradient to the index it returned
+    np.testing.assert_allclose(y.grad.numpy(), [0.0, 1.0, 0.0])
+
+
+def test_var_std_correction_and_unbiased():
+    a = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+    x = ember.tensor(a)
+    np.testing.assert_allclose(x.var().item(), a.var(ddof=1))
+    np.testing.assert_allclose(x.var(1, unbiased=False).numpy(), a.var(1))
+    np.testing.assert_allclose(x.std(0, correction=0, keepdim=True).numpy(),
+                               a.std(0, keepdims=True))
+    np.testing.assert_allclose(x.var(False).item(), a.var())  # var(input, unbiased) form
+    v, m = ember.var_mean(x, 1)
+    np.testing.assert_allclose(v.numpy(), a.var(1, ddof=1))
+    np.testing.assert_allclose(m.numpy(), a.mean(1))
+
+
+def test_logsumexp_is_stable_and_handles_infinities():
+    x = ember.tensor([1000.0, 1000.0])
+    np.testing.assert_allclose(ember.logsumexp(x, 0).item(), 1000.0 + np.log(2.0), rtol=1e-6)
+    assert ember.logsumexp(ember.tensor([-float("inf"), -float("inf")]), 0).item() == \
+        -float("inf")
+    assert ember.logsumexp(ember.tensor([float("inf"), 1.0]), 0).item() == float("inf")
+    assert ember.logsumexp(ember.tensor([1, 2]), 0).dtype == ember.float32
+
+
+def test_cumsum_cumprod_dtypes():
+    assert ember.tensor([True, True]).cumsum(0).tolist() == [1, 2]
+    assert ember.tensor([1, 2], dtype=ember.int8).cumsum(0).dtype == ember.int64
+    assert ember.tensor([1.0, 2.0]).cumsum(0, dtype=ember.float64).dtype == ember.float64
+
+
+def test_cumprod_gradient_with_zeros():
+    x = ember.tensor([2.0, 0.0, 3.0, 0.0], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.cumprod(0), (x,))
+
+
+def test_prod_gradient_with_zeros():
+    x = ember.tensor([[2.0, 0.0, 3.0], [1.0, 4.0, 5.0]], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.prod(1), (x,))
+    assert gradcheck(lambda t: t.prod(), (x,))
+
+
+def test_all_any_dtypes():
+    assert ember.tensor([1, 0]).all().dtype == ember.bool
+    assert ember.tensor([1, 0], dtype=ember.uint8).any().dtype == ember.uint8
+    assert ember.ones(0).all().item() is True and ember.ones(0).any().item() is False
+
+
+def test_count_nonzero_dims():
+    x = ember.tensor([[0, 1, 2], [0, 0, 3]])
+    assert x.count_nonzero().item() == 3
+    assert ember.count_nonzero(x, 0).tolist() == [0, 1, 2]
+    assert ember.count_nonzero(x, (0, 1)).item() == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# regression tests for fixed bugs
+
+
+def test_std_gradient_is_zero_where_std_is_zero():
+    x = ember.tensor([2.0, 2.0, 2.0], dtype=ember.float64, requires_grad=True)
+    x.std().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])  # torch's rule, not NaN
+    y = ember.tensor([[1.0, 1.0], [1.0, 3.0]], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: t.std(1), (y,))  # row 0 has std 0: gradient 0 there
+    z = ember.tensor([[1.0, 2.0], [1.0, 3.0]], dtype=ember.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: t.std(1), (z,))
+
+
+def test_std_of_nan_stays_nan():
+    assert np.isnan(ember.tensor([1.0, float("nan")]).std().item())
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.amax(), lambda t: ember.logsumexp(t, 0),
+                                lambda t: t.max(), lambda t: t.amin(0)])
+def test_double_backward_on_0d_inputs(fn):
+    # saved outputs of 0-d reductions came back from NumPy as scalars and were treated as
+    # constants, so the second derivative of logsumexp(0-d) was -1 instead of 0
+    x = ember.tensor(0.3, dtype=ember.float64, requires_grad=True)
+    assert gradgradcheck(fn, (x,))
+
+
+def test_argmax_empty_raises_index_error_like_torch():
+    with pytest.raises(IndexError, match="argmax"):
+        ember.ones(0).argmax()
+    assert ember.ones(0, 3).argmax(1).shape == (0,)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,args", [("sum", ((0, 2),)), ("mean", (1,)), ("var", (2,)),
+                                       ("std", ()), ("amax", ((1, 2),)), ("logsumexp", (0,)),
+                                       ("prod", (2,)), ("cumsum", (1,))])
+def test_reduction_grads_match_torch_on_noncontiguous(rng, name, args):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    a = rng.standard_normal((3, 2, 4))
+    ours = ember.tensor(a, requires_grad=True)
+    ref = torch.tensor(a, requires_grad=True)
+    w = rng.standard_normal(np.shape(getattr(torch, name)(ref.transpose(0, 2), *args).detach()))
+    (getattr(ember, name)(ours.transpose(0, 2), *args) * ember.tensor(w)).sum().backward()
+    (getattr(torch, name)(ref.transpose(0, 2), *args) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
