@@ -14,8 +14,9 @@ An ember file is a ZIP archive whose entries are all *stored* (no compression):
 A node of the safe tree is a JSON null, bool, int or string, or an object tagged by ``"t"``:
 ``float`` (``"v"``: a number or "inf"/"-inf"/"nan"), ``list``/``tuple``/``set``/``frozenset``
 (``"v"``: nodes), ``dict``/``odict``/``counter`` (``"v"``: [key node, value node] pairs, order
-kept; ``"attrs"``: instance attributes such as a state dict's ``_metadata``), ``bytes`` (base64), ``dtype``, ``size``, ``device``, ``tensor`` (``id``, ``storage``,
-``dtype``, ``shape``, ``stride`` and ``offset`` in elements, ``requires_grad``, ``param``) and
+kept; ``"attrs"``: instance attributes such as a state dict's ``_metadata``), ``bytes``
+(base64), ``dtype``, ``size``, ``device``, ``tensor`` (``id``, ``storage``, ``dtype``,
+``shape``, ``stride`` and ``offset`` in elements, ``requires_grad``, ``param``) and
 ``ref`` (another reference to an already-seen tensor ``id``). Tensors that view the same
 storage come back as views of one buffer (sharing memory and the version counter); a tensor seen
 twice comes back as one object; ``nn.Parameter`` stays a Parameter.
@@ -156,9 +157,20 @@ def _codecs_encode_latin1(obj, encoding="utf-8"):
     return obj.encode("latin1")
 
 
+class _ClassToken:
+    """Stands for Tensor / Parameter in restricted pickles: usable only as the class argument
+    of the tensor rebuild function. Handing out the real class would let NEWOBJ call the
+    legacy constructor ``Tensor(*sizes)``, an allocation of any size."""
+
+    def __init__(self, cls):
+        self.cls = cls
+
+
 def _rebuild_tensor_checked(cls, arr, requires_grad):
     # ember._tensor._rebuild_tensor, restricted to tensor classes and plain NumPy data
     from ._tensor import _rebuild_tensor
+    if isinstance(cls, _ClassToken):
+        cls = cls.cls
     if not (isinstance(cls, type) and issubclass(cls, Tensor)) or not isinstance(arr, np.ndarray):
         raise SerializationError("ember.load: malformed tensor in pickle data")
     D.from_numpy_dtype(arr.dtype)
@@ -173,14 +185,13 @@ def _builtin_allowlist() -> dict:
     allowed[("collections", "Counter")] = collections.Counter
     allowed[("_codecs", "encode")] = _codecs_encode_latin1
     allowed[("ember._dtype", "_by_name")] = D._by_name
-    allowed[("ember._dtype", "dtype")] = D.dtype
     allowed[("ember._size", "Size")] = Size
     allowed[("ember._backend", "device")] = _device
-    allowed[("ember._tensor", "Tensor")] = Tensor
+    allowed[("ember._tensor", "Tensor")] = _ClassToken(Tensor)
     allowed[("ember._tensor", "_rebuild_tensor")] = _rebuild_tensor_checked
     param = _parameter_class()
     if param is not None:
-        allowed[(param.__module__, param.__qualname__)] = param
+        allowed[(param.__module__, param.__qualname__)] = _ClassToken(param)
     return allowed
 
 

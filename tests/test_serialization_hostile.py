@@ -159,6 +159,15 @@ def test_allowed_globals_cannot_be_abused():
     # bytearray / bytes constructors (allocation bombs) are not allowed
     bomb = b"\x80\x02c__builtin__\nbytearray\nJ\x00\x00\x00@\x85R."
     _load_fails(bomb, S.UnpicklingError, match="bytearray")
+    # nor the legacy constructor Tensor(*sizes) through NEWOBJ: the class is only a token
+    sizes = b"\x80\x02cember._tensor\nTensor\nJ\x00\x00\x01\x00J\x00\x00\x01\x00\x86\x81."
+    tracemalloc.start()
+    try:
+        _load_fails(sizes)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20
 
 
 def test_persistent_ids_are_validated():
@@ -405,3 +414,20 @@ def test_random_bit_flips(pickled, workdir):
             outcomes["same"] += 1
         assert time.perf_counter() - start < 1.0
     assert outcomes["error"] > 100
+
+
+def test_mmap_loading_validates_the_same_way(tmp_path):
+    _, data = _small_archive()
+    path = tmp_path / "f.pt"
+    for n in range(0, len(data), 7):
+        path.write_bytes(data[:n])
+        with pytest.raises(S.SerializationError):
+            ember.load(path, mmap=True)
+    for lie in ("shape out of bounds", "nbytes mismatch", "overlapping strides"):
+        path.write_bytes(_archive(**LIES[lie]))
+        with pytest.raises(S.SerializationError):
+            ember.load(path, mmap=True)
+    path.write_bytes(pickle.dumps([1, 2], protocol=2))
+    with pytest.raises(S.SerializationError, match="mmap"):
+        ember.load(path, mmap=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pt"]

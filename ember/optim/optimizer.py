@@ -349,6 +349,8 @@ def _cast_state(param: Tensor, value, key=None):
         else:
             arr = np.array(arr, copy=True)
         return _make(arr)
+    if key == "step" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _step_tensor(float(value))  # checkpoints that stored the count as a number
     if isinstance(value, dict):
         return {k: _cast_state(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
