@@ -55,8 +55,10 @@ def collate_tensor_fn(batch, *, collate_fn_map=None, path=""):
         t = _make(out)
         t._shared = True
         return t
-    from ... import stack
-    return stack(list(batch), 0)
+    if any(b.requires_grad for b in batch):
+        from ... import stack
+        return stack(list(batch), 0)  # keeps the autograd graph
+    return _make(np.stack([b._data for b in batch]).astype(dtype, copy=False))
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None, path=""):
