@@ -235,8 +235,12 @@ class Tensor:
         return self._base is not None
 
     def is_shared(self):
-        """True once share_memory_() moved the storage to shared memory."""
-        return bool(getattr(self, "_shared", False))
+        """True when the storage lives in shared memory (share_memory_(), or received from
+        another process); views of a shared tensor are shared too."""
+        owner = self._data
+        while isinstance(owner, np.ndarray):
+            owner = owner.base
+        return type(owner).__name__ == "Segment" or bool(getattr(self, "_shared", False))
 
     def detach(self):
         """A new tensor sharing storage and version counter, outside the graph."""

@@ -38,19 +38,20 @@ def _ember_entries(directory):
 
 @pytest.fixture
 def shm_dir(monkeypatch):
-    """(directory, exact): a private 64 MB tmpfs if mountable, else /dev/shm."""
+    """(directory, exact): a private 64 MB tmpfs if mountable (exact byte counts), else a
+    private directory in /dev/shm (file names only: other processes use the same tmpfs)."""
     directory = tempfile.mkdtemp(prefix="ember_lifetime_test_")
     mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64M", "tmpfs", directory],
                              capture_output=True, check=False).returncode == 0
     if not mounted:
         os.rmdir(directory)
-        yield _shm.shm_dir(), False
-        return
+        directory = tempfile.mkdtemp(prefix="ember_lifetime_test_", dir=_shm.shm_dir())
     monkeypatch.setenv(_shm.SHM_DIR_ENV, directory)
     try:
-        yield directory, True
+        yield directory, mounted
     finally:
-        subprocess.run(["umount", "-l", directory], check=False)
+        if mounted:
+            subprocess.run(["umount", "-l", directory], check=False)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -10,6 +10,8 @@ import gc
 import multiprocessing
 import os
 import random
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
@@ -30,15 +32,11 @@ def _shm_fds():
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:
             continue
-        # ember's segments: unnamed tmpfs files ("#<inode> (deleted)"), ember_* names, memfds
+        # ember's segments: unnamed tmpfs files ("#<inode> (deleted)"), ember_fs_* names, memfds
         name = os.path.basename(target)
-        if target.startswith((_shm.shm_dir(), "/memfd:ember")) and name.startswith(("#", "ember")):
+        if name.startswith(("#", "ember_fs_")) or target.startswith("/memfd:ember"):
             out.append(target)
     return out
-
-
-def _ember_entries():
-    return {n for n in os.listdir(_shm.shm_dir()) if n.startswith("ember")}
 
 
 def _zombie_children():
@@ -57,16 +55,24 @@ def _zombie_children():
 
 
 @pytest.fixture
-def leak_check():
+def leak_check(monkeypatch):
+    """Run the test with a private shared-memory directory (so that concurrent test runs do not
+    disturb the count) and check nothing is left behind: processes, zombies, descriptors,
+    files."""
+    directory = tempfile.mkdtemp(prefix="ember_test_", dir=_shm.shm_dir())
+    monkeypatch.setenv(_shm.SHM_DIR_ENV, directory)
     gc.collect()
     children = {p.pid for p in multiprocessing.active_children()}
-    fds, entries = len(_shm_fds()), _ember_entries()
-    yield
-    gc.collect()
-    assert [p for p in multiprocessing.active_children() if p.pid not in children] == []
-    assert _zombie_children() == []
-    assert len(_shm_fds()) <= fds
-    assert _ember_entries() <= entries
+    fds = len(_shm_fds())
+    try:
+        yield
+        gc.collect()
+        assert [p for p in multiprocessing.active_children() if p.pid not in children] == []
+        assert _zombie_children() == []
+        assert len(_shm_fds()) <= fds
+        assert os.listdir(directory) == []
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------- datasets
