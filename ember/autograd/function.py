@@ -452,8 +452,7 @@ class Function:
         for o in outs:
             if isinstance(o, Tensor):
                 if any(o is a for a in args) and not any(o is d for d in dirty):
-                    o = o.view_as(o) if o.is_floating_point() else o
-                    o = o.detach()
+                    o = o.detach()  # an input returned as is becomes a new output node
                 elif any(o is d for d in dirty):
                     o._base = None
                 fixed.append(o)

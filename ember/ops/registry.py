@@ -5,7 +5,7 @@ walk (reference, samples, dtypes).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -149,12 +149,13 @@ def write_into(self, arr, name):
     dst = self._data
     if arr.shape != dst.shape:
         try:
-            ok = np.broadcast_shapes(arr.shape, dst.shape) == dst.shape
+            target = np.broadcast_shapes(arr.shape, dst.shape)
         except ValueError:
-            ok = False
-        if not ok:
+            target = None
+        if target != dst.shape:
+            got = list(target) if target is not None else list(arr.shape)
             raise RuntimeError(f"{name}: output with shape {list(dst.shape)} doesn't match the "
-                               f"broadcast shape {list(np.broadcast_shapes(arr.shape, dst.shape)) if _bc(arr.shape, dst.shape) else list(arr.shape)}")
+                               f"broadcast shape {got}")
     if arr.dtype != dst.dtype and not D.can_cast(D.from_numpy_dtype(arr.dtype),
                                                   D.from_numpy_dtype(dst.dtype)):
         raise RuntimeError(f"{name}: result type {D.from_numpy_dtype(arr.dtype)} can't be cast "
@@ -166,14 +167,6 @@ def write_into(self, arr, name):
             "broadcast view where several elements share one memory location). Clone it first.")
     np.copyto(dst, arr, casting="unsafe")
     self._vc[0] += 1
-
-
-def _bc(a, b):
-    try:
-        np.broadcast_shapes(a, b)
-        return True
-    except ValueError:
-        return False
 
 
 def apply_inplace(self, impl, name, *args, **kwargs):
@@ -305,5 +298,3 @@ def scalar_type(x):
 def any_requires_grad(*args):
     return any(isinstance(a, Tensor) and a._requires_grad for a in args)
 
-
-Any = Any
