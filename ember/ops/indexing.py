@@ -62,6 +62,13 @@ def _index_error(e, x):
     return IndexError(f"index: {msg} (tensor of shape {list(x.shape)})")
 
 
+def _index(x, key):
+    try:
+        return x[key]
+    except IndexError as e:
+        raise _index_error(e, x) from None
+
+
 class BasicIndex(Op):
     """x[key] with ints / slices / None / ...: a view."""
 
@@ -72,10 +79,7 @@ class BasicIndex(Op):
         if Ellipsis not in key:
             key = key + (Ellipsis,)  # all-int keys then give a 0-d view, not a NumPy scalar
         ctx.key, ctx.shape = key, x.shape
-        try:
-            return x[key]
-        except IndexError as e:
-            raise _index_error(e, x) from None
+        return _index(x, key)
 
     @staticmethod
     def backward(ctx, grad):
@@ -88,10 +92,7 @@ class AdvancedIndex(Op):
     @staticmethod
     def forward(ctx, x, key):
         ctx.key, ctx.shape = key, x.shape
-        try:
-            return x[key]
-        except IndexError as e:
-            raise _index_error(e, x) from None
+        return _index(x, key)
 
     @staticmethod
     def backward(ctx, grad):
