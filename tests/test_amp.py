@@ -403,3 +403,25 @@ def test_gradscaler_matches_torch_sequence():
         assert es.get_scale() == ts.get_scale()
         assert es.state_dict() == ts.state_dict()
         np.testing.assert_allclose(m.w.detach().numpy(), tw.detach().numpy(), atol=1e-6)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("loss", ["cross_entropy", "mse_loss", "l1_loss",
+                                  "binary_cross_entropy_with_logits"])
+def test_losses_run_in_float32_under_autocast(loss, rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    import ember.nn.functional as F
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    if loss == "cross_entropy":
+        t_np = np.array([0, 1, 2, 0])
+    else:
+        t_np = rng.random((4, 3)).astype(np.float32)
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        ours = getattr(F, loss)(ember.tensor(x).bfloat16(), ember.tensor(t_np) if loss ==
+                                "cross_entropy" else ember.tensor(t_np).bfloat16())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ref = getattr(torch.nn.functional, loss)(
+            torch.tensor(x).bfloat16(),
+            torch.tensor(t_np) if loss == "cross_entropy" else torch.tensor(t_np).bfloat16())
+    assert str(ours.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1] == "float32"
+    np.testing.assert_allclose(ours.item(), ref.item(), rtol=1e-5)

@@ -607,3 +607,33 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 from ._functional_ctc import ctc_loss  # noqa: E402,F401
+
+
+# NOTE [Losses under autocast]: PyTorch's CPU autocast runs losses in float32 (its "fp32" op
+# list). Every public loss here upcasts its tensor arguments through the autocast hook, which
+# returns them untouched outside an autocast region (one flag check).
+def _fp32_under_autocast(fn, op_name):
+    import functools
+
+    from ..amp._state import maybe_autocast
+    from ..amp._state import state as _autocast
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _autocast.enabled:
+            pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+            cast = maybe_autocast(op_name, *[args[i] for i in pos])
+            args = list(args)
+            for i, c in zip(pos, cast):
+                args[i] = c
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+_LOSS_NAMES = ("cross_entropy", "nll_loss", "binary_cross_entropy", "kl_div",
+               "binary_cross_entropy_with_logits")
+for _name in __all__:
+    _f = globals().get(_name)
+    if callable(_f) and (_name.endswith("loss") or _name in _LOSS_NAMES):
+        globals()[_name] = _fp32_under_autocast(_f, _name)
