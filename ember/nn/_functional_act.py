@@ -17,6 +17,7 @@ from .._tensor import Tensor, _make
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state, no_grad
 from ..ops._kernels import loss as _kloss
+from ..ops._kernels import pointwise as _kpoint
 
 __all__ = [
     "relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "elu", "elu_", "selu", "selu_",
@@ -127,7 +128,7 @@ _Hardtanh = _pointwise(
     # the gradient passes strictly inside (min_val, max_val), as in torch
     lambda g, x, lo, hi: g * _mask((x > lo) & (x < hi), g),
     "x clipped to [min_val, max_val].",
-    lambda g, x, lo, hi: np.where((x > lo) & (x < hi), g, 0))
+    lambda g, x, lo, hi: _kpoint.masked_grad(g, x, lo, hi))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):

@@ -7,6 +7,7 @@ import numpy as np
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state, no_grad
+from ..ops._kernels import pointwise as _kpoint
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
 
@@ -42,9 +43,7 @@ class _Embedding(Op):
             gw = _make(np.zeros((ctx.num, dim), grad._data.dtype)).index_add(
                 0, _make(idx), g)
         else:
-            acc = np.zeros((ctx.num, dim), grad._data.dtype)
-            np.add.at(acc, idx, g._data)
-            gw = _make(acc)
+            gw = _make(_kpoint.index_add_rows(ctx.num, idx, g._data))
         return gw, None, None, None
 
 

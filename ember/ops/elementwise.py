@@ -9,8 +9,10 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor
+from .._tensor import Tensor, _make
 from ..autograd.function import Op
+from ..autograd.grad_mode import _state as _grad_state
+from ._kernels import pointwise as _kpoint
 from .registry import promote_args, register, sum_to
 
 _FLOAT_KINDS = "f"
@@ -463,8 +465,13 @@ for _n, _uf in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
 
 # ----------------------------------------------------------------------------- unary math
 def _unary(name, f, df, save="x", keep_int=False, inplace=True, aliases=(), doc=None,
-           differentiable=True, dtypes=D.FLOATING):
-    """Define and register a unary op y = f(x) with gradient df(grad, saved)."""
+           differentiable=True, dtypes=D.FLOATING, df_np=None):
+    """Define and register a unary op y = f(x) with gradient df(grad, saved).
+
+    ``df_np(grad_array, saved_array)``, the same derivative on NumPy arrays, replaces df when the
+    backward itself is not recorded (no create_graph): one fused pass instead of a chain of graph
+    nodes and temporaries. df (ember ops) still serves double backward.
+    """
 
     class Unary(Op):
         @staticmethod
@@ -484,6 +491,8 @@ def _unary(name, f, df, save="x", keep_int=False, inplace=True, aliases=(), doc=
         @staticmethod
         def backward(ctx, grad):
             (v,) = ctx.saved_tensors
+            if df_np is not None and not _grad_state.enabled:
+                return _make(df_np(grad._data, v._data))
             return df(grad, v)
 
     Unary.__name__ = "".join(p.capitalize() for p in name.split("_"))
@@ -563,11 +572,13 @@ _unary("acos", np.arccos, lambda g, x: -g * (1 - x * x).rsqrt(), aliases=("arcco
 _unary("atan", np.arctan, lambda g, x: g / (1 + x * x), aliases=("arctan",))
 _unary("sinh", np.sinh, lambda g, x: g * x.cosh())
 _unary("cosh", np.cosh, lambda g, x: g * x.sinh())
-_unary("tanh", np.tanh, lambda g, y: g * (1 - y * y), save="y")  # d tanh = 1 - tanh^2
+_unary("tanh", np.tanh, lambda g, y: g * (1 - y * y), save="y",  # d tanh = 1 - tanh^2
+       df_np=_kpoint.tanh_grad)
 _unary("asinh", np.arcsinh, lambda g, x: g * (x * x + 1).rsqrt(), aliases=("arcsinh",))
 _unary("acosh", np.arccosh, lambda g, x: g * (x * x - 1).rsqrt(), aliases=("arccosh",))
 _unary("atanh", np.arctanh, lambda g, x: g / (1 - x * x), aliases=("arctanh",))
-_unary("sigmoid", _sigmoid_np, lambda g, y: g * y * (1 - y), save="y")
+_unary("sigmoid", _sigmoid_np, lambda g, y: g * y * (1 - y), save="y",
+       df_np=_kpoint.sigmoid_grad)
 _unary("erf", _erf_np, lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp())
 _unary("erfc", lambda x: 1 - _erf_np(x), lambda g, x: -g * (2 / math.sqrt(math.pi)) *
        (-x * x).exp())
@@ -585,7 +596,7 @@ _unary("ceil", np.ceil, lambda g, x: g * 0, keep_int=True)
 _unary("trunc", np.trunc, lambda g, x: g * 0, keep_int=True, aliases=("fix",))
 _unary("frac", lambda x: x - np.trunc(x), lambda g, x: g, keep_int=True)
 _unary("relu", lambda x: np.maximum(x, 0), lambda g, y: g * (y > 0).to(g.dtype), save="y",
-       keep_int=True)
+       keep_int=True, df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, math.inf))
 _unary("sinc", np.sinc, lambda g, x: g * where_(
     x == 0, 0.0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) /
     (math.pi * where_(x == 0, 1.0, x * x))))

@@ -33,7 +33,7 @@ from ._kernels import rnn as _krnn
 __all__ = ["Conv2d", "ConvTranspose2d", "ConvWeight", "Unfold", "Fold", "MaxPool2d",
            "PlaneScatter", "PlaneGather", "MaxUnpool", "AvgPool2d", "AvgPool2dBackward",
            "AdaptiveAvgPool2d", "AdaptiveAvgPool2dBackward", "AdaptiveMaxPool2d",
-           "LSTMCell", "GRUCell", "SplitRows", "IndexSelect", "IndexSelectBackward"]
+           "LSTMCell", "LSTMLayer", "GRUCell", "SplitRows", "IndexSelect", "IndexSelectBackward"]
 
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -122,11 +122,8 @@ class ConvWeight(Op):
         ctx.geo = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
         ctx.save_for_backward(gy, x)
         xp = _prep(x)
-        # the kernel reads only the weight's shape (and dtype) when computing gw alone
-        shape_only = np.empty(w_shape, xp.dtype)
-        _, gw, _ = _kconv.conv2d_backward(_prep(gy).astype(xp.dtype, copy=False), xp,
-                                          shape_only, stride, padding, dilation, groups,
-                                          False, True, False)
+        gw = _kconv.conv2d_weight_grad(_prep(gy).astype(xp.dtype, copy=False), xp, w_shape,
+                                       stride, padding, dilation, groups)
         return _back(gw, x.dtype)
 
     @staticmethod
@@ -393,6 +390,71 @@ class LSTMCell(Op):
         grad_gates, grad_c_prev = _krnn.lstm_cell_backward(
             gh, gc, (act._data, tanh_c._data), _prep(c_prev._data))
         return _make(_back(grad_gates, ctx.dtype)), _make(_back(grad_c_prev, ctx.dtype))
+
+
+class LSTMLayer(Op):
+    """A whole LSTM layer over unpacked time steps, one direction: (out (T, B, H), h_T, c_T)
+    from the projected inputs xw (T, B, 4H) (both biases included), h0, c0 (B, H) and the
+    recurrent weight w_hh (4H, H); ``reverse`` runs from the last step to the first.
+
+    One graph node for the whole sequence instead of four per step (matmul, add, cell, split),
+    and backpropagation through time accumulates grad_w_hh as ONE GEMM over all T*B rows
+    instead of T separate (4H, H) products summed by the engine. Same arithmetic per step as
+    LSTMCell; once-differentiable like it.
+    """
+
+    @staticmethod
+    def forward(ctx, xw, h0, c0, w_hh, reverse=False):
+        x = _prep(xw)
+        dt = x.dtype
+        w = _prep(w_hh).astype(dt, copy=False)
+        steps, batch, hidden = x.shape[0], x.shape[1], w.shape[1]
+        out = np.empty((steps, batch, hidden), dt)
+        acts = np.empty((steps, batch, 4 * hidden), dt)
+        tanh_cs = np.empty((steps, batch, hidden), dt)
+        cs = np.empty((steps, batch, hidden), dt)
+        h = _prep(h0).astype(dt, copy=False)
+        c = _prep(c0).astype(dt, copy=False)
+        gates = np.empty((batch, 4 * hidden), dt)
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            np.matmul(h, w.T, out=gates)
+            gates += x[t]
+            h, c, (act, tanh_c) = _krnn.lstm_cell_forward(gates, c)
+            out[t], cs[t], acts[t], tanh_cs[t] = h, c, act, tanh_c
+        ctx.reverse, ctx.dtype = reverse, xw.dtype
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(h0, c0, w_hh, out, acts, tanh_cs, cs)
+        return _back(out, xw.dtype), _back(h.copy(), xw.dtype), _back(c.copy(), xw.dtype)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out, grad_h, grad_c):
+        h0, c0, w_hh, out, acts, tanh_cs, cs = (v._data for v in ctx.saved_tensors)
+        dt = acts.dtype
+        steps, batch, hidden = out.shape
+        w = _prep(w_hh).astype(dt, copy=False)
+        order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
+        g_out = None if grad_out is None else _prep(grad_out._data).astype(dt, copy=False)
+        dh = np.zeros((batch, hidden), dt) if grad_h is None else \
+            _prep(grad_h._data).astype(dt, copy=True)
+        dc = None if grad_c is None else _prep(grad_c._data).astype(dt, copy=False)
+        grad_gates = np.empty_like(acts)
+        h_prev = np.empty_like(out)  # the h each step read, in the same (T, B, H) slots
+        c0 = _prep(c0).astype(dt, copy=False)
+        for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
+            t = order[k]
+            h_prev[t] = h0 if k == 0 else out[order[k - 1]]
+            c_prev = c0 if k == 0 else cs[order[k - 1]]
+            if g_out is not None:
+                dh += g_out[t]
+            grad_gates[t], dc = _krnn.lstm_cell_backward(dh, dc, (acts[t], tanh_cs[t]), c_prev)
+            dh = grad_gates[t] @ w
+        rows = steps * batch
+        grad_w = grad_gates.reshape(rows, 4 * hidden).T @ h_prev.reshape(rows, hidden)
+        if dc is None:
+            dc = np.zeros((batch, hidden), dt)
+        return (_make(_back(grad_gates, ctx.dtype)), _make(_back(dh, ctx.dtype)),
+                _make(_back(dc, ctx.dtype)), _make(_back(grad_w, ctx.dtype)))
 
 
 class GRUCell(Op):

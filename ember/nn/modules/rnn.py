@@ -8,6 +8,9 @@ GRUCell) per step. The projected input is split into its steps by one SplitRows 
 backward is one concatenation instead of T full-size scatters. Packed sequences are sorted by
 decreasing length: the batch shrinks at each step (forward direction) or grows (reverse
 direction); finished rows are set aside for h_n.
+An unpacked LSTM without projection (the common case) runs the whole time loop inside one
+node, ember.ops.nn_ops.LSTMLayer: same per-step arithmetic, no per-step graph nodes, and its
+backward forms grad W_hh with one GEMM over all T*B rows.
 """
 from __future__ import annotations
 
@@ -262,6 +265,11 @@ class RNNBase(Module):
                 xw, step_bias = xw + b_ih, b_hh
             else:
                 xw = xw + (b_ih + b_hh)
+        if self.mode == "LSTM" and not packed and not self.proj_size and batch_sizes:
+            # every step has the full batch: the fused layer op runs the whole time loop
+            w_hh = getattr(self, f"weight_hh_l{layer}{suffix}")
+            xw = xw.reshape(len(batch_sizes), -1, xw.shape[-1])
+            return _ops.LSTMLayer.apply(xw, h0, c0, w_hh, reverse=(d == 1))
         if packed:
             pieces = _ops.SplitRows.apply(xw, sizes=tuple(batch_sizes))
         else:

@@ -1,0 +1,91 @@
+"""Fused elementwise gradient kernels: one pass instead of a chain of NumPy temporaries.
+
+An activation's backward written in NumPy, e.g. ``np.where((x > lo) & (x < hi), g, 0)``, reads
+and writes the whole tensor three or four times (two comparisons, an ``&``, a select). These
+kernels do it in one pass. They take C-contiguous arrays of one shape and dtype (float32 or
+float64); `masked_grad` falls back to NumPy for anything else (broadcast or strided gradients,
+other dtypes), so callers need not check.
+"""
+
+import numba
+import numpy as np
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_masked_grad(g, x, lo, hi, out):
+    """out[t] = g[t] where lo < x[t] < hi, else 0 (flat arrays)."""
+    for t in range(out.size):
+        v = x[t]
+        out[t] = g[t] if (v > lo and v < hi) else 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_tanh_grad(g, y, out):
+    for t in range(out.size):
+        out[t] = g[t] * (1 - y[t] * y[t])
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_sigmoid_grad(g, y, out):
+    for t in range(out.size):
+        out[t] = g[t] * (y[t] * (1 - y[t]))
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_index_add_rows(acc, index, rows):
+    """acc[index[k], :] += rows[k, :] for every k, in order (the adjoint of a row gather)."""
+    dim = acc.shape[1]
+    for k in range(index.shape[0]):
+        dst = acc[index[k]]
+        src = rows[k]
+        for t in range(dim):
+            dst[t] += src[t]
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fusable(*arrays):
+    first = arrays[0]
+    return all(a.dtype == first.dtype and a.shape == first.shape and a.flags.c_contiguous
+               for a in arrays) and first.dtype in _FLOATS
+
+
+def masked_grad(g, x, lo, hi):
+    """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere; ``lo``/``hi`` may be
+    +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
+    if not _fusable(g, x):
+        return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
+    out = np.empty_like(g)
+    _k_masked_grad(g.reshape(-1), x.reshape(-1), lo, hi, out.reshape(-1))
+    return out
+
+
+def tanh_grad(g, y):
+    """g * (1 - y^2): the gradient of tanh from its output y."""
+    if not _fusable(g, y):
+        return g * (1 - y * y)
+    out = np.empty_like(g)
+    _k_tanh_grad(g.reshape(-1), y.reshape(-1), out.reshape(-1))
+    return out
+
+
+def sigmoid_grad(g, y):
+    """g * y * (1 - y): the gradient of sigmoid from its output y."""
+    if not _fusable(g, y):
+        return g * (y * (1 - y))
+    out = np.empty_like(g)
+    _k_sigmoid_grad(g.reshape(-1), y.reshape(-1), out.reshape(-1))
+    return out
+
+
+def index_add_rows(num_rows, index, rows):
+    """A (num_rows, D) array with rows[k] added into row index[k]; like ``np.add.at`` on a zero
+    array (same summation order), without its per-element overhead."""
+    acc = np.zeros((num_rows, rows.shape[1]), rows.dtype)
+    if rows.dtype in _FLOATS:
+        _k_index_add_rows(acc, np.ascontiguousarray(index, np.int64),
+                          np.ascontiguousarray(rows))
+    else:
+        np.add.at(acc, index, rows)
+    return acc

@@ -1,0 +1,102 @@
+"""The shape-dependent fast paths of the conv and pointwise kernels agree with torch / NumPy:
+batch-as-columns 1x1 convolutions, channels-last depthwise convolutions, cache-sized im2col
+chunks, conv2d_weight_grad, and the fused elementwise gradients."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ember.ops._kernels import conv as K
+from ember.ops._kernels import pointwise as P
+
+
+def _torch_conv(x, w, stride, padding, dilation, groups, gy):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    tx = torch.tensor(x, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, None, stride, padding, dilation, groups)
+    ty.backward(torch.tensor(gy))
+    return ty.detach().numpy(), tx.grad.numpy(), tw.grad.numpy()
+
+
+def _check_conv(rng, n, c, hw, o, k, stride, padding, dilation, groups, dtype=np.float64):
+    x = rng.standard_normal((n, c) + hw).astype(dtype)
+    w = rng.standard_normal((o, c // groups, k, k)).astype(dtype)
+    args = ((stride,) * 2, (padding,) * 2, (dilation,) * 2, groups)
+    y = K.conv2d_forward(x, w, None, *args)
+    gy = rng.standard_normal(y.shape).astype(dtype)
+    gx, gw, _ = K.conv2d_backward(gy, x, w, *args, True, True, False)
+    gw_alone = K.conv2d_weight_grad(gy, x, w.shape, *args)
+    ref = _torch_conv(x, w, stride, padding, dilation, groups, gy)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for got, want in zip((y, gx, gw, gw_alone), ref + (ref[2],)):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("n, c, hw, o, groups", [
+    (3, 8, (2, 2), 12, 1),     # few columns per sample: one GEMM over the batch
+    (3, 8, (2, 2), 12, 2),
+    (2, 64, (1, 3), 64, 1),    # L * (O + C) < O * C: transposed weight gradient
+    (2, 16, (16, 16), 8, 1),   # per-sample GEMMs, accumulated weight gradient
+])
+def test_conv_pointwise_layouts_match_torch(rng, n, c, hw, o, groups):
+    _check_conv(rng, n, c, hw, o, 1, 1, 0, 1, groups)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("n, c, hw, k, stride, padding, dilation", [
+    (2, 32, (4, 4), 3, 1, 1, 1),
+    (2, 32, (5, 7), 3, 2, 1, 1),
+    (3, 20, (6, 6), 3, 1, 2, 2),
+    (2, 16, (2, 2), 3, 1, 1, 1),
+    (1, 24, (7, 5), 5, 2, 2, 1),
+    (2, 32, (9, 9), 3, 3, 0, 2),
+])
+def test_conv_depthwise_channels_last_matches_torch(rng, dtype, n, c, hw, k, stride, padding,
+                                                    dilation):
+    out_hw = K._out_hw(hw[0], hw[1], (k, k, stride, stride, padding, padding, dilation,
+                                      dilation))
+    assert K._channels_last_depthwise((n, c) + out_hw, (c, 1, k, k), c)
+    _check_conv(rng, n, c, hw, c, k, stride, padding, dilation, c, dtype)
+
+
+@pytest.mark.parity
+def test_conv_im2col_chunks_match_torch(rng, monkeypatch):
+    monkeypatch.setattr(K, "_CACHED_COLS", 1)  # one sample per chunk
+    monkeypatch.setattr(K, "_MIN_COLUMNS", 1)
+    _check_conv(rng, 3, 4, (7, 6), 6, 3, 2, 1, 1, 2)
+    _check_conv(rng, 3, 4, (5, 5), 4, 3, 1, 1, 2, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_pointwise_grads_match_numpy(rng, dtype):
+    g = rng.standard_normal((3, 4, 5)).astype(dtype)
+    x = rng.standard_normal((3, 4, 5)).astype(dtype) * 3
+    x[0, 0, :2] = [0.0, np.nan]
+    np.testing.assert_array_equal(P.masked_grad(g, x, 0, math.inf), np.where(x > 0, g, 0))
+    np.testing.assert_array_equal(P.masked_grad(g, x, -1.0, 1.0),
+                                  np.where((x > -1) & (x < 1), g, 0))
+    y = np.tanh(x)
+    np.testing.assert_allclose(P.tanh_grad(g, y), g * (1 - y * y), rtol=1e-6)
+    np.testing.assert_allclose(P.sigmoid_grad(g, y), g * y * (1 - y), rtol=1e-6)
+    for fn in (P.masked_grad, P.tanh_grad, P.sigmoid_grad):  # the kernels keep the dtype
+        args = (0, math.inf) if fn is P.masked_grad else ()
+        assert fn(g, y, *args).dtype == dtype
+    # strided and broadcast gradients take the NumPy fallback
+    np.testing.assert_allclose(P.tanh_grad(g[:, ::2], y[:, ::2]),
+                               g[:, ::2] * (1 - y[:, ::2] ** 2), rtol=1e-6)
+    np.testing.assert_array_equal(P.masked_grad(np.ones((), dtype), x, 0, math.inf),
+                                  (x > 0).astype(dtype))
+
+
+def test_index_add_rows_matches_add_at(rng):
+    index = rng.integers(0, 7, 50)
+    rows = rng.standard_normal((50, 3)).astype(np.float32)
+    want = np.zeros((7, 3), np.float32)
+    np.add.at(want, index, rows)
+    np.testing.assert_array_equal(P.index_add_rows(7, index, rows), want)
