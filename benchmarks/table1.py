@@ -5,15 +5,18 @@
 Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
 (copied from the torch model through NumPy), alternating step by step so that machine drift
 hits both. Throughput = items per step / median step time. Peak memory is measured in a fresh
-subprocess per framework and workload: the peak resident set growth over a few training steps
-after the model and data exist (framework-neutral: torch's allocator is invisible to Python).
+subprocess per framework and workload from the kernel's resident-set high-water mark (framework
+neutral: torch's allocator is invisible to Python), see NOTE [Peak step memory].
+
+This machine pins OpenBLAS to Haswell kernels (OPENBLAS_CORETYPE); numpy's GEMMs are ~2x faster
+without it, torch is unaffected. benchmarks/RESULTS.md reports runs with both unset:
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/table1.py
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -63,13 +66,16 @@ def step_fn(model, opt, batches, loss_fn):
     return step
 
 
-def rss_kb():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+def _status_kb(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"/proc/self/status has no {field}")
 
 
 def measure_memory(name, libname):
-    """Run in a subprocess: peak RSS growth (MB) over 3 training steps."""
+    """Run in a fresh subprocess: the step's peak memory above the steady state (MB)."""
     out = subprocess.run([sys.executable, __file__, "--_mem", name, "--_lib", libname],
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
@@ -78,15 +84,25 @@ def measure_memory(name, libname):
 
 
 def _mem_child(name, libname):
+    # NOTE [Peak step memory]: one warm-up step first (parameters, gradients, optimizer state,
+    # JIT-compiled kernels and library caches are then resident: the steady state), then the
+    # kernel's high-water mark is reset (clear_refs 5) and three more steps run. The figure is
+    # VmHWM minus the steady-state RSS: activations and temporaries of a training step.
+    # (ru_maxrss would carry the parent's peak across fork/exec.)
     lib = ember if libname == "ember" else torch
     if lib is torch:
         torch.set_num_threads(2)
     model, opt, batches, loss_fn, _ = make(lib, name)
     step = step_fn(model, opt, batches, loss_fn)
-    base = rss_kb()
+    step()
+    import gc
+    gc.collect()
+    base = _status_kb("VmRSS")
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
     for _ in range(3):
         step()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = _status_kb("VmHWM")
     print(json.dumps({"peak_mb": max(peak - base, 0) / 1024}))
 
 
