@@ -84,26 +84,31 @@ def measure_memory(name, libname):
 
 
 def _mem_child(name, libname):
-    # NOTE [Peak step memory]: one warm-up step first (parameters, gradients, optimizer state,
-    # JIT-compiled kernels and library caches are then resident: the steady state), then the
-    # kernel's high-water mark is reset (clear_refs 5) and three more steps run. The figure is
-    # VmHWM minus the steady-state RSS: activations and temporaries of a training step.
+    # NOTE [Peak step memory]: the figure is the process's resident-set high-water mark
+    # (VmHWM) over three training steps minus its RSS before the model was built: parameters,
+    # gradients, optimizer state, activations and temporaries, and whatever the framework
+    # keeps cached. One warm-up step runs first and the high-water mark is then reset
+    # (clear_refs 5), so one-time costs of the first step (JIT compilation, library start-up)
+    # are left out. "transient_mb" is the part above the steady state after the warm-up.
     # (ru_maxrss would carry the parent's peak across fork/exec.)
     lib = ember if libname == "ember" else torch
     if lib is torch:
         torch.set_num_threads(2)
+    import gc
+    gc.collect()
+    before_model = _status_kb("VmRSS")
     model, opt, batches, loss_fn, _ = make(lib, name)
     step = step_fn(model, opt, batches, loss_fn)
     step()
-    import gc
     gc.collect()
-    base = _status_kb("VmRSS")
+    steady = _status_kb("VmRSS")
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")
     for _ in range(3):
         step()
     peak = _status_kb("VmHWM")
-    print(json.dumps({"peak_mb": max(peak - base, 0) / 1024}))
+    print(json.dumps({"peak_mb": max(peak - before_model, 0) / 1024,
+                      "transient_mb": max(peak - steady, 0) / 1024}))
 
 
 def run(name, steps=None, quick=False, memory=True):
