@@ -26,64 +26,15 @@ import ember
 from ember.multiprocessing import _shm
 from ember.utils.data import DataLoader, Dataset, get_worker_info
 
+from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: E402,F401
+
 pytestmark = pytest.mark.timeout(60)
 
 _fork = multiprocessing.get_context("fork")
 
 
 # ---------------------------------------------------------------------------- leak checks
-def _shm_fds():
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        # ember's segments: unnamed tmpfs files ("#<inode> (deleted)"), ember_fs_* names, memfds
-        name = os.path.basename(target)
-        if name.startswith(("#", "ember_fs_")) or target.startswith("/memfd:ember"):
-            out.append(target)
-    return out
-
-
-def _ember_entries(directory):
-    return {n for n in os.listdir(directory) if n.startswith("ember")}
-
-
-def _zombie_children():
-    me, zombies = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] == "Z" and int(fields[1]) == me:
-            zombies.append(int(entry))
-    return zombies
-
-
-@pytest.fixture
-def leak_check(monkeypatch):
-    """Run the test with a private shared-memory directory (so that concurrent test runs do not
-    disturb the count) and check nothing is left behind: processes, zombies, descriptors,
-    files."""
-    directory = tempfile.mkdtemp(prefix="ember_test_", dir=_shm.shm_dir())
-    monkeypatch.setenv(_shm.SHM_DIR_ENV, directory)
-    gc.collect()
-    children = {p.pid for p in multiprocessing.active_children()}
-    fds = len(_shm_fds())
-    try:
-        yield
-        gc.collect()
-        assert [p for p in multiprocessing.active_children() if p.pid not in children] == []
-        assert _zombie_children() == []
-        assert len(_shm_fds()) <= fds
-        assert os.listdir(directory) == []
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+leak_check = make_leak_check(release_pins=False)
 
 
 def _used_bytes(directory):
@@ -316,7 +267,7 @@ def test_shared_memory_exhaustion_real_tmpfs(leak_check, tiny_tmpfs, strategy):
     finally:
         emp.set_sharing_strategy(previous)
     gc.collect()
-    assert _ember_entries(tiny_tmpfs) == set()
+    assert ember_entries(tiny_tmpfs) == set()
     assert _used_bytes(tiny_tmpfs) == 0
 
 

@@ -6,12 +6,9 @@ worker process, zombie, shared-memory descriptor or /dev/shm entry is left behin
 """
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import random
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -21,58 +18,13 @@ import ember.multiprocessing as emp
 from ember.multiprocessing import _shm
 from ember.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
 
+from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: E402,F401
+
 pytestmark = pytest.mark.timeout(60)
 
 
 # ---------------------------------------------------------------------------- leak checks
-def _shm_fds():
-    out = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            continue
-        # ember's segments: unnamed tmpfs files ("#<inode> (deleted)"), ember_fs_* names, memfds
-        name = os.path.basename(target)
-        if name.startswith(("#", "ember_fs_")) or target.startswith("/memfd:ember"):
-            out.append(target)
-    return out
-
-
-def _zombie_children():
-    me, zombies = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] == "Z" and int(fields[1]) == me:
-            zombies.append(int(entry))
-    return zombies
-
-
-@pytest.fixture
-def leak_check(monkeypatch):
-    """Run the test with a private shared-memory directory (so that concurrent test runs do not
-    disturb the count) and check nothing is left behind: processes, zombies, descriptors,
-    files."""
-    directory = tempfile.mkdtemp(prefix="ember_test_", dir=_shm.shm_dir())
-    monkeypatch.setenv(_shm.SHM_DIR_ENV, directory)
-    gc.collect()
-    children = {p.pid for p in multiprocessing.active_children()}
-    fds = len(_shm_fds())
-    try:
-        yield
-        gc.collect()
-        assert [p for p in multiprocessing.active_children() if p.pid not in children] == []
-        assert _zombie_children() == []
-        assert len(_shm_fds()) <= fds
-        assert os.listdir(directory) == []
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+leak_check = make_leak_check(release_pins=False)
 
 
 # ---------------------------------------------------------------------------- datasets
