@@ -15,6 +15,10 @@ from .function import AccumulateGrad, Anomaly, _edge, _is_float
 from ..profiler.profiler import _active as _prof
 from .grad_mode import _state
 
+# Set by ember._tensor._inject() once the Tensor class exists (this module is imported
+# by _tensor.py, so it cannot import it back at load time).
+Tensor = _make = _make_view = None
+
 
 def _make_root_grads(tensors, grads, what):
     roots = []

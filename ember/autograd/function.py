@@ -16,6 +16,10 @@ import numpy as np
 from ..profiler.profiler import _active as _prof
 from .grad_mode import _state
 
+# Set by ember._tensor._inject() once the Tensor class exists (this module is imported
+# by _tensor.py, so it cannot import it back at load time).
+Tensor = _make = _make_view = None
+
 # NOTE [No cycles]
 # output tensor -> its grad_fn node -> edges -> earlier nodes / AccumulateGrad -> leaf tensor.
 # A node never holds its own output tensor: a saved output is kept as (array, version counter)

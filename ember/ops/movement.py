@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _make, _wrap_dim
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Op
 from .registry import FUNCTIONS, export, norm_dims, register
 

@@ -16,7 +16,6 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
 
 
 class _Active:
