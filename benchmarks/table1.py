@@ -115,8 +115,8 @@ def run(name, steps=None, quick=False, memory=True):
     warmup, samples, chunk = PROTOCOL.get(name, DEFAULT)
     if steps is not None:
         samples = steps
-    if quick:
-        warmup, samples, chunk = 1, 3, 1
+    if quick:  # a smoke run: ratios are indicative only
+        warmup, samples, chunk = 1, 2, 1
     e_model, e_opt, e_batches, e_loss, items = make(ember, name)
     runners = {"ember": step_fn(e_model, e_opt, e_batches, e_loss)}
     if torch is not None:
@@ -147,7 +147,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
     ap.add_argument("--steps", type=int, default=None)
-    ap.add_argument("--quick", action="store_true", help="1 warmup + 3 steps, no memory")
+    ap.add_argument("--quick", action="store_true", help="1 warm-up + 2 steps per framework, no memory (< 1 min)")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
