@@ -6,6 +6,7 @@ import math
 from ... import _dtype as D
 from ... import empty
 from .. import _functional_b as F
+from .. import _functional_conv as _Fconv
 from .. import init
 from ..parameter import Parameter
 from .module import Module
@@ -133,10 +134,10 @@ class _Conv(_ConvNd):
             # explicit padding of the (possibly unbatched) input, then a 'valid' convolution
             x = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode) \
                 if input.ndim in (self._nd + 1, self._nd + 2) else input
-            return F._conv(x, weight, bias, self.stride, 0, self.dilation, self.groups,
-                           self._nd, name)
-        return F._conv(input, weight, bias, self.stride, self.padding, self.dilation,
-                       self.groups, self._nd, name)
+            return _Fconv._conv(x, weight, bias, self.stride, 0, self.dilation, self.groups,
+                                self._nd, name)
+        return _Fconv._conv(input, weight, bias, self.stride, self.padding, self.dilation,
+                            self.groups, self._nd, name)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
@@ -226,9 +227,9 @@ class _ConvTranspose(_ConvNd):
 
     def forward(self, input, output_size=None):
         out_pad = self._output_padding(input, output_size)
-        return F._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
-                                 out_pad, self.groups, self.dilation, self._nd,
-                                 type(self).__name__)
+        return _Fconv._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
+                                      out_pad, self.groups, self.dilation, self._nd,
+                                      type(self).__name__)
 
 
 class ConvTranspose1d(_ConvTranspose):

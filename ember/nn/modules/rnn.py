@@ -25,6 +25,7 @@ from ... import empty
 from ..._tensor import Tensor, _make
 from ...ops import nn_ops as _ops
 from ...ops.movement import cat, stack
+from .. import _functional_attention as _Fattn
 from .. import _functional_b as F
 from .. import init
 from ..parameter import Parameter
@@ -228,7 +229,7 @@ class RNNBase(Module):
                 c_n.append(c_last)
             layer_input = outs[0] if dirs == 1 else cat(outs, dim=-1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_input = F._dropout(layer_input, self.dropout)
+                layer_input = _Fattn._dropout(layer_input, self.dropout)
         h_n = stack(h_n, 0)
         c_n = stack(c_n, 0) if self.mode == "LSTM" else None
         if unsorted_idx is not None:

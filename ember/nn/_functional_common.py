@@ -1,0 +1,54 @@
+"""Argument helpers shared by the part-B modules of ember.nn.functional (``_functional_conv``,
+``_functional_pool``, ``_functional_resize``, ``_functional_attention``)."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor
+
+
+# ---------------------------------------------------------------------------------------------
+# argument helpers
+
+
+def _tuple(value, n, name, arg):
+    """An int or a length-n sequence of ints as an n-tuple (torch's _pair / _single)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return (int(value),) * n
+    if isinstance(value, (tuple, list)) and len(value) == n and all(
+            isinstance(v, (int, np.integer)) for v in value):
+        return tuple(int(v) for v in value)
+    if isinstance(value, (tuple, list)) and len(value) == 1 and n > 1:
+        return _tuple(value[0], n, name, arg)
+    raise TypeError(f"{name}(): argument '{arg}' must be an int or a tuple of {n} ints, "
+                    f"got {value!r}")
+
+
+def _check_tensor(x, name, arg="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+
+
+def _check_float(x, name):
+    if not x.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating point input, got dtype {x.dtype}; "
+                           "convert it with .float().")
+
+
+def _spatial_input(x, name, nd, batched_only=False):
+    """Check x is (N, C, *spatial) or unbatched (C, *spatial); returns (x batched, was_batched)."""
+    _check_tensor(x, name)
+    full = nd + 2
+    if x.ndim == full:
+        return x, True
+    if x.ndim == full - 1 and not batched_only:
+        return x.unsqueeze(0), False
+    dims = ("H", "W") if nd == 2 else ("L",) if nd == 1 else ("D", "H", "W")
+    shape = ", ".join(("N", "C") + dims)
+    unb = "" if batched_only else f" or {full - 1}-D unbatched ({', '.join(('C',) + dims)})"
+    raise RuntimeError(f"{name}: expected {full}-D (batched) input of shape ({shape}){unb}; "
+                       f"got {x.ndim}-D input of shape {tuple(x.shape)}.")
+
+
+def _finish_unbatched(y, batched):
+    return y if batched else y.squeeze(0)

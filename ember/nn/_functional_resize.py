@@ -1,0 +1,538 @@
+"""ember.nn.functional, part B: padding, resizing (interpolate/upsample), pixel and channel
+shuffle, and sampling grids (affine_grid, grid_sample).
+
+Re-exported by ``ember.nn._functional_b`` and ``ember.nn.functional``. Composites of ember ops
+(gradients of any order for free), apart from the ``_ConstantPad`` primitive.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .._tensor import _make
+from ..autograd.function import Op
+from ..ops import nn_ops as _ops
+from ._functional_common import _check_tensor
+from ._functional_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+
+__all__ = [
+    "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
+    "pixel_unshuffle", "channel_shuffle", "grid_sample", "affine_grid",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# padding
+
+_PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def _pad_index(n, lo, hi, mode, dim, name, shape):
+    """Source index along one dim for each padded position -lo .. n + hi - 1."""
+    pos = np.arange(-lo, n + hi)
+    if mode == "reflect":
+        if lo >= n or hi >= n:
+            raise RuntimeError(
+                f"{name}: Padding size should be less than the corresponding input dimension, "
+                f"but got: padding ({lo}, {hi}) at dimension {dim} of input {list(shape)}.")
+        period = 2 * (n - 1)
+        m = np.abs(pos) % period if period else np.zeros_like(pos)
+        return np.where(m >= n, period - m, m)
+    if mode == "replicate":
+        if n == 0:
+            raise RuntimeError(f"{name}: cannot replicate-pad an empty dimension {dim} of input "
+                               f"{list(shape)}.")
+        return np.clip(pos, 0, n - 1)
+    if lo > n or hi > n:  # circular
+        raise RuntimeError(f"{name}: Padding value causes wrapping around more than once; got "
+                           f"padding ({lo}, {hi}) at dimension {dim} of size {n}.")
+    return pos % n
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad (or, with negative amounts, crop) the last len(pad) // 2 dims.
+
+    ``pad`` lists (left, right) pairs starting from the last dim. Modes: 'constant' (any number
+    of dims, fill ``value``), 'reflect' (mirror without repeating the edge), 'replicate'
+    (repeat the edge), 'circular' (wrap around).
+
+    Example:
+        >>> import ember
+        >>> pad(ember.tensor([[1., 2., 3.]]), (1, 2), mode='reflect')
+        tensor([[2., 1., 2., 3., 2., 1.]])
+    """
+    name = "pad"
+    _check_tensor(input, name)
+    pads = [int(p) for p in pad]
+    if len(pads) % 2:
+        raise ValueError(f"{name}: Padding length must be divisible by 2; got {len(pads)} "
+                         f"values {tuple(pad)}.")
+    nd = len(pads) // 2
+    if nd > input.ndim:
+        raise ValueError(f"{name}: Padding length {len(pads)} is too large for a {input.ndim}-D "
+                         f"input; expected at most {2 * input.ndim} values.")
+    if mode not in _PAD_MODES:
+        raise NotImplementedError(f"{name}: Unrecognised padding mode {mode!r}; expected one of "
+                                  f"{_PAD_MODES}.")
+    if mode == "constant":
+        return _constant_pad(input, pads, 0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise ValueError(f"{name}: Padding mode {mode!r} doesn't take in value argument.")
+    if not nd <= input.ndim - 1 <= nd + 1:
+        raise NotImplementedError(
+            f"{name}: {mode} padding of {nd} dim(s) needs a {nd + 1}-D (unbatched) or "
+            f"{nd + 2}-D (batched) input; got input of shape {tuple(input.shape)}.")
+    out = input
+    for i in range(nd):
+        dim = input.ndim - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        if lo == 0 and hi == 0:
+            continue
+        # negative amounts crop first; the positive ones then pad the cropped tensor
+        start = max(-lo, 0)
+        n = input.shape[dim] - start - max(-hi, 0)
+        idx = start + _pad_index(n, max(lo, 0), max(hi, 0), mode, dim, name, input.shape)
+        out = _along(out, dim, idx)
+    return out
+
+
+def _constant_pad(input, pads, value):
+    # crop first (a differentiable view), then pad the non-negative amounts
+    crop = [slice(None)] * input.ndim
+    grow = [(0, 0)] * input.ndim
+    for i in range(len(pads) // 2):
+        dim = input.ndim - 1 - i
+        lo, hi = pads[2 * i], pads[2 * i + 1]
+        n = input.shape[dim]
+        if n + lo + hi < 0:
+            raise RuntimeError(f"pad: The input size {n}, plus negative padding {lo} and {hi} "
+                               f"resulted in a negative output size at dimension {dim}.")
+        crop[dim] = slice(max(-lo, 0), n - max(-hi, 0))
+        grow[dim] = (max(lo, 0), max(hi, 0))
+    x = input[tuple(crop)] if any(s != slice(None) for s in crop) else input
+    if all(g == (0, 0) for g in grow):
+        return x if x is not input else input.clone()
+    return _ConstantPad.apply(x, tuple(grow), value)
+
+
+class _ConstantPad(Op):
+    """np.pad with a constant; the gradient is the interior slice of the incoming gradient."""
+
+    @staticmethod
+    def forward(ctx, x, widths, value):
+        ctx.key = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+        out = np.full(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths)), value,
+                      dtype=x.dtype)
+        out[ctx.key] = x
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[ctx.key]
+
+
+# ---------------------------------------------------------------------------------------------
+# resizing
+
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+
+
+def _interp_sizes(x, size, scale_factor, nd, name):
+    """(output sizes, scales used for the source coordinate or None per dim)."""
+    spatial = tuple(x.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError(f"{name}: only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = (size,) * nd if isinstance(size, (int, np.integer)) else tuple(size)
+        if len(sizes) != nd:
+            raise ValueError(f"{name}: Input and output must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of "
+                             f"{list(spatial)} and output size of {list(sizes)}. Please provide "
+                             f"input tensor in (N, C, d1, d2, ...,dK) format and output size in "
+                             f"(o1, o2, ...,oK) format.")
+        return tuple(int(s) for s in sizes), (None,) * nd
+    if scale_factor is None:
+        raise ValueError(f"{name}: either size or scale_factor should be defined")
+    scales = (scale_factor,) * nd if isinstance(scale_factor, numbers.Number) \
+        else tuple(scale_factor)
+    if len(scales) != nd:
+        raise ValueError(f"{name}: Input and scale_factor must have the same number of spatial "
+                         f"dimensions, but got input with spatial dimensions of {list(spatial)} "
+                         f"and scale_factor of shape {list(scales)}.")
+    return tuple(int(math.floor(n * float(s))) for n, s in zip(spatial, scales)), \
+        tuple(float(s) for s in scales)
+
+
+def _src_scale(n_in, n_out, scale, align_corners):
+    """Step between source coordinates of consecutive outputs (torch's area_pixel scale)."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    if scale is not None and scale > 0:
+        return 1.0 / scale
+    return n_in / n_out
+
+
+def _along(x, dim, idx):
+    return _ops.IndexSelect.apply(x, np.ascontiguousarray(idx, np.int64), dim=dim)
+
+
+def _weights_for(w, dim, ndim, dtype):
+    shape = [1] * ndim
+    shape[dim] = w.size
+    return _make(w.astype(dtype).reshape(shape))
+
+
+def _nearest_dim(x, dim, n_out, scale, exact):
+    n_in = x.shape[dim]
+    if scale is None and n_out % n_in == 0 and n_out > 0:
+        # integer upsampling: repeat each element (expand + reshape backprop as a sum)
+        k = n_out // n_in
+        shape = list(x.shape)
+        y = x.unsqueeze(dim + 1)
+        y = y.expand(*shape[:dim + 1], k, *shape[dim + 1:])
+        shape[dim] = n_out
+        return y.reshape(*shape)
+    step = np.float32(1.0 / scale if scale else n_in / n_out)
+    pos = np.arange(n_out, dtype=np.float32)
+    # torch computes nearest indices in float32; matching that keeps the same rounding
+    src = np.floor((pos + np.float32(0.5)) * step) if exact else np.floor(pos * step)
+    return _along(x, dim, np.minimum(src.astype(np.int64), n_in - 1))
+
+
+def _linear_dim(x, dim, n_out, scale, align_corners):
+    n_in = x.shape[dim]
+    step = _src_scale(n_in, n_out, scale, align_corners)
+    pos = np.arange(n_out, dtype=np.float64)
+    src = pos * step if align_corners else np.maximum((pos + 0.5) * step - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    lam = src - i0
+    dt = x._data.dtype
+    w0 = _weights_for(1.0 - lam, dim, x.ndim, dt)
+    w1 = _weights_for(lam, dim, x.ndim, dt)
+    return _along(x, dim, i0) * w0 + _along(x, dim, i1) * w1
+
+
+def _cubic_weights(t, a=-0.75):
+    """Keys' cubic convolution weights for taps at offsets -1, 0, 1, 2 from floor(src)."""
+    def near(d):  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d):  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _cubic_dim(x, dim, n_out, scale, align_corners):
+    n_in = x.shape[dim]
+    step = _src_scale(n_in, n_out, scale, align_corners)
+    pos = np.arange(n_out, dtype=np.float64)
+    src = pos * step if align_corners else (pos + 0.5) * step - 0.5  # no clamp for cubic
+    base = np.floor(src).astype(np.int64)
+    ws = _cubic_weights(src - base)
+    dt = x._data.dtype
+    out = None
+    for off, w in zip((-1, 0, 1, 2), ws):
+        term = _along(x, dim, np.clip(base + off, 0, n_in - 1)) * _weights_for(w, dim, x.ndim,
+                                                                                 dt)
+        out = term if out is None else out + term
+    return out
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize (N, C, *spatial) input to ``size`` or by ``scale_factor``.
+
+    Modes: 'nearest', 'nearest-exact', 'linear' (3-D), 'bilinear' / 'bicubic' (4-D),
+    'trilinear' (5-D), 'area' (adaptive average pooling, 3-D / 4-D). Linear modes map
+    coordinates by pixel centres unless ``align_corners=True`` (corner pixels aligned).
+
+    Differs from torch: ``antialias=True`` is not supported (NotImplementedError).
+
+    Example:
+        >>> import ember
+        >>> interpolate(ember.ones(1, 1, 2, 2), scale_factor=2, mode='bilinear').shape
+        ember.Size([1, 1, 4, 4])
+    """
+    name = "interpolate"
+    _check_tensor(input, name)
+    if input.ndim not in (3, 4, 5):
+        raise NotImplementedError(f"{name}: Input Error: Only 3D, 4D and 5D input Tensors "
+                                  f"supported (got {input.ndim}D) for the modes: nearest | "
+                                  f"linear | bilinear | bicubic | trilinear | area | "
+                                  f"nearest-exact (got {mode})")
+    nd = input.ndim - 2
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            raise ValueError(f"{name}: align_corners option can only be set with the "
+                             "interpolating modes: linear | bilinear | bicubic | trilinear")
+    elif mode in _LINEAR_MODES:
+        if _LINEAR_MODES[mode] != nd:
+            raise NotImplementedError(f"{name}: mode {mode!r} needs a "
+                                      f"{_LINEAR_MODES[mode] + 2}-D input, got "
+                                      f"{input.ndim}-D input {tuple(input.shape)}.")
+        align_corners = bool(align_corners)
+    else:
+        raise NotImplementedError(f"{name}: unknown mode {mode!r}; expected one of nearest, "
+                                  "nearest-exact, linear, bilinear, bicubic, trilinear, area.")
+    if antialias:
+        raise NotImplementedError(f"{name}: antialias=True is not supported by ember.")
+    sizes, scales = _interp_sizes(input, size, scale_factor, nd, name)
+    if recompute_scale_factor:
+        scales = (None,) * nd  # derive the coordinate scale from the rounded output size
+    if any(s <= 0 for s in sizes):
+        raise RuntimeError(f"{name}: computed output size {sizes} must be positive (input "
+                           f"{tuple(input.shape)}).")
+    if input.is_floating_point() is False and mode != "nearest":
+        raise RuntimeError(f"{name}: mode {mode!r} needs a floating point input, got "
+                           f"{input.dtype}.")
+    if mode == "area":
+        if nd == 1:
+            return adaptive_avg_pool1d(input, sizes)
+        if nd == 2:
+            return adaptive_avg_pool2d(input, sizes)
+        raise NotImplementedError(f"{name}: mode 'area' supports 3-D and 4-D inputs only.")
+    out = input
+    for i in range(nd):
+        dim = 2 + i
+        if mode in ("nearest", "nearest-exact"):
+            if out.shape[dim] != sizes[i] or scales[i] not in (None, 1.0):
+                out = _nearest_dim(out, dim, sizes[i], scales[i], mode == "nearest-exact")
+        elif mode == "bicubic":
+            out = _cubic_dim(out, dim, sizes[i], scales[i], align_corners)
+        else:
+            out = _linear_dim(out, dim, sizes[i], scales[i], align_corners)
+    return out if out is not input else input.clone()
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of :func:`interpolate`."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='nearest')."""
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: interpolate(..., mode='bilinear', align_corners=True)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
+
+    Example:
+        >>> import ember
+        >>> pixel_shuffle(ember.ones(1, 8, 3, 3), 2).shape
+        ember.Size([1, 2, 6, 6])
+    """
+    name = "pixel_shuffle"
+    _check_tensor(input, name)
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name}: upscale_factor must be greater than 0, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"{name}: expects its input's 'channel' dimension to be divisible by "
+                           f"the square of upscale_factor, but input.size(-3)={c} is not "
+                           f"divisible by {r * r}")
+    n = len(lead)
+    x = input.reshape(*lead, c // (r * r), r, r, h, w)
+    x = x.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return x.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of pixel_shuffle."""
+    name = "pixel_unshuffle"
+    _check_tensor(input, name)
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"{name}: downscale_factor must be greater than 0, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"{name}: expects height and width to be divisible by "
+                           f"downscale_factor={r}, but got input of shape {tuple(input.shape)}")
+    n = len(lead)
+    x = input.reshape(*lead, c, h // r, r, w // r, r)
+    x = x.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return x.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups):
+    """Interleave channel groups: (N, g * k, *) viewed as (N, g, k, *) -> (N, k, g, *)."""
+    name = "channel_shuffle"
+    _check_tensor(input, name)
+    g = int(groups)
+    if input.ndim < 3:
+        raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if g <= 0:
+        raise ValueError(f"{name}: Number of groups to divide channels in must be positive. "
+                         f"Value of groups:{g}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise RuntimeError(f"{name}: Number of channels must be divisible by groups. Got {c} "
+                           f"channels and {g} groups.")
+    x = input.reshape(n, g, c // g, *rest).transpose(1, 2)
+    return x.reshape(n, c, *rest)
+
+
+# ---------------------------------------------------------------------------------------------
+# sampling grids
+
+
+def affine_grid(theta, size, align_corners=None):
+    """Sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) for affine matrices theta (N, 2, 3).
+
+    Example:
+        >>> import ember
+        >>> affine_grid(ember.eye(2, 3).unsqueeze(0), (1, 1, 2, 3), align_corners=False).shape
+        ember.Size([1, 2, 3, 2])
+    """
+    name = "affine_grid"
+    _check_tensor(theta, name, "theta")
+    size = tuple(int(s) for s in size)
+    if not theta.is_floating_point():
+        raise ValueError(f"{name}: Expected theta to have floating point type, but got "
+                         f"{theta.dtype}")
+    nd = len(size) - 2
+    if nd not in (2, 3):
+        raise NotImplementedError(f"{name}: only supports 4D and 5D sizes, for 2D and 3D affine "
+                                  f"transforms, respectively. Got size {size}.")
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1) or theta.shape[0] != size[0]:
+        raise ValueError(f"{name}: Expected a batch of {nd}D affine matrices of shape Nx{nd}x"
+                         f"{nd + 1} for size {size}. Got {tuple(theta.shape)}.")
+    if min(size[2:]) <= 0:
+        raise ValueError(f"{name}: Expected non-zero, positive output size. Got {size}")
+    dt = theta._data.dtype
+    axes = []
+    for n in reversed(size[2:]):  # x (width) first
+        lin = np.linspace(-1.0, 1.0, n) if n > 1 else np.zeros(1)
+        if not align_corners:
+            lin = lin * (n - 1) / n
+        axes.append(lin)
+    mesh = np.meshgrid(*reversed(axes), indexing="ij")  # spatial order D, H, W
+    coords = [m for m in reversed(mesh)] + [np.ones_like(mesh[0])]
+    base = _make(np.stack(coords, axis=-1).reshape(1, -1, nd + 1).astype(dt))
+    grid = base.matmul(theta.transpose(1, 2))  # (N, prod(spatial), nd)
+    return grid.reshape(size[0], *size[2:], nd)
+
+
+def _unnormalize(coord, n, align_corners):
+    if align_corners:
+        return (coord + 1) * ((n - 1) / 2)
+    return ((coord + 1) * n - 1) / 2
+
+
+def _reflect_coords(coord, lo, hi):
+    """Reflect coordinates into [lo, hi] (differentiable: a sign flip and a shift per fold)."""
+    span = hi - lo
+    if span <= 0:
+        return coord * 0
+    x = (coord - lo).abs()
+    flips = (x / span).floor().detach()
+    extra = x - flips * span
+    even = (flips._data % 2) == 0
+    return _where(even, extra + lo, span - extra + lo)
+
+
+def _where(cond_array, a, b):
+    from ..ops.indexing import where
+    return where(_make(np.asarray(cond_array)), a, b)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) locations in [-1, 1] (x, y order).
+
+    Modes 'bilinear' and 'nearest'; padding 'zeros', 'border', 'reflection'. Gradients flow to
+    both input and grid.
+
+    Differs from torch: 5-D (volumetric) input and mode='bicubic' are not supported.
+
+    Example:
+        >>> import ember
+        >>> g = affine_grid(ember.eye(2, 3).unsqueeze(0), (1, 1, 3, 3), align_corners=True)
+        >>> x = ember.arange(9.).reshape(1, 1, 3, 3)
+        >>> bool((grid_sample(x, g, align_corners=True) - x).abs().max() < 1e-6)
+        True
+    """
+    name = "grid_sample"
+    _check_tensor(input, name)
+    _check_tensor(grid, name, "grid")
+    if mode not in ("bilinear", "nearest"):
+        raise NotImplementedError(f"{name}: mode {mode!r} is not supported; expected "
+                                  "'bilinear' or 'nearest'.")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"{name}: expected padding_mode to be 'zeros', 'border', or "
+                         f"'reflection', but got: {padding_mode!r}")
+    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
+            grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"{name}: expected 4-D input (N, C, H, W) and grid (N, H_out, W_out, "
+                           f"2) with the same N; got input {tuple(input.shape)} and grid "
+                           f"{tuple(grid.shape)}.")
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"{name}: expected input and grid to have the same dtype, but input "
+                           f"has {input.dtype} and grid has {grid.dtype}")
+    n, c, h, w = input.shape
+    ix, iy = _grid_coords(grid, h, w, padding_mode, bool(align_corners))
+    tap = _tapper(input, grid.shape[1], grid.shape[2])
+    if mode == "nearest":
+        # round half to even, like torch's nearbyint
+        xs, ys = np.round(ix._data).astype(np.int64), np.round(iy._data).astype(np.int64)
+        vals, valid = tap(ys, xs)
+        out = vals * _make(valid[:, None].astype(input._data.dtype))
+        if grid.requires_grad:  # a zero gradient for grid, as torch reports
+            out = out + (ix.sum() + iy.sum()) * 0
+        return out
+    x0 = np.floor(ix._data).astype(np.int64)
+    y0 = np.floor(iy._data).astype(np.int64)
+    fx = ix - _make(x0.astype(ix._data.dtype))  # differentiable fractional parts
+    fy = iy - _make(y0.astype(iy._data.dtype))
+    out = None
+    for dy, wy in ((0, 1 - fy), (1, fy)):
+        for dx, wx in ((0, 1 - fx), (1, fx)):
+            vals, valid = tap(y0 + dy, x0 + dx)
+            weight = (wy * wx) * _make(valid.astype(input._data.dtype))
+            term = vals * weight.unsqueeze(1)
+            out = term if out is None else out + term
+    return out
+
+
+def _grid_coords(grid, h, w, padding_mode, align_corners):
+    """Pixel coordinates (ix, iy) of the grid points after the padding mode's folding."""
+    ix = _unnormalize(grid[..., 0], w, align_corners)
+    iy = _unnormalize(grid[..., 1], h, align_corners)
+    if padding_mode == "reflection":
+        if align_corners:
+            ix, iy = _reflect_coords(ix, 0, w - 1), _reflect_coords(iy, 0, h - 1)
+        else:
+            ix, iy = _reflect_coords(ix, -0.5, w - 0.5), _reflect_coords(iy, -0.5, h - 0.5)
+    if padding_mode in ("border", "reflection"):
+        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
+    return ix, iy
+
+
+def _tapper(input, ho, wo):
+    """tap(yy, xx): input at integer index arrays (N, Ho, Wo) (zero outside) and validity."""
+    n, c, h, w = input.shape
+    flat = input.reshape(n, c, h * w)
+
+    def tap(yy, xx):
+        valid = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+        at = (np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1)).reshape(n, 1, ho * wo)
+        vals = flat.gather(2, _make(np.ascontiguousarray(np.broadcast_to(at, (n, c, ho * wo)))))
+        return vals.reshape(n, c, ho, wo), valid
+
+    return tap

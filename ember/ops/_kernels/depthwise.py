@@ -1,0 +1,316 @@
+"""Depthwise 2-D convolution kernels (each group has one input channel), used by `conv`.
+
+Per-plane direct kernels, flat stride-1 variants and channels-last variants for small maps; the
+drivers in conv.py choose between them. Arrays follow conv.py's conventions (C-contiguous NCHW,
+float32 or float64). Loops use prange but are compiled serially: see NOTE [Kernel threading] in
+conv.py.
+"""
+
+import numba
+import numpy as np
+
+from .planes import (_N_BLOCKS, _axpy_strided, _block, _crop_plane, _fill_interior,
+                     _scatter_strided, _zero)
+
+PARALLEL = False  # see NOTE [Kernel threading] in conv.py
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
+    """Direct depthwise convolution: output channel o reads only input channel o // multiplier."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, out_w = y.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+        acc = np.empty(out_w, dtype=y.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            for oh in range(out_h):
+                _zero(acc)
+                for i in range(kh):
+                    row = buf[oh * sh + i * dh]
+                    for j in range(kw):
+                        _axpy_strided(acc, w[o, 0, i, j], row[j * dw:], sw, out_w)
+                dst = y[n, o, oh]
+                for t in range(out_w):
+                    dst[t] = acc[t]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_input_bwd(gy, w, gx, sh, sw, ph, pw, dh, dw):
+    """Input gradient of depthwise conv, scattered per (sample, input channel): no races."""
+    n_batch, n_chan, height, width = gx.shape
+    _, n_out, out_h, out_w = gy.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.empty((height + 2 * ph, width + 2 * pw), dtype=gx.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _zero(buf.ravel())
+            for o in range(c * mult, (c + 1) * mult):
+                for oh in range(out_h):
+                    g = gy[n, o, oh]
+                    for i in range(kh):
+                        row = buf[oh * sh + i * dh]
+                        for j in range(kw):
+                            _scatter_strided(row[j * dw:], w[o, 0, i, j], g, sw, out_w)
+            _crop_plane(buf, gx[n, c], ph, pw)
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_weight_bwd(gy, x, gw_per_sample, sh, sw, ph, pw, dh, dw):
+    """Weight gradient of depthwise conv, one partial per (sample, channel); caller sums over N."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, out_w = gy.shape
+    kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
+    mult = n_out // n_chan
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+        # per-column partial sums: a vectorizable update, reduced once at the end of each tap
+        acc = np.empty(out_w, dtype=x.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            for i in range(kh):
+                for j in range(kw):
+                    _zero(acc)
+                    for oh in range(out_h):
+                        g = gy[n, o, oh]
+                        row = buf[oh * sh + i * dh, j * dw:]
+                        for t in range(out_w):
+                            acc[t] += g[t] * row[t * sw]
+                    gw_per_sample[n, o, i, j] = acc.sum()
+
+
+# NOTE [Flat stride-1 depthwise]
+# With stride 1, output (oh, ow) of tap (i, j) reads padded input (oh + i*dh, ow + j*dw). On the
+# flattened padded plane (row length wp) that is flat[oh*wp + ow + i*dh*wp + j*dw]: computing
+# the outputs on the padded width too, t = oh*wp + ow for ow < wp, each tap becomes ONE
+# contiguous run of OH*wp multiply-adds instead of OH runs of OW. Those long runs vectorize
+# (2x faster on 16x16 maps); the wp - OW extra columns per row are dropped (forward), fed
+# zeros (input grad) or multiplied by zeros (weight grad). The last run overhangs the padded
+# plane by up to (kw-1)*dw elements, hence one spare zero row in the buffers.
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _spread_rows(rows, width, flat):
+    """Place the (OH, OW) rows at flat[oh*width : oh*width + OW], zero elsewhere."""
+    _zero(flat)
+    for r in range(rows.shape[0]):
+        src = rows[r]
+        dst = flat[r * width:]
+        for t in range(rows.shape[1]):
+            dst[t] = src[t]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw):
+    """Stride-1 depthwise convolution; see NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, _ = y.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total = n_batch * n_out
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+        flat = buf.ravel()
+        acc = np.empty(span, dtype=y.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            _zero(acc)
+            for i in range(kh):
+                for j in range(kw):
+                    wv = w[o, 0, i, j]
+                    src = flat[i * dh * wp + j * dw:]
+                    for t in range(span):
+                        acc[t] += wv * src[t]
+            _crop_plane(acc.reshape(out_h, wp), y[n, o], 0, 0)
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw):
+    """Input gradient of stride-1 depthwise conv; see NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = gx.shape
+    _, n_out, out_h, _ = gy.shape
+    kh, kw = w.shape[2], w.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total = n_batch * n_chan
+    n_blocks = min(total, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.empty((height + 2 * ph + 1, wp), dtype=gx.dtype)
+        flat = buf.ravel()
+        g = np.empty(span, dtype=gy.dtype)
+        lo, hi = _block(blk, n_blocks, total)
+        for nc in range(lo, hi):
+            n, c = nc // n_chan, nc % n_chan
+            _zero(flat)
+            for o in range(c * mult, (c + 1) * mult):
+                _spread_rows(gy[n, o], wp, g)
+                for i in range(kh):
+                    for j in range(kw):
+                        wv = w[o, 0, i, j]
+                        dst = flat[i * dh * wp + j * dw:]
+                        for t in range(span):
+                            dst[t] += wv * g[t]
+            _crop_plane(buf, gx[n, c], ph, pw)
+
+
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc"}, parallel=PARALLEL)
+def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw):
+    """Weight gradient of stride-1 depthwise conv as one dot product per tap; reassoc lets
+    LLVM vectorize the sum. See NOTE [Flat stride-1 depthwise]."""
+    n_batch, n_chan, height, width = x.shape
+    _, n_out, out_h, _ = gy.shape
+    kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
+    mult = n_out // n_chan
+    wp = width + 2 * pw
+    span = out_h * wp
+    total_items = n_batch * n_out
+    n_blocks = min(total_items, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+        flat = buf.ravel()
+        g = np.empty(span, dtype=gy.dtype)
+        lo, hi = _block(blk, n_blocks, total_items)
+        for no in range(lo, hi):
+            n, o = no // n_out, no % n_out
+            _fill_interior(buf, x[n, o // mult], ph, pw)
+            _spread_rows(gy[n, o], wp, g)
+            for i in range(kh):
+                for j in range(kw):
+                    src = flat[i * dh * wp + j * dw:]
+                    total = 0.0
+                    for t in range(span):
+                        total += g[t] * src[t]
+                    gw_per_sample[n, o, i, j] = total
+
+
+# NOTE [Channels-last depthwise]
+# The per-plane kernels above pay a fixed cost per (sample, channel) plane (copy into a padded
+# buffer, loop set-up) that dwarfs the arithmetic on small maps: a 2x2 map has 4 outputs of 9
+# taps each. Deep layers of depthwise networks have exactly that: few pixels, many channels.
+# On an (N, H, W, C) copy of the operands the innermost loop runs over C contiguous channels
+# (vectorized, one weight per channel), and the tap loops test bounds once per pixel instead of
+# once per channel. Used when every group has one input and one output channel and the maps are
+# small; the transposed copies cost one pass over each operand.
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _tap(o, i, s, p, d, size):
+    """Input coordinate read by output coordinate o at tap i, or -1 in the padding."""
+    v = o * s - p + i * d
+    return v if 0 <= v < size else -1
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
+    """y (N, OH, OW, C) from x (N, H, W, C) and w (kh, kw, C); see NOTE [Channels-last
+    depthwise]."""
+    n_batch, height, width, n_chan = x.shape
+    _, out_h, out_w, _ = y.shape
+    kh, kw = w.shape[0], w.shape[1]
+    for n in numba.prange(n_batch):
+        acc = np.empty(n_chan, dtype=y.dtype)
+        for oh in range(out_h):
+            for ow in range(out_w):
+                _zero(acc)
+                for i in range(kh):
+                    ih = _tap(oh, i, sh, ph, dh, height)
+                    if ih < 0:
+                        continue
+                    for j in range(kw):
+                        iw = _tap(ow, j, sw, pw, dw, width)
+                        if iw < 0:
+                            continue
+                        src = x[n, ih, iw]
+                        wt = w[i, j]
+                        for c in range(n_chan):
+                            acc[c] += wt[c] * src[c]
+                dst = y[n, oh, ow]
+                for c in range(n_chan):
+                    dst[c] = acc[c]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_cl_input_bwd(gy, w, gx, sh, sw, ph, pw, dh, dw):
+    """gx (N, H, W, C) from gy (N, OH, OW, C): each sample scatters into its own gx[n]."""
+    n_batch, height, width, n_chan = gx.shape
+    _, out_h, out_w, _ = gy.shape
+    kh, kw = w.shape[0], w.shape[1]
+    for n in numba.prange(n_batch):
+        _zero(gx[n].ravel())
+        for oh in range(out_h):
+            for ow in range(out_w):
+                g = gy[n, oh, ow]
+                for i in range(kh):
+                    ih = _tap(oh, i, sh, ph, dh, height)
+                    if ih < 0:
+                        continue
+                    for j in range(kw):
+                        iw = _tap(ow, j, sw, pw, dw, width)
+                        if iw < 0:
+                            continue
+                        dst = gx[n, ih, iw]
+                        wt = w[i, j]
+                        for c in range(n_chan):
+                            dst[c] += wt[c] * g[c]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_depthwise_cl_weight_bwd(gy, x, gw_per_sample, sh, sw, ph, pw, dh, dw):
+    """Per-sample weight gradients (N, kh, kw, C); the caller sums over N."""
+    n_batch, height, width, n_chan = x.shape
+    _, out_h, out_w, _ = gy.shape
+    kh, kw = gw_per_sample.shape[1], gw_per_sample.shape[2]
+    for n in numba.prange(n_batch):
+        _zero(gw_per_sample[n].ravel())
+        for oh in range(out_h):
+            for ow in range(out_w):
+                g = gy[n, oh, ow]
+                for i in range(kh):
+                    ih = _tap(oh, i, sh, ph, dh, height)
+                    if ih < 0:
+                        continue
+                    for j in range(kw):
+                        iw = _tap(ow, j, sw, pw, dw, width)
+                        if iw < 0:
+                            continue
+                        src = x[n, ih, iw]
+                        dst = gw_per_sample[n, i, j]
+                        for c in range(n_chan):
+                            dst[c] += g[c] * src[c]
+
+
+def _nhwc(a):
+    return np.ascontiguousarray(a.transpose(0, 2, 3, 1))
+
+
+def _channels_last_depthwise(out_shape, w_shape, groups):
+    """Whether the channels-last kernels apply and pay off; see NOTE [Channels-last depthwise]."""
+    return (w_shape[0] == groups and w_shape[1] == 1
+            and out_shape[2] * out_shape[3] <= _CL_MAX_PIXELS and groups >= 16)
+
+
+# Output pixels per map up to which the channels-last depthwise kernels are used. Measured on
+# MobileNetV2 shapes (batch 16, 3x3): 3-15x faster at 8x8 outputs and below, 2x slower at 16x16.
+_CL_MAX_PIXELS = 64
