@@ -13,6 +13,14 @@ from .module import Module
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
 
 
+def _affine(module, affine, bias, shape, dtype):
+    """Register weight (ones) and bias (zeros) of ``shape``, or None for those switched off."""
+    module.register_parameter(
+        "weight", Parameter(ember.ones(*shape, dtype=dtype)) if affine else None)
+    module.register_parameter(
+        "bias", Parameter(ember.zeros(*shape, dtype=dtype)) if affine and bias else None)
+
+
 def _shape(normalized_shape):
     if isinstance(normalized_shape, numbers.Integral):
         return (int(normalized_shape),)
@@ -37,16 +45,7 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(ember.empty(*self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(*self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine(self, elementwise_affine, bias, self.normalized_shape, dtype)
 
     def reset_parameters(self):
         if self.elementwise_affine:
@@ -83,16 +82,7 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(ember.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(ember.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine(self, affine, bias, (num_channels,), dtype)
 
     def reset_parameters(self):
         if self.affine:
