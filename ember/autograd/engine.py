@@ -7,6 +7,7 @@ created runs first, as in torch, which keeps hook order familiar.
 from __future__ import annotations
 
 import heapq
+import sys
 
 import numpy as np
 
@@ -156,6 +157,9 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 deps[nxt] -= 1
                 if deps[nxt] == 0:
                     heapq.heappush(ready, (-getattr(nxt, "_seq", 0), id(nxt), nxt))
+            # drop this node's gradients now: the buffers own them, and a leftover reference
+            # would keep memory alive and make AccumulateGrad copy (see _can_steal)
+            outs = g = grads = None
     finally:
         _state.enabled = prev
     return captured
@@ -215,13 +219,43 @@ def _run_prehooks(node, grads):
     return grads
 
 
+# References to an unshared incoming gradient when _can_steal looks: the engine's `grads` list,
+# _accumulate's and _can_steal's arguments and getrefcount's own; its array: the tensor's
+# attribute, _can_steal's local and getrefcount's argument. The counts are exact on CPython up to
+# 3.13; 3.14 borrows stack references (smaller counts), where a shared gradient could pass, so
+# there every first gradient is copied.
+_OWN_TENSOR_REFS = 4
+_OWN_ARRAY_REFS = 3
+_STEAL = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+
+
+def _can_steal(leaf, g):
+    """Whether the incoming gradient can become ``leaf.grad`` as it is, without a copy.
+
+    The same gradient tensor may have been handed to several inputs (``a + b`` passes one
+    tensor to both), or its array may be viewed by another tensor, so in general the first
+    gradient is copied; like torch's AccumulateGrad, the copy is skipped when reference counts
+    show nothing else holds the tensor or its array (for a big model that is a full copy of
+    every gradient per step).
+    """
+    a = g._data
+    return (_STEAL and a.base is None and a.flags.c_contiguous and a.flags.writeable
+            and a.dtype == leaf._data.dtype and a.shape == leaf._data.shape
+            and sys.getrefcount(g) <= _OWN_TENSOR_REFS and sys.getrefcount(a) <= _OWN_ARRAY_REFS)
+
+
+def _copy_grad(a):
+    return np.array(a, copy=True)
+
+
 def _accumulate(leaf, g, create_graph):
     if leaf.grad is None:
         if create_graph:
             leaf.grad = g
-        else:
-            # a copy: the same gradient tensor may have been handed to several inputs
-            leaf.grad = _make(np.array(g._data, copy=True))
+        elif _can_steal(leaf, g):
+            leaf.grad = _make(g._data)
+        else:  # a copy: see _can_steal
+            leaf.grad = _make(_copy_grad(g._data))
     elif create_graph or leaf.grad.requires_grad:
         leaf.grad = leaf.grad + g
     else:

@@ -203,3 +203,54 @@ def test_gradients_match_torch_on_a_small_network(rng):
         loss.backward()
     for o, r in zip(ours, ref):
         np.testing.assert_allclose(o.grad.numpy(), r.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# --- AccumulateGrad steals an unshared first gradient (engine._can_steal) -------------------
+
+def _count_copies(monkeypatch):
+    from ember.autograd import engine
+    copies = []
+    real = engine._copy_grad
+    monkeypatch.setattr(engine, "_copy_grad", lambda a: copies.append(a.shape) or real(a))
+    return copies
+
+
+def test_unshared_first_gradient_is_not_copied(monkeypatch):
+    copies = _count_copies(monkeypatch)
+    lin = ember.nn.Linear(4, 3)
+    lin(ember.randn(5, 4)).sum().backward()
+    assert copies == []
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(3, 5.0))
+
+
+class _SameTwice(ember.autograd.Function):
+    """Hands one gradient tensor to both inputs, or a view of it to the second."""
+
+    @staticmethod
+    def forward(ctx, a, b, view):
+        ctx.view = view
+        return a + b
+
+    @staticmethod
+    def backward(ctx, g):
+        return g, (g.view(-1).view(g.shape) if ctx.view else g), None
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_shared_gradient_is_copied_for_all_but_the_last_owner(monkeypatch, view):
+    copies = _count_copies(monkeypatch)
+    a = ember.randn(3, requires_grad=True)
+    b = ember.randn(3, requires_grad=True)
+    _SameTwice.apply(a, b, view).backward(ember.ones(3) * 2)
+    assert len(copies) >= 1  # the two leaves must not share one array
+    a.grad.add_(100)
+    np.testing.assert_allclose(b.grad.numpy(), np.full(3, 2.0))
+    np.testing.assert_allclose(a.grad.numpy(), np.full(3, 102.0))
+
+
+def test_user_held_gradient_is_not_stolen():
+    a = ember.randn(3, requires_grad=True)
+    g = ember.ones(3)
+    a.backward(g)  # a leaf: the root gradient goes straight to AccumulateGrad
+    a.grad.add_(1)
+    np.testing.assert_allclose(g.numpy(), np.ones(3))
