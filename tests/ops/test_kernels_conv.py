@@ -104,6 +104,26 @@ def test_conv2d_backward_is_adjoint(rng, case):
     np.testing.assert_allclose(gb, g.sum(axis=(0, 2, 3)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("few_outputs", [0, 10 ** 6])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_weight_grad_both_orientations(rng, monkeypatch, case, few_outputs):
+    # the weight gradient is computed as gy @ cols^T or, for few output channels, transposed
+    # (cols @ gy^T); force each and compare with the reference's adjoint (sum over taps)
+    monkeypatch.setattr(conv, "_FEW_OUTPUTS", few_outputs)
+    xs, ws, stride, padding, dilation, groups = case
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    g = rng.standard_normal(conv2d_ref(x, w, None, stride, padding, dilation, groups).shape)
+    gw = conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation, groups)
+    eps = np.zeros(ws)
+    ref = np.empty(ws)
+    for idx in np.ndindex(ws):  # <conv(x, e_idx), g>: the exact gradient of a linear map
+        eps[idx] = 1.0
+        ref[idx] = np.vdot(conv2d_ref(x, eps, None, stride, padding, dilation, groups), g)
+        eps[idx] = 0.0
+    assert gw.shape == ws and gw.flags.c_contiguous
+    np.testing.assert_allclose(gw, ref, rtol=1e-10, atol=1e-10)
+
+
 def test_conv2d_backward_skips_unrequested(rng):
     x, w = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((4, 3, 3, 3))
     g = rng.standard_normal((2, 4, 3, 3))
