@@ -160,3 +160,50 @@ def test_matmul_grads_match_torch_on_transposed_inputs(rng):
     (ta.t() @ tb.t()).pow(2).sum().backward()
     np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(eb.grad.numpy(), tb.grad.numpy(), rtol=1e-12)
+
+
+# Matmul folds (..., M, K) @ (K, N) into one GEMM and computes K == 1 products as a broadcast
+# multiply; both must agree with numpy and differentiate like any product, also when the
+# batched operand is a permuted (non-contiguous) view as attention produces.
+@pytest.mark.parametrize("sa,sb", [((4, 3, 2, 5), (5, 3)), ((3, 4, 1), (1, 5)),
+                                   ((2, 3, 1), (2, 1, 4)), ((2, 1, 3, 1), (3, 1, 4)),
+                                   ((0, 2, 3), (3, 2)), ((2, 3, 4), (4, 1))])
+@pytest.mark.parametrize("permuted", [False, True])
+def test_matmul_folded_and_outer_paths(rng, sa, sb, permuted):
+    if permuted:  # shape sa, dims laid out in reverse order
+        base = rng.standard_normal(sa[::-1])
+        a = base.transpose()
+        ea = ember.tensor(base).permute(*reversed(range(len(sa)))).requires_grad_()
+        assert not ea.is_contiguous() or min(sa) <= 1
+    else:
+        a = rng.standard_normal(sa)
+        ea = ember.tensor(a, requires_grad=True)
+    b = rng.standard_normal(sb)
+    eb = ember.tensor(b, requires_grad=True)
+    np.testing.assert_allclose((ea @ eb).detach().numpy(), a @ b, rtol=1e-12, atol=1e-12)
+    if ea.numel() and eb.numel():  # gradcheck perturbs contiguous inputs: permute inside
+        rev = tuple(reversed(range(len(sa))))
+        fn = (lambda x, y: x.permute(*rev) @ y) if permuted else ember.matmul
+        x = ember.tensor(base if permuted else a, requires_grad=True)
+        assert gradcheck(fn, (x, eb))
+        assert gradgradcheck(fn, (x, eb))
+
+
+def test_matmul_outer_path_keeps_integer_and_low_precision_dtypes():
+    a = ember.tensor([[1], [2]], dtype=ember.int64)
+    out = a @ ember.tensor([[3, 4]], dtype=ember.int64)
+    assert out.dtype == ember.int64 and out.tolist() == [[3, 4], [6, 8]]
+    h = ember.tensor([[1.0], [2.0]], dtype=ember.bfloat16)
+    assert (h @ h.mT).dtype == ember.bfloat16
+
+
+def test_matrix_vector_gradient_on_permuted_batch(rng):
+    # the attention score e @ v with e a permuted view: weight gradient summed over the batch
+    e = rng.standard_normal((3, 2, 4, 5))
+    v = rng.standard_normal(5)
+    et = ember.tensor(e.transpose(1, 0, 2, 3).copy()).permute(1, 0, 2, 3).requires_grad_()
+    vt = ember.tensor(v, requires_grad=True)
+    (et @ vt).pow(2).sum().backward()
+    g = 2 * (e @ v)
+    np.testing.assert_allclose(vt.grad.numpy(), np.einsum("btsh,bts->h", e, g), rtol=1e-12)
+    np.testing.assert_allclose(et.grad.numpy(), g[..., None] * v, rtol=1e-12)
