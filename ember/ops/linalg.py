@@ -20,6 +20,17 @@ def _same_dtype(name, a, b):
                            f"{a.dtype} != {b.dtype}")
 
 
+def _row_order(a):
+    """The order of a's leading (row) axes that makes ``a.transpose(order)`` C-contiguous when a
+    is a permuted dense array with its last axis innermost (elementwise results of permuted
+    inputs are); the identity otherwise (reshape then copies)."""
+    ident = tuple(range(a.ndim))
+    if a.flags.c_contiguous:
+        return ident
+    order = tuple(sorted(range(a.ndim - 1), key=lambda d: -a.strides[d])) + (a.ndim - 1,)
+    return order if a.transpose(order).flags.c_contiguous else ident
+
+
 class Matmul(Op):
     """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
 
@@ -29,11 +40,15 @@ class Matmul(Op):
         if a.shape[-1] == 1:
             # an outer product (the gradient of a matrix-vector product): BLAS takes 2.3x as
             # long as the broadcast multiply for (12800, 1) @ (1, 256)
-            out = np.multiply(a, b)
+            out = np.multiply(a, b, order="C")  # C order, as np.matmul's results
         elif a.ndim > 2 and b.ndim == 2:
             # (..., M, K) @ (K, N) is one GEMM on the rows of a; np.matmul would make one BLAS
-            # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower)
-            out = np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+            # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower).
+            # Rows are taken in memory order, so a permuted a is not copied.
+            perm = _row_order(a)
+            at = a.transpose(perm)
+            out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
+            out = out.transpose(np.argsort(perm))
         else:
             out = np.matmul(a, b)
         # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
@@ -43,12 +58,20 @@ class Matmul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if a.ndim > 2 and b.ndim == 2:  # the folded form of forward
+            # work in a's memory order: dA then has a's layout (so the gradient of a
+            # permuted activation fuses with it) and A's rows need no copy
+            perm = _row_order(a._data)
+            a_rows, g_rows = a.permute(*perm), grad.permute(*perm)
+            ga = gb = None
+            if need[0]:  # dA = G B^T
+                ga = Matmul.apply(g_rows, b.mT).permute(*np.argsort(perm).tolist())
+            if need[1]:  # dB = sum over the batch of A^T G: one GEMM
+                gb = Matmul.apply(a_rows.reshape(-1, a.shape[-1]).mT,
+                                  g_rows.reshape(-1, grad.shape[-1]))
+            return ga, gb
         ga = sum_to(Matmul.apply(grad, b.mT), a.shape) if need[0] else None  # dA = G B^T
-        gb = None
-        if need[1] and a.ndim > 2 and b.ndim == 2:  # dB = sum over the batch of A^T G: one GEMM
-            gb = Matmul.apply(a.reshape(-1, a.shape[-1]).mT, grad.reshape(-1, grad.shape[-1]))
-        elif need[1]:
-            gb = sum_to(Matmul.apply(a.mT, grad), b.shape)
+        gb = sum_to(Matmul.apply(a.mT, grad), b.shape) if need[1] else None  # dB = A^T G
         return ga, gb
 
 

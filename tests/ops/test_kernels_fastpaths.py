@@ -94,6 +94,28 @@ def test_pointwise_grads_match_numpy(rng, dtype):
                                   (x > 0).astype(dtype))
 
 
+@pytest.mark.parametrize("fn,ref", [(P.tanh_grad, lambda g, y: g * (1 - y * y)),
+                                    (P.sigmoid_grad, lambda g, y: g * y * (1 - y))])
+@pytest.mark.parametrize("layout", ["both permuted", "y permuted", "g permuted", "mixed dtype"])
+def test_pointwise_grads_on_permuted_layouts(rng, fn, ref, layout):
+    # elementwise results of permuted inputs keep the permuted layout (numpy's order "K"), so
+    # y = tanh(q + k) in attention is not C-contiguous: same layouts fuse on the flat memory,
+    # different ones take the one-temporary NumPy path
+    base = rng.standard_normal((4, 3, 5))
+    y = np.tanh(base).transpose(2, 0, 1)
+    g = rng.standard_normal((5, 4, 3))
+    if layout == "both permuted":
+        g = np.ascontiguousarray(g.transpose(1, 2, 0)).transpose(2, 0, 1)
+        assert g.strides == y.strides
+    elif layout == "g permuted":
+        g, y = g.transpose(0, 2, 1), np.ascontiguousarray(y.transpose(0, 2, 1))
+    elif layout == "mixed dtype":
+        y = y.astype(np.float32)
+    out = fn(g, y)
+    assert out.shape == y.shape and out.dtype == np.result_type(g, y)
+    np.testing.assert_allclose(out, ref(g, y), rtol=1e-6)
+
+
 def test_index_add_rows_matches_add_at(rng):
     index = rng.integers(0, 7, 50)
     rows = rng.standard_normal((50, 3)).astype(np.float32)

@@ -51,6 +51,30 @@ def _fusable(*arrays):
                for a in arrays) and first.dtype in _FLOATS
 
 
+def _flat_views(*arrays):
+    """Flat views of same-shape, same-dtype arrays that share one dense memory layout (C order,
+    or any permutation of it, as elementwise results of permuted inputs have), element t of
+    each being the same logical element; None if there are none."""
+    first = arrays[0]
+    if first.dtype not in _FLOATS:
+        return None
+    if _fusable(*arrays):
+        return [a.reshape(-1) for a in arrays]
+    if not all(a.dtype == first.dtype and a.shape == first.shape and a.strides == first.strides
+               for a in arrays):
+        return None
+    flats = [a.ravel(order="K") for a in arrays]
+    if any(f.base is None for f in flats):  # ravel copied: the layout is not dense
+        return None
+    return flats
+
+
+def _like(a):
+    """An uninitialised array with a's shape, dtype and (dense) memory layout, so that its
+    ``ravel(order="K")`` is a view matching a's."""
+    return np.empty_like(a, order="K")
+
+
 def masked_grad(g, x, lo, hi):
     """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere; ``lo``/``hi`` may be
     +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
@@ -63,19 +87,32 @@ def masked_grad(g, x, lo, hi):
 
 def tanh_grad(g, y):
     """g * (1 - y^2): the gradient of tanh from its output y."""
-    if not _fusable(g, y):
+    flats = _flat_views(g, y)
+    if flats is not None:
+        out = _like(g)
+        _k_tanh_grad(*flats, out.ravel(order="K"))
+        return out
+    if g.dtype != y.dtype:
         return g * (1 - y * y)
-    out = np.empty_like(g)
-    _k_tanh_grad(g.reshape(-1), y.reshape(-1), out.reshape(-1))
+    # different layouts: three passes, but one temporary (not three)
+    out = np.multiply(y, y)
+    np.subtract(1, out, out=out)
+    np.multiply(g, out, out=out)
     return out
 
 
 def sigmoid_grad(g, y):
     """g * y * (1 - y): the gradient of sigmoid from its output y."""
-    if not _fusable(g, y):
+    flats = _flat_views(g, y)
+    if flats is not None:
+        out = _like(g)
+        _k_sigmoid_grad(*flats, out.ravel(order="K"))
+        return out
+    if g.dtype != y.dtype:
         return g * (y * (1 - y))
-    out = np.empty_like(g)
-    _k_sigmoid_grad(g.reshape(-1), y.reshape(-1), out.reshape(-1))
+    out = np.subtract(1, y)
+    np.multiply(y, out, out=out)
+    np.multiply(g, out, out=out)
     return out
 
 
