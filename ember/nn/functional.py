@@ -17,6 +17,7 @@ from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state, no_grad
+from ..ops.linalg import rows_matmul
 from ._functional_act import *  # noqa: F401,F403
 from ._functional_act import __all__ as _act_all
 from ._functional_embedding import *  # noqa: F401,F403
@@ -45,7 +46,9 @@ class _Linear(Op):
     @staticmethod
     def forward(ctx, x, weight, bias=None):
         ctx.save_for_backward(x, weight)
-        y = np.matmul(x, weight.T)
+        # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
+        # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
+        y = rows_matmul(x, weight.T) if x.ndim > 2 else np.matmul(x, weight.T)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
             y = y.astype(x.dtype)
         if bias is not None:

@@ -31,6 +31,15 @@ def _row_order(a):
     return order if a.transpose(order).flags.c_contiguous else ident
 
 
+def rows_matmul(a, b):
+    """(..., K) @ (K, N) as one GEMM over the rows of a, taken in a's memory order (a permuted a
+    is not copied); the result has a's layout of the leading axes."""
+    perm = _row_order(a)
+    at = a.transpose(perm)
+    out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
+    return out.transpose(np.argsort(perm))
+
+
 class Matmul(Op):
     """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
 
@@ -45,10 +54,7 @@ class Matmul(Op):
             # (..., M, K) @ (K, N) is one GEMM on the rows of a; np.matmul would make one BLAS
             # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower).
             # Rows are taken in memory order, so a permuted a is not copied.
-            perm = _row_order(a)
-            at = a.transpose(perm)
-            out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
-            out = out.transpose(np.argsort(perm))
+            out = rows_matmul(a, b)
         else:
             out = np.matmul(a, b)
         # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
