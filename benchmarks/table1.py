@@ -1,6 +1,7 @@
 """The paper's Table 1 on CPU: six training workloads, ember vs PyTorch in one run.
 
     python benchmarks/table1.py [--only NAME[,NAME]] [--steps N] [--quick] [--no-memory]
+    python benchmarks/table1.py --phases [--only NAME]   # forward / backward / step split
 
 Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
 (copied from the torch model through NumPy), alternating step by step so that machine drift
@@ -8,9 +9,9 @@ hits both. Throughput = items per step / median step time. Peak memory is measur
 subprocess per framework and workload from the kernel's resident-set high-water mark (framework
 neutral: torch's allocator is invisible to Python), see NOTE [Peak step memory].
 
-This machine pins OpenBLAS to Haswell kernels (OPENBLAS_CORETYPE); numpy's GEMMs are ~2x faster
-without it, torch is unaffected. benchmarks/RESULTS.md reports runs with both unset:
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/table1.py
+On a machine that pins OpenBLAS to older kernels (OPENBLAS_CORETYPE=Haswell was set on the
+2026-11-22 machine) numpy's GEMMs are ~2x slower and torch is unaffected; benchmarks/RESULTS.md
+says, per run, whether such variables were set.
 """
 from __future__ import annotations
 
@@ -143,6 +144,38 @@ def run(name, steps=None, quick=False, memory=True):
     return res
 
 
+def phases(name, steps=16):
+    """Median ms of (zero_grad + forward + loss, backward, optimizer step) per framework, the
+    frameworks alternating step by step: where a workload's time goes."""
+    objs = {"ember": make(ember, name)[:4]}
+    if torch is not None:
+        objs["torch"] = make(torch, name)[:4]
+
+    def one(key, i):
+        model, opt, batches, loss_fn = objs[key]
+        x, y = batches[i % len(batches)]
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        return t1 - t0, t2 - t1, time.perf_counter() - t2
+
+    for key in objs:
+        for i in range(3):
+            one(key, i)
+    times = {k: [] for k in objs}
+    for i in range(steps):
+        for key in (list(objs) if i % 2 else list(objs)[::-1]):
+            times[key].append(one(key, i))
+    for key, ts in times.items():
+        fwd, bwd, opt = (statistics.median(t[j] for t in ts) * 1e3 for j in range(3))
+        print(f"{name:<14}{key:<6} forward {fwd:7.1f} ms  backward {bwd:7.1f} ms  "
+              f"step {opt:6.1f} ms", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
@@ -150,6 +183,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 warm-up + 2 steps per framework, no memory (< 1 min)")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--json", default=None, help="also write the results here")
+    ap.add_argument("--phases", action="store_true",
+                    help="time forward, backward and optimizer step separately instead")
     ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_lib", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -159,6 +194,10 @@ def main():
     if torch is not None:
         torch.set_num_threads(2)
     names = args.only.split(",") if args.only else list(WORKLOADS)
+    if args.phases:
+        for name in names:
+            phases(name, args.steps or 16)
+        return
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores; > 0.5 means a busy machine)")
     hdr = (f"{'workload':<14}{'ember/s':>11}{'torch/s':>11}{'ratio':>8}"
            f"{'ember MB':>10}{'torch MB':>10}{'mem ratio':>10}")
