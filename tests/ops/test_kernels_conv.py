@@ -213,69 +213,6 @@ def test_fold_rejects_mismatched_input(rng):
 
 
 # ---------------------------------------------------------------------------------------------
-# Winograd F(2x2, 3x3) (ember/ops/_kernels/winograd.py)
-
-from ember.ops._kernels import winograd  # noqa: E402
-
-# (x shape, K, padding): odd and even output sizes, paddings 0-2, non-square maps
-WINO_CASES = [((2, 5, 8, 8), 3, (1, 1)), ((3, 4, 7, 9), 6, (1, 1)), ((2, 3, 6, 5), 2, (0, 0)),
-              ((1, 2, 5, 7), 4, (2, 1)), ((2, 3, 9, 9), 3, (0, 2)), ((1, 1, 3, 3), 1, (0, 0)),
-              ((2, 3, 1, 6), 2, (1, 1))]
-
-
-@pytest.mark.parametrize("xs,k,padding", WINO_CASES)
-def test_winograd_matches_direct_convolution(rng, xs, k, padding):
-    x = rng.standard_normal(xs).astype(np.float32)
-    w = rng.standard_normal((k, xs[1], 3, 3)).astype(np.float32)
-    x64, w64 = x.astype(np.float64), w.astype(np.float64)
-    ref = conv2d_ref(x64, w64, None, (1, 1), padding, (1, 1), 1)
-    y = winograd.forward(x, w, padding)
-    assert y.dtype == np.float32 and y.shape == ref.shape and y.flags.c_contiguous
-    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
-    g = rng.standard_normal(ref.shape).astype(np.float32)
-    gx_ref, gw_ref, _ = conv.conv2d_backward(g.astype(np.float64), x64, w64, (1, 1), padding,
-                                             (1, 1), 1, True, True, False)
-    gx = winograd.input_grad(g, w, xs, padding)
-    gw = winograd.weight_grad(g, x, w.shape, padding)
-    assert gx.shape == xs and gx.flags.c_contiguous and gw.shape == w.shape
-    np.testing.assert_allclose(gx, gx_ref, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(gw, gw_ref, rtol=1e-5, atol=1e-4)
-
-
-def test_winograd_dispatch_rule():
-    geo = (3, 3, 1, 1, 1, 1, 1, 1)  # kh, kw, sh, sw, ph, pw, dh, dw
-    big = ((8, 256, 8, 8), (256, 256, 3, 3))
-    assert winograd.applies(*big, geo, 1, np.float32)
-    assert not winograd.applies(*big, geo, 1, np.float64)  # float64 keeps im2col's rounding
-    assert not winograd.applies(*big, geo, 2, np.float32)  # groups
-    assert not winograd.applies(*big, (3, 3, 2, 2, 1, 1, 1, 1), 1, np.float32)  # stride
-    assert not winograd.applies(*big, (3, 3, 1, 1, 2, 2, 2, 2), 1, np.float32)  # dilation
-    assert not winograd.applies(*big, (5, 5, 1, 1, 2, 2, 1, 1), 1, np.float32)  # 5x5
-    assert not winograd.applies((8, 64, 8, 8), (256, 64, 3, 3), geo, 1, np.float32)  # channels
-    assert not winograd.applies((8, 512, 4, 4), (512, 512, 3, 3), geo, 1, np.float32)  # tiles
-    assert not winograd.applies((0, 256, 8, 8), (256, 256, 3, 3), geo, 1, np.float32)
-
-
-@pytest.mark.parity
-def test_winograd_through_conv2d_matches_torch(rng, monkeypatch):
-    # the public op, dispatched to Winograd by lowering the thresholds, against torch autograd
-    torch = pytest.importorskip("torch", reason="torch oracle not installed")
-    monkeypatch.setattr(winograd, "MIN_CHANNELS", 1)
-    monkeypatch.setattr(winograd, "MIN_TILES", 1)
-    import ember
-    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
-    w = rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
-    b = rng.standard_normal(5).astype(np.float32)
-    ex, ew, eb = (ember.tensor(a, requires_grad=True) for a in (x, w, b))
-    y = ember.nn.functional.conv2d(ex, ew, eb, padding=1)
-    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
-    y.backward(ember.tensor(g))
-    ref = _torch_conv_grads(torch, torch.nn.functional.conv2d, x, w, b, g, 1, 1)
-    for ours, theirs in zip((y.detach(), ex.grad, ew.grad, eb.grad), ref):
-        np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-4, atol=1e-4)
-
-
-# ---------------------------------------------------------------------------------------------
 # torch parity (forward and autograd gradients)
 
 

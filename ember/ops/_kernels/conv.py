@@ -33,7 +33,6 @@ from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_fwd, _k_depthw
                         _k_depthwise_cl_weight_bwd, _k_depthwise_fwd, _k_depthwise_input_bwd,
                         _k_depthwise_s1_fwd, _k_depthwise_s1_input_bwd, _k_depthwise_s1_weight_bwd,
                         _k_depthwise_weight_bwd, _nhwc)
-from . import winograd
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
 PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
@@ -270,8 +269,6 @@ def _conv_forward(x, w, geo, groups):
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return y
-    if winograd.applies(x.shape, w.shape, geo, groups, x.dtype):
-        return winograd.forward(x, w, geo[4:6])
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
@@ -312,8 +309,6 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
         else:
             _depthwise(_k_depthwise_s1_input_bwd, _k_depthwise_input_bwd, gy, w, gx, geo)
         return gx
-    if winograd.applies(x_shape, w.shape, geo, groups, gy.dtype):
-        return winograd.input_grad(gy, w, x_shape, geo[4:6])
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
     if _is_pointwise(geo):
@@ -359,8 +354,6 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups):
         _depthwise(_k_depthwise_s1_weight_bwd, _k_depthwise_weight_bwd, gy, x, per_sample, geo)
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
-    if winograd.applies(x.shape, w_shape, geo, groups, x.dtype):
-        return winograd.weight_grad(gy, x, w_shape, geo[4:6])
     if _is_pointwise(geo):
         return _pointwise_weight_grad(gy, x, groups).reshape(w_shape)
     length = out_h * out_w
