@@ -10,6 +10,8 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from .planes import _N_BLOCKS, _block
+
 PARALLEL = False
 
 
@@ -86,6 +88,46 @@ def _max_taps(src, step, best, best_at, offset, count):
         best_at[ow] = _select(take, offset + ow * step, best_at[ow])
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _maxpool_plane(x, y, idx, p, buf, best, best_at, kh, kw, sh, sw, ph, pw, dh, dw):
+    """Plane p of `_k_maxpool_fwd`, using the caller's scratch."""
+    height, width = x.shape[1], x.shape[2]
+    out_h, out_w = y.shape[1], y.shape[2]
+    for r in range(height):
+        src = x[p, r]
+        dst = buf[r + ph, pw:]
+        for t in range(width):
+            dst[t] = src[t]
+    for oh in range(out_h):
+        for ow in range(out_w):
+            best[ow] = -np.inf
+            best_at[ow] = -1
+        for i in range(kh):
+            ih = oh * sh - ph + i * dh
+            if ih < 0 or ih >= height:
+                continue  # a padding row never wins
+            row = buf[oh * sh + i * dh]
+            for j in range(kw):
+                src = row[j * dw:]
+                offset = ih * width + j * dw - pw
+                if sw == 1:
+                    _max_taps(src, 1, best, best_at, offset, out_w)
+                elif sw == 2:
+                    _max_taps(src, 2, best, best_at, offset, out_w)
+                else:
+                    _max_taps(src, sw, best, best_at, offset, out_w)
+        h0 = oh * sh - ph
+        for ow in range(out_w):
+            y[p, oh, ow] = best[ow]
+            if best_at[ow] < 0:
+                # every tap was -inf: torch reports the window's first in-bounds element
+                w0 = ow * sw - pw
+                ih = h0 if h0 >= 0 else h0 + (-h0 + dh - 1) // dh * dh
+                iw = w0 if w0 >= 0 else w0 + (-w0 + dw - 1) // dw * dw
+                best_at[ow] = ih * width + iw
+            idx[p, oh, ow] = best_at[ow]
+
+
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
     """Max pooling one output row at a time; the padding (and the ceil_mode overhang) is a
@@ -94,58 +136,72 @@ def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
     out_h, out_w = y.shape[1], y.shape[2]
     hp = max(height + 2 * ph, (out_h - 1) * sh + (kh - 1) * dh + 1)
     wp = max(width + 2 * pw, (out_w - 1) * sw + (kw - 1) * dw + 1)
-    for p in numba.prange(n_planes):
+    n_blocks = min(n_planes, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        # scratch once per block of planes: the -inf border is never written, the interior is
+        # overwritten by every plane (per-plane allocation cost more than small planes' work)
         buf = np.full((hp, wp), -np.inf, dtype=x.dtype)
-        for r in range(height):
-            src = x[p, r]
-            dst = buf[r + ph, pw:]
-            for t in range(width):
-                dst[t] = src[t]
         best = np.empty(out_w, dtype=x.dtype)
         best_at = np.empty(out_w, dtype=np.int64)
-        for oh in range(out_h):
-            for ow in range(out_w):
-                best[ow] = -np.inf
-                best_at[ow] = -1
-            for i in range(kh):
-                ih = oh * sh - ph + i * dh
-                if ih < 0 or ih >= height:
-                    continue  # a padding row never wins
-                row = buf[oh * sh + i * dh]
-                for j in range(kw):
-                    src = row[j * dw:]
-                    offset = ih * width + j * dw - pw
-                    if sw == 1:
-                        _max_taps(src, 1, best, best_at, offset, out_w)
-                    elif sw == 2:
-                        _max_taps(src, 2, best, best_at, offset, out_w)
-                    else:
-                        _max_taps(src, sw, best, best_at, offset, out_w)
-            h0 = oh * sh - ph
-            for ow in range(out_w):
-                y[p, oh, ow] = best[ow]
-                if best_at[ow] < 0:
-                    # every tap was -inf: torch reports the window's first in-bounds element
-                    w0 = ow * sw - pw
-                    ih = h0 if h0 >= 0 else h0 + (-h0 + dh - 1) // dh * dh
-                    iw = w0 if w0 >= 0 else w0 + (-w0 + dw - 1) // dw * dw
-                    best_at[ow] = ih * width + iw
-                idx[p, oh, ow] = best_at[ow]
+        lo, hi = _block(blk, n_blocks, n_planes)
+        for p in range(lo, hi):
+            _maxpool_plane(x, y, idx, p, buf, best, best_at, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_maxpool_bwd(gy, idx, gx):
-    """Route each output gradient to the input element that won the max (sums over overlaps)."""
-    n_planes = gx.shape[0]
+    """Route each output gradient to the input element that won the max (sums over overlaps).
+
+    gy, idx: (P, L); gx: (P, H*W), all C-contiguous. Indexed flat, with no per-plane views or
+    slice assignments: on the 2x2 maps of deep layers those cost 10x the scatter itself.
+    """
+    n_planes, size = gx.shape
+    n_out = gy.shape[1]
+    g = gy.reshape(-1)
+    where = idx.reshape(-1)
+    flat = gx.reshape(-1)
+    for t in range(flat.size):
+        flat[t] = 0
     for p in numba.prange(n_planes):
-        gx[p] = 0
-        g = gy[p].ravel()
-        where = idx[p].ravel()
-        plane = gx[p]
-        for t in range(g.size):
+        base = p * size
+        for t in range(p * n_out, (p + 1) * n_out):
             at = where[t]
-            if 0 <= at < plane.size:  # a window wholly in padding points nowhere
-                plane[at] += g[t]
+            if 0 <= at < size:  # a window wholly in padding points nowhere
+                flat[base + at] += g[t]
+
+
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_maxpool2x2_fwd(x, y, idx):
+    """2x2 windows with stride 2, no padding or dilation (the common CNN case): each output
+    reads its four inputs directly, no padded copy of the plane and no scratch rows (which
+    cost more than the arithmetic on the 4x4 and 2x2 maps of deep layers). Same tap order,
+    tie and NaN rules as `_k_maxpool_fwd`."""
+    n_planes, width = x.shape[0], x.shape[2]
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            top = x[p, 2 * oh]
+            bottom = x[p, 2 * oh + 1]
+            yrow = y[p, oh]
+            irow = idx[p, oh]
+            base = 2 * oh * width
+            for ow in range(out_w):
+                best = top[2 * ow]
+                at = base + 2 * ow
+                v = top[2 * ow + 1]
+                take = (v > best) | (v != v)  # noqa: PLR0124 (NaN wins, as in torch)
+                best = _select(take, v, best)
+                at = _select(take, base + 2 * ow + 1, at)
+                v = bottom[2 * ow]
+                take = (v > best) | (v != v)  # noqa: PLR0124
+                best = _select(take, v, best)
+                at = _select(take, base + width + 2 * ow, at)
+                v = bottom[2 * ow + 1]
+                take = (v > best) | (v != v)  # noqa: PLR0124
+                best = _select(take, v, best)
+                at = _select(take, base + width + 2 * ow + 1, at)
+                yrow[ow] = best
+                irow[ow] = at
 
 
 def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
@@ -163,7 +219,13 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
     lead = x.shape[:-2]
     y = np.empty(lead + (out_h, out_w), dtype=x.dtype)
     indices = np.empty(lead + (out_h, out_w), dtype=np.int64)
-    if y.size:
+    if y.size == 0:
+        return y, indices
+    if (tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and tuple(padding) == (0, 0)
+            and tuple(dilation) == (1, 1) and 2 * out_h <= x.shape[-2]
+            and 2 * out_w <= x.shape[-1]):  # every window inside the plane (not ceil overhang)
+        _k_maxpool2x2_fwd(_planes(x), _planes(y), _planes(indices))
+    else:
         _k_maxpool_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
                        stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
     return y, indices
@@ -176,7 +238,8 @@ def maxpool2d_backward(grad_y, indices, input_shape):
         return gx
     planes = gx.reshape(-1, gx.shape[-2] * gx.shape[-1])
     n = planes.shape[0]
-    _k_maxpool_bwd(grad_y.reshape(n, -1), indices.reshape(n, -1), planes)
+    _k_maxpool_bwd(np.ascontiguousarray(grad_y.reshape(n, -1)),
+                   np.ascontiguousarray(indices.reshape(n, -1)), planes)
     return gx
 
 
