@@ -69,18 +69,24 @@ class Conv2d(Op):
         ctx.has_bias = b is not None
         ctx.save_for_backward(x, w)
         bias = None if b is None else _prep(b)
-        y = _kconv.conv2d_forward(_prep(x), _prep(w), bias, stride, padding, dilation, groups)
+        # keep the im2col matrix for the weight gradient: NOTE [Keeping the forward's im2col]
+        keep = [] if len(ctx.needs_input_grad) > 1 and ctx.needs_input_grad[1] else None
+        y = _kconv.conv2d_forward(_prep(x), _prep(w), bias, stride, padding, dilation, groups,
+                                  keep)
+        ctx.packed = keep[0] if keep else None
         return _back(y, x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
+        packed, ctx.packed = ctx.packed, None  # used once: a retained graph packs again
         gx = gw = gb = None
         if need[0]:
             gx = ConvTranspose2d.apply(grad, w, None, out_hw=tuple(x.shape[2:]), **ctx.geo)
         if need[1]:
-            gw = ConvWeight.apply(grad, x, w_shape=tuple(w.shape), **ctx.geo)
+            gw = ConvWeight.apply(grad, x, w_shape=tuple(w.shape), packed=packed, **ctx.geo)
+            _kconv.give_back(packed)  # nothing holds it now: ConvWeight saved gy and x only
         if ctx.has_bias and need[2]:
             gb = grad.sum(dim=(0, 2, 3))
         return gx, gw, gb
@@ -118,12 +124,14 @@ class ConvWeight(Op):
     """Weight gradient of Conv2d: W(gy, x) with <W(gy, x), G> = <gy, conv(x, G)>."""
 
     @staticmethod
-    def forward(ctx, gy, x, w_shape, stride, padding, dilation, groups):
+    def forward(ctx, gy, x, w_shape, stride, padding, dilation, groups, packed=None):
         ctx.geo = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
         ctx.save_for_backward(gy, x)
         xp = _prep(x)
+        if packed is not None and packed.dtype != xp.dtype:
+            packed = None
         gw = _kconv.conv2d_weight_grad(_prep(gy).astype(xp.dtype, copy=False), xp, w_shape,
-                                       stride, padding, dilation, groups)
+                                       stride, padding, dilation, groups, packed)
         return _back(gw, x.dtype)
 
     @staticmethod

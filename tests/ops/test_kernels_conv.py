@@ -124,6 +124,40 @@ def test_conv2d_weight_grad_both_orientations(rng, monkeypatch, case, few_output
     np.testing.assert_allclose(gw, ref, rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.parametrize("one_sample_chunks", [False, True])
+@pytest.mark.parametrize("case", CONV_CASES)
+def test_conv2d_kept_im2col_gives_the_same_weight_gradient(rng, monkeypatch, case,
+                                                           one_sample_chunks):
+    # NOTE [Keeping the forward's im2col]: the forward's packed matrix replaces re-packing x
+    if one_sample_chunks:  # the packed matrix is then filled and read chunk by chunk
+        monkeypatch.setattr(conv, "_CACHED_COLS", 1)
+        monkeypatch.setattr(conv, "_MIN_COLUMNS", 1)
+        assert conv._batch_chunk(27, 16) == 1
+    xs, ws, stride, padding, dilation, groups = case
+    x, w = rng.standard_normal(xs), rng.standard_normal(ws)
+    keep = []
+    y = conv.conv2d_forward(x, w, None, stride, padding, dilation, groups, keep)
+    np.testing.assert_array_equal(y, conv.conv2d_forward(x, w, None, stride, padding, dilation,
+                                                         groups))
+    g = rng.standard_normal(y.shape)
+    packed = keep[0] if keep else None  # pointwise and depthwise layers build none
+    gw = conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation, groups, packed)
+    np.testing.assert_allclose(gw, conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation,
+                                                           groups), rtol=1e-12, atol=1e-12)
+
+
+def test_conv_retained_graph_second_backward_packs_again(rng):
+    import ember
+    x = ember.tensor(rng.standard_normal((2, 3, 6, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    y = ember.nn.functional.conv2d(x, w, padding=1).pow(2).sum()
+    y.backward(retain_graph=True)
+    first = w.grad.numpy().copy()
+    w.grad = None
+    y.backward()
+    np.testing.assert_allclose(w.grad.numpy(), first, rtol=1e-12)
+
+
 def test_conv2d_backward_skips_unrequested(rng):
     x, w = rng.standard_normal((2, 3, 5, 5)), rng.standard_normal((4, 3, 3, 3))
     g = rng.standard_normal((2, 4, 3, 3))
@@ -273,3 +307,17 @@ def test_unfold_fold_match_torch(rng):
     np.testing.assert_allclose(cols, functional.unfold(torch.tensor(x), *args).numpy())
     np.testing.assert_allclose(conv.fold(cols, (9, 6), *args),
                                functional.fold(torch.tensor(cols), (9, 6), *args).numpy())
+
+
+def test_kept_im2col_buffers_are_reused_and_bounded(monkeypatch):
+    monkeypatch.setattr(conv, "_SPARE", {})
+    monkeypatch.setattr(conv, "_SPARE_BYTES", [0])
+    monkeypatch.setattr(conv, "_SPARE_LIMIT", 1000)
+    a = conv._take_packed((4, 2, 10), np.float64)  # 640 bytes
+    conv.give_back(a)
+    assert conv._take_packed((4, 2, 10), np.float64) is a  # same pages next step
+    assert conv._take_packed((4, 2, 10), np.float64) is not a  # handed out only once
+    assert conv._take_packed((4, 2, 10), np.float32).dtype == np.float32
+    conv.give_back(a)
+    conv.give_back(np.empty((4, 2, 10)))  # would exceed the 1000-byte limit: dropped
+    assert conv._SPARE_BYTES[0] == a.nbytes
