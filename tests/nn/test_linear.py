@@ -90,7 +90,10 @@ def test_linear_batched_gradcheck(rng):
     x = ember.tensor(rng.standard_normal((2, 3, 4)), requires_grad=True)
     w = ember.tensor(rng.standard_normal((5, 4)), requires_grad=True)
     b = ember.tensor(rng.standard_normal(5), requires_grad=True)
-    fn = lambda x, w, b: F.linear(x.permute(1, 0, 2), w, b)  # noqa: E731
+
+    def fn(x, w, b):
+        return F.linear(x.permute(1, 0, 2), w, b)
+
     assert gradcheck(fn, (x, w, b))
     assert gradgradcheck(fn, (x, w, b))
 
