@@ -21,9 +21,9 @@ NOTE [Keeping the forward's im2col]
 The weight gradient needs the same im2col matrix of x as the forward. When the caller asks
 (``keep``: Conv2d does when the weight needs a gradient), the forward packs its chunks into one
 whole-batch matrix and hands it over instead of reusing a chunk buffer, and the weight gradient
-skips its packing (VGG-19 backward 104 -> 95 ms, AlexNet-S 125 -> 105). The price is memory held
-from forward to backward: 9x each conv input for 3x3 kernels (VGG-19 +30 MB on a 325 MB step,
-0.80x torch's peak). Conv2d's backward drops it after use (a second backward, retain_graph,
+skips its packing (VGG-19 backward 104 -> 95 ms, AlexNet-S 125 -> 98). The price is memory held
+from forward to backward: 9x each conv input for 3x3 kernels (VGG-19 325 -> 355-380 MB peak,
+0.80-0.86x torch's). Conv2d's backward drops it after use (a second backward, retain_graph,
 packs again) and hands it to `give_back`, so the next step's forward of the same shape reuses
 the pages instead of faulting in new ones.
 

@@ -85,12 +85,20 @@ def masked_grad(g, x, lo, hi):
     return out
 
 
+def _fused(kernel, g, y):
+    """kernel(g, y, out) on the flat memory when g and y share a dense layout, else None."""
+    flats = _flat_views(g, y)
+    if flats is None:
+        return None
+    out = _like(g)
+    kernel(*flats, out.ravel(order="K"))
+    return out
+
+
 def tanh_grad(g, y):
     """g * (1 - y^2): the gradient of tanh from its output y."""
-    flats = _flat_views(g, y)
-    if flats is not None:
-        out = _like(g)
-        _k_tanh_grad(*flats, out.ravel(order="K"))
+    out = _fused(_k_tanh_grad, g, y)
+    if out is not None:
         return out
     if g.dtype != y.dtype:
         return g * (1 - y * y)
@@ -103,10 +111,8 @@ def tanh_grad(g, y):
 
 def sigmoid_grad(g, y):
     """g * y * (1 - y): the gradient of sigmoid from its output y."""
-    flats = _flat_views(g, y)
-    if flats is not None:
-        out = _like(g)
-        _k_sigmoid_grad(*flats, out.ravel(order="K"))
+    out = _fused(_k_sigmoid_grad, g, y)
+    if out is not None:
         return out
     if g.dtype != y.dtype:
         return g * (y * (1 - y))
