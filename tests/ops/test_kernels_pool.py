@@ -84,21 +84,26 @@ MAX_CASES = [
     ((3, 2, 6, 7), (3, 2), (1, 2), (1, 1), (2, 2), True),
     ((2, 3, 7, 9), (2, 2), (2, 2), (0, 0), (1, 1), False),     # 2x2 fast path, odd (floor)
     ((2, 3, 8, 6), (2, 2), (2, 2), (0, 0), (1, 1), True),      # 2x2 fast path, ceil == floor
+    ((2, 3, 15, 15), (3, 3), (2, 2), (0, 0), (1, 1), False),   # direct path (AlexNet's pools)
+    ((1, 2, 8, 8), (3, 3), (2, 2), (0, 0), (1, 1), True),      # ceil overhang: padded kernel
 ]
 
 
-@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (2, 2, 5, 7), (1, 1, 2, 2)])
-def test_maxpool2x2_fast_path_matches_general_kernel_on_ties_and_nans(rng, shape):
-    # small integers make ties common; NaN must win and a later NaN replace an earlier one
+@pytest.mark.parametrize("kernel,stride", [((2, 2), (2, 2)), ((3, 3), (2, 2)), ((3, 2), (1, 3)),
+                                           ((1, 1), (2, 2))])
+@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (2, 2, 5, 7), (1, 1, 3, 3)])
+def test_maxpool_direct_paths_match_general_kernel_on_ties_and_nans(rng, shape, kernel, stride):
+    # the unpadded fast paths (2x2/2 unrolled, any window direct) against the padded-copy
+    # kernel; small integers make ties common, NaN must win and a later NaN replace an earlier
     x = rng.integers(0, 3, shape).astype(np.float32)
     x[rng.random(shape) < 0.1] = np.nan
     x[rng.random(shape) < 0.1] = -np.inf
-    out_hw = (shape[-2] // 2, shape[-1] // 2)
-    y, idx = pool.maxpool2d_forward(x, (2, 2), (2, 2), (0, 0), (1, 1), False)
+    y, idx = pool.maxpool2d_forward(x, kernel, stride, (0, 0), (1, 1), False)
+    out_hw = y.shape[-2:]
     y_gen = np.empty_like(y)
     idx_gen = np.empty_like(idx)
     pool._k_maxpool_fwd(x.reshape((-1,) + shape[-2:]), y_gen.reshape((-1,) + out_hw),
-                        idx_gen.reshape((-1,) + out_hw), 2, 2, 2, 2, 0, 0, 1, 1)
+                        idx_gen.reshape((-1,) + out_hw), *kernel, *stride, 0, 0, 1, 1)
     np.testing.assert_array_equal(y, y_gen)
     np.testing.assert_array_equal(idx, idx_gen)
 

@@ -204,6 +204,35 @@ def _k_maxpool2x2_fwd(x, y, idx):
                 irow[ow] = at
 
 
+@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+def _k_maxpool_direct_fwd(x, y, idx, kh, kw, sh, sw):
+    """Any window and stride without padding or dilation, every window inside the plane: each
+    output folds its taps directly (3x3/2 on 7x7-15x15 maps: 3x faster than the padded-copy
+    kernel, whose per-row tap loops are only out_w long there). Same tap order, tie and NaN
+    rules as `_k_maxpool_fwd`."""
+    n_planes, width = x.shape[0], x.shape[2]
+    out_h, out_w = y.shape[1], y.shape[2]
+    for p in numba.prange(n_planes):
+        for oh in range(out_h):
+            r0 = oh * sh
+            yrow = y[p, oh]
+            irow = idx[p, oh]
+            for ow in range(out_w):
+                c0 = ow * sw
+                best = x[p, r0, c0]
+                at = r0 * width + c0
+                for i in range(kh):
+                    row = x[p, r0 + i]
+                    base = (r0 + i) * width + c0
+                    for j in range(kw):
+                        v = row[c0 + j]
+                        take = (v > best) | (v != v)  # noqa: PLR0124 (NaN wins, as in torch)
+                        best = _select(take, v, best)
+                        at = _select(take, base + j, at)
+                yrow[ow] = best
+                irow[ow] = at
+
+
 def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
     """Max pooling like torch.nn.functional.max_pool2d(..., return_indices=True).
 
@@ -221,10 +250,14 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
     indices = np.empty(lead + (out_h, out_w), dtype=np.int64)
     if y.size == 0:
         return y, indices
-    if (tuple(kernel) == (2, 2) and tuple(stride) == (2, 2) and tuple(padding) == (0, 0)
-            and tuple(dilation) == (1, 1) and 2 * out_h <= x.shape[-2]
-            and 2 * out_w <= x.shape[-1]):  # every window inside the plane (not ceil overhang)
+    direct = (tuple(padding) == (0, 0) and tuple(dilation) == (1, 1)
+              and (out_h - 1) * stride[0] + kernel[0] <= x.shape[-2]
+              and (out_w - 1) * stride[1] + kernel[1] <= x.shape[-1])  # no ceil_mode overhang
+    if direct and tuple(kernel) == (2, 2) and tuple(stride) == (2, 2):
         _k_maxpool2x2_fwd(_planes(x), _planes(y), _planes(indices))
+    elif direct:
+        _k_maxpool_direct_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
+                              stride[0], stride[1])
     else:
         _k_maxpool_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
                        stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
