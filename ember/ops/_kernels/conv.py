@@ -19,9 +19,13 @@ that ``cols`` stays in cache (see `_batch_chunk`) and always under ``_COLS_BUDGE
 
 NOTE [Keeping the forward's im2col]
 The weight gradient needs the same im2col matrix of x as the forward. When the caller asks
-(``keep``: Conv2d does when the weight needs a gradient), the forward packs its chunks into one
-whole-batch matrix and hands it over instead of reusing a chunk buffer, and the weight gradient
-skips its packing (VGG-19 backward 104 -> 95 ms, AlexNet-S 125 -> 98). The price is memory held
+(``keep``: Conv2d does when the weight needs a gradient), the forward packs the whole batch into
+one matrix and hands it over instead of reusing a chunk buffer, and the weight gradient skips its
+packing (VGG-19 backward 104 -> 95 ms, AlexNet-S 125 -> 98). With the whole matrix there anyway,
+both run one GEMM over it rather than per-chunk ones: one packing call over the batch is half
+the time of per-sample calls into its strided slices, and the single wide GEMM is faster than
+thin ones (forward + weight gradient, AMD EPYC: (8,64,32,32)->64 11.3 -> 10.1 ms,
+(16,384,7,7)->256 19.0 -> 17.2, never slower on the Table 1 shapes). The price is memory held
 from forward to backward: 9x each conv input for 3x3 kernels (VGG-19 325 -> 355-380 MB peak,
 0.80-0.86x torch's). Conv2d's backward drops it after use (a second backward, retain_graph,
 packs again) and hands it to `give_back`, so the next step's forward of the same shape reuses
@@ -322,20 +326,18 @@ def _conv_forward(x, w, geo, groups, keep=None):
             np.matmul(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
         return y
     length = out_h * out_w
-    chunk = _batch_chunk(c * kh * kw, length)
-    packed = None
-    if keep is not None:  # chunks are packed into slices of one whole-batch matrix
+    if keep is not None:  # the whole batch in one matrix, packed at once, one GEMM
         packed = _take_packed((c * kh * kw, n, length), x.dtype)
         keep.append(packed)
-    buf = _scratch(c * kh * kw * chunk * length, n > chunk and packed is None, x.dtype)
+        _k_unfold_fwd(x, packed, *geo, out_h, out_w)
+        chunk = n
+    else:
+        chunk = _batch_chunk(c * kh * kw, length)
+        buf = _scratch(c * kh * kw * chunk * length, n > chunk, x.dtype)
     for n0 in range(0, n, chunk):
         xs = x[n0:n0 + chunk]
         nb = xs.shape[0]
-        if packed is None:
-            cols = _im2col(xs, geo, out_h, out_w, buf)
-        else:
-            cols = packed[:, n0:n0 + nb]
-            _k_unfold_fwd(xs, cols, *geo, out_h, out_w)
+        cols = packed if keep is not None else _im2col(xs, geo, out_h, out_w, buf)
         cols = cols.reshape(groups, cg * kh * kw, nb * length)
         if nb == 1:  # the product is already sample n0's (O, L) plane
             np.matmul(w3, cols, out=y[n0].reshape(groups, o // groups, length))
@@ -416,7 +418,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
     # the first chunk's product is the accumulator and later ones reuse one buffer: no zeroed
     # array and no per-chunk temporary (on 2x2 maps the (O, C*9) products dwarf the inputs)
     gw = partial = None
-    chunk = _batch_chunk(c * kh * kw, length)
+    chunk = n if packed is not None else _batch_chunk(c * kh * kw, length)
     buf = _scratch(c * kh * kw * chunk * length, n > chunk and packed is None, x.dtype)
     gy_buf = _scratch(o * chunk * length, n > chunk > 1, x.dtype)
     # With few output channels OpenBLAS runs the transposed product cols @ gy_t^T faster (64
