@@ -5,7 +5,7 @@
 
 Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
 (copied from the torch model through NumPy), alternating step by step so that machine drift
-hits both. Throughput = items per step / median step time. Peak memory is measured in a fresh
+hits both, each step starting on quiet cores (NOTE [Settling between steps]). Throughput = items per step / median step time. Peak memory is measured in a fresh
 subprocess per framework and workload from the kernel's resident-set high-water mark (framework
 neutral: torch's allocator is invisible to Python), see NOTE [Peak step memory].
 
@@ -112,7 +112,19 @@ def _mem_child(name, libname):
                       "transient_mb": max(peak - steady, 0) / 1024}))
 
 
-def run(name, steps=None, quick=False, memory=True):
+# NOTE [Settling between steps]
+# Both frameworks leave worker threads busy-waiting after their last parallel call: numpy's
+# OpenBLAS for 2^28 cycles (~0.1 s) after a GEMM unless OPENBLAS_THREAD_TIMEOUT says otherwise,
+# torch's OpenMP pool for a shorter spin. Timed right after the other framework's step, a step
+# shares the cores with those spinners. Until 2026-11-24 this benchmark did exactly that, and
+# it flattered ember: torch's median VGG-19 step was 150 ms alternating without a pause vs 124 ms
+# settled, ember's 175 vs 170 (AMD EPYC, 2 vCPUs, same session), so a settled ratio of 0.73 was
+# reported as 0.86 (GNMT-S 0.78 as 0.97, ResNet-50 0.80 as 1.02). So each timed step now starts
+# after a pause (SETTLE seconds, longer than either spin), for both frameworks.
+SETTLE = 0.25
+
+
+def run(name, steps=None, quick=False, memory=True, settle=SETTLE):
     warmup, samples, chunk = PROTOCOL.get(name, DEFAULT)
     if steps is not None:
         samples = steps
@@ -131,6 +143,7 @@ def run(name, steps=None, quick=False, memory=True):
     order = list(runners)
     for s in range(samples):
         for k in (order if s % 2 == 0 else order[::-1]):  # alternate who goes first
+            time.sleep(settle)  # NOTE [Settling between steps]
             t0 = time.perf_counter()
             for _ in range(chunk):
                 runners[k]()
@@ -154,6 +167,7 @@ def phases(name, steps=16):
     def one(key, i):
         model, opt, batches, loss_fn = objs[key]
         x, y = batches[i % len(batches)]
+        time.sleep(SETTLE)  # NOTE [Settling between steps]
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
@@ -185,6 +199,8 @@ def main():
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--phases", action="store_true",
                     help="time forward, backward and optimizer step separately instead")
+    ap.add_argument("--settle", type=float, default=SETTLE,
+                    help="seconds of sleep before each timed step; NOTE [Settling between steps]")
     ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_lib", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -204,7 +220,8 @@ def main():
     print(hdr)
     results = []
     for name in names:
-        r = run(name, args.steps, args.quick, memory=not (args.no_memory or args.quick))
+        r = run(name, args.steps, args.quick, memory=not (args.no_memory or args.quick),
+                settle=args.settle)
         results.append(r)
         e, t = r["ember"], r.get("torch")
         ratio = e["throughput"] / t["throughput"] if t else float("nan")
