@@ -133,6 +133,7 @@ class FunctionEventAvg:
         self.key = key
         self.count = 0
         self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
         self.cpu_memory_usage = 0
         self.input_shapes = None
 
@@ -147,6 +148,7 @@ class EventList(list):
     def __init__(self, events, by_shape=False):
         groups = defaultdict(lambda: None)
         order = []
+        own = _self_times(events)
         for e in events:
             key = (e.name, str(e.shapes)) if by_shape else e.name
             if groups[key] is None:
@@ -156,6 +158,7 @@ class EventList(list):
             g = groups[key]
             g.count += 1
             g.cpu_time_total += e.dur_us
+            g.self_cpu_time_total += own[id(e)]
             g.cpu_memory_usage += e.bytes
         super().__init__(groups[k] for k in order)
 
@@ -163,22 +166,43 @@ class EventList(list):
         key = {"cpu_time_total": lambda a: a.cpu_time_total, "cpu_time": lambda a: a.cpu_time,
                "count": lambda a: a.count,
                "cpu_memory_usage": lambda a: a.cpu_memory_usage,
-               "self_cpu_time_total": lambda a: a.cpu_time_total}.get(sort_by)
+               "self_cpu_time_total": lambda a: a.self_cpu_time_total}.get(sort_by)
         if key is None:
             raise ValueError(f"table(): unknown sort_by '{sort_by}'; expected one of "
-                             "cpu_time_total, cpu_time, count, cpu_memory_usage")
+                             "cpu_time_total, self_cpu_time_total, cpu_time, count, "
+                             "cpu_memory_usage")
         rows = sorted(self, key=key, reverse=True)[:row_limit]
-        total = sum(a.cpu_time_total for a in self) or 1.0
-        lines = [f"{'Name':<32}{'CPU total %':>12}{'CPU total':>14}{'CPU avg':>12}"
-                 f"{'# Calls':>9}{'CPU Mem':>12}"]
+        total = sum(a.self_cpu_time_total for a in self) or 1.0
+        lines = [f"{'Name':<32}{'Self CPU %':>11}{'Self CPU':>12}{'CPU total':>14}"
+                 f"{'CPU avg':>12}{'# Calls':>9}{'CPU Mem':>12}"]
         lines.append("-" * len(lines[0]))
         for a in rows:
-            lines.append(f"{a.key[:31]:<32}{100 * a.cpu_time_total / total:>11.2f}%"
-                         f"{_fmt_us(a.cpu_time_total):>14}{_fmt_us(a.cpu_time):>12}"
-                         f"{a.count:>9}{_fmt_bytes(a.cpu_memory_usage):>12}")
+            lines.append(f"{a.key[:31]:<32}{100 * a.self_cpu_time_total / total:>10.2f}%"
+                         f"{_fmt_us(a.self_cpu_time_total):>12}{_fmt_us(a.cpu_time_total):>14}"
+                         f"{_fmt_us(a.cpu_time):>12}{a.count:>9}"
+                         f"{_fmt_bytes(a.cpu_memory_usage):>12}")
         lines.append("-" * len(lines[0]))
         lines.append(f"Self CPU time total: {_fmt_us(total)}")
         return "\n".join(lines)
+
+
+def _self_times(events):
+    """Each event's duration minus the time of the events nested directly inside it on the
+    same thread (a backward node's time without the ops it ran), keyed by id(event)."""
+    own = {id(e): e.dur_us for e in events}
+    by_thread = defaultdict(list)
+    for e in events:
+        by_thread[e.tid].append(e)
+    for evs in by_thread.values():
+        evs.sort(key=lambda e: (e.start_us, -e.dur_us))  # parents before their children
+        open_ = []  # the chain of events enclosing the current one
+        for e in evs:
+            while open_ and open_[-1].start_us + open_[-1].dur_us <= e.start_us:
+                open_.pop()
+            if open_:
+                own[id(open_[-1])] -= e.dur_us
+            open_.append(e)
+    return own
 
 
 def _fmt_us(us):

@@ -41,6 +41,26 @@ def test_table_sorting_and_bad_key():
         prof.key_averages().table(sort_by="nope")
 
 
+def test_self_time_excludes_nested_events():
+    # a backward node that runs ember ops (MatmulBackward0 runs matmuls) and a range around all
+    w = ember.randn(64, 32, requires_grad=True)
+    x = ember.randn(128, 64)
+    with profile() as prof:
+        with record_function("outer"):
+            _step(w, x)
+    avg = {a.key: a for a in prof.key_averages()}
+    outer, node = avg["outer"], avg["MatmulBackward0"]
+    assert 0 <= outer.self_cpu_time_total < outer.cpu_time_total
+    assert 0 <= node.self_cpu_time_total < node.cpu_time_total
+    # leaf ops own all their time, and self times partition the outermost range exactly
+    assert avg["tanh"].self_cpu_time_total == avg["tanh"].cpu_time_total
+    total_self = sum(a.self_cpu_time_total for a in prof.key_averages())
+    assert total_self == pytest.approx(outer.cpu_time_total, rel=1e-9)
+    text = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=2)
+    top = max(prof.key_averages(), key=lambda a: a.self_cpu_time_total)
+    assert text.splitlines()[2].split()[0] == top.key and "Self CPU" in text.splitlines()[0]
+
+
 def test_chrome_trace_is_valid_json_with_timeline(tmp_path):
     with profile() as prof:
         with record_function("outer"):
