@@ -427,8 +427,8 @@ class LSTMLayer(Op):
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
             np.matmul(h, w.T, out=gates)
             gates += x[t]
-            h, c, (act, tanh_c) = _krnn.lstm_cell_forward(gates, c)
-            out[t], cs[t], acts[t], tanh_cs[t] = h, c, act, tanh_c
+            # the cell writes straight into this step's slices of the saved sequences
+            h, c, _ = _krnn.lstm_cell_forward(gates, c, (out[t], cs[t], acts[t], tanh_cs[t]))
         ctx.reverse, ctx.dtype = reverse, xw.dtype
         ctx.set_materialize_grads(False)
         ctx.save_for_backward(h0, c0, w_hh, out, acts, tanh_cs, cs)
@@ -448,15 +448,18 @@ class LSTMLayer(Op):
         dc = None if grad_c is None else _prep(grad_c._data).astype(dt, copy=False)
         grad_gates = np.empty_like(acts)
         h_prev = np.empty_like(out)  # the h each step read, in the same (T, B, H) slots
+        if steps:
+            h_prev[order[0]] = _prep(h0)
+            h_prev[order[1:]] = out[order[:-1]]
         c0 = _prep(c0).astype(dt, copy=False)
         for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
             t = order[k]
-            h_prev[t] = h0 if k == 0 else out[order[k - 1]]
             c_prev = c0 if k == 0 else cs[order[k - 1]]
             if g_out is not None:
                 dh += g_out[t]
-            grad_gates[t], dc = _krnn.lstm_cell_backward(dh, dc, (acts[t], tanh_cs[t]), c_prev)
-            dh = grad_gates[t] @ w
+            _, dc = _krnn.lstm_cell_backward(dh, dc, (acts[t], tanh_cs[t]), c_prev,
+                                             grad_gates[t])
+            np.matmul(grad_gates[t], w, out=dh)
         rows = steps * batch
         grad_w = grad_gates.reshape(rows, 4 * hidden).T @ h_prev.reshape(rows, hidden)
         if dc is None:

@@ -31,10 +31,17 @@ def _sigmoid(z, out):
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_lstm_cell_fwd(act, c_prev, c):
+    """act holds exp(-z) for the i, f, o gates and tanh(z) for g: finish the sigmoids,
+    1 / (1 + exp(-z)) as `_sigmoid` computes them, and c = f * c_prev + i * g."""
     n_batch, hidden = c.shape
     for b in numba.prange(n_batch):
         for k in range(hidden):
-            c[b, k] = act[b, hidden + k] * c_prev[b, k] + act[b, k] * act[b, 2 * hidden + k]
+            i = 1 / (1 + act[b, k])
+            f = 1 / (1 + act[b, hidden + k])
+            act[b, k] = i
+            act[b, hidden + k] = f
+            act[b, 3 * hidden + k] = 1 / (1 + act[b, 3 * hidden + k])
+            c[b, k] = f * c_prev[b, k] + i * act[b, 2 * hidden + k]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -56,39 +63,48 @@ def _k_lstm_cell_bwd(grad_h, grad_c, act, tanh_c, c_prev, grad_gates, grad_c_pre
             grad_c_prev[b, k] = dc * f
 
 
-def lstm_cell_forward(gates, c_prev):
+def lstm_cell_forward(gates, c_prev, out=None):
     """One LSTM step from gate pre-activations.
 
     Args:
         gates: (B, 4H) = x @ W_ih.T + b_ih + h_prev @ W_hh.T + b_hh, gate order i, f, g, o.
         c_prev: (B, H) previous cell state.
+        out: optional (h, c, act, tanh_c) arrays to write the results into (C-contiguous
+            rows; an LSTM layer passes its per-step slices, saving a copy of each).
 
     Returns:
         (h, c, saved): h, c (B, H); saved = (act, tanh_c) with act (B, 4H) the activated gates
         [sigmoid(i), sigmoid(f), tanh(g), sigmoid(o)] and tanh_c = tanh(c) (B, H).
     """
     hidden = c_prev.shape[1]
-    act = np.empty_like(gates)
-    _sigmoid(gates[:, :2 * hidden], act[:, :2 * hidden])
+    if out is None:
+        out = (np.empty_like(c_prev), np.empty_like(c_prev), np.empty_like(gates),
+               np.empty_like(c_prev))
+    h, c, act, tanh_c = out
+    # one exp over all four gates (g's quarter is then overwritten by its tanh): fewer NumPy
+    # calls per time step; exp(-z) = inf for z << 0 gives the sigmoid's right limit, 0
+    np.negative(gates, out=act)
+    with np.errstate(over="ignore"):
+        np.exp(act, out=act)
     np.tanh(gates[:, 2 * hidden:3 * hidden], out=act[:, 2 * hidden:3 * hidden])
-    _sigmoid(gates[:, 3 * hidden:], act[:, 3 * hidden:])
-    c = np.empty_like(c_prev)
     _k_lstm_cell_fwd(act, c_prev, c)
-    tanh_c = np.tanh(c)
-    h = act[:, 3 * hidden:] * tanh_c
+    np.tanh(c, out=tanh_c)
+    np.multiply(act[:, 3 * hidden:], tanh_c, out=h)
     return h, c, (act, tanh_c)
 
 
-def lstm_cell_backward(grad_h, grad_c, saved, c_prev):
+def lstm_cell_backward(grad_h, grad_c, saved, c_prev, grad_gates=None):
     """Gradients of `lstm_cell_forward`: (grad_gates (B, 4H), grad_c_prev (B, H)).
 
-    grad_h or grad_c may be None (no gradient flows into that output).
+    grad_h or grad_c may be None (no gradient flows into that output). grad_gates, if given,
+    is the C-contiguous (B, 4H) array to write that gradient into.
     """
     act, tanh_c = saved
     zeros = None
     if grad_h is None or grad_c is None:
         zeros = np.zeros_like(c_prev)
-    grad_gates = np.empty_like(act)
+    if grad_gates is None:
+        grad_gates = np.empty_like(act)
     grad_c_prev = np.empty_like(c_prev)
     _k_lstm_cell_bwd(zeros if grad_h is None else grad_h, zeros if grad_c is None else grad_c,
                      act, tanh_c, c_prev, grad_gates, grad_c_prev)
