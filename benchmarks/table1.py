@@ -119,8 +119,11 @@ def _mem_child(name, libname):
 # shares the cores with those spinners. Until 2026-11-24 this benchmark did exactly that, and
 # it flattered ember: torch's median VGG-19 step was 150 ms alternating without a pause vs 124 ms
 # settled, ember's 175 vs 170 (AMD EPYC, 2 vCPUs, same session), so a settled ratio of 0.73 was
-# reported as 0.86 (GNMT-S 0.78 as 0.97, ResNet-50 0.80 as 1.02). So each timed step now starts
-# after a pause (SETTLE seconds, longer than either spin), for both frameworks.
+# reported as 0.86 (GNMT-S 0.78 as 0.97, ResNet-50 0.80 as 1.02). So each timed sample now
+# starts after a pause (SETTLE seconds, longer than either spin) and one untimed step of the same
+# framework: the pause alone left the first step after it slow (threads asleep, caches cold;
+# torch's NCF forward 10.9 ms after a pause vs ~1 ms in a loop), and a training loop runs its
+# steps back to back.
 SETTLE = 0.25
 
 
@@ -144,6 +147,7 @@ def run(name, steps=None, quick=False, memory=True, settle=SETTLE):
     for s in range(samples):
         for k in (order if s % 2 == 0 else order[::-1]):  # alternate who goes first
             time.sleep(settle)  # NOTE [Settling between steps]
+            runners[k]()
             t0 = time.perf_counter()
             for _ in range(chunk):
                 runners[k]()
@@ -168,6 +172,9 @@ def phases(name, steps=16):
         model, opt, batches, loss_fn = objs[key]
         x, y = batches[i % len(batches)]
         time.sleep(SETTLE)  # NOTE [Settling between steps]
+        opt.zero_grad()
+        loss_fn(model(*x) if isinstance(x, tuple) else model(x), y).backward()
+        opt.step()
         t0 = time.perf_counter()
         opt.zero_grad()
         loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
