@@ -3,8 +3,10 @@
     PYTHONPATH=. python benchmarks/kernels.py [--rounds 15] [--dtype float32] [--only conv]
 
 Each case runs forward + backward. Rounds alternate ember and torch; each side starts its turn
-with a 5 ms pause and one untimed call, so that the other library's worker threads, which keep
-spinning for a few milliseconds after their last parallel region, do not steal its cores.
+with a 0.15 s pause and one untimed call, so that the other library's worker threads, which keep
+spinning after their last parallel region (numpy's OpenBLAS for ~0.1 s after a GEMM), do not
+steal its cores (NOTE [Settling between steps] in table1.py; a 5 ms pause, used until
+2026-11-24, was too short for OpenBLAS and slowed torch's turns).
 Prints the median milliseconds of each side and the ratio torch/ours (> 1: ember is faster).
 """
 
@@ -17,6 +19,8 @@ import time
 import numpy as np
 
 from ember.ops._kernels import conv, loss, norm, pool, rnn
+
+PAUSE = 0.15  # seconds; longer than OpenBLAS's ~0.1 s spin after a GEMM
 
 
 def _conv_case(xs, ws, stride=1, padding=0, groups=1):
@@ -173,10 +177,10 @@ def main():
         ours, theirs = make(np.random.default_rng(0), dtype)
         mine, ref = [], []
         for _ in range(args.rounds):
-            time.sleep(0.005)   # let the other library's spinning workers park
+            time.sleep(PAUSE)   # let the other library's spinning workers park
             ours()
             mine += [_time(ours), _time(ours)]
-            time.sleep(0.005)
+            time.sleep(PAUSE)
             theirs(torch, functional)
             ref += [_time(functools.partial(theirs, torch, functional)) for _ in range(2)]
         a, b = statistics.median(mine) * 1e3, statistics.median(ref) * 1e3

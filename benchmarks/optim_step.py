@@ -40,7 +40,7 @@ def _torch_opt(torch, name, params, grads, kwargs):
     return getattr(torch.optim, name)(ps, **kwargs)
 
 
-def _median_ms(step, rounds_out, pause=0.005):
+def _median_ms(step, rounds_out, pause=0.15):  # > OpenBLAS's ~0.1 s spin after a GEMM
     time.sleep(pause)
     step()  # untimed: warm caches, let the other library's threads go idle
     start = time.perf_counter()
