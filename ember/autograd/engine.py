@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 
+from .._backend import is_reused
 from .._dtype import from_numpy_dtype
 from .function import AccumulateGrad, Anomaly, _edge, _is_float
 from ..profiler.profiler import _active as _prof
@@ -241,7 +242,8 @@ def _can_steal(leaf, g):
     a = g._data
     return (_STEAL and a.base is None and a.flags.c_contiguous and a.flags.writeable
             and a.dtype == leaf._data.dtype and a.shape == leaf._data.shape
-            and sys.getrefcount(g) <= _OWN_TENSOR_REFS and sys.getrefcount(a) <= _OWN_ARRAY_REFS)
+            and sys.getrefcount(g) <= _OWN_TENSOR_REFS
+            and sys.getrefcount(a) <= _OWN_ARRAY_REFS + is_reused(a))
 
 
 def _copy_grad(a):

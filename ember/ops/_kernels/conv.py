@@ -47,6 +47,7 @@ from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_fwd, _k_depthw
                         _k_depthwise_cl_weight_bwd, _k_depthwise_fwd, _k_depthwise_input_bwd,
                         _k_depthwise_s1_fwd, _k_depthwise_s1_input_bwd, _k_depthwise_s1_weight_bwd,
                         _k_depthwise_weight_bwd, _nhwc)
+from ..._backend import reusable_empty
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
 PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
@@ -195,9 +196,9 @@ def _gemm_batch_columns(w3, a, out):
     out[...] = prod.transpose(1, 0, 2)
 
 
-def _pointwise_weight_grad(gy, x, groups):
-    """(G, O/G, C/G) weight gradient of a 1x1 stride-1 conv; see NOTE [Pointwise convolution
-    layouts] for the choice between the two formulations."""
+def _pointwise_weight_grad(gy, x, groups, gw):
+    """The (G, O/G, C/G) weight gradient of a 1x1 stride-1 conv, written into gw; see NOTE
+    [Pointwise convolution layouts] for the choice between the two formulations."""
     n, o, h, wd = gy.shape
     c = x.shape[1]
     length = h * wd
@@ -205,11 +206,11 @@ def _pointwise_weight_grad(gy, x, groups):
     if length * (o + c) < o * cg:
         gy_cols = _to_columns(gy.reshape(n, o, length)).reshape(groups, og, n * length)
         x_cols = _to_columns(x.reshape(n, c, length)).reshape(groups, cg, n * length)
-        return np.matmul(gy_cols, x_cols.transpose(0, 2, 1))
+        return np.matmul(gy_cols, x_cols.transpose(0, 2, 1), out=gw)
     gy4 = gy.reshape(n, groups, og, length)
     xt4 = x.reshape(n, groups, cg, length).transpose(0, 1, 3, 2)
     # accumulate per-sample products in one cache-resident buffer instead of an (N, O, C) stack
-    gw = np.matmul(gy4[0], xt4[0])
+    np.matmul(gy4[0], xt4[0], out=gw)
     partial = np.empty_like(gw)
     for i in range(1, n):
         np.matmul(gy4[i], xt4[i], out=partial)
@@ -413,7 +414,9 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
     if _is_pointwise(geo):
-        return _pointwise_weight_grad(gy, x, groups).reshape(w_shape)
+        result = reusable_empty(w_shape, x.dtype)  # NOTE [Reused gradient buffers]
+        _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg))
+        return result
     length = out_h * out_w
     # the first chunk's product is the accumulator and later ones reuse one buffer: no zeroed
     # array and no per-chunk temporary (on 2x2 maps the (O, C*9) products dwarf the inputs)
@@ -437,15 +440,19 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
         else:
             a, b = gy_t, cols.transpose(0, 2, 1)
         if gw is None:
-            gw = np.matmul(a, b)
+            # the result outlives the step: NOTE [Reused gradient buffers]
+            result = reusable_empty(w_shape, x.dtype)
+            gw = np.matmul(a, b, out=None if transposed else result.reshape(a.shape[0],
+                                                                             a.shape[1],
+                                                                             b.shape[2]))
             continue
         if partial is None:
             partial = np.empty_like(gw)
         np.matmul(a, b, out=partial)
         gw += partial
     if transposed:
-        gw = np.ascontiguousarray(gw.transpose(0, 2, 1))
-    return gw.reshape(w_shape)
+        np.copyto(result.reshape(groups, og, cg * kh * kw), gw.transpose(0, 2, 1))
+    return result
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,95 @@
+"""The array backend's reuse pool for long-lived results (NOTE [Reused gradient buffers])."""
+import numpy as np
+import pytest
+
+import ember
+from ember import _backend
+
+pytestmark = pytest.mark.skipif(not _backend._COUNTS_EXACT,
+                                reason="the pool is off where reference counts are not exact")
+
+
+@pytest.fixture
+def empty_pool(monkeypatch):
+    monkeypatch.setattr(_backend, "_REUSE", {})
+    monkeypatch.setattr(_backend, "_REUSE_IDS", set())
+    monkeypatch.setattr(_backend, "_REUSE_BYTES", [0])
+
+
+def test_an_array_nobody_holds_is_handed_out_again(empty_pool):
+    a = _backend.reusable_empty((3, 4), np.float32)
+    assert a.shape == (3, 4) and a.dtype == np.float32 and a.flags.c_contiguous
+    assert _backend.is_reused(a)
+    first = id(a)
+    del a
+    b = _backend.reusable_empty((3, 4), np.float32)
+    assert id(b) == first
+
+
+def test_a_held_array_or_view_is_never_handed_out(empty_pool):
+    a = _backend.reusable_empty((5,), np.float64)
+    a[...] = 7.0
+    b = _backend.reusable_empty((5,), np.float64)
+    assert b is not a
+    view = a[1:]
+    del a
+    c = _backend.reusable_empty((5,), np.float64)  # the view keeps a alive
+    assert c is not view.base and np.all(view == 7.0)
+    t = ember.from_numpy(b)  # a tensor wrapping b holds it too
+    del b
+    d = _backend.reusable_empty((5,), np.float64)
+    assert d is not t._data
+
+
+def test_the_pool_is_bounded_per_shape_and_in_bytes(empty_pool, monkeypatch):
+    held = [_backend.reusable_empty((2,), np.float32) for _ in range(_backend._REUSE_PER_SHAPE + 3)]
+    assert sum(_backend.is_reused(a) for a in held) == _backend._REUSE_PER_SHAPE
+    monkeypatch.setattr(_backend, "_REUSE_LIMIT", 100)
+    big = _backend.reusable_empty((1000,), np.float32)
+    assert not _backend.is_reused(big)  # over the byte limit: a plain array
+
+
+def test_pool_off_gives_plain_arrays(empty_pool, monkeypatch):
+    monkeypatch.setattr(_backend, "_COUNTS_EXACT", False)
+    a = _backend.reusable_empty((4,), np.float32)
+    assert not _backend.is_reused(a)
+
+
+def _conv_step(conv, x):
+    conv(x).square().sum().backward()
+
+
+def test_conv_weight_grad_is_stolen_and_its_buffer_reused_across_steps(empty_pool):
+    # the gradient becomes weight.grad without a copy, and after zero_grad(set_to_none) the
+    # next step writes into the same pages
+    conv = ember.nn.Conv2d(3, 4, 3, padding=1)
+    x = ember.randn(2, 3, 6, 6)
+    _conv_step(conv, x)
+    g1 = conv.weight.grad._data
+    assert _backend.is_reused(g1) and g1.base is None
+    ident = id(g1)
+    del g1
+    conv.zero_grad()
+    _conv_step(conv, x)
+    assert id(conv.weight.grad._data) == ident
+
+
+def test_a_gradient_kept_by_the_user_is_not_overwritten(empty_pool):
+    conv = ember.nn.Conv2d(3, 4, 3, padding=1, bias=False)  # the loss is then quadratic in x
+    x = ember.randn(2, 3, 6, 6)
+    _conv_step(conv, x)
+    kept = conv.weight.grad
+    before = kept.numpy().copy()
+    conv.zero_grad()  # set_to_none: only `kept` holds the old gradient now
+    _conv_step(conv, 2 * x)
+    np.testing.assert_array_equal(kept.numpy(), before)
+    np.testing.assert_allclose(conv.weight.grad.numpy(), 4 * before, rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_accumulate_without_zero_grad(empty_pool):
+    conv = ember.nn.Conv2d(3, 4, 1)  # pointwise path
+    x = ember.randn(2, 3, 5, 5)
+    _conv_step(conv, x)
+    once = conv.weight.grad.numpy().copy()
+    _conv_step(conv, x)
+    np.testing.assert_allclose(conv.weight.grad.numpy(), 2 * once, rtol=1e-5, atol=1e-6)
