@@ -93,3 +93,30 @@ def test_gradients_accumulate_without_zero_grad(empty_pool):
     once = conv.weight.grad.numpy().copy()
     _conv_step(conv, x)
     np.testing.assert_allclose(conv.weight.grad.numpy(), 2 * once, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_weight_grad_reused_and_kept_gradients_safe(empty_pool):
+    lin = ember.nn.Linear(6, 5, bias=False)
+    x = ember.randn(4, 6)
+    lin(x).square().sum().backward()
+    g1 = lin.weight.grad
+    assert _backend.is_reused(g1._data) and g1._data.base is None
+    before = g1.numpy().copy()
+    lin.zero_grad()
+    lin(2 * x).square().sum().backward()  # quadratic in x: 4x the first gradient
+    np.testing.assert_array_equal(g1.numpy(), before)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), 4 * before, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_double_backward_still_builds_a_graph(empty_pool):
+    # with create_graph the weight gradient is made of ember ops, so it can be differentiated
+    w = ember.randn(3, 2, dtype=ember.float64, requires_grad=True)
+    x = ember.randn(4, 2, dtype=ember.float64)
+    (gw,) = ember.autograd.grad(ember.nn.functional.linear(x, w).pow(2).sum(), w,
+                                create_graph=True)
+    assert gw.requires_grad
+    (ggw,) = ember.autograd.grad(gw.sum(), w)
+    # gw = 2 Y^T X with Y = X W^T, so d sum(gw) / d w[p, j] = 2 sum_n X[n, j] sum_i X[n, i]
+    xn = x.numpy()
+    expected = np.tile(2 * xn.T @ xn.sum(1), (3, 1))
+    np.testing.assert_allclose(ggw.numpy(), expected, rtol=1e-12)

@@ -13,6 +13,7 @@ import numpy as np
 
 import ember
 
+from .._backend import reusable_empty
 from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..autograd.function import Op
@@ -64,13 +65,27 @@ class _Linear(Op):
         if need[0]:
             gx = grad.matmul(weight)                                  # dL/dx = G W
         if need[1]:
-            gw = grad.reshape(-1, n_out).t().matmul(x.reshape(-1, n_in))  # dL/dW = G^T X
+            gw = _linear_weight_grad(grad, x, n_out, n_in)
         if len(need) > 2 and need[2]:
             gb = grad.reshape(-1, n_out).sum(0)
         return gx, gw, gb
 
 
 _Linear.__name__ = "Linear"  # grad_fn: LinearBackward0
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _linear_weight_grad(grad, x, n_out, n_in):
+    """dL/dW = G^T X. Without create_graph it is one NumPy GEMM into a reused buffer (the
+    result becomes weight.grad: NOTE [Reused gradient buffers] in _backend.py); with it, ember
+    ops, so that double backward works."""
+    g, a = grad._data, x._data
+    if _state.enabled or g.dtype != a.dtype or g.dtype not in _FLOATS:
+        return grad.reshape(-1, n_out).t().matmul(x.reshape(-1, n_in))
+    out = reusable_empty((n_out, n_in), g.dtype)
+    np.matmul(g.reshape(-1, n_out).T, a.reshape(-1, n_in), out=out)
+    return _make(out)
 
 
 def linear(input, weight, bias=None):

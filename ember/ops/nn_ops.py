@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import reusable_empty
 from .._tensor import _make
 from ..autograd.function import Op, once_differentiable
 from ._kernels import conv as _kconv
@@ -461,7 +462,9 @@ class LSTMLayer(Op):
                                              grad_gates[t])
             np.matmul(grad_gates[t], w, out=dh)
         rows = steps * batch
-        grad_w = grad_gates.reshape(rows, 4 * hidden).T @ h_prev.reshape(rows, hidden)
+        grad_w = reusable_empty((4 * hidden, hidden), dt)  # NOTE [Reused gradient buffers]
+        np.matmul(grad_gates.reshape(rows, 4 * hidden).T, h_prev.reshape(rows, hidden),
+                  out=grad_w)
         if dc is None:
             dc = np.zeros((batch, hidden), dt)
         return (_make(_back(grad_gates, ctx.dtype)), _make(_back(dh, ctx.dtype)),
