@@ -1,4 +1,4 @@
-"""The array backend's reuse pool for long-lived results (NOTE [Reused gradient buffers])."""
+"""The array backend's reuse pool for long-lived results (NOTE [Reused buffers])."""
 import numpy as np
 import pytest
 

@@ -78,7 +78,7 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 def _linear_weight_grad(grad, x, n_out, n_in):
     """dL/dW = G^T X. Without create_graph it is one NumPy GEMM into a reused buffer (the
-    result becomes weight.grad: NOTE [Reused gradient buffers] in _backend.py); with it, ember
+    result becomes weight.grad: NOTE [Reused buffers] in _backend.py); with it, ember
     ops, so that double backward works."""
     g, a = grad._data, x._data
     if _state.enabled or g.dtype != a.dtype or g.dtype not in _FLOATS:

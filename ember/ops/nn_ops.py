@@ -462,7 +462,7 @@ class LSTMLayer(Op):
                                              grad_gates[t])
             np.matmul(grad_gates[t], w, out=dh)
         rows = steps * batch
-        grad_w = reusable_empty((4 * hidden, hidden), dt)  # NOTE [Reused gradient buffers]
+        grad_w = reusable_empty((4 * hidden, hidden), dt)  # NOTE [Reused buffers]
         np.matmul(grad_gates.reshape(rows, 4 * hidden).T, h_prev.reshape(rows, hidden),
                   out=grad_w)
         if dc is None:

@@ -16,6 +16,8 @@ import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from .. import _backend
+
 
 
 class _Active:
@@ -48,6 +50,7 @@ class _Memory:
         self.current = 0
         self.peak = 0
         self._lock = threading.Lock()
+        self._pooled = set()  # ids of reuse-pool buffers already counted
 
     def track(self, arr):
         # only a buffer that owns its memory is a new allocation; views allocate nothing
@@ -55,6 +58,12 @@ class _Memory:
             return 0
         n = arr.nbytes
         with self._lock:
+            if _backend.is_reused(arr):
+                # a buffer of ember's reuse pool stays held while the pool keeps it (NOTE
+                # [Reused buffers] in _backend.py): counted once, when first seen
+                if id(arr) in self._pooled:
+                    return 0
+                self._pooled.add(id(arr))
             self.current += n
             self.peak = max(self.peak, self.current)
         weakref.finalize(arr, self._free, n)

@@ -306,7 +306,7 @@ def _conv_forward(x, w, geo, groups, keep=None):
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     out_h, out_w = _out_hw(h, wd, geo)
-    y = np.empty((n, o, out_h, out_w), dtype=x.dtype)
+    y = reusable_empty((n, o, out_h, out_w), x.dtype)  # NOTE [Reused buffers]
     if n == 0 or y.size == 0:
         return y
     if _is_depthwise(c, w.shape, groups):
@@ -414,7 +414,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
     if _is_pointwise(geo):
-        result = reusable_empty(w_shape, x.dtype)  # NOTE [Reused gradient buffers]
+        result = reusable_empty(w_shape, x.dtype)  # NOTE [Reused buffers]
         _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg))
         return result
     length = out_h * out_w
@@ -440,7 +440,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
         else:
             a, b = gy_t, cols.transpose(0, 2, 1)
         if gw is None:
-            # the result outlives the step: NOTE [Reused gradient buffers]
+            # the result outlives the step: NOTE [Reused buffers]
             result = reusable_empty(w_shape, x.dtype)
             gw = np.matmul(a, b, out=None if transposed else result.reshape(a.shape[0],
                                                                              a.shape[1],

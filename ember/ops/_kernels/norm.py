@@ -13,6 +13,8 @@ import math
 import numba
 import numpy as np
 
+from ..._backend import reusable_empty
+
 PARALLEL = False
 _FAST = {"reassoc"}
 
@@ -128,7 +130,7 @@ def batchnorm_forward_train(x, weight, bias, eps):
                          f"got input of shape {tuple(x.shape)}.")
     w = _channel_param(weight, n_chan, x.dtype)
     b = np.zeros(n_chan, x.dtype) if bias is None else bias
-    y = np.empty_like(x)
+    y = reusable_empty(x.shape, x.dtype)  # NOTE [Reused buffers] in _backend.py
     mean = np.empty(n_chan, x.dtype)
     invstd = np.empty(n_chan, x.dtype)
     _k_batchnorm_fwd(x3, w, b, float(eps), y.reshape(x3.shape), mean, invstd)

@@ -10,6 +10,8 @@ other dtypes), so callers need not check.
 import numba
 import numpy as np
 
+from ..._backend import reusable_empty
+
 
 @numba.njit(nogil=True, cache=True)
 def _k_masked_grad(g, x, lo, hi, out):
@@ -80,7 +82,7 @@ def masked_grad(g, x, lo, hi):
     +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
     if not _fusable(g, x):
         return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
-    out = np.empty_like(g)
+    out = reusable_empty(g.shape, g.dtype)  # NOTE [Reused buffers] in _backend.py
     _k_masked_grad(g.reshape(-1), x.reshape(-1), lo, hi, out.reshape(-1))
     return out
 
