@@ -120,3 +120,29 @@ def test_linear_double_backward_still_builds_a_graph(empty_pool):
     xn = x.numpy()
     expected = np.tile(2 * xn.T @ xn.sum(1), (3, 1))
     np.testing.assert_allclose(ggw.numpy(), expected, rtol=1e-12)
+
+
+def test_kept_activations_are_never_overwritten(empty_pool):
+    # outputs the user still holds keep their values while later calls of the same shapes run
+    model = ember.nn.Sequential(ember.nn.Conv2d(3, 4, 3, padding=1), ember.nn.BatchNorm2d(4),
+                                ember.nn.ReLU(), ember.nn.Hardtanh(0, 6))
+    x = ember.randn(2, 3, 5, 5)
+    kept = [model[0](x)]
+    kept += [model[1](kept[0])]
+    kept += [model[2](kept[1])]
+    kept += [model[3](kept[2])]
+    values = [k.detach().numpy().copy() for k in kept]
+    for _ in range(3):
+        model(ember.randn(2, 3, 5, 5)).sum().backward()
+    for k, v in zip(kept, values):
+        np.testing.assert_array_equal(k.detach().numpy(), v)
+    assert all(_backend.is_reused(k._data) for k in kept)  # they did come from the pool
+    ref = np.clip(np.maximum(values[1], 0), 0, 6)
+    np.testing.assert_array_equal(values[3], ref)
+
+
+def test_relu_of_a_non_contiguous_input_keeps_numpys_layout(empty_pool):
+    x = ember.randn(4, 6).t()
+    y = ember.relu(x)
+    np.testing.assert_array_equal(y.numpy(), np.maximum(x.numpy(), 0))
+    assert not _backend.is_reused(y._data)
