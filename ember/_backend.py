@@ -5,6 +5,7 @@ backend later replaces this module rather than code spread across the package.
 """
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -103,6 +104,8 @@ _REUSE_IDS = set()  # their ids, for `is_reused`
 _REUSE_BYTES = [0]
 _REUSE_PER_SHAPE = 16
 _REUSE_LIMIT = 512 << 20
+# Smaller arrays come from malloc's heap without faults; pooling them would only cost lookups
+_REUSE_MIN_BYTES = 1 << 17
 # References to a pooled array nobody else holds, seen inside the loop of `reusable_empty`: the
 # pool's list, the loop variable and getrefcount's argument (exact on CPython before 3.14)
 _FREE_REFS = 3
@@ -112,9 +115,10 @@ _COUNTS_EXACT = sys.implementation.name == "cpython" and sys.version_info < (3, 
 def reusable_empty(shape, dtype):
     """An uninitialised C-contiguous array, reusing one this function handed out earlier that
     nothing references any more; see NOTE [Reused buffers]."""
-    if not _COUNTS_EXACT:
+    dtype = np.dtype(dtype)
+    if not _COUNTS_EXACT or math.prod(shape) * dtype.itemsize < _REUSE_MIN_BYTES:
         return np.empty(shape, dtype)
-    key = (tuple(shape), np.dtype(dtype))
+    key = (tuple(shape), dtype)
     pool = _REUSE.setdefault(key, [])
     for a in pool:
         if sys.getrefcount(a) <= _FREE_REFS:
@@ -135,6 +139,7 @@ def is_reused(a):
 def reusable_like(a):
     """`reusable_empty` shaped like a for a C-contiguous float array a, else None (for a
     ufunc's ``out=``: None lets NumPy allocate, following a's layout)."""
-    if a.dtype.kind == "f" and a.flags.c_contiguous and a.ndim:
+    if a.dtype.kind == "f" and a.flags.c_contiguous and a.nbytes >= _REUSE_MIN_BYTES:
         return reusable_empty(a.shape, a.dtype)
     return None
+

@@ -14,6 +14,7 @@ def empty_pool(monkeypatch):
     monkeypatch.setattr(_backend, "_REUSE", {})
     monkeypatch.setattr(_backend, "_REUSE_IDS", set())
     monkeypatch.setattr(_backend, "_REUSE_BYTES", [0])
+    monkeypatch.setattr(_backend, "_REUSE_MIN_BYTES", 0)  # the tests use small arrays
 
 
 def test_an_array_nobody_holds_is_handed_out_again(empty_pool):
@@ -53,6 +54,12 @@ def test_pool_off_gives_plain_arrays(empty_pool, monkeypatch):
     monkeypatch.setattr(_backend, "_COUNTS_EXACT", False)
     a = _backend.reusable_empty((4,), np.float32)
     assert not _backend.is_reused(a)
+
+
+def test_small_arrays_are_not_pooled(empty_pool, monkeypatch):
+    monkeypatch.setattr(_backend, "_REUSE_MIN_BYTES", 1024)
+    assert not _backend.is_reused(_backend.reusable_empty((255,), np.float32))
+    assert _backend.is_reused(_backend.reusable_empty((256,), np.float32))
 
 
 def _conv_step(conv, x):
