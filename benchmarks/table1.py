@@ -5,7 +5,8 @@
 
 Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
 (copied from the torch model through NumPy), alternating step by step so that machine drift
-hits both, each step starting on quiet cores (NOTE [Settling between steps]). Throughput = items per step / median step time. Peak memory is measured in a fresh
+hits both, each step starting on quiet cores (NOTE [Settling between steps]). Throughput =
+items per step / median step time. Peak memory is measured in a fresh
 subprocess per framework and workload from the kernel's resident-set high-water mark (framework
 neutral: torch's allocator is invisible to Python), see NOTE [Peak step memory].
 

@@ -97,8 +97,10 @@ def data_ptr(a) -> int:
 # barely moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2
 # 190/183, AlexNet-S 468/467, GNMT-S 184/178). Minor faults per step with/without (getrusage
 # over 10 steps): ResNet-50 7/9700-11600 (step 190 vs 209 ms), MobileNetV2 6/900-8900,
-# VGG-19 3/3 (step 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which keeps freed
-# blocks for reuse; torch's CPU allocator does not. Off where reference counts are not exact.
+# VGG-19 3/3 (step 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which
+# keeps freed blocks for reuse; torch's CPU allocator does not. A buffer is free only when no
+# other frame holds it, and under the GIL two threads cannot both see it free. Off where
+# reference counts are not exact.
 _REUSE = {}       # (shape, dtype) -> arrays handed out
 _REUSE_IDS = set()  # their ids, for `is_reused`
 _REUSE_BYTES = [0]

@@ -442,9 +442,8 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
         if gw is None:
             # the result outlives the step: NOTE [Reused buffers]
             result = reusable_empty(w_shape, x.dtype)
-            gw = np.matmul(a, b, out=None if transposed else result.reshape(a.shape[0],
-                                                                             a.shape[1],
-                                                                             b.shape[2]))
+            out = None if transposed else result.reshape(groups, og, cg * kh * kw)
+            gw = np.matmul(a, b, out=out)
             continue
         if partial is None:
             partial = np.empty_like(gw)
