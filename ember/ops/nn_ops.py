@@ -87,7 +87,6 @@ class Conv2d(Op):
             gx = ConvTranspose2d.apply(grad, w, None, out_hw=tuple(x.shape[2:]), **ctx.geo)
         if need[1]:
             gw = ConvWeight.apply(grad, x, w_shape=tuple(w.shape), packed=packed, **ctx.geo)
-            _kconv.give_back(packed)  # nothing holds it now: ConvWeight saved gy and x only
         if ctx.has_bias and need[2]:
             gb = grad.sum(dim=(0, 2, 3))
         return gx, gw, gb

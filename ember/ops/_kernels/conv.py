@@ -28,8 +28,8 @@ thin ones (forward + weight gradient, AMD EPYC: (8,64,32,32)->64 11.3 -> 10.1 ms
 (16,384,7,7)->256 19.0 -> 17.2, never slower on the Table 1 shapes). The price is memory held
 from forward to backward: 9x each conv input for 3x3 kernels (VGG-19 325 -> 355-380 MB peak,
 0.80-0.86x torch's). Conv2d's backward drops it after use (a second backward, retain_graph,
-packs again) and hands it to `give_back`, so the next step's forward of the same shape reuses
-the pages instead of faulting in new ones.
+packs again); it comes from the reuse pool (NOTE [Reused buffers] in _backend.py), so the next
+step's forward of the same shape reuses its pages instead of faulting in new ones.
 
 NOTE [Kernel threading]
 OpenBLAS's threads already use every core for the GEMMs. numba's default OpenMP pool busy-waits
@@ -254,36 +254,6 @@ def _scratch(size, wanted, dtype):
     return np.empty(size, dtype=dtype) if wanted else None
 
 
-# Kept im2col matrices handed back after the weight gradient, for the next forward of the same
-# shape: a fresh multi-MB array every step is fresh pages (VGG-19: 2500 page faults and 36 ms of
-# kernel time per step without this). Bounded; see NOTE [Keeping the forward's im2col].
-_SPARE = {}
-_SPARE_BYTES = [0]
-_SPARE_LIMIT = 256 << 20
-
-
-def _take_packed(shape, dtype):
-    """An uninitialised array of this shape: a spare one if `give_back` kept one, else new."""
-    spares = _SPARE.get((shape, np.dtype(dtype)))
-    if spares:
-        try:
-            a = spares.pop()
-        except IndexError:  # another thread took it
-            return np.empty(shape, dtype=dtype)
-        _SPARE_BYTES[0] -= a.nbytes
-        return a
-    return np.empty(shape, dtype=dtype)
-
-
-def give_back(packed):
-    """Return a kept im2col matrix nobody uses any more (Conv2d's backward, after the weight
-    gradient); kept while the spares stay under _SPARE_LIMIT bytes."""
-    if packed is None or _SPARE_BYTES[0] + packed.nbytes > _SPARE_LIMIT:
-        return
-    _SPARE.setdefault((packed.shape, packed.dtype), []).append(packed)
-    _SPARE_BYTES[0] += packed.nbytes
-
-
 def _batch_major(a, buf):
     """(nb, O, L) -> contiguous (O, nb, L), written into the flat scratch buf (a view when
     nb == 1: no copy)."""
@@ -328,7 +298,7 @@ def _conv_forward(x, w, geo, groups, keep=None):
         return y
     length = out_h * out_w
     if keep is not None:  # the whole batch in one matrix, packed at once, one GEMM
-        packed = _take_packed((c * kh * kw, n, length), x.dtype)
+        packed = reusable_empty((c * kh * kw, n, length), x.dtype)
         keep.append(packed)
         _k_unfold_fwd(x, packed, *geo, out_h, out_w)
         chunk = n
