@@ -90,8 +90,8 @@ def data_ptr(a) -> int:
 # ~10% of the step), ~6900 of them for conv weight gradients alone; MobileNetV2 ~9000.
 # `reusable_empty` keeps the arrays it hands out and returns one again once its reference count
 # shows that nothing but this pool refers to it; the kernels that produce a step's big results
-# (conv outputs and weight gradients, batch norm, relu/hardtanh and their gradients, Linear and
-# LSTM weight gradients) allocate through it. AccumulateGrad's no-copy rule counts the pool's
+# (conv outputs, kept im2col matrices and weight gradients, batch norm, relu/hardtanh and their
+# gradients, Linear and LSTM weight gradients) allocate through it. AccumulateGrad's no-copy rule counts the pool's
 # reference, and the profiler counts a pooled buffer once. The pool is bounded (per shape and
 # in bytes); the memory it keeps is memory a step needs again anyway, and the peak of a step
 # barely moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2
