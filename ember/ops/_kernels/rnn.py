@@ -29,9 +29,10 @@ def _sigmoid(z, out):
 #     i, f, o = sigmoid(.), g = tanh(.), c = f * c_prev + i * g, h = o * tanh(c)
 
 
-# `one` is 1 in the arrays' dtype: with a literal 1, numba computes float32 arithmetic in float64
-# (Python int with float32 promotes), which is 5-6x slower here and rounds differently from
-# NumPy's float32 ufuncs. Rows are taken as 1-D views so that LLVM vectorizes the inner loops.
+# `one` (here and in the GRU kernels) is 1 in the arrays' dtype: with a literal 1, numba computes
+# float32 arithmetic in float64 (Python int with float32 promotes), which is 5-6x slower here
+# and rounds differently from NumPy's float32 ufuncs. Rows are taken as 1-D views so that LLVM
+# vectorizes the inner loops.
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL, error_model="numpy")
 def _k_lstm_cell_fwd(act, c_prev, c, one):
@@ -139,16 +140,16 @@ def lstm_cell_backward(grad_h, grad_c, saved, c_prev, grad_gates=None):
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_gru_cell_fwd(act, h_prev, h):
+def _k_gru_cell_fwd(act, h_prev, h, one):
     n_batch, hidden = h.shape
     for b in numba.prange(n_batch):
         for k in range(hidden):
             z = act[b, hidden + k]
-            h[b, k] = (1 - z) * act[b, 2 * hidden + k] + z * h_prev[b, k]
+            h[b, k] = (one - z) * act[b, 2 * hidden + k] + z * h_prev[b, k]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev):
+def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev, one):
     n_batch, hidden = h_prev.shape
     for b in numba.prange(n_batch):
         for k in range(hidden):
@@ -157,9 +158,9 @@ def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev):
             n = saved[b, 2 * hidden + k]
             gh_n = saved[b, 3 * hidden + k]
             g = grad_h[b, k]
-            d_n = g * (1 - z) * (1 - n * n)          # through tanh into gi_n + r * gh_n
-            d_r = d_n * gh_n * r * (1 - r)
-            d_z = g * (h_prev[b, k] - n) * z * (1 - z)
+            d_n = g * (one - z) * (one - n * n)      # through tanh into gi_n + r * gh_n
+            d_r = d_n * gh_n * r * (one - r)
+            d_z = g * (h_prev[b, k] - n) * z * (one - z)
             grad_gi[b, k] = d_r
             grad_gi[b, hidden + k] = d_z
             grad_gi[b, 2 * hidden + k] = d_n
@@ -190,7 +191,7 @@ def gru_cell_forward(gi, gh, h_prev):
     n += gi[:, 2 * hidden:]
     np.tanh(n, out=n)
     h = np.empty_like(h_prev)
-    _k_gru_cell_fwd(saved, h_prev, h)
+    _k_gru_cell_fwd(saved, h_prev, h, h.dtype.type(1))
     return h, saved
 
 
@@ -200,5 +201,5 @@ def gru_cell_backward(grad_h, saved, h_prev):
     grad_gi = np.empty((n_batch, 3 * hidden), dtype=h_prev.dtype)
     grad_gh = np.empty_like(grad_gi)
     grad_h_prev = np.empty_like(h_prev)
-    _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev)
+    _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev, h_prev.dtype.type(1))
     return grad_gi, grad_gh, grad_h_prev
