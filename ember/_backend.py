@@ -93,8 +93,8 @@ def data_ptr(a) -> int:
 # (conv outputs, kept im2col matrices and weight gradients, batch norm, relu/hardtanh and their
 # gradients, Linear and LSTM weight gradients) allocate through it. AccumulateGrad's no-copy
 # rule counts the pool's reference, and the profiler counts a pooled buffer once. The pool is
-# bounded (per shape and in bytes); the memory it keeps is memory a step needs again anyway, and the peak of a step
-# barely moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2
+# bounded (per shape and in bytes); the memory it keeps is memory a step needs again anyway,
+# and the peak of a step barely moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2
 # 190/183, AlexNet-S 468/467, GNMT-S 184/178). Minor faults per step with/without (getrusage
 # over 10 steps): ResNet-50 7/9700-11600 (step 190 vs 209 ms), MobileNetV2 6/900-8900,
 # VGG-19 3/3 (step 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which
