@@ -83,24 +83,23 @@ def data_ptr(a) -> int:
 
 # NOTE [Reused buffers]
 # Big fresh arrays are fresh pages: glibc hands large freed blocks back to the kernel (munmap, or
-# trimming the top of the heap), and the first touch of each page of the next allocation is a
-# page fault. A training step allocates the same arrays every time (activations in forward,
-# gradients in backward, parameter gradients that live until zero_grad()), so without reuse a
-# conv net takes thousands of faults per step: ResNet-50 ~9000-14000 (~20-30 ms of system time,
-# ~10% of the step), ~6900 of them for conv weight gradients alone; MobileNetV2 ~9000.
-# `reusable_empty` keeps the arrays it hands out and returns one again once its reference count
-# shows that nothing but this pool refers to it; the kernels that produce a step's big results
-# (conv outputs, kept im2col matrices and weight gradients, batch norm, relu/hardtanh and their
-# gradients, Linear and LSTM weight gradients) allocate through it. AccumulateGrad's no-copy
-# rule counts the pool's reference, and the profiler counts a pooled buffer once. The pool is
-# bounded (per shape and in bytes); the memory it keeps is memory a step needs again anyway,
-# and the peak of a step barely moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2
-# 190/183, AlexNet-S 468/467, GNMT-S 184/178). Minor faults per step with/without (getrusage
-# over 10 steps): ResNet-50 7/9700-11600 (step 190 vs 209 ms), MobileNetV2 6/900-8900,
-# VGG-19 3/3 (step 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which
-# keeps freed blocks for reuse; torch's CPU allocator does not. A buffer is free only when no
-# other frame holds it, and under the GIL two threads cannot both see it free. Off where
-# reference counts are not exact.
+# trimming the top of the heap), and the first touch of each page of the next allocation is a page
+# fault. A training step allocates the same arrays every time (activations in forward, gradients
+# in backward, parameter gradients that live until zero_grad()), so without reuse a conv net takes
+# thousands of faults per step: ResNet-50 ~9000-14000 (~20-30 ms of system time, ~10% of the
+# step), ~6900 of them for conv weight gradients alone; MobileNetV2 ~9000. `reusable_empty` keeps
+# the arrays it hands out and returns one again once its reference count shows that nothing but
+# this pool refers to it; the kernels that produce a step's big results (conv outputs, kept im2col
+# matrices and weight gradients, batch norm, relu/hardtanh and their gradients, Linear and LSTM
+# weight gradients) allocate through it. AccumulateGrad's no-copy rule counts the pool's
+# reference, and the profiler counts a pooled buffer once. The pool is bounded (per shape and in
+# bytes); the memory it keeps is memory a step needs again anyway, and the peak of a step barely
+# moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2 190/183,
+# AlexNet-S 468/467, GNMT-S 184/178). Minor faults per step with/without (getrusage over 10
+# steps): ResNet-50 7/9700-11600 (step 190 vs 209 ms), MobileNetV2 6/900-8900, VGG-19 3/3 (step
+# 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which keeps freed blocks
+# for reuse; torch's CPU allocator does not. A buffer is free only when no other frame holds it,
+# and under the GIL two threads cannot both see it free. Off where reference counts are not exact.
 _REUSE = {}       # (shape, dtype) -> arrays handed out
 _REUSE_IDS = set()  # their ids, for `is_reused`
 _REUSE_BYTES = [0]
