@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+import ember
+from ember import _backend
 from ember.ops._kernels import conv, loss, norm, pool, rnn
 
 PAUSE = 0.15  # seconds; longer than OpenBLAS's ~0.1 s spin after a GEMM
@@ -133,6 +135,41 @@ def _lstm_case(batch, hidden):
     return make
 
 
+def _gemm_case(rows, k, n):
+    def make(rng, dtype):
+        x = rng.standard_normal((rows, k)).astype(dtype)
+        w = rng.standard_normal((n, k)).astype(dtype)
+
+        def ours():  # forward only: x @ W^T as a Linear layer computes it
+            _backend.gemm(x, w.T)
+
+        def theirs(torch, functional):
+            with torch.no_grad():
+                functional.linear(torch.tensor(x), torch.tensor(w))
+        return ours, theirs
+    return make
+
+
+def _lstm_layer_case(steps, batch, hidden):
+    def make(rng, dtype):
+        x = rng.standard_normal((steps, batch, hidden)).astype(dtype)
+        g = rng.standard_normal((steps, batch, hidden)).astype(dtype)
+        layer = ember.nn.LSTM(hidden, hidden, dtype=ember.float32 if dtype == np.float32
+                              else ember.float64)
+
+        def ours():
+            out, _ = layer(ember.tensor(x, requires_grad=True))
+            out.backward(ember.tensor(g))
+
+        def theirs(torch, functional):
+            if not hasattr(theirs, "layer"):
+                theirs.layer = torch.nn.LSTM(hidden, hidden).to(getattr(torch, str(dtype)))
+            out, _ = theirs.layer(torch.tensor(x, requires_grad=True))
+            out.backward(torch.tensor(g))
+        return ours, theirs
+    return make
+
+
 CASES = {
     "conv alexnet-s 5x5 (16,64,15,15)->192": _conv_case((16, 64, 15, 15), (192, 64, 5, 5), 1, 2),
     "conv vgg 3x3 (8,64,32,32)->64": _conv_case((8, 64, 32, 32), (64, 64, 3, 3), 1, 1),
@@ -152,6 +189,10 @@ CASES = {
     "layernorm (512,768)": _layernorm_case((512, 768)),
     "cross_entropy (640,2000)": _cross_entropy_case(640, 2000),
     "lstm cell pointwise (64,4x512)": _lstm_case(64, 512),
+    "lstm layer gnmt (T20,B32,H256)": _lstm_layer_case(20, 32, 256),
+    "gemm x@W^T (32,256)x(256,1024) (fwd)": _gemm_case(32, 256, 1024),
+    "gemm x@W^T (8,1024)x(1024,256) (fwd)": _gemm_case(8, 1024, 256),
+    "gemm x@W^T (64,1024)x(1024,4096) (fwd)": _gemm_case(64, 1024, 4096),
 }
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 import ember
 
-from .._backend import reusable_empty
+from .._backend import gemm, reusable_empty
 from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..autograd.function import Op
@@ -49,7 +49,7 @@ class _Linear(Op):
         ctx.save_for_backward(x, weight)
         # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
-        y = rows_matmul(x, weight.T) if x.ndim > 2 else np.matmul(x, weight.T)
+        y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
             y = y.astype(x.dtype)
         if bias is not None:

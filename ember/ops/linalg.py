@@ -7,6 +7,7 @@ import string
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import gemm
 from .._tensor import Tensor
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
@@ -56,7 +57,7 @@ class Matmul(Op):
             # Rows are taken in memory order, so a permuted a is not copied.
             out = rows_matmul(a, b)
         else:
-            out = np.matmul(a, b)
+            out = gemm(a, b) if a.ndim == 2 and b.ndim == 2 else np.matmul(a, b)
         # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
         return out.astype(a.dtype, copy=False)
 

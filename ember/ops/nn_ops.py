@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._backend import reusable_empty
+from .._backend import reusable_empty, turns_round
 from .._tensor import _make
 from ..autograd.function import Op, once_differentiable
 from ._kernels import conv as _kconv
@@ -424,9 +424,16 @@ class LSTMLayer(Op):
         h = _prep(h0).astype(dt, copy=False)
         c = _prep(c0).astype(dt, copy=False)
         gates = np.empty((batch, 4 * hidden), dt)
+        # the recurrent product as W_hh @ h^T when that is faster: NOTE [GEMM orientation]
+        turn = turns_round(h, w.T)
+        gates_t = np.empty((4 * hidden, batch), dt) if turn else None
         for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            np.matmul(h, w.T, out=gates)
-            gates += x[t]
+            if turn:
+                np.matmul(w, h.T, out=gates_t)
+                np.add(gates_t.T, x[t], out=gates)  # the transpose rides on the input add
+            else:
+                np.matmul(h, w.T, out=gates)
+                gates += x[t]
             # the cell writes straight into this step's slices of the saved sequences
             h, c, _ = _krnn.lstm_cell_forward(gates, c, (out[t], cs[t], acts[t], tanh_cs[t]))
         ctx.reverse, ctx.dtype = reverse, xw.dtype
