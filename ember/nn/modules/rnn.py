@@ -27,6 +27,7 @@ from ...ops import nn_ops as _ops
 from ...ops.movement import cat, stack
 from .. import _functional_attention as _Fattn
 from .. import _functional_b as F
+from ..functional import linear as _linear
 from .. import init
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
@@ -259,13 +260,11 @@ class RNNBase(Module):
         w_hr_t = getattr(self, f"weight_hr_l{layer}{suffix}").t() if self.proj_size else None
         # see NOTE [RNN time loop]: one GEMM projects every time step
         flat = x if packed else x.reshape(-1, x.shape[-1])
-        xw = flat.matmul(w_ih.t())
         step_bias = None
-        if self.bias:
-            if self.mode == "GRU":  # b_hh sits inside r * (h W_hh^T + b_hh): keep it per step
-                xw, step_bias = xw + b_ih, b_hh
-            else:
-                xw = xw + (b_ih + b_hh)
+        if self.bias and self.mode == "GRU":  # b_hh sits inside r * (h W_hh^T + b_hh): per step
+            xw, step_bias = _linear(flat, w_ih, b_ih), b_hh
+        else:  # both biases ride on the projection (added in place, no separate add node)
+            xw = _linear(flat, w_ih, b_ih + b_hh if self.bias else None)
         if self.mode == "LSTM" and not packed and not self.proj_size and batch_sizes:
             # every step has the full batch: the fused layer op runs the whole time loop
             w_hh = getattr(self, f"weight_hh_l{layer}{suffix}")
