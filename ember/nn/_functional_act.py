@@ -13,7 +13,6 @@ import numpy as np
 
 import ember
 
-from .._backend import reusable_like
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state, no_grad
@@ -125,7 +124,7 @@ def leaky_relu_(input, negative_slope=0.01):
 
 
 _Hardtanh = _pointwise(
-    "Hardtanh", lambda x, lo, hi: np.clip(x, lo, hi, out=reusable_like(x)),
+    "Hardtanh", lambda x, lo, hi: _kpoint.clamp(x, lo, hi),
     # the gradient passes strictly inside (min_val, max_val), as in torch
     lambda g, x, lo, hi: g * _mask((x > lo) & (x < hi), g),
     "x clipped to [min_val, max_val].",

@@ -9,7 +9,6 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import reusable_like
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state as _grad_state
@@ -596,7 +595,8 @@ _unary("floor", np.floor, lambda g, x: g * 0, keep_int=True)
 _unary("ceil", np.ceil, lambda g, x: g * 0, keep_int=True)
 _unary("trunc", np.trunc, lambda g, x: g * 0, keep_int=True, aliases=("fix",))
 _unary("frac", lambda x: x - np.trunc(x), lambda g, x: g, keep_int=True)
-_unary("relu", lambda x: np.maximum(x, 0, out=reusable_like(x)),
+_unary("relu", lambda x: _kpoint.clamp(x, 0, math.inf) if x.dtype.kind == "f" else
+       np.maximum(x, 0),
        lambda g, y: g * (y > 0).to(g.dtype), save="y",
        keep_int=True, df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, math.inf))
 _unary("sinc", np.sinc, lambda g, x: g * where_(

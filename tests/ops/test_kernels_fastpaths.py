@@ -122,3 +122,21 @@ def test_index_add_rows_matches_add_at(rng):
     want = np.zeros((7, 3), np.float32)
     np.add.at(want, index, rows)
     np.testing.assert_array_equal(P.index_add_rows(7, index, rows), want)
+
+
+_CLAMP_EDGES = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, -1.5, 0.25, 5.9, 6.0, 7.0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("lo, hi", [(0.0, math.inf), (0.0, 6.0), (-1.0, 1.0)])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided"])
+def test_clamp_kernel_matches_torch_clamp_bit_for_bit(rng, dtype, lo, hi, layout):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    x = np.concatenate([_CLAMP_EDGES, rng.standard_normal(54) * 4]).astype(dtype).reshape(8, 8)
+    x = {"contiguous": x, "transposed": x.T, "strided": x[:, ::2]}[layout]
+    got = P.clamp(x, lo, hi)
+    want = torch.clamp(torch.from_numpy(np.array(x)), lo, hi).numpy()
+    assert got.dtype == dtype and got.shape == x.shape
+    # same values, NaN where torch has NaN, and the sign of zero kept (-0.0 stays -0.0)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

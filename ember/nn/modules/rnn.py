@@ -26,9 +26,8 @@ from ..._tensor import Tensor, _make
 from ...ops import nn_ops as _ops
 from ...ops.movement import cat, stack
 from .. import _functional_attention as _Fattn
-from .. import _functional_b as F
-from ..functional import linear as _linear
 from .. import init
+from ..functional import linear as _linear
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence
 from .module import Module
