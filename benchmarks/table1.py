@@ -128,7 +128,65 @@ def _mem_child(name, libname):
 SETTLE = 0.25
 
 
-def run(name, steps=None, quick=False, memory=True, settle=SETTLE):
+# NOTE [Quiet cores]
+# The two vCPUs of this machine are shared with its host: every few seconds one of them stalls
+# for a while, and a two-thread SGEMM then runs at one core's speed (1024^3 in 11 ms quiet, 20 ms
+# stalled; 2026-11-25, AMD EPYC). Both frameworks' steps use two threads, but torch's
+# synchronise far more often (an OpenMP barrier in nearly every op), so a stalled core slows
+# torch's step more than ember's, and a run taken in a disturbed minute flatters ember (VGG-19
+# read 0.91 in one run and 0.71 in a quiet one the same hour). So every timed step is bracketed
+# by a probe, a fixed two-thread SGEMM through NumPy, and is kept only if both probes ran within
+# QUIET_SLACK of the fastest probe seen in the run; otherwise the step is taken again, at most
+# QUIET_RETRIES times (then it is kept and counted as disturbed). `--no-quiet` turns it off.
+QUIET_SLACK = 1.15
+QUIET_RETRIES = 6
+_PROBE = np.random.default_rng(0).standard_normal((768, 768)).astype(np.float32)
+_best_probe = [float("inf")]
+_retaken = [0]  # timed steps taken again because a probe around them was slow
+
+
+def _probe():
+    """Seconds of the quicker of two fixed two-thread SGEMMs; updates the run's best."""
+    times = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        _PROBE @ _PROBE
+        times.append(time.perf_counter() - t0)
+    _best_probe[0] = min(_best_probe[0], min(times))
+    return min(times)
+
+
+def _quiet(probe_s):
+    return probe_s <= QUIET_SLACK * _best_probe[0]
+
+
+def _calibrate():
+    for _ in range(8):
+        _probe()
+        time.sleep(0.05)
+
+
+def _timed(fn, chunk, settle, quiet=True):
+    """(seconds per step of `chunk` steps of fn, disturbed?) with NOTE [Settling between steps]
+    and NOTE [Quiet cores]."""
+    for attempt in range(QUIET_RETRIES + 1):
+        before = _probe() if quiet else 0.0
+        time.sleep(settle)  # NOTE [Settling between steps]; the probe's spinners park too
+        fn()
+        t0 = time.perf_counter()
+        for _ in range(chunk):
+            fn()
+        elapsed = (time.perf_counter() - t0) / chunk
+        if not quiet:
+            return elapsed, False
+        time.sleep(0.05)  # let the step's own worker threads stop spinning before the probe
+        if _quiet(before) and _quiet(_probe()):
+            return elapsed, False
+        _retaken[0] += 1
+    return elapsed, True
+
+
+def run(name, steps=None, quick=False, memory=True, settle=SETTLE, quiet=True):
     warmup, samples, chunk = PROTOCOL.get(name, DEFAULT)
     if steps is not None:
         samples = steps
@@ -143,20 +201,21 @@ def run(name, steps=None, quick=False, memory=True, settle=SETTLE):
     for fn in runners.values():
         for _ in range(warmup):
             fn()
+    if quiet:
+        _calibrate()
     times = {k: [] for k in runners}
+    disturbed = {k: 0 for k in runners}
     order = list(runners)
     for s in range(samples):
         for k in (order if s % 2 == 0 else order[::-1]):  # alternate who goes first
-            time.sleep(settle)  # NOTE [Settling between steps]
-            runners[k]()
-            t0 = time.perf_counter()
-            for _ in range(chunk):
-                runners[k]()
-            times[k].append((time.perf_counter() - t0) / chunk)
+            elapsed, bad = _timed(runners[k], chunk, settle, quiet)
+            times[k].append(elapsed)
+            disturbed[k] += bad
     res = {"workload": name, "unit": ITEM_UNIT[name]}
     for k, ts in times.items():
         med = statistics.median(ts)
-        res[k] = {"median_s": med, "min_s": min(ts), "max_s": max(ts), "throughput": items / med}
+        res[k] = {"median_s": med, "min_s": min(ts), "max_s": max(ts), "throughput": items / med,
+                  "disturbed": disturbed[k]}
         if memory:
             res[k]["peak_mb"] = measure_memory(name, k)
     return res
@@ -172,22 +231,30 @@ def phases(name, steps=16):
     def one(key, i):
         model, opt, batches, loss_fn = objs[key]
         x, y = batches[i % len(batches)]
-        time.sleep(SETTLE)  # NOTE [Settling between steps]
-        opt.zero_grad()
-        loss_fn(model(*x) if isinstance(x, tuple) else model(x), y).backward()
-        opt.step()
-        t0 = time.perf_counter()
-        opt.zero_grad()
-        loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
-        t1 = time.perf_counter()
-        loss.backward()
-        t2 = time.perf_counter()
-        opt.step()
-        return t1 - t0, t2 - t1, time.perf_counter() - t2
+        for _ in range(QUIET_RETRIES + 1):  # NOTE [Quiet cores]
+            before = _probe()
+            time.sleep(SETTLE)  # NOTE [Settling between steps]
+            opt.zero_grad()
+            loss_fn(model(*x) if isinstance(x, tuple) else model(x), y).backward()
+            opt.step()
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
+            t1 = time.perf_counter()
+            loss.backward()
+            t2 = time.perf_counter()
+            opt.step()
+            t3 = time.perf_counter()
+            time.sleep(0.05)
+            if _quiet(before) and _quiet(_probe()):
+                break
+            _retaken[0] += 1
+        return t1 - t0, t2 - t1, t3 - t2
 
     for key in objs:
         for i in range(3):
             one(key, i)
+    _calibrate()
     times = {k: [] for k in objs}
     for i in range(steps):
         for key in (list(objs) if i % 2 else list(objs)[::-1]):
@@ -196,6 +263,13 @@ def phases(name, steps=16):
         fwd, bwd, opt = (statistics.median(t[j] for t in ts) * 1e3 for j in range(3))
         print(f"{name:<14}{key:<6} forward {fwd:7.1f} ms  backward {bwd:7.1f} ms  "
               f"step {opt:6.1f} ms", flush=True)
+
+
+def _report_quiet():
+    flops = 2 * _PROBE.shape[0] ** 3
+    print(f"quiet check (NOTE [Quiet cores]): best probe {flops / _best_probe[0] / 1e9:.0f} "
+          f"GFLOP/s; {_retaken[0]} timed steps taken again after a slow probe; 'disturbed' = "
+          f"samples kept after {QUIET_RETRIES} retries (ember/torch)")
 
 
 def main():
@@ -209,6 +283,8 @@ def main():
                     help="time forward, backward and optimizer step separately instead")
     ap.add_argument("--settle", type=float, default=SETTLE,
                     help="seconds of sleep before each timed step; NOTE [Settling between steps]")
+    ap.add_argument("--no-quiet", action="store_true",
+                    help="keep every timed step, disturbed or not; NOTE [Quiet cores]")
     ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--_lib", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -221,23 +297,26 @@ def main():
     if args.phases:
         for name in names:
             phases(name, args.steps or 16)
+        _report_quiet()
         return
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores; > 0.5 means a busy machine)")
     hdr = (f"{'workload':<14}{'ember/s':>11}{'torch/s':>11}{'ratio':>8}"
-           f"{'ember MB':>10}{'torch MB':>10}{'mem ratio':>10}")
+           f"{'ember MB':>10}{'torch MB':>10}{'mem ratio':>10}{'disturbed':>12}")
     print(hdr)
     results = []
     for name in names:
         r = run(name, args.steps, args.quick, memory=not (args.no_memory or args.quick),
-                settle=args.settle)
+                settle=args.settle, quiet=not (args.no_quiet or args.quick))
         results.append(r)
         e, t = r["ember"], r.get("torch")
         ratio = e["throughput"] / t["throughput"] if t else float("nan")
         em, tm = e.get("peak_mb", float("nan")), (t or {}).get("peak_mb", float("nan"))
+        kept = f"{e['disturbed']}/{(t or {}).get('disturbed', 0)}"
         print(f"{name:<14}{e['throughput']:>11.1f}{(t or {}).get('throughput', float('nan')):>11.1f}"
-              f"{ratio:>8.2f}{em:>10.0f}{tm:>10.0f}{em / tm if tm else float('nan'):>10.2f}",
-              flush=True)
+              f"{ratio:>8.2f}{em:>10.0f}{tm:>10.0f}{em / tm if tm else float('nan'):>10.2f}"
+              f"{kept:>12}", flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
+    _report_quiet()
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

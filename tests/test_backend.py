@@ -153,3 +153,24 @@ def test_relu_of_a_non_contiguous_input_keeps_numpys_layout(empty_pool):
     y = ember.relu(x)
     np.testing.assert_array_equal(y.numpy(), np.maximum(x.numpy(), 0))
     assert not _backend.is_reused(y._data)
+
+
+def test_a_full_pool_drops_free_arrays_for_new_shapes(empty_pool, monkeypatch):
+    monkeypatch.setattr(_backend, "_REUSE_LIMIT", 100 * 4)
+    old = _backend.reusable_empty((100,), np.float32)  # fills the pool
+    held = _backend.reusable_empty((60,), np.float32)  # does not fit while `old` is held
+    assert not _backend.is_reused(held)
+    del old
+    new = _backend.reusable_empty((60,), np.float32)  # `old` is free now: dropped for it
+    assert _backend.is_reused(new)
+    assert _backend._REUSE_BYTES[0] == 60 * 4
+    assert list(_backend._REUSE) == [((60,), np.dtype(np.float32))]
+
+
+def test_eviction_never_drops_an_array_someone_holds(empty_pool, monkeypatch):
+    monkeypatch.setattr(_backend, "_REUSE_LIMIT", 100 * 4)
+    kept = _backend.reusable_empty((100,), np.float32)
+    kept[...] = 3.0
+    other = _backend.reusable_empty((50,), np.float32)
+    assert _backend.is_reused(kept) and not _backend.is_reused(other)
+    assert np.all(kept == 3.0)
