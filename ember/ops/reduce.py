@@ -32,6 +32,16 @@ def _acc_dtype(x, dtype):
     return np.dtype(np.int64) if x.dtype.kind in "biu" else x.dtype
 
 
+_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _per_channel(x, dims):
+    """Whether dims are every axis but axis 1 of a C-contiguous float32/float64 array of >= 3
+    dims (half types keep NumPy's one reduction, which accumulates in float32)."""
+    return (x.ndim >= 3 and x.dtype in _WIDE_FLOATS and x.flags.c_contiguous and x.size > 0
+            and tuple(sorted(dims)) == (0, *range(2, x.ndim)))
+
+
 class Sum(Op):
     """Sum over ``dim`` (all dims by default); integer inputs sum as int64."""
 
@@ -39,7 +49,14 @@ class Sum(Op):
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         dims = norm_dims(dim, x.ndim, "sum")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
-        return np.sum(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+        acc = _acc_dtype(x, dtype)
+        if _per_channel(x, dims) and acc == x.dtype:
+            # the batch first (whole contiguous slabs added), then each channel's row: 1.3-4x
+            # as fast as NumPy's reduction over (0, 2, 3) at once on conv gradients (8,512,4,4)
+            # 78 -> 18 us; the bias gradient of every convolution
+            y = x.sum(axis=0).reshape(x.shape[1], -1).sum(axis=1)
+            return y.reshape(_kept_shape(x.shape, dims)) if keepdim else y
+        return np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
 
     @staticmethod
     def backward(ctx, grad):

@@ -185,3 +185,16 @@ def test_reduction_grads_match_torch_on_noncontiguous(rng, name, args):
     (getattr(ember, name)(ours.transpose(0, 2), *args) * ember.tensor(w)).sum().backward()
     (getattr(torch, name)(ref.transpose(0, 2), *args) * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, dims", [((4, 5, 3, 2), (0, 2, 3)), ((4, 5, 3, 2), (3, 0, 2)),
+                                         ((6, 7, 9), (0, 2)), ((2, 3, 1, 1), (0, 2, 3))])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_channel_sum_matches_numpy(rng, shape, dims, keepdim, dtype):
+    # sums over every axis but 1 take a two-stage path (batch first); same values and shapes
+    x = rng.standard_normal(shape).astype(dtype)
+    got = ember.from_numpy(x).sum(dim=dims, keepdim=keepdim).numpy()
+    want = x.astype(np.float64).sum(axis=dims, keepdims=keepdim)
+    assert got.dtype == dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
