@@ -15,6 +15,8 @@ from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import pointwise as _kpoint
 from .registry import promote_args, register, sum_to
 
+_broadcast_binary = _kpoint.broadcast_binary
+
 _FLOAT_KINDS = "f"
 
 
@@ -83,7 +85,10 @@ class Add(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
-        return a + b if alpha == 1 else a + alpha * b
+        if alpha != 1:
+            return a + alpha * b
+        out = _broadcast_binary("add", a, b)  # NOTE [Row-broadcast binary ops]
+        return a + b if out is None else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -101,7 +106,10 @@ class Sub(Op):
             raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
-        return a - b if alpha == 1 else a - alpha * b
+        if alpha != 1:
+            return a - alpha * b
+        out = _broadcast_binary("sub", a, b)  # NOTE [Row-broadcast binary ops]
+        return a - b if out is None else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -115,7 +123,8 @@ class Mul(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a * b
+        out = _broadcast_binary("mul", a, b)  # NOTE [Row-broadcast binary ops]
+        return a * b if out is None else out
 
     @staticmethod
     def backward(ctx, grad):

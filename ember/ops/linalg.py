@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
 from ..autograd.function import Op
+from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, export, register, sum_to
 
 
@@ -50,7 +51,9 @@ class Matmul(Op):
         if a.shape[-1] == 1:
             # an outer product (the gradient of a matrix-vector product): BLAS takes 2.3x as
             # long as the broadcast multiply for (12800, 1) @ (1, 256)
-            out = np.multiply(a, b, order="C")  # C order, as np.matmul's results
+            out = broadcast_binary("mul", a, b)  # NOTE [Row-broadcast binary ops]
+            if out is None:
+                out = np.multiply(a, b, order="C")  # C order, as np.matmul's results
         elif a.ndim > 2 and b.ndim == 2:
             # (..., M, K) @ (K, N) is one GEMM on the rows of a; np.matmul would make one BLAS
             # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower).

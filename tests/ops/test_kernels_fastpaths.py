@@ -140,3 +140,59 @@ def test_clamp_kernel_matches_torch_clamp_bit_for_bit(rng, dtype, lo, hi, layout
     # same values, NaN where torch has NaN, and the sign of zero kept (-0.0 stays -0.0)
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+_ROW_CASES = [((32, 20, 1, 64), (32, 1, 20, 64)),   # attention's q + k
+              ((32, 20, 20, 64), (64,)),            # a bias on the last axis
+              ((4096, 1), (1, 64)),                 # an outer product (scalar rows)
+              ((64, 1, 8, 1), (1, 16, 1, 64)),      # both operands broadcast
+              ((2, 8, 2048), (8, 1))]               # a per-row scalar on the right
+
+
+@pytest.mark.parametrize("shapes", _ROW_CASES)
+@pytest.mark.parametrize("op, ref", [("add", np.add), ("sub", np.subtract),
+                                     ("mul", np.multiply)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_broadcast_kernels_match_numpy_exactly(rng, shapes, op, ref, dtype):
+    a, b = (rng.standard_normal(s).astype(dtype) for s in shapes)
+    a.reshape(-1)[:4] = [np.nan, np.inf, -0.0, 0.0]  # special values go through unchanged
+    for x, y in ((a, b), (b, a)):
+        got = P.broadcast_binary(op, x, y)
+        assert got is not None and got.dtype == dtype
+        np.testing.assert_array_equal(got, ref(x, y))
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(ref(x, y)))
+
+
+@pytest.mark.parametrize("a, b", [
+    (np.ones((4, 1), np.float32), np.ones((1, 64), np.float32)),        # small output
+    (np.ones((512, 1), np.int64), np.ones((1, 256), np.int64)),         # integers
+    (np.ones((512, 1), np.float32), np.ones((1, 256), np.float64)),     # mixed dtypes
+    (np.ones((256, 512), np.float32)[:, ::2], np.ones(256, np.float32)),  # strided
+    (np.ones((512, 1), np.float32), np.ones((1, 1), np.float32)),       # no row axis
+    (np.ones((512, 256), np.float32), np.ones((512, 256), np.float32)),  # same shape
+])
+def test_row_broadcast_leaves_other_cases_to_numpy(a, b):
+    assert P.broadcast_binary("add", a, b) is None
+
+
+def test_row_broadcast_raises_numpys_error_for_bad_shapes():
+    with pytest.raises(ValueError, match="broadcast"):
+        P.broadcast_binary("add", np.ones((64, 512), np.float32), np.ones((3, 1), np.float32))
+
+
+def test_broadcast_arithmetic_and_gradients_match_torch(rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    import ember
+    q = rng.standard_normal((8, 20, 1, 64)).astype(np.float32)
+    k = rng.standard_normal((8, 1, 20, 64)).astype(np.float32)
+    v = rng.standard_normal(64).astype(np.float32)
+    e = [ember.tensor(a, requires_grad=True) for a in (q, k, v)]
+    t = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    ey = ((e[0] + e[1]) * e[2] - e[1]).tanh()
+    ty = ((t[0] + t[1]) * t[2] - t[1]).tanh()
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    ey.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    for a, b in zip(e, t):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-4)

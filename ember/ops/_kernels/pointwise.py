@@ -7,6 +7,8 @@ float64); `masked_grad` falls back to NumPy for anything else (broadcast or stri
 other dtypes), so callers need not check.
 """
 
+import math
+
 import numba
 import numpy as np
 
@@ -32,6 +34,66 @@ def _k_clamp(x, lo, hi, out):
         elif v > hi:
             v = hi
         out[t] = v
+
+
+# NOTE [Row-broadcast binary ops]
+# NumPy's broadcasting loop is slow when the broadcast axes are outer ones: attention's
+# (32,20,1,256) + (32,1,20,256) -> (32,20,20,256) takes 1.3-1.4 ms, the same additions over
+# contiguous rows 0.4 ms, and the outer product (12800,1) * (1,256) 1.5 ms vs 0.19 ms (AMD EPYC,
+# float32). These kernels see the output as rows of its last axis: row r reads row ia[r] of a
+# and row ib[r] of b, where each operand's last axis is either full or 1 (one number per row).
+# Three kernels rather than one with an op argument, so that each inner loop vectorizes.
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_rows_add(a, ia, b, ib, out):
+    for r in range(out.shape[0]):
+        x, y, o = a[ia[r]], b[ib[r]], out[r]
+        if x.size == 1:
+            s = x[0]
+            for h in range(o.size):
+                o[h] = s + y[h]
+        elif y.size == 1:
+            s = y[0]
+            for h in range(o.size):
+                o[h] = x[h] + s
+        else:
+            for h in range(o.size):
+                o[h] = x[h] + y[h]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_rows_sub(a, ia, b, ib, out):
+    for r in range(out.shape[0]):
+        x, y, o = a[ia[r]], b[ib[r]], out[r]
+        if x.size == 1:
+            s = x[0]
+            for h in range(o.size):
+                o[h] = s - y[h]
+        elif y.size == 1:
+            s = y[0]
+            for h in range(o.size):
+                o[h] = x[h] - s
+        else:
+            for h in range(o.size):
+                o[h] = x[h] - y[h]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_rows_mul(a, ia, b, ib, out):
+    for r in range(out.shape[0]):
+        x, y, o = a[ia[r]], b[ib[r]], out[r]
+        if x.size == 1:
+            s = x[0]
+            for h in range(o.size):
+                o[h] = s * y[h]
+        elif y.size == 1:
+            s = y[0]
+            for h in range(o.size):
+                o[h] = x[h] * s
+        else:
+            for h in range(o.size):
+                o[h] = x[h] * y[h]
 
 
 @numba.njit(nogil=True, cache=True)
@@ -88,6 +150,43 @@ def _like(a):
     """An uninitialised array with a's shape, dtype and (dense) memory layout, so that its
     ``ravel(order="K")`` is a view matching a's."""
     return np.empty_like(a, order="K")
+
+
+_ROW_KERNELS = {"add": _k_rows_add, "sub": _k_rows_sub, "mul": _k_rows_mul}
+# Outputs smaller than this (elements) or with shorter rows stay with NumPy: its loop is as
+# fast there, and the row indices would cost more than they save.
+_ROWS_MIN_SIZE = 1 << 15
+_ROWS_MIN_LENGTH = 16
+
+
+def _row_index(lead, out_lead):
+    """For an operand with leading shape `lead` broadcast to `out_lead`: its row for every
+    output row, in C order."""
+    rows = np.arange(math.prod(lead), dtype=np.int64).reshape(lead)
+    return np.ascontiguousarray(np.broadcast_to(rows, out_lead)).reshape(-1)
+
+
+def broadcast_binary(op, a, b):
+    """a <op> b ("add", "sub" or "mul") for broadcasting float arrays by rows (NOTE
+    [Row-broadcast binary ops]), or None when that does not apply (same shapes, other dtypes,
+    non-contiguous operands, a broadcast last axis of both, small outputs): then use NumPy."""
+    if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray)
+            or a.shape == b.shape or a.dtype != b.dtype or a.dtype not in _FLOATS
+            or not a.flags.c_contiguous or not b.flags.c_contiguous):
+        return None
+    shape = np.broadcast_shapes(a.shape, b.shape)  # the ValueError NumPy's own loop would raise
+    length = shape[-1] if shape else 0
+    if len(shape) < 2 or length < _ROWS_MIN_LENGTH or math.prod(shape) < _ROWS_MIN_SIZE:
+        return None
+    pa = (1,) * (len(shape) - a.ndim) + a.shape
+    pb = (1,) * (len(shape) - b.ndim) + b.shape
+    if pa[-1] == pb[-1] == 1:
+        return None
+    out = np.empty(shape, a.dtype)
+    _ROW_KERNELS[op](a.reshape(-1, pa[-1]), _row_index(pa[:-1], shape[:-1]),
+                     b.reshape(-1, pb[-1]), _row_index(pb[:-1], shape[:-1]),
+                     out.reshape(-1, length))
+    return out
 
 
 def clamp(x, lo, hi):
