@@ -172,6 +172,17 @@ def reusable_like(a):
 
 
 
+def row_order(a):
+    """The order of a's leading (row) axes that makes ``a.transpose(order)`` C-contiguous when a
+    is a permuted dense array with its last axis innermost (elementwise results of permuted
+    inputs are); the identity otherwise (reshape then copies)."""
+    ident = tuple(range(a.ndim))
+    if a.flags.c_contiguous:
+        return ident
+    order = tuple(sorted(range(a.ndim - 1), key=lambda d: -a.strides[d])) + (a.ndim - 1,)
+    return order if a.transpose(order).flags.c_contiguous else ident
+
+
 # NOTE [GEMM orientation]
 # A product x @ W^T with few rows in x (a Linear layer on a small batch, an RNN's recurrent
 # product h @ W_hh^T) reaches NumPy as a C-contiguous x and a transposed view of the

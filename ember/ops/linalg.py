@@ -7,7 +7,7 @@ import string
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import gemm
+from .._backend import gemm, row_order
 from .._tensor import Tensor
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
@@ -22,21 +22,10 @@ def _same_dtype(name, a, b):
                            f"{a.dtype} != {b.dtype}")
 
 
-def _row_order(a):
-    """The order of a's leading (row) axes that makes ``a.transpose(order)`` C-contiguous when a
-    is a permuted dense array with its last axis innermost (elementwise results of permuted
-    inputs are); the identity otherwise (reshape then copies)."""
-    ident = tuple(range(a.ndim))
-    if a.flags.c_contiguous:
-        return ident
-    order = tuple(sorted(range(a.ndim - 1), key=lambda d: -a.strides[d])) + (a.ndim - 1,)
-    return order if a.transpose(order).flags.c_contiguous else ident
-
-
 def rows_matmul(a, b):
     """(..., K) @ (K, N) as one GEMM over the rows of a, taken in a's memory order (a permuted a
     is not copied); the result has a's layout of the leading axes."""
-    perm = _row_order(a)
+    perm = row_order(a)
     at = a.transpose(perm)
     out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
     return out.transpose(np.argsort(perm))
@@ -71,7 +60,7 @@ class Matmul(Op):
         if a.ndim > 2 and b.ndim == 2:  # the folded form of forward
             # work in a's memory order: dA then has a's layout (so the gradient of a
             # permuted activation fuses with it) and A's rows need no copy
-            perm = _row_order(a._data)
+            perm = row_order(a._data)
             a_rows, g_rows = a.permute(*perm), grad.permute(*perm)
             ga = gb = None
             if need[0]:  # dA = G B^T

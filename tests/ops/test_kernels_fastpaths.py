@@ -163,7 +163,28 @@ def test_row_broadcast_kernels_match_numpy_exactly(rng, shapes, op, ref, dtype):
         np.testing.assert_array_equal(np.signbit(got), np.signbit(ref(x, y)))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_broadcast_of_permuted_operands(rng, dtype):
+    # attention: projections (T, B, H) permuted to (B, T, 1, H) and (B, 1, S, H)
+    q = rng.standard_normal((20, 32, 64)).astype(dtype).transpose(1, 0, 2)[:, :, None]
+    k = rng.standard_normal((20, 32, 64)).astype(dtype).transpose(1, 0, 2)[:, None]
+    assert not q.flags.c_contiguous and not k.flags.c_contiguous
+    for op, ref in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+        got = P.broadcast_binary(op, q, k)
+        assert got is not None
+        np.testing.assert_array_equal(got, ref(q, k))
+    bias = np.broadcast_to(rng.standard_normal(64).astype(dtype), (32, 1, 1, 64))  # stride 0
+    np.testing.assert_array_equal(P.broadcast_binary("add", q, bias), q + bias)
+    # a full-shape operand dense in a permuted order lends the result its layout, as in NumPy
+    e = q + k
+    assert not e.flags.c_contiguous
+    got = P.broadcast_binary("add", e, bias[0, 0, 0])
+    np.testing.assert_array_equal(got, e + bias[0, 0, 0])
+    assert got.strides == e.strides
+
+
 @pytest.mark.parametrize("a, b", [
+    (np.ones((256, 512), np.float32)[:, ::-1], np.ones((256, 1), np.float32)),  # flipped
     (np.ones((4, 1), np.float32), np.ones((1, 64), np.float32)),        # small output
     (np.ones((512, 1), np.int64), np.ones((1, 256), np.int64)),         # integers
     (np.ones((512, 1), np.float32), np.ones((1, 256), np.float64)),     # mixed dtypes

@@ -12,7 +12,7 @@ import math
 import numba
 import numpy as np
 
-from ..._backend import reusable_empty, reusable_like
+from ..._backend import reusable_empty, reusable_like, row_order
 
 
 @numba.njit(nogil=True, cache=True)
@@ -40,20 +40,22 @@ def _k_clamp(x, lo, hi, out):
 # NumPy's broadcasting loop is slow when the broadcast axes are outer ones: attention's
 # (32,20,1,256) + (32,1,20,256) -> (32,20,20,256) takes 1.3-1.4 ms, the same additions over
 # contiguous rows 0.4 ms, and the outer product (12800,1) * (1,256) 1.5 ms vs 0.19 ms (AMD EPYC,
-# float32). These kernels see the output as rows of its last axis: row r reads row ia[r] of a
-# and row ib[r] of b, where each operand's last axis is either full or 1 (one number per row).
+# float32). These kernels see the output as rows of its last axis. Each operand is a flat view
+# of its memory plus, for every output row, the offset where its row starts there: its leading
+# axes may be permuted or broadcast (attention's operands are permuted projections), only its
+# last axis must be contiguous, or of length 1 (one number per row: an outer product).
 # Three kernels rather than one with an op argument, so that each inner loop vectorizes.
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_rows_add(a, ia, b, ib, out):
+def _k_rows_add(a, ia, la, b, ib, lb, out):
     for r in range(out.shape[0]):
-        x, y, o = a[ia[r]], b[ib[r]], out[r]
-        if x.size == 1:
+        x, y, o = a[ia[r]:ia[r] + la], b[ib[r]:ib[r] + lb], out[r]
+        if la == 1:
             s = x[0]
             for h in range(o.size):
                 o[h] = s + y[h]
-        elif y.size == 1:
+        elif lb == 1:
             s = y[0]
             for h in range(o.size):
                 o[h] = x[h] + s
@@ -63,14 +65,14 @@ def _k_rows_add(a, ia, b, ib, out):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_rows_sub(a, ia, b, ib, out):
+def _k_rows_sub(a, ia, la, b, ib, lb, out):
     for r in range(out.shape[0]):
-        x, y, o = a[ia[r]], b[ib[r]], out[r]
-        if x.size == 1:
+        x, y, o = a[ia[r]:ia[r] + la], b[ib[r]:ib[r] + lb], out[r]
+        if la == 1:
             s = x[0]
             for h in range(o.size):
                 o[h] = s - y[h]
-        elif y.size == 1:
+        elif lb == 1:
             s = y[0]
             for h in range(o.size):
                 o[h] = x[h] - s
@@ -80,14 +82,14 @@ def _k_rows_sub(a, ia, b, ib, out):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_rows_mul(a, ia, b, ib, out):
+def _k_rows_mul(a, ia, la, b, ib, lb, out):
     for r in range(out.shape[0]):
-        x, y, o = a[ia[r]], b[ib[r]], out[r]
-        if x.size == 1:
+        x, y, o = a[ia[r]:ia[r] + la], b[ib[r]:ib[r] + lb], out[r]
+        if la == 1:
             s = x[0]
             for h in range(o.size):
                 o[h] = s * y[h]
-        elif y.size == 1:
+        elif lb == 1:
             s = y[0]
             for h in range(o.size):
                 o[h] = x[h] * s
@@ -154,39 +156,55 @@ def _like(a):
 
 _ROW_KERNELS = {"add": _k_rows_add, "sub": _k_rows_sub, "mul": _k_rows_mul}
 # Outputs smaller than this (elements) or with shorter rows stay with NumPy: its loop is as
-# fast there, and the row indices would cost more than they save.
+# fast there, and the row offsets would cost more than they save.
 _ROWS_MIN_SIZE = 1 << 15
 _ROWS_MIN_LENGTH = 16
 
 
-def _row_index(lead, out_lead):
-    """For an operand with leading shape `lead` broadcast to `out_lead`: its row for every
-    output row, in C order."""
-    rows = np.arange(math.prod(lead), dtype=np.int64).reshape(lead)
-    return np.ascontiguousarray(np.broadcast_to(rows, out_lead)).reshape(-1)
+def _rows(a, ndim, out_lead):
+    """Operand a as (flat view of its memory, offset of its row for every output row, row
+    length), broadcast to the leading output shape out_lead; None unless its last axis is
+    contiguous (or of length 1) and its strides are non-negative multiples of the item size."""
+    item = a.itemsize
+    shape = (1,) * (ndim - a.ndim) + a.shape
+    strides = (0,) * (ndim - a.ndim) + a.strides
+    if (shape[-1] > 1 and strides[-1] != item) or any(st < 0 or st % item for st in strides):
+        return None
+    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) // item
+    flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(item,))
+    offsets = np.zeros((1,) * (ndim - 1), np.int64)
+    for axis in range(ndim - 1):
+        steps = np.arange(shape[axis], dtype=np.int64) * (strides[axis] // item)
+        offsets = offsets + steps.reshape((-1,) + (1,) * (ndim - 2 - axis))
+    return flat, np.ascontiguousarray(np.broadcast_to(offsets, out_lead)).reshape(-1), shape[-1]
 
 
 def broadcast_binary(op, a, b):
     """a <op> b ("add", "sub" or "mul") for broadcasting float arrays by rows (NOTE
     [Row-broadcast binary ops]), or None when that does not apply (same shapes, other dtypes,
-    non-contiguous operands, a broadcast last axis of both, small outputs): then use NumPy."""
+    rows that are not contiguous, a broadcast last axis of both, small outputs): then NumPy."""
     if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray)
-            or a.shape == b.shape or a.dtype != b.dtype or a.dtype not in _FLOATS
-            or not a.flags.c_contiguous or not b.flags.c_contiguous):
+            or a.shape == b.shape or a.dtype != b.dtype or a.dtype not in _FLOATS):
         return None
     shape = np.broadcast_shapes(a.shape, b.shape)  # the ValueError NumPy's own loop would raise
     length = shape[-1] if shape else 0
     if len(shape) < 2 or length < _ROWS_MIN_LENGTH or math.prod(shape) < _ROWS_MIN_SIZE:
         return None
-    pa = (1,) * (len(shape) - a.ndim) + a.shape
-    pb = (1,) * (len(shape) - b.ndim) + b.shape
-    if pa[-1] == pb[-1] == 1:
+    # an operand of the output's shape that is dense in a permuted order (the result of
+    # elementwise ops on permuted views) gives the output its layout, as NumPy's loop does: work
+    # in the frame where it is C-contiguous, so that it is read and the output written in order
+    full = a if a.shape == shape else b if b.shape == shape else None
+    order = row_order(full) if full is not None else tuple(range(len(shape)))
+    if order != tuple(range(len(shape))):
+        a = np.broadcast_to(a, shape).transpose(order)
+        b = np.broadcast_to(b, shape).transpose(order)
+        shape = a.shape
+    ra, rb = _rows(a, len(shape), shape[:-1]), _rows(b, len(shape), shape[:-1])
+    if ra is None or rb is None or ra[2] == rb[2] == 1:
         return None
     out = np.empty(shape, a.dtype)
-    _ROW_KERNELS[op](a.reshape(-1, pa[-1]), _row_index(pa[:-1], shape[:-1]),
-                     b.reshape(-1, pb[-1]), _row_index(pb[:-1], shape[:-1]),
-                     out.reshape(-1, length))
-    return out
+    _ROW_KERNELS[op](*ra, *rb, out.reshape(-1, length))
+    return out.transpose(np.argsort(order))
 
 
 def clamp(x, lo, hi):
