@@ -176,13 +176,21 @@ def _update_running(stats, running_mean, running_var, momentum, eps, count, grou
     if groups > 1:
         mean = mean.reshape(groups, -1).mean(0)
         var = var.reshape(groups, -1).mean(0)
-    with no_grad():
-        if running_mean is not None:
-            new = (1 - momentum) * running_mean._data + momentum * mean
-            running_mean.copy_(_make(new.astype(running_mean._data.dtype)))
-        if running_var is not None:
-            new = (1 - momentum) * running_var._data + momentum * var
-            running_var.copy_(_make(new.astype(running_var._data.dtype)))
+    # written straight into the buffers (a version bump, as copy_ would make): the statistics
+    # are outside autograd, and copy_'s general path cost ~30 us per call, ~3 ms of a
+    # MobileNetV2 step
+    for running, batch in ((running_mean, mean), (running_var, var)):
+        if running is not None:
+            _write_running(running, (1 - momentum) * running._data + momentum * batch)
+
+
+def _write_running(running, new):
+    if not running._data.flags.writeable:  # copy_ raises its clear error
+        with no_grad():
+            running.copy_(_make(new.astype(running._data.dtype)))
+        return
+    np.copyto(running._data, new, casting="unsafe")
+    running._bump_version()
 
 
 # ----------------------------------------------------------------------------- row norm
