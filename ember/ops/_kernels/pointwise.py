@@ -229,7 +229,8 @@ def masked_grad(g, x, lo, hi):
     if not _fusable(g, x):
         return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
     out = reusable_empty(g.shape, g.dtype)  # NOTE [Reused buffers] in _backend.py
-    _k_masked_grad(g.reshape(-1), x.reshape(-1), lo, hi, out.reshape(-1))
+    typed = x.dtype.type  # bounds in the array's dtype: float32 compares stay float32
+    _k_masked_grad(g.reshape(-1), x.reshape(-1), typed(lo), typed(hi), out.reshape(-1))
     return out
 
 
