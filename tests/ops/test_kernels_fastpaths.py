@@ -217,3 +217,30 @@ def test_broadcast_arithmetic_and_gradients_match_torch(rng):
     ty.backward(torch.tensor(g))
     for a, b in zip(e, t):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("shape, mult, k, stride, padding, dilation", [
+    ((2, 3, 9, 11), 1, (3, 3), (2, 2), (1, 1), (1, 1)),   # odd sizes, stride 2
+    ((2, 3, 10, 10), 2, (3, 3), (2, 2), (1, 1), (1, 1)),  # channel multiplier 2
+    ((1, 4, 13, 12), 1, (5, 3), (3, 2), (2, 0), (1, 1)),  # stride 3 x 2, asymmetric kernel
+    ((2, 2, 12, 12), 1, (3, 3), (2, 2), (2, 2), (2, 2)),  # dilated: taps land in one phase
+    ((2, 2, 7, 8), 1, (3, 3), (2, 1), (0, 1), (1, 2)),    # mixed stride and dilation
+    ((1, 3, 16, 16), 1, (3, 3), (2, 2), (1, 1), (1, 1)),  # the planar (not channels-last) size
+])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_strided_depthwise_phases_match_torch(rng, dtype, shape, mult, k, stride, padding,
+                                              dilation):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    n, c, h, w = shape
+    x = rng.standard_normal(shape).astype(dtype)
+    wt = rng.standard_normal((c * mult, 1) + k).astype(dtype)
+    geo = (k[0], k[1], *stride, *padding, *dilation)
+    y = K._conv_forward(x, wt, geo, c)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
+    ty = torch.nn.functional.conv2d(tx, tw, None, stride, padding, dilation, c)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    gy = rng.standard_normal(y.shape).astype(dtype)
+    ty.backward(torch.tensor(gy))
+    np.testing.assert_allclose(K._conv_input_grad(gy, wt, x.shape, geo, c), tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(K._conv_weight_grad(gy, x, wt.shape, geo, c), tw.grad.numpy(), **tol)
