@@ -50,13 +50,14 @@ class Sum(Op):
         dims = norm_dims(dim, x.ndim, "sum")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         acc = _acc_dtype(x, dtype)
-        if _per_channel(x, dims) and acc == x.dtype:
+        if len(dims) == x.ndim - 1 > 1 and _per_channel(x, dims) and acc == x.dtype:
             # the batch first (whole contiguous slabs added), then each channel's row: 1.3-4x
             # as fast as NumPy's reduction over (0, 2, 3) at once on conv gradients (8,512,4,4)
             # 78 -> 18 us; the bias gradient of every convolution
             y = x.sum(axis=0).reshape(x.shape[1], -1).sum(axis=1)
             return y.reshape(_kept_shape(x.shape, dims)) if keepdim else y
-        return np.sum(x, axis=dims, keepdims=keepdim, dtype=acc)
+        # np.add.reduce is what np.sum calls, without its 1.4 us of dispatch (per-op overhead)
+        return np.add.reduce(x, axis=dims, keepdims=keepdim, dtype=acc)
 
     @staticmethod
     def backward(ctx, grad):
