@@ -244,3 +244,26 @@ def test_strided_depthwise_phases_match_torch(rng, dtype, shape, mult, k, stride
     ty.backward(torch.tensor(gy))
     np.testing.assert_allclose(K._conv_input_grad(gy, wt, x.shape, geo, c), tx.grad.numpy(), **tol)
     np.testing.assert_allclose(K._conv_weight_grad(gy, x, wt.shape, geo, c), tw.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_channels_last_depthwise_layer_reuses_its_input_copy_and_matches_torch(rng, stride):
+    # through nn.Conv2d: the forward hands its channels-last copy of x to the weight gradient
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    import ember
+    x = rng.standard_normal((4, 32, 8, 8)).astype(np.float32)
+    ref = torch.nn.Conv2d(32, 32, 3, stride, 1, groups=32, bias=False)
+    ours = ember.nn.Conv2d(32, 32, 3, stride, 1, groups=32, bias=False)
+    ours.weight.data = ember.tensor(ref.weight.detach().numpy())
+    keep = []
+    K._conv_forward(x, ours.weight.detach().numpy(), (3, 3, stride, stride, 1, 1, 1, 1), 32, keep)
+    assert len(keep) == 1 and keep[0].shape == (4, 8, 8, 32)  # the copy is offered
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ey, ty = ours(ex), ref(tx)
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-4, atol=1e-4)
+    g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
+    ey.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), ref.weight.grad.numpy(), rtol=1e-4,
+                               atol=1e-3)

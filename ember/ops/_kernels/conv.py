@@ -271,7 +271,8 @@ def _conv_forward(x, w, geo, groups, keep=None):
     """Convolution without bias: (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW).
 
     keep: a list to which the im2col matrix (C*kh*kw, N, OH*OW) is appended when one is built,
-    for `_conv_weight_grad` to reuse; see NOTE [Keeping the forward's im2col].
+    for `_conv_weight_grad` to reuse (see NOTE [Keeping the forward's im2col]); a
+    channels-last depthwise layer appends its (N, H, W, C) copy of x instead.
     """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -283,8 +284,11 @@ def _conv_forward(x, w, geo, groups, keep=None):
         if _channels_last_depthwise(y.shape, w.shape, groups):
             y_cl = np.empty((n, out_h, out_w, o), dtype=x.dtype)
             w_cl = np.ascontiguousarray(w.reshape(o, kh, kw).transpose(1, 2, 0))
-            _k_depthwise_cl_fwd(_nhwc(x), w_cl, y_cl, *geo[2:])
+            x_cl = _nhwc(x)
+            _k_depthwise_cl_fwd(x_cl, w_cl, y_cl, *geo[2:])
             y[...] = y_cl.transpose(0, 3, 1, 2)
+            if keep is not None:  # the weight gradient reads x channels-last again
+                keep.append(x_cl)
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return y
@@ -367,7 +371,8 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
 def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
     """Adjoint of `_conv_forward` in w: gradient (O, C/G, kh, kw) from gy and the input x.
 
-    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed).
+    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed),
+        or, for a channels-last depthwise layer, its (N, H, W, C) copy of x.
     """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w_shape
@@ -377,7 +382,9 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
     if _is_depthwise(c, w_shape, groups):
         if _channels_last_depthwise(gy.shape, w_shape, groups):
             per_sample = np.empty((n, kh, kw, o), dtype=x.dtype)
-            _k_depthwise_cl_weight_bwd(_nhwc(gy), _nhwc(x), per_sample, *geo[2:])
+            # the forward's channels-last copy of x, when it kept one (keep in _conv_forward)
+            x_cl = packed if packed is not None and packed.shape == (n, h, wd, c) else _nhwc(x)
+            _k_depthwise_cl_weight_bwd(_nhwc(gy), x_cl, per_sample, *geo[2:])
             return np.ascontiguousarray(per_sample.sum(axis=0).transpose(2, 0, 1)).reshape(w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         _depthwise(_k_depthwise_s1_weight_bwd, _k_depthwise_weight_bwd, gy, x, per_sample, geo)
