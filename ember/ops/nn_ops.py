@@ -27,6 +27,7 @@ import numpy as np
 from .._backend import reusable_empty, turns_round
 from .._tensor import _make
 from ..autograd.function import Op, once_differentiable
+from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import conv as _kconv
 from ._kernels import pool as _kpool
 from ._kernels import rnn as _krnn
@@ -82,6 +83,8 @@ class Conv2d(Op):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         packed, ctx.packed = ctx.packed, None  # used once: a retained graph packs again
+        if not _grad_state.enabled:  # no create_graph: the kernels directly, no graph nodes
+            return _conv_grads_direct(ctx, grad, x, w, packed)
         gx = gw = gb = None
         if need[0]:
             gx = ConvTranspose2d.apply(grad, w, None, out_hw=tuple(x.shape[2:]), **ctx.geo)
@@ -90,6 +93,23 @@ class Conv2d(Op):
         if ctx.has_bias and need[2]:
             gb = grad.sum(dim=(0, 2, 3))
         return gx, gw, gb
+
+
+def _conv_grads_direct(ctx, grad, x, w, packed):
+    """Conv2d's three gradients straight from the kernels (what ConvTranspose2d and ConvWeight
+    compute, without their nodes): the backward of a step that builds no graph of its own."""
+    need = ctx.needs_input_grad
+    xp = _prep(x._data)
+    wp = _prep(w._data).astype(xp.dtype, copy=False)
+    gy = _prep(grad._data).astype(xp.dtype, copy=False)
+    if packed is not None and packed.dtype != xp.dtype:
+        packed = None
+    geo = ctx.geo
+    gx, gw, gb = _kconv.conv2d_backward(
+        gy, xp, wp, geo["stride"], geo["padding"], geo["dilation"], geo["groups"], need[0],
+        need[1], ctx.has_bias and need[2], packed)
+    dt = x._data.dtype
+    return tuple(None if g is None else _make(_back(g, dt)) for g in (gx, gw, gb))
 
 
 class ConvTranspose2d(Op):

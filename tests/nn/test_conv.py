@@ -256,3 +256,19 @@ def test_conv_argument_errors():
 def test_conv2d_empty_batch():
     y = F.conv2d(ember.randn(0, 3, 5, 5), ember.randn(2, 3, 3, 3))
     assert tuple(y.shape) == (0, 2, 3, 3)
+
+
+@pytest.mark.parametrize("groups, shape", [(1, (2, 4, 9, 9)), (8, (2, 8, 6, 6)), (2, (3, 4, 7, 5))])
+def test_conv_backward_direct_kernels_equal_the_graph_building_path(groups, shape):
+    # without create_graph Conv2d's backward calls the kernels directly; with it, it builds
+    # ConvTranspose2d / ConvWeight nodes. Both must give the same gradients.
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
+    conv = ember.nn.Conv2d(shape[1], 8, 3, stride=2, padding=1, groups=groups,
+                           dtype=ember.float64)
+    g = ember.tensor(rng.standard_normal(tuple(conv(x).shape)))
+    direct = ember.autograd.grad(conv(x), (x, conv.weight, conv.bias), g)
+    graph = ember.autograd.grad(conv(x), (x, conv.weight, conv.bias), g, create_graph=True)
+    for a, b in zip(direct, graph):
+        assert b.grad_fn is not None or not b.requires_grad
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-12, atol=1e-12)

@@ -322,8 +322,10 @@ def _conv_forward(x, w, geo, groups, keep=None):
     return y
 
 
-def _conv_input_grad(gy, w, x_shape, geo, groups):
-    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW)."""
+def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cl=None):
+    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW).
+
+    gy_cl: gy already channels-last (N, OH, OW, O), for a channels-last depthwise layer."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w.shape
     out_h, out_w = gy.shape[2], gy.shape[3]
@@ -334,7 +336,8 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
         if _channels_last_depthwise(gy.shape, w.shape, groups):
             gx_cl = np.empty((n, h, wd, c), dtype=gy.dtype)
             w_cl = np.ascontiguousarray(w.reshape(o, kh, kw).transpose(1, 2, 0))
-            _k_depthwise_cl_input_bwd(_nhwc(gy), w_cl, gx_cl, *geo[2:])
+            _k_depthwise_cl_input_bwd(_nhwc(gy) if gy_cl is None else gy_cl, w_cl, gx_cl,
+                                      *geo[2:])
             gx[...] = gx_cl.transpose(0, 3, 1, 2)
         else:
             _depthwise(_k_depthwise_s1_input_bwd, _k_depthwise_input_bwd, gy, w, gx, geo)
@@ -368,11 +371,12 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
     return gx
 
 
-def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
+def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cl=None):
     """Adjoint of `_conv_forward` in w: gradient (O, C/G, kh, kw) from gy and the input x.
 
     packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed),
-        or, for a channels-last depthwise layer, its (N, H, W, C) copy of x.
+        or, for a channels-last depthwise layer, its (N, H, W, C) copy of x (and gy_cl, if
+        given, is gy channels-last).
     """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w_shape
@@ -384,7 +388,8 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
             per_sample = np.empty((n, kh, kw, o), dtype=x.dtype)
             # the forward's channels-last copy of x, when it kept one (keep in _conv_forward)
             x_cl = packed if packed is not None and packed.shape == (n, h, wd, c) else _nhwc(x)
-            _k_depthwise_cl_weight_bwd(_nhwc(gy), x_cl, per_sample, *geo[2:])
+            _k_depthwise_cl_weight_bwd(_nhwc(gy) if gy_cl is None else gy_cl, x_cl, per_sample,
+                                       *geo[2:])
             return np.ascontiguousarray(per_sample.sum(axis=0).transpose(2, 0, 1)).reshape(w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         _depthwise(_k_depthwise_s1_weight_bwd, _k_depthwise_weight_bwd, gy, x, per_sample, geo)
@@ -454,11 +459,20 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
     return y
 
 
-def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, need_w, need_b):
-    """Gradients of `conv2d_forward`; returns (gx, gw, gb), None for those not requested."""
+def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, need_w, need_b,
+                    packed=None):
+    """Gradients of `conv2d_forward`; returns (gx, gw, gb), None for those not requested.
+
+    packed: what `conv2d_forward` appended to ``keep`` for this x, if anything. A channels-last
+    depthwise layer transposes grad_y once for both gradients.
+    """
     geo = _geometry(w.shape, stride, padding, dilation)
-    gx = _conv_input_grad(grad_y, w, x.shape, geo, groups) if need_x else None
-    gw = _conv_weight_grad(grad_y, x, w.shape, geo, groups) if need_w else None
+    gy_cl = None
+    if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups) and \
+            _channels_last_depthwise(grad_y.shape, w.shape, groups):
+        gy_cl = _nhwc(grad_y)
+    gx = _conv_input_grad(grad_y, w, x.shape, geo, groups, gy_cl) if need_x else None
+    gw = _conv_weight_grad(grad_y, x, w.shape, geo, groups, packed, gy_cl) if need_w else None
     gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 
