@@ -174,3 +174,19 @@ def test_eviction_never_drops_an_array_someone_holds(empty_pool, monkeypatch):
     other = _backend.reusable_empty((50,), np.float32)
     assert _backend.is_reused(kept) and not _backend.is_reused(other)
     assert np.all(kept == 3.0)
+
+
+def test_kept_lstm_outputs_and_cross_entropy_inputs_are_never_overwritten(empty_pool):
+    # LSTM layers and cross-entropy take their saved sequences from the pool
+    lstm = ember.nn.LSTM(4, 5)
+    head = ember.nn.Linear(5, 7)
+    target = ember.tensor([1, 2, 3])
+    kept = []
+    for step in range(3):
+        x = ember.full((3, 1, 4), float(step + 1))
+        out, _ = lstm(x)
+        kept.append((out, out.detach().numpy().copy()))
+        loss = ember.nn.functional.cross_entropy(head(out).reshape(3, 7), target)
+        loss.backward()
+    for out, values in kept:
+        np.testing.assert_array_equal(out.detach().numpy(), values)

@@ -437,10 +437,11 @@ class LSTMLayer(Op):
         dt = x.dtype
         w = _prep(w_hh).astype(dt, copy=False)
         steps, batch, hidden = x.shape[0], x.shape[1], w.shape[1]
-        out = np.empty((steps, batch, hidden), dt)
-        acts = np.empty((steps, batch, 4 * hidden), dt)
-        tanh_cs = np.empty((steps, batch, hidden), dt)
-        cs = np.empty((steps, batch, hidden), dt)
+        # the sequences saved for backward are big and made every step: NOTE [Reused buffers]
+        out = reusable_empty((steps, batch, hidden), dt)
+        acts = reusable_empty((steps, batch, 4 * hidden), dt)
+        tanh_cs = reusable_empty((steps, batch, hidden), dt)
+        cs = reusable_empty((steps, batch, hidden), dt)
         h = _prep(h0).astype(dt, copy=False)
         c = _prep(c0).astype(dt, copy=False)
         gates = np.empty((batch, 4 * hidden), dt)
