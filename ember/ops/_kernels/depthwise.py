@@ -41,37 +41,25 @@ def _phase_shape(height, width, sh, sw, ph, pw):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _fill_phases(buf, plane, ph, pw, sh, sw):
-    """Scatter an (H, W) plane into the phases buf (sh, sw, R, C) of its zero-padded copy."""
+def _phases_copy(buf, plane, ph, pw, sh, sw, into_phases):
+    """Copy an (H, W) plane into the phases buf (sh, sw, R, C) of its zero-padded copy
+    (into_phases), or back out of them: the phase copy and its inverse share the indexing."""
     height, width = plane.shape
     for h in range(height):
         a, r = (h + ph) % sh, (h + ph) // sh
-        src = plane[h]
+        row = plane[h]
         for b in range(sw):
             w0 = (b - pw) % sw  # first column whose padded position has column phase b
             if w0 >= width:
                 continue
             count = (width - 1 - w0) // sw + 1
-            dst = buf[a, b, r, (w0 + pw) // sw:]
-            for t in range(count):
-                dst[t] = src[w0 + t * sw]
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _unphase(buf, plane, ph, pw, sh, sw):
-    """Inverse of `_fill_phases`: gather the (H, W) interior back from the phases."""
-    height, width = plane.shape
-    for h in range(height):
-        a, r = (h + ph) % sh, (h + ph) // sh
-        dst = plane[h]
-        for b in range(sw):
-            w0 = (b - pw) % sw
-            if w0 >= width:
-                continue
-            count = (width - 1 - w0) // sw + 1
-            src = buf[a, b, r, (w0 + pw) // sw:]
-            for t in range(count):
-                dst[w0 + t * sw] = src[t]
+            run = buf[a, b, r, (w0 + pw) // sw:]
+            if into_phases:
+                for t in range(count):
+                    run[t] = row[w0 + t * sw]
+            else:
+                for t in range(count):
+                    row[w0 + t * sw] = run[t]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -130,7 +118,7 @@ def _k_depthwise_input_bwd(gy, w, gx, sh, sw, ph, pw, dh, dw):
                             dst = phase[oh + di, dj:]
                             for t in range(out_w):
                                 dst[t] += wv * src[t]
-            _unphase(buf, gx[n, c], ph, pw, sh, sw)
+            _phases_copy(buf, gx[n, c], ph, pw, sh, sw, False)
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
@@ -150,7 +138,7 @@ def _k_depthwise_weight_bwd(gy, x, gw_per_sample, sh, sw, ph, pw, dh, dw):
         lo, hi = _block(blk, n_blocks, total)
         for no in range(lo, hi):
             n, o = no // n_out, no % n_out
-            _fill_phases(buf, x[n, o // mult], ph, pw, sh, sw)
+            _phases_copy(buf, x[n, o // mult], ph, pw, sh, sw, True)
             g = gy[n, o]
             for i in range(kh):
                 a, di = (i * dh) % sh, (i * dh) // sh
