@@ -198,9 +198,11 @@ _NT_MAX_ROWS = 64
 
 def turns_round(a, b):
     """Whether `gemm` computes a @ b as (b^T @ a^T)^T; see NOTE [GEMM orientation]."""
-    return (a.ndim == 2 and b.ndim == 2 and a.dtype == np.float32 and b.dtype == np.float32
+    # cheapest test first: a C-contiguous right operand (the common case) is never turned
+    return (not b.flags.c_contiguous and b.ndim == 2 and a.ndim == 2
+            and a.dtype == np.float32 and b.dtype == np.float32
             and 2 <= a.shape[0] <= _NT_MAX_ROWS and a.flags.c_contiguous
-            and b.T.flags.c_contiguous and not b.flags.c_contiguous)
+            and b.T.flags.c_contiguous)
 
 
 def gemm(a, b, out=None):
