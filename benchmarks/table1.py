@@ -166,24 +166,32 @@ def _calibrate():
         time.sleep(0.05)
 
 
+def _quietly(measure, settle=SETTLE, quiet=True):
+    """(measure(), disturbed?): measure() runs after a pause (NOTE [Settling between steps]) and
+    is taken again while a probe before or after it was slow (NOTE [Quiet cores])."""
+    for _ in range(QUIET_RETRIES + 1):
+        before = _probe() if quiet else None
+        time.sleep(settle)  # the probe's and the other framework's spinners park too
+        result = measure()
+        if not quiet:
+            return result, False
+        time.sleep(0.05)  # let the step's own worker threads stop spinning before the probe
+        if _quiet(before) and _quiet(_probe()):
+            return result, False
+        _retaken[0] += 1
+    return result, True
+
+
 def _timed(fn, chunk, settle, quiet=True):
-    """(seconds per step of `chunk` steps of fn, disturbed?) with NOTE [Settling between steps]
-    and NOTE [Quiet cores]."""
-    for attempt in range(QUIET_RETRIES + 1):
-        before = _probe() if quiet else 0.0
-        time.sleep(settle)  # NOTE [Settling between steps]; the probe's spinners park too
+    """(seconds per step of `chunk` steps of fn after one untimed step, disturbed?)."""
+    def measure():
         fn()
         t0 = time.perf_counter()
         for _ in range(chunk):
             fn()
-        elapsed = (time.perf_counter() - t0) / chunk
-        if not quiet:
-            return elapsed, False
-        time.sleep(0.05)  # let the step's own worker threads stop spinning before the probe
-        if _quiet(before) and _quiet(_probe()):
-            return elapsed, False
-        _retaken[0] += 1
-    return elapsed, True
+        return (time.perf_counter() - t0) / chunk
+
+    return _quietly(measure, settle, quiet)
 
 
 def run(name, steps=None, quick=False, memory=True, settle=SETTLE, quiet=True):
@@ -231,9 +239,8 @@ def phases(name, steps=16):
     def one(key, i):
         model, opt, batches, loss_fn = objs[key]
         x, y = batches[i % len(batches)]
-        for _ in range(QUIET_RETRIES + 1):  # NOTE [Quiet cores]
-            before = _probe()
-            time.sleep(SETTLE)  # NOTE [Settling between steps]
+
+        def measure():  # one untimed step, then a timed one split into its phases
             opt.zero_grad()
             loss_fn(model(*x) if isinstance(x, tuple) else model(x), y).backward()
             opt.step()
@@ -244,12 +251,9 @@ def phases(name, steps=16):
             loss.backward()
             t2 = time.perf_counter()
             opt.step()
-            t3 = time.perf_counter()
-            time.sleep(0.05)
-            if _quiet(before) and _quiet(_probe()):
-                break
-            _retaken[0] += 1
-        return t1 - t0, t2 - t1, t3 - t2
+            return t1 - t0, t2 - t1, time.perf_counter() - t2
+
+        return _quietly(measure)[0]
 
     for key in objs:
         for i in range(3):
@@ -266,6 +270,9 @@ def phases(name, steps=16):
 
 
 def _report_quiet():
+    if _best_probe[0] == float("inf"):
+        print("quiet check (NOTE [Quiet cores]): off")
+        return
     flops = 2 * _PROBE.shape[0] ** 3
     print(f"quiet check (NOTE [Quiet cores]): best probe {flops / _best_probe[0] / 1e9:.0f} "
           f"GFLOP/s; {_retaken[0]} timed steps taken again after a slow probe; 'disturbed' = "

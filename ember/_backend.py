@@ -171,7 +171,6 @@ def reusable_like(a):
     return None
 
 
-
 def row_order(a):
     """The order of a's leading (row) axes that makes ``a.transpose(order)`` C-contiguous when a
     is a permuted dense array with its last axis innermost (elementwise results of permuted
@@ -206,7 +205,8 @@ def turns_round(a, b):
 
 
 def gemm(a, b, out=None):
-    """a @ b for 2-D arrays in the faster BLAS orientation; out, if given, is C-contiguous."""
+    """np.matmul(a, b, out=out), turned round for the 2-D case of NOTE [GEMM orientation]; out,
+    if given, is C-contiguous."""
     if not turns_round(a, b):
         return np.matmul(a, b, out=out)
     prod_t = np.matmul(b.T, a.T)  # (N, M): the weight-major product

@@ -36,10 +36,10 @@ _WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _per_channel(x, dims):
-    """Whether dims are every axis but axis 1 of a C-contiguous float32/float64 array of >= 3
-    dims (half types keep NumPy's one reduction, which accumulates in float32)."""
-    return (x.ndim >= 3 and x.dtype in _WIDE_FLOATS and x.flags.c_contiguous and x.size > 0
-            and tuple(sorted(dims)) == (0, *range(2, x.ndim)))
+    """Whether the (sorted) dims are every axis but axis 1 of a C-contiguous float32/float64
+    array of >= 3 dims (half types keep NumPy's one reduction, which accumulates in float32)."""
+    return (len(dims) == x.ndim - 1 > 1 and dims == (0, *range(2, x.ndim))
+            and x.dtype in _WIDE_FLOATS and x.flags.c_contiguous and x.size > 0)
 
 
 class Sum(Op):
@@ -50,7 +50,7 @@ class Sum(Op):
         dims = norm_dims(dim, x.ndim, "sum")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         acc = _acc_dtype(x, dtype)
-        if len(dims) == x.ndim - 1 > 1 and _per_channel(x, dims) and acc == x.dtype:
+        if _per_channel(x, dims) and acc == x.dtype:
             # the batch first (whole contiguous slabs added), then each channel's row: 1.3-4x
             # as fast as NumPy's reduction over (0, 2, 3) at once on conv gradients (8,512,4,4)
             # 78 -> 18 us; the bias gradient of every convolution

@@ -220,16 +220,22 @@ def test_broadcast_arithmetic_and_gradients_match_torch(rng):
 
 
 @pytest.mark.parametrize("shape, mult, k, stride, padding, dilation", [
+    # strided: NOTE [Strided depthwise by phases]
     ((2, 3, 9, 11), 1, (3, 3), (2, 2), (1, 1), (1, 1)),   # odd sizes, stride 2
     ((2, 3, 10, 10), 2, (3, 3), (2, 2), (1, 1), (1, 1)),  # channel multiplier 2
     ((1, 4, 13, 12), 1, (5, 3), (3, 2), (2, 0), (1, 1)),  # stride 3 x 2, asymmetric kernel
     ((2, 2, 12, 12), 1, (3, 3), (2, 2), (2, 2), (2, 2)),  # dilated: taps land in one phase
     ((2, 2, 7, 8), 1, (3, 3), (2, 1), (0, 1), (1, 2)),    # mixed stride and dilation
     ((1, 3, 16, 16), 1, (3, 3), (2, 2), (1, 1), (1, 1)),  # the planar (not channels-last) size
+    # stride 1: NOTE [Flat stride-1 depthwise]
+    ((2, 3, 9, 11), 1, (3, 3), (1, 1), (1, 1), (1, 1)),   # 3-wide rows: one pass per kernel row
+    ((2, 3, 10, 10), 2, (3, 3), (1, 1), (2, 2), (2, 2)),  # dilated, multiplier 2
+    ((1, 4, 8, 9), 1, (3, 3), (1, 1), (0, 0), (1, 1)),    # no padding
+    ((2, 2, 9, 9), 1, (5, 5), (1, 1), (2, 2), (1, 1)),    # other widths keep the per-tap loop
+    ((1, 2, 7, 8), 1, (3, 2), (1, 1), (1, 0), (1, 1)),    # asymmetric kernel
 ])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_strided_depthwise_phases_match_torch(rng, dtype, shape, mult, k, stride, padding,
-                                              dilation):
+def test_planar_depthwise_matches_torch(rng, dtype, shape, mult, k, stride, padding, dilation):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     c = shape[1]
     x = rng.standard_normal(shape).astype(dtype)
@@ -268,29 +274,3 @@ def test_channels_last_depthwise_layer_reuses_its_input_copy_and_matches_torch(r
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(ours.weight.grad.numpy(), ref.weight.grad.numpy(), rtol=1e-4,
                                atol=1e-3)
-
-
-@pytest.mark.parametrize("shape, mult, k, padding, dilation", [
-    ((2, 3, 9, 11), 1, (3, 3), (1, 1), (1, 1)),   # 3-wide rows: one pass per kernel row
-    ((2, 3, 10, 10), 2, (3, 3), (2, 2), (2, 2)),  # dilated, multiplier 2
-    ((1, 4, 8, 9), 1, (3, 3), (0, 0), (1, 1)),    # no padding
-    ((2, 2, 9, 9), 1, (5, 5), (2, 2), (1, 1)),    # other widths keep the per-tap loop
-    ((1, 2, 7, 8), 1, (3, 2), (1, 0), (1, 1)),    # asymmetric kernel
-])
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_stride1_depthwise_matches_torch(rng, dtype, shape, mult, k, padding, dilation):
-    torch = pytest.importorskip("torch", reason="torch oracle not installed")
-    c = shape[1]
-    x = rng.standard_normal(shape).astype(dtype)
-    wt = rng.standard_normal((c * mult, 1) + k).astype(dtype)
-    geo = (k[0], k[1], 1, 1, *padding, *dilation)
-    y = K._conv_forward(x, wt, geo, c)
-    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(wt, requires_grad=True)
-    ty = torch.nn.functional.conv2d(tx, tw, None, 1, padding, dilation, c)
-    tol = ({"rtol": 1e-4, "atol": 1e-4} if dtype == np.float32
-           else {"rtol": 1e-10, "atol": 1e-10})
-    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
-    gy = rng.standard_normal(y.shape).astype(dtype)
-    ty.backward(torch.tensor(gy))
-    np.testing.assert_allclose(K._conv_input_grad(gy, wt, x.shape, geo, c), tx.grad.numpy(), **tol)
-    np.testing.assert_allclose(K._conv_weight_grad(gy, x, wt.shape, geo, c), tw.grad.numpy(), **tol)
