@@ -43,10 +43,10 @@ Set PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measu
 import numba
 import numpy as np
 
-from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_fwd, _k_depthwise_cl_input_bwd,
-                        _k_depthwise_cl_weight_bwd, _k_depthwise_fwd, _k_depthwise_input_bwd,
-                        _k_depthwise_s1_fwd, _k_depthwise_s1_input_bwd, _k_depthwise_s1_weight_bwd,
-                        _k_depthwise_weight_bwd, _nhwc)
+from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_bwd, _k_depthwise_cl_fwd,
+                        _k_depthwise_fwd, _k_depthwise_input_bwd, _k_depthwise_s1_fwd,
+                        _k_depthwise_s1_input_bwd, _k_depthwise_s1_weight_bwd,
+                        _k_depthwise_weight_bwd)
 from ..._backend import reusable_empty
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
@@ -156,6 +156,16 @@ def _depthwise(stride1_kernel, kernel, a, b, out, geo):
         stride1_kernel(a, b, out, *geo[4:])
     else:
         kernel(a, b, out, *geo[2:])
+
+
+def _taps_last(w):
+    """A depthwise weight (C, 1, kh, kw) as the (kh, kw, C) the channels-last kernels read."""
+    return np.ascontiguousarray(w.reshape(w.shape[0], w.shape[2], w.shape[3]).transpose(1, 2, 0))
+
+
+def _taps_first(gw, w_shape):
+    """The inverse of `_taps_last`: (kh, kw, C) -> (C, 1, kh, kw)."""
+    return np.ascontiguousarray(gw.transpose(2, 0, 1)).reshape(w_shape)
 
 
 def _is_pointwise(geo):
@@ -271,8 +281,7 @@ def _conv_forward(x, w, geo, groups, keep=None):
     """Convolution without bias: (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW).
 
     keep: a list to which the im2col matrix (C*kh*kw, N, OH*OW) is appended when one is built,
-    for `_conv_weight_grad` to reuse (see NOTE [Keeping the forward's im2col]); a
-    channels-last depthwise layer appends its (N, H, W, C) copy of x instead.
+    for `_conv_weight_grad` to reuse (see NOTE [Keeping the forward's im2col]).
     """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
@@ -282,13 +291,7 @@ def _conv_forward(x, w, geo, groups, keep=None):
         return y
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
-            y_cl = np.empty((n, out_h, out_w, o), dtype=x.dtype)
-            w_cl = np.ascontiguousarray(w.reshape(o, kh, kw).transpose(1, 2, 0))
-            x_cl = _nhwc(x)
-            _k_depthwise_cl_fwd(x_cl, w_cl, y_cl, *geo[2:])
-            y[...] = y_cl.transpose(0, 3, 1, 2)
-            if keep is not None:  # the weight gradient reads x channels-last again
-                keep.append(x_cl)
+            _k_depthwise_cl_fwd(x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return y
@@ -322,10 +325,8 @@ def _conv_forward(x, w, geo, groups, keep=None):
     return y
 
 
-def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cl=None):
-    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW).
-
-    gy_cl: gy already channels-last (N, OH, OW, O), for a channels-last depthwise layer."""
+def _conv_input_grad(gy, w, x_shape, geo, groups):
+    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW)."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w.shape
     out_h, out_w = gy.shape[2], gy.shape[3]
@@ -334,11 +335,8 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cl=None):
     gx = np.empty(x_shape, dtype=gy.dtype)
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(gy.shape, w.shape, groups):
-            gx_cl = np.empty((n, h, wd, c), dtype=gy.dtype)
-            w_cl = np.ascontiguousarray(w.reshape(o, kh, kw).transpose(1, 2, 0))
-            _k_depthwise_cl_input_bwd(_nhwc(gy) if gy_cl is None else gy_cl, w_cl, gx_cl,
-                                      *geo[2:])
-            gx[...] = gx_cl.transpose(0, 3, 1, 2)
+            no_gw = np.empty((0, 0, 0), dtype=gy.dtype)  # gx stands in for the unread x
+            _k_depthwise_cl_bwd(gy, gx, _taps_last(w), gx, no_gw, True, False, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_input_bwd, _k_depthwise_input_bwd, gy, w, gx, geo)
         return gx
@@ -371,12 +369,10 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cl=None):
     return gx
 
 
-def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cl=None):
+def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
     """Adjoint of `_conv_forward` in w: gradient (O, C/G, kh, kw) from gy and the input x.
 
-    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed),
-        or, for a channels-last depthwise layer, its (N, H, W, C) copy of x (and gy_cl, if
-        given, is gy channels-last).
+    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed).
     """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w_shape
@@ -385,12 +381,10 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cl=None):
         return np.zeros(w_shape, dtype=x.dtype)
     if _is_depthwise(c, w_shape, groups):
         if _channels_last_depthwise(gy.shape, w_shape, groups):
-            per_sample = np.empty((n, kh, kw, o), dtype=x.dtype)
-            # the forward's channels-last copy of x, when it kept one (keep in _conv_forward)
-            x_cl = packed if packed is not None and packed.shape == (n, h, wd, c) else _nhwc(x)
-            _k_depthwise_cl_weight_bwd(_nhwc(gy) if gy_cl is None else gy_cl, x_cl, per_sample,
-                                       *geo[2:])
-            return np.ascontiguousarray(per_sample.sum(axis=0).transpose(2, 0, 1)).reshape(w_shape)
+            gw = np.empty((kh, kw, o), dtype=x.dtype)
+            # w and gx are not read without the input gradient: gw and x stand in for them
+            _k_depthwise_cl_bwd(gy, x, gw, x, gw, False, True, *geo[2:])
+            return _taps_first(gw, w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         _depthwise(_k_depthwise_s1_weight_bwd, _k_depthwise_weight_bwd, gy, x, per_sample, geo)
         return per_sample.sum(axis=0).reshape(w_shape)
@@ -464,15 +458,17 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
     """Gradients of `conv2d_forward`; returns (gx, gw, gb), None for those not requested.
 
     packed: what `conv2d_forward` appended to ``keep`` for this x, if anything. A channels-last
-    depthwise layer transposes grad_y once for both gradients.
+    depthwise layer computes both gradients in one pass over grad_y.
     """
     geo = _geometry(w.shape, stride, padding, dilation)
-    gy_cl = None
     if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups) and \
             _channels_last_depthwise(grad_y.shape, w.shape, groups):
-        gy_cl = _nhwc(grad_y)
-    gx = _conv_input_grad(grad_y, w, x.shape, geo, groups, gy_cl) if need_x else None
-    gw = _conv_weight_grad(grad_y, x, w.shape, geo, groups, packed, gy_cl) if need_w else None
+        gx = np.empty(x.shape, dtype=grad_y.dtype)
+        gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
+        _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
+        return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
+    gx = _conv_input_grad(grad_y, w, x.shape, geo, groups) if need_x else None
+    gw = _conv_weight_grad(grad_y, x, w.shape, geo, groups, packed) if need_w else None
     gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 
