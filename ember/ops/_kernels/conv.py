@@ -374,7 +374,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
 
     packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed).
     """
-    n, c, h, wd = x.shape
+    n, c = x.shape[0], x.shape[1]
     o, cg, kh, kw = w_shape
     out_h, out_w = gy.shape[2], gy.shape[3]
     if n == 0 or gy.size == 0:
