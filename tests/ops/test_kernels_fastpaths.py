@@ -75,6 +75,30 @@ def test_conv_im2col_chunks_match_torch(rng, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("keep", [None, []])
+@pytest.mark.parametrize("one_per_chunk", [False, True])
+def test_conv_bias_added_in_the_transposing_copy(rng, monkeypatch, dtype, keep, one_per_chunk):
+    # the im2col path adds the bias while copying the GEMM's product into NCHW (_k_unbatch)
+    if one_per_chunk:
+        monkeypatch.setattr(K, "_CACHED_COLS", 1)
+        monkeypatch.setattr(K, "_MIN_COLUMNS", 1)
+    x = rng.standard_normal((3, 4, 6, 5)).astype(dtype)
+    w = rng.standard_normal((6, 4, 3, 3)).astype(dtype)
+    b = rng.standard_normal(6).astype(dtype)
+    args = ((1, 1), (1, 1), (1, 1), 1)
+    y = K.conv2d_forward(x, w, b, *args, keep=keep)
+    y0 = K.conv2d_forward(x, w, None, *args)
+    assert y.dtype == dtype
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    np.testing.assert_allclose(y, y0 + b.reshape(1, -1, 1, 1), rtol=tol, atol=tol)
+    ref = np.einsum("nchw,oc->nohw", x[:, :, 1:-1, 1:-1], w[:, :, 1, 1])  # centre tap only
+    w_centre = np.zeros_like(w)
+    w_centre[:, :, 1, 1] = w[:, :, 1, 1]
+    got = K.conv2d_forward(x, w_centre, b, *args, keep=keep)[:, :, 1:-1, 1:-1]
+    np.testing.assert_allclose(got, ref + b.reshape(1, -1, 1, 1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_pointwise_grads_match_numpy(rng, dtype):
     g = rng.standard_normal((3, 4, 5)).astype(dtype)
     x = rng.standard_normal((3, 4, 5)).astype(dtype) * 3

@@ -277,24 +277,52 @@ def _batch_major(a, buf):
     return out
 
 
-def _conv_forward(x, w, geo, groups, keep=None):
-    """Convolution without bias: (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW).
+@numba.njit(nogil=True, cache=True)
+def _k_unbatch(prod, bias, y):
+    """y[n, o] = prod[o, n] + bias[o] (no bias when bias is empty): the transposing copy of the
+    batch-wide GEMM's (O, nb, L) product into NCHW, with the bias added on the way (one pass
+    over y instead of two: VGG-19's forward 1.3 ms faster)."""
+    n_out, n_batch, length = prod.shape
+    for n in range(n_batch):
+        for o in range(n_out):
+            src = prod[o, n]
+            dst = y[n, o]
+            if bias.size:
+                b = bias[o]
+                for t in range(length):
+                    dst[t] = src[t] + b
+            else:
+                for t in range(length):
+                    dst[t] = src[t]
+
+
+def _conv_forward(x, w, geo, groups, keep=None, bias=None):
+    """Convolution (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW), plus bias (O,) if
+    given.
 
     keep: a list to which the im2col matrix (C*kh*kw, N, OH*OW) is appended when one is built,
     for `_conv_weight_grad` to reuse (see NOTE [Keeping the forward's im2col]).
     """
+    y, bias_added = _conv_forward_nobias(x, w, geo, groups, keep, bias)
+    if bias is not None and not bias_added:
+        y += bias.reshape(1, -1, 1, 1)
+    return y
+
+
+def _conv_forward_nobias(x, w, geo, groups, keep, bias):
+    """`_conv_forward`'s work: returns (y, whether bias was added already)."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     out_h, out_w = _out_hw(h, wd, geo)
     y = reusable_empty((n, o, out_h, out_w), x.dtype)  # NOTE [Reused buffers]
     if n == 0 or y.size == 0:
-        return y
+        return y, False
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
             _k_depthwise_cl_fwd(x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
-        return y
+        return y, False
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
@@ -302,8 +330,9 @@ def _conv_forward(x, w, geo, groups, keep=None):
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
             np.matmul(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
-        return y
+        return y, False
     length = out_h * out_w
+    no_bias = np.empty(0, dtype=x.dtype)
     if keep is not None:  # the whole batch in one matrix, packed at once, one GEMM
         packed = reusable_empty((c * kh * kw, n, length), x.dtype)
         keep.append(packed)
@@ -317,12 +346,12 @@ def _conv_forward(x, w, geo, groups, keep=None):
         nb = xs.shape[0]
         cols = packed if keep is not None else _im2col(xs, geo, out_h, out_w, buf)
         cols = cols.reshape(groups, cg * kh * kw, nb * length)
-        if nb == 1:  # the product is already sample n0's (O, L) plane
+        if nb == 1 and bias is None:  # the product is already sample n0's (O, L) plane
             np.matmul(w3, cols, out=y[n0].reshape(groups, o // groups, length))
             continue
         prod = np.matmul(w3, cols).reshape(o, nb, length)
-        y[n0:n0 + nb].reshape(nb, o, length)[...] = prod.transpose(1, 0, 2)
-    return y
+        _k_unbatch(prod, no_bias if bias is None else bias, y[n0:n0 + nb].reshape(nb, o, length))
+    return y, True
 
 
 def _conv_input_grad(gy, w, x_shape, geo, groups):
@@ -447,10 +476,7 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
         y (N, O, OH, OW) with OH = (H + 2*ph - dh*(kh-1) - 1) // sh + 1 (same for W).
     """
     geo = _geometry(w.shape, stride, padding, dilation)
-    y = _conv_forward(x, w, geo, groups, keep)
-    if bias is not None:
-        y += bias.reshape(1, -1, 1, 1)
-    return y
+    return _conv_forward(x, w, geo, groups, keep, bias)
 
 
 def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, need_w, need_b,
