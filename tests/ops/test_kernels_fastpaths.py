@@ -75,6 +75,32 @@ def test_conv_im2col_chunks_match_torch(rng, monkeypatch):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, k, stride, padding, dilation", [
+    ((2, 3, 2, 2), (3, 3), (1, 1), (1, 1), (1, 1)),
+    ((3, 2, 5, 4), (3, 2), (2, 1), (1, 0), (1, 2)),
+    ((1, 4, 7, 7), (5, 5), (2, 2), (2, 2), (1, 1)),
+    ((2, 2, 3, 9), (1, 3), (1, 3), (0, 4), (1, 1)),   # padding wider than the map
+    ((2, 3, 6, 6), (3, 3), (3, 3), (0, 0), (2, 2)),
+])
+def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, padding, dilation):
+    # NOTE [Gathered im2col on small maps]: both packings and both adjoints agree
+    x = rng.standard_normal(shape).astype(dtype)
+    geo = K._geometry((1, shape[1]) + k, stride, padding, dilation)
+    out_h, out_w = K._out_hw(shape[2], shape[3], geo)
+    assert out_w <= K._GATHER_MAX_WIDTH
+    rows = np.empty((shape[1] * k[0] * k[1], shape[0], out_h * out_w), dtype)
+    gathered = np.full_like(rows, np.nan)
+    K._k_unfold_fwd(x, rows, *geo, out_h, out_w)
+    K._unfold(x, gathered, geo, out_h, out_w)
+    np.testing.assert_array_equal(gathered, rows)
+    cols = rng.standard_normal(rows.shape).astype(dtype)
+    want, got = np.empty_like(x), np.full_like(x, np.nan)
+    K._k_unfold_bwd(cols, want, *geo, out_h, out_w)
+    K._fold(cols, got, geo, out_h, out_w)
+    np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == np.float64 else 1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("keep", [None, []])
 @pytest.mark.parametrize("one_per_chunk", [False, True])
 def test_conv_bias_added_in_the_transposing_copy(rng, monkeypatch, dtype, keep, one_per_chunk):
