@@ -196,6 +196,17 @@ def test_adaptive_pools_match_reference(rng, out_hw, dtype):
                                scatter_ref(g, idx, x.shape), **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_global_average_pool_on_strided_input(rng, dtype):
+    # pooling to 1x1 runs on flat planes (_global): a non-contiguous input and gradient too
+    x = rng.standard_normal((3, 5, 4, 2)).astype(dtype).transpose(1, 0, 3, 2)
+    y = pool.adaptive_avgpool2d_forward(x, 1)
+    np.testing.assert_allclose(y, x.mean(axis=(2, 3), keepdims=True), **TOL[dtype])
+    g = rng.standard_normal((1, 1, 5, 3)).astype(dtype).transpose(2, 3, 0, 1)
+    gx = pool.adaptive_avgpool2d_backward(g, x.shape)
+    np.testing.assert_allclose(gx, np.broadcast_to(g / 8, x.shape), **TOL[dtype])
+
+
 def test_adaptive_pool_accepts_int_and_none(rng):
     x = rng.standard_normal((2, 4, 6))
     assert pool.adaptive_avgpool2d_forward(x, 3).shape == (2, 3, 3)

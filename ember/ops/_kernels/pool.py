@@ -379,35 +379,47 @@ def _adaptive_window(o, size, out):
     return (o * size) // out, ((o + 1) * size + out - 1) // out
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _adaptive_windows(size, out):
+    """(lo, hi) of every output cell, computed once per call: two integer divisions per cell
+    and plane cost more than averaging a 2x2 window (MobileNetV2's (16,1280,2,2) global pool
+    took 250 us)."""
+    lo = np.empty(out, dtype=np.int64)
+    hi = np.empty(out, dtype=np.int64)
+    for o in range(out):
+        lo[o], hi[o] = _adaptive_window(o, size, out)
+    return lo, hi
+
+
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_adaptive_avgpool_fwd(x, y):
     n_planes, height, width = x.shape
     out_h, out_w = y.shape[1], y.shape[2]
+    h_lo, h_hi = _adaptive_windows(height, out_h)
+    w_lo, w_hi = _adaptive_windows(width, out_w)
     for p in numba.prange(n_planes):
         for oh in range(out_h):
-            h_lo, h_hi = _adaptive_window(oh, height, out_h)
             for ow in range(out_w):
-                w_lo, w_hi = _adaptive_window(ow, width, out_w)
                 total = 0.0
-                for ih in range(h_lo, h_hi):
-                    for iw in range(w_lo, w_hi):
+                for ih in range(h_lo[oh], h_hi[oh]):
+                    for iw in range(w_lo[ow], w_hi[ow]):
                         total += x[p, ih, iw]
-                y[p, oh, ow] = total / ((h_hi - h_lo) * (w_hi - w_lo))
+                y[p, oh, ow] = total / ((h_hi[oh] - h_lo[oh]) * (w_hi[ow] - w_lo[ow]))
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_adaptive_avgpool_bwd(gy, gx):
     n_planes, height, width = gx.shape
     out_h, out_w = gy.shape[1], gy.shape[2]
+    h_lo, h_hi = _adaptive_windows(height, out_h)
+    w_lo, w_hi = _adaptive_windows(width, out_w)
     for p in numba.prange(n_planes):
         gx[p] = 0
         for oh in range(out_h):
-            h_lo, h_hi = _adaptive_window(oh, height, out_h)
             for ow in range(out_w):
-                w_lo, w_hi = _adaptive_window(ow, width, out_w)
-                g = gy[p, oh, ow] / ((h_hi - h_lo) * (w_hi - w_lo))
-                for ih in range(h_lo, h_hi):
-                    for iw in range(w_lo, w_hi):
+                g = gy[p, oh, ow] / ((h_hi[oh] - h_lo[oh]) * (w_hi[ow] - w_lo[ow]))
+                for ih in range(h_lo[oh], h_hi[oh]):
+                    for iw in range(w_lo[ow], w_hi[ow]):
                         gx[p, ih, iw] += g
 
 
@@ -444,11 +456,40 @@ def _adaptive_out(op, shape, output_size):
     return out_h, out_w
 
 
+@numba.njit(nogil=True, cache=True)
+def _k_global_avgpool_fwd(x, y):
+    """y[p] = mean of row p of the (planes, H*W) x: adaptive pooling to 1x1."""
+    n_planes, size = x.shape
+    for p in range(n_planes):
+        total = 0.0
+        for t in range(size):
+            total += x[p, t]
+        y[p] = total / size
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_global_avgpool_bwd(gy, gx):
+    n_planes, size = gx.shape
+    for p in range(n_planes):
+        g = gy[p] / size
+        for t in range(size):
+            gx[p, t] = g
+
+
+def _global(x_shape, out_hw):
+    # pooling to 1x1 (classifier heads) runs on flat planes: 4-6x faster than the windowed
+    # kernels on (16,1280,2,2)
+    return out_hw == (1, 1) and x_shape[-2] * x_shape[-1] > 0
+
+
 def adaptive_avgpool2d_forward(x, output_size):
     """Adaptive average pooling like torch.nn.functional.adaptive_avg_pool2d: (..., OH, OW)."""
     out_h, out_w = _adaptive_out("adaptive_avg_pool2d", x.shape, output_size)
     y = np.empty(x.shape[:-2] + (out_h, out_w), dtype=x.dtype)
-    if y.size:
+    if y.size and _global(x.shape, (out_h, out_w)):
+        flat = np.ascontiguousarray(x).reshape(-1, x.shape[-2] * x.shape[-1])
+        _k_global_avgpool_fwd(flat, y.reshape(-1))
+    elif y.size:
         _k_adaptive_avgpool_fwd(_planes(x), _planes(y))
     return y
 
@@ -456,7 +497,10 @@ def adaptive_avgpool2d_forward(x, output_size):
 def adaptive_avgpool2d_backward(grad_y, input_shape):
     """Gradient of `adaptive_avgpool2d_forward` (the output size is grad_y's)."""
     gx = np.empty(tuple(input_shape), dtype=grad_y.dtype)
-    if gx.size:
+    if gx.size and _global(gx.shape, grad_y.shape[-2:]):
+        _k_global_avgpool_bwd(np.ascontiguousarray(grad_y).reshape(-1),
+                              gx.reshape(-1, gx.shape[-2] * gx.shape[-1]))
+    elif gx.size:
         _k_adaptive_avgpool_bwd(_planes(grad_y), _planes(gx))
     return gx
 
