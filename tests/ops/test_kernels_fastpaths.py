@@ -81,13 +81,14 @@ def test_conv_im2col_chunks_match_torch(rng, monkeypatch):
     ((1, 4, 7, 7), (5, 5), (2, 2), (2, 2), (1, 1)),
     ((2, 2, 3, 9), (1, 3), (1, 3), (0, 4), (1, 1)),   # padding wider than the map
     ((2, 3, 6, 6), (3, 3), (3, 3), (0, 0), (2, 2)),
+    ((2, 2, 3, 41), (3, 3), (1, 2), (1, 1), (1, 1)),  # strided: gathered at any width
 ])
 def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, padding, dilation):
     # NOTE [Gathered im2col on small maps]: both packings and both adjoints agree
     x = rng.standard_normal(shape).astype(dtype)
     geo = K._geometry((1, shape[1]) + k, stride, padding, dilation)
     out_h, out_w = K._out_hw(shape[2], shape[3], geo)
-    assert out_w <= K._GATHER_MAX_WIDTH
+    assert K._gathered(geo, out_w)
     rows = np.empty((shape[1] * k[0] * k[1], shape[0], out_h * out_w), dtype)
     gathered = np.full_like(rows, np.nan)
     K._k_unfold_fwd(x, rows, *geo, out_h, out_w)

@@ -145,9 +145,16 @@ def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
 # instead gathered through a small index table: idx[t, n*L + l] is where output l of sample n
 # reads for tap t, relative to channel 0 (-1 in the padding), so a row is ONE loop of N*L
 # gathers. (8,512,2,2) 3x3: im2col 0.34 -> 0.05 ms, col2im 0.39 -> 0.06; (8,512,4,4) 0.65 ->
-# 0.17 and 0.71 -> 0.22; (8,256,8,8) 0.58 -> 0.40 and 0.60 -> 0.51; strided layers gain most.
-# On wide maps the row copies win (16x16: 0.64 vs 0.84), hence _GATHER_MAX_WIDTH.
-_GATHER_MAX_WIDTH = 8
+# 0.17 and 0.71 -> 0.22; (8,256,8,8) 0.58 -> 0.40 and 0.60 -> 0.51. Strided rows are gathers
+# anyway and gain at any width (ResNet-50's 7x7/2 stem on 64x64: col2im 1.08 -> 0.62; AlexNet-S's
+# 11x11/4 stem 1.05 -> 0.58 and 1.10 -> 0.76), as do 15-wide 5x5 rows (AlexNet-S (16,64,15,15):
+# 3.7 -> 3.2 and 5.5 -> 4.1). Stride-1 rows of 16 and more stay with the row copies (16x16 3x3:
+# 0.30 vs 0.41), hence _gathered.
+_GATHER_MAX_WIDTH = 15
+
+
+def _gathered(geo, out_w):
+    return out_w <= _GATHER_MAX_WIDTH or geo[3] > 1
 
 
 @functools.lru_cache(maxsize=64)
@@ -163,7 +170,10 @@ def _gather_index(x_shape, geo, out_h, out_w):
     at = np.where(inside, at, -1).reshape(out_h * out_w, kh * kw).T  # (taps, L)
     sample = (np.arange(n_batch) * (n_chan * height * width))[None, :, None]
     idx = np.where(at[:, None, :] >= 0, at[:, None, :] + sample, -1)
-    return np.ascontiguousarray(idx.reshape(kh * kw, n_batch * out_h * out_w))
+    # int32 where it fits: half the table to keep in cache (ResNet-50's 7x7 stem: 1.6 MB)
+    small = n_batch * n_chan * height * width < 2 ** 31
+    return np.ascontiguousarray(idx.reshape(kh * kw, n_batch * out_h * out_w),
+                                dtype=np.int32 if small else np.int64)
 
 
 @numba.njit(nogil=True, cache=True)
@@ -206,7 +216,7 @@ def _k_fold_gather(cols, x, idx):
 
 def _unfold(x, cols, geo, out_h, out_w):
     """im2col of x into the C-contiguous cols (C*kh*kw, N, L), by rows or gathered."""
-    if out_w <= _GATHER_MAX_WIDTH:
+    if _gathered(geo, out_w):
         _k_unfold_gather(x, cols, _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_fwd(x, cols, *geo, out_h, out_w)
@@ -214,7 +224,7 @@ def _unfold(x, cols, geo, out_h, out_w):
 
 def _fold(cols, x, geo, out_h, out_w):
     """col2im of the C-contiguous cols into x, the adjoint of `_unfold`."""
-    if out_w <= _GATHER_MAX_WIDTH:
+    if _gathered(geo, out_w):
         _k_fold_gather(cols, x, _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_bwd(cols, x, *geo, out_h, out_w)
