@@ -272,11 +272,11 @@ def test_broadcast_arithmetic_and_gradients_match_torch(rng):
 
 
 @pytest.mark.parametrize("shape, mult, k, stride, padding, dilation", [
-    # strided: NOTE [Strided depthwise by phases]
+    # strided: NOTE [Strided depthwise backward on the stride-1 grid]
     ((2, 3, 9, 11), 1, (3, 3), (2, 2), (1, 1), (1, 1)),   # odd sizes, stride 2
     ((2, 3, 10, 10), 2, (3, 3), (2, 2), (1, 1), (1, 1)),  # channel multiplier 2
     ((1, 4, 13, 12), 1, (5, 3), (3, 2), (2, 0), (1, 1)),  # stride 3 x 2, asymmetric kernel
-    ((2, 2, 12, 12), 1, (3, 3), (2, 2), (2, 2), (2, 2)),  # dilated: taps land in one phase
+    ((2, 2, 12, 12), 1, (3, 3), (2, 2), (2, 2), (2, 2)),  # dilated and strided
     ((2, 2, 7, 8), 1, (3, 3), (2, 1), (0, 1), (1, 2)),    # mixed stride and dilation
     ((1, 3, 16, 16), 1, (3, 3), (2, 2), (1, 1), (1, 1)),  # the planar (not channels-last) size
     # stride 1: NOTE [Flat stride-1 depthwise]
@@ -303,6 +303,9 @@ def test_planar_depthwise_matches_torch(rng, dtype, shape, mult, k, stride, padd
     ty.backward(torch.tensor(gy))
     np.testing.assert_allclose(K._conv_input_grad(gy, wt, x.shape, geo, c), tx.grad.numpy(), **tol)
     np.testing.assert_allclose(K._conv_weight_grad(gy, x, wt.shape, geo, c), tw.grad.numpy(), **tol)
+    gx, gw, _ = K.conv2d_backward(gy, x, wt, stride, padding, dilation, c, True, True, False)
+    np.testing.assert_allclose(gx, tx.grad.numpy(), **tol)  # one spread grad_y for both
+    np.testing.assert_allclose(gw, tw.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("stride", [1, 2])

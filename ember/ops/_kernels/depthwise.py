@@ -21,47 +21,6 @@ from .planes import (
 PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 
 
-# NOTE [Strided depthwise by phases]
-# With stride s, output (oh, ow) of tap (i, j) reads padded input (s*oh + i*dh, s*ow + j*dw):
-# every s-th element of a row. The forward gathers those with a literal stride of 2, which
-# vectorizes (`_axpy_strided`), but the input gradient scatters with stride s and the weight
-# gradient gathered with a runtime stride, and neither vectorized (96 channels of 32x32 at
-# stride 2, batch 16: input gradient 3.6 ms, weight gradient 3.1 ms; torch's whole backward
-# 2.8 ms). Both now work on the s*s phases of the padded plane, P[a, b][r, c] = padded[s*r + a,
-# s*c + b]: tap (i, j) then touches the contiguous run P[a, b][oh + di, dj:], with
-# a = i*dh % s, di = i*dh // s (the same for columns), and the input gradient is accumulated
-# in phases and interleaved back once per plane (2.3 and 2.5 ms). Positions past the padded
-# plane stay zero and are never reached by a valid output. (The forward on phases was slower:
-# 2.3 vs 1.4 ms, the de-interleaving copy costs more than the gathers it saves.)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _phase_shape(height, width, sh, sw, ph, pw):
-    return sh, sw, -(-(height + 2 * ph) // sh), -(-(width + 2 * pw) // sw)
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _phases_copy(buf, plane, ph, pw, sh, sw, into_phases):
-    """Copy an (H, W) plane into the phases buf (sh, sw, R, C) of its zero-padded copy
-    (into_phases), or back out of them: the phase copy and its inverse share the indexing."""
-    height, width = plane.shape
-    for h in range(height):
-        a, r = (h + ph) % sh, (h + ph) // sh
-        row = plane[h]
-        for b in range(sw):
-            w0 = (b - pw) % sw  # first column whose padded position has column phase b
-            if w0 >= width:
-                continue
-            count = (width - 1 - w0) // sw + 1
-            run = buf[a, b, r, (w0 + pw) // sw:]
-            if into_phases:
-                for t in range(count):
-                    run[t] = row[w0 + t * sw]
-            else:
-                for t in range(count):
-                    row[w0 + t * sw] = run[t]
-
-
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
     """Direct depthwise convolution: output channel o reads only input channel o // multiplier."""
@@ -87,71 +46,6 @@ def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
                 dst = y[n, o, oh]
                 for t in range(out_w):
                     dst[t] = acc[t]
-
-
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_depthwise_input_bwd(gy, w, gx, sh, sw, ph, pw, dh, dw):
-    """Input gradient of depthwise conv, scattered per (sample, input channel): no races; see
-    NOTE [Strided depthwise by phases]."""
-    n_batch, n_chan, height, width = gx.shape
-    _, n_out, out_h, out_w = gy.shape
-    kh, kw = w.shape[2], w.shape[3]
-    mult = n_out // n_chan
-    total = n_batch * n_chan
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.empty(_phase_shape(height, width, sh, sw, ph, pw), dtype=gx.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for nc in range(lo, hi):
-            n, c = nc // n_chan, nc % n_chan
-            _zero(buf.ravel())
-            for o in range(c * mult, (c + 1) * mult):
-                g = gy[n, o]
-                for i in range(kh):
-                    a, di = (i * dh) % sh, (i * dh) // sh
-                    for j in range(kw):
-                        phase = buf[a, (j * dw) % sw]
-                        dj = (j * dw) // sw
-                        wv = w[o, 0, i, j]
-                        for oh in range(out_h):
-                            src = g[oh]
-                            dst = phase[oh + di, dj:]
-                            for t in range(out_w):
-                                dst[t] += wv * src[t]
-            _phases_copy(buf, gx[n, c], ph, pw, sh, sw, False)
-
-
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_depthwise_weight_bwd(gy, x, gw_per_sample, sh, sw, ph, pw, dh, dw):
-    """Weight gradient of depthwise conv, one partial per (sample, channel); caller sums over N.
-    See NOTE [Strided depthwise by phases]."""
-    n_batch, n_chan, height, width = x.shape
-    _, n_out, out_h, out_w = gy.shape
-    kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
-    mult = n_out // n_chan
-    total = n_batch * n_out
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.zeros(_phase_shape(height, width, sh, sw, ph, pw), dtype=x.dtype)
-        # per-column partial sums: a vectorizable update, reduced once at the end of each tap
-        acc = np.empty(out_w, dtype=x.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for no in range(lo, hi):
-            n, o = no // n_out, no % n_out
-            _phases_copy(buf, x[n, o // mult], ph, pw, sh, sw, True)
-            g = gy[n, o]
-            for i in range(kh):
-                a, di = (i * dh) % sh, (i * dh) // sh
-                for j in range(kw):
-                    phase = buf[a, (j * dw) % sw]
-                    dj = (j * dw) // sw
-                    _zero(acc)
-                    for oh in range(out_h):
-                        grow = g[oh]
-                        src = phase[oh + di, dj:]
-                        for t in range(out_w):
-                            acc[t] += grow[t] * src[t]
-                    gw_per_sample[n, o, i, j] = acc.sum()
 
 
 # NOTE [Flat stride-1 depthwise]

@@ -57,17 +57,3 @@ def _axpy_strided(dst, alpha, src, s, count):
     else:
         for t in range(count):
             dst[t] += alpha * src[t * s]
-
-
-@numba.njit(nogil=True, cache=True, inline="always")
-def _scatter_strided(dst, alpha, src, s, count):
-    """dst[t * s] += alpha * src[t] for t < count (the adjoint of `_axpy_strided`)."""
-    if s == 1:
-        for t in range(count):
-            dst[t] += alpha * src[t]
-    elif s == 2:
-        for t in range(count):
-            dst[t * 2] += alpha * src[t]
-    else:
-        for t in range(count):
-            dst[t * s] += alpha * src[t]
