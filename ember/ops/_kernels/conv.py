@@ -171,8 +171,10 @@ def _gather_index(x_shape, geo, out_h, out_w):
     idx = np.where(at[:, None, :] >= 0, at[:, None, :] + sample, -1)
     # int32 where it fits: half the table to keep in cache (ResNet-50's 7x7 stem: 1.6 MB)
     small = n_batch * n_chan * height * width < 2 ** 31
-    return np.ascontiguousarray(idx.reshape(kh * kw, n_batch * out_h * out_w),
-                                dtype=np.int32 if small else np.int64)
+    idx = np.ascontiguousarray(idx.reshape(kh * kw, n_batch * out_h * out_w),
+                               dtype=np.int32 if small else np.int64)
+    idx.flags.writeable = False  # shared by every call through the cache
+    return idx
 
 
 @numba.njit(nogil=True, cache=True)
