@@ -1,5 +1,5 @@
 """Plane helpers shared by the convolution kernels (`conv`) and the depthwise kernels
-(`depthwise`): block splitting, padded-buffer copies and strided axpy/scatter loops."""
+(`depthwise`): block splitting, padded-buffer copies and the strided axpy loop."""
 
 import numba
 
