@@ -88,7 +88,7 @@ def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, p
     x = rng.standard_normal(shape).astype(dtype)
     geo = K._geometry((1, shape[1]) + k, stride, padding, dilation)
     out_h, out_w = K._out_hw(shape[2], shape[3], geo)
-    assert K._gathered(geo, out_w)
+    assert K._gathered(geo, shape[0], out_h, out_w)
     rows = np.empty((shape[1] * k[0] * k[1], shape[0], out_h * out_w), dtype)
     gathered = np.full_like(rows, np.nan)
     K._k_unfold_fwd(x, rows, *geo, out_h, out_w)
@@ -99,6 +99,13 @@ def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, p
     K._k_unfold_bwd(cols, want, *geo, out_h, out_w)
     K._fold(cols, got, geo, out_h, out_w)
     np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == np.float64 else 1e-5, atol=1e-6)
+
+
+def test_gathered_im2col_keeps_big_tables_out():
+    # one table entry per tap and output position of the batch; past the cap the row kernels run
+    geo = K._geometry((1, 3, 3, 3), (2, 2), (1, 1), (1, 1))
+    assert K._gathered(geo, 8, 32, 32)
+    assert not K._gathered(geo, 32, 112, 112)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

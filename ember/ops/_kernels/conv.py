@@ -148,15 +148,19 @@ def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
 # anyway and gain at any width (ResNet-50's 7x7/2 stem on 64x64: col2im 1.08 -> 0.62; AlexNet-S's
 # 11x11/4 stem 1.05 -> 0.58 and 1.10 -> 0.76), as do 15-wide 5x5 rows (AlexNet-S (16,64,15,15):
 # 3.7 -> 3.2 and 5.5 -> 4.1). Stride-1 rows of 16 and more stay with the row copies (16x16 3x3:
-# 0.30 vs 0.41), hence _gathered.
+# 0.30 vs 0.41), hence _gathered. Tables are cached per shape; one is capped at _GATHER_MAX_INDEX
+# entries (4 MiB) so that big images keep the row kernels instead of large tables.
 _GATHER_MAX_WIDTH = 15
+_GATHER_MAX_INDEX = 1 << 20
 
 
-def _gathered(geo, out_w):
+def _gathered(geo, n_batch, out_h, out_w):
+    if geo[0] * geo[1] * n_batch * out_h * out_w > _GATHER_MAX_INDEX:
+        return False
     return out_w <= _GATHER_MAX_WIDTH or geo[3] > 1
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _gather_index(x_shape, geo, out_h, out_w):
     """The index table of NOTE [Gathered im2col on small maps] for a C-contiguous x."""
     n_batch, n_chan, height, width = x_shape
@@ -217,7 +221,7 @@ def _k_fold_gather(cols, x, idx):
 
 def _unfold(x, cols, geo, out_h, out_w):
     """im2col of x into the C-contiguous cols (C*kh*kw, N, L), by rows or gathered."""
-    if _gathered(geo, out_w):
+    if _gathered(geo, x.shape[0], out_h, out_w):
         _k_unfold_gather(x, cols, _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_fwd(x, cols, *geo, out_h, out_w)
@@ -225,7 +229,7 @@ def _unfold(x, cols, geo, out_h, out_w):
 
 def _fold(cols, x, geo, out_h, out_w):
     """col2im of the C-contiguous cols into x, the adjoint of `_unfold`."""
-    if _gathered(geo, out_w):
+    if _gathered(geo, x.shape[0], out_h, out_w):
         _k_fold_gather(cols, x, _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_bwd(cols, x, *geo, out_h, out_w)
