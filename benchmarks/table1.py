@@ -296,7 +296,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default=None)
     ap.add_argument("--steps", type=int, default=None)
-    ap.add_argument("--quick", action="store_true", help="1 warm-up + 2 steps per framework, no memory (< 1 min)")
+    ap.add_argument("--quick", action="store_true",
+                    help="1 warm-up + 2 steps per framework, no memory (< 1 min)")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--phases", action="store_true",
@@ -332,7 +333,8 @@ def main():
         ratio = e["throughput"] / t["throughput"] if t else float("nan")
         em, tm = e.get("peak_mb", float("nan")), (t or {}).get("peak_mb", float("nan"))
         kept = f"{e['disturbed']}/{(t or {}).get('disturbed', 0)}"
-        print(f"{name:<14}{e['throughput']:>11.1f}{(t or {}).get('throughput', float('nan')):>11.1f}"
+        t_tput = (t or {}).get("throughput", float("nan"))
+        print(f"{name:<14}{e['throughput']:>11.1f}{t_tput:>11.1f}"
               f"{ratio:>8.2f}{r.get('paired_ratio', float('nan')):>8.2f}"
               f"{em:>10.0f}{tm:>10.0f}{em / tm if tm else float('nan'):>10.2f}"
               f"{kept:>12}", flush=True)

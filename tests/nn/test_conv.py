@@ -122,6 +122,22 @@ def test_conv2d_gradcheck_and_double_backward(rng):
     assert gradgradcheck(fn, (x, w, b))
 
 
+@pytest.mark.parametrize("c, mult, hw, stride", [
+    (16, 1, (4, 3), 2),   # channels-last depthwise kernels (>= 16 channels, small map)
+    (16, 1, (3, 3), 1),
+    (3, 2, (9, 10), 2),   # planar, strided: backward on the stride-1 grid, multiplier 2
+])
+def test_depthwise_conv2d_gradcheck_and_double_backward(rng, c, mult, hw, stride):
+    x = ember.tensor(rng.standard_normal((2, c) + hw), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((c * mult, 1, 3, 3)), requires_grad=True)
+
+    def fn(x, w):
+        return F.conv2d(x, w, None, stride=stride, padding=1, groups=c)
+
+    assert gradcheck(fn, (x, w))
+    assert gradgradcheck(fn, (x, w))
+
+
 def test_conv_transpose2d_gradcheck_and_double_backward(rng):
     x = ember.tensor(rng.standard_normal((1, 2, 3, 3)), requires_grad=True)
     w = ember.tensor(rng.standard_normal((2, 2, 2, 2)), requires_grad=True)

@@ -421,6 +421,12 @@ def _k_unbatch(prod, bias, y):
                     dst[t] = src[t]
 
 
+def _with_bias(y, bias):
+    if bias is not None:
+        y += bias.reshape(1, -1, 1, 1)
+    return y
+
+
 def _conv_forward(x, w, geo, groups, keep=None, bias=None):
     """Convolution (N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, OH, OW), plus bias (O,) if
     given.
@@ -428,26 +434,18 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
     keep: a list to which the im2col matrix (C*kh*kw, N, OH*OW) is appended when one is built,
     for `_conv_weight_grad` to reuse (see NOTE [Keeping the forward's im2col]).
     """
-    y, bias_added = _conv_forward_nobias(x, w, geo, groups, keep, bias)
-    if bias is not None and not bias_added:
-        y += bias.reshape(1, -1, 1, 1)
-    return y
-
-
-def _conv_forward_nobias(x, w, geo, groups, keep, bias):
-    """`_conv_forward`'s work: returns (y, whether bias was added already)."""
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     out_h, out_w = _out_hw(h, wd, geo)
     y = reusable_empty((n, o, out_h, out_w), x.dtype)  # NOTE [Reused buffers]
     if n == 0 or y.size == 0:
-        return y, False
+        return _with_bias(y, bias)
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
             _k_depthwise_cl_fwd(x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
-        return y, False
+        return _with_bias(y, bias)
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
@@ -455,7 +453,7 @@ def _conv_forward_nobias(x, w, geo, groups, keep, bias):
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
             np.matmul(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
-        return y, False
+        return _with_bias(y, bias)
     length = out_h * out_w
     no_bias = np.empty(0, dtype=x.dtype)
     if keep is not None:  # the whole batch in one matrix, packed at once, one GEMM
@@ -476,7 +474,7 @@ def _conv_forward_nobias(x, w, geo, groups, keep, bias):
             continue
         prod = np.matmul(w3, cols).reshape(o, nb, length)
         _k_unbatch(prod, no_bias if bias is None else bias, y[n0:n0 + nb].reshape(nb, o, length))
-    return y, True
+    return y
 
 
 def _conv_input_grad(gy, w, x_shape, geo, groups):
@@ -614,14 +612,13 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
     depthwise layer computes both gradients in one pass over grad_y.
     """
     geo = _geometry(w.shape, stride, padding, dilation)
-    if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups) and \
-            _channels_last_depthwise(grad_y.shape, w.shape, groups):
-        gx = np.empty(x.shape, dtype=grad_y.dtype)
-        gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
-        _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
-        return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
     gy = grad_y
-    if _is_depthwise(x.shape[1], w.shape, groups) and need_x and need_w:
+    if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups):
+        if _channels_last_depthwise(grad_y.shape, w.shape, groups):
+            gx = np.empty(x.shape, dtype=grad_y.dtype)
+            gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
+            _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
+            return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients
     gx = _conv_input_grad(gy, w, x.shape, geo, groups) if need_x else None
     gw = _conv_weight_grad(gy, x, w.shape, geo, groups, packed) if need_w else None
