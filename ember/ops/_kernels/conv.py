@@ -50,6 +50,7 @@ from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_bwd, _k_depthw
                         _k_depthwise_s1_weight_bwd)
 from ..._backend import reusable_empty
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
+from . import winograd
 
 PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
 
@@ -595,12 +596,16 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
         x: input (N, C, H, W). w: weight (O, C // groups, kh, kw). bias: (O,) or None.
         stride, padding, dilation: (int, int) tuples. groups: int dividing C and O.
         keep: optional list; receives the im2col matrix when one is built, to pass to
-            `conv2d_weight_grad` (NOTE [Keeping the forward's im2col]).
+            `conv2d_weight_grad` (NOTE [Keeping the forward's im2col]), or the transformed
+            input of a layer computed by Winograd's algorithm: 3x3, stride 1, big enough maps
+            (NOTE [Winograd convolution] in winograd.py).
 
     Returns:
         y (N, O, OH, OW) with OH = (H + 2*ph - dh*(kh-1) - 1) // sh + 1 (same for W).
     """
     geo = _geometry(w.shape, stride, padding, dilation)
+    if winograd.applies(x.shape, w.shape, geo, groups):  # NOTE [Winograd convolution]
+        return winograd.forward(x, w, bias, padding, keep)
     return _conv_forward(x, w, geo, groups, keep, bias)
 
 
@@ -612,6 +617,9 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
     depthwise layer computes both gradients in one pass over grad_y.
     """
     geo = _geometry(w.shape, stride, padding, dilation)
+    if winograd.applies(x.shape, w.shape, geo, groups):
+        gx, gw = winograd.backward(grad_y, x, w, padding, need_x, need_w, packed)
+        return gx, gw, _bias_grad(grad_y) if need_b else None
     gy = grad_y
     if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups):
         if _channels_last_depthwise(grad_y.shape, w.shape, groups):
@@ -633,6 +641,8 @@ def conv2d_weight_grad(grad_y, x, w_shape, stride, padding, dilation, groups, pa
     packed: the im2col matrix `conv2d_forward` kept for this x (``keep``), if any.
     """
     geo = _geometry(w_shape, stride, padding, dilation)
+    if winograd.applies(x.shape, w_shape, geo, groups):
+        return winograd.weight_grad(grad_y, x, w_shape, padding, packed)
     return _conv_weight_grad(grad_y, x, tuple(w_shape), geo, groups, packed)
 
 

@@ -1,0 +1,342 @@
+"""3x3 stride-1 convolution by Winograd's minimal filtering F(2x2, 3x3): forward and both
+gradients as 16 GEMMs on transformed tiles instead of one GEMM on an im2col matrix.
+
+NOTE [Winograd convolution]
+Each 2x2 block of outputs of a 3x3 cross-correlation depends on a 4x4 tile of the (padded)
+input d. Winograd's F(2x2, 3x3) computes it as  y = A^T [(G g G^T) * (B^T d B)] A  with small
+constant matrices (entries 0, +-1, +-1/2) and an elementwise product: 16 multiplications per
+(output channel, input channel, tile) where the direct form needs 36. Summed over input
+channels, the elementwise products become 16 independent GEMMs
+
+    M[p] (O, T) = U[p] (O, C) @ V[p] (C, T),      p = 0..15 (a position in the 4x4 tile),
+
+with U = G g G^T the transformed weight, V = B^T d B the transformed input tiles, and T the
+number of tiles in the batch (tiles of 2x2 outputs; odd sizes get a zero-padded last tile). The
+gradients are the adjoints of the same three linear maps: dM = A dy A^T, dV[p] = U[p]^T dM[p]
+(then B dV B^T summed into the overlapping input tiles), dU[p] = dM[p] V[p]^T (then G^T dU G).
+So the whole training step of a layer does 2.25x fewer multiply-adds in BLAS; the transforms are
+streaming passes that replace the im2col/col2im packing, and V (4 numbers per input pixel) is
+what the forward keeps for the weight gradient instead of im2col's 9.
+
+It pays where the GEMMs are big and the weight is small next to the activations: the
+transformed weight is 16 numbers per 3x3 filter, written and read once per step, so on a
+2x2 map (one tile per image) the GEMMs turn into matrix-vector products over a bigger weight
+and lose. `applies` takes Winograd when the batch has at least _MIN_TILES tiles and both
+channel counts are at least _MIN_CHANNELS (measurements in its docstring). The transforms add
+rounding of the size of a few ulps of the largest tile value: float32 results differ from the
+direct form by ~1e-6 relative, gradients checked in float64 (tests/nn/test_winograd.py).
+Reference for the matrices: A. Lavin and S. Gray, "Fast Algorithms for Convolutional Neural
+Networks", CVPR 2016.
+"""
+
+import numba
+import numpy as np
+
+from ..._backend import reusable_empty
+
+# When Winograd beats im2col (measurements in `applies`): fewest tiles (2x2 output blocks over
+# the batch), fewest channels, and the smallest share of the tiles' outputs inside the image.
+_MIN_TILES = 128
+_MIN_CHANNELS = 16
+_MIN_USED = 0.8
+
+
+def applies(x_shape, w_shape, geo, groups):
+    """Whether a convolution of these shapes runs here (NOTE [Winograd convolution]).
+
+    geo = (kh, kw, sh, sw, ph, pw, dh, dw). Only 3x3 kernels, stride 1, dilation 1, one group,
+    padding 0 to 2 (any padding is correct; more than 2 leaves whole zero tiles to compute).
+    """
+    kh, kw, sh, sw, ph, pw, dh, dw = geo
+    if (kh, kw, sh, sw, dh, dw, groups) != (3, 3, 1, 1, 1, 1, 1):
+        return False
+    if not (0 <= ph <= 2 and 0 <= pw <= 2):
+        return False
+    n, c, h, w = x_shape
+    if c < _MIN_CHANNELS or w_shape[0] < _MIN_CHANNELS:
+        return False
+    th, tw = _tiles(h, w, ph, pw)
+    if th <= 0 or tw <= 0 or n * th * tw < _MIN_TILES:
+        return False
+    oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
+    return oh * ow >= _MIN_USED * 4 * th * tw
+
+
+def _tiles(h, w, ph, pw):
+    """Tiles along each axis: ceil(output size / 2)."""
+    return (h + 2 * ph - 1) // 2, (w + 2 * pw - 1) // 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Transform kernels. Tile t = (n * th + i) * tw + j covers outputs (2i..2i+1, 2j..2j+1) and padded
+# input rows/columns 2i..2i+3, 2j..2j+3. Transformed arrays are (16, channels, T), p = 4*a + b
+# for row a, column b of the 4x4 tile: each of the 16 GEMM operands is one plane (see `_planes`).
+# Each 2-D transform is a 1-D one down the tile's columns, then the same along its rows; a tile
+# is done in registers, one per loop iteration (2-3x faster than whole-row passes through
+# scratch rows). The adjoint kernels add tile contributions where tiles overlap.
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _bt(d0, d1, d2, d3):
+    """B^T d for one column of 4 inputs."""
+    return d0 - d2, d1 + d2, d2 - d1, d1 - d3
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _b(e0, e1, e2, e3):
+    """B e: the adjoint of `_bt`."""
+    return e0, e1 - e2 + e3, e1 + e2 - e0, -e3
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _at(m0, m1, m2, m3):
+    """A^T m: 4 products to 2 outputs."""
+    return m0 + m1 + m2, m1 - m2 - m3
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _a(y0, y1):
+    """A y: the adjoint of `_at`."""
+    return y0, y0 + y1, y0 - y1, -y1
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _g(g0, g1, g2, half):
+    """G g: 3 filter taps to 4 (half: 0.5 in the arrays' dtype, so float32 stays float32)."""
+    return g0, half * (g0 + g1 + g2), half * (g0 - g1 + g2), g2
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _gt(u0, u1, u2, u3, half):
+    """G^T u: the adjoint of `_g`."""
+    return u0 + half * (u1 + u2), half * (u1 - u2), half * (u1 + u2) + u3
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_input(x, v, ph, pw, th, tw):
+    """v[:, c, t] = B^T d B for every 4x4 input tile d of every (sample, channel)."""
+    n_batch, n_chan, h, w = x.shape
+    plane = np.zeros((2 * th + 2, 2 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
+    for c in range(n_chan):
+        for n in range(n_batch):
+            for r in range(h):
+                src = x[n, c, r]
+                dst = plane[r + ph, pw:]
+                for q in range(w):
+                    dst[q] = src[q]
+            for i in range(th):
+                r0, r1, r2, r3 = plane[2 * i], plane[2 * i + 1], plane[2 * i + 2], plane[2 * i + 3]
+                base = (n * th + i) * tw
+                vt = v[:, c, base:base + tw]
+                for j in range(tw):
+                    q = 2 * j
+                    c0 = _bt(r0[q], r1[q], r2[q], r3[q])  # down each column
+                    c1 = _bt(r0[q + 1], r1[q + 1], r2[q + 1], r3[q + 1])
+                    c2 = _bt(r0[q + 2], r1[q + 2], r2[q + 2], r3[q + 2])
+                    c3 = _bt(r0[q + 3], r1[q + 3], r2[q + 3], r3[q + 3])
+                    for a in range(4):  # along each row
+                        vt[4 * a, j], vt[4 * a + 1, j], vt[4 * a + 2, j], vt[4 * a + 3, j] = _bt(
+                            c0[a], c1[a], c2[a], c3[a])
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw):
+    """gx = the adjoint of `_k_winograd_input`: B dV B^T of every tile, summed where tiles
+    overlap, padding cropped."""
+    n_batch, n_chan, h, w = gx.shape
+    plane = np.empty((2 * th + 2, 2 * tw + 2), dtype=gx.dtype)
+    for c in range(n_chan):
+        for n in range(n_batch):
+            plane[:] = 0
+            for i in range(th):
+                r0, r1, r2, r3 = plane[2 * i], plane[2 * i + 1], plane[2 * i + 2], plane[2 * i + 3]
+                base = (n * th + i) * tw
+                g = dv[:, c, base:base + tw]
+                for j in range(tw):
+                    e0 = _b(g[0, j], g[1, j], g[2, j], g[3, j])  # along each row
+                    e1 = _b(g[4, j], g[5, j], g[6, j], g[7, j])
+                    e2 = _b(g[8, j], g[9, j], g[10, j], g[11, j])
+                    e3 = _b(g[12, j], g[13, j], g[14, j], g[15, j])
+                    for b in range(4):  # down each column, into the overlapping tiles' sum
+                        d0, d1, d2, d3 = _b(e0[b], e1[b], e2[b], e3[b])
+                        q = 2 * j + b
+                        r0[q] += d0
+                        r1[q] += d1
+                        r2[q] += d2
+                        r3[q] += d3
+            for r in range(h):
+                src = plane[r + ph, pw:]
+                dst = gx[n, c, r]
+                for q in range(w):
+                    dst[q] = src[q]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_output(m, bias, y, th, tw):
+    """y[n, o] = A^T m A for every tile (plus bias[o]; no bias when bias is empty)."""
+    n_batch, n_out, oh, ow = y.shape
+    out = np.empty((2, 2 * tw), dtype=y.dtype)
+    for o in range(n_out):
+        b = bias[o] if bias.size else 0.0
+        for n in range(n_batch):
+            for i in range(th):
+                base = (n * th + i) * tw
+                mt = m[:, o, base:base + tw]
+                for j in range(tw):
+                    c0 = _at(mt[0, j], mt[4, j], mt[8, j], mt[12, j])  # down each column
+                    c1 = _at(mt[1, j], mt[5, j], mt[9, j], mt[13, j])
+                    c2 = _at(mt[2, j], mt[6, j], mt[10, j], mt[14, j])
+                    c3 = _at(mt[3, j], mt[7, j], mt[11, j], mt[15, j])
+                    for a in range(2):  # along each row
+                        y0, y1 = _at(c0[a], c1[a], c2[a], c3[a])
+                        out[a, 2 * j] = y0 + b
+                        out[a, 2 * j + 1] = y1 + b
+                for a in range(min(2, oh - 2 * i)):  # a last tile row past the edge is dropped
+                    src = out[a]
+                    dst = y[n, o, 2 * i + a]
+                    for q in range(ow):
+                        dst[q] = src[q]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_output_adjoint(gy, dm, th, tw):
+    """dm[:, o, t] = A g A^T for the 2x2 block g of gy each tile produced (zeros past the edge):
+    the adjoint of `_k_winograd_output`."""
+    n_batch, n_out, oh, ow = gy.shape
+    g = np.zeros((2, 2 * tw), dtype=gy.dtype)  # columns past ow stay 0
+    for o in range(n_out):
+        for n in range(n_batch):
+            for i in range(th):
+                for a in range(2):
+                    row = g[a]
+                    if 2 * i + a < oh:
+                        src = gy[n, o, 2 * i + a]
+                        for q in range(ow):
+                            row[q] = src[q]
+                    else:
+                        row[:] = 0
+                base = (n * th + i) * tw
+                mt = dm[:, o, base:base + tw]
+                for j in range(tw):
+                    c0 = _a(g[0, 2 * j], g[1, 2 * j])  # down each column
+                    c1 = _a(g[0, 2 * j + 1], g[1, 2 * j + 1])
+                    for a in range(4):  # along each row
+                        mt[4 * a, j], mt[4 * a + 1, j], mt[4 * a + 2, j], mt[4 * a + 3, j] = _a(
+                            c0[a], c1[a])
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_weight(w, u):
+    """u[:, o, c] = G g G^T for every 3x3 filter g = w[o, c]."""
+    n_out, n_chan = w.shape[0], w.shape[1]
+    half = np.full(1, 0.5, dtype=w.dtype)[0]
+    for o in range(n_out):
+        for c in range(n_chan):
+            g = w[o, c]
+            c0 = _g(g[0, 0], g[1, 0], g[2, 0], half)  # down each column
+            c1 = _g(g[0, 1], g[1, 1], g[2, 1], half)
+            c2 = _g(g[0, 2], g[1, 2], g[2, 2], half)
+            for a in range(4):  # along each row
+                u[4 * a, o, c], u[4 * a + 1, o, c], u[4 * a + 2, o, c], u[4 * a + 3, o, c] = _g(
+                    c0[a], c1[a], c2[a], half)
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_winograd_weight_adjoint(du, gw):
+    """gw[o, c] = G^T du G: the adjoint of `_k_winograd_weight`."""
+    n_out, n_chan = gw.shape[0], gw.shape[1]
+    half = np.full(1, 0.5, dtype=gw.dtype)[0]
+    for o in range(n_out):
+        for c in range(n_chan):
+            e0 = _gt(du[0, o, c], du[1, o, c], du[2, o, c], du[3, o, c], half)  # along each row
+            e1 = _gt(du[4, o, c], du[5, o, c], du[6, o, c], du[7, o, c], half)
+            e2 = _gt(du[8, o, c], du[9, o, c], du[10, o, c], du[11, o, c], half)
+            e3 = _gt(du[12, o, c], du[13, o, c], du[14, o, c], du[15, o, c], half)
+            g = gw[o, c]
+            for b in range(3):  # down each column
+                g[0, b], g[1, b], g[2, b] = _gt(e0[b], e1[b], e2[b], e3[b], half)
+
+
+# ---------------------------------------------------------------------------------------------
+# Drivers (C-contiguous float arrays; `applies` has been checked).
+
+
+def _planes(rows, cols, dtype):
+    """An uninitialised (16, rows, cols) array whose planes are one cache line further apart
+    than contiguous ones. Contiguous planes of a power-of-two size start at addresses equal
+    modulo 4 KiB, and a loop touching all 16 at once thrashes the same cache sets."""
+    size = rows * cols + 64 // np.dtype(dtype).itemsize
+    flat = reusable_empty((16 * size,), dtype)  # NOTE [Reused buffers] in _backend.py
+    return flat.reshape(16, size)[:, :rows * cols].reshape(16, rows, cols)
+
+
+def _transformed_input(x, ph, pw):
+    n, c, h, w = x.shape
+    th, tw = _tiles(h, w, ph, pw)
+    v = _planes(c, n * th * tw, x.dtype)
+    _k_winograd_input(x, v, ph, pw, th, tw)
+    return v
+
+
+def _transformed_weight(w):
+    u = _planes(w.shape[0], w.shape[1], w.dtype)
+    _k_winograd_weight(w, u)
+    return u
+
+
+def forward(x, w, bias, padding, keep=None):
+    """y = conv2d(x, w, bias, stride 1, padding) for a (O, C, 3, 3) weight.
+
+    keep: a list to which the transformed input is appended, for `weight_grad`'s ``packed``.
+    """
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    ph, pw = padding
+    th, tw = _tiles(h, wd, ph, pw)
+    v = _transformed_input(x, ph, pw)
+    m = _planes(o, v.shape[2], x.dtype)
+    np.matmul(_transformed_weight(w), v, out=m)
+    y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
+    _k_winograd_output(m, np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
+    if keep is not None:
+        keep.append(v)
+    return y
+
+
+def _transformed_grad(gy):
+    n, o, oh, ow = gy.shape
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    dm = _planes(o, n * th * tw, gy.dtype)
+    _k_winograd_output_adjoint(gy, dm, th, tw)
+    return dm
+
+
+def input_grad(gy, w, x_shape, padding, dm=None):
+    """Gradient in x of `forward` (dm: gy already transformed, if at hand)."""
+    dm = _transformed_grad(gy) if dm is None else dm
+    u = _transformed_weight(w)
+    dv = _planes(x_shape[1], dm.shape[2], gy.dtype)
+    np.matmul(u.transpose(0, 2, 1), dm, out=dv)
+    gx = np.empty(x_shape, dtype=gy.dtype)
+    th, tw = _tiles(x_shape[2], x_shape[3], *padding)
+    _k_winograd_input_adjoint(dv, gx, padding[0], padding[1], th, tw)
+    return gx
+
+
+def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
+    """Gradient in w of `forward`; packed: the transformed input `forward` kept, if any."""
+    dm = _transformed_grad(gy) if dm is None else dm
+    v = _transformed_input(x, *padding) if packed is None else packed
+    du = _planes(w_shape[0], w_shape[1], x.dtype)
+    np.matmul(dm, v.transpose(0, 2, 1), out=du)
+    gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
+    _k_winograd_weight_adjoint(du, gw)
+    return gw
+
+
+def backward(gy, x, w, padding, need_x, need_w, packed=None):
+    """(gx, gw), None for those not requested; gy is transformed once for both."""
+    dm = _transformed_grad(gy)
+    gx = input_grad(gy, w, x.shape, padding, dm) if need_x else None
+    gw = weight_grad(gy, x, w.shape, padding, packed, dm) if need_w else None
+    return gx, gw

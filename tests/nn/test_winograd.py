@@ -1,0 +1,136 @@
+"""Winograd F(2x2, 3x3) convolution (ember/ops/_kernels/winograd.py): the same numbers as the
+im2col path and as torch, gradients by gradcheck, and which layers take it."""
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.nn import _functional_b as F
+from ember.ops._kernels import conv as kconv
+from ember.ops._kernels import winograd
+
+
+@pytest.fixture
+def every_shape(monkeypatch):
+    """Let Winograd take every 3x3 stride-1 convolution, however small."""
+    monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
+    monkeypatch.setattr(winograd, "_MIN_USED", 0.0)
+
+
+# (n, c, o, h, w, padding): odd and even sizes, every padding 0..2, a single tile, a 1-wide map
+SHAPES = [
+    (2, 3, 4, 5, 7, (1, 1)),
+    (3, 5, 2, 8, 8, (1, 1)),
+    (1, 4, 3, 6, 5, (0, 2)),
+    (2, 2, 5, 9, 4, (2, 0)),
+    (1, 3, 3, 3, 3, (0, 0)),
+    (2, 3, 2, 1, 6, (1, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_winograd_equals_im2col_forward_and_gradients(rng, shape, dtype, tol):
+    n, c, o, h, w, padding = shape
+    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+    wt = rng.standard_normal((o, c, 3, 3)).astype(dtype)
+    b = rng.standard_normal(o).astype(dtype)
+    geo = kconv._geometry(wt.shape, (1, 1), padding, (1, 1))
+    y_ref = kconv._conv_forward(x, wt, geo, 1, None, b).copy()
+    keep = []
+    y = winograd.forward(x, wt, b, padding, keep).copy()
+    assert y.dtype == dtype and y.shape == y_ref.shape
+    np.testing.assert_allclose(y, y_ref, rtol=tol, atol=tol * np.abs(y_ref).max())
+    gy = rng.standard_normal(y.shape).astype(dtype)
+    gx_ref = kconv._conv_input_grad(gy, wt, x.shape, geo, 1)
+    gw_ref = kconv._conv_weight_grad(gy, x, wt.shape, geo, 1).copy()
+    gx, gw = winograd.backward(gy, x, wt, padding, True, True, keep[0])
+    np.testing.assert_allclose(gx, gx_ref, rtol=tol, atol=tol * np.abs(gx_ref).max())
+    np.testing.assert_allclose(gw, gw_ref, rtol=tol, atol=tol * np.abs(gw_ref).max())
+    # the weight gradient without the forward's transformed input transforms x again
+    gw_again = winograd.weight_grad(gy, x, wt.shape, padding)
+    np.testing.assert_allclose(gw_again, gw_ref, rtol=tol, atol=tol * np.abs(gw_ref).max())
+
+
+@pytest.mark.parametrize("padding", [0, 1, 2])
+def test_winograd_conv2d_gradcheck_and_double_backward(rng, every_shape, padding):
+    x = ember.tensor(rng.standard_normal((2, 3, 5, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    b = ember.tensor(rng.standard_normal(4), requires_grad=True)
+    assert winograd.applies(tuple(x.shape), tuple(w.shape),
+                            kconv._geometry(w.shape, (1, 1), (padding,) * 2, (1, 1)), 1)
+    fn = lambda x, w, b: F.conv2d(x, w, b, padding=padding)  # noqa: E731
+    assert gradcheck(fn, (x, w, b))
+    assert gradgradcheck(fn, (x, w, b))
+
+
+def test_winograd_conv2d_module_matches_im2col_path_in_a_training_step(rng, monkeypatch):
+    """A VGG-sized layer (it takes Winograd at the default thresholds) against the same layer
+    with Winograd switched off: output and both gradients through Conv2d and autograd."""
+    x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
+    conv = ember.nn.Conv2d(32, 48, 3, padding=1)
+    geo = kconv._geometry(tuple(conv.weight.shape), (1, 1), (1, 1), (1, 1))
+    assert winograd.applies(x.shape, tuple(conv.weight.shape), geo, 1)
+
+    def run():
+        conv.zero_grad()
+        xt = ember.tensor(x, requires_grad=True)
+        y = ember.relu(conv(xt))
+        (y * y).sum().backward()
+        return y.detach().numpy().copy(), xt.grad.numpy(), conv.weight.grad.numpy().copy()
+
+    ours = run()
+    monkeypatch.setattr(winograd, "_MIN_TILES", 10 ** 9)
+    ref = run()
+    for a, r in zip(ours, ref):
+        np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4 * np.abs(r).max())
+
+
+@pytest.mark.parity
+def test_winograd_layer_matches_torch_float32(rng):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
+    w = (rng.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    g = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
+    ours = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ref = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    y = F.conv2d(*ours, padding=1)
+    ty = torch.nn.functional.conv2d(*ref, padding=1)
+    y.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    pairs = [(y.detach(), ty.detach())] + [(o.grad, r.grad) for o, r in zip(ours, ref)]
+    for a, r in pairs:
+        r = r.numpy()
+        np.testing.assert_allclose(a.numpy(), r, rtol=1e-4, atol=2e-5 * np.abs(r).max())
+
+
+@pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, expected", [
+    ((8, 64, 32, 32), (64, 64, 3, 3), 1, 1, 1, 1, True),      # VGG-19 block 1
+    ((8, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1, 1, True),     # VGG-19 block 3: 128 tiles
+    ((8, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1, 1, False),    # 32 tiles: weight transform loses
+    ((8, 3, 32, 32), (64, 3, 3, 3), 1, 1, 1, 1, False),       # 3 input channels
+    ((16, 192, 7, 7), (384, 192, 3, 3), 1, 1, 1, 1, False),   # 7x7: a quarter of a tile wasted
+    ((8, 64, 32, 32), (64, 64, 3, 3), 2, 1, 1, 1, False),     # strided
+    ((8, 64, 32, 32), (64, 64, 3, 3), 1, 2, 2, 1, False),     # dilated
+    ((8, 64, 32, 32), (64, 32, 3, 3), 1, 1, 1, 2, False),     # grouped
+    ((8, 64, 32, 32), (64, 64, 5, 5), 1, 2, 1, 1, False),     # 5x5
+    ((8, 64, 32, 32), (64, 64, 3, 3), 1, 3, 1, 1, False),     # padding beyond 2
+])
+def test_winograd_applies_only_where_it_pays(x_shape, w_shape, stride, padding, dilation, groups,
+                                             expected):
+    geo = kconv._geometry(w_shape, (stride,) * 2, (padding,) * 2, (dilation,) * 2)
+    assert winograd.applies(x_shape, w_shape, geo, groups) is expected
+
+
+def test_winograd_forward_keeps_four_numbers_per_input_pixel(rng):
+    """What the forward keeps for the weight gradient: 16 per 2x2 output tile, against
+    im2col's 9 per output position."""
+    x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
+    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    keep = []
+    kconv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1, keep)
+    (v,) = keep
+    assert v.shape == (16, 64, 8 * 8 * 8)
+    assert v.size == 4 * x.size
