@@ -190,3 +190,32 @@ def test_kept_lstm_outputs_and_cross_entropy_inputs_are_never_overwritten(empty_
         loss.backward()
     for out, values in kept:
         np.testing.assert_array_equal(out.detach().numpy(), values)
+
+
+def test_broadcast_sums_and_tanh_gradients_are_pooled_and_kept_ones_never_overwritten(
+        empty_pool, monkeypatch):
+    # additive attention's pattern: a row-broadcast sum, tanh, and tanh's gradient, all big
+    from ember.ops._kernels import pointwise
+    monkeypatch.setattr(pointwise, "_ROWS_MIN_SIZE", 1)  # the row kernels on a small shape
+    rng = np.random.default_rng(0)
+    kept, grads = [], []
+    for step in range(3):
+        q = ember.tensor(rng.standard_normal((2, 3, 1, 16)), requires_grad=True)
+        k = ember.tensor(rng.standard_normal((2, 1, 4, 16)))
+        s = q + k
+        e = ember.tanh(s)
+        e.sum().backward()
+        kept.append((s, s.detach().numpy().copy(), q.detach().numpy().copy(), k.numpy().copy()))
+        grads.append((q.grad, q.grad.numpy().copy()))
+    for s, values, qn, kn in kept:
+        np.testing.assert_array_equal(s.detach().numpy(), values)
+        np.testing.assert_array_equal(values, qn + kn)
+        assert _backend.is_reused(s._data)
+    for g, values in grads:
+        np.testing.assert_array_equal(g.numpy(), values)
+    s, _, qn, kn = kept[-1]
+    expected = (1 - np.tanh(qn + kn) ** 2).sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(grads[-1][1], expected, rtol=1e-12)
+    g = ember.ones(2, 3, 4, 16, dtype=ember.float64)
+    y = ember.tanh(ember.randn(2, 3, 4, 16, dtype=ember.float64))
+    assert _backend.is_reused(pointwise.tanh_grad(g.numpy(), y.numpy()))

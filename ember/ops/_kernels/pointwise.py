@@ -202,8 +202,10 @@ def broadcast_binary(op, a, b):
     ra, rb = _rows(a, len(shape), shape[:-1]), _rows(b, len(shape), shape[:-1])
     if ra is None or rb is None or ra[2] == rb[2] == 1:
         return None
-    out = np.empty(shape, a.dtype)
+    out = reusable_empty(shape, a.dtype)  # NOTE [Reused buffers] in _backend.py
     _ROW_KERNELS[op](*ra, *rb, out.reshape(-1, length))
+    if order == tuple(range(len(shape))):
+        return out  # the pooled array itself, not a view of it
     return out.transpose(np.argsort(order))
 
 
@@ -239,7 +241,9 @@ def _fused(kernel, g, y):
     flats = _flat_views(g, y)
     if flats is None:
         return None
-    out = _like(g)
+    out = reusable_like(g)  # NOTE [Reused buffers] in _backend.py
+    if out is None:
+        out = _like(g)
     kernel(*flats, out.ravel(order="K"))
     return out
 
