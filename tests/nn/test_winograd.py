@@ -117,6 +117,7 @@ def test_winograd_layer_matches_torch_float32(rng):
     ((8, 64, 32, 32), (64, 32, 3, 3), 1, 1, 1, 2, False),     # grouped
     ((8, 64, 32, 32), (64, 64, 5, 5), 1, 2, 1, 1, False),     # 5x5
     ((8, 64, 32, 32), (64, 64, 3, 3), 1, 3, 1, 1, False),     # padding beyond 2
+    ((32, 64, 224, 224), (64, 64, 3, 3), 1, 1, 1, 1, False),  # 1.6 GB of tiles: im2col chunks
 ])
 def test_winograd_applies_only_where_it_pays(x_shape, w_shape, stride, padding, dilation, groups,
                                              expected):

@@ -18,13 +18,31 @@ So the whole training step of a layer does 2.25x fewer multiply-adds in BLAS; th
 streaming passes that replace the im2col/col2im packing, and V (4 numbers per input pixel) is
 what the forward keeps for the weight gradient instead of im2col's 9.
 
-It pays where the GEMMs are big and the weight is small next to the activations: the
-transformed weight is 16 numbers per 3x3 filter, written and read once per step, so on a
-2x2 map (one tile per image) the GEMMs turn into matrix-vector products over a bigger weight
-and lose. `applies` takes Winograd when the batch has at least _MIN_TILES tiles and both
-channel counts are at least _MIN_CHANNELS (measurements in its docstring). The transforms add
-rounding of the size of a few ulps of the largest tile value: float32 results differ from the
-direct form by ~1e-6 relative, gradients checked in float64 (tests/nn/test_winograd.py).
+It pays where the GEMMs are big and the weight is small next to the activations. The
+transformed weight is 16 numbers per 3x3 filter, made in forward and in the input gradient and
+reduced back in the weight gradient, so with few tiles per filter the weight transforms eat the
+GEMM savings. Forward + both gradients against im2col (AMD EPYC, 2 threads, float32, ms):
+
+    layer (N, C -> O, map)     tiles   im2col   Winograd
+    8, 64 -> 64, 32x32          2048     15.7      11.5
+    8, 128 -> 128, 16x16         512     12.2       8.0
+    8, 256 -> 256, 8x8           128     11.0       7.4
+    4, 256 -> 256, 8x8            64      7.1       7.4
+    8, 512 -> 512, 4x4            32     12.8      14.8
+    8, 512 -> 512, 2x2             8      4.3      16.6
+    16, 384 -> 256, 7x7          256     28.8      26.3   (a quarter of the 8x8 outputs wasted;
+    16, 256 -> 256, 7x7          256     19.6      20.6    +-10% run to run: a wash)
+
+so `applies` takes Winograd from _MIN_TILES = 128 tiles, with at least _MIN_CHANNELS channels
+on both sides, at least _MIN_USED of the tiles' outputs inside the image, and transformed
+operands under _MAX_PLANES elements. In a training step (benchmarks/ab.py, paired): VGG-19
+153 -> 135 ms, ResNet-50 186 -> 173. The transforms are one pass each, a tile per loop
+iteration held in registers (the first version, whole-row passes through scratch rows, was
+2-3x slower and gave back half the gain); the 16 planes of a transformed array are a cache
+line further apart than contiguous (`_planes`), since power-of-two planes that start at equal
+addresses modulo 4 KiB thrashed the same cache sets (weight transform 10.7 -> 2.7 ms at 512x512).
+The transforms round a little more than the direct sum: float32 results differ from im2col's by
+~1e-6 relative; float64 agrees to ~1e-15 (tests/nn/test_winograd.py, with gradcheck).
 Reference for the matrices: A. Lavin and S. Gray, "Fast Algorithms for Convolutional Neural
 Networks", CVPR 2016.
 """
@@ -39,6 +57,9 @@ from ..._backend import reusable_empty
 _MIN_TILES = 128
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
+# Largest transformed operand (elements) taken here: V and M are not chunked over the batch
+# like im2col (conv.py's _COLS_BUDGET), so bigger layers stay there and memory stays bounded.
+_MAX_PLANES = 1 << 26
 
 
 def applies(x_shape, w_shape, geo, groups):
@@ -57,6 +78,8 @@ def applies(x_shape, w_shape, geo, groups):
         return False
     th, tw = _tiles(h, w, ph, pw)
     if th <= 0 or tw <= 0 or n * th * tw < _MIN_TILES:
+        return False
+    if 16 * max(c, w_shape[0]) * n * th * tw > _MAX_PLANES:
         return False
     oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
     return oh * ow >= _MIN_USED * 4 * th * tw
