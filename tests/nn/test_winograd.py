@@ -135,3 +135,28 @@ def test_winograd_forward_keeps_four_numbers_per_input_pixel(rng):
     (v,) = keep
     assert v.shape == (16, 64, 8 * 8 * 8)
     assert v.size == 4 * x.size
+
+
+@pytest.mark.parametrize("needs", ["x", "w", "both"])
+def test_winograd_partial_gradients_and_a_retained_second_backward(rng, every_shape, needs):
+    """Only the input (no transformed input kept), only the weight, or both; a second backward
+    through a retained graph transforms x again (the kept one is used once)."""
+    x_np = rng.standard_normal((2, 4, 6, 7))
+    w_np = rng.standard_normal((5, 4, 3, 3))
+    # x is the leaf in (N, C, W, H) order; the convolution sees a non-contiguous view of it
+    x = ember.tensor(x_np.transpose(0, 1, 3, 2).copy(), requires_grad=needs in ("x", "both"))
+    w = ember.tensor(w_np, requires_grad=needs in ("w", "both"))
+    y = F.conv2d(x.transpose(2, 3), w, padding=1)
+    g = rng.standard_normal(tuple(y.shape))
+    y.backward(ember.tensor(g), retain_graph=True)
+    first = [t.grad.numpy().copy() for t in (x, w) if t.requires_grad]
+    y.backward(ember.tensor(g))
+    second = [t.grad.numpy() for t in (x, w) if t.requires_grad]
+    for a, b in zip(first, second):
+        np.testing.assert_allclose(b, 2 * a, rtol=1e-12)
+    geo = kconv._geometry(w_np.shape, (1, 1), (1, 1), (1, 1))
+    expected = {"x": kconv._conv_input_grad(g, w_np, x_np.shape, geo, 1).transpose(0, 1, 3, 2),
+                "w": kconv._conv_weight_grad(g, x_np, w_np.shape, geo, 1)}
+    names = [n for n in ("x", "w") if needs in (n, "both")]
+    for name, got in zip(names, first):
+        np.testing.assert_allclose(got, expected[name], rtol=1e-10, atol=1e-10)
