@@ -51,6 +51,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from .planes import _crop_plane, _fill_interior
 
 # When Winograd beats im2col (measurements in `applies`): fewest tiles (2x2 output blocks over
 # the batch), fewest channels, and the smallest share of the tiles' outputs inside the image.
@@ -142,11 +143,7 @@ def _k_winograd_input(x, v, ph, pw, th, tw):
     plane = np.zeros((2 * th + 2, 2 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
     for c in range(n_chan):
         for n in range(n_batch):
-            for r in range(h):
-                src = x[n, c, r]
-                dst = plane[r + ph, pw:]
-                for q in range(w):
-                    dst[q] = src[q]
+            _fill_interior(plane, x[n, c], ph, pw)
             for i in range(th):
                 r0, r1, r2, r3 = plane[2 * i], plane[2 * i + 1], plane[2 * i + 2], plane[2 * i + 3]
                 base = (n * th + i) * tw
@@ -187,11 +184,7 @@ def _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw):
                         r1[q] += d1
                         r2[q] += d2
                         r3[q] += d3
-            for r in range(h):
-                src = plane[r + ph, pw:]
-                dst = gx[n, c, r]
-                for q in range(w):
-                    dst[q] = src[q]
+            _crop_plane(plane, gx[n, c], ph, pw)
 
 
 @numba.njit(nogil=True, cache=True)
