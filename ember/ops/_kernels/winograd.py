@@ -192,8 +192,9 @@ def _k_winograd_output(m, bias, y, th, tw):
     """y[n, o] = A^T m A for every tile (plus bias[o]; no bias when bias is empty)."""
     n_batch, n_out, oh, ow = y.shape
     out = np.empty((2, 2 * tw), dtype=y.dtype)
+    zero = np.zeros(1, dtype=y.dtype)[0]  # a float64 0.0 would turn float32 sums into float64
     for o in range(n_out):
-        b = bias[o] if bias.size else 0.0
+        b = bias[o] if bias.size else zero
         for n in range(n_batch):
             for i in range(th):
                 base = (n * th + i) * tw
