@@ -522,13 +522,11 @@ def _erfinv_np(x):
 
 
 def _sigmoid_np(x):
-    # split by sign so exp never overflows
-    out = np.empty_like(x)
-    pos = x >= 0
-    out[pos] = 1 / (1 + np.exp(-x[pos]))
-    e = np.exp(x[~pos])
-    out[~pos] = e / (1 + e)
-    return out
+    """1 / (1 + e^-x) without overflow: e^-|x| never overflows, and the sign picks the form
+    (1 / (1 + e) for x >= 0, e / (1 + e) below), which also keeps float16 results that
+    1 / (1 + inf) would flush to 0."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
 
 
 def _erf_np(x):

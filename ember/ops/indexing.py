@@ -489,6 +489,49 @@ def _scatter_into_zeros(g, idx, dim, shape):
     return z.scatter(dim, _make(np.asarray(idx, np.int64)), g)
 
 
+class IndexSelect(Op):
+    """x.take(index, axis=dim) for a fixed int64 index; the adjoint is IndexSelectBackward."""
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.index, ctx.dim, ctx.size = index, dim, x.shape[dim]
+        return np.take(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexSelectBackward.apply(grad, ctx.index, ctx.dim, ctx.size)
+
+
+class IndexSelectBackward(Op):
+    """Sum the slices of g along dim into position index[k] of a length-``size`` dim.
+
+    np.add.at is slow for this; sorting the index once turns it into np.add.reduceat over the
+    runs of equal indices (each output position is a contiguous run after the sort).
+    """
+
+    @staticmethod
+    def forward(ctx, g, index, dim, size):
+        ctx.index, ctx.dim = index, dim
+        shape = list(g.shape)
+        shape[dim] = size
+        out = np.zeros(shape, g.dtype)
+        if index.size == 0:
+            return out
+        order = np.argsort(index, kind="stable")
+        ordered = index[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        g_sorted = g if np.all(order == np.arange(order.size)) else np.take(g, order, axis=dim)
+        sums = np.add.reduceat(g_sorted, starts, axis=dim)
+        key = [slice(None)] * g.ndim
+        key[dim] = ordered[starts]
+        out[tuple(key)] = sums
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexSelect.apply(grad, ctx.index, ctx.dim)
+
+
 def index_select(input, dim, index):
     """Entries of input at ``index`` (1-D int64) along dim."""
     if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
@@ -505,7 +548,7 @@ def index_select(input, dim, index):
             raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
                              f"{a.size} value(s)")
         return input.reshape(1)[key].reshape(())
-    return AdvancedIndex.apply(input, key)
+    return IndexSelect.apply(input, key[-1], d)
 
 
 register("index_select", dtypes=D.ALL)(index_select)

@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.nn.modules.attention import MultiheadAttention
 
 

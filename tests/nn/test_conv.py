@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.nn.modules.conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 
 
@@ -264,7 +264,7 @@ def test_conv_argument_errors():
         F.conv2d(ember.randn(1, 1, 4, 4), ember.randn(1, 1, 3, 3).double())
     with pytest.raises(RuntimeError, match="output padding must be smaller"):
         F.conv_transpose2d(ember.randn(1, 1, 4, 4), ember.randn(1, 1, 3, 3), output_padding=1)
-    with pytest.raises(RuntimeError, match="floating point"):
+    with pytest.raises(RuntimeError, match="floating.point"):
         F.conv2d(ember.ones(1, 1, 4, 4, dtype=ember.int64),
                  ember.ones(1, 1, 3, 3, dtype=ember.int64))
 

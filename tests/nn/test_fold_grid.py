@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.nn.modules.fold import Fold, Unfold
 
 

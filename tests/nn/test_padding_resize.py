@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.nn.modules import padding as P
 from ember.nn.modules import pixelshuffle as PS
 from ember.nn.modules import upsampling as U

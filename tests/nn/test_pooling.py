@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.nn.modules import pooling as P
 
 
@@ -179,7 +179,7 @@ def test_pool_errors():
         F.max_pool2d(ember.randn(1, 1, 4, 4), 2, padding=2)
     with pytest.raises(RuntimeError, match="output size is too small"):
         F.avg_pool2d(ember.randn(1, 1, 2, 2), 3)
-    with pytest.raises(RuntimeError, match="floating point"):
+    with pytest.raises(RuntimeError, match="floating.point"):
         F.avg_pool2d(ember.ones(1, 1, 4, 4, dtype=ember.int64), 2)
     y, idx = F.max_pool2d(ember.randn(1, 1, 4, 4), 2, return_indices=True)
     with pytest.raises(RuntimeError, match="invalid max index"):

@@ -5,7 +5,7 @@ import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from ember.nn import _functional_b as F
+from ember.nn import functional as F
 from ember.ops._kernels import conv as kconv
 from ember.ops._kernels import winograd
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import _dtype as D
 from ... import empty
-from .. import _functional_b as F
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .linear import Linear

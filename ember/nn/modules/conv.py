@@ -5,9 +5,9 @@ import math
 
 from ... import _dtype as D
 from ... import empty
-from .. import _functional_b as F
-from .. import _functional_conv as _Fconv
+from .. import functional as F
 from .. import init
+from ..functional import _conv as _Fconv
 from ..parameter import Parameter
 from .module import Module
 

@@ -1,7 +1,7 @@
 """Fold (col2im) and Unfold (im2col)."""
 from __future__ import annotations
 
-from .. import _functional_b as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["Fold", "Unfold"]

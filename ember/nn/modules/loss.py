@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
-from .._functional_loss import legacy_get_string
+from ..functional._loss import legacy_get_string
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",

@@ -1,7 +1,7 @@
 """Padding layers: constant / zero, reflection, replication and circular padding."""
 from __future__ import annotations
 
-from .. import _functional_b as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ZeroPad1d", "ZeroPad2d",

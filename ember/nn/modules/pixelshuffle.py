@@ -1,7 +1,7 @@
 """PixelShuffle, PixelUnshuffle and ChannelShuffle."""
 from __future__ import annotations
 
-from .. import _functional_b as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]

@@ -1,7 +1,7 @@
 """Pooling layers: max, average, adaptive, unpooling and power-average (LP) pooling."""
 from __future__ import annotations
 
-from .. import _functional_b as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",

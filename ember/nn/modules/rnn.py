@@ -3,13 +3,13 @@
 NOTE [RNN time loop]
 Per layer and direction the input projection of every time step is one GEMM
 (x W_ih^T + b for all T*B rows at once); the loop over time then does one (B, H) x (H, G)
-GEMM for the recurrent projection and one fused numba cell op (ember.ops.nn_ops.LSTMCell /
+GEMM for the recurrent projection and one fused numba cell op (ember.ops.nn.rnn.LSTMCell /
 GRUCell) per step. The projected input is split into its steps by one SplitRows node, so the
 backward is one concatenation instead of T full-size scatters. Packed sequences are sorted by
 decreasing length: the batch shrinks at each step (forward direction) or grows (reverse
 direction); finished rows are set aside for h_n.
 An unpacked LSTM without projection (the common case) runs the whole time loop inside one
-node, ember.ops.nn_ops.LSTMLayer: same per-step arithmetic, no per-step graph nodes, and its
+node, ember.ops.nn.rnn.LSTMLayer: same per-step arithmetic, no per-step graph nodes, and its
 backward forms grad W_hh with one GEMM over all T*B rows.
 """
 from __future__ import annotations
@@ -23,10 +23,10 @@ import numpy as np
 from ... import _dtype as D
 from ... import empty
 from ..._tensor import Tensor, _make
-from ...ops import nn_ops as _ops
 from ...ops.movement import cat, stack
-from .. import _functional_attention as _Fattn
+from ...ops.nn import rnn as _ops
 from .. import init
+from ..functional import _attention as _Fattn
 from ..functional import linear as _linear
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence

@@ -7,8 +7,8 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._tensor import _make
-from .. import _functional_act as _act
 from .. import init
+from ..functional import _activation as _act
 from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout

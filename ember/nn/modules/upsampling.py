@@ -1,7 +1,7 @@
 """Upsampling layers: Upsample, UpsamplingNearest2d, UpsamplingBilinear2d."""
 from __future__ import annotations
 
-from .. import _functional_b as F
+from .. import functional as F
 from .module import Module
 
 __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]

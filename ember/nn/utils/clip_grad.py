@@ -32,7 +32,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     elif norm_type == -math.inf:
         total = min(float(np.min(np.abs(t._data))) for t in tensors if t.numel())
     else:
-        from ..functional import _norm
+        from ..functional._distance import _norm
         with no_grad():
             norms = [_norm(t.reshape(-1), norm_type, 0)._data.astype(np.float64)
                      for t in tensors]

@@ -188,7 +188,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     """
     from ..._tensor import Tensor as _T
     from ...ops.movement import stack
-    from .._functional_b import pad
+    from ..functional import pad
     if isinstance(sequences, _T):
         sequences = list(sequences.unbind(0))
     sequences = list(sequences)

@@ -13,7 +13,7 @@ __all__ = ["weight_norm", "remove_weight_norm", "norm_except_dim"]
 def norm_except_dim(v, pow=2, dim=0):
     """The ``pow``-norm of v over every dim but ``dim`` (kept as size-1 dims); dim=-1 means
     the norm of the whole tensor."""
-    from ..functional import _norm
+    from ..functional._distance import _norm
     if dim == -1:
         return _norm(v, pow, tuple(range(v.ndim)))
     d = dim % v.ndim

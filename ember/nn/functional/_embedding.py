@@ -1,53 +1,14 @@
-"""Embedding lookups of ``ember.nn.functional`` (re-exported there): embedding,
-embedding_bag, one_hot."""
+"""Embedding lookups of ``ember.nn.functional``: embedding, embedding_bag, one_hot."""
 from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _make
-from ..autograd.function import Op
-from ..autograd.grad_mode import _state, no_grad
-from ..ops._kernels import pointwise as _kpoint
+from ..._tensor import Tensor, _make
+from ...autograd.grad_mode import no_grad
+from ...ops.nn.embedding import Embedding
+from ._utils import _check_tensor
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
-
-
-def _check_tensor(name, value, arg="input"):
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
-
-
-class _Embedding(Op):
-    """Rows of ``weight`` at integer ``indices``; the gradient scatter-adds into the rows."""
-
-    @staticmethod
-    def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
-        ctx.indices, ctx.num = indices, weight.shape[0]
-        ctx.padding_idx, ctx.scale = padding_idx, scale_grad_by_freq
-        return np.take(weight, indices, axis=0)
-
-    @staticmethod
-    def backward(ctx, grad):
-        idx = ctx.indices.reshape(-1)
-        dim = grad.shape[-1]
-        g = grad.reshape(-1, dim)
-        factor = None
-        if ctx.padding_idx is not None:
-            factor = (idx != ctx.padding_idx).astype(grad._data.dtype)
-        if ctx.scale:  # divide by how often each index occurs in the mini-batch
-            counts = np.bincount(idx, minlength=ctx.num)[idx].astype(grad._data.dtype)
-            factor = 1.0 / counts if factor is None else factor / counts
-        if factor is not None:
-            g = g * _make(factor.reshape(-1, 1))
-        if _state.enabled:
-            gw = _make(np.zeros((ctx.num, dim), grad._data.dtype)).index_add(
-                0, _make(idx), g)
-        else:
-            gw = _make(_kpoint.index_add_rows(ctx.num, idx, g._data))
-        return gw, None, None, None
-
-
-_Embedding.__name__ = "Embedding"
 
 
 def _check_indices(name, input, num):
@@ -95,7 +56,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = padding_idx % num
     if max_norm is not None and idx.size:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    return _Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
+    return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -150,7 +111,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         keep = flat != padding_idx
     if max_norm is not None and flat.size:
         _renorm_rows(weight, flat, max_norm, norm_type)
-    rows = _Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq))
+    rows = Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq))
     bag_kept = bag_of[keep]
     if psw is not None:
         rows = rows * psw[_make(np.nonzero(keep)[0])].unsqueeze(1)

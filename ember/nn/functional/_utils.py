@@ -1,11 +1,9 @@
-"""Argument helpers shared by the part-B modules of ember.nn.functional (``_functional_conv``,
-``_functional_pool``, ``_functional_resize``, ``_functional_attention``)."""
+"""Argument checks shared by the family modules of ``ember.nn.functional``."""
 from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor
-
+from ..._tensor import Tensor
 
 # ---------------------------------------------------------------------------------------------
 # argument helpers
@@ -24,20 +22,23 @@ def _tuple(value, n, name, arg):
                     f"got {value!r}")
 
 
-def _check_tensor(x, name, arg="input"):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+def _check_tensor(name, value, arg="input"):
+    """TypeError, as torch raises it, when ``arg`` of ``name`` is not a Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
 
 
-def _check_float(x, name):
-    if not x.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating point input, got dtype {x.dtype}; "
-                           "convert it with .float().")
+def _check_float(name, input):
+    """``input`` is a floating-point Tensor (TypeError / RuntimeError otherwise)."""
+    _check_tensor(name, input)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {input.dtype}; "
+                           "convert it with .float() first.")
 
 
 def _spatial_input(x, name, nd, batched_only=False):
     """Check x is (N, C, *spatial) or unbatched (C, *spatial); returns (x batched, was_batched)."""
-    _check_tensor(x, name)
+    _check_tensor(name, x)
     full = nd + 2
     if x.ndim == full:
         return x, True

@@ -1,5 +1,9 @@
-"""Connectionist temporal classification loss (Graves et al., 2006) for
-``ember.nn.functional`` (re-exported there).
+"""Loss ops: cross-entropy with class indices and binary cross-entropy (fused kernels of
+``ember/ops/_kernels/loss.py``), and CTC.
+
+Cross-entropy's backward follows NOTE [Fused norm kernels, composite double backward] in
+norm.py: the kernel when backward is not recorded, the same gradient written with ember ops
+when it is (create_graph).
 
 NOTE [CTC recursions]: the loss is the negative log of the total probability of all frame
 alignments that collapse to the target. The alpha (forward) and beta (backward) recursions run
@@ -11,35 +15,105 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
+from ..._tensor import _make
+from ...autograd.function import Op, once_differentiable
+from ...autograd.grad_mode import _state
+from .._kernels import loss as _kloss
+from ..creation import arange, ones
+from ..indexing import where
+from .activation import Softmax
 
-from .._tensor import Tensor, _make
-from ..autograd.function import Op, once_differentiable
 
-__all__ = ["ctc_loss"]
+def _to_rows(x, cdim):
+    """(M, C) C-contiguous rows of an array with its class dim moved last."""
+    moved = np.moveaxis(x, cdim, -1)
+    return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
 
 
-def _reduce(loss, reduction):
+def _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing, reduction, cdim,
+                       total_weight):
+    """d cross_entropy / d logits with ember ops (used when backward is itself recorded)."""
+    n_classes = x.shape[cdim]
+    rows = x.movedim(cdim, -1).reshape(-1, n_classes)
+    t = target.reshape(-1)
+    valid = (t != ignore_index)
+    safe_t = where(valid, t, 0)
+    validf = valid.to(x.dtype)
+    w = weight if weight is not None else ones(n_classes, dtype=x.dtype)
+    wt = w[safe_t] * validf
+    hard = (1 - smoothing) * wt
+    uniform = smoothing / n_classes
+    coef = hard + uniform * w.sum() * validf
+    onehot = (safe_t.unsqueeze(1) == arange(n_classes)).to(x.dtype)
+    g = (Softmax.apply(rows, 1, False) * coef.unsqueeze(1) - hard.unsqueeze(1) * onehot -
+         uniform * validf.unsqueeze(1) * w.unsqueeze(0))
     if reduction == "none":
+        scale = grad.reshape(-1, 1)
+    elif reduction == "mean":
+        scale = grad / total_weight
+    else:
+        scale = grad
+    moved_shape = tuple(s for i, s in enumerate(x.shape) if i != cdim) + (n_classes,)
+    return (g * scale).reshape(moved_shape).movedim(-1, cdim)
+
+
+class CrossEntropyLoss(Op):
+    """Cross-entropy of logits with class-index targets (fused kernel forward and backward)."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, smoothing, reduction, cdim):
+        rows, _ = _to_rows(x, cdim)
+        t = np.ascontiguousarray(target, dtype=np.int64).reshape(-1)
+        w = None if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
+        loss, saved = _kloss.cross_entropy_forward(rows, t, w, ignore_index, smoothing,
+                                                   reduction)
+        ctx.saved, ctx.params = saved, (ignore_index, smoothing, reduction, cdim)
+        ctx.target, ctx.weight = t, w
+        ctx.save_for_backward(x)
+        if reduction == "none":
+            return loss.reshape(target.shape)
         return loss
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"ctc_loss: {reduction} is not a valid value for reduction; expected "
-                     "'none', 'mean' or 'sum'.")
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        ignore_index, smoothing, reduction, cdim = ctx.params
+        if _state.enabled:
+            target = _make(ctx.target)
+            weight = None if ctx.weight is None else _make(ctx.weight)
+            gx = _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing,
+                                    reduction, cdim, ctx.saved[-1])
+            return gx, None, None, None, None, None, None
+        rows, moved_shape = _to_rows(x._data, cdim)
+        g = _kloss.cross_entropy_backward(grad._data, rows, ctx.target, ctx.saved, ctx.weight,
+                                          ignore_index, smoothing, reduction)
+        gx = np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
+        return _make(gx), None, None, None, None, None, None
 
 
-def _check_tensor(name, value, arg):
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not "
-                        f"{type(value).__name__}")
+class BinaryCrossEntropy(Op):
+    """Binary cross-entropy of probabilities; logs are clamped at -100 like torch."""
 
+    @staticmethod
+    def forward(ctx, x, t):
+        if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
+            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                               f"and 1; got values in [{np.nanmin(x)}, {np.nanmax(x)}].")
+        ctx.save_for_backward(x, t)
+        with np.errstate(divide="ignore"):
+            log_x = np.maximum(np.log(x), -100)
+            log_1mx = np.maximum(np.log1p(-x), -100)
+        return -(t * log_x + (1 - t) * log_1mx)
 
-def _lengths(v, name, n):
-    a = np.asarray(v._data if isinstance(v, Tensor) else v, dtype=np.int64).reshape(-1)
-    if a.size != n:
-        raise RuntimeError(f"ctc_loss: {name} must have one entry per batch element ({n}); got "
-                           f"{a.size}")
-    return a
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved_tensors
+        gx = gt = None
+        if ctx.needs_input_grad[0]:  # d/dx = (x - t) / (x (1 - x)), denominator kept >= 1e-12
+            gx = grad * (x - t) / (x * (1 - x)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x)
+            gt = grad * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
+        return gx, gt
 
 
 def _lse(*arrays):
@@ -124,7 +198,7 @@ def _ctc_forward_backward(lp, ext, ext_len, in_len, need_grad):
     return nll, grad
 
 
-class _CTC(Op):
+class CtcLoss(Op):
     """Per-sequence CTC negative log likelihood (NumPy alpha-beta; not twice
     differentiable)."""
 
@@ -145,70 +219,3 @@ class _CTC(Op):
     @once_differentiable
     def backward(ctx, grad):
         return _make(ctx.grad) * grad.reshape(1, -1, 1), None, None, None, None
-
-
-_CTC.__name__ = "CtcLoss"
-
-
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
-             zero_infinity=False):
-    """Connectionist temporal classification loss.
-
-    Shape: log_probs (T, N, C) or (T, C) (log_softmax outputs); targets (N, S) padded or the
-    1-D concatenation of all targets; input_lengths, target_lengths (N,). 'mean' divides each
-    sequence's loss by its target length, then averages over the batch.
-
-    Differs from torch: the gradient is the exact derivative with respect to ``log_probs``;
-    torch returns the derivative with respect to the logits before log_softmax (they differ by
-    exp(log_probs), which cancels once the gradient flows through log_softmax).
-    """
-    _check_tensor("ctc_loss", log_probs, "log_probs")
-    _check_tensor("ctc_loss", targets, "targets")
-    unbatched = log_probs.ndim == 2
-    if unbatched:
-        log_probs = log_probs.unsqueeze(1)
-        if targets.ndim == 1:
-            targets = targets.unsqueeze(0)
-    if log_probs.ndim != 3:
-        raise RuntimeError(f"ctc_loss: expected log_probs of shape (T, N, C) or (T, C), got "
-                           f"{tuple(log_probs.shape)}")
-    if targets._data.dtype.kind not in "iu":
-        raise RuntimeError(f"ctc_loss: targets must be an integer tensor, got {targets.dtype}")
-    t_max, n, n_classes = log_probs.shape
-    in_len = _lengths(input_lengths, "input_lengths", n)
-    tgt_len = _lengths(target_lengths, "target_lengths", n)
-    if (in_len > t_max).any() or (in_len < 0).any():
-        raise RuntimeError(f"ctc_loss: Expected input_lengths to have value at most {t_max}, "
-                           f"but got {in_len.tolist()}")
-    tg = targets._data.astype(np.int64)
-    if tg.ndim == 2:
-        if (tgt_len > tg.shape[1]).any():
-            raise RuntimeError(f"ctc_loss: Expected tensor to have size at least "
-                               f"{tgt_len.max()} at dimension 1, but got size {tg.shape[1]} "
-                               "for targets")
-        padded = tg
-    else:
-        if tg.size < tgt_len.sum():
-            raise RuntimeError(f"ctc_loss: 1-D targets hold {tg.size} labels but "
-                               f"target_lengths sum to {tgt_len.sum()}")
-        padded = np.zeros((n, max(int(tgt_len.max(initial=0)), 1)), np.int64)
-        offsets = np.concatenate([[0], np.cumsum(tgt_len)])
-        for i in range(n):
-            padded[i, :tgt_len[i]] = tg[offsets[i]:offsets[i + 1]]
-    s_max = max(int(tgt_len.max(initial=0)), 1)
-    labels = padded[:, :s_max]
-    used = np.arange(labels.shape[1])[None, :] < tgt_len[:, None]
-    if ((labels < 0) | (labels >= n_classes) | (labels == blank))[used].any():
-        raise RuntimeError(f"ctc_loss: target labels must be in [0, {n_classes}) and differ "
-                           f"from blank={blank}")
-    ext = np.full((n, 2 * labels.shape[1] + 1), blank, np.int64)
-    ext[:, 1::2] = np.where(used, labels, blank)
-    x = log_probs
-    if x.dtype in (ember.float16, ember.bfloat16):
-        x = x.float()
-    nll = _CTC.apply(x, ext, 2 * tgt_len + 1, in_len, bool(zero_infinity)).to(log_probs.dtype)
-    if reduction == "mean":
-        return (nll / _make(np.maximum(tgt_len, 1).astype(nll._data.dtype))).mean()
-    if unbatched and reduction == "none":
-        return nll.reshape(())
-    return _reduce(nll, reduction)

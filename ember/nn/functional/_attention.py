@@ -1,7 +1,6 @@
-"""ember.nn.functional, part B: scaled_dot_product_attention and multi_head_attention_forward.
-
-Re-exported by ``ember.nn._functional_b`` and ``ember.nn.functional``. Composites of ember ops,
-so they get gradients of any order for free.
+"""Attention of ``ember.nn.functional``: scaled_dot_product_attention and
+multi_head_attention_forward. Composites of ember ops, so they get gradients of any order for
+free.
 """
 from __future__ import annotations
 
@@ -9,10 +8,10 @@ import math
 
 import numpy as np
 
-from .. import _dtype as D
-from .._tensor import _make
-from ._functional_common import _check_tensor
-from ._functional_resize import pad
+from ... import _dtype as D
+from ..._tensor import _make
+from ._resize import pad
+from ._utils import _check_tensor
 
 __all__ = [
     "scaled_dot_product_attention", "multi_head_attention_forward",
@@ -37,7 +36,7 @@ def _dropout(x, p, training=True):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 1.0:
         return x * 0
-    from .. import rand
+    from ... import rand
     keep = _make((rand(*x.shape)._data >= p).astype(x._data.dtype) / (1.0 - p))
     return x * keep
 
@@ -65,7 +64,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """
     name = "scaled_dot_product_attention"
     for t, arg in ((query, "query"), (key, "key"), (value, "value")):
-        _check_tensor(t, name, arg)
+        _check_tensor(name, t, arg)
     if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
         raise RuntimeError(f"{name}: query, key and value must be at least 2-D; got "
                            f"{tuple(query.shape)}, {tuple(key.shape)}, {tuple(value.shape)}.")
@@ -92,7 +91,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                "should not be set when is_causal=True")
         attn_mask = _make(np.tril(np.ones((L, S), dtype=bool)))
     if attn_mask is not None:
-        _check_tensor(attn_mask, name, "attn_mask")
+        _check_tensor(name, attn_mask, "attn_mask")
         try:
             np.broadcast_shapes(attn_mask.shape, scores.shape)
         except ValueError:
@@ -111,7 +110,7 @@ def _canonical_mask(mask, name, arg, dtype):
     """A key padding / attention mask as float (bool True -> -inf: not allowed to attend)."""
     if mask is None:
         return None
-    _check_tensor(mask, name, arg)
+    _check_tensor(name, mask, arg)
     if mask.dtype == D.bool_:
         return _make(np.where(mask._data, -np.inf, 0.0).astype(dtype.np))
     if not mask.is_floating_point():
@@ -121,7 +120,7 @@ def _canonical_mask(mask, name, arg, dtype):
 
 
 def _in_projection(query, key, value, w, b, sep, embed_dim):
-    from ..ops.linalg import matmul
+    from ...ops.linalg import matmul
 
     def lin(x, weight, bias):
         y = matmul(x, weight.t())
@@ -178,7 +177,7 @@ def _check_mha_inputs(query, key, value, embed_dim_to_check, num_heads, is_causa
 
 def _append_key(k, v, extra_k, extra_v, masks, dim):
     """Append one key / value position along ``dim``; masks grow by a zero (allowed) column."""
-    from ..ops.movement import cat
+    from ...ops.movement import cat
     for i, m in enumerate(masks):
         masks[i] = None if m is None else pad(m, (0, 1))
     return cat([k, extra_k], dim=dim), cat([v, extra_v], dim=dim)

@@ -1,11 +1,9 @@
-"""Loss functions of ``ember.nn.functional`` (re-exported there).
+"""Loss functions of ``ember.nn.functional`` (CTC is in _ctc.py).
 
 Every loss takes ``reduction`` in {'none', 'mean', 'sum'} (plus torch's deprecated
-``size_average`` / ``reduce``). Cross-entropy with class indices runs the fused kernel of
-``ember/ops/_kernels/loss.py`` (log-sum-exp of the shifted logits, so large logits are safe);
-see NOTE [Fused norm kernels, composite double backward] in _functional_norm.py for the
-create_graph policy, which is the same here. The rest are composites of ember ops; CTC is in
-_functional_ctc.py.
+``size_average`` / ``reduce``). Cross-entropy with class indices and binary cross-entropy are
+ops in ``ember/ops/nn/loss.py`` (fused kernels; log-sum-exp of the shifted logits, so large
+logits are safe); the rest are composites of ember ops.
 """
 from __future__ import annotations
 
@@ -16,11 +14,10 @@ import numpy as np
 
 import ember
 
-from .._tensor import Tensor, _make
-from ..autograd.function import Op
-from ..autograd.grad_mode import _state
-from ..ops._kernels import loss as _kloss
-from ._functional_act import log_softmax, logsigmoid, softmax
+from ..._tensor import Tensor, _make
+from ...ops.nn.loss import BinaryCrossEntropy, CrossEntropyLoss
+from ._activation import log_softmax, logsigmoid
+from ._utils import _check_tensor
 
 __all__ = [
     "l1_loss", "mse_loss", "smooth_l1_loss", "huber_loss", "cross_entropy", "nll_loss",
@@ -28,7 +25,7 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multilabel_soft_margin_loss", "soft_margin_loss",
-    "multi_margin_loss", "ctc_loss",
+    "multi_margin_loss",
 ]
 
 
@@ -59,12 +56,6 @@ def _reduce(loss, reduction, name):
         return loss.sum()
     raise ValueError(f"{name}: {reduction} is not a valid value for reduction; expected "
                      "'none', 'mean' or 'sum'.")
-
-
-def _check_tensor(name, value, arg):
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not "
-                        f"{type(value).__name__}")
 
 
 def _check_pair(name, input, target, warn=True):
@@ -183,76 +174,6 @@ def _check_class_weight(name, weight, n_classes):
                            f"{list(weight.shape)}")
 
 
-def _to_rows(x, cdim):
-    """(M, C) C-contiguous rows of an array with its class dim moved last."""
-    moved = np.moveaxis(x, cdim, -1)
-    return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
-
-
-def _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing, reduction, cdim,
-                       total_weight):
-    """d cross_entropy / d logits with ember ops (used when backward is itself recorded)."""
-    n_classes = x.shape[cdim]
-    rows = x.movedim(cdim, -1).reshape(-1, n_classes)
-    t = target.reshape(-1)
-    valid = (t != ignore_index)
-    safe_t = ember.where(valid, t, 0)
-    validf = valid.to(x.dtype)
-    w = weight if weight is not None else ember.ones(n_classes, dtype=x.dtype)
-    wt = w[safe_t] * validf
-    hard = (1 - smoothing) * wt
-    uniform = smoothing / n_classes
-    coef = hard + uniform * w.sum() * validf
-    onehot = ember.nn.functional.one_hot(safe_t, n_classes).to(x.dtype)
-    g = (softmax(rows, -1) * coef.unsqueeze(1) - hard.unsqueeze(1) * onehot -
-         uniform * validf.unsqueeze(1) * w.unsqueeze(0))
-    if reduction == "none":
-        scale = grad.reshape(-1, 1)
-    elif reduction == "mean":
-        scale = grad / total_weight
-    else:
-        scale = grad
-    moved_shape = tuple(s for i, s in enumerate(x.shape) if i != cdim) + (n_classes,)
-    return (g * scale).reshape(moved_shape).movedim(-1, cdim)
-
-
-class _CrossEntropy(Op):
-    """Cross-entropy of logits with class-index targets (fused kernel forward and backward)."""
-
-    @staticmethod
-    def forward(ctx, x, target, weight, ignore_index, smoothing, reduction, cdim):
-        rows, _ = _to_rows(x, cdim)
-        t = np.ascontiguousarray(target, dtype=np.int64).reshape(-1)
-        w = None if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
-        loss, saved = _kloss.cross_entropy_forward(rows, t, w, ignore_index, smoothing,
-                                                   reduction)
-        ctx.saved, ctx.params = saved, (ignore_index, smoothing, reduction, cdim)
-        ctx.target, ctx.weight = t, w
-        ctx.save_for_backward(x)
-        if reduction == "none":
-            return loss.reshape(target.shape)
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad):
-        (x,) = ctx.saved_tensors
-        ignore_index, smoothing, reduction, cdim = ctx.params
-        if _state.enabled:
-            target = _make(ctx.target)
-            weight = None if ctx.weight is None else _make(ctx.weight)
-            gx = _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing,
-                                    reduction, cdim, ctx.saved[-1])
-            return gx, None, None, None, None, None, None
-        rows, moved_shape = _to_rows(x._data, cdim)
-        g = _kloss.cross_entropy_backward(grad._data, rows, ctx.target, ctx.saved, ctx.weight,
-                                          ignore_index, smoothing, reduction)
-        gx = np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
-        return _make(gx), None, None, None, None, None, None
-
-
-_CrossEntropy.__name__ = "CrossEntropyLoss"
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross-entropy between logits ``input`` and class indices or class probabilities.
@@ -286,7 +207,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if input.dtype in (ember.float16, ember.bfloat16):
         x = input.float()
     w = None if weight is None else weight._data.astype(x._data.dtype)
-    loss = _CrossEntropy.apply(x, target._data, w, int(ignore_index), float(label_smoothing),
+    loss = CrossEntropyLoss.apply(x, target._data, w, int(ignore_index), float(label_smoothing),
                                reduction, cdim)
     return loss.to(input.dtype) if loss.dtype != input.dtype else loss
 
@@ -341,34 +262,6 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     raise ValueError(f"nll_loss: {reduction} is not a valid value for reduction")
 
 
-class _BCE(Op):
-    """Binary cross-entropy of probabilities; logs are clamped at -100 like torch."""
-
-    @staticmethod
-    def forward(ctx, x, t):
-        if x.size and (np.nanmin(x) < 0 or np.nanmax(x) > 1):
-            raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
-                               f"and 1; got values in [{np.nanmin(x)}, {np.nanmax(x)}].")
-        ctx.save_for_backward(x, t)
-        with np.errstate(divide="ignore"):
-            log_x = np.maximum(np.log(x), -100)
-            log_1mx = np.maximum(np.log1p(-x), -100)
-        return -(t * log_x + (1 - t) * log_1mx)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, t = ctx.saved_tensors
-        gx = gt = None
-        if ctx.needs_input_grad[0]:  # d/dx = (x - t) / (x (1 - x)), denominator kept >= 1e-12
-            gx = grad * (x - t) / (x * (1 - x)).clamp(min=1e-12)
-        if ctx.needs_input_grad[1]:  # d/dt = log(1 - x) - log(x)
-            gt = grad * ((1 - x).log().clamp(min=-100) - x.log().clamp(min=-100))
-        return gx, gt
-
-
-_BCE.__name__ = "BinaryCrossEntropy"
-
-
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-w (t log x + (1 - t) log(1 - x)) for probabilities x in [0, 1]."""
@@ -382,7 +275,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     _check_float_target("binary_cross_entropy", target, input)
     if target.dtype != input.dtype:
         target = target.to(input.dtype)
-    loss = _BCE.apply(input, target)
+    loss = BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, "binary_cross_entropy")
@@ -488,7 +381,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
     reduction = _reduction(size_average, reduce, reduction)
-    from .functional import pairwise_distance
+    from ._distance import pairwise_distance
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are "
                            f"expected to have the same number of dimensions, but got: anchor "
@@ -506,7 +399,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
     """Triplet loss with a custom ``distance_function`` (pairwise_distance by default)."""
-    from .functional import pairwise_distance
+    from ._distance import pairwise_distance
     dist = distance_function if distance_function is not None else pairwise_distance
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
@@ -606,7 +499,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction, "multi_margin_loss")
 
 
-from ._functional_ctc import ctc_loss  # noqa: E402,F401
 
 
 # NOTE [Losses under autocast]: PyTorch's CPU autocast runs losses in float32 (its "fp32" op
@@ -615,8 +507,8 @@ from ._functional_ctc import ctc_loss  # noqa: E402,F401
 def _fp32_under_autocast(fn, op_name):
     import functools
 
-    from ..amp._state import maybe_autocast
-    from ..amp._state import state as _autocast
+    from ...amp._state import maybe_autocast
+    from ...amp._state import state as _autocast
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -1,16 +1,15 @@
-"""ember.nn.functional, part B: pooling (max, average, adaptive, unpooling, power-average).
+"""Pooling of ``ember.nn.functional`` (max, average, adaptive, unpooling, power-average).
 
-Re-exported by ``ember.nn._functional_b`` and ``ember.nn.functional``. The heavy ops are ``Op``
-classes in ``ember.ops.nn_ops`` that call numba kernels; 1-D pooling runs through the 2-D ops with
-a height of one.
+The heavy ops are ``Op`` classes in ``ember/ops/nn/pool.py`` that call numba kernels; 1-D
+pooling runs through the 2-D ops with a height of one.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
-from ..ops import nn_ops as _ops
-from ._functional_common import _check_float, _check_tensor, _tuple
+from ... import _dtype as D
+from ...ops.nn import pool as _ops
+from ._utils import _check_float, _check_tensor, _tuple
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices", "avg_pool1d",
@@ -26,13 +25,13 @@ __all__ = [
 
 def _pool_input(input, name, nd):
     """(x as (..., H, W), restore) for 1-D / 2-D pooling over 2-3 / 3-4 dim inputs."""
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     if input.ndim not in (nd + 1, nd + 2):
         dims = "L" if nd == 1 else "H, W"
         raise RuntimeError(f"{name}: expected {nd + 1}-D (C, {dims}) or {nd + 2}-D "
                            f"(N, C, {dims}) input, got {input.ndim}-D input of shape "
                            f"{tuple(input.shape)}.")
-    _check_float(input, name)
+    _check_float(name, input)
     if nd == 1:
         return input.unsqueeze(-2), (lambda y: y.squeeze(-2))
     return input, (lambda y: y)
@@ -186,8 +185,8 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def _max_unpool(input, indices, kernel_size, stride, padding, output_size, nd, name):
-    _check_tensor(input, name)
-    _check_tensor(indices, name, "indices")
+    _check_tensor(name, input)
+    _check_tensor(name, indices, "indices")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}: expected {nd + 1}-D or {nd + 2}-D input, got shape "
                            f"{tuple(input.shape)}.")

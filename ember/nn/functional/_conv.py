@@ -1,18 +1,16 @@
-"""ember.nn.functional, part B: convolution, conv_transpose, unfold and fold.
+"""Convolution of ``ember.nn.functional``: conv, conv_transpose, unfold and fold.
 
-Re-exported by ``ember.nn._functional_b`` and ``ember.nn.functional``. The ops are ``Op`` classes
-in ``ember.ops.nn_ops`` that call numba kernels; 1-D convolution runs through the 2-D ops with a
-height of one.
+The ops are ``Op`` classes in ``ember/ops/nn/conv.py`` that call numba kernels; 1-D convolution
+runs through the 2-D ops with a height of one.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..amp import _state as _amp
-from ..ops import nn_ops as _ops
-from ._functional_common import (_check_float, _check_tensor, _finish_unbatched, _spatial_input,
-                                 _tuple)
-from ._functional_resize import pad
+from ...amp import _state as _amp
+from ...ops.nn import conv as _ops
+from ._resize import pad
+from ._utils import _check_float, _check_tensor, _finish_unbatched, _spatial_input, _tuple
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
@@ -54,7 +52,7 @@ def _conv_padding(padding, nd, kernel, dilation, stride, name):
 
 
 def _conv_checks(x, weight, bias, groups, nd, name, transposed=False, batched=True):
-    _check_tensor(weight, name, "weight")
+    _check_tensor(name, weight, "weight")
     if weight.ndim != nd + 2:
         raise RuntimeError(f"{name}: expected a {nd + 2}-D weight, got weight of shape "
                            f"{tuple(weight.shape)}.")
@@ -64,7 +62,7 @@ def _conv_checks(x, weight, bias, groups, nd, name, transposed=False, batched=Tr
         bt = "" if bias is None else f", bias {bias.dtype}"
         raise RuntimeError(f"{name}: Input type ({x.dtype}) and weight type ({weight.dtype}"
                            f"{bt}) should be the same; cast them with .to(dtype).")
-    _check_float(x, name)
+    _check_float(name, x)
     in_ch = x.shape[1]
     if transposed:
         expected = weight.shape[0]
@@ -247,7 +245,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         if x.shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1 < 0:
             raise RuntimeError(f"{name}: input {tuple(x.shape)} with padding {p} is smaller than "
                                f"the dilated kernel {k} (dilation {d}).")
-    _check_float(x, name)
+    _check_float(name, x)
     return _finish_unbatched(_ops.Unfold.apply(x, k, d, p, s), batched)
 
 
@@ -260,7 +258,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         ember.Size([1, 2, 4, 4])
     """
     name = "fold"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"{name}: expected 2-D (unbatched) or 3-D (batched) input of shape "
                            f"(N, C * kh * kw, L), got {tuple(input.shape)}.")
@@ -277,5 +275,5 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"{name}: input of shape {tuple(input.shape)} does not match kernel_size {k} and "
             f"output_size {out}; expected (N, C * {k[0] * k[1]}, {blocks[0] * blocks[1]}) "
             f"({blocks[0]} x {blocks[1]} blocks).")
-    _check_float(x, name)
+    _check_float(name, x)
     return _finish_unbatched(_ops.Fold.apply(x, out, k, d, p, s), batched)

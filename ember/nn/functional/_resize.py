@@ -1,8 +1,8 @@
-"""ember.nn.functional, part B: padding, resizing (interpolate/upsample), pixel and channel
-shuffle, and sampling grids (affine_grid, grid_sample).
+"""Padding, resizing (interpolate/upsample), pixel and channel shuffle, and sampling grids
+(affine_grid, grid_sample) of ``ember.nn.functional``.
 
-Re-exported by ``ember.nn._functional_b`` and ``ember.nn.functional``. Composites of ember ops
-(gradients of any order for free), apart from the ``_ConstantPad`` primitive.
+Composites of ember ops (gradients of any order for free), apart from the ``ConstantPadNd``
+primitive in ``ember/ops/nn/padding.py``.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import numbers
 
 import numpy as np
 
-from .._tensor import _make
-from ..autograd.function import Op
-from ..ops import nn_ops as _ops
-from ._functional_common import _check_tensor
-from ._functional_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+from ..._tensor import _make
+from ...ops.indexing import IndexSelect
+from ...ops.nn.padding import ConstantPadNd
+from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d
+from ._utils import _check_tensor
 
 __all__ = [
     "pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "pixel_shuffle",
@@ -64,7 +64,7 @@ def pad(input, pad, mode="constant", value=None):
         tensor([[2., 1., 2., 3., 2., 1.]])
     """
     name = "pad"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     pads = [int(p) for p in pad]
     if len(pads) % 2:
         raise ValueError(f"{name}: Padding length must be divisible by 2; got {len(pads)} "
@@ -114,23 +114,7 @@ def _constant_pad(input, pads, value):
     x = input[tuple(crop)] if any(s != slice(None) for s in crop) else input
     if all(g == (0, 0) for g in grow):
         return x if x is not input else input.clone()
-    return _ConstantPad.apply(x, tuple(grow), value)
-
-
-class _ConstantPad(Op):
-    """np.pad with a constant; the gradient is the interior slice of the incoming gradient."""
-
-    @staticmethod
-    def forward(ctx, x, widths, value):
-        ctx.key = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
-        out = np.full(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, widths)), value,
-                      dtype=x.dtype)
-        out[ctx.key] = x
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad[ctx.key]
+    return ConstantPadNd.apply(x, tuple(grow), value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -175,7 +159,7 @@ def _src_scale(n_in, n_out, scale, align_corners):
 
 
 def _along(x, dim, idx):
-    return _ops.IndexSelect.apply(x, np.ascontiguousarray(idx, np.int64), dim=dim)
+    return IndexSelect.apply(x, np.ascontiguousarray(idx, np.int64), dim=dim)
 
 
 def _weights_for(w, dim, ndim, dtype):
@@ -258,7 +242,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         ember.Size([1, 1, 4, 4])
     """
     name = "interpolate"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     if input.ndim not in (3, 4, 5):
         raise NotImplementedError(f"{name}: Input Error: Only 3D, 4D and 5D input Tensors "
                                   f"supported (got {input.ndim}D) for the modes: nearest | "
@@ -332,7 +316,7 @@ def pixel_shuffle(input, upscale_factor):
         ember.Size([1, 2, 6, 6])
     """
     name = "pixel_shuffle"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
@@ -353,7 +337,7 @@ def pixel_shuffle(input, upscale_factor):
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W), the inverse of pixel_shuffle."""
     name = "pixel_unshuffle"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
@@ -373,7 +357,7 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """Interleave channel groups: (N, g * k, *) viewed as (N, g, k, *) -> (N, k, g, *)."""
     name = "channel_shuffle"
-    _check_tensor(input, name)
+    _check_tensor(name, input)
     g = int(groups)
     if input.ndim < 3:
         raise RuntimeError(f"{name}: expects input to have at least 3 dimensions, but got input "
@@ -402,7 +386,7 @@ def affine_grid(theta, size, align_corners=None):
         ember.Size([1, 2, 3, 2])
     """
     name = "affine_grid"
-    _check_tensor(theta, name, "theta")
+    _check_tensor(name, theta, "theta")
     size = tuple(int(s) for s in size)
     if not theta.is_floating_point():
         raise ValueError(f"{name}: Expected theta to have floating point type, but got "
@@ -449,7 +433,7 @@ def _reflect_coords(coord, lo, hi):
 
 
 def _where(cond_array, a, b):
-    from ..ops.indexing import where
+    from ...ops.indexing import where
     return where(_make(np.asarray(cond_array)), a, b)
 
 
@@ -469,8 +453,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         True
     """
     name = "grid_sample"
-    _check_tensor(input, name)
-    _check_tensor(grid, name, "grid")
+    _check_tensor(name, input)
+    _check_tensor(name, grid, "grid")
     if mode not in ("bilinear", "nearest"):
         raise NotImplementedError(f"{name}: mode {mode!r} is not supported; expected "
                                   "'bilinear' or 'nearest'.")
