@@ -1,0 +1,295 @@
+"""The compatibility corpus: which public programs run, how, on what data, and the bar each must
+meet. Programs are found by path in the mirrors directory; nothing of theirs is copied here.
+
+`python tools/compat/corpus.py --commits` prints `<owner>+<name> <commit>` per repository (used by
+fetch_mirrors.sh).
+
+Fields of a Program:
+  copy     repository paths copied into the temp dir (the script's own directory, usually)
+  script   the program, relative to the temp dir (for kind "d2l": the chapter's .md)
+  kind     "script" (python script args), "pytest" (python -m pytest script), "d2l" (the
+           chapter's PyTorch cells, run as one script)
+  subs     textual (old, new) replacements applied to the temp copy, for programs whose small
+           settings are constants rather than flags; each `old` must occur
+  data     data.py generators run in the working directory
+  metric   regex whose last match (group 1) is the metric the program prints
+  bar      (">=" or "<=", value): set from torch runs over seeds 0-2 with margin
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+COMMITS = {
+    "pytorch/tutorials": "per file, see TUTORIAL_FILES",
+    "rasbt/LLMs-from-scratch": "28c65cdfbc3338e2e040016eea4b7fdf556e4d57",
+    "d2l-ai/d2l-en": "23d7a5aecceee57d1292c56e90cce307f183bb0a",
+    "yunjey/pytorch-tutorial": "0500d3df5a2a8080ccfccbc00aca0eacc21818db",
+    "karpathy/llama2.c": "350e04fe35433e6d2941dce5a1f53308f87058eb",
+    "karpathy/llm.c": "f1e2ace651495b74ae22d45d1723443fd00ecd3a",
+    "karpathy/nanochat": "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd",
+}
+LICENCES = {
+    "pytorch/tutorials": "BSD-3-Clause",
+    "rasbt/LLMs-from-scratch": "Apache-2.0 (LICENSE.txt)",
+    "d2l-ai/d2l-en": "CC BY-SA 4.0 text, MIT-0 sample code (LICENSE-SAMPLECODE)",
+    "yunjey/pytorch-tutorial": "MIT",
+    "karpathy/llama2.c": "MIT",
+    "karpathy/llm.c": "MIT",
+    "karpathy/nanochat": "MIT",
+}
+
+# pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
+# files were read one by one at the listed commits through the search tool's read_file and
+# written to <mirrors>/pytorch+tutorials/<path>.
+TUTORIAL_FILES = {
+    "beginner_source/examples_autograd/polynomial_custom_function.py":
+        "02ed6c5cf613bbf2b631704eee62033b8bd746ef",
+    "beginner_source/examples_nn/dynamic_net.py": "1d189709801e98f5f184af0567c7f06b8b5156c2",
+}
+
+
+@dataclasses.dataclass
+class Program:
+    name: str
+    repo: str
+    script: str
+    covers: str
+    copy: list = dataclasses.field(default_factory=list)
+    args: list = dataclasses.field(default_factory=list)
+    kind: str = "script"
+    subs: list = dataclasses.field(default_factory=list)
+    data: list = dataclasses.field(default_factory=list)
+    env: dict = dataclasses.field(default_factory=dict)
+    metric: str | None = None
+    bar: tuple | None = None
+    timeout: float = 150.0
+    cwd: str = ""
+    pythonpath: list = dataclasses.field(default_factory=list)
+    epilogue: str = ""
+    pre: list = dataclasses.field(default_factory=list)   # commands run first, same dir and impl
+    extra_args: list = dataclasses.field(default_factory=list)
+
+    def meets(self, value: float) -> bool:
+        op, limit = self.bar
+        return value >= limit if op == ">=" else value <= limit
+
+    def bar_text(self) -> str:
+        return "-" if self.bar is None else f"{self.bar[0]} {self.bar[1]:g}"
+
+    @property
+    def commit(self) -> str:
+        return COMMITS[self.repo]
+
+
+PROGRAMS: list[Program] = []
+
+
+def add(**kw) -> None:
+    prog = Program(**kw)
+    if not prog.copy:
+        prog.copy = [prog.script.rsplit("/", 1)[0]] if "/" in prog.script else [prog.script]
+    if not prog.cwd and "/" in prog.script and prog.kind != "d2l":
+        prog.cwd = prog.script.rsplit("/", 1)[0]
+    PROGRAMS.append(prog)
+
+
+# ---------------------------------------------------------------- yunjey/pytorch-tutorial
+_Y = "yunjey/pytorch-tutorial"
+_T = "tutorials/"
+_ACC = r"[Aa]ccuracy of the (?:network|model)[^:]*: ([0-9.]+) %"
+_EPOCHS = ("num_epochs = ", "num_epochs = 1  # compat: was ")  # keep the original after '#'
+add(name="yunjey/linear_regression", repo=_Y, script=_T + "01-basics/linear_regression/main.py",
+    covers="MLP (linear), numpy interop, state_dict save", metric=r"Loss: ([0-9.]+)",
+    bar=("<=", 0.5))
+add(name="yunjey/logistic_regression", repo=_Y,
+    script=_T + "01-basics/logistic_regression/main.py",
+    covers="linear classifier, DataLoader, torchvision-style data", metric=_ACC, bar=(">=", 60),
+    env={"COMPAT_DATA_N": "10000"})
+add(name="yunjey/feedforward", repo=_Y, script=_T + "01-basics/feedforward_neural_network/main.py",
+    covers="MLP training", metric=_ACC, bar=(">=", 80))
+add(name="yunjey/cnn", repo=_Y, script=_T + "02-intermediate/convolutional_neural_network/main.py",
+    covers="CNN with BatchNorm", subs=[_EPOCHS], metric=_ACC, bar=(">=", 80),
+    env={"COMPAT_DATA_N": "4000"})
+add(name="yunjey/resnet", repo=_Y, script=_T + "02-intermediate/deep_residual_network/main.py",
+    covers="ResNet, augmentation, lr update by param_groups", subs=[_EPOCHS],
+    metric=r"Accuracy of the model on the test images: ([0-9.]+) %", bar=(">=", 30),
+    env={"COMPAT_DATA_N": "2000"})
+add(name="yunjey/rnn", repo=_Y, script=_T + "02-intermediate/recurrent_neural_network/main.py",
+    covers="LSTM classifier", metric=_ACC, bar=(">=", 50), env={"COMPAT_DATA_N": "5000"})
+add(name="yunjey/birnn", repo=_Y,
+    script=_T + "02-intermediate/bidirectional_recurrent_neural_network/main.py",
+    covers="bidirectional LSTM", metric=_ACC, bar=(">=", 50), env={"COMPAT_DATA_N": "5000"})
+add(name="yunjey/language_model", repo=_Y, script=_T + "02-intermediate/language_model/main.py",
+    covers="LSTM language model, text generation with multinomial, clip_grad_norm_",
+    subs=[("num_epochs = 5", "num_epochs = 2  # compat: was 5"),
+          ("hidden_size = 1024", "hidden_size = 256  # compat: was 1024"),
+          ("step % 100 == 0", "step % 20 == 0")],
+    data=["lm_train_txt"], metric=r"Perplexity: +([0-9.]+)", bar=("<=", 40))
+add(name="yunjey/gan", repo=_Y, script=_T + "03-advanced/generative_adversarial_network/main.py",
+    covers="GAN (two optimizers, detach, BCELoss)",
+    subs=[("num_epochs = 200", "num_epochs = 3  # compat: was 200"), ("% 200 == 0", "% 5 == 0")],
+    metric=r"d_loss: ([0-9.]+)", bar=("<=", 2.0), env={"COMPAT_DATA_N": "1000"})
+add(name="yunjey/vae", repo=_Y, script=_T + "03-advanced/variational_autoencoder/main.py",
+    covers="VAE (reparameterisation, KL, sigmoid BCE)",
+    subs=[("num_epochs = 15", "num_epochs = 2  # compat: was 15")],
+    metric=r"Reconst Loss: ([0-9.]+)", bar=("<=", 70000), env={"COMPAT_DATA_N": "2000"})
+
+
+# ---------------------------------------------------------------- rasbt/LLMs-from-scratch
+_R = "rasbt/LLMs-from-scratch"
+_SMALL_GPT = [('"emb_dim": 768,', '"emb_dim": 64,  # compat: was 768'),
+              ('"n_heads": 12,', '"n_heads": 4,  # compat: was 12'),
+              ('"n_layers": 12,', '"n_layers": 2,  # compat: was 12')]
+_GEN_FLAGS = ["--emb_dim", "64", "--n_heads", "4", "--n_layers", "2", "--max_new_tokens", "24"]
+add(name="rasbt/ch04_gpt_generate", repo=_R, script="ch04/01_main-chapter-code/gpt.py",
+    covers="GPT model (LayerNorm, GELU, causal attention), greedy text generation",
+    subs=_SMALL_GPT, metric=r"Output length: ([0-9]+)", bar=(">=", 14))
+add(name="rasbt/ch05_gpt_train", repo=_R, script="ch05/01_main-chapter-code/gpt_train.py",
+    covers="GPT pre-training loop, AdamW, text generation, state_dict save/load",
+    subs=_SMALL_GPT + [('"num_epochs": 10,', '"num_epochs": 1,  # compat: was 10')],
+    data=["the_verdict"], metric=r"Train loss ([0-9.]+)", bar=("<=", 10.7))
+add(name="rasbt/ch04_kv_cache", repo=_R, script="ch04/03_kv-cache/gpt_with_kv_cache.py",
+    covers="KV cache generation (register_buffer, cat on cache)",
+    subs=_SMALL_GPT + [("max_new_tokens=200,", "max_new_tokens=24,")],
+    metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+add(name="rasbt/ch04_kv_cache_optimized", repo=_R,
+    script="ch04/03_kv-cache/gpt_with_kv_cache_optimized.py",
+    covers="pre-allocated KV cache, in-place slice writes",
+    subs=_SMALL_GPT + [("max_new_tokens=200,", "max_new_tokens=24,")],
+    metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+add(name="rasbt/ch04_gqa", repo=_R, script="ch04/04_gqa/gpt_with_kv_gqa.py",
+    covers="grouped-query attention (repeat_interleave)", args=_GEN_FLAGS + ["--n_kv_groups", "2"],
+    metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+add(name="rasbt/ch04_mla", repo=_R, script="ch04/05_mla/gpt_with_kv_mla.py",
+    covers="multi-head latent attention", args=_GEN_FLAGS + ["--latent_dim", "16"],
+    metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+add(name="rasbt/ch04_swa", repo=_R, script="ch04/06_swa/gpt_with_kv_swa.py",
+    covers="sliding-window attention", args=_GEN_FLAGS + ["--sliding_window_size", "8"],
+    metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+add(name="rasbt/ch04_moe", repo=_R, script="ch04/07_moe/gpt_with_kv_moe.py",
+    covers="mixture of experts (topk routing, scatter of expert outputs)",
+    args=_GEN_FLAGS + ["--hidden_dim", "128"], metric=r"Output length: ([0-9]+)", bar=(">=", 24))
+# test_ch04..07, llama3, qwen3, appendix_d/e download weights or data; they are left out
+for _t in ("appendix_a", "ch02", "ch03", "generate"):
+    add(name=f"rasbt/pkg_test_{_t}", repo=_R, kind="pytest", copy=["pkg"],
+        script=f"pkg/llms_from_scratch/tests/test_{_t}.py", pythonpath=["pkg"],
+        covers="the book package's own tests", data=["the_verdict"],
+        metric=r"([0-9]+) passed", bar=(">=", 1))
+
+# ---------------------------------------------------------------- karpathy/llama2.c
+_L = "karpathy/llama2.c"
+_LLAMA = ["--device=cpu", "--compile=False", "--batch_size=8", "--max_seq_len=64",
+          "--vocab_source=custom", "--vocab_size=512", "--dim=64", "--n_layers=2", "--n_heads=4",
+          "--n_kv_heads=2", "--multiple_of=16", "--gradient_accumulation_steps=1",
+          "--warmup_iters=5", "--eval_iters=3", "--log_interval=5", "--learning_rate=3e-3"]
+add(name="llama2c/train", repo=_L, script="train.py", copy=["."],
+    covers="Llama-2 training: RoPE, RMSNorm, SwiGLU, GQA, AdamW groups, IterableDataset",
+    args=_LLAMA + ["--dtype=float32", "--max_iters=60", "--eval_interval=30"],
+    data=["tinystories_bins"], metric=r"val loss ([0-9.]+)", bar=("<=", 5.0))
+add(name="llama2c/train_bf16_resume", repo=_L, script="train.py", copy=["."],
+    covers="checkpoint save then resume (init_from=resume), bfloat16 dtype flag",
+    args=_LLAMA + ["--dtype=bfloat16", "--max_iters=40", "--eval_interval=20",
+                   "--always_save_checkpoint=True"],
+    pre=[["train.py"] + _LLAMA + ["--dtype=float32", "--max_iters=20", "--eval_interval=20",
+                                  "--always_save_checkpoint=True"]],
+    extra_args=["--init_from=resume"],
+    data=["tinystories_bins"], metric=r"val loss ([0-9.]+)", bar=("<=", 5.5))
+
+# ---------------------------------------------------------------- karpathy/llm.c
+add(name="llmc/train_gpt2", repo="karpathy/llm.c", script="train_gpt2.py", copy=["train_gpt2.py"],
+    covers="GPT-2 reference: training, bf16 export by view(int16), tied weights, sampling",
+    subs=[('"d12": GPTConfig(block_size=1024, vocab_size=50257, n_layer=12, n_head=12, '
+           'n_embd=768)',
+           '"d12": GPTConfig(block_size=128, vocab_size=50257, n_layer=2, n_head=4, n_embd=64)')],
+    args=["--model", "d12", "--device", "cpu", "--num_iterations", "12", "--batch_size", "4",
+          "--sequence_length", "32", "--total_batch_size", "128", "--learning_rate", "1e-3"],
+    data=["shakespeare_bins"], metric=r"train loss ([0-9.]+)", bar=("<=", 9.8))
+
+
+# ---------------------------------------------------------------- karpathy/nanochat
+for _t in ("engine", "optim", "attention_fallback"):
+    add(name=f"nanochat/test_{_t}", repo="karpathy/nanochat", kind="pytest", copy=["."],
+        script=f"tests/test_{_t}.py", pythonpath=["."],
+        covers="nanochat's own tests: KV cache engine, Muon/AdamW optimizer, SDPA fallback",
+        metric=r"([0-9]+) passed", bar=(">=", 1))
+
+# ---------------------------------------------------------------- d2l-ai/d2l-en
+# A chapter's PyTorch cells run as one script with d2l's library module (d2l/torch.py) beside
+# it. Chapters that fetch text (d2l.TimeMachine) or tabular data over the network are left out.
+_D = "d2l-ai/d2l-en"
+_D2L_LOSS = ("\n_b = next(iter(data.val_dataloader()))\n"
+             "print('compat-val-loss', float(model.loss(model(*_b[:-1]), _b[-1])))\n")
+_D2L_ACC = ("\n_b = next(iter(data.val_dataloader()))\n"
+            "print('compat-val-acc', float(model.accuracy(model(*_b[:-1]), _b[-1])))\n")
+_D2L_CHAPTERS = [
+    ("preliminaries/ndarray", "tensor creation, indexing, broadcasting, in-place ops", "", None),
+    ("preliminaries/autograd", "backward, detach, control flow gradients", "", None),
+    ("preliminaries/linear-algebra", "reductions, norms, matrix products", "", None),
+    ("linear-regression/linear-regression-scratch", "hand-written SGD on a linear model",
+     _D2L_LOSS, ("<=", 0.1)),
+    ("linear-regression/linear-regression-concise", "nn.LazyLinear, MSELoss, SGD",
+     _D2L_LOSS, ("<=", 0.1)),
+    ("linear-regression/weight-decay", "L2 penalty, weight_decay param groups", "", None),
+    ("linear-classification/image-classification-dataset", "Fashion-MNIST pipeline", "", None),
+    ("linear-classification/softmax-regression-scratch", "softmax and cross-entropy by hand",
+     _D2L_ACC, (">=", 0.6)),
+    ("linear-classification/softmax-regression-concise", "nn.Flatten, LazyLinear, cross_entropy",
+     _D2L_ACC, (">=", 0.6)),
+    ("multilayer-perceptrons/mlp-implementation", "MLP from scratch and concise", _D2L_ACC,
+     (">=", 0.6)),
+    ("multilayer-perceptrons/dropout", "dropout by hand and nn.Dropout", _D2L_ACC, (">=", 0.5)),
+    ("builders-guide/model-construction", "nn.Module, Sequential, custom blocks", "", None),
+    ("builders-guide/parameters", "named_parameters, state_dict, shared parameters", "", None),
+    ("builders-guide/init-param", "nn.init, apply", "", None),
+    ("builders-guide/lazy-init", "lazy modules", "", None),
+    ("builders-guide/custom-layer", "custom layers with Parameters", "", None),
+    ("builders-guide/read-write", "torch.save/load of tensors, dicts and state_dicts", "", None),
+    ("convolutional-neural-networks/conv-layer", "cross-correlation, learning a kernel", "",
+     None),
+    ("convolutional-neural-networks/padding-and-strides", "Conv2d padding and strides", "",
+     None),
+    ("convolutional-neural-networks/lenet", "LeNet training", _D2L_ACC, (">=", 0.3)),
+    ("convolutional-modern/batch-norm", "batch norm by hand and nn.LazyBatchNorm2d", "", None),
+    ("attention-mechanisms-and-transformers/attention-scoring-functions",
+     "masked softmax, additive and dot-product attention", "", None),
+    ("attention-mechanisms-and-transformers/multihead-attention", "multi-head attention", "",
+     None),
+    ("attention-mechanisms-and-transformers/self-attention-and-positional-encoding",
+     "positional encoding", "", None),
+    ("generative-adversarial-networks/gan", "GAN on a Gaussian", "", None),
+]
+for _ch, _covers, _epi, _bar in _D2L_CHAPTERS:
+    _part, _file = _ch.split("/")
+    add(name=f"d2l/{_file}", repo=_D, kind="d2l", script=f"chapter_{_part}/{_file}.md",
+        copy=["d2l", f"chapter_{_part}/{_file}.md"], cwd=f"chapter_{_part}", pythonpath=["."],
+        covers=_covers, epilogue=_epi, bar=_bar,
+        metric=r"compat-val-(?:loss|acc) ([0-9.eE+-]+)" if _epi else None,
+        env={"COMPAT_DATA_N": "3000"})
+
+
+# ---------------------------------------------------------------- pytorch/tutorials
+add(name="tutorials/polynomial_custom_function", repo="pytorch/tutorials",
+    script="beginner_source/examples_autograd/polynomial_custom_function.py",
+    covers="custom autograd.Function (save_for_backward), manual SGD under no_grad",
+    metric=r"^1999 ([0-9.]+)$", bar=("<=", 12))
+add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
+    script="beginner_source/examples_nn/dynamic_net.py",
+    covers="dynamic control flow, weight sharing, SGD momentum",
+    subs=[("for t in range(30000):", "for t in range(6000):  # compat: was 30000")],
+    metric=r"^5999 ([0-9.]+)$", bar=("<=", 400))
+
+
+def commits() -> None:
+    for repo, commit in COMMITS.items():
+        if commit.startswith("see"):
+            continue
+        print(repo.replace("/", "+"), commit)
+
+
+if __name__ == "__main__":
+    if "--commits" in sys.argv:
+        commits()
+    else:
+        for p in PROGRAMS:
+            print(f"{p.name:40} {p.repo:26} {p.script}")

@@ -1,0 +1,92 @@
+"""Locally generated data for the corpus: each generator writes what one kind of program reads,
+in the layout the program expects, into the program's working directory. Deterministic for a
+given seed (numpy and Python's random only, so torch and ember runs see the same bytes)."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+_SUBJECTS = ["the cat", "a dog", "the little girl", "tom", "the old man", "a bird", "the boy",
+             "lily", "the sun", "a fish"]
+_VERBS = ["saw", "liked", "found", "ate", "wanted", "made", "took", "helped", "played with",
+          "looked at"]
+_OBJECTS = ["a red ball", "the big tree", "some cake", "a small box", "the water", "her friend",
+            "a toy car", "the garden", "a blue hat", "the moon"]
+_ENDINGS = ["and smiled.", "in the park.", "every day.", "with joy.", "at night.", "again."]
+
+
+def english(n_sentences: int, seed: int) -> str:
+    """Simple story-like text: a small grammar, so language models can learn it quickly."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n_sentences):
+        s = f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)}"
+        if rng.random() < 0.5:
+            s += " " + rng.choice(_ENDINGS)
+        else:
+            s += "."
+        out.append(s[0].upper() + s[1:])
+    return " ".join(out)
+
+
+def lm_train_txt(cwd: Path, seed: int) -> None:
+    """data/train.txt, one sentence per line (yunjey's language model reads words per line)."""
+    (cwd / "data").mkdir(exist_ok=True)
+    text = english(1500, seed).replace(". ", ".\n")
+    (cwd / "data" / "train.txt").write_text(text + "\n")
+
+
+def the_verdict(cwd: Path, seed: int) -> None:
+    """the-verdict.txt, the short story LLMs-from-scratch trains on (6 kB here)."""
+    (cwd / "the-verdict.txt").write_text(english(150, seed))
+
+
+def tinystories_bins(cwd: Path, seed: int) -> None:
+    """llama2.c's pretokenized TinyStories shards: uint16 token ids with BOS (1) per story, in
+    data/TinyStories_all_data/ (vocab 'llama2') and data/tok512/ (vocab 'custom', 512)."""
+    for sub, vocab in (("TinyStories_all_data", 32000), ("tok512", 512)):
+        d = cwd / "data" / sub
+        d.mkdir(parents=True, exist_ok=True)
+        words = english(4000, seed).split()
+        ids = {w: 3 + k % (vocab - 3) for k, w in enumerate(sorted(set(words)))}
+        toks = []
+        for k, w in enumerate(words):
+            if k % 40 == 0:
+                toks.append(1)
+            toks.append(ids[w])
+        arr = np.array(toks, dtype=np.uint16)
+        for shard in range(2):
+            arr.tofile(d / f"data{shard:02d}.bin")
+
+
+def char_names(cwd: Path, seed: int) -> None:
+    """data/names/<Language>.txt for the char-RNN tutorials: made-up names whose spelling
+    depends on the 'language', so the language is learnable from the letters."""
+    rng = random.Random(seed)
+    d = cwd / "data" / "names"
+    d.mkdir(parents=True, exist_ok=True)
+    styles = {"English": ("th", "son", "ley"), "Italian": ("ini", "etti", "ello"),
+              "Japanese": ("ka", "moto", "shi"), "Polish": ("ski", "wicz", "czak"),
+              "Greek": ("opoulos", "akis", "ou")}
+    for lang, (a, b, c) in styles.items():
+        names = []
+        for _ in range(120):
+            stem = "".join(rng.choice("abcdefghiklmnoprstu") for _ in range(rng.randint(2, 4)))
+            names.append((stem + rng.choice((a, b, c))).capitalize())
+        (d / f"{lang}.txt").write_text("\n".join(names) + "\n")
+
+
+def shakespeare_bins(cwd: Path, seed: int) -> None:
+    """llm.c's GPT-2 token shards (header of 256 int32, magic 20240520, version 1, count; then
+    uint16 tokens) for dev/data/tinyshakespeare/tiny_shakespeare_{train,val}.bin."""
+    d = cwd / "dev" / "data" / "tinyshakespeare"
+    d.mkdir(parents=True, exist_ok=True)
+    for split, s in (("train", seed), ("val", seed + 1)):
+        toks = np.frombuffer(english(3000, s).encode(), dtype=np.uint8).astype(np.uint16)
+        header = np.zeros(256, dtype=np.int32)
+        header[:3] = (20240520, 1, len(toks))
+        with open(d / f"tiny_shakespeare_{split}.bin", "wb") as fh:
+            fh.write(header.tobytes())
+            fh.write(toks.tobytes())

@@ -1,0 +1,33 @@
+#!/bin/sh
+# Lay out the compatibility corpus's repositories as plain directories for run.py --mirrors.
+#
+#   tools/compat/fetch_mirrors.sh SNAPSHOTS OUT
+#
+# SNAPSHOTS holds bare git directories as <owner>+<name>/repo (what the search tool's `fetch`
+# brings onto the machine, e.g. /work/.mirror); OUT gets <owner>+<name>/ with the files of the
+# commit that corpus.py records for it. Snapshots may lack big files (data, images): those are
+# skipped, so only text the programs need is written. Nothing here is committed to ember.
+#
+# pytorch/tutorials is too big for a snapshot; its few files are listed in corpus.py with their
+# commit and are read one by one through the search tool's read_file (see docs/COMPAT.md).
+set -eu
+SNAP=${1:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
+OUT=${2:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
+HERE=$(cd "$(dirname "$0")" && pwd)
+python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
+    gitdir="$SNAP/$repo/repo"
+    [ -d "$gitdir" ] || { echo "skip $repo: no snapshot at $gitdir"; continue; }
+    dest="$OUT/$repo"
+    mkdir -p "$dest"
+    git --git-dir="$gitdir" ls-tree -r "$commit" | while read -r mode type sha path; do
+        [ "$type" = blob ] || continue
+        case "$path" in
+            *.py|*.md|*.txt|*.json|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
+            *) continue ;;
+        esac
+        git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue
+        mkdir -p "$dest/$(dirname "$path")"
+        git --git-dir="$gitdir" cat-file blob "$sha" > "$dest/$path"
+    done
+    echo "$repo $commit -> $dest"
+done

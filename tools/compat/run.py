@@ -1,0 +1,187 @@
+#!/usr/bin/env python
+"""Run the compatibility corpus: real public PyTorch programs under torch or under ember.
+
+    python tools/compat/run.py --mirrors DIR [--impl torch|ember] [--only GLOB] [-v]
+                               [--seed N] [--jobs N] [--json FILE]
+
+DIR holds the corpus's repositories as <owner>+<name>/ (tools/compat/fetch_mirrors.sh lays them
+out). Each program is copied with its directory into a fresh temp dir, given locally generated data
+(data.py), and run with small settings under a timeout, with no network. For `--impl ember`,
+shim/ goes first on PYTHONPATH, so `import torch` and every `torch.*` submodule are ember's.
+stubs/ (offline stand-ins for torchvision, tiktoken, ...) is on PYTHONPATH under both.
+
+Per program: PASS/FAIL, the metric the program printed, and for a failure the last error line.
+A program passes when it exits 0 and its metric meets the bar set from torch runs (corpus.py).
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import corpus  # noqa: E402
+import data  # noqa: E402
+
+ROOT = HERE.parent.parent
+
+
+class _PreFailed(Exception):
+    pass
+
+
+def _extract_d2l(md: Path) -> str:
+    """The PyTorch cells of a d2l chapter (cells tagged `%%tab pytorch` or `all`, or untagged)."""
+    cells = re.findall(r"```\{\.python \.input\}\n(.*?)```", md.read_text(), re.S)
+    out = []
+    for cell in cells:
+        lines = cell.splitlines()
+        if lines and lines[0].startswith("%%tab"):
+            tabs = lines[0][len("%%tab"):].replace(",", " ").split()
+            if "pytorch" not in tabs and "all" not in tabs:
+                continue
+            lines = lines[1:]
+        # notebook magics and the tab chooser are not Python
+        lines = [ln for ln in lines if not ln.lstrip().startswith(("%", "tab."))]
+        out.append("\n".join(lines))
+    return "tab = None\n" + "\n\n".join(out) + "\n"
+
+
+def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH", "PYTORCH"))}
+    paths = [str(HERE / "stubs")]
+    if impl == "ember":
+        paths = [str(HERE / "shim"), str(ROOT)] + paths
+    if prog.pythonpath:
+        paths += [str(tmp / p) for p in prog.pythonpath]
+    env.update({
+        "PYTHONPATH": os.pathsep.join(paths),
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+        "NUMBA_NUM_THREADS": "1",
+        "COMPAT_SEED": str(seed),
+        "PYTHONHASHSEED": "0",
+        # no network: any library that honours proxies fails fast instead of hanging
+        "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+        "HF_HUB_OFFLINE": "1",
+    })
+    env.update(prog.env)
+    return env
+
+
+def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
+    src_dir = mirrors / prog.repo.replace("/", "+")
+    with tempfile.TemporaryDirectory(prefix="compat-") as tmp_s:
+        tmp = Path(tmp_s)
+        # the program's repository files it imports come along; the rest of the repo does not
+        for rel in prog.copy:
+            s = src_dir / rel
+            if not s.exists():
+                return {"status": "MISSING", "metric": None, "error": f"{s} not found",
+                        "seconds": 0.0}
+            d = tmp / rel
+            d.parent.mkdir(parents=True, exist_ok=True)
+            if s.is_dir():
+                shutil.copytree(s, d, dirs_exist_ok=True)
+            else:
+                shutil.copy2(s, d)
+        for old, new in prog.subs:
+            target = tmp / prog.script
+            text = target.read_text()
+            if old not in text:
+                return {"status": "FAIL", "metric": None, "seconds": 0.0,
+                        "error": f"substitution target {old!r} not in {prog.script}"}
+            target.write_text(text.replace(old, new))
+        cwd = tmp / prog.cwd
+        cwd.mkdir(parents=True, exist_ok=True)
+        for gen in prog.data:
+            getattr(data, gen)(cwd, seed)
+        if prog.kind == "d2l":
+            script = cwd / "_chapter.py"
+            script.write_text(_extract_d2l(src_dir / prog.script) + prog.epilogue)
+            cmd = [sys.executable, str(script)]
+        elif prog.kind == "pytest":
+            cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                   str(tmp / prog.script)] + prog.args
+        else:
+            script = tmp / prog.script
+            if prog.epilogue:
+                text = script.read_text() + "\n" + prog.epilogue
+                script = script.with_name("_compat_" + script.name)
+                script.write_text(text)
+            cmd = [sys.executable, str(script)] + prog.args + prog.extra_args
+        env = _environment(impl, tmp, prog, seed)
+        t0 = time.perf_counter()
+        try:
+            for pre in prog.pre:
+                first = subprocess.run([sys.executable, str(tmp / pre[0])] + pre[1:], cwd=cwd,
+                                       env=env, capture_output=True, text=True,
+                                       timeout=prog.timeout, stdin=subprocess.DEVNULL)
+                if first.returncode != 0:
+                    raise _PreFailed(first.stderr or first.stdout)
+            proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
+                                  timeout=prog.timeout, stdin=subprocess.DEVNULL)
+            rc, out, err = proc.returncode, proc.stdout, proc.stderr
+        except _PreFailed as exc:
+            rc, out, err = 1, "", f"first step failed: {exc}"
+        except subprocess.TimeoutExpired as exc:
+            rc = -9
+            out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            err = f"timeout after {prog.timeout} s"
+        seconds = time.perf_counter() - t0
+    metric = None
+    hits = re.findall(prog.metric, out + "\n" + err, re.M) if prog.metric else []
+    if hits:
+        last = hits[-1]
+        metric = float(last[0] if isinstance(last, tuple) else last)
+    ok = rc == 0 and (prog.bar is None or (metric is not None and prog.meets(metric)))
+    error = ""
+    if rc != 0:
+        lines = [ln for ln in (err or out).strip().splitlines() if ln.strip()]
+        error = lines[-1] if lines else f"exit {rc}"
+    elif not ok:
+        error = f"metric {metric} misses bar {prog.bar_text()}"
+    if verbose and not ok:
+        print(out[-3000:], "\n---- stderr ----\n", err[-5000:], file=sys.stderr)
+    return {"status": "PASS" if ok else "FAIL", "metric": metric, "error": error,
+            "seconds": round(seconds, 1), "rc": rc}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirrors", required=True, type=Path)
+    ap.add_argument("--impl", choices=("torch", "ember"), default="ember")
+    ap.add_argument("--only", default="*", help="glob over program names (comma-separated)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the generated data")
+    ap.add_argument("--json", type=Path, help="append results to this JSON-lines file")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+    globs = args.only.split(",")
+    progs = [p for p in corpus.PROGRAMS if any(fnmatch.fnmatch(p.name, g) for g in globs)]
+    passed = 0
+    for prog in progs:
+        res = run_one(prog, args.mirrors, args.impl, args.seed, args.verbose)
+        passed += res["status"] == "PASS"
+        metric = "-" if res["metric"] is None else f"{res['metric']:.4g}"
+        print(f"{res['status']:4} {prog.name:44} {metric:>10} {res['seconds']:6.1f}s  "
+              f"{res['error'][:160]}", flush=True)
+        if args.json:
+            with open(args.json, "a") as fh:
+                fh.write(json.dumps({"name": prog.name, "impl": args.impl, "seed": args.seed,
+                                     **res}) + "\n")
+    print(f"{args.impl}: {passed}/{len(progs)} passed")
+    return 0 if passed == len(progs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

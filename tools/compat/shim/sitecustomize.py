@@ -1,0 +1,38 @@
+"""Make `import torch` and every `torch.*` submodule resolve to ember.
+
+run.py puts this directory first on PYTHONPATH only for `--impl ember`, so Python imports it at
+start-up in the program's process and in every process the program starts (DataLoader workers,
+spawn, torchrun). `torch.X.Y` is served by `ember.X.Y`: the same module object under both names,
+so `isinstance` and identity checks agree whichever name a program used.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+
+
+class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `torch` and `torch.*` and loads the module of the same path under `ember`."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" and not fullname.startswith("torch."):
+            return None
+        target_name = "ember" + fullname[len("torch"):]
+        try:
+            if importlib.util.find_spec(target_name) is None:
+                return None
+        except ModuleNotFoundError:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec):
+        return importlib.import_module("ember" + spec.name[len("torch"):])
+
+    def exec_module(self, module):
+        # the ember module ran already when create_module imported it
+        pass
+
+
+sys.meta_path.insert(0, _TorchAlias())

@@ -1,0 +1,2 @@
+"""Headless stand-in: the corpus runs as scripts, so displays are no-ops."""
+from . import display  # noqa: F401
