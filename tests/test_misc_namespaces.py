@@ -75,10 +75,11 @@ def test_data_parallel_state_dict_keys_match_torch():
 
 
 # ------------------------------------------------------------------------------ onnx/compile
-def test_onnx_export_not_supported():
+def test_onnx_export_writes_a_model(tmp_path):
+    pytest.importorskip("onnx", reason="ember.onnx.export needs the optional onnx package")
     assert ember.onnx.is_in_onnx_export() is False
-    with pytest.raises(RuntimeError, match="ONNX export is not supported yet"):
-        ember.onnx.export(_Scale(), (ember.ones(2),), "model.onnx")
+    ember.onnx.export(_Scale(), (ember.ones(2),), tmp_path / "model.onnx")
+    assert (tmp_path / "model.onnx").stat().st_size > 0   # full checks: tests/onnx/
 
 
 def test_compile_returns_model_unchanged():

@@ -18,6 +18,7 @@ last tracer finishes. See NOTE [Function patching while tracing].
 from __future__ import annotations
 
 import functools
+import operator
 import threading
 import types
 
@@ -90,6 +91,8 @@ def _has_proxy(args, kwargs) -> bool:
         elif isinstance(a, dict):
             for e in a.values():
                 visit(e)
+        elif isinstance(a, slice):
+            visit((a.start, a.stop, a.step))
     visit(args)
     if not found and kwargs:
         visit(kwargs)
@@ -113,6 +116,8 @@ def _tracer_of(args, kwargs):
         elif isinstance(a, dict):
             for e in a.values():
                 visit(e)
+        elif isinstance(a, slice):
+            visit((a.start, a.stop, a.step))
     visit(args)
     visit(kwargs)
     return out[0] if out else None
@@ -138,6 +143,17 @@ def _make_tensor_dunder(orig):
     dunder.__name__ = orig.__name__
     _WRAPPED[id(dunder)] = orig
     return dunder
+
+
+def _make_tensor_getitem(orig):
+    def getitem(self, key):
+        # ``buffer[:, :T]`` with T a Proxy: the indexing itself must be recorded
+        if _has_proxy((key,), None):
+            tracer = _tracer_of((key,), None)
+            return tracer.create_proxy("call_function", operator.getitem, (self, key), {})
+        return orig(self, key)
+    _WRAPPED[id(getitem)] = orig
+    return getitem
 
 
 def _namespaces():
@@ -171,6 +187,10 @@ def _install():
         if orig is not None:
             _saved.append((ember.Tensor, name, orig))
             setattr(ember.Tensor, name, _make_tensor_dunder(orig))
+    getitem = ember.Tensor.__dict__.get("__getitem__")
+    if getitem is not None:
+        _saved.append((ember.Tensor, "__getitem__", getitem))
+        ember.Tensor.__getitem__ = _make_tensor_getitem(getitem)
     for name, fn in (("__call__", _module_call), ("__getattr__", _module_getattr)):
         _saved.append((Module, name, Module.__dict__[name]))
         setattr(Module, name, fn)

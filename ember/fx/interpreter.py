@@ -63,7 +63,8 @@ class Interpreter:
             try:
                 self.env[node] = self.run_node(node)
             except Exception as e:
-                if self.extra_traceback and not getattr(e, "_fx_noted", False):
+                if self.extra_traceback and hasattr(e, "add_note") and \
+                        not getattr(e, "_fx_noted", False):
                     e.add_note(f"While executing {node.format_node()}")
                     e._fx_noted = True
                 raise
