@@ -1,10 +1,12 @@
 """Per-op overhead on tiny tensors: ember vs NumPy vs PyTorch, measured in the same run.
 
-    python benchmarks/overhead.py [--repeat 7] [--number 2000]
+    python benchmarks/overhead.py [--repeat 7] [--number 2000] [--grad-mode-read]
 
 Prints microseconds per call (median of ``repeat`` runs of ``number`` calls, the frameworks
 interleaved run by run so that machine drift hits all of them) and the ratio ember / PyTorch.
 Targets (issue #2): within 3x of PyTorch without grad, within 4x with grad.
+``--grad-mode-read`` also times one read of the per-thread grad mode against a read of a plain
+object's attribute (NOTE [Per-thread autograd state] in ember/autograd/grad_mode.py).
 """
 from __future__ import annotations
 
@@ -58,11 +60,32 @@ def cases():
     return {k: (e, n, tor.get(k)) for k, (e, n) in out.items()}
 
 
+def grad_mode_read(repeat):
+    """ns per read: the per-thread grad mode vs a plain object's attribute, interleaved."""
+    from ember.autograd.grad_mode import _state
+
+    class Plain:
+        enabled = True
+
+    plain = Plain()
+    number = 200_000
+    res = {"per-thread": [], "plain": []}
+    for _ in range(repeat):
+        res["per-thread"].append(timeit.timeit(lambda: _state.enabled, number=number))
+        res["plain"].append(timeit.timeit(lambda: plain.enabled, number=number))
+    for k, v in res.items():
+        print(f"grad-mode read, {k:<11}{statistics.median(v) / number * 1e9:>8.1f} ns "
+              "(a lambda call included)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--number", type=int, default=2000)
+    ap.add_argument("--grad-mode-read", action="store_true")
     args = ap.parse_args()
+    if args.grad_mode_read:
+        grad_mode_read(args.repeat)
     if torch is not None:
         torch.set_num_threads(2)
     print(f"{'op':<16}{'ember us':>10}{'numpy us':>10}{'torch us':>10}{'ember/torch':>13}")

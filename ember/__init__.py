@@ -18,6 +18,8 @@ from . import autograd  # noqa: F401
 from . import linalg  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                        is_inference_mode_enabled, no_grad, set_grad_enabled)
+from .autograd.anomaly_mode import (is_anomaly_check_nan_enabled,  # noqa: F401
+                                    is_anomaly_enabled)
 from ._determinism import (are_deterministic_algorithms_enabled,  # noqa: F401
                            use_deterministic_algorithms)
 

@@ -23,7 +23,7 @@ import weakref
 from .. import _dtype as D
 from .._backend import device as _device
 from ..autograd.grad_mode import _state as _grad_state
-from ._state import state
+from ._state import _Autocast, _policy, state
 
 __all__ = ["autocast", "is_autocast_available", "is_autocast_enabled", "set_autocast_enabled",
            "get_autocast_dtype", "set_autocast_dtype", "is_autocast_cache_enabled",
@@ -70,8 +70,8 @@ _default_dtypes = {"cuda": D.float16, "mps": D.float16, "xpu": D.bfloat16,
 # cast reused by every op (PyTorch does the same). Only leaf tensors that require grad are
 # cached -- activations are cast once anyway. An entry keeps the source alive only weakly and
 # is dropped if the source was modified in place (version) or grad mode changed (a cast made
-# under no_grad has no graph and must not be reused where gradients are needed).
-_cache: dict = {}
+# under no_grad has no graph and must not be reused where gradients are needed). The cache is
+# the calling thread's (state.cache), as autocast regions are per thread.
 
 
 def _cached_cast(t, dt):
@@ -80,14 +80,15 @@ def _cached_cast(t, dt):
     if not cacheable:
         return t.to(dt)
     key = (id(t), dt)
-    hit = _cache.get(key)
+    cache = state.cache
+    hit = cache.get(key)
     grad_on = _grad_state.enabled
     if hit is not None:
         ref, version, was_grad_on, out = hit
         if ref() is t and version == t._vc[0] and was_grad_on == grad_on:
             return out
     out = t.to(dt)
-    _cache[key] = (weakref.ref(t), t._vc[0], grad_on, out)
+    cache[key] = (weakref.ref(t), t._vc[0], grad_on, out)
     return out
 
 
@@ -110,13 +111,15 @@ def _cast(op_name, tensors):
                  for t in tensors)
 
 
-state.cast = _cast
-state.dtype = D.bfloat16  # the CPU autocast dtype outside any region (set_autocast_dtype)
+_policy[0] = _cast
+# the CPU autocast dtype outside any region, in every thread until it calls set_autocast_dtype
+_Autocast.dtype = D.bfloat16
 
 
 def clear_autocast_cache():
-    """Drop the cached casts of parameters (done automatically when autocast is exited)."""
-    _cache.clear()
+    """Drop the calling thread's cached casts of parameters (done automatically when its
+    outermost autocast region is exited)."""
+    state.cache.clear()
 
 
 # ----------------------------------------------------------------------- state query / setters
@@ -204,8 +207,10 @@ class autocast:
         >>> c.dtype
         ember.bfloat16
 
-    Differs from torch: ``device_type`` defaults to "cpu" (ember's only device), and the
-    autocast state is process-global like ember's grad mode (PyTorch's is thread-local).
+    The autocast state is per thread, as in torch: a region entered in one thread does not
+    change what ops do in another.
+
+    Differs from torch: ``device_type`` defaults to "cpu" (ember's only device).
     """
 
     def __init__(self, device_type="cpu", dtype=None, enabled=True, cache_enabled=None):

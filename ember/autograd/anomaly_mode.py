@@ -1,4 +1,7 @@
-"""Anomaly detection: NaN checks in backward and forward stack traces on every node."""
+"""Anomaly detection: NaN checks in backward and forward stack traces on every node.
+
+Anomaly mode is process-wide, as in torch: enabling it in one thread turns it on in all.
+"""
 from __future__ import annotations
 
 from .function import Anomaly
@@ -49,3 +52,7 @@ class set_detect_anomaly:
 
 def is_anomaly_enabled() -> bool:
     return Anomaly.enabled
+
+
+def is_anomaly_check_nan_enabled() -> bool:
+    return Anomaly.check_nan

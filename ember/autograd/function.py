@@ -14,7 +14,7 @@ import traceback
 import numpy as np
 
 from ..profiler.profiler import _active as _prof
-from .grad_mode import _state
+from .grad_mode import _saved_hooks, _state
 
 # Set by ember._tensor._inject() once the Tensor class exists (this module is imported
 # by _tensor.py, so it cannot import it back at load time).
@@ -136,12 +136,14 @@ _FREED = object()
 class _Saved:
     """One saved value: the input tensor itself, or an output's array + version counter."""
 
-    __slots__ = ("tensor", "array", "vc", "version", "output_nr", "checksum")
+    __slots__ = ("tensor", "array", "vc", "version", "output_nr", "checksum", "packed",
+                 "unpack_hook")
 
     def __init__(self, tensor, array, vc, version, output_nr):
         self.tensor, self.array, self.vc, self.version, self.output_nr = (
             tensor, array, vc, version, output_nr)
         self.checksum = None
+        self.unpack_hook = None  # set with `packed` when saved_tensors_hooks were active
 
 
 def _checksum(a):
@@ -195,6 +197,8 @@ class OpNode(Node):
     def _unpack(self, s):
         if s is None:
             return None
+        if s.unpack_hook is not None:
+            return self._unpack_hooked(s)
         if s.vc is not None and s.vc[0] != s.version:
             t = s.tensor if s.tensor is not None else None
             shape = tuple(t.shape) if t is not None else s.array.shape
@@ -221,6 +225,17 @@ class OpNode(Node):
         t = _make(s.array, s.vc)
         if s.output_nr is not None and _state.enabled:
             # a saved output points back at this node only while backward runs: no cycle
+            t._grad_fn, t._output_nr, t._requires_grad = self, s.output_nr, True
+        return t
+
+    def _unpack_hooked(self, s):
+        t = s.unpack_hook(s.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        if s.output_nr is not None and _state.enabled and t._grad_fn is not self:
+            # as for an unhooked saved output: connected to this node only while backward runs
+            t = _make(t._data, t._vc)
             t._grad_fn, t._output_nr, t._requires_grad = self, s.output_nr, True
         return t
 
@@ -305,9 +320,21 @@ def _pack(node, v, args, arrays, outs, out_arrays):
                     break
             else:  # a private intermediate: nobody else can modify it
                 s = _Saved(_make(np.asarray(v)), None, None, 0, None)
+    if _saved_hooks.stack:
+        return _pack_hooked(s, outs)
     if Anomaly.enabled:
         s.checksum = _checksum(s.tensor._data if s.tensor is not None else s.array)
     return s
+
+
+def _pack_hooked(s, outs):
+    """Hand the saved tensor to the innermost pack hook; keep only what it returns."""
+    pack_hook, unpack_hook = _saved_hooks.stack[-1]
+    t = s.tensor if s.output_nr is None else outs[s.output_nr]
+    hooked = _Saved(None, None, None, 0, s.output_nr)
+    hooked.packed = pack_hook(t)
+    hooked.unpack_hook = unpack_hook
+    return hooked
 
 
 # NOTE [What save_for_backward keeps]

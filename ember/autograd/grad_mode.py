@@ -1,19 +1,44 @@
-"""Grad mode: whether ops record the graph. Global (not per-thread) to keep the op path cheap.
+"""Grad mode: whether ops record the graph. Per thread, as in torch.
 
-Differs from torch: torch's grad mode is thread-local; ember's is process-global.
+Each thread starts with grad mode on, inference mode off and forward-mode AD enabled, whatever
+the thread that started it had set (torch's rule too). See NOTE [Per-thread autograd state].
 """
 from __future__ import annotations
 
 import functools
+import threading
+
+# NOTE [Per-thread autograd state]
+# Grad mode, inference mode, forward-AD enablement (here), the autocast state (ember/amp/_state.py)
+# and the saved-tensor hooks stack (ember/autograd/graph.py) live in threading.local objects, as
+# torch keeps them thread-local: a `no_grad()` block in an inference thread does not stop another
+# thread's training from recording, and backward's switch of grad mode to `create_graph` for the
+# duration of the pass only affects the thread running it. The class attributes are the defaults a
+# new thread reads until it sets its own value. Like torch, the process keeps global: anomaly
+# mode, forward-AD dual levels, the default dtype, the default generator, deterministic-algorithm
+# and thread-count settings (docs/DEVIATIONS.md lists none of these: torch shares them too).
+# Cost: reading an attribute of a threading.local is a dict lookup more than a plain object's;
+# the per-op figures before/after are in benchmarks/RESULTS.md
+# (python benchmarks/overhead.py; python benchmarks/overhead.py --grad-mode-read).
 
 
-class _State:
+class _State(threading.local):
     enabled = True      # record autograd graph
     inference = False   # inference_mode active
     fw_enabled = True   # forward-mode AD tangents propagate
 
 
 _state = _State()
+
+
+class _SavedHooks(threading.local):
+    """The saved-tensor hooks of this thread (ember.autograd.graph.saved_tensors_hooks)."""
+
+    stack: tuple = ()        # active (pack_hook, unpack_hook) pairs, innermost last
+    disabled_message = None  # set inside disable_saved_tensors_hooks
+
+
+_saved_hooks = _SavedHooks()
 
 
 def is_grad_enabled() -> bool:
