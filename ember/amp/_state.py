@@ -24,11 +24,12 @@ class _Autocast(threading.local):
 
 
 state = _Autocast()
-_policy = [None]  # set by ember.amp: fn(op_name, tensors) -> tensors (one policy per process)
+# the cast policy, set by ember.amp: fn(op_name, tensors) -> tensors (one per process)
+_policy = {"cast": None}
 
 
 def maybe_autocast(op_name, *tensors):
     """Inputs of op ``op_name`` in the dtype autocast wants (unchanged outside autocast)."""
-    if not state.enabled or _policy[0] is None:
+    if not state.enabled or _policy["cast"] is None:
         return tensors
-    return _policy[0](op_name, tensors)
+    return _policy["cast"](op_name, tensors)

@@ -111,7 +111,7 @@ def _cast(op_name, tensors):
                  for t in tensors)
 
 
-_policy[0] = _cast
+_policy["cast"] = _cast
 # the CPU autocast dtype outside any region, in every thread until it calls set_autocast_dtype
 _Autocast.dtype = D.bfloat16
 
