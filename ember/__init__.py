@@ -78,3 +78,4 @@ def _alias_functional():
 
 _alias_functional()
 from . import multiprocessing  # noqa: E402,F401
+from . import special, distributions  # noqa: E402,F401

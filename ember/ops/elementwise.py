@@ -592,7 +592,7 @@ _unary("erfc", lambda x: 1 - _erf_np(x), lambda g, x: -g * (2 / math.sqrt(math.p
 _unary("erfinv", _erfinv_np, lambda g, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(),
        save="y")
 _unary("lgamma", _gammaln, lambda g, x: g * x.digamma())
-_unary("digamma", _digamma, None, differentiable=False)
+_unary("digamma", _digamma, lambda g, x: g * x.polygamma(1))  # d psi/dx = psi^(1)
 _unary("abs", _reject_bool("abs", np.abs), lambda g, x: g * x.sign(), keep_int=True,
        aliases=("absolute",), dtypes=_NO_BOOL)
 _unary("sign", lambda x: x.copy() if x.dtype == np.bool_ else np.sign(x),  # no bool np.sign

@@ -1,0 +1,106 @@
+"""torch.special: special functions, elementwise.
+
+Most are SciPy's cephes routines behind ember ops (ember/ops/special.py) with gradients where
+torch has them; the rest are the top-level ops under their special-namespace names.
+
+Example:
+    >>> import ember
+    >>> ember.special.expit(ember.tensor([0.0]))
+    tensor([0.5000])
+"""
+
+from __future__ import annotations
+
+import ember as _ember
+from ember.ops import special as _ops
+
+__all__ = [
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "digamma",
+    "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
+    "gammaln", "hermite_polynomial_h", "hermite_polynomial_he", "i0", "i0e", "i1", "i1e",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "log1p", "log_ndtr", "log_softmax",
+    "logit", "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",
+    "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0", "xlog1py",
+    "xlogy", "zeta",
+]
+
+# the same functions as at the top level
+digamma = psi = _ember.digamma
+erf = _ember.erf
+erfc = _ember.erfc
+erfinv = _ember.erfinv
+exp2 = _ember.exp2
+expit = _ember.sigmoid
+expm1 = _ember.expm1
+gammaln = _ember.lgamma
+i0 = _ops.i0
+log1p = _ember.log1p
+logit = _ember.logit
+logsumexp = _ember.logsumexp
+polygamma = _ops.polygamma
+round = _ember.round  # noqa: A001  (torch's name)
+sinc = _ember.sinc
+xlogy = _ember.xlogy
+multigammaln = _ops.mvlgamma
+gammainc = _ops.igamma
+gammaincc = _ops.igammac
+
+# only in this namespace
+airy_ai = _ops.airy_ai
+bessel_j0 = _ops.bessel_j0
+bessel_j1 = _ops.bessel_j1
+bessel_y0 = _ops.bessel_y0
+bessel_y1 = _ops.bessel_y1
+modified_bessel_i0 = _ops.modified_bessel_i0
+modified_bessel_i1 = _ops.modified_bessel_i1
+modified_bessel_k0 = _ops.modified_bessel_k0
+modified_bessel_k1 = _ops.modified_bessel_k1
+scaled_modified_bessel_k0 = _ops.scaled_modified_bessel_k0
+scaled_modified_bessel_k1 = _ops.scaled_modified_bessel_k1
+spherical_bessel_j0 = _ops.spherical_bessel_j0
+i0e = _ops.i0e
+i1 = _ops.i1
+i1e = _ops.i1e
+entr = _ops.entr
+erfcx = _ops.erfcx
+log_ndtr = _ops.log_ndtr
+xlog1py = _ops.xlog1py
+zeta = _ops.zeta
+chebyshev_polynomial_t = _ops.chebyshev_polynomial_t
+chebyshev_polynomial_u = _ops.chebyshev_polynomial_u
+chebyshev_polynomial_v = _ops.chebyshev_polynomial_v
+chebyshev_polynomial_w = _ops.chebyshev_polynomial_w
+shifted_chebyshev_polynomial_t = _ops.shifted_chebyshev_polynomial_t
+shifted_chebyshev_polynomial_u = _ops.shifted_chebyshev_polynomial_u
+shifted_chebyshev_polynomial_v = _ops.shifted_chebyshev_polynomial_v
+shifted_chebyshev_polynomial_w = _ops.shifted_chebyshev_polynomial_w
+hermite_polynomial_h = _ops.hermite_polynomial_h
+hermite_polynomial_he = _ops.hermite_polynomial_he
+laguerre_polynomial_l = _ops.laguerre_polynomial_l
+legendre_polynomial_p = _ops.legendre_polynomial_p
+
+
+def ndtr(input):
+    """The standard normal CDF: (1 + erf(x / sqrt 2)) / 2."""
+    x = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
+    return 0.5 * (1 + _ember.erf(x * 0.7071067811865476))
+
+
+def ndtri(input):
+    """The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1)."""
+    p = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
+    return 1.4142135623730951 * _ember.erfinv(2 * p - 1)
+
+
+def softmax(input, dim, *, dtype=None):
+    """softmax along ``dim`` (``dim`` is required here, as in torch.special)."""
+    return _ember.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    """log_softmax along ``dim`` (``dim`` is required here, as in torch.special)."""
+    return _ember.log_softmax(input, dim, dtype=dtype)
