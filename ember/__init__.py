@@ -79,3 +79,33 @@ def _alias_functional():
 _alias_functional()
 from . import multiprocessing  # noqa: E402,F401
 from . import special, distributions  # noqa: E402,F401
+import math as _math  # noqa: E402
+from ._info import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
+                    finfo, get_default_device, iinfo, memory_format, preserve_format,
+                    set_default_device, set_printoptions)
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+def _inplace_functions():
+    # torch also offers a Tensor's in-place methods as functions: ember.exp_(t) is t.exp_()
+    names = ("abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ "
+             "asinh_ atan_ atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ "
+             "detach_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ i0_ index_put_ log10_ "
+             "log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ reciprocal_ relu_ "
+             "round_ rsqrt_ sigmoid_ sin_ sinc_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ "
+             "zero_ detach fill").split()
+    g = globals()
+    for name in names:
+        method = getattr(Tensor, name, None)
+        if method is not None and name not in g:
+            g[name] = (lambda m: lambda input, *args, **kwargs: m(input, *args, **kwargs))(method)
+            g[name].__name__ = name
+            g[name].__doc__ = f"``input.{name}(...)`` as a function."
+
+
+_inplace_functions()

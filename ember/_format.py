@@ -22,6 +22,7 @@ PRECISION = 4
 THRESHOLD = 1000
 EDGEITEMS = 3
 LINEWIDTH = 80
+SCI_MODE = None  # set_printoptions(sci_mode=): True/False forces it, None decides per tensor
 
 
 class _Formatter:
@@ -48,6 +49,12 @@ class _Formatter:
             self.sci_mode = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
             if not self.sci_mode:
                 self.width = max(len(f"{v:.{PRECISION}f}") for v in finite.tolist())
+        if SCI_MODE is not None and SCI_MODE != self.sci_mode:
+            self.sci_mode = SCI_MODE
+            if not SCI_MODE:
+                self.int_mode = bool(np.all(finite == np.ceil(finite)))
+                fmt = "{:.0f}." if self.int_mode else f"{{:.{PRECISION}f}}"
+                self.width = max(len(fmt.format(v)) for v in finite.tolist())
         if self.sci_mode:
             self.width = max(len(f"{v:.{PRECISION}e}") for v in finite.tolist())
 

@@ -1,0 +1,136 @@
+"""finfo/iinfo, the default device, print options and memory formats: small torch-level records."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype as D
+from . import _format
+
+__all__ = ["finfo", "iinfo", "memory_format", "channels_last", "channels_last_3d",
+           "contiguous_format", "preserve_format", "set_printoptions", "set_default_device",
+           "get_default_device"]
+
+
+def _resolve(type, kind, default):
+    if type is None:
+        type = default()
+    if isinstance(type, str):
+        type = D._by_name(type)
+    if not isinstance(type, D.dtype):
+        raise TypeError(f"{kind}(): argument 'type' must be an ember.dtype, not "
+                        f"{type.__class__.__name__}")
+    return type
+
+
+class finfo:
+    """Machine limits of a floating-point dtype (the default dtype when none is given).
+
+    Example:
+        >>> import ember
+        >>> ember.finfo(ember.float32).eps
+        1.1920928955078125e-07
+    """
+
+    def __init__(self, type=None):
+        type = _resolve(type, "finfo", D.get_default_dtype)
+        if not type.is_floating_point:
+            raise TypeError(f"finfo(): dtype must be a floating point type; got {type}")
+        if type is D.bfloat16:
+            import ml_dtypes
+            info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+        else:
+            info = np.finfo(type.np)
+        self.dtype = type.name
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.tiny)
+        self.resolution = float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer (or bool) dtype."""
+
+    def __init__(self, type):
+        type = _resolve(type, "iinfo", D.get_default_dtype)
+        if type.is_floating_point:
+            raise TypeError(f"iinfo(): dtype must be an integer type; got {type}")
+        info = np.iinfo(np.uint8 if type is D.bool_ else type.np)
+        self.dtype = type.name
+        self.bits = 8 if type is D.bool_ else int(info.bits)
+        self.max = 1 if type is D.bool_ else int(info.max)
+        self.min = 0 if type is D.bool_ else int(info.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+class memory_format:
+    """A tensor memory layout request. ember stores tensors as NumPy strides; a channels-last
+    request is honoured by the operations that produce a layout (``contiguous``, ``to``)
+    where they support it and accepted everywhere else."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self):
+        return "ember." + self._name
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+preserve_format = memory_format("preserve_format")
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, float("inf"), 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """Set how tensors print (torch's options: precision, threshold, edgeitems, linewidth,
+    profile "default"/"short"/"full", and sci_mode True/False/None for automatic)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: unknown profile {profile!r}; expected one of "
+                             f"{sorted(_PROFILES)}")
+        (_format.PRECISION, _format.THRESHOLD, _format.EDGEITEMS,
+         _format.LINEWIDTH) = _PROFILES[profile]
+    if precision is not None:
+        _format.PRECISION = int(precision)
+    if threshold is not None:
+        _format.THRESHOLD = threshold
+    if edgeitems is not None:
+        _format.EDGEITEMS = int(edgeitems)
+    if linewidth is not None:
+        _format.LINEWIDTH = int(linewidth)
+    _format.SCI_MODE = sci_mode
+
+
+_default_device = "cpu"
+
+
+def set_default_device(device) -> None:
+    """Set the device factories use when none is given; only the CPU exists in ember."""
+    global _default_device
+    name = "cpu" if device is None else str(device)
+    if name.split(":")[0] not in ("cpu", "meta") and name != "cpu":
+        raise RuntimeError(f"set_default_device: ember runs on the CPU only; got device "
+                           f"{name!r}")
+    _default_device = "cpu"
+
+
+def get_default_device():
+    """The default device (always the CPU in ember)."""
+    from ._backend import device
+    return device(_default_device)

@@ -1,0 +1,530 @@
+"""Everyday numeric helpers built from other ops: closeness tests, differences, covariance,
+integration, set membership, window functions, splits and small linear-algebra solvers.
+
+All are compositions of registered ops, so their gradients come for free; the few that are
+not differentiable (integer gcd/lcm, histograms) say so.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _make
+from .registry import export
+
+_AminMax = collections.namedtuple("aminmax", ["min", "max"])
+_Frexp = collections.namedtuple("frexp", ["mantissa", "exponent"])
+_Histogram = collections.namedtuple("histogram", ["hist", "bin_edges"])
+
+
+def _ember():
+    import ember
+    return ember
+
+
+def _check_tensor(name, value, arg="input"):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(value).__name__}")
+
+
+# ---- comparisons -----------------------------------------------------------------------------
+
+@export(method=True)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (NaNs equal when equal_nan)."""
+    _check_tensor("isclose", input)
+    em = _ember()
+    other = other if isinstance(other, Tensor) else em.tensor(other, dtype=input.dtype)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"isclose: {input.dtype} did not match {other.dtype}")
+    if input.dtype is D.bool_ or not input.is_floating_point():
+        return input == other
+    close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
+    close = close & input.isfinite() & other.isfinite() | (input == other)
+    if equal_nan:
+        close = close | (input.isnan() & other.isnan())
+    return close
+
+
+@export(method=True)
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """Whether every element of ``input`` is close to ``other`` (see isclose)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+@export(method=True)
+def equal(input, other) -> bool:
+    """True when the two tensors have the same shape and the same elements."""
+    _check_tensor("equal", input)
+    _check_tensor("equal", other, "other")
+    if input.shape != other.shape:
+        return False
+    return bool((input == other).all())
+
+
+@export(method=True)
+def is_same_size(input, other) -> bool:
+    return tuple(input.shape) == tuple(other.shape)
+
+
+@export(method=True)
+def is_nonzero(input) -> bool:
+    """The truth value of a one-element tensor."""
+    if input.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with {'no values' if input.numel() == 0 else 'more than one value'} is ambiguous")  # noqa: E501
+    return bool(input.item())
+
+
+# ---- differences, integration, statistics ----------------------------------------------------
+
+@export(method=True)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (with optional values put before/after)."""
+    em = _ember()
+    if input.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    pieces = [t for t in (prepend, input, append) if t is not None]
+    x = em.cat([p if p.dim() else p.expand(input.shape[:dim] + (1,)) for p in pieces], dim)
+    for _ in range(n):
+        size = x.shape[dim]
+        if size == 0:
+            break
+        x = x.narrow(dim, 1, size - 1) - x.narrow(dim, 0, size - 1)
+    return x
+
+
+@export
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """Integral of ``y`` along ``dim`` by the trapezoidal rule, at points ``x`` or spacing ``dx``."""
+    size = y.shape[dim]
+    if size == 0:
+        return y.sum(dim) * 0
+    left, right = y.narrow(dim, 0, size - 1), y.narrow(dim, 1, size - 1)
+    if x is None:
+        return ((left + right).sum(dim) * (1.0 if dx is None else dx)) / 2
+    if dx is not None:
+        raise RuntimeError("trapezoid: received both x and dx; expected one of them")
+    if x.dim() == 1:
+        spacing = x[1:] - x[:-1]
+        shape = [1] * y.dim()
+        shape[dim] = spacing.shape[0]
+        spacing = spacing.reshape(shape)
+    else:
+        spacing = diff(x, dim=dim)
+    return ((left + right) * spacing).sum(dim) / 2
+
+
+@export
+def trapz(y, *args, dx=None, dim=-1):
+    """The older name of trapezoid (``trapz(y, x, dim=-1)`` or ``trapz(y, dx=1, dim=-1)``)."""
+    x = args[0] if args else None
+    if x is None and dx is None:
+        dx = 1.0
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+@export
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral of ``y`` along ``dim`` (one fewer element)."""
+    size = y.shape[dim]
+    left, right = y.narrow(dim, 0, max(size - 1, 0)), y.narrow(dim, min(1, size), max(size - 1, 0))
+    if x is None:
+        return ((left + right) * (1.0 if dx is None else dx) / 2).cumsum(dim)
+    spacing = diff(x, dim=-1 if x.dim() == 1 else dim)
+    if x.dim() == 1:
+        shape = [1] * y.dim()
+        shape[dim] = spacing.shape[0]
+        spacing = spacing.reshape(shape)
+    return ((left + right) * spacing / 2).cumsum(dim)
+
+
+@export(method=True)
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """Covariance of the rows of ``input`` (variables) over its columns (observations)."""
+    if input.dim() > 2:
+        raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
+                         f"input with {input.dim()} dimensions")
+    x = input.reshape(1, -1) if input.dim() < 2 else input
+    if not x.is_floating_point():
+        x = x.to(D.get_default_dtype())
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        w = fweights.to(x.dtype)
+    if aweights is not None:
+        w = aweights.to(x.dtype) if w is None else w * aweights.to(x.dtype)
+    if w is None:
+        w_sum = float(n)
+        avg = x.mean(1, keepdim=True)
+        norm = w_sum - correction
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1, keepdim=True) / w_sum
+        if correction == 0:
+            norm = w_sum
+        elif aweights is None:
+            norm = w_sum - correction
+        else:
+            norm = w_sum - correction * (w * aweights.to(x.dtype)).sum() / w_sum
+    centered = x - avg
+    weighted = centered if w is None else centered * w
+    if isinstance(norm, float):
+        norm = max(norm, 0.0)
+    else:
+        norm = norm.clamp(min=0)
+    c = weighted @ centered.mT / norm
+    return c.squeeze() if input.dim() < 2 else c
+
+
+@export(method=True)
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``."""
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    d = c.diagonal()
+    stddev = d.sqrt()
+    c = c / stddev.unsqueeze(1) / stddev.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
+@export(method=True)
+def aminmax(input, *, dim=None, keepdim=False):
+    """The minimum and the maximum together (over ``dim``, or all elements)."""
+    if input.numel() == 0 and dim is None:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if dim is None:
+        lo, hi = input.min(), input.max()
+        if keepdim:
+            shape = (1,) * input.dim()
+            lo, hi = lo.reshape(shape), hi.reshape(shape)
+        return _AminMax(lo, hi)
+    return _AminMax(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
+@export
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """A histogram of ``input``'s values: counts (float) and bin edges. Not differentiable."""
+    _check_tensor("histogram", input)
+    if not input.is_floating_point():
+        raise RuntimeError(f"histogram: input tensor and bins tensors should have the same "
+                           f"floating-point dtype; got {input.dtype}")
+    data = input.detach().numpy().reshape(-1)
+    b = bins.detach().numpy() if isinstance(bins, Tensor) else bins
+    w = None if weight is None else weight.detach().numpy().reshape(-1)
+    hist, edges = np.histogram(data, bins=b, range=range, weights=w, density=density)
+    em = _ember()
+    return _Histogram(em.tensor(hist.astype(data.dtype)), em.tensor(edges.astype(data.dtype)))
+
+
+# ---- log-sum-exp pairs, integers, floats ------------------------------------------------------
+
+@export(method=True)
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) without overflow."""
+    em = _ember()
+    hi = em.maximum(input, other)
+    lo = em.minimum(input, other)
+    # where both are the same infinity, the difference would be nan
+    same_inf = (input == other) & input.isinf()
+    zero = em.zeros_like(hi)
+    gap = em.where(same_inf, zero, lo) - em.where(same_inf, zero, hi)
+    result = hi + em.log1p(em.exp(gap))
+    return em.where(same_inf, hi, result)
+
+
+@export(method=True)
+def logaddexp2(input, other):
+    """log2(2**input + 2**other) without overflow."""
+    return logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
+
+
+def _integer_op(name, ufunc):
+    def fn(input, other):
+        em = _ember()
+        a, b = (t if isinstance(t, Tensor) else em.tensor(t) for t in (input, other))
+        if a.is_floating_point() or b.is_floating_point():
+            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{a.dtype}'")
+        return _make(np.asarray(ufunc(a.numpy(), b.numpy())))
+
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name} of integer tensors (not differentiable)."
+    export(method=True)(fn)
+    return fn
+
+
+gcd = _integer_op("gcd", np.gcd)
+lcm = _integer_op("lcm", np.lcm)
+
+
+@export(method=True)
+def heaviside(input, values):
+    """0 where input < 0, 1 where input > 0, ``values`` where input == 0."""
+    em = _ember()
+    if input.dtype != values.dtype:
+        raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
+                           f"dtypes; got {input.dtype} and {values.dtype}")
+    zero, one = em.zeros_like(input), em.ones_like(input)
+    return em.where(input == 0, values.expand_as(input) if values.dim() else values,
+                    em.where(input > 0, one, zero))
+
+
+@export(method=True)
+def frexp(input):
+    """Mantissa in [0.5, 1) and integer exponent with input = mantissa * 2**exponent."""
+    if not input.is_floating_point():
+        raise RuntimeError(f"torch.frexp() only supports floating-point dtypes; got "
+                           f"{input.dtype}")
+    mantissa, exponent = np.frexp(input.detach().numpy())
+    return _Frexp(_make(mantissa), _make(exponent.astype(np.int32)))
+
+
+@export(method=True)
+def ldexp(input, other):
+    """input * 2**other."""
+    return input * (2.0 ** other if not isinstance(other, Tensor) else other.to(
+        input.dtype if input.is_floating_point() else D.get_default_dtype()).exp2())
+
+
+@export(method=True)
+def nextafter(input, other):
+    """The next representable float after ``input`` towards ``other`` (not differentiable)."""
+    return _make(np.nextafter(input.detach().numpy(), other.detach().numpy()))
+
+
+@export(method=True)
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return other - alpha * input
+
+
+@export(method=True)
+def positive(input):
+    """input itself (an error for bool tensors, as in torch)."""
+    if input.dtype is D.bool_:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+@export(method=True)
+def vdot(input, other):
+    """The dot product of two 1-D tensors."""
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D "
+                           "tensors")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"vdot: expected both vectors to have same dtype, but found "
+                           f"{input.dtype} and {other.dtype}")
+    return (input * other).sum()
+
+
+@export(method=True)
+def renorm(input, p, dim, maxnorm):
+    """Rescale each slice along ``dim`` whose p-norm exceeds ``maxnorm`` down to ``maxnorm``."""
+    dims = [d for d in range(input.dim()) if d != dim % input.dim()]
+    norms = input.abs().pow(p).sum(dims, keepdim=True).pow(1.0 / p)
+    factor = (maxnorm / (norms + 1e-7)).clamp(max=1.0)
+    return input * factor
+
+
+# ---- sets and indices ------------------------------------------------------------------------
+
+@export
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each element of ``elements`` is in ``test_elements``."""
+    em = _ember()
+    a = elements.numpy() if isinstance(elements, Tensor) else np.asarray(elements)
+    b = test_elements.numpy() if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    return em.tensor(np.isin(a, b, assume_unique=assume_unique, invert=invert))
+
+
+@export
+def unravel_index(indices, shape):
+    """Flat indices into a tuple of coordinate tensors for an array of ``shape``."""
+    em = _ember()
+    idx = indices if isinstance(indices, Tensor) else em.tensor(indices)
+    if idx.is_floating_point() or idx.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {idx.dtype}")
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("'shape' cannot have negative values, but got "
+                         f"{tuple(shape)}")
+    total = math.prod(shape)
+    flat = idx.numpy()
+    if ((flat < -total) | (flat >= total)).any():
+        raise ValueError(f"'indices' must be in range [{-total}, {total - 1}]")
+    coords = np.unravel_index(np.where(flat < 0, flat + total, flat), shape)
+    return tuple(em.tensor(c.astype(np.int64)) for c in coords)
+
+
+@export
+def combinations(input, r=2, with_replacement=False):
+    """All length-``r`` combinations of a 1-D tensor's elements, as rows."""
+    em = _ember()
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = list(pick(range(input.shape[0]), r))
+    if r == 0 or not rows:
+        return input.new_empty((0,) if r == 0 else (0, r))
+    return input[em.tensor(rows)]
+
+
+def _split_along(name, dim, min_dim):
+    def fn(input, indices_or_sections):
+        if input.dim() < min_dim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
+                               f"dimension, but got a tensor with {input.dim()} dimensions!")
+        d = 0 if name == "hsplit" and input.dim() == 1 else dim
+        if isinstance(indices_or_sections, int):
+            if input.shape[d] % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but "
+                                   f"the size of the dimension {input.shape[d]} is not "
+                                   f"divisible by the split_size {indices_or_sections}!")
+            return input.tensor_split(indices_or_sections, d)
+        return input.tensor_split(list(indices_or_sections), d)
+
+    fn.__name__ = name
+    fn.__doc__ = f"Split into pieces along dim {dim} (see tensor_split)."
+    return export(method=True)(fn)
+
+
+hsplit = _split_along("hsplit", 1, 1)
+vsplit = _split_along("vsplit", 0, 2)
+dsplit = _split_along("dsplit", 2, 3)
+
+
+# ---- windows ---------------------------------------------------------------------------------
+
+def _window(name, values):
+    def fn(window_length, periodic=True, *args, dtype=None, layout=None, device=None,
+           pin_memory=False, requires_grad=False, **params):
+        em = _ember()
+        if window_length < 0:
+            raise RuntimeError(f"{name} requires non-negative window_length, got "
+                               f"window_length={window_length}")
+        dtype = dtype or D.get_default_dtype()
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
+        if window_length <= 1:
+            w = np.ones(window_length)
+        else:
+            n = window_length + 1 if periodic else window_length
+            w = values(n, *args, **params)[:window_length]
+        return em.tensor(w, dtype=dtype, requires_grad=requires_grad)
+
+    fn.__name__ = name
+    fn.__doc__ = f"The {name.split('_')[0]} window of ``window_length`` points."
+    return export(fn)
+
+
+hann_window = _window("hann_window", np.hanning)
+hamming_window = _window("hamming_window",
+                         lambda n, alpha=0.54, beta=0.46: alpha - beta * np.cos(
+                             2 * np.pi * np.arange(n) / (n - 1)))
+blackman_window = _window("blackman_window", np.blackman)
+bartlett_window = _window("bartlett_window", np.bartlett)
+kaiser_window = _window("kaiser_window", lambda n, beta=12.0: np.kaiser(n, beta))
+
+
+# ---- predicates and small aliases ------------------------------------------------------------
+
+@export
+def is_complex(input) -> bool:
+    """False: ember has no complex dtypes yet (see docs/DEVIATIONS.md)."""
+    return False
+
+
+@export
+def is_conj(input) -> bool:
+    return False
+
+
+@export
+def is_neg(input) -> bool:
+    return False
+
+
+@export
+def resolve_conj(input):
+    return input
+
+
+@export
+def resolve_neg(input):
+    return input
+
+
+@export
+def is_signed(input) -> bool:
+    return input.dtype.is_signed
+
+
+@export
+def is_storage(obj) -> bool:
+    return type(obj).__name__ in ("UntypedStorage", "TypedStorage")
+
+
+@export
+def get_device(input) -> int:
+    """-1: every ember tensor is on the CPU."""
+    return -1
+
+
+@export
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor sharing memory with an object that exposes the buffer protocol."""
+    em = _ember()
+    array = np.frombuffer(buffer, dtype=dtype.np, count=count, offset=offset)
+    return em.from_numpy(array).requires_grad_(requires_grad) if requires_grad else \
+        em.from_numpy(array)
+
+
+@export
+def chain_matmul(*matrices, out=None):
+    """The product of the matrices, in the cheapest order (deprecated in torch)."""
+    em = _ember()
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    result = em.linalg.multi_dot(list(matrices))
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+_warn_always = False
+
+
+@export
+def set_warn_always(b: bool) -> None:
+    global _warn_always
+    _warn_always = bool(b)
+
+
+@export
+def is_warn_always_enabled() -> bool:
+    return _warn_always
+
+
+@export
+def set_flush_denormal(mode: bool) -> bool:
+    """False: ember cannot change the CPU's denormal mode (torch returns False where it can't)."""
+    return False
+
+
+@export
+def fill(input, value):
+    """A new tensor shaped like ``input`` filled with ``value`` (out-of-place ``fill_``)."""
+    return input.clone().fill_(value)

@@ -1,0 +1,249 @@
+"""Top-level numeric helpers (ember/ops/numeric.py, ember/_info.py) against torch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck
+
+torch = pytest.importorskip("torch")
+
+
+def _same(ours, ref, rtol=1e-6):
+    if isinstance(ref, torch.Tensor):
+        assert tuple(ours.shape) == tuple(ref.shape)
+        np.testing.assert_allclose(ours.detach().numpy(), ref.detach().numpy(), rtol=rtol,
+                                   atol=1e-9)
+    else:
+        assert ours == ref
+
+
+def _both(a):
+    return ember.tensor(a), torch.tensor(a)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("a, b, kw", [
+    ([1.0, 2.0, math.inf, math.nan, -math.inf], [1.0 + 1e-9, 2.1, math.inf, math.nan, math.inf],
+     {}),
+    ([1.0, math.nan], [1.0, math.nan], {"equal_nan": True}),
+    ([[1.0, 2.0]], [1.05, 2.0], {"rtol": 0.1, "atol": 0.0}),
+])
+def test_isclose_allclose_match_torch(a, b, kw):
+    (ea, ta), (eb, tb) = _both(a), _both(b)
+    assert ember.isclose(ea, eb, **kw).tolist() == torch.isclose(ta, tb, **kw).tolist()
+    assert ember.allclose(ea, eb, **kw) == torch.allclose(ta, tb, **kw)
+    assert ea.isclose(eb, **kw).tolist() == ta.isclose(tb, **kw).tolist()
+
+
+def test_equal_and_is_same_size():
+    a = ember.tensor([1, 2])
+    assert ember.equal(a, ember.tensor([1, 2])) and not ember.equal(a, ember.tensor([1, 3]))
+    assert not ember.equal(a, ember.tensor([[1, 2]]))
+    assert ember.is_same_size(a, ember.zeros(2)) and not a.is_same_size(ember.zeros(3))
+    with pytest.raises(TypeError, match="equal\\(\\): argument 'other' must be Tensor"):
+        ember.equal(a, [1, 2])
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("n, dim", [(1, -1), (2, 0), (3, 1)])
+def test_diff_matches_torch(n, dim):
+    a = np.random.default_rng(0).standard_normal((4, 5))
+    (e, t), (pe, pt) = _both(a), _both(a[:1])
+    if dim == 1:
+        pe, pt = ember.tensor(a[:, :1]), torch.tensor(a[:, :1])
+    _same(ember.diff(e, n, dim), torch.diff(t, n, dim))
+    _same(e.diff(n=n, dim=dim, prepend=pe), t.diff(n=n, dim=dim, prepend=pt))
+
+
+def test_diff_gradient():
+    x = ember.tensor(np.arange(6.0) ** 2, requires_grad=True)
+    assert gradcheck(lambda v: ember.diff(v, 2), (x,))
+
+
+@pytest.mark.parity
+def test_trapezoid_family_matches_torch():
+    y = np.random.default_rng(1).standard_normal((3, 6))
+    x = np.sort(np.random.default_rng(2).uniform(0, 3, 6))
+    (ey, ty), (ex, tx) = _both(y), _both(x)
+    _same(ember.trapezoid(ey), torch.trapezoid(ty))
+    _same(ember.trapezoid(ey, ex), torch.trapezoid(ty, tx))
+    _same(ember.trapezoid(ey, dx=0.5, dim=0), torch.trapezoid(ty, dx=0.5, dim=0))
+    _same(ember.trapz(ey, ex), torch.trapz(ty, tx))
+    _same(ember.cumulative_trapezoid(ey, ex), torch.cumulative_trapezoid(ty, tx))
+    _same(ember.cumulative_trapezoid(ey, dx=2.0), torch.cumulative_trapezoid(ty, dx=2.0))
+
+
+@pytest.mark.parity
+def test_cov_and_corrcoef_match_torch():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 8))
+    fw = rng.integers(1, 4, 8)
+    aw = rng.uniform(0.1, 1.0, 8)
+    (e, t) = _both(a)
+    _same(ember.cov(e), torch.cov(t))
+    _same(ember.cov(e, correction=0), torch.cov(t, correction=0))
+    _same(ember.cov(e, fweights=ember.tensor(fw), aweights=ember.tensor(aw)),
+          torch.cov(t, fweights=torch.tensor(fw), aweights=torch.tensor(aw)))
+    _same(ember.cov(e[0]), torch.cov(t[0]))
+    _same(ember.corrcoef(e), torch.corrcoef(t))
+    x = ember.tensor(a, requires_grad=True)
+    assert gradcheck(lambda v: ember.cov(v), (x,))
+
+
+@pytest.mark.parity
+def test_logaddexp_matches_torch_including_infinities():
+    a = [-math.inf, math.inf, 1.0, -1000.0, 3.0]
+    b = [-math.inf, math.inf, 2.0, -1000.0, -math.inf]
+    (ea, ta), (eb, tb) = _both(a), _both(b)
+    _same(ember.logaddexp(ea, eb), torch.logaddexp(ta, tb))
+    _same(ember.logaddexp2(ea, eb), torch.logaddexp2(ta, tb))
+    x = ember.tensor([0.3, -1.0], requires_grad=True)
+    y = ember.tensor([1.3, 2.0], requires_grad=True)
+    assert gradcheck(ember.logaddexp, (x.double().detach().requires_grad_(),
+                                       y.double().detach().requires_grad_()))
+
+
+@pytest.mark.parity
+def test_integer_and_float_helpers_match_torch():
+    (ea, ta), (eb, tb) = _both([12, 18, -7, 0]), _both([8, 27, 21, 5])
+    _same(ember.gcd(ea, eb), torch.gcd(ta, tb))
+    _same(ember.lcm(ea, eb), torch.lcm(ta, tb))
+    with pytest.raises(RuntimeError, match="not implemented for"):
+        ember.gcd(ember.tensor([1.0]), ember.tensor([2.0]))
+    x = [-1.5, 0.0, 2.0, 0.0]
+    (ex, tx), (ev, tv) = _both(x), _both([0.5, 0.25, 0.5, 0.75])
+    _same(ember.heaviside(ex, ev), torch.heaviside(tx, tv))
+    m, e = ember.frexp(ember.tensor([0.0, 3.0, -10.5, 1e-3]))
+    tm, te = torch.frexp(torch.tensor([0.0, 3.0, -10.5, 1e-3]))
+    _same(m, tm)
+    assert e.dtype == ember.int32 and e.tolist() == te.tolist()
+    _same(ember.ldexp(ember.tensor([1.0, 3.0]), ember.tensor([2, -1])),
+          torch.ldexp(torch.tensor([1.0, 3.0]), torch.tensor([2, -1])))
+    _same(ember.nextafter(ember.tensor([1.0]), ember.tensor([2.0])),
+          torch.nextafter(torch.tensor([1.0]), torch.tensor([2.0])))
+    _same(ember.rsub(ember.tensor([1.0, 2.0]), 5.0, alpha=2),
+          torch.rsub(torch.tensor([1.0, 2.0]), 5.0, alpha=2))
+    _same(ember.vdot(ember.tensor([1.0, 2.0]), ember.tensor([3.0, 4.0])),
+          torch.vdot(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0])))
+    with pytest.raises(TypeError, match="bool tensor is not supported"):
+        ember.positive(ember.tensor([True]))
+
+
+@pytest.mark.parity
+def test_aminmax_renorm_histogram_match_torch():
+    a = np.random.default_rng(4).standard_normal((3, 4))
+    e, t = _both(a)
+    lo, hi = ember.aminmax(e)
+    tlo, thi = torch.aminmax(t)
+    _same(lo, tlo)
+    _same(hi, thi)
+    lo, hi = ember.aminmax(e, dim=1, keepdim=True)
+    tlo, thi = torch.aminmax(t, dim=1, keepdim=True)
+    _same(lo, tlo)
+    _same(hi, thi)
+    _same(ember.renorm(e, 2, 0, 1.0), torch.renorm(t, 2, 0, 1.0), rtol=1e-5)
+    h, edges = ember.histogram(e, bins=5)
+    th, tedges = torch.histogram(t, bins=5)
+    _same(h, th)
+    _same(edges, tedges)
+
+
+@pytest.mark.parity
+def test_isin_unravel_combinations_splits_match_torch():
+    (ea, ta), (eb, tb) = _both([1, 2, 3, 4]), _both([2, 4, 6])
+    assert ember.isin(ea, eb).tolist() == torch.isin(ta, tb).tolist()
+    assert ember.isin(ea, eb, invert=True).tolist() == torch.isin(ta, tb, invert=True).tolist()
+    got = ember.unravel_index(ember.tensor([4, 5, -1]), (2, 3))
+    ref = torch.unravel_index(torch.tensor([4, 5, -1]), (2, 3))
+    assert [g.tolist() for g in got] == [r.tolist() for r in ref]
+    with pytest.raises(ValueError, match="must be in range"):
+        ember.unravel_index(ember.tensor([6]), (2, 3))
+    for r, rep in [(2, False), (3, False), (2, True), (0, False)]:
+        _same(ember.combinations(ember.tensor([1, 2, 3]), r, rep),
+              torch.combinations(torch.tensor([1, 2, 3]), r, rep))
+    x = np.arange(24.0).reshape(2, 4, 3)
+    e, t = _both(x)
+    for name, arg in [("hsplit", 2), ("vsplit", [1]), ("dsplit", 3)]:
+        ours, ref = getattr(ember, name)(e, arg), getattr(torch, name)(t, arg)
+        assert len(ours) == len(ref)
+        for o, r in zip(ours, ref, strict=True):
+            _same(o, r)
+    with pytest.raises(RuntimeError, match="not divisible"):
+        ember.hsplit(e, 3)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window",
+                                  "bartlett_window", "kaiser_window"])
+@pytest.mark.parametrize("n, periodic", [(0, True), (1, True), (7, True), (8, False)])
+def test_windows_match_torch(name, n, periodic):
+    ours = getattr(ember, name)(n, periodic, dtype=ember.float64)
+    ref = getattr(torch, name)(n, periodic, dtype=torch.float64)
+    _same(ours, ref, rtol=1e-10)
+
+
+def test_finfo_iinfo_match_torch():
+    for e, t in [(ember.float32, torch.float32), (ember.float64, torch.float64),
+                 (ember.float16, torch.float16), (ember.bfloat16, torch.bfloat16)]:
+        ours, ref = ember.finfo(e), torch.finfo(t)
+        for field in ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution"):
+            assert getattr(ours, field) == getattr(ref, field), (e, field)
+    assert ember.finfo().eps == torch.finfo().eps
+    for e, t in [(ember.int8, torch.int8), (ember.int64, torch.int64),
+                 (ember.uint8, torch.uint8)]:
+        ours, ref = ember.iinfo(e), torch.iinfo(t)
+        assert (ours.bits, ours.min, ours.max) == (ref.bits, ref.min, ref.max)
+    with pytest.raises(TypeError, match="finfo\\(\\): dtype must be a floating point type"):
+        ember.finfo(ember.int32)
+    with pytest.raises(TypeError, match="iinfo\\(\\): dtype must be an integer type"):
+        ember.iinfo(ember.float32)
+
+
+def test_constants_predicates_and_inplace_functions():
+    assert ember.pi == math.pi and ember.e == math.e and ember.inf == math.inf
+    assert math.isnan(ember.nan) and ember.newaxis is None
+    t = ember.tensor([0.0, 1.0])
+    assert ember.exp_(t) is t and t.tolist() == [1.0, math.e] or np.allclose(
+        t.numpy(), [1.0, math.e])
+    assert ember.fill(t, 2.0).tolist() == [2.0, 2.0] and t.tolist() != [2.0, 2.0]
+    assert ember.zero_(t) is t and t.tolist() == [0.0, 0.0]
+    assert not ember.is_complex(t) and ember.is_signed(t) and not ember.is_signed(
+        ember.tensor([1], dtype=ember.uint8))
+    assert ember.is_nonzero(ember.tensor([3])) and ember.get_device(t) == -1
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        ember.is_nonzero(ember.tensor([1, 2]))
+
+
+def test_frombuffer_shares_memory():
+    buf = bytearray(np.arange(4, dtype=np.float32).tobytes())
+    t = ember.frombuffer(buf, dtype=ember.float32, count=3, offset=4)
+    assert t.tolist() == [1.0, 2.0, 3.0]
+    np.frombuffer(buf, dtype=np.float32)[1] = 9.0
+    assert t[0].item() == 9.0
+
+
+def test_set_printoptions_and_default_device():
+    try:
+        ember.set_printoptions(precision=2)
+        assert repr(ember.tensor([1.23456])) == "tensor([1.23])"
+        ember.set_printoptions(sci_mode=True)
+        assert "e+00" in repr(ember.tensor([1.5]))
+    finally:
+        ember.set_printoptions(profile="default")
+    assert repr(ember.tensor([1.23456])) == "tensor([1.2346])"
+    ember.set_default_device("cpu")
+    assert str(ember.get_default_device()) == "cpu"
+    with pytest.raises(RuntimeError, match="CPU only"):
+        ember.set_default_device("cuda")
+    assert repr(ember.channels_last) == "ember.channels_last"
+
+
+def test_chain_matmul_matches_product():
+    a, b, c = (ember.randn(3, 4), ember.randn(4, 5), ember.randn(5, 2))
+    np.testing.assert_allclose(ember.chain_matmul(a, b, c).numpy(), (a @ b @ c).numpy(),
+                               rtol=1e-5)
