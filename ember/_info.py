@@ -47,7 +47,7 @@ class finfo:
         self.max = float(info.max)
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -int(info.precision)
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "

@@ -53,9 +53,8 @@ def test_equal_and_is_same_size():
 @pytest.mark.parametrize("n, dim", [(1, -1), (2, 0), (3, 1)])
 def test_diff_matches_torch(n, dim):
     a = np.random.default_rng(0).standard_normal((4, 5))
-    (e, t), (pe, pt) = _both(a), _both(a[:1])
-    if dim == 1:
-        pe, pt = ember.tensor(a[:, :1]), torch.tensor(a[:, :1])
+    (e, t) = _both(a)
+    pe, pt = _both(a[:1] if dim == 0 else a[:, :1])
     _same(ember.diff(e, n, dim), torch.diff(t, n, dim))
     _same(e.diff(n=n, dim=dim, prepend=pe), t.diff(n=n, dim=dim, prepend=pt))
 
