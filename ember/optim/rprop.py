@@ -1,0 +1,69 @@
+"""Rprop: resilient backpropagation (Riedmiller & Braun, 1993): per-weight step sizes adapted by
+the sign of successive gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer, _check_lr, _closure_loss, _grads, _increment, _step_tensor
+
+__all__ = ["Rprop"]
+
+
+class Rprop(Optimizer):
+    """Rprop, as ``torch.optim.Rprop``.
+
+    Each weight keeps a step size: it grows by ``etas[1]`` while the gradient keeps its sign,
+    shrinks by ``etas[0]`` when the sign flips (and that step is skipped), and stays within
+    ``step_sizes``. The weight moves by ``-sign(grad) * step_size``.
+
+    Args:
+        params: parameters or parameter groups to optimize.
+        lr (float): initial step size (default: 1e-2).
+        etas (tuple): (decrease, increase) factors (default: (0.5, 1.2)).
+        step_sizes (tuple): (minimal, maximal) step size (default: (1e-6, 50)).
+        maximize (bool): maximize the objective (default: False).
+        foreach, differentiable, capturable: accepted for compatibility; ignored.
+
+    Example:
+        >>> import ember
+        >>> w = ember.tensor([1.0], requires_grad=True)
+        >>> opt = ember.optim.Rprop([w], lr=0.1)
+        >>> w.grad = ember.tensor([3.0])
+        >>> opt.step()
+        >>> round(w.item(), 4)
+        0.9
+    """
+
+    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 < etas[0] < 1.0 < etas[1]:
+            raise ValueError(f"Invalid eta values: {etas[0]}, {etas[1]}")
+        defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        """Perform one optimization step; returns ``closure()``'s loss if a closure is given."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            etaminus, etaplus = group["etas"]
+            step_min, step_max = group["step_sizes"]
+            for p, g in _grads(group, "Rprop"):
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _step_tensor()
+                    state["prev"] = p.new_zeros(p.shape)
+                    state["step_size"] = p.new_full(p.shape, float(group["lr"]))
+                _increment(state["step"])
+                grad = -g._data if group["maximize"] else g._data.copy()
+                prev, step_size = state["prev"]._data, state["step_size"]._data
+                agreement = np.sign(grad * prev)
+                factor = np.where(agreement > 0, etaplus, np.where(agreement < 0, etaminus, 1.0))
+                np.clip(step_size * factor, step_min, step_max, out=step_size)
+                grad[agreement < 0] = 0  # after a sign flip, skip this step and forget it
+                p._data -= (np.sign(grad) * step_size).astype(p._data.dtype)
+                prev[...] = grad
+                p._vc[0] += 1
+        return loss
