@@ -102,7 +102,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 @export
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """Integral of ``y`` along ``dim`` by the trapezoidal rule, at points ``x`` or spacing ``dx``."""
+    """Integral of ``y`` along ``dim`` by the trapezoidal rule (points ``x`` or spacing ``dx``)."""
     size = y.shape[dim]
     if size == 0:
         return y.sum(dim) * 0

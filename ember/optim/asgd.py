@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from .optimizer import (Optimizer, _check_lr, _check_nonneg, _closure_loss, _grads, _increment,
-                        _step_tensor, _to_float)
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _closure_loss,
+    _grads,
+    _increment,
+    _step_tensor,
+    _to_float,
+)
 
 __all__ = ["ASGD"]
 

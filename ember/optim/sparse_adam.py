@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import (Optimizer, _check_betas, _check_lr, _check_nonneg, _closure_loss,
-                        _increment, _step_tensor, _to_float)
+from .optimizer import (
+    Optimizer,
+    _check_betas,
+    _check_lr,
+    _check_nonneg,
+    _closure_loss,
+    _increment,
+    _step_tensor,
+    _to_float,
+)
 
 __all__ = ["SparseAdam"]
 
