@@ -7,3 +7,4 @@ from __future__ import annotations
 # subpackages
 from . import safetensors  # noqa: F401
 from . import data  # noqa: E402,F401
+from . import checkpoint  # noqa: E402,F401
