@@ -8,7 +8,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -141,3 +141,77 @@ class BatchNorm3d(_BatchNorm):
         if input.ndim != 5:
             raise ValueError(f"{type(self).__name__}: expected 5D input (got {input.ndim}D "
                              "input)")
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose training statistics cover the batches of every rank of a process group.
+
+    In training mode with an initialised process group of more than one rank, the per-channel
+    sums are all-reduced in forward and the gradient's sums in backward, so N ranks with
+    batches of B behave as one BatchNorm on the concatenated N*B batch. Otherwise (eval mode,
+    single process) it is a plain BatchNorm over (N, C, *) input.
+
+    Args: as BatchNorm1d, plus process_group: the group to synchronise over (default: all).
+
+    Differs from torch: runs on the CPU, where torch's SyncBatchNorm requires a GPU.
+
+    Example:
+        >>> import ember
+        >>> ember.nn.SyncBatchNorm(3)(ember.randn(4, 3, 2)).shape
+        ember.Size([4, 3, 2])
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         device=device, dtype=dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.ndim < 2:
+            raise ValueError(f"expected at least 2D input (got {input.ndim}D input)")
+
+    def _synchronised(self):
+        dist = ember.distributed
+        if not self.training or not dist.is_initialized():
+            return False
+        return dist.get_world_size(self.process_group) > 1
+
+    def forward(self, input):
+        if not self._synchronised():
+            return super().forward(input)
+        from ._functions import SyncBatchNormFunction
+        self._check_input_dim(input)
+        self._check_channels(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked._data += 1
+            self.num_batches_tracked._bump_version()
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        running = self.track_running_stats
+        stats = (self.running_mean, self.running_var) if running else (None, None)
+        return SyncBatchNormFunction.apply(input, self.weight, self.bias, stats, self.eps,
+                                           factor, self.process_group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm*d replaced by a SyncBatchNorm sharing its state."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum,
+                                module.affine, module.track_running_stats, process_group)
+            if module.affine:
+                with ember.no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return out

@@ -2,8 +2,8 @@
 
 ``DataParallel(module)`` keeps PyTorch's interface (``.module``, ``module.``-prefixed
 state_dict keys) and simply calls the wrapped module: with no GPUs to split the batch over,
-PyTorch itself falls back to exactly this. ``DistributedDataParallel`` needs a process group,
-which ember cannot create yet, so constructing it raises a clear RuntimeError.
+PyTorch itself falls back to exactly this. ``DistributedDataParallel`` (``distributed.py``)
+trains one replica per process over ``ember.distributed``.
 """
 from __future__ import annotations
 
@@ -41,11 +41,4 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0,
     return module(*inputs, **(module_kwargs or {}))
 
 
-class DistributedDataParallel(Module):
-    """Not available yet: ember has no distributed backend (see ember.distributed)."""
-
-    def __init__(self, module, device_ids=None, output_device=None, dim=0, *args, **kwargs):
-        raise RuntimeError("DistributedDataParallel: ember.distributed has no communication "
-                           "backend yet, so no process group can exist "
-                           "(ember.distributed.is_available() is False). Train single-process, "
-                           "or wrap the model in nn.parallel.DataParallel, which runs it as is.")
+from .distributed import DistributedDataParallel  # noqa: E402
