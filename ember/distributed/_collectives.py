@@ -127,8 +127,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         pg.check_same("all_reduce", records, ("dtype", "count", "redop"))
         from mpi4py import MPI
         buf = _reduce_input(tensor)
-        pg.wait([pg.comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)], "all_reduce", pg.timeout,
-                keep=buf)
+        pg.complete([pg.comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)])
         _store(tensor, _finish(buf, op, pg.size(), tensor.dtype))
 
     return pg.run(run, async_op, [tensor])
@@ -140,7 +139,7 @@ def all_reduce_array(pg, buf: np.ndarray, name="all_reduce"):
     dtype = D._FROM_NP[buf.dtype]
     records = pg.handshake(name, D.ALL.index(dtype), buf.size, -1, ReduceOp.SUM)
     pg.check_same(name, records, ("dtype", "count"))
-    pg.wait([pg.comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM)], name, pg.timeout, keep=buf)
+    pg.complete([pg.comm.Iallreduce(MPI.IN_PLACE, buf, op=MPI.SUM)])
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -158,8 +157,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
         from mpi4py import MPI
         buf = _reduce_input(tensor)
         send = MPI.IN_PLACE if pg.rank() == root else buf
-        pg.wait([pg.comm.Ireduce(send, buf, op=mpi_op, root=root)], "reduce", pg.timeout,
-                keep=buf)
+        pg.complete([pg.comm.Ireduce(send, buf, op=mpi_op, root=root)])
         if pg.rank() == root:
             _store(tensor, _finish(buf, op, pg.size(), tensor.dtype))
 
@@ -210,7 +208,7 @@ def _reduce_scatter(name, pg, output, make_input, op, async_op):
         send = make_input()
         recv = np.empty(output.numel(), send.dtype)
         req = pg.comm.Ireduce_scatter_block(send, recv, op=mpi_op)
-        pg.wait([req], name, pg.timeout, keep=(send, recv))
+        pg.complete([req])
         _store(output, _finish(recv, op, pg.size(), output.dtype))
 
     return pg.run(run, async_op, [output])
@@ -229,7 +227,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
         records = pg.handshake("broadcast", _dtype_id(tensor), tensor.numel(), root)
         pg.check_same("broadcast", records, ("dtype", "count", "root"))
         buf = _flat(tensor) if pg.rank() == root else _recv_buffer(tensor)
-        pg.wait([pg.comm.Ibcast(_bytes(buf), root=root)], "broadcast", pg.timeout, keep=buf)
+        pg.complete([pg.comm.Ibcast(_bytes(buf), root=root)])
         if pg.rank() != root:
             _store(tensor, buf)
 
@@ -264,8 +262,7 @@ def _all_gather_flat(name, pg, input_tensor, output_tensor=None):
         recv = _recv_buffer(output_tensor)
     else:
         recv = np.empty(send.size * pg.size(), send.dtype)
-    pg.wait([pg.comm.Iallgather(_bytes(send), _bytes(recv))], name, pg.timeout,
-            keep=(send, recv))
+    pg.complete([pg.comm.Iallgather(_bytes(send), _bytes(recv))])
     if output_tensor is not None:
         _store(output_tensor, recv)
     return recv
@@ -314,7 +311,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
         recv = np.empty(send.size * pg.size(), send.dtype) if me == root else None
         req = pg.comm.Igather(_bytes(send), _bytes(recv) if recv is not None else None,
                               root=root)
-        pg.wait([req], "gather", pg.timeout, keep=(send, recv))
+        pg.complete([req])
         if me == root:
             for i, out in enumerate(gather_list):
                 _store(out, recv[i * send.size:(i + 1) * send.size])
@@ -348,7 +345,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
         recv = _recv_buffer(tensor)
         req = pg.comm.Iscatter(_bytes(send) if send is not None else None, _bytes(recv),
                                root=root)
-        pg.wait([req], "scatter", pg.timeout, keep=(send, recv))
+        pg.complete([req])
         _store(tensor, recv)
 
     return pg.run(run, async_op, [tensor])
@@ -421,7 +418,7 @@ def _exchange(name, pg, dtype, send, send_counts, recv_counts):
     pg.check_same(name, records, ("dtype",))
     counts = np.asarray(send_counts, np.int64)
     told = np.empty_like(counts)
-    pg.wait([pg.comm.Ialltoall(counts, told)], name, pg.timeout, keep=(counts, told))
+    pg.complete([pg.comm.Ialltoall(counts, told)])
     expected = np.asarray(recv_counts, np.int64)
     if not (told == expected).all():
         bad = [i for i in range(pg.size()) if told[i] != expected[i]]
@@ -436,5 +433,5 @@ def _exchange(name, pg, dtype, send, send_counts, recv_counts):
     from mpi4py import MPI
     req = pg.comm.Ialltoallv([_bytes(send), (counts * item, sdis), MPI.BYTE],
                              [_bytes(recv), (expected * item, rdis), MPI.BYTE])
-    pg.wait([req], name, pg.timeout, keep=(send, recv))
+    pg.complete([req])
     return recv

@@ -34,11 +34,10 @@ def all_gather_object(object_list, obj, group=None):
         payload = _dumps(obj)
         mine = np.array([payload.size], np.int64)
         lengths = np.empty(pg.size(), np.int64)
-        pg.wait([pg.comm.Iallgather(mine, lengths)], "all_gather_object", pg.timeout,
-                keep=(mine, lengths))
+        pg.complete([pg.comm.Iallgather(mine, lengths)])
         out = np.empty(int(lengths.sum()), np.uint8)
         req = pg.comm.Iallgatherv(payload, [out, (lengths, _offsets(lengths))])
-        pg.wait([req], "all_gather_object", pg.timeout, keep=(payload, out))
+        pg.complete([req])
     for i, (start, n) in enumerate(zip(_offsets(lengths), lengths, strict=False)):
         object_list[i] = _loads(out[start:start + n])
 
@@ -60,12 +59,10 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
         payload = _dumps(obj)
         mine = np.array([payload.size], np.int64)
         lengths = np.empty(pg.size(), np.int64)
-        pg.wait([pg.comm.Igather(mine, lengths if me == root else None, root=root)],
-                "gather_object", pg.timeout, keep=(mine, lengths))
+        pg.complete([pg.comm.Igather(mine, lengths if me == root else None, root=root)])
         out = np.empty(int(lengths.sum()) if me == root else 0, np.uint8)
         recv = [out, (lengths, _offsets(lengths))] if me == root else None
-        pg.wait([pg.comm.Igatherv(payload, recv, root=root)], "gather_object", pg.timeout,
-                keep=(payload, out))
+        pg.complete([pg.comm.Igatherv(payload, recv, root=root)])
     if me == root:
         for i, (start, n) in enumerate(zip(_offsets(lengths), lengths, strict=False)):
             object_gather_list[i] = _loads(out[start:start + n])
@@ -83,12 +80,10 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         pg.check_same("broadcast_object_list", records, ("count", "root"))
         payload = _dumps(list(object_list)) if pg.rank() == root else None
         length = np.array([payload.size if payload is not None else 0], np.int64)
-        pg.wait([pg.comm.Ibcast(length, root=root)], "broadcast_object_list", pg.timeout,
-                keep=length)
+        pg.complete([pg.comm.Ibcast(length, root=root)])
         if payload is None:
             payload = np.empty(int(length[0]), np.uint8)
-        pg.wait([pg.comm.Ibcast(payload, root=root)], "broadcast_object_list", pg.timeout,
-                keep=payload)
+        pg.complete([pg.comm.Ibcast(payload, root=root)])
     if pg.rank() != root:
         object_list[:] = _loads(payload)
 
@@ -119,10 +114,8 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         else:
             lengths, payload = None, None
         mine = np.empty(1, np.int64)
-        pg.wait([pg.comm.Iscatter(lengths, mine, root=root)], "scatter_object_list",
-                pg.timeout, keep=(lengths, mine))
+        pg.complete([pg.comm.Iscatter(lengths, mine, root=root)])
         out = np.empty(int(mine[0]), np.uint8)
         send = [payload, (lengths, _offsets(lengths))] if me == root else None
-        pg.wait([pg.comm.Iscatterv(send, out, root=root)], "scatter_object_list", pg.timeout,
-                keep=(payload, out))
+        pg.complete([pg.comm.Iscatterv(send, out, root=root)])
     scatter_object_output_list[0] = _loads(out)

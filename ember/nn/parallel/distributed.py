@@ -121,6 +121,7 @@ class DistributedDataParallel(Module):
                 self._where[id(p)] = (b, i)
         self._hooks = [p.register_post_accumulate_grad_hook(self._grad_ready) for p in params]
         self._expect_backward = False
+        self._reduction_started = False  # a gradient arrived, the reduction is not finished
         self._next_bucket = 0
         self._used = np.ones(len(params), np.uint8)
         self._join_divide_by_initial = True
@@ -150,7 +151,7 @@ class DistributedDataParallel(Module):
 
     # ------------------------------------------------------------------ forward
     def forward(self, *inputs, **kwargs):
-        if self._expect_backward and self.require_backward_grad_sync:
+        if self._reduction_started and self.require_backward_grad_sync:
             raise RuntimeError(
                 "DistributedDataParallel: Expected to have finished reduction in the prior "
                 "iteration before starting a new one. This error indicates that your module "
@@ -170,6 +171,7 @@ class DistributedDataParallel(Module):
         return out
 
     def _prepare_for_backward(self, out):
+        # a forward whose output never went through backward is forgotten, as in torch
         self._expect_backward = True
         self._next_bucket = 0
         for b in self._buckets:
@@ -187,6 +189,7 @@ class DistributedDataParallel(Module):
     def _grad_ready(self, param):
         if not self._expect_backward or not self.require_backward_grad_sync:
             return
+        self._reduction_started = True
         self._count_down(param)
 
     def _count_down(self, param):
@@ -225,6 +228,7 @@ class DistributedDataParallel(Module):
             b.work.wait()
         self.exposed_seconds += time.perf_counter() - start
         self._expect_backward = False
+        self._reduction_started = False
         used_anywhere = self._used.copy()
         if self.find_unused_parameters:
             all_reduce_array(self._pg, used_anywhere,
