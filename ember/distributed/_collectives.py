@@ -99,9 +99,13 @@ def _work_dtype(dtype):
     return dtype.np
 
 
-def _reduce_input(t) -> np.ndarray:
-    """A private contiguous copy of ``t`` in the dtype MPI reduces in."""
-    return np.array(t._data, dtype=_work_dtype(t.dtype), order="C").reshape(-1)
+def _reduce_input(t, in_place=False) -> np.ndarray:
+    """The contiguous array MPI reduces: ``t``'s own memory when ``in_place`` is allowed and
+    possible (contiguous, a type MPI reduces natively), else a copy in the working dtype."""
+    work = _work_dtype(t.dtype)
+    if in_place and t._data.flags.c_contiguous and work == t._data.dtype:
+        return t._data.reshape(-1)
+    return np.array(t._data, dtype=work, order="C").reshape(-1)
 
 
 def _finish(values, redop, n, dtype):
@@ -126,7 +130,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         records = pg.handshake("all_reduce", _dtype_id(tensor), tensor.numel(), -1, op)
         pg.check_same("all_reduce", records, ("dtype", "count", "redop"))
         from mpi4py import MPI
-        buf = _reduce_input(tensor)
+        buf = _reduce_input(tensor, in_place=True)
         pg.complete([pg.comm.Iallreduce(MPI.IN_PLACE, buf, op=mpi_op)])
         _store(tensor, _finish(buf, op, pg.size(), tensor.dtype))
 

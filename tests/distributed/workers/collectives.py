@@ -56,7 +56,17 @@ def np_reduce(arrays, op, dtype):
 
 
 def main():
-    dist.init_process_group("gloo")
+    import os
+    me = int(os.environ["RANK"])
+    expect_error(lambda: dist.init_process_group("gloo", "tcp://127.0.0.1:29511", world_size=3,
+                                                 rank=me),
+                 "world_size is 3 but MPI started 2 process", "world_size mismatch")
+    expect_error(lambda: dist.init_process_group("mpi", "env://", rank=1 - me),
+                 f"rank {1 - me} was requested but MPI numbered this process {me}",
+                 "rank mismatch")
+    assert not dist.is_initialized()
+    dist.init_process_group("gloo", init_method="file:///tmp/unused-by-mpi", world_size=2,
+                            rank=me)
     me, n = dist.get_rank(), dist.get_world_size()
     assert n == 2 and dist.is_initialized() and dist.get_backend() == "gloo"
     assert dist.get_process_group_ranks(dist.group.WORLD) == [0, 1]
