@@ -43,7 +43,7 @@ def main(argv=None):
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)  # the same initial weights everywhere (DDP also broadcasts rank 0's)
     train_set, test_set = load_data()
-    sampler = DistributedSampler(train_set, num_replicas=world, rank=rank, shuffle=True, seed=0)
+    sampler = DistributedSampler(train_set, shuffle=True, seed=0)  # rank, world from the group
     train = DataLoader(train_set, batch_size=max(args.batch_size // world, 1), sampler=sampler)
     test = DataLoader(test_set, batch_size=256)
     model = DigitNet()
