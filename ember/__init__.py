@@ -109,3 +109,5 @@ def _inplace_functions():
 
 
 _inplace_functions()
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401

@@ -1,0 +1,258 @@
+"""grad, vjp, jvp, jacrev, jacfwd, hessian and linearize as function transforms.
+
+Each transform runs the function with ember's reverse-mode autograd: the differentiated
+inputs enter as tensors that require grad, and the derivative is taken with
+``autograd.grad``. When the caller is itself being differentiated (an outer transform, or
+inputs that already require grad) the inner derivative is built with ``create_graph`` so that
+transforms nest: ``grad(grad(f))`` is the second derivative.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import ember
+
+from ._tree import tree_flatten, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
+
+
+def _normalize_argnums(argnums, n):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise RuntimeError("argnums must be non-empty")
+    for a in nums:
+        if not isinstance(a, int):
+            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnums={a}, but only {n} positional inputs")
+    return single, tuple(a % n for a in nums)
+
+
+def _enter(tree):
+    """Leaves of ``tree`` as tensors that require grad (kept attached if they already do)."""
+    leaves, spec = tree_flatten(tree)
+    entered = []
+    for leaf in leaves:
+        if not isinstance(leaf, ember.Tensor):
+            raise RuntimeError(f"Expected the differentiated inputs to be Tensors, got "
+                               f"{type(leaf).__name__}")
+        if not leaf.is_floating_point():
+            raise RuntimeError(f"only Tensors of floating point dtype can require gradients; "
+                               f"got {leaf.dtype}")
+        entered.append(leaf if leaf.requires_grad else leaf.detach().requires_grad_())
+    return entered, spec
+
+
+_outer_level = [0]  # how many transforms enclose the current call
+
+
+def _grads(outputs, inputs, cotangents, create_graph, retain_graph=None):
+    gs = ember.autograd.grad(outputs, inputs, cotangents, retain_graph=retain_graph,
+                             create_graph=create_graph, allow_unused=True)
+    return [ember.zeros_like(i) if g is None else g for g, i in zip(gs, inputs, strict=True)]
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``func`` transformed to return (gradient of its scalar output wrt ``argnums``, output)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        single, nums = _normalize_argnums(argnums, len(args))
+        args = list(args)
+        entered = []
+        for a in nums:
+            leaves, spec = _enter(args[a])
+            entered.append((leaves, spec))
+            args[a] = tree_unflatten(leaves, spec)
+        create_graph = _outer_level[0] > 0 or any(
+            x.requires_grad and x.grad_fn is not None for leaves, _ in entered for x in leaves)
+        _outer_level[0] += 1
+        try:
+            with ember.enable_grad():
+                result = func(*args, **kwargs)
+        finally:
+            _outer_level[0] -= 1
+        output, aux = result if has_aux else (result, None)
+        if has_aux and not (isinstance(result, tuple) and len(result) == 2):
+            raise RuntimeError("grad_and_value(f)(*args): output of function f should be a "
+                               "tuple: (output, aux) if has_aux is True")
+        if not isinstance(output, ember.Tensor) or output.numel() != 1:
+            shape = tuple(output.shape) if isinstance(output, ember.Tensor) else type(output)
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar "
+                               f"Tensor, got tensor with {len(shape)} dims. Maybe you wanted "
+                               f"to use the vjp or jacrev APIs instead?" if isinstance(
+                                   output, ember.Tensor) else
+                               f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"Tensor, got {shape}")
+        flat_inputs = [x for leaves, _ in entered for x in leaves]
+        if not output.requires_grad:
+            gs = [ember.zeros_like(x) for x in flat_inputs]
+        else:
+            gs = _grads([output], flat_inputs, None, create_graph)
+        trees, start = [], 0
+        for leaves, spec in entered:
+            trees.append(tree_unflatten(gs[start:start + len(leaves)], spec))
+            start += len(leaves)
+        g = trees[0] if single else tuple(trees)
+        value = output if create_graph else output.detach()
+        if has_aux:
+            return g, (value, aux)
+        return g, value
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of ``func``'s scalar output with respect to ``argnums``.
+
+    Example:
+        >>> import ember
+        >>> from ember.func import grad
+        >>> grad(lambda x: (x ** 3).sum())(ember.tensor([1.0, 2.0]))
+        tensor([ 3., 12.])
+    """
+    inner = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, value = inner(*args, **kwargs)
+        if has_aux:
+            return g, value[1]
+        return g
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
+    leaves, spec = _enter(primals)
+    args = tree_unflatten(leaves, spec)
+    # build differentiable VJPs only when something outside will differentiate them
+    nested = _outer_level[0] > 0 or any(x.requires_grad and x.grad_fn is not None
+                                        for x in leaves)
+    _outer_level[0] += 1
+    try:
+        with ember.enable_grad():
+            result = func(*args)
+    finally:
+        _outer_level[0] -= 1
+    output, aux = result if has_aux else (result, None)
+    out_leaves, out_spec = tree_flatten(output)
+
+    def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
+        cot_leaves, cot_spec = tree_flatten(cotangents)
+        if len(cot_leaves) != len(out_leaves):
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function; got "
+                               f"{len(cot_leaves)} cotangents for {len(out_leaves)} outputs")
+        pairs = [(o, c) for o, c in zip(out_leaves, cot_leaves, strict=True) if o.requires_grad]
+        if not pairs:
+            gs = [ember.zeros_like(x) for x in leaves]
+        else:
+            cg = nested if create_graph is None else create_graph
+            gs = _grads([o for o, _ in pairs], leaves, [c for _, c in pairs], cg,
+                        retain_graph=retain_graph or cg)
+        return tree_unflatten(gs, spec)
+
+    if has_aux:
+        return output, vjp_fn, aux
+    return output, vjp_fn
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), the Jacobian-vector product with ``tangents``), by two reverse passes."""
+    if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be "
+                           "tuples")
+    if len(primals) != len(tangents):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           f"the same python structure; got {len(primals)} and {len(tangents)}")
+    result = vjp(func, *primals, has_aux=has_aux)
+    output, vjp_fn = result[0], result[1]
+    out_leaves, out_spec = tree_flatten(output)
+    # d/du <vjp(u), t> = J t: differentiate the VJP with respect to a dummy cotangent u
+    dummies = [ember.zeros_like(o).requires_grad_() for o in out_leaves]
+    with ember.enable_grad():
+        vjps = vjp_fn(tree_unflatten(dummies, out_spec), create_graph=True)
+        vjp_leaves = tree_flatten(vjps)[0]
+        tan_leaves = tree_flatten(tangents)[0]
+        pairs = [(v, t) for v, t in zip(vjp_leaves, tan_leaves, strict=True) if v.requires_grad]
+        if pairs:
+            jvps = _grads([v for v, _ in pairs], dummies, [t for _, t in pairs],
+                          create_graph=_outer_level[0] > 0)
+        else:
+            jvps = [ember.zeros_like(o) for o in out_leaves]
+    out = tree_unflatten([o.detach() if _outer_level[0] == 0 else o for o in out_leaves],
+                         out_spec)
+    tangent_out = tree_unflatten(jvps, out_spec)
+    if has_aux:
+        return out, tangent_out, result[2]
+    return out, tangent_out
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of ``func`` with respect to ``argnums``, row by row in reverse mode.
+
+    For one input and one output the result has shape ``output.shape + input.shape``.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        single, nums = _normalize_argnums(argnums, len(args))
+        diff = tuple(args[a] for a in nums)
+
+        def partial(*chosen):
+            full = list(args)
+            for a, value in zip(nums, chosen, strict=True):
+                full[a] = value
+            return func(*full)
+
+        result = vjp(partial, *diff, has_aux=has_aux)
+        output, vjp_fn = result[0], result[1]
+        out_leaves, out_spec = tree_flatten(output)
+        in_leaves, in_spec = tree_flatten(diff)
+        per_output = []
+        for j, out in enumerate(out_leaves):
+            rows = []
+            for k in range(out.numel()):
+                basis = [ember.zeros_like(o) for o in out_leaves]
+                basis[j].view(-1)[k] = 1
+                rows.append(tree_flatten(vjp_fn(tree_unflatten(basis, out_spec)))[0])
+            blocks = []
+            for i, x in enumerate(in_leaves):
+                if rows:
+                    stacked = ember.stack([r[i] for r in rows])
+                else:
+                    stacked = x.new_zeros((0,) + tuple(x.shape))
+                blocks.append(stacked.reshape(tuple(out.shape) + tuple(x.shape)))
+            tree = tree_unflatten(blocks, in_spec)
+            per_output.append(tree[0] if single else tree)
+        jac = tree_unflatten(per_output, out_spec)
+        if has_aux:
+            return jac, result[2]
+        return jac
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of ``func`` (same values as jacrev; ember computes it in reverse mode)."""
+    return jacrev(func, argnums, has_aux=has_aux)
+
+
+def hessian(func, argnums=0):
+    """The Hessian of ``func``'s scalar output with respect to ``argnums``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) gives the Jacobian-vector product."""
+    output = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
