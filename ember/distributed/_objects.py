@@ -119,3 +119,30 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
         send = [payload, (lengths, _offsets(lengths))] if me == root else None
         pg.complete([pg.comm.Iscatterv(send, out, root=root)])
     scatter_object_output_list[0] = _loads(out)
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None,
+                     use_batch=False):
+    """Send the picklable objects of ``object_list`` to ``dst`` (which calls recv_object_list
+    with a list of the same length)."""
+    import ember
+
+    from ._p2p import send
+    payload = _dumps(list(object_list))
+    send(ember.tensor([payload.size], dtype=ember.int64), dst, group, group_dst=group_dst)
+    send(ember.from_numpy(payload.copy()), dst, group, group_dst=group_dst)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None,
+                     use_batch=False):
+    """Fill ``object_list`` with the objects ``src`` sent; returns the sender's rank."""
+    import ember
+
+    from ._p2p import recv
+    length = ember.zeros(1, dtype=ember.int64)
+    sender = recv(length, src, group, group_src=group_src)
+    payload = ember.zeros(int(length.item()), dtype=ember.uint8)
+    recv(payload, sender if src is None and group_src is None else src, group,
+         group_src=group_src)
+    object_list[:] = _loads(payload.numpy())[:len(object_list)]
+    return sender

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import warnings
+from datetime import timedelta
 from urllib.parse import urlparse
 
 from . import _mpi
 from ._pg import DistBackendError, ProcessGroup, ReduceOp, Work, as_timeout, done_work  # noqa: F401
 
+default_pg_timeout = timedelta(minutes=30)
 _NOT_INIT = ("Default process group has not been initialized, please make sure to call "
              "init_process_group.")
 _BACKENDS = ("gloo", "mpi")
@@ -188,15 +190,19 @@ def destroy_process_group(group=None):
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
-              use_local_synchronization=False, group_desc=None, device_id=None):
-    """A group of the given global ranks (all of them when None).
+              use_local_synchronization=False, group_desc=None, device_id=None,
+              sort_ranks=True):
+    """A group of the given global ranks (all of them when None), numbered in sorted order
+    unless ``sort_ranks=False``.
 
     Every rank of the default group must call it, members or not; non-members get
     ``GroupMember.NON_GROUP_MEMBER``.
     """
     world = _default("new_group")
     n = world.size()
-    members = list(range(n)) if ranks is None else sorted(int(r) for r in ranks)
+    members = list(range(n)) if ranks is None else [int(r) for r in ranks]
+    if sort_ranks:
+        members.sort()
     for r in members:
         if not 0 <= r < n:
             raise ValueError(f"new_group: rank {r} is out of range; got ranks={members}, "
@@ -217,6 +223,31 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
                       str(_state.count))
     _state.groups.append(pg)
     return pg
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None,
+                  group_desc=None):
+    """Split the default group into groups of ``group_size`` consecutive ranks (default: the
+    ranks of one node, LOCAL_WORLD_SIZE); returns (this rank's subgroup, all subgroups)."""
+    world = _default("new_subgroups")
+    if group_size is None:
+        group_size = int(os.environ.get("LOCAL_WORLD_SIZE", world.size()))
+    if group_size <= 0 or world.size() % group_size:
+        raise ValueError(f"new_subgroups: group_size must divide the world size; got "
+                         f"group_size={group_size}, expected a divisor of {world.size()}.")
+    subgroups, mine = [], None
+    for start in range(0, world.size(), group_size):
+        ranks = list(range(start, start + group_size))
+        sub = new_group(ranks, timeout=timeout, backend=backend)
+        subgroups.append(sub)
+        if world.rank() in ranks:
+            mine = sub
+    return mine, subgroups
+
+
+def get_pg_count() -> int:
+    """Number of process groups alive (the default group included)."""
+    return (_state.default is not None) + len(_state.groups)
 
 
 def _default(op) -> ProcessGroup:
@@ -307,12 +338,13 @@ def _peer(pg, op, rank, group_rank, what):
 
 
 # ---------------------------------------------------------------------------- barriers
-def barrier(group=None, async_op=False, device_ids=None):
+def barrier(group=None, async_op=False, device_ids=None, timeout=None):
     """Wait until every rank of the group has called barrier (the handshake alone does it)."""
     pg = _resolve(group, "barrier")
     if pg is None:
         return None
-    return pg.run(lambda: pg.handshake("barrier"), async_op)
+    limit = None if timeout is None else as_timeout(timeout)
+    return pg.run(lambda: pg.handshake("barrier", timeout=limit), async_op)
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
@@ -348,6 +380,8 @@ from ._objects import (  # noqa: E402,F401
     all_gather_object,
     broadcast_object_list,
     gather_object,
+    recv_object_list,
     scatter_object_list,
+    send_object_list,
 )
 from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: E402,F401

@@ -162,9 +162,10 @@ class SyncBatchNorm(_BatchNorm):
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, process_group=None, device=None, dtype=None):
+                 track_running_stats=True, process_group=None, device=None, dtype=None,
+                 bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats,
-                         device=device, dtype=dtype)
+                         device=device, dtype=dtype, bias=bias)
         self.process_group = process_group
 
     def _check_input_dim(self, input):
@@ -200,7 +201,8 @@ class SyncBatchNorm(_BatchNorm):
         out = module
         if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
             out = SyncBatchNorm(module.num_features, module.eps, module.momentum,
-                                module.affine, module.track_running_stats, process_group)
+                                module.affine, module.track_running_stats, process_group,
+                                bias=module.bias is not None or not module.affine)
             if module.affine:
                 with ember.no_grad():
                     out.weight = module.weight

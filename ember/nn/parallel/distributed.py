@@ -72,8 +72,9 @@ class DistributedDataParallel(Module):
         static_graph: accepted (ember's reducer needs no graph-specific state).
         device_ids, output_device, dim: accepted for compatibility (CPU only).
 
-    Differs from torch: ``check_reduction``, ``mixed_precision``, ``device_mesh`` and
-    ``param_to_hook_all_reduce`` are accepted and ignored.
+    Differs from torch: ``check_reduction``, ``mixed_precision``, ``device_mesh``,
+    ``param_to_hook_all_reduce``, ``bucket_cap_mb_list``, ``batched_grad_copy`` and
+    ``forward_sync_buffers`` are accepted and ignored.
 
     Example:
         >>> import ember, ember.distributed as dist
@@ -85,7 +86,8 @@ class DistributedDataParallel(Module):
                  bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False,
                  delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
-                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False):
+                 mixed_precision=None, device_mesh=None, skip_all_reduce_unused_params=False,
+                 bucket_cap_mb_list=None, batched_grad_copy=False, forward_sync_buffers=True):
         super().__init__()
         group = dist.distributed_c10d._resolve(process_group, "DistributedDataParallel")
         self.module = module

@@ -183,7 +183,22 @@ def main():
     dist.scatter_object_list(out, [{"to": 0}, {"to": 1}] if me == 1 else None, src=1)
     assert out == [{"to": me}], out
 
+    box = [None, None]
+    if me == 0:
+        dist.send_object_list([{"k": 1}, "two"], dst=1)
+    else:
+        assert dist.recv_object_list(box, src=0) == 0 and box == [{"k": 1}, "two"], box
+    # argument errors are raised before any communication
+    expect_error(lambda: dist.all_reduce([1.0]), "tensor must be an ember Tensor",
+                 "non-tensor", TypeError)
+    expect_error(lambda: dist.all_gather([ember.zeros(1)], ember.zeros(1)),
+                 "has 1 tensors; got 1, expected one per rank", "list length", ValueError)
+    expect_error(lambda: dist.broadcast(ember.zeros(1), src=5), "src=5 is not a member",
+                 "bad src", ValueError)
+
     # groups
+    sub, subgroups = dist.new_subgroups(group_size=1)
+    assert len(subgroups) == 2 and dist.get_process_group_ranks(sub) == [me]
     g = dist.new_group([1])
     if me == 1:
         assert dist.get_rank(g) == 0 and dist.get_world_size(g) == 1
@@ -221,11 +236,11 @@ def main():
     print(f"rank {me}: collectives OK", flush=True)
 
 
-def expect_error(fn, pattern, what):
+def expect_error(fn, pattern, what, kind=RuntimeError):
     import re
     try:
         fn()
-    except RuntimeError as e:
+    except kind as e:
         if not re.search(pattern, str(e)):
             raise AssertionError(f"{what}: message {str(e)!r} does not match {pattern!r}") from e
         return

@@ -1,0 +1,46 @@
+"""ember.distributed, DistributedDataParallel and SyncBatchNorm take torch's arguments."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+import ember
+import ember.distributed as dist
+
+
+def _params(fn):
+    return [p for p in inspect.signature(fn).parameters if not p.startswith("_")]
+
+
+@pytest.mark.parity
+def test_function_signatures_match_torch():
+    pytest.importorskip("torch", reason="torch oracle not installed")
+    import torch.distributed as tdist
+    checked = 0
+    for name in dist.__all__:
+        ref = getattr(tdist, name, None)
+        if not inspect.isfunction(ref):
+            continue
+        assert _params(getattr(dist, name)) == _params(ref), name
+        checked += 1
+    assert checked >= 40
+
+
+@pytest.mark.parity
+def test_module_signatures_match_torch():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    pairs = [(ember.nn.parallel.DistributedDataParallel, torch.nn.parallel.DistributedDataParallel),
+             (ember.nn.SyncBatchNorm, torch.nn.SyncBatchNorm)]
+    for ours, ref in pairs:
+        assert _params(ours.__init__) == _params(ref.__init__), ours.__name__
+    assert (_params(ember.nn.SyncBatchNorm.convert_sync_batchnorm)
+            == _params(torch.nn.SyncBatchNorm.convert_sync_batchnorm))
+
+
+def test_reduce_ops_and_backend_names():
+    assert {op.name for op in dist.ReduceOp} >= {"SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND",
+                                                 "BOR", "BXOR"}
+    assert dist.Backend("MPI") == dist.Backend.MPI == "mpi"
+    assert dist.reduce_op is dist.ReduceOp
+    assert dist.default_pg_timeout.total_seconds() == 1800
