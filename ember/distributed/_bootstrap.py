@@ -77,8 +77,9 @@ def main(argv=None):
         lines = traceback.format_exception(type(e), e, tb)
         sys.stderr.write("".join(lines))
         message = "".join(traceback.format_exception_only(type(e), e))
-        _mpi.write_status(1, message + "".join(lines))
-        _mpi.fail_fast(130 if isinstance(e, KeyboardInterrupt) else 1)
+        code = 130 if isinstance(e, KeyboardInterrupt) else 1
+        _mpi.write_status(code, message + "".join(lines))
+        _mpi.fail_fast(code)
 
 
 if __name__ == "__main__":

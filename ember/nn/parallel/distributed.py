@@ -318,6 +318,11 @@ class DistributedDataParallel(Module):
                              "DistributedDataParallel unused-parameter map")
 
     # ------------------------------------------------------------------ misc
+    def register_comm_hook(self, state, hook):
+        raise NotImplementedError("DistributedDataParallel.register_comm_hook: communication "
+                                  "hooks are not supported in ember; gradients are averaged "
+                                  "in float32/float64 buckets by all-reduce.")
+
     def _set_static_graph(self):
         self.static_graph = True
 
