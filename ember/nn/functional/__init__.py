@@ -91,6 +91,18 @@ from ._pool import (
                           max_unpool1d,
                           max_unpool2d,
 )
+from ._volume import (
+                          adaptive_avg_pool3d,
+                          adaptive_max_pool3d,
+                          adaptive_max_pool3d_with_indices,
+                          avg_pool3d,
+                          conv3d,
+                          conv_transpose3d,
+                          lp_pool3d,
+                          max_pool3d,
+                          max_pool3d_with_indices,
+                          max_unpool3d,
+)
 from ._resize import (
                           affine_grid,
                           channel_shuffle,
@@ -105,6 +117,9 @@ from ._resize import (
 )
 
 __all__ = [
+    "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+    "avg_pool3d", "conv3d", "conv_transpose3d", "lp_pool3d", "max_pool3d",
+    "max_pool3d_with_indices", "max_unpool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
     "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",

@@ -11,7 +11,7 @@ from ..functional import _conv as _Fconv
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -261,3 +261,40 @@ class ConvTranspose2d(_ConvTranspose):
     """
 
     _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W) input
+    (NOTE [3-D ops from 2-D slices] in nn/functional/_volume.py).
+
+    Example:
+        >>> import ember
+        >>> Conv3d(2, 4, 3, padding=1)(ember.randn(1, 2, 4, 6, 6)).shape
+        ember.Size([1, 4, 4, 6, 6])
+    """
+
+    _nd = 3
+
+    def _conv_forward(self, input, weight, bias):
+        if self.padding_mode != "zeros":
+            x = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return F.conv3d(x, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return F.conv3d(input, weight, bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W) input.
+
+    Example:
+        >>> import ember
+        >>> ConvTranspose3d(2, 4, 2, stride=2)(ember.randn(1, 2, 3, 3, 3)).shape
+        ember.Size([1, 4, 6, 6, 6])
+    """
+
+    _nd = 3
+
+    def forward(self, input, output_size=None):
+        out_pad = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
+                                  out_pad, self.groups, self.dilation)

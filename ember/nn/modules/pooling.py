@@ -6,7 +6,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
-           "MaxUnpool2d", "LPPool1d", "LPPool2d"]
+           "MaxUnpool2d", "LPPool1d", "LPPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
+           "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -284,4 +285,65 @@ class LPPool2d(_LPPoolNd):
 
     def forward(self, input):
         return F.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
+                           self.ceil_mode)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W).
+
+    Example:
+        >>> import ember
+        >>> MaxPool3d(2)(ember.randn(1, 2, 4, 4, 4)).shape
+        ember.Size([1, 2, 2, 2, 2])
+    """
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W).
+
+    Example:
+        >>> import ember
+        >>> AvgPool3d(2)(ember.ones(1, 1, 2, 2, 2))
+        tensor([[[[[1.]]]]])
+    """
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(_AdaptiveNd):
+    """Average pooling of (N, C, D, H, W) to a fixed (D_out, H_out, W_out) size."""
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveNd):
+    """Max pooling of (N, C, D, H, W) to a fixed (D_out, H_out, W_out) size."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Inverse of MaxPool3d: maxima put back at their indices, zeros elsewhere."""
+
+    def forward(self, input, indices, output_size=None):
+        return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding,
+                              output_size)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over 3-D windows of (N, C, D, H, W)."""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
