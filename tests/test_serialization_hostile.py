@@ -32,7 +32,7 @@ def _no_unsafe_loader(monkeypatch):
     def forbidden(*args, **kwargs):
         raise AssertionError("an unrestricted unpickler was used under weights_only=True")
 
-    monkeypatch.setattr(S, "_unrestricted_unpickler", forbidden)
+    monkeypatch.setattr(ember.serialization._load, "_unrestricted_unpickler", forbidden)
     monkeypatch.setattr(pickle, "load", forbidden)
     monkeypatch.setattr(pickle, "loads", forbidden)
 
@@ -207,7 +207,7 @@ def test_duplicate_missing_and_compressed_entries(workdir):
     good = json.dumps({"format": "ember.save", "version": 1, "storages": {}, "root": 1}).encode()
     assert ember.load(io.BytesIO(_zip([("manifest.json", good)]))) == 1
     _load_fails(_zip([("manifest.json", good), ("manifest.json", good)]), match="duplicate")
-    _load_fails(_zip([("data/0.bin", b"x")]), match="no entry 'manifest.json'")
+    _load_fails(_zip([("data/0.bin", b"x")]), match="not a torch checkpoint")
     _load_fails(_zip([("manifest.json", good)], method=zipfile.ZIP_DEFLATED), match="compressed")
     _load_fails(b"", match="empty")
     _load_fails(b"PK\x03\x04 not really a zip")
@@ -367,12 +367,11 @@ def test_broadcast_stride_zero_is_legal_but_read_only():
 # truncation and bit flips
 
 
-def _small_archive(pickled=False):
-    obj = {"w": ember.arange(6.0).reshape(2, 3), "lr": 0.25, "name": "net", "steps": [1, 2]}
-    if pickled:
-        obj["slice"] = slice(0, 2)  # forces data.pkl; slice is allowlisted
+def _small_archive(legacy=False):
+    obj = {"w": ember.arange(6.0).reshape(2, 3), "lr": 0.25, "name": "net", "steps": [1, 2],
+           "p": ember.nn.Parameter(ember.ones(2))}
     buf = io.BytesIO()
-    ember.save(obj, buf)
+    ember.save(obj, buf, _use_new_zipfile_serialization=not legacy)
     return obj, buf.getvalue()
 
 
@@ -381,13 +380,13 @@ def _same(a, b):
         return isinstance(b, dict) and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, ember.Tensor):
         return (isinstance(b, ember.Tensor) and a.dtype == b.dtype
-                and np.array_equal(a.numpy(), b.numpy()))
+                and np.array_equal(a.detach().numpy(), b.detach().numpy()))
     return a == b
 
 
-@pytest.mark.parametrize("pickled", [False, True])
-def test_truncation_at_every_byte(pickled, workdir):
-    _, data = _small_archive(pickled)
+@pytest.mark.parametrize("legacy", [False, True])
+def test_truncation_at_every_byte(legacy, workdir):
+    _, data = _small_archive(legacy)
     start = time.perf_counter()
     for n in range(len(data)):
         with pytest.raises(S.SerializationError):
@@ -395,10 +394,11 @@ def test_truncation_at_every_byte(pickled, workdir):
     assert (time.perf_counter() - start) / len(data) < 0.05
 
 
-@pytest.mark.parametrize("pickled", [False, True])
-def test_random_bit_flips(pickled, workdir):
-    obj, data = _small_archive(pickled)
-    rng = np.random.default_rng(1234 + pickled)
+def test_random_bit_flips(workdir):
+    # the zip format checks CRCs; torch's legacy format has none, so its data bytes can flip
+    # unnoticed in either library and it is left out here
+    obj, data = _small_archive()
+    rng = np.random.default_rng(1234)
     outcomes = {"error": 0, "same": 0}
     for bit in rng.choice(len(data) * 8, size=200, replace=False):
         flipped = bytearray(data)
@@ -413,7 +413,8 @@ def test_random_bit_flips(pickled, workdir):
             assert _same(obj, out), f"bit {bit} changed the loaded object without an error"
             outcomes["same"] += 1
         assert time.perf_counter() - start < 1.0
-    assert outcomes["error"] > 100
+    # the 64-byte alignment padding and ignored header fields make many flips harmless
+    assert outcomes["error"] > 50
 
 
 def test_mmap_loading_validates_the_same_way(tmp_path):
