@@ -432,3 +432,17 @@ def test_mmap_loading_validates_the_same_way(tmp_path):
     with pytest.raises(S.SerializationError, match="mmap"):
         ember.load(path, mmap=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pt"]
+
+
+@pytest.mark.parametrize("data,named", [
+    (b"\x93NUMPY\x01\x00v\x00{'descr': '<f8'}", "NumPy"),
+    (b"\x1f\x8b\x08\x00" + b"\x00" * 20, "gzip"),
+    (b"\x0e\x00\x00\x00\x00\x00\x00\x00" + b'{"__metadata__":{}}', "safetensors"),
+    (b"x" * 257 + b"ustar\x0000" + b"\x00" * 300, "tar archive"),
+    (b"\x89HDF\r\n\x1a\n" + b"\x00" * 8, "HDF5"),
+    (b"hello, world", "no known format"),
+    (b"\x80\x02K\x07.\x80\x02N.", "more bytes"),  # a pickle, then trailing data
+    (b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.", "truncated after its magic number"),
+])
+def test_unknown_formats_raise_naming_what_they_are(data, named, workdir):
+    _load_fails(data, match=named)

@@ -23,7 +23,7 @@ from .. import _dtype as D
 from .._backend import device as _device
 from .._size import Size
 from .._tensor import Tensor
-from ._errors import bad, refused
+from ._errors import bad, refused, short
 from ._tensors import (
     PENDING,
     STORAGE_DTYPES,
@@ -125,7 +125,7 @@ def _check_hooks(hooks):
 
 def _check_metadata(metadata):
     if metadata is not None and not (isinstance(metadata, dict) and not metadata):
-        raise bad(f"unsupported tensor metadata {metadata!r:.80}")
+        raise bad(f"unsupported tensor metadata {short(metadata)}")
 
 
 def rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False,
@@ -168,7 +168,7 @@ def rebuild_from_type_v2(func, new_type, args, state):
     """``torch._tensor._rebuild_from_type_v2``: a Tensor subclass or a tensor with attributes."""
     fn = func.fn if isinstance(func, Ctor) else func
     if fn not in _TENSOR_REBUILDS or type(args) is not tuple:
-        raise bad(f"_rebuild_from_type_v2 names {func!r:.80}, not a tensor rebuild function")
+        raise bad(f"_rebuild_from_type_v2 names {short(func)}, not a tensor rebuild function")
     cls = new_type.cls if isinstance(new_type, ClassToken) else new_type
     trusted = not isinstance(new_type, ClassToken)
     t = retype(fn(*args), cls)
@@ -193,7 +193,7 @@ def apply_state(obj, state, *, trusted: bool) -> None:
         for name, value in part.items():
             if type(name) is not str or (not trusted and (name.startswith("__")
                                                           or hasattr(type(obj), name))):
-                raise refused(f"the file sets attribute {name!r:.60} on a "
+                raise refused(f"the file sets attribute {short(name)} on a "
                               f"{type(obj).__name__}, which loading data never needs")
             setattr(obj, name, value)
 
@@ -269,7 +269,7 @@ def _codecs_encode(obj, encoding="utf-8"):
 
 def _size(dims=()):
     if type(dims) not in (tuple, list) or not all(type(d) is int and d >= 0 for d in dims):
-        raise bad(f"torch.Size takes a tuple of non-negative ints; got {dims!r:.80}")
+        raise bad(f"torch.Size takes a tuple of non-negative ints; got {short(dims)}")
     return Size(dims)
 
 
@@ -284,7 +284,7 @@ def _device_ctor(kind, index=None):
 
 def _dtype_by_name(name):
     if type(name) is not str or name not in D._NAMES:
-        raise bad(f"unknown dtype name {name!r:.40}")
+        raise bad(f"unknown dtype name {short(name)}")
     return D._NAMES[name]
 
 
@@ -292,7 +292,7 @@ def _get_layout(name):
     from ..sparse import sparse_coo, strided
     layouts = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
     if name not in layouts:
-        raise bad(f"unsupported layout {name!r:.40} (ember has torch.strided and "
+        raise bad(f"unsupported layout {short(name)} (ember has torch.strided and "
                   "torch.sparse_coo)")
     return layouts[name]
 

@@ -29,3 +29,21 @@ def bad(msg: str) -> SerializationError:
 
 def refused(msg: str) -> UnpicklingError:
     return UnpicklingError(f"ember.load: Weights only load failed: {msg}")
+
+
+def short(value) -> str:
+    """A bounded description of a value read from a file, for error messages. Never the repr
+    of a container: a file can make that exponentially long (shared sublists) or deep."""
+    if value is None or type(value) in (bool, float):
+        return repr(value)
+    if type(value) is int:
+        return repr(value) if value.bit_length() <= 64 else f"<int of {value.bit_length()} bits>"
+    if type(value) in (str, bytes):
+        text = repr(value[:60])
+        return text if len(value) <= 60 else f"{text}... ({len(value)} long)"
+    if type(value) in (tuple, list) and len(value) <= 8 and all(
+            x is None or type(x) in (bool, int, float, str) for x in value):
+        return "(" + ", ".join(short(x) for x in value) + ("," if len(value) == 1 else "") + ")"
+    if type(value) in (tuple, list, dict, set, frozenset):
+        return f"<{type(value).__name__} of {len(value)} items>"
+    return f"<{type(value).__module__}.{type(value).__qualname__} object>"

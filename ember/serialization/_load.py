@@ -22,7 +22,7 @@ from .._backend import check_device
 from .._backend import device as _device
 from . import _allowlist, _ember_v1, _torch_formats
 from ._archive import Archive, open_zip
-from ._errors import SerializationError, UnsafeLoadWarning, bad
+from ._errors import SerializationError, UnsafeLoadWarning, bad, short
 from ._unpickler import Unpickler
 
 _TRUE = ("1", "y", "yes", "true")
@@ -92,7 +92,7 @@ def _restore_on(target) -> None:
     try:
         dev = target if isinstance(target, _device) else _device(target)
     except (TypeError, RuntimeError) as e:
-        raise bad(f"a storage is saved on an unknown device {target!r:.40} ({e})") from None
+        raise bad(f"a storage is saved on an unknown device {short(target)} ({e})") from None
     if dev.type != "cpu":
         raise bad(f"Attempting to deserialize object on a {dev.type.upper()} device but ember "
                   f"has no {dev.type} backend on this machine. If you are running on a "
@@ -243,6 +243,7 @@ def _load_zip(fp, start, path, mmap, strategy, restore):
     zf = open_zip(fp if start == 0 else io.BytesIO(fp.read()), size)
     with zf:
         try:
+            _torch_formats.refuse_torchscript(zf.namelist())
             archive = Archive(zf, zf.fp, size, path if start == 0 else None, mmap)
             if _ember_v1.MANIFEST in archive.infos:
                 reader = _ember_v1.Reader(archive, restore)
@@ -277,7 +278,7 @@ def _load_stream(data: bytes, strategy, restore):
                   f"{type(first).__name__})")
     protocol, end = strategy.dry_run(data, end, None, value=True)
     if protocol != _torch_formats.LEGACY_PROTOCOL:
-        raise bad(f"a legacy torch file with protocol version {protocol!r:.20}; ember reads "
+        raise bad(f"a legacy torch file with protocol version {short(protocol)}; ember reads "
                   f"version {_torch_formats.LEGACY_PROTOCOL}")
     sys_info, end = strategy.dry_run(data, end, None, value=True)
     return _torch_formats.load_legacy(data, end, sys_info, strategy.run, strategy.dry_run,

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from ._errors import bad
+from ._errors import bad, short
 
 MAX_NDIM = 64
 MAX_DIM = 1 << 62      # any larger dimension, stride or offset is refused before arithmetic
@@ -100,12 +100,12 @@ def make_tensor(storage, offset, size, stride, requires_grad, dtype=None):
     if not isinstance(dt, D.dtype):
         raise bad("a tensor record has no dtype (an untyped storage without one)")
     if not (_int_seq(size, 0) and type(offset) is int and 0 <= offset < MAX_DIM):
-        raise bad(f"malformed tensor geometry: size={size!r:.100}, offset={offset!r:.40}")
+        raise bad(f"malformed tensor geometry: size={short(size)}, offset={short(offset)}")
     if type(stride) in (tuple, list) and any(type(s) is int and s < 0 for s in stride):
-        raise bad(f"tensor strides {tuple(stride)!r:.100} are negative; torch never writes "
+        raise bad(f"tensor strides {short(tuple(stride))} are negative; torch never writes "
                   "negative strides, so the file is corrupted or crafted")
     if not (_int_seq(stride, 0) and len(stride) == len(size)):
-        raise bad(f"malformed tensor strides {stride!r:.100} for size {size!r:.100}")
+        raise bad(f"malformed tensor strides {short(stride)} for size {short(size)}")
     if type(requires_grad) is not bool:
         raise bad(f"requires_grad must be a bool; got {type(requires_grad).__name__}")
     if requires_grad and not dt.is_floating_point:
@@ -174,7 +174,7 @@ def retype(t, cls):
     if t is PENDING or type(t) is cls:
         return t
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
-        raise bad(f"a tensor record rebuilds a tensor as {cls!r:.80}, not a Tensor class")
+        raise bad(f"a tensor record rebuilds a tensor as {short(cls)}, not a Tensor class")
     if cls is parameter_class():
         return as_parameter(t, t.requires_grad)
     sub = object.__new__(cls)

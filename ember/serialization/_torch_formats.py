@@ -25,7 +25,7 @@ import numpy as np
 
 from ._allowlist import new_storage
 from ._archive import Archive
-from ._errors import bad
+from ._errors import bad, short
 from ._tensors import MAX_DIM, Storage, StorageType
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -35,16 +35,16 @@ _KEY_RE = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 
 def _check_pid(pid, length: int):
     if not (type(pid) is tuple and len(pid) == length and pid[0] == "storage"):
-        raise bad(f"unknown persistent id in pickle data: {pid!r:.100}")
+        raise bad(f"unknown persistent id in pickle data: {short(pid)}")
     _, stype, key, location, numel = pid[:5]
     if not isinstance(stype, StorageType):
-        raise bad(f"a storage record names {stype!r:.60}, not a torch storage class")
+        raise bad(f"a storage record names {short(stype)}, not a torch storage class")
     if type(key) is not str or not _KEY_RE.fullmatch(key):
-        raise bad(f"malformed storage key {key!r:.60}")
+        raise bad(f"malformed storage key {short(key)}")
     if type(location) is not str:
-        raise bad(f"malformed storage location {location!r:.60}")
+        raise bad(f"malformed storage location {short(location)}")
     if type(numel) is not int or not 0 <= numel < MAX_DIM:
-        raise bad(f"malformed storage size {numel!r:.60}")
+        raise bad(f"malformed storage size {short(numel)}")
     return stype, key, location, numel
 
 
@@ -61,13 +61,16 @@ def zip_root(archive: Archive) -> str:
         raise bad(f"a ZIP archive that is not a torch or ember checkpoint (entries: {listed}); "
                   "torch's archives keep every record under one folder holding data.pkl")
     root = roots.pop()
-    if f"{root}/constants.pkl" in archive.infos or any(n.startswith(f"{root}/code/")
-                                                       for n in names):
-        raise bad("a TorchScript archive (written by torch.jit.save), not a torch.save "
-                  "checkpoint; it holds code, which ember.load does not run")
     if f"{root}/data.pkl" not in archive.infos:
         raise bad(f"a ZIP archive without {root}/data.pkl, so not a torch checkpoint")
     return root
+
+
+def refuse_torchscript(names: list[str]) -> None:
+    if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
+        raise bad("a TorchScript archive (written by torch.jit.save), not a torch.save "
+                  "checkpoint; it holds code, which ember.load does not run (did you mean "
+                  "torch.jit.load?)")
 
 
 def load_zip(archive: Archive, unpickle, restore):
@@ -75,7 +78,7 @@ def load_zip(archive: Archive, unpickle, restore):
     order = archive.read(f"{root}/byteorder").decode("ascii", "replace") \
         if f"{root}/byteorder" in archive.infos else "little"
     if order not in ("little", "big"):
-        raise bad(f"unknown byte order {order!r:.20} in {root}/byteorder")
+        raise bad(f"unknown byte order {short(order)} in {root}/byteorder")
     storages: dict[str, Storage] = {}
 
     def persistent_load(pid):
@@ -86,7 +89,7 @@ def load_zip(archive: Archive, unpickle, restore):
             buf = archive.bytes_of(f"{root}/data/{key}", numel * item)
             storages[key] = Storage(restore(buf, location), st.dtype, key, order == "big")
         elif storages[key].buf.nbytes != numel * item:
-            raise bad(f"storage {key!r} is declared with two different sizes")
+            raise bad(f"storage {short(key)} is declared with two different sizes")
         return storages[key].typed(st.dtype)
 
     data = archive.read(f"{root}/data.pkl")
@@ -111,7 +114,7 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
         stype, key, location, numel = _check_pid(pid, 6)
         st = new_storage(None, stype, key)
         if key in records and records[key][1] != numel:
-            raise bad(f"storage {key!r} is declared with two different sizes")
+            raise bad(f"storage {short(key)} is declared with two different sizes")
         records[key] = (st.dtype, numel, location)
         view = pid[5]
         if view is not None:
@@ -126,12 +129,12 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
     for key in keys:
         dtype, numel, location = records[key]
         if pos + 8 > len(data):
-            raise bad(f"a legacy torch file truncated before storage {key!r}")
+            raise bad(f"a legacy torch file truncated before storage {short(key)}")
         count = int.from_bytes(data[pos:pos + 8], "little", signed=True)
         item = 1 if dtype is None else dtype.itemsize
         nbytes = count * item
         if count != numel or pos + 8 + nbytes > len(data):
-            raise bad(f"a legacy torch file whose storage {key!r} declares {count} elements "
+            raise bad(f"a legacy torch file whose storage {short(key)} declares {count} elements "
                       f"({numel} expected, {len(data) - pos - 8} bytes left)")
         buf = np.frombuffer(data, np.uint8, nbytes, pos + 8).copy()
         storages[key] = Storage(restore(buf, location), dtype, key, big)
@@ -143,7 +146,7 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
         stype, key, location, numel = _check_pid(pid, 6)
         st = new_storage(None, stype, key)
         if key not in storages:
-            raise bad(f"unknown storage {key!r}")
+            raise bad(f"unknown storage {short(key)}")
         root = storages[key].typed(st.dtype)
         view = pid[5]
         if view is None:
@@ -161,4 +164,4 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
 def _check_view(view, numel: int) -> None:
     if not (type(view) is tuple and len(view) == 3 and type(view[0]) is str
             and all(type(v) is int and v >= 0 for v in view[1:]) and view[1] + view[2] <= numel):
-        raise bad(f"malformed storage view record {view!r:.80}")
+        raise bad(f"malformed storage view record {short(view)}")

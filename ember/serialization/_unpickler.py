@@ -71,7 +71,7 @@ class Unpickler:
         self.encoding, self.errors, self.dry = encoding, errors, dry
         self.budget = work_budget(len(self.data)) if budget is None else budget
         self.work = 0
-        self._weights: dict[int, tuple[Any, int]] = {}   # id -> (tuple, expanded size)
+        self._weights: dict[int, tuple[Any, int, int]] = {}  # id -> (tuple, size, depth)
 
     # -- driver
     def load(self, pos: int = 0):
@@ -99,10 +99,10 @@ class Unpickler:
             raise bad("pickle data is nested too deeply") from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError,
                 UnicodeError, struct.error, MemoryError) as e:
-            raise bad(f"malformed pickle data near byte {self.pos} ({type(e).__name__}: "
-                      f"{str(e)[:120]})") from None
-        if not self.dry:
-            check_tree(result, self.budget)
+            detail = "" if isinstance(e, KeyError) else f": {str(e)[:120]}"  # no key reprs
+            raise bad(f"malformed pickle data near byte {self.pos} ({type(e).__name__}"
+                      f"{detail})") from None
+        check_tree(result, self.budget)
         return result, self.pos
 
     # -- reading
@@ -155,14 +155,26 @@ class Unpickler:
         entry = self._weights.get(id(obj))
         return entry[1] if entry is not None and entry[0] is obj else 1
 
+    def _depth(self, obj) -> int:
+        entry = self._weights.get(id(obj))
+        return entry[2] if entry is not None and entry[0] is obj else 0
+
+    def track(self, obj, items):
+        """Record the expanded size and nesting of a hashable container (tuple, frozenset):
+        hashing or comparing it walks all of it, recursively in C."""
+        w = 1 + sum(self.weight(x) for x in items)
+        depth = 1 + max((self._depth(x) for x in items), default=0)
+        if depth > MAX_DEPTH:
+            raise refused(f"the file nests tuples deeper than {MAX_DEPTH} levels")
+        if w > self.budget:
+            self.charge(w)
+        self._weights[id(obj)] = (obj, w, depth)
+        return obj
+
     def make_tuple(self, items) -> tuple:
         t = tuple(items)
         self.charge(len(t))
-        w = 1 + sum(self.weight(x) for x in t)
-        if w > self.budget:
-            self.charge(w)
-        self._weights[id(t)] = (t, w)
-        return t
+        return self.track(t, t)
 
     def hashed(self, key):
         """Charge the cost of hashing ``key`` (tuples are not hash-cached)."""
@@ -443,9 +455,7 @@ def _frozenset(u):
     items = u._pop_mark()
     for x in items:
         u.hashed(x)
-    fs = frozenset(items)
-    u._weights[id(fs)] = (fs, 1 + sum(u.weight(x) for x in items))
-    u.stack.append(fs)
+    u.stack.append(u.track(frozenset(items), items))
 
 
 def _append(u):
