@@ -15,7 +15,8 @@ Legacy: five things in a row in one stream: a pickle of the magic number
 list of storage keys, then per key the storage's element count as a little-endian int64 and its
 bytes. Only the object's pickle says which dtype (so how many bytes) each storage has, so the
 object's pickle is read twice: a dry run that only collects the storages' records, then the real
-one once their bytes are read.
+one once their bytes are read. Whole modules saved in this format also carry persistent ids
+``("module", cls, source_file, source)``; the class is used as is and the source ignored.
 """
 from __future__ import annotations
 
@@ -111,6 +112,8 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
     records: dict[str, tuple] = {}
 
     def collect(pid):
+        if _is_module_record(pid):
+            return pid[1]
         stype, key, location, numel = _check_pid(pid, 6)
         st = new_storage(None, stype, key)
         if key in records and records[key][1] != numel:
@@ -143,6 +146,8 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
         raise bad(f"a legacy torch file with {len(data) - pos} unexpected bytes at its end")
 
     def persistent_load(pid):
+        if _is_module_record(pid):
+            return pid[1]
         stype, key, location, numel = _check_pid(pid, 6)
         st = new_storage(None, stype, key)
         if key not in storages:
@@ -159,6 +164,13 @@ def load_legacy(data: bytes, start: int, sys_info, unpickle, dry_run, restore):
 
     obj, _ = unpickle(data, start, persistent_load)
     return obj
+
+
+def _is_module_record(pid) -> bool:
+    # legacy files record each whole nn.Module's class with its source code,
+    # ("module", cls, source_file, source); the class was already resolved (or refused) as a
+    # global, and the source is only for torch's SourceChangeWarning
+    return type(pid) is tuple and len(pid) == 4 and pid[0] == "module"
 
 
 def _check_view(view, numel: int) -> None:
