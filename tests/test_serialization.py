@@ -384,3 +384,33 @@ def test_pickle_protocol_two_bytes_and_sets_load_restricted():
     obj = {"b": b"\x00\x01", "set": {1, 2}, "dt": ember.int8, "size": ember.Size([1, 2])}
     out = _round_trip(obj)
     assert out == obj and out["dt"] is ember.int8
+
+
+# ---------------------------------------------------------------------------------------------
+# ember's earlier archive format (written by ember before it wrote torch's layout)
+
+_V1 = os.path.join(os.path.dirname(__file__), "published_weights")
+
+
+def test_files_in_embers_earlier_format_still_load():
+    out = ember.load(os.path.join(_V1, "ember-v1_tree.pt"))
+    sd = out["model"]
+    assert type(sd) is collections.OrderedDict and sd._metadata == {"": {"version": 1}}
+    assert sd["w"].tolist() == np.arange(12.0).reshape(3, 4).tolist()
+    sd["row"][0] = -1.0  # views of one storage still share it
+    assert sd["w"][1, 0].item() == -1.0
+    assert type(sd["p"]) is Parameter and sd["p"].requires_grad
+    assert sd["steps"].item() == 7 and sd["mask"].tolist() == [True, False]
+    assert out["lr"] == 0.25 and out["size"] == ember.Size([3, 4]) and out["tags"] == ("a", b"b")
+    assert out["dtype"] is ember.float16 and out["bf"].dtype is ember.bfloat16
+
+
+def test_pickled_files_in_embers_earlier_format_follow_weights_only():
+    path = os.path.join(_V1, "ember-v1_pickled.pt")
+    with pytest.raises(S.UnpicklingError, match="slice"):
+        ember.load(path)  # slice: refused by torch's weights-only loading too
+    with S.safe_globals([slice]):
+        out = ember.load(path)
+    assert out["sl"] == slice(1, 3) and out["x"].shape == (3, 4)
+    mapped = ember.load(path, mmap=True, weights_only=False)
+    assert mapped["x"].tolist() == out["x"].tolist()
