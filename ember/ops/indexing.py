@@ -150,8 +150,10 @@ class IndexPut(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        # accumulate passed explicitly: apply() counts its positional arguments as inputs,
+        # and backward returns one gradient for each of the four
         gx = grad if ctx.accumulate else IndexPut.apply(
-            grad, np.zeros((), grad._data.dtype), ctx.key)
+            grad, np.zeros((), grad._data.dtype), ctx.key, False)
         gv = sum_to(AdvancedIndex.apply(grad, ctx.key), ctx.vshape)
         return gx, gv, None, None
 

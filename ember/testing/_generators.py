@@ -2,7 +2,7 @@
 stays cheap) covering 2-D, 0-d, empty, broadcast and non-contiguous inputs per op family.
 
 A generator is ``samples(rng, dtype) -> list[SampleInput]``; the table mapping op names to
-generators and references is ``OP_TABLE`` in ember/testing/_samples.py.
+generators and references is ``OP_TABLE`` in ember/testing/_op_table.py.
 """
 from __future__ import annotations
 

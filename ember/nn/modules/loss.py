@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..functional._loss import legacy_get_string
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
@@ -184,7 +185,9 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
                              f"0, got {margin} instead")
-        self.distance_function = distance_function
+        # a PairwiseDistance submodule by default, as in torch (it shows in repr)
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):

@@ -132,6 +132,10 @@ def _single(v):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,)
 
 
+def _ntuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
 class _AdaptiveNd(Module):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
@@ -201,11 +205,14 @@ class AdaptiveMaxPool2d(_AdaptiveNd):
 
 
 class _MaxUnpoolNd(Module):
+    _dims = 1
+
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = stride if stride is not None else kernel_size
-        self.padding = padding
+        # stored as tuples of _dims entries, as torch does (its repr shows kernel_size=(2,))
+        self.kernel_size = _ntuple(kernel_size, self._dims)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._dims)
+        self.padding = _ntuple(padding, self._dims)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -241,6 +248,8 @@ class MaxUnpool2d(_MaxUnpoolNd):
         >>> unpool(y, i).shape
         ember.Size([1, 1, 4, 4])
     """
+
+    _dims = 2
 
     def forward(self, input, indices, output_size=None):
         return F.max_unpool2d(input, indices, self.kernel_size, self.stride, self.padding,
