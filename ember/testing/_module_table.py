@@ -81,9 +81,6 @@ _TOKENS = F(3, 2, 4)                    # (L, N, E) for attention and transforme
 
 
 _NUMBA_BACKWARD = "its backward is a fused numba kernel (docs/DEVIATIONS.md, nn)"
-# _VectorNorm (nn/functional) saves the norm as a constant, so its second derivative misses
-# the norm's own dependence on x: gradgradcheck fails (first derivatives are right)
-_NORM_CONSTANT = "the p-norm's backward treats the saved norm as a constant"
 
 
 def _layer(t, kind):
@@ -179,8 +176,7 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "LogSoftmax": M(lambda t: t.nn.LogSoftmax(dim=1), (F(2, 3),)),
     "Softmax2d": M(lambda t: t.nn.Softmax2d(), (F(1, 2, 3, 3),)),
     "CosineSimilarity": M(lambda t: t.nn.CosineSimilarity(), (F(3, 4), F(3, 4))),
-    "PairwiseDistance": M(lambda t: t.nn.PairwiseDistance(), (F(3, 4), F(3, 4)),
-                          once_differentiable=_NORM_CONSTANT),
+    "PairwiseDistance": M(lambda t: t.nn.PairwiseDistance(), (F(3, 4), F(3, 4))),
     # recurrent
     "RNN": M(lambda t: t.nn.RNN(3, 4), (_SEQ,)),
     "LSTM": M(lambda t: t.nn.LSTM(3, 4), (_SEQ,), once_differentiable=_NUMBA_BACKWARD),
@@ -221,11 +217,9 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
                            (F(4), F(4), SIGN(4)), grad_inputs=(0, 1)),
     "CosineEmbeddingLoss": M(lambda t: t.nn.CosineEmbeddingLoss(), (F(3, 4), F(3, 4), SIGN(3)),
                              grad_inputs=(0, 1)),
-    "TripletMarginLoss": M(lambda t: t.nn.TripletMarginLoss(), (F(3, 4), F(3, 4), F(3, 4)),
-                           once_differentiable=_NORM_CONSTANT),
+    "TripletMarginLoss": M(lambda t: t.nn.TripletMarginLoss(), (F(3, 4), F(3, 4), F(3, 4))),
     "TripletMarginWithDistanceLoss": M(lambda t: t.nn.TripletMarginWithDistanceLoss(),
-                                       (F(3, 4), F(3, 4), F(3, 4)),
-                                       once_differentiable=_NORM_CONSTANT),
+                                       (F(3, 4), F(3, 4), F(3, 4))),
     # (T, N, C) log-probabilities, targets in 1..C-1 (0 is the blank), input and target lengths
     "CTCLoss": _loss(lambda t: t.nn.CTCLoss(), F(5, 2, 4), I(4, 2, 2, low=1),
                      FIXED([5, 4]), FIXED([2, 1]), once_differentiable=_NUMBA_BACKWARD,

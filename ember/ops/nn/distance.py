@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import Op
+from ...autograd.grad_mode import _state as _grad_state
 from ..indexing import where
 
 
@@ -35,6 +36,10 @@ class LinalgVectorNorm(Op):
     def backward(ctx, grad):
         x, n = ctx.saved_tensors
         p = ctx.p
+        if _grad_state.enabled and x.requires_grad:
+            # create_graph: the saved norm is a constant, but double backward needs its own
+            # dependence on x, so recompute it as a graph node
+            n = LinalgVectorNorm.apply(x, p, ctx.dims, True)
         g = grad.reshape(n.shape)
         zero = n == 0
         safe = where(zero, 1.0, n)
