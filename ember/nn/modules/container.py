@@ -284,10 +284,13 @@ class ModuleDict(Module):
             self[item[0]] = item[1]
 
 
-def _param_line(key, p):
+def _param_line(key, p, type_name=False):
+    """One entry of ParameterList / ParameterDict's repr. torch names the dtype in a list
+    (``ember.float64``) but the legacy tensor type in a dict (``ember.DoubleTensor``)."""
     size = "x".join(str(s) for s in p.shape)
     kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
-    return f"({key}): {kind} containing: [{p.dtype} of size {size}]"
+    what = p.type() if type_name else p.dtype
+    return f"({key}): {kind} containing: [{what} of size {size}]"
 
 
 class ParameterList(Module):
@@ -442,7 +445,7 @@ class ParameterDict(Module):
         lines = []
         for k, p in self.items():
             if isinstance(p, Tensor):
-                lines.append("  " + _param_line(k, p))
+                lines.append("  " + _param_line(k, p, type_name=True))
             else:
                 lines.append(f"  ({k}): Object of type: {type(p).__name__}")
         return "\n".join(lines)
