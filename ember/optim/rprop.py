@@ -57,7 +57,9 @@ class Rprop(Optimizer):
                     state["prev"] = p.new_zeros(p.shape)
                     state["step_size"] = p.new_full(p.shape, float(group["lr"]))
                 _increment(state["step"])
-                grad = -g._data if group["maximize"] else g._data.copy()
+                grad = g._data.copy()  # an array even for 0-d params (-g._data is a scalar)
+                if group["maximize"]:
+                    np.negative(grad, out=grad)
                 prev, step_size = state["prev"]._data, state["step_size"]._data
                 agreement = np.sign(grad * prev)
                 factor = np.where(agreement > 0, etaplus, np.where(agreement < 0, etaminus, 1.0))

@@ -10,8 +10,6 @@ from .optimizer import (
     _check_lr,
     _check_nonneg,
     _closure_loss,
-    _increment,
-    _step_tensor,
     _to_float,
 )
 
@@ -61,10 +59,11 @@ class SparseAdam(Optimizer):
                     continue
                 state = self.state[p]
                 if len(state) == 0:
-                    state["step"] = _step_tensor()
+                    state["step"] = 0  # a Python int, as torch's SparseAdam keeps it
                     state["exp_avg"] = p.new_zeros(p.shape)
                     state["exp_avg_sq"] = p.new_zeros(p.shape)
-                step = _increment(state["step"])
+                # int(): load_state_dict turns a loaded count into a step tensor
+                step = state["step"] = int(state["step"]) + 1
                 rows, values = _rows_and_values(p.grad)
                 if group["maximize"]:
                     values = -values

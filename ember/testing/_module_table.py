@@ -149,6 +149,9 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "BatchNorm1d": M(lambda t: t.nn.BatchNorm1d(3), (F(4, 3),)),
     "BatchNorm2d": M(lambda t: t.nn.BatchNorm2d(2), (F(3, 2, 2, 2),)),
     "BatchNorm3d": M(lambda t: t.nn.BatchNorm3d(2), (F(2, 2, 2, 2, 2),)),
+    # without a process group it is BatchNorm; torch trains it only on GPU, hence eval mode
+    # (tests/distributed cover the synchronised statistics)
+    "SyncBatchNorm": M(lambda t: t.nn.SyncBatchNorm(2), (F(3, 2, 2, 2),), train=False),
     "InstanceNorm1d": M(lambda t: t.nn.InstanceNorm1d(3), (F(2, 3, 4),)),
     "InstanceNorm2d": M(lambda t: t.nn.InstanceNorm2d(2, affine=True), (F(2, 2, 3, 3),)),
     "InstanceNorm3d": M(lambda t: t.nn.InstanceNorm3d(2, track_running_stats=True),

@@ -18,6 +18,7 @@ import scipy.special as sp
 
 from .. import _dtype as D
 from . import _sorting as so
+from . import _special as spc
 from ._generators import (
     GE1,
     NONZERO,
@@ -227,10 +228,16 @@ OP_TABLE: dict[str, OpSpec] = {
     "log": _unary(np.log, POSITIVE), "log2": _unary(np.log2, POSITIVE),
     "log10": _unary(np.log10, POSITIVE), "log1p": _unary(np.log1p, POSITIVE),
     "sqrt": _unary(np.sqrt, POSITIVE), "rsqrt": _unary(lambda x: 1 / np.sqrt(x), POSITIVE),
-    "lgamma": _unary(sp.gammaln, POSITIVE, once_differentiable=(
-        "lgamma's derivative is digamma, and digamma has no derivative in ember yet "
-        "(torch's is polygamma(1, x))")),
-    "digamma": _unary(sp.digamma, POSITIVE, grad=False),
+    "lgamma": _unary(sp.gammaln, POSITIVE),
+    "digamma": _unary(sp.digamma, POSITIVE),
+    # special functions (ember/ops/special.py)
+    "i0": _unary(sp.i0),
+    "polygamma": OpSpec(spc.polygamma_samples, spc.polygamma_ref),
+    "mvlgamma": OpSpec(spc.mvlgamma_samples, spc.mvlgamma_ref),
+    "igamma": OpSpec(spc.igamma_samples, spc.igamma_ref(upper=False),
+                     grad_samples=spc.igamma_grad_samples),
+    "igammac": OpSpec(spc.igamma_samples, spc.igamma_ref(upper=True),
+                      grad_samples=spc.igamma_grad_samples),
     "reciprocal": _unary(np.reciprocal, NONZERO),
     "round": OpSpec(round_samples, lambda x, decimals=0: np.round(x, decimals)),
     "gelu": OpSpec(gelu_samples, gelu_ref, torch_name="nn.functional.gelu"),

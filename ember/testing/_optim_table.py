@@ -16,6 +16,10 @@ class OptimSpec:
     configs: list
     steps: int = 50                     # steps per trajectory (LBFGS does several evaluations
                                         # per step, so it needs fewer)
+    shapes: tuple | None = None         # parameter shapes, when the suite's default set is not
+                                        # accepted (None: 2-d, 1-d, 0-d and 3-d parameters)
+    sparse_grad: bool = False           # torch gets the gradients as sparse COO tensors
+    resume_exact: bool = True           # a state_dict round trip resumes bit-identically
 
 
 OPTIM_TABLE: dict[str, OptimSpec] = {
@@ -56,6 +60,26 @@ OPTIM_TABLE: dict[str, OptimSpec] = {
         dict(lr=0.01),
         dict(lr=0.01, betas=(0.9, 0.9), weight_decay=0.1),
         dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)]),
+    "Rprop": OptimSpec([
+        dict(),
+        dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2)),
+        dict(maximize=True)]),
+    # ASGD keeps eta and mu as float32 scalars and load_state_dict casts them to the
+    # parameter's dtype (as torch's does), so a resumed float64 run rounds differently
+    "ASGD": OptimSpec([
+        dict(),
+        dict(lr=0.05, t0=2, weight_decay=0.1, lambd=1e-2),
+        dict(maximize=True, t0=0)], resume_exact=False),
+    "Adafactor": OptimSpec([
+        dict(),
+        dict(lr=0.05, weight_decay=0.1, d=2.0),
+        dict(maximize=True, eps=(1e-20, 1e-2), beta2_decay=-0.5)]),
+    # torch's SparseAdam takes only sparse gradients (ember's also takes dense ones, see its
+    # docstring), of embedding-like 2-d parameters
+    "SparseAdam": OptimSpec([
+        dict(lr=0.01),
+        dict(lr=0.05, betas=(0.8, 0.99), maximize=True)], shapes=((4, 3), (5, 2)),
+        sparse_grad=True),
     "LBFGS": OptimSpec([
         dict(lr=0.1, max_iter=4, history_size=3),
         dict(lr=1, max_iter=5, line_search_fn="strong_wolfe"),

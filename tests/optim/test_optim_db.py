@@ -24,20 +24,21 @@ CASES = [(name, i) for name in sorted(OPTIM_TABLE) for i in range(len(OPTIM_TABL
 IDS = [f"{name}-{i}" for name, i in CASES]
 
 
-def _problem(seed, steps):
+def _problem(seed, steps, shapes):
     rng = np.random.default_rng(seed)
-    init = [rng.standard_normal(s) for s in SHAPES]
-    noise = [[rng.standard_normal(s) for s in SHAPES] for _ in range(steps)]
+    init = [rng.standard_normal(s) for s in shapes]
+    noise = [[rng.standard_normal(s) for s in shapes] for _ in range(steps)]
     return init, noise
 
 
-def _closure(lib, opt, params, noise):
+def _closure(lib, opt, params, noise, sparse=False):
     def closure():
         loss = 0.0
         for p, n in zip(params, noise, strict=True):
             a = p.detach().numpy()
             loss += float(np.sum(n * a + 0.25 * a * a))
-            p.grad = lib.tensor(n + 0.5 * a, dtype=p.dtype)
+            g = lib.tensor(n + 0.5 * a, dtype=p.dtype)
+            p.grad = g.to_sparse() if sparse else g
         return lib.tensor(loss, dtype=lib.float64)
     return closure
 
@@ -45,18 +46,19 @@ def _closure(lib, opt, params, noise):
 def _run(lib, name, kwargs, init, noise, dtype=None):
     """Parameters, optimizer and the parameter values after every step."""
     dtype = dtype or lib.float64
+    sparse = OPTIM_TABLE[name].sparse_grad and lib is not ember
     params = [lib.tensor(a, dtype=dtype, requires_grad=True) for a in init]
     opt = getattr(lib.optim, name)(params, **kwargs)
     history = []
     for n in noise:
-        opt.step(_closure(lib, opt, params, n))
+        opt.step(_closure(lib, opt, params, n, sparse))
         history.append([p.detach().numpy().copy() for p in params])
     return params, opt, history
 
 
 def _case(name, i):
     spec = OPTIM_TABLE[name]
-    return spec.configs[i], _problem(sum(name.encode()) + i, spec.steps)
+    return spec.configs[i], _problem(sum(name.encode()) + i, spec.steps, spec.shapes or SHAPES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,7 +77,7 @@ def test_every_optimizer_has_a_table_line():
 
 
 @pytest.mark.parametrize("name,i", CASES, ids=IDS)
-def test_optimizer_state_dict_round_trip_resumes_bit_identically(name, i):
+def test_optimizer_state_dict_round_trip_resumes(name, i):
     kwargs, (init, noise) = _case(name, i)
     half = len(noise) // 2
     params, opt, _ = _run(ember, name, kwargs, init, noise[:half])
@@ -92,8 +94,9 @@ def test_optimizer_state_dict_round_trip_resumes_bit_identically(name, i):
     assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
     for n in noise[half:]:
         opt2.step(_closure(ember, opt2, params2, n))
+    rtol = 0 if OPTIM_TABLE[name].resume_exact else 1e-5
     for a, b in zip(params, params2, strict=True):
-        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=0)
 
 
 @pytest.mark.parametrize("name", sorted(OPTIM_TABLE))
@@ -114,17 +117,17 @@ def test_optimizer_float32_params_keep_their_dtype_and_follow_float64(name):
 @pytest.mark.parametrize("name", sorted(OPTIM_TABLE))
 def test_optimizer_skips_params_without_grad(name):
     kwargs, _ = _case(name, 0)
-    used = ember.tensor([1.0, -2.0], dtype=ember.float64, requires_grad=True)
-    idle = ember.tensor([3.0, 4.0], dtype=ember.float64, requires_grad=True)
+    used = ember.tensor([[1.0, -2.0]], dtype=ember.float64, requires_grad=True)
+    idle = ember.tensor([[3.0, 4.0]], dtype=ember.float64, requires_grad=True)
     opt = getattr(optim, name)([used, idle], **kwargs)
 
     def closure():
-        used.grad = ember.tensor([0.5, -0.5], dtype=ember.float64)
+        used.grad = ember.tensor([[0.5, -0.5]], dtype=ember.float64)
         return ember.tensor(1.0, dtype=ember.float64)
 
     opt.step(closure)
-    np.testing.assert_array_equal(idle.detach().numpy(), [3.0, 4.0])
-    assert not np.array_equal(used.detach().numpy(), [1.0, -2.0])
+    np.testing.assert_array_equal(idle.detach().numpy(), [[3.0, 4.0]])
+    assert not np.array_equal(used.detach().numpy(), [[1.0, -2.0]])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,6 +163,6 @@ def test_optimizer_trajectory_and_state_match_torch(name, i):
 def test_optimizer_repr_matches_torch(name, i):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     kwargs, _ = _case(name, i)
-    ours = getattr(optim, name)([ember.zeros(2, requires_grad=True)], **kwargs)
-    theirs = getattr(torch.optim, name)([torch.zeros(2, requires_grad=True)], **kwargs)
+    ours = getattr(optim, name)([ember.zeros(2, 2, requires_grad=True)], **kwargs)
+    theirs = getattr(torch.optim, name)([torch.zeros(2, 2, requires_grad=True)], **kwargs)
     assert repr(ours) == repr(theirs)
