@@ -111,3 +111,7 @@ def _inplace_functions():
 _inplace_functions()
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
+from . import _tensor_surface as _surface  # noqa: E402
+
+_surface.install()
+globals().update({k: v for k, v in _surface.FUNCTIONS.items() if k not in globals()})

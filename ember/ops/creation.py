@@ -120,9 +120,21 @@ def from_dlpack(ext_tensor):
     return _make(arr)
 
 
-def _size(size):
+def _size(size, size_kw=None, op="factory"):
+    """The shape a factory was given: `f(2, 3)`, `f((2, 3))`, `f([2, 3])`, `f(Size)` or
+    `f(size=...)` (torch accepts the keyword form for every `*size` factory)."""
+    if size_kw:
+        extra = sorted(set(size_kw) - {"size"})
+        if extra:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{extra[0]}'")
+        if size:
+            raise TypeError(f"{op}(): size given both positionally and as size=; got {size} "
+                            f"and size={size_kw['size']}, expected one of them.")
+        size = (size_kw["size"],)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
+    elif len(size) == 1 and isinstance(size[0], Tensor) and size[0].dim() == 1:
+        size = tuple(int(s) for s in size[0].tolist())
     out = tuple(int(s) for s in size)
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
@@ -130,9 +142,10 @@ def _size(size):
     return out
 
 
-def _filled(fill, size, dtype, requires_grad, device, out=None):
-    arr = np.full(_size(size), fill, _dt(dtype).np) if fill is not None else np.empty(
-        _size(size), _dt(dtype).np)
+def _filled(fill, size, dtype, requires_grad, device, out=None, size_kw=None, op="factory"):
+    shape = _size(size, size_kw, op)
+    arr = np.full(shape, fill, _dt(dtype).np) if fill is not None else np.empty(
+        shape, _dt(dtype).np)
     if out is not None:
         out._data = arr
         out._vc[0] += 1
@@ -141,27 +154,29 @@ def _filled(fill, size, dtype, requires_grad, device, out=None):
 
 
 @export
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """A tensor of zeros."""
-    return _filled(0, size, dtype, requires_grad, device, out)
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, **size_kw):
+    """A tensor of zeros. `size` is `*size`, one sequence/Size, or the keyword `size=`."""
+    return _filled(0, size, dtype, requires_grad, device, out, size_kw, "zeros")
 
 
 @export
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False):
-    """A tensor of ones."""
-    return _filled(1, size, dtype, requires_grad, device, out)
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False, **size_kw):
+    """A tensor of ones. `size` is `*size`, one sequence/Size, or the keyword `size=`."""
+    return _filled(1, size, dtype, requires_grad, device, out, size_kw, "ones")
 
 
 @export
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False,
-          pin_memory=False, memory_format=None):
+          pin_memory=False, memory_format=None, **size_kw):
     """An uninitialised tensor (ember fills it with zeros: reading it is deterministic)."""
-    return _filled(0, size, dtype, requires_grad, device, out)
+    return _filled(0, size, dtype, requires_grad, device, out, size_kw, "empty")
 
 
 @export
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False):
+         pin_memory=False, requires_grad=False):
     """A tensor filled with fill_value; dtype inferred from the value like torch."""
     if dtype is None:
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)

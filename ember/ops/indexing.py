@@ -22,6 +22,9 @@ def _convert_key(x, key):
             if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors; got {k.dtype}")
+            if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != np.uint8:
+                out.append(int(a))   # torch indexes with a 0-d integer tensor as with an int
+                continue
             if a.dtype == np.uint8:
                 a = a.astype(bool)
             out.append(a)
@@ -37,8 +40,12 @@ def _convert_key(x, key):
             basic = False
         elif isinstance(k, (int, np.integer)):
             out.append(int(k))
-        elif isinstance(k, (list, np.ndarray)):
+        elif isinstance(k, (list, np.ndarray, range)):
             a = np.asarray(k)
+            if a.dtype == object:   # a list that mixes tensors and ints: torch takes it too
+                a = np.asarray([int(v) if not isinstance(v, bool) else v for v in k])
+            if a.size == 0:   # [] and an empty range index nothing; numpy calls them float
+                a = a.astype(np.int64)
             if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             out.append(a)
@@ -118,10 +125,47 @@ class _IndexPutZeros(Op):
         return op.apply(grad, ctx.key), None, None, None
 
 
+def _split_ints(key):
+    """(ints-only key, rest) when torch and numpy disagree on where advanced dims go, else None.
+
+    torch applies integer indices first, as basic `select`s, and only then decides whether the
+    remaining advanced indices are adjacent; numpy counts integers as advanced indices. They
+    disagree when an integer is separated from the advanced indices by a slice or None:
+    ``x[0, :, [0]]`` is (5, 1) for a (4, 5, 3) torch tensor and (1, 5) in numpy. Indexing with
+    the integers first, then with the rest, gives torch's answer.
+    """
+    adv = [i for i, c in enumerate(key) if isinstance(c, np.ndarray)]
+    ints = [i for i, c in enumerate(key) if isinstance(c, int) and not isinstance(c, bool)]
+    if not adv or not ints:
+        return None
+
+    def adjacent(positions):
+        lo, hi = min(positions), max(positions)
+        return all(isinstance(key[i], (np.ndarray, int)) for i in range(lo, hi + 1))
+    if adjacent(adv) == adjacent(adv + ints):
+        return None
+    first, rest = [], []
+    for c in key:
+        if isinstance(c, np.ndarray):
+            first.extend([slice(None)] * (c.ndim if c.dtype == bool else 1))
+            rest.append(c)
+        elif isinstance(c, int) and not isinstance(c, bool):
+            first.append(c)
+        elif isinstance(c, slice) or c is Ellipsis:
+            first.append(c if c is Ellipsis else slice(None))
+            rest.append(c)
+        else:   # None and Python bools consume no dim of the input
+            rest.append(c)
+    return tuple(first), tuple(rest)
+
+
 def getitem(self, key):
     k, basic = _convert_key(self, key)
     if basic:
         return BasicIndex.apply(self, k)
+    split = _split_ints(k)
+    if split is not None:   # see _split_ints: integers first, as torch does
+        return getitem(BasicIndex.apply(self, split[0]), split[1])
     return AdvancedIndex.apply(self, k)
 
 
@@ -204,6 +248,9 @@ Tensor.copy_ = _copy_
 
 def setitem(self, key, value):
     k, basic = _convert_key(self, key)
+    split = None if basic else _split_ints(k)
+    if split is not None:   # see _split_ints: write through the integer-indexed view
+        return setitem(getitem(self, split[0]), split[1], value)
     record = _state.enabled and (self._requires_grad or (isinstance(value, Tensor) and
                                                           value._requires_grad))
     if not record:
@@ -251,10 +298,12 @@ class Where(Op):
         return None, ga, gb
 
 
-def where(condition, input=None, other=None):
+def where(condition, input=None, other=None, *, out=None):
     """where(cond, x, y) elementwise choice; where(cond) is nonzero(cond, as_tuple=True)."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if out is not None:
+        return out.copy_(where(condition, input, other))
     c = condition if isinstance(condition, Tensor) else _make(np.asarray(condition))
     if c._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "

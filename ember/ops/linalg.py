@@ -78,6 +78,8 @@ def matmul(input, other):
     """Matrix product with numpy/torch semantics for 1-D, 2-D and batched operands."""
     if getattr(input, "is_sparse", False):  # sparse COO x dense (ember/sparse)
         return input._sparse_mm(other)
+    if getattr(other, "is_sparse", False) and isinstance(input, Tensor):
+        return _dense_sparse_mm(input, other, "matmul")
     if not isinstance(input, Tensor) or not isinstance(other, Tensor):
         bad = "input" if not isinstance(input, Tensor) else "other"
         raise TypeError(f"matmul(): argument '{bad}' must be Tensor, not "
@@ -135,10 +137,23 @@ Tensor.__matmul__ = lambda self, other: matmul(self, other)
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
+def _dense_sparse_mm(dense, sparse, op):
+    """dense @ sparse COO = (sparse^T @ dense^T)^T: dense result, as in torch."""
+    if dense.ndim not in (1, 2):
+        raise RuntimeError(f"{op}: a dense operand times a sparse matrix must be 1-D or 2-D; "
+                           f"got shape {list(dense.shape)} @ sparse {list(sparse.shape)}.")
+    return sparse.t()._sparse_mm(dense.t()).t()
+
+
 def mm(input, mat2):
     """Product of two 2-D matrices."""
     if getattr(input, "is_sparse", False):
         return input._sparse_mm(mat2)
+    if getattr(mat2, "is_sparse", False):
+        if input.ndim != 2:
+            raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D (shape "
+                               f"{list(input.shape)}) and a sparse matrix")
+        return _dense_sparse_mm(input, mat2, "mm")
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2-D tensors, got {input.ndim}-D (shape "
                            f"{list(input.shape)}) and {mat2.ndim}-D (shape {list(mat2.shape)})")

@@ -129,32 +129,36 @@ def _normal(g, shape, dt):
 
 @export
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         requires_grad=False, pin_memory=False):
-    """Uniform samples on [0, 1)."""
+         requires_grad=False, pin_memory=False, **size_kw):
+    """Uniform samples on [0, 1). `size` is `*size`, one sequence/Size, or `size=`."""
     dt = _float_dt(dtype)
-    return _out(_finish(_uniform(_gen(generator), _size(size), dt), requires_grad, device), out,
+    shape = _size(size, size_kw, "rand")
+    return _out(_finish(_uniform(_gen(generator), shape, dt), requires_grad, device), out,
                 "rand")
 
 
 @export
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          requires_grad=False, pin_memory=False):
-    """Standard normal samples."""
+          requires_grad=False, pin_memory=False, **size_kw):
+    """Standard normal samples. `size` is `*size`, one sequence/Size, or `size=`."""
     dt = _float_dt(dtype)
-    return _out(_finish(_normal(_gen(generator), _size(size), dt), requires_grad, device), out,
+    shape = _size(size, size_kw, "randn")
+    return _out(_finish(_normal(_gen(generator), shape, dt), requires_grad, device), out,
                 "randn")
 
 
 @export
-def rand_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
+              requires_grad=False, memory_format=None):
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
 
 
 @export
-def randn_like(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-               memory_format=None):
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
+               requires_grad=False, memory_format=None):
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
 
 
 @export

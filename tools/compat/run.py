@@ -36,13 +36,27 @@ import data  # noqa: E402
 ROOT = HERE.parent.parent
 
 
+# d2l's cells ask a notebook extension which framework tab is shown
+_TAB = """
+class _Tab:
+    def selected(self, *names):
+        return 'pytorch' in names or 'all' in names
+
+    def interact_select(self, *args, **kwargs):
+        pass
+
+
+tab = _Tab()
+"""
+
+
 class _PreFailed(Exception):
     pass
 
 
 def _extract_d2l(md: Path) -> str:
     """The PyTorch cells of a d2l chapter (cells tagged `%%tab pytorch` or `all`, or untagged)."""
-    cells = re.findall(r"```\{\.python \.input\}\n(.*?)```", md.read_text(), re.S)
+    cells = re.findall(r"```\{\.python \.input[^}]*\}\n(.*?)```", md.read_text(), re.S)
     out = []
     for cell in cells:
         lines = cell.splitlines()
@@ -54,7 +68,7 @@ def _extract_d2l(md: Path) -> str:
         # notebook magics and the tab chooser are not Python
         lines = [ln for ln in lines if not ln.lstrip().startswith(("%", "tab."))]
         out.append("\n".join(lines))
-    return "tab = None\n" + "\n\n".join(out) + "\n"
+    return _TAB + "\n\n".join(out) + "\n"
 
 
 def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:

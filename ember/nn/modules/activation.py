@@ -329,3 +329,8 @@ class GLU(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+
+# torch defines MultiheadAttention in nn/modules/activation.py and programs import it from there
+from .attention import MultiheadAttention  # noqa: E402,F401

@@ -116,3 +116,8 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """The Linear that torch's MultiheadAttention uses for its output projection (a marker
+    class for torch's quantization tooling); here it is just a Linear."""

@@ -174,7 +174,8 @@ class RNNBase(Module):
         name = type(self).__name__
         if hx is None:
             return None
-        states = hx if isinstance(hx, tuple) else (hx,)
+        # torch takes any sequence of (h_0, c_0) for an LSTM, e.g. a list of detached states
+        states = tuple(hx) if isinstance(hx, (tuple, list)) else (hx,)
         if self.mode == "LSTM" and len(states) != 2:
             raise RuntimeError(f"{name}: expected hx to be a tuple (h_0, c_0)")
         dirs = 2 if self.bidirectional else 1
@@ -503,7 +504,7 @@ class LSTMCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input, hx=None):
-        if hx is not None and (not isinstance(hx, tuple) or len(hx) != 2):
+        if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise RuntimeError("LSTMCell: expected hx to be a tuple (h_0, c_0)")
         x, (h, c), batched = self._check(input, [None, None] if hx is None else list(hx))
         gates = self._proj(x, self.weight_ih, self.bias_ih) + self._proj(h, self.weight_hh,

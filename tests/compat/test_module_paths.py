@@ -1,0 +1,125 @@
+"""Every public name of torch 2.13 is importable from the same module path in ember, or is on
+an explicit list of gaps with its reason (programs import classes from where torch defines
+them: `torch.nn.modules.activation.MultiheadAttention`, `torch.utils.data.dataloader.DataLoader`).
+
+Whole packages ember does not mirror are listed by prefix; single names inside mirrored modules
+are listed one by one in module_path_gaps.py, and a name ember gains must leave the list."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import warnings
+
+import pytest
+from module_path_gaps import NAME_GAPS, PACKAGE_GAPS
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.parity
+
+
+def _gap_reason(module: str) -> str | None:
+    for prefix, reason in PACKAGE_GAPS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            return reason
+    return None
+
+
+def _public_modules():
+    """torch's public module tree (no `_` component), skipping packages listed as gaps."""
+    found, todo = [], [("torch", torch.__path__)]
+    while todo:
+        name, path = todo.pop()
+        found.append(name)
+        for info in pkgutil.iter_modules(path):
+            full = f"{name}.{info.name}"
+            if info.name.startswith("_") or _gap_reason(full) is not None:
+                continue
+            if info.ispkg:
+                try:
+                    mod = importlib.import_module(full)
+                except Exception:   # needs an optional dependency torch does not have here
+                    continue
+                todo.append((full, mod.__path__))
+            else:
+                found.append(full)
+    return sorted(found)
+
+
+def _public_names(module):
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [n for n, v in vars(module).items()
+                 if not n.startswith("_") and getattr(v, "__module__", None) == module.__name__]
+    return sorted(set(names))
+
+
+def _missing():
+    missing = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in _public_modules():
+            try:
+                theirs = importlib.import_module(name)
+            except Exception:
+                continue
+            ours_name = "ember" + name[len("torch"):]
+            try:
+                ours = importlib.import_module(ours_name)
+            except ImportError:
+                missing[name] = None      # the whole module
+                continue
+            lacking = [n for n in _public_names(theirs) if not hasattr(ours, n)]
+            if lacking:
+                missing[name] = lacking
+    return missing
+
+
+@pytest.fixture(scope="module")
+def missing():
+    return _missing()
+
+
+def test_module_paths_every_torch_module_exists_or_is_a_listed_gap(missing):
+    unlisted = sorted(m for m, names in missing.items()
+                      if names is None and m not in NAME_GAPS)
+    assert not unlisted, f"ember lacks these torch modules, not listed as gaps: {unlisted}"
+
+
+def test_module_paths_every_public_name_exists_or_is_a_listed_gap(missing):
+    unlisted = {}
+    for module, names in missing.items():
+        if names is None:
+            continue
+        listed = NAME_GAPS.get(module, ())
+        extra = [n for n in names if n not in listed and "*" not in listed]
+        if extra:
+            unlisted[module] = extra
+    assert not unlisted, f"public torch names missing from ember, not listed as gaps: {unlisted}"
+
+
+def test_module_paths_gap_list_is_current(missing):
+    # a name ember gained must leave the list, so the list stays an honest account
+    stale = {}
+    for module, names in NAME_GAPS.items():
+        if names == ("*",) or module not in missing and _gap_reason(module):
+            continue
+        have = missing.get(module)
+        if have is None and module in missing:
+            continue
+        gone = [n for n in names if n != "*" and n not in (have or [])]
+        if gone:
+            stale[module] = gone
+    assert not stale, f"listed as gaps but present in ember now; remove them: {stale}"
+
+
+@pytest.mark.parametrize("path", [
+    "nn.modules.activation.MultiheadAttention",
+    "nn.modules.linear.NonDynamicallyQuantizableLinear",
+    "utils.data.dataloader.DataLoader",
+    "optim.optimizer.Optimizer",
+])
+def test_module_paths_classes_real_programs_import(path):
+    module, _, name = path.rpartition(".")
+    ours = getattr(importlib.import_module(f"ember.{module}"), name)
+    assert isinstance(ours, type)
+    assert ours.__name__ == getattr(importlib.import_module(f"torch.{module}"), name).__name__
