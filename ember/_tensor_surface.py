@@ -9,7 +9,6 @@ installed on ``Tensor`` by ``install()``; the functional forms torch also has at
 """
 from __future__ import annotations
 
-import collections
 import warnings
 
 import numpy as np
@@ -21,8 +20,6 @@ from ._tensor import Tensor, _make
 # Devices ember never runs on: torch programs probe these flags to pick a device or dtype.
 _FALSE_FLAGS = ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_maia", "is_mtia", "is_mkldnn",
                 "is_vulkan", "is_xla", "is_nested", "is_sparse_csr")
-
-aminmax_result = collections.namedtuple("aminmax", ["min", "max"])
 
 
 def _as_tensor(x, like):
@@ -155,33 +152,6 @@ def fill_diagonal_(self, fill_value, wrap=False):
 
 
 # ------------------------------------------------------------------ comparisons
-def _check_same_dtype(op, a, b):
-    if a.dtype is not b.dtype:
-        raise RuntimeError(f"{op}: {b.dtype} did not match {a.dtype}; got input of dtype "
-                           f"{a.dtype} and other of dtype {b.dtype}, expected the same dtype.")
-
-
-def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """Elementwise |input - other| <= atol + rtol * |other|, as a bool tensor."""
-    _check_same_dtype("isclose", input, other)
-    a, b = input._data, other._data
-    if a.dtype.kind in "biu":
-        return _make(np.isclose(a.astype(np.float64), b.astype(np.float64), rtol=rtol,
-                                atol=atol, equal_nan=equal_nan))
-    return _make(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
-
-
-def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True when every element of input is close to other (see isclose)."""
-    return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
-
-
-def equal(input, other):
-    """True when both have the same shape and the same elements."""
-    if not isinstance(other, Tensor):
-        raise TypeError(f"equal(): argument 'other' must be Tensor, not {type(other).__name__}")
-    return tuple(input.shape) == tuple(other.shape) and bool(
-        np.array_equal(input._data, other._data))
 
 
 def is_same_size(self, other):
@@ -200,45 +170,6 @@ def is_nonzero(self):
 
 
 # ------------------------------------------------------------------ small composites
-def aminmax(input, *, dim=None, keepdim=False):
-    """(min, max) over ``dim`` (all elements when None) in one call."""
-    if dim is None:
-        return aminmax_result(input.amin() if not keepdim else input.amin(
-            dim=tuple(range(input.ndim)), keepdim=True), input.amax() if not keepdim else
-            input.amax(dim=tuple(range(input.ndim)), keepdim=True))
-    return aminmax_result(input.amin(dim=dim, keepdim=keepdim),
-                          input.amax(dim=dim, keepdim=keepdim))
-
-
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """n-th forward difference along ``dim``."""
-    import ember
-    parts = [t for t in (prepend, input, append) if t is not None]
-    x = ember.cat(parts, dim=dim) if len(parts) > 1 else input
-    for _ in range(n):
-        length = x.shape[dim]
-        hi, lo = x.narrow(dim, 1, length - 1), x.narrow(dim, 0, length - 1)
-        x = (hi != lo) if x.dtype is D.bool_ else hi - lo
-    return x
-
-
-def logaddexp(input, other):
-    """log(exp(input) + exp(other)) without overflow: max + log1p(exp(-|input - other|))."""
-    import ember
-    m = ember.maximum(input, other)
-    return m + ember.log1p(ember.exp(-(input - other).abs()))
-
-
-def logaddexp2(input, other):
-    import ember
-    m = ember.maximum(input, other)
-    return m + ember.log2(1 + ember.exp2(-(input - other).abs()))
-
-
-def positive(input):
-    if input.dtype is D.bool_:
-        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
-    return input
 
 
 def _identity_real(name):
@@ -255,44 +186,6 @@ resolve_neg = _identity_real("resolve_neg")
 conj_physical = _identity_real("conj_physical")
 
 
-def vdot(input, other):
-    """Dot product of two 1-D tensors (no conjugation: ember has no complex dtypes)."""
-    if input.ndim != 1 or other.ndim != 1:
-        raise RuntimeError(f"vdot: 1D tensors expected, but got {input.ndim}D and "
-                           f"{other.ndim}D tensors")
-    return (input * other).sum()
-
-
-def heaviside(input, values):
-    import ember
-    zero = ember.zeros_like(input)
-    return ember.where(input == 0, values.to(input.dtype).expand_as(input),
-                       ember.where(input > 0, ember.ones_like(input), zero))
-
-
-def _split_along(dim, name, min_dims):
-    def fn(input, indices_or_sections):
-        if input.ndim < min_dims:
-            raise RuntimeError(f"{name} requires a tensor with at least {min_dims} dimension"
-                               f"{'s' if min_dims > 1 else ''}, but got a tensor with "
-                               f"{input.ndim} dimensions!")
-        d = 0 if (name == "hsplit" and input.ndim == 1) else dim
-        import ember
-        if isinstance(indices_or_sections, int):
-            if input.shape[d] % indices_or_sections:
-                raise RuntimeError(f"{name}: size of dimension {d} ({input.shape[d]}) is not "
-                                   f"divisible by sections {indices_or_sections}")
-            return ember.tensor_split(input, indices_or_sections, d)
-        return ember.tensor_split(input, list(indices_or_sections), d)
-    fn.__name__ = name
-    return fn
-
-
-hsplit = _split_along(1, "hsplit", 1)
-vsplit = _split_along(0, "vsplit", 2)
-dsplit = _split_along(2, "dsplit", 3)
-
-
 def split_with_sizes(self, split_sizes, dim=0):
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
@@ -302,12 +195,8 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 
 # ------------------------------------------------------------------ install
-FUNCTIONS = {"isclose": isclose, "allclose": allclose, "equal": equal, "aminmax": aminmax,
-             "diff": diff, "logaddexp": logaddexp, "logaddexp2": logaddexp2,
-             "positive": positive, "conj": conj, "resolve_conj": resolve_conj,
-             "resolve_neg": resolve_neg, "conj_physical": conj_physical, "vdot": vdot,
-             "heaviside": heaviside, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
-             "split_with_sizes": split_with_sizes}
+FUNCTIONS = {"conj": conj, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
+             "conj_physical": conj_physical, "split_with_sizes": split_with_sizes}
 
 
 def install() -> None:
