@@ -1,0 +1,53 @@
+#!/usr/bin/env python
+"""Write docs/COMPAT.md's table from two run.py outputs (one per implementation).
+
+    python tools/compat/report.py --torch TORCH.txt --ember EMBER.txt > table.md
+
+Each input is run.py's stdout (`PASS|FAIL name metric seconds error`). A program absent from a
+file shows as "not run"."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402
+
+_LINE = re.compile(r"^(PASS|FAIL|MISSING)\s+(\S+)\s+(\S+)\s+[\d.]+s\s*(.*)$")
+
+
+def _read(path):
+    out = {}
+    for line in Path(path).read_text().splitlines():
+        m = _LINE.match(line)
+        if m:
+            out[m.group(2)] = (m.group(1), m.group(3), m.group(4).strip())
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--torch", required=True)
+    ap.add_argument("--ember", required=True)
+    args = ap.parse_args()
+    theirs, ours = _read(args.torch), _read(args.ember)
+    print("| program | repo @ commit | covers | bar | torch | ember | pass | ember's failure |")
+    print("|---|---|---|---|---|---|---|---|")
+    for p in corpus.PROGRAMS:
+        t = theirs.get(p.name)
+        e = ours.get(p.name)
+        commit = p.commit[:10] if not p.commit.startswith("per") else \
+            corpus.TUTORIAL_FILES.get(p.script, "?")[:10]
+        cell_t = "not run" if t is None else f"{t[0]} {t[1]}"
+        cell_e = "not run" if e is None else f"{e[0]} {e[1]}"
+        ok = "yes" if e and e[0] == "PASS" else ("-" if e is None else "no")
+        err = "" if e is None or e[0] == "PASS" else e[2].replace("|", "\\|")[:90]
+        print(f"| {p.name} | {p.repo} @ {commit} | {p.covers} | {p.bar_text()} | {cell_t} | "
+              f"{cell_e} | {ok} | {err} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
