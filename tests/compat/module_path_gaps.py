@@ -117,7 +117,7 @@ NAME_GAPS = {
         'uint16', 'uint2', 'uint3', 'uint32', 'uint4', 'uint5', 'uint6', 'uint64', 'uint7',
         'unbind_copy', 'unfold_copy', 'unify_type_list', 'unsafe_chunk', 'unsafe_split',
         'unsafe_split_with_sizes', 'unsqueeze_copy', 'values_copy', 'view_as_complex',
-        'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'vmap', 'wait',
+        'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'wait',
     ),
     'torch.amp.autocast_mode': (
         'autocast_decorator',
@@ -249,18 +249,13 @@ NAME_GAPS = {
         'UninitializedTensorMixin',
     ),
     'torch.nn.utils': (
-        'convert_conv2d_weight_memory_format', 'convert_conv3d_weight_memory_format',
-        'parametrizations', 'parametrize', 'skip_init', 'stateless',
+        'convert_conv2d_weight_memory_format', 'convert_conv3d_weight_memory_format', 'skip_init',
     ),
     'torch.nn.utils.init': None,
     'torch.nn.utils.memory_format': None,
-    'torch.nn.utils.parametrizations': None,
-    'torch.nn.utils.parametrize': None,
-    'torch.nn.utils.prune': None,
     'torch.nn.utils.spectral_norm': (
         'SpectralNormLoadStateDictPreHook', 'SpectralNormStateDictHook',
     ),
-    'torch.nn.utils.stateless': None,
     'torch.numa': None,
     'torch.numa.binding': None,
     'torch.optim': (
