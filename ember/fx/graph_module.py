@@ -178,6 +178,51 @@ class GraphModule(Module):
         (folder / "module.py").write_text(src)
         (folder / "__init__.py").write_text(f"from .module import {module_name}\n")
 
+    # ----------------------------------------------------------------- submodules
+    def add_submodule(self, target: str, m: Module) -> bool:
+        """Install ``m`` at dotted path ``target`` (creating empty Modules on the way); False
+        if a non-Module attribute is in the way."""
+        *prefix, field = target.split(".")
+        mod: Module = self
+        for item in prefix:
+            sub = getattr(mod, item, None)
+            if sub is None:
+                sub = Module()
+                mod.add_module(item, sub)
+            if not isinstance(sub, Module):
+                return False
+            mod = sub
+        mod.add_module(field, m)
+        return True
+
+    def delete_submodule(self, target: str) -> bool:
+        """Remove the submodule at ``target``; False if it does not exist."""
+        *path, leaf = target.split(".")
+        mod: Module = self
+        for item in path:
+            mod = getattr(mod, item, None)
+            if not isinstance(mod, Module):
+                return False
+        if not isinstance(getattr(mod, leaf, None), Module):
+            return False
+        delattr(mod, leaf)
+        return True
+
+    def delete_all_unused_submodules(self) -> None:
+        """Drop submodules that no call_module/get_attr node (or their parents) refers to."""
+        used: set = set()
+        for node in self._graph.nodes:
+            if node.op in ("call_module", "get_attr"):
+                atoms = node.target.split(".")
+                for i in range(1, len(atoms) + 1):
+                    used.add(".".join(atoms[:i]))
+                if node.op == "call_module":
+                    sub = self.get_submodule(node.target)
+                    used.update(f"{node.target}.{n}" for n, _ in sub.named_modules() if n)
+        for name, _ in reversed(list(self.named_modules())):
+            if name and name not in used:
+                self.delete_submodule(name)
+
     # ----------------------------------------------------------------- copies and printing
     def __deepcopy__(self, memo):
         import ember

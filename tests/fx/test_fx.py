@@ -444,3 +444,50 @@ def test_node_list_matches_torch_fx():
         [(n.op, n.name) for n in ref.graph.nodes]
     norm = ours.code.replace("ember.", "torch.")
     assert norm == ref.code
+
+
+def test_submodule_management_and_conv_bn_fusion_rewrite():
+    # the torch.fx docs' fusion pattern: swap a module, rewire users, drop the old module
+    m = nn.Sequential(nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 2)).eval()
+    gm = fx.symbolic_trace(m)
+    assert gm.add_submodule("extra.act", nn.Tanh())
+    node = next(n for n in gm.graph.nodes if n.target == "1")
+    with gm.graph.inserting_after(node):
+        new = gm.graph.call_module("extra.act", (node.args[0],))
+    node.replace_all_uses_with(new)
+    gm.graph.erase_node(node)
+    gm.delete_all_unused_submodules()
+    gm.recompile()
+    assert [name for name, _ in gm.named_children()] == ["0", "2", "extra"]
+    x = ember.randn(4, 3)
+    np.testing.assert_allclose(gm(x).detach().numpy(),
+                               m[2](ember.tanh(m[0](x))).detach().numpy(), rtol=1e-6)
+    assert gm.delete_submodule("extra.act") and not gm.delete_submodule("nope")
+
+
+def test_custom_tracer_call_module_and_create_proxy_overrides():
+    class Recorder(fx.Tracer):
+        def __init__(self):
+            super().__init__()
+            self.visited = []
+
+        def call_module(self, m, forward, args, kwargs):
+            self.visited.append(self.path_of_module(m))
+            return super().call_module(m, forward, args, kwargs)
+
+        def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None,
+                         proxy_factory_fn=None):
+            p = super().create_proxy(kind, target, args, kwargs, name, type_expr)
+            p.node.meta["kind_upper"] = kind.upper()
+            return p
+
+    inner = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    model = nn.Sequential(inner, nn.Linear(2, 1))
+    tracer = Recorder()
+    graph = tracer.trace(model)
+    assert tracer.visited == ["0", "0.0", "0.1", "1"]      # Sequential traced through
+    assert [n.meta["kind_upper"] for n in graph.nodes if n.op == "call_module"] == \
+        ["CALL_MODULE"] * 3
+    gm = fx.GraphModule(tracer.root, graph)
+    x = ember.randn(3, 2)
+    np.testing.assert_allclose(gm(x).detach().numpy(), model(x).detach().numpy(), rtol=1e-6)
