@@ -127,6 +127,16 @@ class ConcreteTracer(fx.Tracer):
         value = self._run(kind, target, _value(args), _value(kwargs))
         return ConcreteProxy(node, self, value)
 
+    def create_arg(self, a):
+        if isinstance(a, ember.Tensor) and not isinstance(a, ember.nn.Parameter) and \
+                id(a) not in self.tensor_attrs and \
+                all(b is not a for b in self.root.buffers()):
+            warnings.warn("A tensor created while tracing is recorded as a constant of the "
+                          "trace. This is fine when it is the same on every call; otherwise "
+                          "the trace might not generalize to other inputs.", TracerWarning,
+                          stacklevel=4)
+        return super().create_arg(a)
+
     def _run(self, kind, target, args, kwargs):
         with _patching.suspended():
             if kind == "placeholder":

@@ -245,3 +245,12 @@ def test_trace_lstm_tuple_outputs():
     ember.jit.save(traced, buf)
     buf.seek(0)
     np.testing.assert_allclose(_np(ember.jit.load(buf)(x)), _np(m(x)), rtol=1e-6)
+
+
+def test_trace_warns_when_a_tensor_becomes_a_constant():
+    def f(x):
+        return x + ember.tensor([float(x.shape[0])])
+
+    with pytest.warns(ember.jit.TracerWarning, match="recorded as a constant"):
+        traced = ember.jit.trace(f, (ember.ones(2),))
+    np.testing.assert_allclose(_np(traced(ember.ones(3))), [3.0, 3.0, 3.0])   # baked: 2 + 1

@@ -226,3 +226,29 @@ def test_export_to_path_returns_program_and_restores_training(tmp_path):
 def test_bad_opset_raises():
     with pytest.raises(ValueError, match="unsupported opset_version; got 9"):
         ember.onnx.export(nn.ReLU(), (ember.randn(2),), io.BytesIO(), opset_version=9)
+
+
+class TinyGPT(nn.Module):
+    """Token + position embeddings (arange over the dynamic length), two blocks, LM head."""
+
+    def __init__(self, vocab=50, d=16, block_size=8):
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(vocab, d), nn.Embedding(block_size, d)
+        self.h = nn.ModuleList([GPTBlock(d, 4, block_size) for _ in range(2)])
+        self.ln_f = nn.LayerNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+
+    def forward(self, idx):
+        b, t = idx.size()
+        x = self.wte(idx) + self.wpe(ember.arange(0, t, dtype=ember.long))
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def test_tiny_gpt_token_ids_dynamic_batch_and_length():
+    m = TinyGPT().eval()
+    idx = ember.randint(0, 50, (2, 6))
+    _, sess = _export(m, (idx,), ["idx"], {"idx": {0: "batch", 1: "seq"}})
+    _check(m, sess, ["idx"], (idx,))
+    _check(m, sess, ["idx"], (ember.randint(0, 50, (3, 8)),))
