@@ -44,3 +44,25 @@ def test_reduce_ops_and_backend_names():
     assert dist.Backend("MPI") == dist.Backend.MPI == "mpi"
     assert dist.reduce_op is dist.ReduceOp
     assert dist.default_pg_timeout.total_seconds() == 1800
+
+
+def test_without_mpi4py_is_available_says_why():
+    """With mpi4py missing, is_available() is False and init_process_group names the reason."""
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import sys; sys.modules['mpi4py'] = None\n"
+        "import ember.distributed as dist\n"
+        "assert dist.is_available() is False and dist.is_mpi_available() is False\n"
+        "try:\n"
+        "    dist.init_process_group('gloo')\n"
+        "except RuntimeError as e:\n"
+        "    print(e)\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "MPI is not available: mpi4py is not installed" in out.stdout
+    assert "pip install 'ember[distributed]'" in out.stdout
