@@ -86,21 +86,19 @@ def data_ptr(a) -> int:
 # trimming the top of the heap), and the first touch of each page of the next allocation is a page
 # fault. A training step allocates the same arrays every time (activations in forward, gradients
 # in backward, parameter gradients that live until zero_grad()), so without reuse a conv net takes
-# thousands of faults per step: ResNet-50 ~9000-14000 (~20-30 ms of system time, ~10% of the
-# step), ~6900 of them for conv weight gradients alone; MobileNetV2 ~9000. `reusable_empty` keeps
-# the arrays it hands out and returns one again once its reference count shows that nothing but
-# this pool refers to it; the kernels that produce a step's big results (conv outputs, kept im2col
+# thousands of faults per step, a tenth of its time in the kernel. `reusable_empty` keeps the
+# arrays it hands out and returns one again once its reference count shows that nothing but this
+# pool refers to it; the kernels that produce a step's big results (conv outputs, kept im2col
 # matrices and weight gradients, batch norm, relu/hardtanh and their gradients, Linear and LSTM
 # weight gradients) allocate through it. AccumulateGrad's no-copy rule counts the pool's
 # reference, and the profiler counts a pooled buffer once. The pool is bounded (per shape and in
 # bytes; when full it drops arrays nobody holds, so a model trained later in the process gets
-# room); the memory it keeps is memory a step needs again anyway, and the peak of a step barely
-# moved (table1 peak MB with/without: ResNet-50 433/453, VGG-19 370/377, MobileNetV2 190/183,
-# AlexNet-S 468/467, GNMT-S 184/178). Minor faults per step with/without (getrusage over 10
-# steps): ResNet-50 7/9700-11600 (step 190 vs 209 ms), MobileNetV2 6/900-8900, VGG-19 3/3 (step
-# 159-161 vs 165-169 ms). It is like torch's caching allocator on CUDA, which keeps freed blocks
-# for reuse; torch's CPU allocator does not. A buffer is free only when no other frame holds it,
-# and under the GIL two threads cannot both see it free. Off where reference counts are not exact.
+# room); the memory it keeps is memory a step needs again anyway, so a step's peak barely moves.
+# It is like torch's caching allocator on CUDA, which keeps freed blocks for reuse; torch's CPU
+# allocator does not. A buffer is free only when no other frame holds it, and under the GIL two
+# threads cannot both see it free. Off where reference counts are not exact.
+# Measured with `python benchmarks/table1.py` (peak MB) and minor faults per step from getrusage
+# over 10 steps; the figures are in benchmarks/RESULTS.md, "Figures behind the design notes".
 _REUSE = {}       # (shape, dtype) -> arrays handed out
 _REUSE_IDS = set()  # their ids, for `is_reused`
 _REUSE_BYTES = [0]
@@ -186,12 +184,11 @@ def row_order(a):
 # A product x @ W^T with few rows in x (a Linear layer on a small batch, an RNN's recurrent
 # product h @ W_hh^T) reaches NumPy as a C-contiguous x and a transposed view of the
 # C-contiguous weight. OpenBLAS runs that case far below its speed for the same product
-# written the other way round, W @ x^T, whose result is the transpose: float32, 2-64 rows,
-# AMD EPYC (Zen 4), OpenBLAS 0.3.31, two threads: (32, 256) x (256, 1024) 190-226 us vs 109 us,
-# (8, 1024) x (1024, 256) 105 vs 51, (64, 1024) x (1024, 4096) 4435 vs 3991, with the
-# transposed copy of the (rows, N) result included (benchmarks/kernels.py --only gemm). With a
+# written the other way round, W @ x^T, whose result is the transpose (float32, 2-64 rows; up to
+# twice as fast turned round, the transposed copy of the (rows, N) result included). With a
 # C-contiguous right operand, with one row (BLAS's matrix-vector path), with more than 64 rows
 # or in float64 the plain call is as fast or faster, so only that case turns round.
+# Measured by `python benchmarks/kernels.py --only gemm`; figures in benchmarks/RESULTS.md.
 _NT_MAX_ROWS = 64
 
 

@@ -73,16 +73,6 @@ def _ids(cases):
     return [f"{n}-{d.name}" for n, d in cases]
 
 
-# bugs in op files this suite does not own, reported to their owners; strict, so a fix shows
-KNOWN_FAILURES: dict = {}
-
-
-def _cases(cases):
-    return [pytest.param(n, d, id=f"{n}-{d.name}", marks=pytest.mark.xfail(
-        strict=True, reason=KNOWN_FAILURES[(n, d.name)])) if (n, d.name) in KNOWN_FAILURES
-        else pytest.param(n, d, id=f"{n}-{d.name}") for n, d in cases]
-
-
 FORWARD_CASES = [(n, d) for n in SAMPLED for d in DB[n].dtypes]
 MAIN_CASES = [(n, d) for n in SAMPLED for d in _main_dtypes(DB[n])]
 
@@ -213,7 +203,7 @@ def test_samples_cover_0d_empty_noncontiguous(name):
 # forward
 
 
-@pytest.mark.parametrize("name,dtype", _cases(FORWARD_CASES))
+@pytest.mark.parametrize("name,dtype", FORWARD_CASES, ids=_ids(FORWARD_CASES))
 def test_forward_matches_reference(name, dtype):
     entry = DB[name]
     for s in _samples(name, dtype):
@@ -269,8 +259,8 @@ def test_gradgradcheck(name):
 
 
 def _float_outputs(f):
-    # gradgradcheck differentiates every output; (values, indices) results keep the values.
-    # (ember.autograd.gradgradcheck does not skip integer outputs itself; reported.)
+    # gradgradcheck differentiates every output it is given; (values, indices) results keep
+    # the values
     def g(*xs):
         return tuple(o for o in _outputs(f(*xs)) if o.is_floating_point())
     return g

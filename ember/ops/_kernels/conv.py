@@ -14,30 +14,33 @@ OW numbers; (sample, channel) pairs own disjoint rows of ``cols`` and disjoint p
 input gradient, so col2im needs no atomics. The pairs are visited channel-major (all samples of
 one channel, then the next): the rows of one tap for consecutive samples are adjacent in
 ``cols``, so the writes stream through whole cache lines instead of touching a partial line of
-every row (25-35% faster packing and col2im on 4x4 to 15x15 maps). Batches are chunked so
-that ``cols`` stays in cache (see `_batch_chunk`) and always under ``_COLS_BUDGET`` elements.
+every row (a quarter to a third faster packing and col2im on 4x4 to 15x15 maps). Batches are
+chunked so
+that ``cols`` stays in cache (see `_batch_chunk`) and always under ``_COLS_BUDGET``
+elements.
 
 NOTE [Keeping the forward's im2col]
 The weight gradient needs the same im2col matrix of x as the forward. When the caller asks
 (``keep``: Conv2d does when the weight needs a gradient), the forward packs the whole batch into
 one matrix and hands it over instead of reusing a chunk buffer, and the weight gradient skips its
-packing (VGG-19 backward 104 -> 95 ms, AlexNet-S 125 -> 98). With the whole matrix there anyway,
-both run one GEMM over it rather than per-chunk ones: one packing call over the batch is half
-the time of per-sample calls into its strided slices, and the single wide GEMM is faster than
-thin ones (forward + weight gradient, AMD EPYC: (8,64,32,32)->64 11.3 -> 10.1 ms,
-(16,384,7,7)->256 19.0 -> 17.2, never slower on the Table 1 shapes). The price is memory held
-from forward to backward: 9x each conv input for 3x3 kernels (VGG-19 325 -> 355-380 MB peak,
-0.80-0.86x torch's). Conv2d's backward drops it after use (a second backward, retain_graph,
-packs again); it comes from the reuse pool (NOTE [Reused buffers] in _backend.py), so the next
-step's forward of the same shape reuses its pages instead of faulting in new ones.
+packing. With the whole matrix there anyway, both run one GEMM over it rather than per-chunk
+ones: one packing call over the batch is half the time of per-sample calls into its strided
+slices, and the single wide GEMM is faster than thin ones (never slower on the Table 1 shapes).
+The price is memory held from forward to backward: 9x each conv input for 3x3 kernels. Conv2d's
+backward drops it after use (a second backward, retain_graph, packs again); it comes from the
+reuse pool (NOTE [Reused buffers] in _backend.py), so the next step's forward of the same shape
+reuses its pages instead of faulting in new ones. Measured by
+``python benchmarks/kernels.py --only conv`` and ``python benchmarks/table1.py --phases``;
+figures in benchmarks/RESULTS.md, "Figures behind the design notes".
 
 NOTE [Kernel threading]
 OpenBLAS's threads already use every core for the GEMMs. numba's default OpenMP pool busy-waits
 for milliseconds after each parallel loop and OpenBLAS's workers spin after each GEMM, so the
-two pools fight for the cores: on 2 cores conv fwd+bwd (8,256,8,8)x(256,256,3,3) took 25 ms with
-parallel packing, 11 ms serial (8 ms of it GEMM). So loops are written with prange (it marks
-the independent axis) but compiled serially; kernels are nogil, so callers may use threads.
-Set PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure first.
+two pools fight for the cores: on 2 cores a conv forward + backward with parallel packing took
+more than twice as long as with serial packing. So loops are written with prange (it marks the
+independent axis) but compiled serially; kernels are nogil, so callers may use threads. Set
+PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure first
+(``python benchmarks/kernels.py --only conv``).
 """
 
 import functools
@@ -140,17 +143,15 @@ def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
 
 # NOTE [Gathered im2col on small maps]
 # The row kernels above copy runs of OW numbers: on deep layers' maps (2x2 to 8x8) those runs are
-# 2-8 long and the loop set-up per run costs more than the copy (VGG-19's (8,512,2,2) layer
-# packed at 1.7 GB/s). There each row of cols, one (channel, tap) pair over the whole batch, is
-# instead gathered through a small index table: idx[t, n*L + l] is where output l of sample n
-# reads for tap t, relative to channel 0 (-1 in the padding), so a row is ONE loop of N*L
-# gathers. (8,512,2,2) 3x3: im2col 0.34 -> 0.05 ms, col2im 0.39 -> 0.06; (8,512,4,4) 0.65 ->
-# 0.17 and 0.71 -> 0.22; (8,256,8,8) 0.58 -> 0.40 and 0.60 -> 0.51. Strided rows are gathers
-# anyway and gain at any width (ResNet-50's 7x7/2 stem on 64x64: col2im 1.08 -> 0.62; AlexNet-S's
-# 11x11/4 stem 1.05 -> 0.58 and 1.10 -> 0.76), as do 15-wide 5x5 rows (AlexNet-S (16,64,15,15):
-# 3.7 -> 3.2 and 5.5 -> 4.1). Stride-1 rows of 16 and more stay with the row copies (16x16 3x3:
-# 0.30 vs 0.41), hence _gathered. Tables are cached per shape; one is capped at _GATHER_MAX_INDEX
-# entries (4 MiB) so that big images keep the row kernels instead of large tables.
+# 2-8 long and the loop set-up per run costs more than the copy. There each row of cols, one
+# (channel, tap) pair over the whole batch, is instead gathered through a small index table:
+# idx[t, n*L + l] is where output l of sample n reads for tap t, relative to channel 0 (-1 in the
+# padding), so a row is ONE loop of N*L gathers (several times faster on 2x2 and 4x4 maps).
+# Strided rows are gathers anyway and gain at any width, as do 15-wide 5x5 rows; stride-1 rows of
+# 16 and more stay with the row copies, hence _gathered. Tables are cached per shape; one is
+# capped at _GATHER_MAX_INDEX entries (4 MiB) so that big images keep the row kernels instead of
+# large tables. Measured by ``python benchmarks/kernels.py --only conv``; figures in
+# benchmarks/RESULTS.md, "Figures behind the design notes".
 _GATHER_MAX_WIDTH = 15
 _GATHER_MAX_INDEX = 1 << 20
 
@@ -262,13 +263,12 @@ def _depthwise(stride1_kernel, kernel, a, b, out, geo):
 # A stride-s convolution is the stride-1 one (same padding and dilation) sampled at every s-th
 # output, so its adjoints are the stride-1 adjoints applied to grad_y spread onto the stride-1
 # output grid with zeros between. The stride-1 kernels run whole flat rows (NOTE [Flat stride-1
-# depthwise]) and beat per-row strided loops even with s*s times the positions: MobileNetV2's
-# (16,96,32,32) stride-2 layer, input gradient 2.34 -> 1.14 ms and weight gradient 2.56 -> 1.58
-# (+0.25 for the spread); (16,144,16,16) 1.39 -> 0.54 and 1.71 -> 0.70. The spread grid comes
-# from the reuse pool: a fresh 6 MB np.zeros per step gave the gain back in page faults
-# (MobileNetV2 step, paired A/B: 0.98 with np.zeros, 1.01-1.02 pooled). It replaces per-phase
-# strided kernels (the forward stays strided: computing all stride-1 outputs and keeping a
-# quarter loses on 64x64 maps).
+# depthwise]) and beat per-row strided loops even with s*s times the positions. The spread grid
+# comes from the reuse pool: a fresh np.zeros per step gave the gain back in page faults. It
+# replaces per-phase strided kernels (the forward stays strided: computing all stride-1 outputs
+# and keeping a quarter loses on 64x64 maps). Measured on MobileNetV2's stride-2 layers
+# (``python benchmarks/kernels.py --only depthwise``, ``python benchmarks/ab.py``); figures in
+# benchmarks/RESULTS.md, "Figures behind the design notes".
 
 
 def _spread_strided(gy, x_shape, geo):

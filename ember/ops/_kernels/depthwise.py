@@ -196,8 +196,8 @@ def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw):
 # instead of once per channel. Used when every group has one input and one output channel and
 # the maps are small. The kernels take and return NCHW arrays and transpose one sample at a time
 # into a scratch that stays in cache: whole-batch NCHW <-> NHWC copies by NumPy cost more than
-# the arithmetic (MobileNetV2, (16,576,4,4) stride 1: forward 238 -> 169 us, forward and both
-# gradients 638 -> 525 us), and the forward keeps nothing for the backward.
+# the arithmetic, and the forward keeps nothing for the backward. Measured on MobileNetV2's
+# (16,576,4,4) layer; figures in benchmarks/RESULTS.md, "Figures behind the design notes".
 
 
 @numba.njit(nogil=True, cache=True, inline="always")

@@ -38,10 +38,11 @@ def _k_clamp(x, lo, hi, out):
 
 # NOTE [Row-broadcast binary ops]
 # NumPy's broadcasting loop is slow when the broadcast axes are outer ones: attention's
-# (32,20,1,256) + (32,1,20,256) -> (32,20,20,256) takes 1.3-1.4 ms, the same additions over
-# contiguous rows 0.4 ms, and the outer product (12800,1) * (1,256) 1.5 ms vs 0.19 ms (AMD EPYC,
-# float32). These kernels see the output as rows of its last axis. Each operand is a flat view
-# of its memory plus, for every output row, the offset where its row starts there: its leading
+# (32,20,1,256) + (32,1,20,256) -> (32,20,20,256), and outer products such as (12800,1) *
+# (1,256), run several times slower than the same arithmetic over contiguous rows (figures in
+# benchmarks/RESULTS.md, "Figures behind the design notes"). These kernels see the output as
+# rows of its last axis. Each operand is a flat view of its memory plus, for every output row,
+# the offset where its row starts there: its leading
 # axes may be permuted or broadcast (attention's operands are permuted projections), only its
 # last axis must be contiguous, or of length 1 (one number per row: an outer product).
 # Three kernels rather than one with an op argument, so that each inner loop vectorizes.

@@ -26,7 +26,10 @@ def _arr(t):
 
 # ----------------------------------------------------------------------------- batch norm
 def _bn_grads_composite(grad, x, weight, eps, dims, need):
-    """Training batch-norm gradients with ember ops (see NOTE [Fused norm kernels ...])."""
+    """Training batch-norm gradients with ember ops.
+
+    See NOTE [Fused norm kernels, composite double backward].
+    """
     shape = [1] * x.ndim
     shape[1] = x.shape[1]
     mean = x.mean(dims, keepdim=True)
