@@ -84,18 +84,38 @@ class Buffer(metaclass=_BufferMeta):
 
 
 class UninitializedParameter(Parameter):
-    """Placeholder for lazy modules; ember has no lazy modules, so it cannot be materialized."""
+    """A parameter of a lazy module (``nn.LazyLinear``...) whose shape is not known yet.
+
+    ``materialize(shape)`` gives it storage in place and turns it into a plain ``Parameter``:
+    the same object, so an optimizer built before the first forward keeps training it.
+    """
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        return super().__new__(cls, None, requires_grad)
+        param = super().__new__(cls, None, requires_grad)
+        if dtype is not None:   # the empty placeholder carries the dtype (module.double() too)
+            import numpy as np
+
+            from .. import _dtype as D
+            param._data = np.zeros(0, dtype=D.to_dtype(dtype).np)
+        return param
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass    # __new__ did the work; Parameter.__init__ takes data, not a dtype
 
     def materialize(self, shape, device=None, dtype=None):
-        raise NotImplementedError("UninitializedParameter.materialize: lazy modules are not "
-                                  "supported by ember; create the layer with its sizes.")
+        import numpy as np
+
+        from .. import _dtype as D
+        np_dtype = D.to_dtype(dtype).np if dtype is not None else self._data.dtype
+        self._data = np.zeros(tuple(int(s) for s in shape), dtype=np_dtype)
+        self._vc[0] += 1
+        self.__class__ = Parameter
+        return self
 
 
 class UninitializedBuffer(Tensor):
-    """Placeholder for lazy buffers (not supported, see UninitializedParameter)."""
+    """Placeholder for lazy buffers; ember's lazy modules create their buffers when they
+    materialize instead."""
 
 
 def is_lazy(param):

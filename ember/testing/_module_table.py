@@ -102,6 +102,18 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "RNNCellBase": M(lambda t: t.nn.RNNCellBase(3, 4, bias=True, num_chunks=2), forward=False),
     # linear, embedding
     "Identity": M(lambda t: t.nn.Identity(), (F(2, 3),)),
+    # lazy layers: the generic suite builds them only (their first forward turns them into the
+    # eager class); tests/compat/test_lazy_modules.py checks inference, training and parity
+    "LazyLinear": M(lambda t: t.nn.LazyLinear(2), forward=False),
+    "LazyConv1d": M(lambda t: t.nn.LazyConv1d(3, 3), forward=False),
+    "LazyConv2d": M(lambda t: t.nn.LazyConv2d(3, 3), forward=False),
+    "LazyConv3d": M(lambda t: t.nn.LazyConv3d(3, 3), forward=False),
+    "LazyConvTranspose1d": M(lambda t: t.nn.LazyConvTranspose1d(3, 3), forward=False),
+    "LazyConvTranspose2d": M(lambda t: t.nn.LazyConvTranspose2d(3, 3), forward=False),
+    "LazyConvTranspose3d": M(lambda t: t.nn.LazyConvTranspose3d(3, 3), forward=False),
+    "LazyBatchNorm1d": M(lambda t: t.nn.LazyBatchNorm1d(), forward=False),
+    "LazyBatchNorm2d": M(lambda t: t.nn.LazyBatchNorm2d(), forward=False),
+    "LazyBatchNorm3d": M(lambda t: t.nn.LazyBatchNorm3d(), forward=False),
     "Linear": M(lambda t: t.nn.Linear(3, 2), (F(4, 3),)),
     "Bilinear": M(lambda t: t.nn.Bilinear(3, 2, 4), (F(2, 3), F(2, 2))),
     "Embedding": M(lambda t: t.nn.Embedding(5, 3), (I(5, 2, 3),)),

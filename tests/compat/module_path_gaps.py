@@ -182,41 +182,24 @@ NAME_GAPS = {
     'torch.nn.common_types': None,
     'torch.nn.cpp': None,
     'torch.nn.functional': (
-        'ScalingType', 'SwizzleType', 'adaptive_avg_pool3d', 'adaptive_max_pool3d',
-        'adaptive_max_pool3d_with_indices', 'assert_int_or_pair', 'fractional_max_pool2d',
+        'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'fractional_max_pool2d',
         'fractional_max_pool2d_with_indices', 'fractional_max_pool3d',
         'fractional_max_pool3d_with_indices', 'grouped_mm', 'gumbel_softmax',
-        'linear_cross_entropy', 'lp_pool3d', 'max_pool3d', 'max_pool3d_with_indices',
-        'max_unpool3d', 'multilabel_margin_loss', 'scaled_grouped_mm', 'scaled_mm',
+        'linear_cross_entropy', 'multilabel_margin_loss', 'scaled_grouped_mm', 'scaled_mm',
     ),
     'torch.nn.grad': None,
     'torch.nn.modules': (
-        'AdaptiveAvgPool3d', 'AdaptiveLogSoftmaxWithLoss', 'AdaptiveMaxPool3d', 'AvgPool3d',
-        'Container', 'Conv3d', 'ConvTranspose3d', 'CrossMapLRN2d', 'FractionalMaxPool2d',
-        'FractionalMaxPool3d', 'LPPool3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
-        'LazyConv1d', 'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d',
-        'LazyConvTranspose3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
-        'LazyLinear', 'LinearCrossEntropyLoss', 'LinearCrossEntropyOptions', 'MaxPool3d',
-        'MaxUnpool3d', 'MultiLabelMarginLoss', 'NLLLoss2d',
+        'AdaptiveLogSoftmaxWithLoss', 'Container', 'CrossMapLRN2d', 'FractionalMaxPool2d',
+        'FractionalMaxPool3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
+        'LinearCrossEntropyLoss', 'LinearCrossEntropyOptions', 'MultiLabelMarginLoss', 'NLLLoss2d',
     ),
     'torch.nn.modules.adaptive': None,
-    'torch.nn.modules.batchnorm': (
-        'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
-    ),
     'torch.nn.modules.channelshuffle': None,
     'torch.nn.modules.container': (
         'Container',
     ),
-    'torch.nn.modules.conv': (
-        'Conv3d', 'ConvTranspose3d', 'LazyConv1d', 'LazyConv2d', 'LazyConv3d',
-        'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d',
-    ),
     'torch.nn.modules.instancenorm': (
         'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
-    ),
-    'torch.nn.modules.lazy': None,
-    'torch.nn.modules.linear': (
-        'LazyLinear',
     ),
     'torch.nn.modules.linear_cross_entropy': None,
     'torch.nn.modules.linear_cross_entropy_options': None,
@@ -233,8 +216,7 @@ NAME_GAPS = {
         'CrossMapLRN2d',
     ),
     'torch.nn.modules.pooling': (
-        'AdaptiveAvgPool3d', 'AdaptiveMaxPool3d', 'AvgPool3d', 'FractionalMaxPool2d',
-        'FractionalMaxPool3d', 'LPPool3d', 'MaxPool3d', 'MaxUnpool3d',
+        'FractionalMaxPool2d', 'FractionalMaxPool3d',
     ),
     'torch.nn.modules.utils': None,
     'torch.nn.parallel': (
@@ -311,11 +293,10 @@ NAME_GAPS = {
     'torch.serialization': (
         'LoadEndianness', 'SourceChangeWarning', 'StorageType',
         'check_module_version_greater_or_equal', 'default_restore_location', 'get_crc32_options',
-        'get_default_load_endianness', 'get_default_mmap_options',
-        'get_unsafe_globals_in_checkpoint', 'location_tag', 'mkdtemp', 'normalize_storage_type',
-        'register_package', 'set_crc32_options', 'set_default_load_endianness',
-        'set_default_mmap_options', 'skip_data', 'storage_to_tensor_type', 'validate_cuda_device',
-        'validate_hpu_device',
+        'get_default_load_endianness', 'get_default_mmap_options', 'location_tag', 'mkdtemp',
+        'normalize_storage_type', 'register_package', 'set_crc32_options',
+        'set_default_load_endianness', 'set_default_mmap_options', 'skip_data',
+        'storage_to_tensor_type', 'validate_cuda_device', 'validate_hpu_device',
     ),
     'torch.sparse': (
         'SparseSemiStructuredTensor', 'SparseSemiStructuredTensorCUSPARSELT',
