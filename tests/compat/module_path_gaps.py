@@ -70,7 +70,7 @@ NAME_GAPS = {
         'cudnn_convolution_add_relu', 'cudnn_convolution_relu', 'cudnn_convolution_transpose',
         'cudnn_grid_sampler', 'cudnn_is_acceptable', 'dequantize', 'detach_copy', 'diagonal_copy',
         'diagonal_scatter', 'dropout_', 'dsmm', 'embedding_bag', 'embedding_renorm_',
-        'empty_permuted', 'empty_quantized', 'empty_strided', 'expand_copy', 'export',
+        'empty_permuted', 'empty_quantized', 'empty_strided', 'expand_copy',
         'fake_quantize_per_channel_affine', 'fake_quantize_per_tensor_affine',
         'fbgemm_linear_fp16_weight', 'fbgemm_linear_fp16_weight_fp32_activation',
         'fbgemm_linear_int8_weight', 'fbgemm_linear_int8_weight_fp32_activation',
