@@ -32,21 +32,33 @@ class OpInfo:
 
 OPS: dict[str, OpInfo] = {}
 FUNCTIONS: dict[str, Callable] = {}  # every public function, for ember/__init__
+NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's functions
 
 
 def register(name, method=True, inplace=False, ref=None, samples=None, dtypes=D.FLOATING,
-             differentiable=True, gradgrad=True, aliases=(), **extra):
-    """Decorator for an Op class or a plain function implementing ``ember.<name>``."""
+             differentiable=True, gradgrad=True, aliases=(), namespace=None, wrap_out=True,
+             **extra):
+    """Decorator for an Op class or a plain function implementing ``ember.<name>``.
+
+    With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
+    key ``"linalg.<name>"``). ``wrap_out=False`` is for functions that take ``out=`` themselves:
+    they are registered as they are.
+    """
 
     def deco(obj):
         impl = obj.apply if isinstance(obj, type) else obj
-        fn = _with_out(impl, name)
-        fn.__name__ = name
-        fn.__doc__ = obj.__doc__
-        fn.__qualname__ = name
-        FUNCTIONS[name] = fn
+        qualified = name if namespace is None else f"{namespace}.{name}"
+        if wrap_out:
+            fn = _with_out(impl, qualified)
+            fn.__name__ = name
+            fn.__doc__ = obj.__doc__
+            fn.__qualname__ = name
+        else:
+            fn = impl
+        table = FUNCTIONS if namespace is None else NAMESPACES.setdefault(namespace, {})
+        table[name] = fn
         for a in aliases:
-            FUNCTIONS[a] = fn
+            table[a] = fn
         if method:
             setattr(Tensor, name, _method(fn))
             for a in aliases:
@@ -55,8 +67,8 @@ def register(name, method=True, inplace=False, ref=None, samples=None, dtypes=D.
             setattr(Tensor, name + "_", _inplace_method(impl, name + "_"))
             for a in aliases:
                 setattr(Tensor, a + "_", _inplace_method(impl, a + "_"))
-        OPS[name] = OpInfo(name, fn, ref, samples, dtypes, method, inplace, differentiable,
-                           gradgrad, extra)
+        OPS[qualified] = OpInfo(qualified, fn, ref, samples, dtypes, method, inplace,
+                                differentiable, gradgrad, extra)
         return obj
 
     return deco

@@ -15,8 +15,10 @@ from scipy import special as sp
 from .. import _dtype as D
 from .._tensor import Tensor
 from ..autograd.function import Op
-from .elementwise import _binary_fn, _float_of, _to_float, where_
+from .elementwise import _binary_fn, _to_float
+from .indexing import where
 from .registry import register, sum_to
+from .unary import _float_of
 
 _SQRT_PI = math.sqrt(math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
@@ -162,13 +164,13 @@ def _i0e_grad(g, x, y):
 
 def _i1_grad(g, x, y):
     # I1' = I0 - I1 / x, with the limit 1/2 at x = 0
-    safe = where_(x == 0, 1.0, x)
-    return g * where_(x == 0, 0.5, i0(x) - y / safe)
+    safe = where(x == 0, 1.0, x)
+    return g * where(x == 0, 0.5, i0(x) - y / safe)
 
 
 def _i1e_grad(g, x, y):
-    safe = where_(x == 0, 1.0, x)
-    return g * where_(x == 0, 0.5, i0e(x) - y * (x.sign() + safe.reciprocal()))
+    safe = where(x == 0, 1.0, x)
+    return g * where(x == 0, 0.5, i0e(x) - y * (x.sign() + safe.reciprocal()))
 
 
 i0 = _unary_op("i0", sp.i0, _i0_grad)
@@ -233,8 +235,8 @@ class Xlog1py(Op):
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = g * where_(a == 0, 0.0, b.log1p())
-        gb = g * where_(a == 0, 0.0, a / (1 + b))
+        ga = g * where(a == 0, 0.0, b.log1p())
+        gb = g * where(a == 0, 0.0, a / (1 + b))
         return sum_to(ga, a.shape), sum_to(gb, b.shape)
 
 

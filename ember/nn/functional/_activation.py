@@ -12,23 +12,8 @@ import numpy as np
 import ember
 
 from ..._tensor import Tensor, _make
-from ...autograd.grad_mode import _state, no_grad
-from ...ops.nn.activation import (
-    Elu,
-    Hardshrink,
-    Hardsigmoid,
-    Hardswish,
-    Hardtanh,
-    LeakyRelu,
-    LogSigmoid,
-    LogSoftmax,
-    Mish,
-    Silu,
-    Softmax,
-    Softplus,
-    Softshrink,
-    Threshold,
-)
+from ...ops.nn import activation as _ops
+from ...ops.registry import FUNCTIONS, apply_inplace
 from ._utils import _check_float
 
 __all__ = [
@@ -41,20 +26,6 @@ __all__ = [
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _inplace(input, fn):
-    """Run an activation in place: the result of ``fn(input)`` is written into input.
-
-    With autograd recording, ``fn`` runs on a clone: the op saves its input for backward, and
-    writing into that very tensor would invalidate it.
-    """
-    if _state.enabled and input.requires_grad:
-        return input.copy_(fn(input.clone()))
-    with no_grad():
-        out = fn(input)
-        input.copy_(out)
-    return input
 
 
 # ----------------------------------------------------------------------------- ReLU family
@@ -74,11 +45,11 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check_float("leaky_relu", input)
     if inplace:
         return leaky_relu_(input, negative_slope)
-    return LeakyRelu.apply(input, float(negative_slope))
+    return _ops.leaky_relu.apply(input, float(negative_slope))
 
 
 def leaky_relu_(input, negative_slope=0.01):
-    return _inplace(input, lambda t: LeakyRelu.apply(t, float(negative_slope)))
+    return apply_inplace(input, _ops.leaky_relu.apply, "leaky_relu_", float(negative_slope))
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -89,11 +60,11 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
                          f"({max_val})")
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    return Hardtanh.apply(input, float(min_val), float(max_val))
+    return _ops.hardtanh.apply(input, float(min_val), float(max_val))
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
-    return _inplace(input, lambda t: Hardtanh.apply(t, float(min_val), float(max_val)))
+    return apply_inplace(input, _ops.hardtanh.apply, "hardtanh_", float(min_val), float(max_val))
 
 
 def relu6(input, inplace=False):
@@ -106,11 +77,11 @@ def elu(input, alpha=1.0, inplace=False):
     _check_float("elu", input)
     if inplace:
         return elu_(input, alpha)
-    return Elu.apply(input, float(alpha), 1.0, 1.0)
+    return _ops.elu.apply(input, float(alpha), 1.0, 1.0)
 
 
 def elu_(input, alpha=1.0):
-    return _inplace(input, lambda t: Elu.apply(t, float(alpha), 1.0, 1.0))
+    return apply_inplace(input, _ops.elu.apply, "elu_", float(alpha), 1.0, 1.0)
 
 
 def selu(input, inplace=False):
@@ -119,11 +90,11 @@ def selu(input, inplace=False):
     _check_float("selu", input)
     if inplace:
         return selu_(input)
-    return Elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+    return _ops.elu.apply(input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def selu_(input):
-    return _inplace(input, lambda t: Elu.apply(t, _SELU_ALPHA, _SELU_SCALE, 1.0))
+    return apply_inplace(input, _ops.elu.apply, "selu_", _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -133,11 +104,11 @@ def celu(input, alpha=1.0, inplace=False):
         raise RuntimeError("ZeroDivisionError: celu: alpha must not be 0")
     if inplace:
         return celu_(input, alpha)
-    return Elu.apply(input, float(alpha), 1.0, 1.0 / alpha)
+    return _ops.elu.apply(input, float(alpha), 1.0, 1.0 / alpha)
 
 
 def celu_(input, alpha=1.0):
-    return _inplace(input, lambda t: Elu.apply(t, float(alpha), 1.0, 1.0 / alpha))
+    return apply_inplace(input, _ops.elu.apply, "celu_", float(alpha), 1.0, 1.0 / alpha)
 
 
 def gelu(input, approximate="none"):
@@ -150,38 +121,38 @@ def silu(input, inplace=False):
     """x * sigmoid(x) (a.k.a. swish)."""
     _check_float("silu", input)
     if inplace:
-        return _inplace(input, Silu.apply)
-    return Silu.apply(input)
+        return apply_inplace(input, _ops.silu.apply, "silu_")
+    return _ops.silu.apply(input)
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
     _check_float("mish", input)
     if inplace:
-        return _inplace(input, Mish.apply)
-    return Mish.apply(input)
+        return apply_inplace(input, _ops.mish.apply, "mish_")
+    return _ops.mish.apply(input)
 
 
 def hardsigmoid(input, inplace=False):
     """0 for x <= -3, 1 for x >= 3, x / 6 + 1/2 in between."""
     _check_float("hardsigmoid", input)
     if inplace:
-        return _inplace(input, Hardsigmoid.apply)
-    return Hardsigmoid.apply(input)
+        return apply_inplace(input, _ops.hardsigmoid.apply, "hardsigmoid_")
+    return _ops.hardsigmoid.apply(input)
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6."""
     _check_float("hardswish", input)
     if inplace:
-        return _inplace(input, Hardswish.apply)
-    return Hardswish.apply(input)
+        return apply_inplace(input, _ops.hardswish.apply, "hardswish_")
+    return _ops.hardswish.apply(input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta * x)) / beta; x itself where beta * x > threshold."""
     _check_float("softplus", input)
-    return Softplus.apply(input, float(beta), float(threshold))
+    return _ops.softplus.apply(input, float(beta), float(threshold))
 
 
 def softsign(input):
@@ -190,18 +161,15 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
-def sigmoid(input):
-    return ember.sigmoid(input)
-
-
-def tanh(input):
-    return ember.tanh(input)
+# the ops themselves (ops/unary.py), as torch's nn.functional.sigmoid / tanh are
+sigmoid = FUNCTIONS["sigmoid"]
+tanh = FUNCTIONS["tanh"]
 
 
 def logsigmoid(input):
     """log(1 / (1 + exp(-x))), computed without overflow."""
     _check_float("logsigmoid", input)
-    return LogSigmoid.apply(input)
+    return _ops.log_sigmoid.apply(input)
 
 
 def tanhshrink(input):
@@ -215,13 +183,13 @@ def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"softshrink: lambda must be greater or equal to 0, but found to be "
                            f"{lambd}.")
-    return Softshrink.apply(input, float(lambd))
+    return _ops.softshrink.apply(input, float(lambd))
 
 
 def hardshrink(input, lambd=0.5):
     """x if |x| > lambd else 0."""
     _check_float("hardshrink", input)
-    return Hardshrink.apply(input, float(lambd))
+    return _ops.hardshrink.apply(input, float(lambd))
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -229,11 +197,11 @@ def threshold(input, threshold, value, inplace=False):
     _check_float("threshold", input)
     if inplace:
         return threshold_(input, threshold, value)
-    return Threshold.apply(input, float(threshold), float(value))
+    return _ops.threshold.apply(input, float(threshold), float(value))
 
 
 def threshold_(input, threshold, value):
-    return _inplace(input, lambda t: Threshold.apply(t, float(threshold), float(value)))
+    return apply_inplace(input, _ops.threshold.apply, "threshold_", float(threshold), float(value))
 
 
 def prelu(input, weight):
@@ -280,7 +248,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     slopes = _gen(None).uniform(lower, upper, size=input._data.shape).astype(input._data.dtype)
     factor = _make(np.where(input._data >= 0, np.ones((), input._data.dtype), slopes))
     if inplace:
-        return _inplace(input, lambda t: t * factor)
+        return apply_inplace(input, lambda t: t * factor, "rrelu_")
     return input * factor
 
 
@@ -311,7 +279,7 @@ def _softmax_impl(name, input, dim, dtype, log, stacklevel=4):
         raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
                          f"[{-n}, {n - 1}], but got {dim})")
     dim = dim % n if input.ndim else 0
-    op = LogSoftmax if log else Softmax
+    op = _ops.LogSoftmax if log else _ops.Softmax
     if input.dtype in (ember.float16, ember.bfloat16):
         # compute in float32: the row sums and exp lose too much in half precision
         return op.apply(input.float(), dim, log).to(input.dtype)

@@ -120,7 +120,7 @@ def _canonical_mask(mask, name, arg, dtype):
 
 
 def _in_projection(query, key, value, w, b, sep, embed_dim):
-    from ...ops.linalg import matmul
+    from ...ops.products import matmul
 
     def lin(x, weight, bias):
         y = matmul(x, weight.t())

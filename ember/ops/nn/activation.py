@@ -1,79 +1,41 @@
 """Activation ops (the Op classes behind ``ember.nn.functional``'s activations).
 
-Piecewise activations are small ``Op``s: their forward is one NumPy expression and their
-backward is written with ember ops next to it (so double backward works). softmax /
-log_softmax use the row kernels of ``ember/ops/_kernels/loss.py`` forward and an ember-op
-backward.
+The elementwise activations are ``unary_op``s, the factory of every unary op (ops/unary.py):
+the NumPy forward named after the activation, its derivative with ember ops in the decorator
+(so double backward works), the same derivative in NumPy for a backward that is not recorded.
+They are not public ``ember.<name>`` functions; ``ember.nn.functional`` checks arguments and
+calls them (in place through the registry's ``apply_inplace``). softmax / log_softmax use the
+row kernels of ``ember/ops/_kernels/loss.py`` forward and an ember-op backward.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ..._tensor import _make
 from ...autograd.function import Op
-from ...autograd.grad_mode import _state
 from .._kernels import loss as _kloss
 from .._kernels import pointwise as _kpoint
-from ..elementwise import _sigmoid_np
 from ..indexing import where
-
-
-def _pointwise(name, fwd, bwd, doc, bwd_np=None):
-    """An elementwise Op y = fwd(x, *params) with dL/dx = bwd(grad, x, *params).
-
-    ``bwd`` uses ember ops (so double backward works). ``bwd_np(g, x, *params)``, the same
-    derivative in NumPy, is used instead when backward is not itself recorded (no
-    create_graph): one fused expression instead of a chain of graph nodes.
-    """
-
-    class Pointwise(Op):
-        @staticmethod
-        def forward(ctx, x, *params):
-            ctx.params = params
-            ctx.save_for_backward(x)
-            with np.errstate(over="ignore", invalid="ignore"):
-                y = fwd(x, *params)
-            return np.asarray(y).astype(x.dtype, copy=False)
-
-        @staticmethod
-        def backward(ctx, grad):
-            (x,) = ctx.saved_tensors
-            if bwd_np is not None and not _state.enabled:
-                with np.errstate(over="ignore", invalid="ignore"):
-                    gx = bwd_np(grad._data, x._data, *ctx.params)
-                gx = _make(np.asarray(gx).astype(x._data.dtype, copy=False))
-            else:
-                gx = bwd(grad, x, *ctx.params)
-            return (gx,) + (None,) * len(ctx.params)
-
-    Pointwise.__name__ = name
-    Pointwise.__doc__ = doc
-    return Pointwise
+from ..unary import _sigmoid_np, unary_op
 
 
 def _mask(cond, like):
     return cond.to(like.dtype)
 
 
-LeakyRelu = _pointwise(
-    "LeakyRelu", lambda x, s: np.where(x > 0, x, x * s),
-    # d/dx = 1 for x > 0, negative_slope otherwise
-    lambda g, x, s: g * (_mask(x > 0, g) * (1 - s) + s),
-    "x for x > 0, negative_slope * x otherwise.",
-    lambda g, x, s: np.where(x > 0, g, g * s))
+# d/dx = 1 for x > 0, negative_slope otherwise
+@unary_op(lambda g, x, s: g * (_mask(x > 0, g) * (1 - s) + s),
+          df_np=lambda g, x, s: np.where(x > 0, g, g * s), public=False)
+def leaky_relu(x, negative_slope):
+    """x for x > 0, negative_slope * x otherwise."""
+    return np.where(x > 0, x, x * negative_slope)
 
 
-Hardtanh = _pointwise(
-    "Hardtanh", lambda x, lo, hi: _kpoint.clamp(x, lo, hi),
-    # the gradient passes strictly inside (min_val, max_val), as in torch
-    lambda g, x, lo, hi: g * _mask((x > lo) & (x < hi), g),
-    "x clipped to [min_val, max_val].",
-    lambda g, x, lo, hi: _kpoint.masked_grad(g, x, lo, hi))
-
-
-def _elu_fwd(x, alpha, scale, input_scale):
-    neg = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
-    return np.where(x > 0, x * scale, neg)
+# the gradient passes strictly inside (min_val, max_val), as in torch
+@unary_op(lambda g, x, lo, hi: g * _mask((x > lo) & (x < hi), g),
+          df_np=lambda g, x, lo, hi: _kpoint.masked_grad(g, x, lo, hi), public=False)
+def hardtanh(x, min_val, max_val):
+    """x clipped to [min_val, max_val]."""
+    return _kpoint.clamp(x, min_val, max_val)
 
 
 def _elu_bwd(g, x, alpha, scale, input_scale):
@@ -88,8 +50,11 @@ def _elu_bwd_np(g, x, alpha, scale, input_scale):
     return g * np.where(x > 0, scale, neg)
 
 
-Elu = _pointwise("Elu", _elu_fwd, _elu_bwd, "ELU / SELU / CELU: the shared exponential unit.",
-                  _elu_bwd_np)
+@unary_op(_elu_bwd, df_np=_elu_bwd_np, public=False)
+def elu(x, alpha, scale, input_scale):
+    """ELU / SELU / CELU: the shared exponential unit."""
+    neg = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
+    return np.where(x > 0, x * scale, neg)
 
 
 def _silu_bwd(g, x):
@@ -102,8 +67,10 @@ def _silu_bwd_np(g, x):
     return g * s * (1 + x * (1 - s))
 
 
-Silu = _pointwise("Silu", lambda x: x * _sigmoid_np(x), _silu_bwd, "x * sigmoid(x).",
-                   _silu_bwd_np)
+@unary_op(_silu_bwd, df_np=_silu_bwd_np, public=False)
+def silu(x):
+    """x * sigmoid(x)."""
+    return x * _sigmoid_np(x)
 
 
 def _softplus_np(x):
@@ -111,26 +78,28 @@ def _softplus_np(x):
     return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
 
 
+def _mish_bwd(g, x):
+    # d/dx x tanh(sp(x)) = tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)
+    t = softplus.apply(x, 1.0, 20.0).tanh()
+    return g * (t + x * x.sigmoid() * (1 - t * t))
+
+
 def _mish_bwd_np(g, x):
     t = np.tanh(_softplus_np(x))
     return g * (t + x * _sigmoid_np(x) * (1 - t * t))
 
 
-def _mish_bwd(g, x):
-    # d/dx x tanh(sp(x)) = tanh(sp) + x * sigmoid(x) * (1 - tanh(sp)^2)
-    t = Softplus.apply(x, 1.0, 20.0).tanh()
-    return g * (t + x * x.sigmoid() * (1 - t * t))
+@unary_op(_mish_bwd, df_np=_mish_bwd_np, public=False)
+def mish(x):
+    """x * tanh(softplus(x))."""
+    return x * np.tanh(_softplus_np(x))
 
 
-Mish = _pointwise("Mish", lambda x: x * np.tanh(_softplus_np(x)), _mish_bwd,
-                   "x * tanh(softplus(x)).", _mish_bwd_np)
-
-
-Hardsigmoid = _pointwise(
-    "Hardsigmoid", lambda x: np.clip(x / 6 + 0.5, 0, 1),
-    lambda g, x: g * _mask((x > -3) & (x < 3), g) / 6,
-    "relu6(x + 3) / 6.",
-    lambda g, x: np.where((x > -3) & (x < 3), g / 6, 0))
+@unary_op(lambda g, x: g * _mask((x > -3) & (x < 3), g) / 6,
+          df_np=lambda g, x: np.where((x > -3) & (x < 3), g / 6, 0), public=False)
+def hardsigmoid(x):
+    """relu6(x + 3) / 6."""
+    return np.clip(x / 6 + 0.5, 0, 1)
 
 
 def _hardswish_bwd(g, x):
@@ -139,14 +108,11 @@ def _hardswish_bwd(g, x):
     return g * where(x < -3, 0.0, where(x <= 3, mid, 1.0))
 
 
-Hardswish = _pointwise("Hardswish", lambda x: x * np.clip(x + 3, 0, 6) / 6, _hardswish_bwd,
-                        "x * relu6(x + 3) / 6.",
-                        lambda g, x: g * np.where(x < -3, 0, np.where(x <= 3, x / 3 + 0.5, 1)))
-
-
-def _softplus_fwd(x, beta, threshold):
-    z = x * beta
-    return np.where(z > threshold, x, _softplus_np(z) / beta)
+@unary_op(_hardswish_bwd, public=False,
+          df_np=lambda g, x: g * np.where(x < -3, 0, np.where(x <= 3, x / 3 + 0.5, 1)))
+def hardswish(x):
+    """x * relu6(x + 3) / 6."""
+    return x * np.clip(x + 3, 0, 6) / 6
 
 
 def _softplus_bwd(g, x, beta, threshold):
@@ -154,37 +120,43 @@ def _softplus_bwd(g, x, beta, threshold):
     return g * where(z > threshold, 1.0, z.sigmoid())  # d/dx log(1 + e^(bx))/b
 
 
-Softplus = _pointwise("Softplus", _softplus_fwd, _softplus_bwd,
-                       "log(1 + exp(beta * x)) / beta, linear above threshold.",
-                       lambda g, x, beta, threshold: np.where(
-                           x * beta > threshold, g, g * _sigmoid_np(x * beta)))
+def _softplus_bwd_np(g, x, beta, threshold):
+    return np.where(x * beta > threshold, g, g * _sigmoid_np(x * beta))
 
 
-def _logsigmoid_fwd(x):
-    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))  # log(sigmoid(x)), no overflow
+@unary_op(_softplus_bwd, df_np=_softplus_bwd_np, public=False)
+def softplus(x, beta, threshold):
+    """log(1 + exp(beta * x)) / beta, linear above threshold."""
+    z = x * beta
+    return np.where(z > threshold, x, _softplus_np(z) / beta)
 
 
-LogSigmoid = _pointwise("LogSigmoid", _logsigmoid_fwd,
-                         lambda g, x: g * (-x).sigmoid(),  # d/dx log s(x) = 1 - s(x) = s(-x)
-                         "log(sigmoid(x)).", lambda g, x: g * _sigmoid_np(-x))
+# d/dx log s(x) = 1 - s(x) = s(-x)
+@unary_op(lambda g, x: g * (-x).sigmoid(), df_np=lambda g, x: g * _sigmoid_np(-x), public=False)
+def log_sigmoid(x):
+    """log(sigmoid(x)), without overflow."""
+    return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 
 
-Softshrink = _pointwise(
-    "Softshrink", lambda x, lam: np.where(x > lam, x - lam, np.where(x < -lam, x + lam, 0)),
-    lambda g, x, lam: g * _mask(x.abs() > lam, g), "shrink toward 0 by lambd.",
-    lambda g, x, lam: np.where(np.abs(x) > lam, g, 0))
+@unary_op(lambda g, x, lam: g * _mask(x.abs() > lam, g),
+          df_np=lambda g, x, lam: np.where(np.abs(x) > lam, g, 0), public=False)
+def softshrink(x, lambd):
+    """Shrink toward 0 by lambd."""
+    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))
 
 
-Hardshrink = _pointwise(
-    "Hardshrink", lambda x, lam: np.where(np.abs(x) > lam, x, 0),
-    lambda g, x, lam: g * _mask(x.abs() > lam, g), "x where |x| > lambd, else 0.",
-    lambda g, x, lam: np.where(np.abs(x) > lam, g, 0))
+@unary_op(lambda g, x, lam: g * _mask(x.abs() > lam, g),
+          df_np=lambda g, x, lam: np.where(np.abs(x) > lam, g, 0), public=False)
+def hardshrink(x, lambd):
+    """x where |x| > lambd, else 0."""
+    return np.where(np.abs(x) > lambd, x, 0)
 
 
-Threshold = _pointwise(
-    "Threshold", lambda x, th, v: np.where(x > th, x, v),
-    lambda g, x, th, v: g * _mask(x > th, g), "x if x > threshold else value.",
-    lambda g, x, th, v: np.where(x > th, g, 0))
+@unary_op(lambda g, x, th, v: g * _mask(x > th, g),
+          df_np=lambda g, x, th, v: np.where(x > th, g, 0), public=False)
+def threshold(x, threshold, value):
+    """x if x > threshold else value."""
+    return np.where(x > threshold, x, value)
 
 
 def _rows(x, dim):
@@ -228,8 +200,6 @@ class Softmax(Op):
 
 class LogSoftmax(Softmax):
     """log_softmax: the same Op, a separate name for grad_fn (LogSoftmaxBackward0)."""
-
-
 
 
 def _log_softmax_rows(rows):

@@ -7,7 +7,7 @@ from ..._backend import gemm, reusable_empty
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
-from ..linalg import rows_matmul
+from ..products import rows_matmul
 
 
 class Linear(Op):

@@ -1,5 +1,5 @@
 """Products: matmul (batched, broadcasting), mm, bmm, mv, dot, outer, addmm, baddbmm, einsum,
-tensordot. The ``ember.linalg`` namespace (decompositions, norms) lives in ember/linalg.py."""
+tensordot. The ``ember.linalg`` ops (decompositions, norms) are in ops/linalg/."""
 from __future__ import annotations
 
 import string

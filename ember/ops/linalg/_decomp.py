@@ -1,0 +1,369 @@
+"""Decompositions of ``ember.linalg`` (qr, svd, eigh) and what is built on them (pinv,
+matrix_rank, matrix_power, matrix_exp, lstsq). Factorizations run in NumPy/SciPy (LAPACK); the
+backwards are written with ember ops.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import expm as _expm
+
+from ..._tensor import _make
+from ...autograd.function import Op
+from ..shape import diag_embed
+from ._common import LinAlgError, _check_matrix, _check_pair, _out, _rt, _t, _tolerances, linalg_op
+from ._solve import Inv, SolveTriangular, inv
+
+
+# ----------------------------------------------------------------------------- det
+def _adjugate_t(A):
+    """adj(A)^T, also for singular A: with A = U S V^T, adj(A)^T = det(U) det(V) U diag(prod of
+    the other singular values) V^T (no division by a zero singular value)."""
+    U, S, Vh = svd(A)
+    n = S.shape[-1]
+    ones = S.narrow(-1, 0, 1) * 0 + 1
+    left = ones._cat_with(S.narrow(-1, 0, n - 1).cumprod(-1), -1) if n > 1 else ones
+    right = ones._cat_with(S.flip(-1).narrow(-1, 0, n - 1).cumprod(-1), -1).flip(-1) \
+        if n > 1 else ones
+    others = left * right
+    sign = _make(np.asarray(np.sign(np.linalg.det(U._data) * np.linalg.det(Vh._data))))
+    return (U * others.unsqueeze(-2)) @ Vh * sign.unsqueeze(-1).unsqueeze(-1)
+
+
+class Det(Op):
+    """Determinant; d det(A) / dA = adj(A)^T (= det(A) A^-T when A is invertible)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        y = np.asarray(np.linalg.det(a))
+        ctx.save_for_backward(a, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, y = ctx.saved_tensors
+        g = grad.unsqueeze(-1).unsqueeze(-1)
+        if a.shape[-1] == 0:
+            return a * 0
+        if bool((y._data != 0).all()) and np.all(np.isfinite(y._data)):
+            try:
+                return g * y.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(a))
+            except LinAlgError:
+                pass
+        return g * _adjugate_t(a)
+
+
+@linalg_op
+def det(A):
+    """Determinant of a (batch of) square matrix."""
+    _check_matrix(A, "linalg.det", square=True)
+    return Det.apply(A)
+
+
+# ----------------------------------------------------------------------------- qr
+def _copyltu(M):
+    """The symmetric matrix with M's lower triangle."""
+    return M.tril() + _t(M.tril(-1))
+
+
+def _qr_backward_tall(Q, R, gQ, gR):
+    # m >= n: M = R gR^T - gQ^T Q;  gA = (gQ + Q copyltu(M)) R^-T
+    M = R @ _t(gR) - _t(gQ) @ Q
+    b = gQ + Q @ _copyltu(M)
+    return _t(SolveTriangular.apply(R, _t(b), upper=True))
+
+
+class QR(Op):
+    """A = QR (Householder, LAPACK signs). Differentiable for mode='reduced', and for
+    mode='complete' when m <= n."""
+
+    @staticmethod
+    def forward(ctx, a, mode="reduced"):
+        ctx.mode = mode
+        if mode == "r":
+            r = np.linalg.qr(a, mode="r")
+            ctx.save_for_backward(None, r)
+            return np.zeros((0,), a.dtype), r
+        q, r = np.linalg.qr(a, mode=mode)
+        ctx.save_for_backward(q, r)
+        return q, r
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        m, n = ctx._out_meta[1][0][-2], ctx._out_meta[1][0][-1]
+        if ctx.mode == "r":
+            raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                               "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                               "going to differentiate through linalg.qr.")
+        Q, R = ctx.saved_tensors
+        if ctx.mode == "complete" and Q.shape[-1] > n:
+            raise NotImplementedError("The QR decomposition is not differentiable when "
+                                      "mode='complete' and nrows > ncols.")
+        if m >= n:
+            return _qr_backward_tall(Q, R, gQ, gR)
+        # m < n: A = [X | Y], R = [U | V] with X = QU square; Y = QV
+        U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
+        gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
+        Y = Q @ V
+        gX = _qr_backward_tall(Q, U, gQ + Y @ _t(gV), gU)
+        return gX._cat_with(Q @ gV, -1)
+
+
+@linalg_op
+def qr(A, mode="reduced", *, out=None):
+    """QR decomposition: mode 'reduced' (Q m x k), 'complete' (Q m x m) or 'r' (Q empty)."""
+    _check_matrix(A, "linalg.qr")
+    if mode not in ("reduced", "complete", "r"):
+        raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
+                           "'reduced' (default), 'r', or 'complete'")
+    return _out(_rt["linalg_qr"](*QR.apply(A, mode=mode)), out, "linalg.qr")
+
+
+# ----------------------------------------------------------------------------- svd, eigh
+class SVD(Op):
+    """A = U diag(S) Vh. Gradients assume distinct (non-zero when m != n) singular values."""
+
+    @staticmethod
+    def forward(ctx, a, full_matrices=True):
+        ctx.set_materialize_grads(False)
+        ctx.full = full_matrices
+        u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+        ctx.save_for_backward(u, s, vh)
+        return u, s, vh  # the saved arrays must be the outputs themselves (see _pack)
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if ctx.full:  # the extra columns are arbitrary: only the first k carry a gradient
+            U, Vh = U.narrow(-1, 0, k), Vh.narrow(-2, 0, k)
+            gU = gU.narrow(-1, 0, k) if gU is not None else None
+            gVh = gVh.narrow(-2, 0, k) if gVh is not None else None
+        return _svd_backward(U, S, Vh, gU, gS, gVh)
+
+
+def _off_diag_inverse(E):
+    """1 / E off the diagonal, 0 on it (E_ij = x_j - x_i)."""
+    n = E.shape[-1]
+    eye = _make(np.eye(n, dtype=bool))
+    return eye.logical_not().to(E.dtype) / E.masked_fill(eye, 1.0)
+
+
+def _svd_backward(U, S, Vh, gU, gS, gVh):
+    # gA = U [ (F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V)) ] V^T
+    #      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),   F_ij = 1 / (s_j^2 - s_i^2)
+    m, n = U.shape[-2], Vh.shape[-1]
+    inner = diag_embed(gS) if gS is not None else None
+    if gU is not None or gVh is not None:
+        s2 = S * S
+        F = _off_diag_inverse(s2.unsqueeze(-2) - s2.unsqueeze(-1))
+        terms = []
+        if gU is not None:
+            UtgU = _t(U) @ gU
+            terms.append((F * (UtgU - _t(UtgU))) * S.unsqueeze(-2))
+        if gVh is not None:
+            VhgV = Vh @ _t(gVh)  # V^T gV
+            terms.append(S.unsqueeze(-1) * (F * (VhgV - _t(VhgV))))
+        for t in terms:
+            inner = t if inner is None else inner + t
+    gA = U @ inner @ Vh if inner is not None else None
+    if gU is not None and m > S.shape[-1]:
+        extra = (gU - U @ (_t(U) @ gU)) / S.unsqueeze(-2) @ Vh
+        gA = extra if gA is None else gA + extra
+    if gVh is not None and n > S.shape[-1]:
+        extra = U @ ((gVh - (gVh @ _t(Vh)) @ Vh) / S.unsqueeze(-1))
+        gA = extra if gA is None else gA + extra
+    return gA
+
+
+@linalg_op
+def svd(A, full_matrices=True, *, driver=None, out=None):
+    """Singular value decomposition (U, S, Vh) with A = U diag(S) Vh."""
+    _check_matrix(A, "linalg.svd")
+    return _out(_rt["linalg_svd"](*SVD.apply(A, full_matrices=full_matrices)), out,
+                "linalg.svd")
+
+
+@linalg_op
+def svdvals(A, *, driver=None, out=None):
+    """Singular values, in descending order."""
+    _check_matrix(A, "linalg.svdvals")
+    return _out(SVD.apply(A, full_matrices=False)[1], out, "linalg.svdvals")
+
+
+class Eigh(Op):
+    """Eigen-decomposition of a symmetric matrix (reads the UPLO triangle), eigenvalues
+    ascending. gA = sym(V (diag(gL) + F o (V^T gV)) V^T) with F_ij = 1 / (l_j - l_i);
+    assumes distinct eigenvalues when eigenvectors get a gradient."""
+
+    @staticmethod
+    def forward(ctx, a, UPLO="L"):
+        ctx.set_materialize_grads(False)
+        w, v = np.linalg.eigh(a, UPLO=UPLO)
+        ctx.save_for_backward(w, v)
+        return w, v
+
+    @staticmethod
+    def backward(ctx, gL, gV):
+        L, V = ctx.saved_tensors
+        inner = diag_embed(gL) if gL is not None else None
+        if gV is not None:
+            F = _off_diag_inverse(L.unsqueeze(-2) - L.unsqueeze(-1))
+            t = F * (_t(V) @ gV)
+            inner = t if inner is None else inner + t
+        gA = V @ inner @ _t(V)
+        return 0.5 * (gA + _t(gA))  # a symmetric gradient, as torch returns
+
+
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U"):
+        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+
+
+@linalg_op
+def eigh(A, UPLO="L", *, out=None):
+    """(eigenvalues ascending, eigenvectors as columns) of a symmetric (batch of) matrix."""
+    _check_matrix(A, "linalg.eigh", square=True)
+    _check_uplo(UPLO)
+    return _out(_rt["linalg_eigh"](*Eigh.apply(A, UPLO=UPLO)), out, "linalg.eigh")
+
+
+@linalg_op
+def eigvalsh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) of a symmetric (batch of) matrix."""
+    _check_matrix(A, "linalg.eigvalsh", square=True)
+    _check_uplo(UPLO)
+    return _out(Eigh.apply(A, UPLO=UPLO)[0], out, "linalg.eigvalsh")
+
+
+class Pinv(Op):
+    """Moore-Penrose pseudo-inverse P = A^+ via the SVD. Its gradient (for constant rank):
+    gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+
+    @staticmethod
+    def forward(ctx, a, atol=None, rtol=None):
+        m, n = a.shape[-2:]
+        u, s, vh = np.linalg.svd(a, full_matrices=False)
+        smax = s.max(-1, keepdims=True, initial=0.0)
+        tol = _tolerances(smax, m, n, a.dtype, atol, rtol)
+        keep = s > (tol[..., None] if np.ndim(tol) == s.ndim - 1 else tol)
+        with np.errstate(divide="ignore"):
+            s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
+        p = np.swapaxes(vh, -1, -2) * s_inv[..., None, :] @ np.swapaxes(u, -1, -2)
+        ctx.save_for_backward(a, p)
+        return p
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, p = ctx.saved_tensors
+        pt, gt = _t(p), _t(grad)
+        m, n = a.shape[-2], a.shape[-1]
+        eye_m = _make(np.eye(m, dtype=a._data.dtype))
+        eye_n = _make(np.eye(n, dtype=a._data.dtype))
+        return (-(pt @ grad @ pt) + (eye_m - a @ p) @ gt @ (p @ pt)
+                + (pt @ p) @ gt @ (eye_n - p @ a))
+
+
+@linalg_op
+def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """Pseudo-inverse; singular values <= max(atol, rtol * s_max) are treated as zero."""
+    _check_matrix(A, "linalg.pinv")
+    return _out(Pinv.apply(A, atol=atol, rtol=rtol), out, "linalg.pinv")
+
+
+@linalg_op
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+    """Number of singular values above max(atol, rtol * s_max), as int64."""
+    _check_matrix(A, "linalg.matrix_rank")
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    a = A._data
+    s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
+    smax = s.max(-1, initial=0.0)
+    tol_v = _tolerances(smax, a.shape[-2], a.shape[-1], a.dtype, atol, rtol)
+    return _out(_make((s > np.asarray(tol_v)[..., None]).sum(-1).astype(np.int64)), out,
+                "linalg.matrix_rank")
+
+
+@linalg_op
+def matrix_power(A, n, *, out=None):
+    """A multiplied by itself n times (n < 0 uses the inverse; n == 0 gives the identity)."""
+    _check_matrix(A, "linalg.matrix_power", square=True)
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
+                        f"{type(n).__name__}")
+    if n == 0:
+        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), tuple(A.shape))
+        return _out(_make(eye.copy()), out, "linalg.matrix_power")
+    base = inv(A) if n < 0 else A
+    n = abs(int(n))
+    result = None
+    while n:  # exponentiation by squaring
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return _out(result, out, "linalg.matrix_power")
+
+
+class MatrixExp(Op):
+    """exp(A) (scipy's Pade approximation). Its gradient is the top-right block of
+    exp([[A^T, G], [0, A^T]]) (the Frechet derivative in direction G, transposed)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _expm(a).astype(a.dtype) if a.size else a.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        n = a.shape[-1]
+        at = _t(a)
+        top = at._cat_with(grad, -1)
+        bottom = (at * 0)._cat_with(at, -1)
+        big = MatrixExp.apply(top._cat_with(bottom, -2))
+        return big.narrow(-2, 0, n).narrow(-1, n, n)
+
+
+@linalg_op
+def matrix_exp(A):
+    """Matrix exponential of a (batch of) square matrix."""
+    _check_matrix(A, "linalg.matrix_exp", square=True)
+    return MatrixExp.apply(A)
+
+
+@linalg_op
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of AX = B: (solution, residuals, rank, singular_values).
+
+    The solution is pinv(A) @ B (minimum norm, differentiable). Like torch's CPU drivers:
+    residuals (squared column residual norms) only when m > n, A has full rank and the driver
+    is not 'gelsy' (the default); rank unless driver='gels'; singular values for
+    'gelsd'/'gelss'."""
+    name = "torch.linalg.lstsq"
+    _check_matrix(A, "linalg.lstsq")
+    _check_pair("linalg.lstsq", A, B)
+    if driver not in (None, "gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
+                           f"gelss); got {driver!r}")
+    driver = driver or "gelsy"
+    vector = B.ndim == A.ndim - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"{name}: input.size(-2) should match other.size(-2); got A "
+                           f"{list(A.shape)} and B {list(B.shape)}")
+    m, n = A.shape[-2], A.shape[-1]
+    dt = A._data.dtype
+    rtol = rcond if rcond is not None and rcond > 0 else np.finfo(dt).eps * max(m, n)
+    X = Pinv.apply(A, rtol=rtol) @ Bm
+    rank = matrix_rank(A.detach(), rtol=rtol) if driver != "gels" else \
+        _make(np.zeros((0,), np.int64))
+    full = bool(np.all(matrix_rank(A.detach(), rtol=rtol)._data == n))
+    if m > n and driver != "gelsy" and full:
+        residuals = ((A @ X - Bm) ** 2).sum(-2)
+        residuals = residuals.squeeze(-1) if vector else residuals
+    else:
+        residuals = _make(np.zeros((0,), dt))
+    sv = svdvals(A.detach()) if driver in ("gelsd", "gelss") else _make(np.zeros((0,), dt))
+    return _rt["linalg_lstsq"](X.squeeze(-1) if vector else X, residuals, rank, sv)

@@ -1,0 +1,255 @@
+"""Products and norms of ``ember.linalg``: cross, vecdot, multi_dot, diagonal, matmul,
+vector_norm, matrix_norm, norm, and the legacy ``ember.norm`` / ``ember.dist``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _dtype as D
+from ..._tensor import _make
+from ...autograd.function import Op
+from ..registry import FUNCTIONS, norm_dims
+from ..shape import _cross
+from ..shape import diagonal as _diagonal
+from ._common import _TORCH_NAMES, _check_float, _out, linalg_op
+from ._decomp import svdvals
+
+
+@linalg_op
+def cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim`` (default -1), broadcasting."""
+    try:
+        res = _cross(input, other, dim, "linalg.cross")
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and "
+                           f"{list(other.shape)} do not broadcast") from None
+    return _out(res, out, "linalg.cross")
+
+
+@linalg_op
+def vecdot(x, y, *, dim=-1, out=None):
+    """Dot product of vectors along ``dim``, broadcasting the other dims."""
+    return _out((x * y).sum(dim), out, "linalg.vecdot")
+
+
+@linalg_op
+def multi_dot(tensors, *, out=None):
+    """Product of a chain of matrices (first/last may be 1-D), in the cheapest order."""
+    ts = list(tensors)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        ok = t.ndim in (1, 2) if i in (0, len(ts) - 1) else t.ndim == 2
+        if not ok:
+            which = "first" if i == 0 else "last" if i == len(ts) - 1 else f"tensor {i}"
+            need = "1D or 2D" if i in (0, len(ts) - 1) else "2D"
+            raise RuntimeError(f"multi_dot(): {'the ' if i in (0, len(ts) - 1) else ''}{which}"
+                               f"{' tensor' if i in (0, len(ts) - 1) else ''} must be {need} but "
+                               f"got {t.ndim}D")
+    first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(-1)
+    res = _chain(ts)
+    if first_vec:
+        res = res.squeeze(0)
+    if last_vec:
+        res = res.squeeze(-1)
+    return _out(res, out, "linalg.multi_dot")
+
+
+def _chain(ts):
+    """Matrix-chain order by dynamic programming on the multiplication count."""
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    k = len(ts)
+    cost = [[0] * k for _ in range(k)]
+    split = [[0] * k for _ in range(k)]
+    for length in range(1, k):
+        for i in range(k - length):
+            j = i + length
+            cost[i][j] = math.inf
+            for s in range(i, j):
+                c = cost[i][s] + cost[s + 1][j] + dims[i] * dims[s + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, s
+
+    def build(i, j):
+        if i == j:
+            return ts[i]
+        s = split[i][j]
+        return build(i, s) @ build(s + 1, j)
+
+    return build(0, k - 1)
+
+
+@linalg_op
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal of the last two dims (by default) as a view."""
+    return _diagonal(A, offset, dim1, dim2)
+
+
+@linalg_op
+def matmul(input, other, *, out=None):
+    return FUNCTIONS["matmul"](input, other, out=out)
+
+
+# ----------------------------------------------------------------------------- norms
+class PNorm(Op):
+    """(sum |x|^p)^(1/p) over dims for a finite p > 1 (p = 2 is the Euclidean norm).
+
+    d/dx = sign(x) |x|^(p-1) / norm^(p-1); 0 where the norm is 0 (torch's subgradient)."""
+
+    @staticmethod
+    def forward(ctx, x, p=2.0, dims=(), keepdim=False):
+        ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        with np.errstate(over="ignore"):
+            if p == 2:
+                y = np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim))
+            else:
+                y = np.sum(np.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
+        y = np.asarray(y, x.dtype)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        if not ctx.keepdim and ctx.dims:
+            kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(x.shape))
+            y, grad = y.reshape(kept), grad.reshape(kept)
+        zero = y == 0
+        safe = y.masked_fill(zero, 1.0)
+        if ctx.p == 2:
+            scale = x / safe
+        else:
+            scale = x.sign() * x.abs() ** (ctx.p - 1) / safe ** (ctx.p - 1)
+        return (grad * scale).masked_fill(zero, 0.0)
+
+
+def _ord_name(ord):
+    return "inf" if ord == math.inf else "-inf" if ord == -math.inf else f"{ord:g}"
+
+
+@linalg_op
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector ``ord``-norm over ``dim`` (all elements by default): inf/-inf take max/min |x|,
+    0 counts non-zeros, other p give (sum |x|^p)^(1/p)."""
+    name = "linalg.vector_norm"
+    _check_float(x, name, lapack=False)
+    if isinstance(ord, str):
+        raise RuntimeError(f"{name}: ord must be a number, got '{ord}'")
+    if dtype is not None:
+        dt = D.to_dtype(dtype)
+        if D.promote_types(x.dtype, dt) != dt:
+            raise RuntimeError(f"{name}: the dtype of the input ({_TORCH_NAMES[x.dtype]}) should "
+                               f"be convertible without narrowing to the specified dtype "
+                               f"({_TORCH_NAMES[dt]})")
+        x = x.to(dt)
+    dims = norm_dims(dim, x.ndim, name)
+    ord = float(ord)
+    empty = x.ndim and any(x.shape[d] == 0 for d in dims)
+    if empty and (ord < 0 or ord == math.inf):
+        raise RuntimeError(f"{name} cannot compute the {_ord_name(ord)} norm on an empty tensor "
+                           "because the operation does not have an identity")
+    a = x.abs()
+    if not dims:  # a 0-d input: every norm is |x| (except ord 0, which counts)
+        res = (x != 0).to(x.dtype) if ord == 0 else a
+    elif ord == math.inf:
+        res = a.amax(dims, keepdim)
+    elif ord == -math.inf:
+        res = a.amin(dims, keepdim)
+    elif ord == 0:
+        res = (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+    elif ord == 1:
+        res = a.sum(dims, keepdim=keepdim)
+    elif ord > 1:
+        res = PNorm.apply(x, p=ord, dims=dims, keepdim=keepdim)
+    else:  # 0 < p < 1 or p < 0: the plain formula (infinite gradient at zeros, as in torch)
+        res = (a ** ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
+    return _out(res, out, name)
+
+
+def _two_dims(A, dim, name):
+    dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if len(dim) != 2:
+        raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
+    d0, d1 = (norm_dims(d, A.ndim, name)[0] for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"{name}: dims must be different. Got ({dim[0]}, {dim[1]})")
+    return d0, d1
+
+
+@linalg_op
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm over the two dims in ``dim``: 'fro', 'nuc', 2/-2 (largest/smallest singular
+    value), 1/-1 (max/min column abs-sum), inf/-inf (max/min row abs-sum)."""
+    name = "linalg.matrix_norm"
+    _check_float(A, name, lapack=False)
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    d0, d1 = _two_dims(A, dim, name)
+    if dtype is not None:
+        A = A.to(dtype)
+    if ord == "fro":
+        return _out(vector_norm(A, 2, (d0, d1), keepdim), out, name)
+    if ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise RuntimeError(f"{name}: Order {ord} not supported.")
+    if A.numel() == 0:
+        shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
+        res = _make(np.zeros(shape, A._data.dtype))
+        return _out(res if keepdim else res.squeeze((d0, d1)), out, name)
+    if ord in ("nuc", 2, -2):
+        _check_float(A, name)
+        S = svdvals(A.movedim((d0, d1), (-2, -1)))
+        res = S.sum(-1) if ord == "nuc" else S.amax(-1) if ord == 2 else S.amin(-1)
+        if keepdim:
+            for d in sorted((d0, d1)):
+                res = res.unsqueeze(d)
+        return _out(res, out, name)
+    # 1 / -1: reduce rows (sum over d0) then pick over columns; inf / -inf: the other way
+    sum_dim, pick_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = A.abs().sum(sum_dim, keepdim=True)
+    res = sums.amax(pick_dim, keepdim=True) if ord > 0 else sums.amin(pick_dim, keepdim=True)
+    return _out(res if keepdim else res.squeeze((d0, d1)), out, name)
+
+
+@linalg_op
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector or matrix norm (torch.linalg.norm): with ``ord`` and no ``dim`` the input must be
+    1-D or 2-D; an int or 1-tuple dim means a vector norm, a 2-tuple a matrix norm."""
+    _check_float(A, "linalg.norm", lapack=False)
+    if dim is not None:
+        dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
+    if ord is None:
+        if dim is not None and len(dim) == 2:
+            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype, out=out)
+        return vector_norm(A, 2, dim, keepdim, dtype=dtype, out=out)
+    if dim is None:
+        if A.ndim not in (1, 2):
+            raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
+                               f"be 1D or 2D. Got {A.ndim}D.")
+        dim = tuple(range(A.ndim))
+    if isinstance(ord, str) or len(dim) == 2:
+        return matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
+
+
+def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """Legacy ember.norm / Tensor.norm: a number p (or 'fro' over <= 2 dims) is a vector norm
+    over ``dim`` (every element by default); 'nuc' is the nuclear matrix norm."""
+    if dim is not None and not isinstance(dim, (int, np.integer)):
+        dim = tuple(dim)
+    if isinstance(p, str):
+        if p == "fro" and (dim is None or isinstance(dim, (int, np.integer)) or len(dim) <= 2):
+            return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
+        dims = tuple(range(input.ndim)) if dim is None else dim
+        return matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype, out=out)
+
+
+def dist(input, other, p=2):
+    """p-norm of input - other (broadcasting)."""
+    return vector_norm(input - other, p)

@@ -1,0 +1,276 @@
+"""Inverses, determinants and solvers of ``ember.linalg`` (inv, det, slogdet, solve,
+solve_triangular, cholesky). Each differentiable one is an ``Op`` whose backward is written with
+ember ops (so double backward works), the matrix-calculus formula stated next to it.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import lapack as _lapack
+from scipy.linalg import solve_triangular as _sp_solve_triangular
+
+from ..._tensor import _make
+from ...autograd.function import Op
+from ..registry import sum_to
+from ..shape import diag_embed
+from ..shape import diagonal as _diagonal
+from ._common import (
+    LinAlgError,
+    _batch_prefix,
+    _broadcast_batch,
+    _check_matrix,
+    _check_pair,
+    _each,
+    _getrf_info,
+    _out,
+    _rt,
+    _singular,
+    _t,
+    linalg_op,
+)
+
+
+# ----------------------------------------------------------------------------- inverse, det
+class Inv(Op):
+    """Matrix inverse; d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T G A^-T."""
+
+    @staticmethod
+    def forward(ctx, a):
+        try:
+            y = np.linalg.inv(a)
+        except np.linalg.LinAlgError:
+            raise _singular("linalg.inv", a) from None
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        yt = _t(y)
+        return -(yt @ grad @ yt)
+
+
+@linalg_op
+def inv(A, *, out=None):
+    """Inverse of a (batch of) square matrix; LinAlgError when singular."""
+    _check_matrix(A, "linalg.inv", square=True)
+    return _out(Inv.apply(A), out, "linalg.inv")
+
+
+@linalg_op
+def inv_ex(A, *, check_errors=False, out=None):
+    """(inverse, info): info[b] > 0 marks a singular batch element (its inverse is NaN)."""
+    _check_matrix(A, "linalg.inv_ex", square=True)
+    batch = tuple(A.shape[:-2])
+    try:
+        res = _rt["linalg_inv_ex"](Inv.apply(A), _make(np.zeros(batch, np.int32)))
+    except LinAlgError:
+        if check_errors:
+            raise
+        a = A._data
+        invs, info = np.full(a.shape, np.nan, a.dtype), np.zeros(batch, np.int32)
+        flat_inv, flat_info = invs.reshape((-1,) + a.shape[-2:]), info.reshape(-1)
+        for b, m in _each(a):
+            flat_info[b] = _getrf_info(m)
+            if flat_info[b] == 0:
+                flat_inv[b] = np.linalg.inv(m)
+        res = _rt["linalg_inv_ex"](_make(invs), _make(info))
+    return _out(res, out, "linalg.inv_ex")
+
+
+class Slogdet(Op):
+    """(sign, log|det|); d log|det A| / dA = A^-T. The sign is piecewise constant."""
+
+    @staticmethod
+    def forward(ctx, a):
+        sign, logabs = np.linalg.slogdet(a)
+        ctx.save_for_backward(a)
+        return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_sign, grad_logabs):
+        (a,) = ctx.saved_tensors
+        return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(a))
+
+
+@linalg_op
+def slogdet(A):
+    """(sign, logabsdet) of a (batch of) square matrix; sign 0 and -inf for singular ones."""
+    _check_matrix(A, "linalg.slogdet", square=True)
+    return _rt["linalg_slogdet"](*Slogdet.apply(A))
+
+
+@linalg_op
+def logdet(A):
+    """log(det(A)): NaN for a negative determinant, -inf for a singular matrix."""
+    _check_matrix(A, "logdet", square=True)
+    sign, logabs = Slogdet.apply(A)
+    return logabs + sign.log()  # log(1) = 0, log(-1) = NaN, log(0) = -inf
+
+
+# ----------------------------------------------------------------------------- solvers
+class Solve(Op):
+    """X = A^-1 B for equal batch shapes; gB = A^-T G, gA = -gB X^T."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        try:
+            x = np.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            raise LinAlgError("linalg.solve: The solver failed because the input matrix is "
+                              "singular.") from None
+        ctx.save_for_backward(a, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, x = ctx.saved_tensors
+        gb = Solve.apply(_t(a), grad)
+        return -(gb @ _t(x)), gb
+
+
+@linalg_op
+def solve(A, B, *, left=True, out=None):
+    """The solution X of AX = B (XA = B when left=False); batches broadcast, and B may be a
+    (batch of) vector of shape A.shape[:-1]."""
+    _check_matrix(A, "linalg.solve", square=True)
+    _check_pair("linalg.solve", A, B)
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    if not left:
+        A = _t(A)
+        B = B if vector else _t(B)
+    Bm = B.unsqueeze(-1) if vector else B
+    n = A.shape[-1]
+    if Bm.shape[-2] != n:
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({A.shape[-2]}x{n} and {Bm.shape[-2]}x{Bm.shape[-1]})")
+    X = Solve.apply(*_broadcast_batch("linalg.solve", A, Bm))
+    if vector:
+        X = X.squeeze(-1)
+    elif not left:
+        X = _t(X)
+    return _out(X, out, "linalg.solve")
+
+
+@linalg_op
+def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """(result, info) version of solve: info[b] > 0 marks a singular batch element of A.
+    Differs from torch: when any element is singular the whole result is NaN (with
+    check_errors=True a singular A raises instead)."""
+    try:
+        X = solve(A, B, left=left)
+        info = np.zeros(A.shape[:-2], np.int32)
+    except LinAlgError:
+        if check_errors:
+            raise
+        # the shape solve would give, from a stand-in with the same shapes
+        shape = solve(_make(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype),
+                                            tuple(A.shape))), B, left=left).shape
+        X = _make(np.full(tuple(shape), np.nan, A._data.dtype))
+        info = np.array([_getrf_info(m) for _, m in _each(A._data)], np.int32).reshape(
+            A.shape[:-2])
+    return _out(_rt["linalg_solve_ex"](X, _make(info)), out, "linalg.solve_ex")
+
+
+class SolveTriangular(Op):
+    """X = A^-1 B with A triangular (only its upper/lower triangle is read)."""
+
+    @staticmethod
+    def forward(ctx, a, b, upper=True, unitriangular=False):
+        ctx.upper, ctx.unit = upper, unitriangular
+        x = np.empty(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:],
+                     np.result_type(a, b))
+        aa = np.broadcast_to(a, x.shape[:-2] + a.shape[-2:])
+        bb = np.broadcast_to(b, x.shape)
+        with np.errstate(all="ignore"):
+            for idx in np.ndindex(x.shape[:-2]):
+                x[idx] = _sp_solve_triangular(aa[idx], bb[idx], lower=not upper,
+                                              unit_diagonal=unitriangular, check_finite=False)
+        ctx.save_for_backward(a, x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, x = ctx.saved_tensors
+        gb = SolveTriangular.apply(_t(a), grad, upper=not ctx.upper, unitriangular=ctx.unit)
+        ga = -(gb @ _t(x))
+        k = 1 if ctx.unit else 0  # the unit diagonal is not read, so it gets no gradient
+        ga = ga.triu(k) if ctx.upper else ga.tril(-k)
+        return sum_to(ga, a.shape), gb
+
+
+@linalg_op
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solve AX = B (XA = B when left=False) for triangular A."""
+    _check_matrix(A, "linalg.solve_triangular", square=True)
+    _check_pair("linalg.solve_triangular", A, B)
+    if left:
+        X = SolveTriangular.apply(A, B, upper=upper, unitriangular=unitriangular)
+    else:
+        X = _t(SolveTriangular.apply(_t(A), _t(B), upper=not upper, unitriangular=unitriangular))
+    return _out(X, out, "linalg.solve_triangular")
+
+
+# ----------------------------------------------------------------------------- cholesky
+def _not_pd(a, upper_name="linalg.cholesky"):
+    for b, m in _each(a):
+        info = int(_lapack.get_lapack_funcs("potrf", (m,))(m, lower=1)[1])
+        if info > 0:
+            return LinAlgError(
+                f"{upper_name}: {_batch_prefix(a, b)}The factorization could not be completed "
+                f"because the input is not positive-definite (the leading minor of order {info} "
+                "is not positive-definite).")
+    return LinAlgError(f"{upper_name}: the input is not positive-definite")
+
+
+class Cholesky(Op):
+    """Lower factor L of A = L L^T (reads A's lower triangle).
+
+    With Phi(X) = tril(X) with a halved diagonal: gA = sym(L^-T Phi(L^T gL) L^-1)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        try:
+            L = np.linalg.cholesky(a)
+        except np.linalg.LinAlgError:
+            raise _not_pd(a) from None
+        ctx.save_for_backward(L)
+        return L
+
+    @staticmethod
+    def backward(ctx, grad):
+        (L,) = ctx.saved_tensors
+        P = _t(L) @ grad
+        P = P.tril() - 0.5 * diag_embed(_diagonal(P, 0, -2, -1))
+        S = SolveTriangular.apply(_t(L), P, upper=True)            # L^-T P
+        S = _t(SolveTriangular.apply(_t(L), _t(S), upper=True))    # (L^-T P) L^-1
+        return 0.5 * (S + _t(S))
+
+
+@linalg_op
+def cholesky(A, *, upper=False, out=None):
+    """Cholesky factor of a symmetric positive-definite (batch of) matrix: lower L with
+    A = L L^T, or upper U = L^T with A = U^T U. LinAlgError if not positive-definite."""
+    _check_matrix(A, "linalg.cholesky", square=True)
+    L = Cholesky.apply(A)
+    return _out(_t(L).contiguous() if upper else L, out, "linalg.cholesky")
+
+
+@linalg_op
+def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """(L, info): info[b] = order of the first non-positive leading minor, 0 on success."""
+    _check_matrix(A, "linalg.cholesky_ex", square=True)
+    try:
+        L = cholesky(A, upper=upper)
+        return _out(_rt["linalg_cholesky_ex"](L, _make(np.zeros(A.shape[:-2], np.int32))), out,
+                    "linalg.cholesky_ex")
+    except LinAlgError:
+        if check_errors:
+            raise
+    a = A._data
+    Ls, info = np.zeros(a.shape, a.dtype), np.zeros(A.shape[:-2], np.int32)
+    flat_L, flat_info = Ls.reshape((-1,) + a.shape[-2:]), info.reshape(-1)
+    for b, m in _each(a):
+        c, flat_info[b] = _lapack.get_lapack_funcs("potrf", (m,))(m, lower=1)
+        flat_L[b] = np.tril(c)
+    L = _make(np.ascontiguousarray(np.swapaxes(Ls, -1, -2)) if upper else Ls)
+    return _out(_rt["linalg_cholesky_ex"](L, _make(info)), out, "linalg.cholesky_ex")

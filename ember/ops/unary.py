@@ -1,0 +1,517 @@
+"""Elementwise unary ops: unary math (one ``unary_op`` each: the NumPy forward named after
+the op, its derivative in the decorator), predicates, clamp, lerp/addcmul/addcdiv, logit, gelu.
+
+Each op's gradient is written next to it with ember ops, so double backward works.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import _make
+from ..autograd.function import Op
+from ..autograd.grad_mode import _state as _grad_state
+from ._kernels import pointwise as _kpoint
+from .indexing import where
+from .registry import promote_args, register, sum_to
+
+
+def _float_of(x):
+    """Integer/bool inputs of float-only math are computed in the default float dtype."""
+    if x.dtype.kind in "biu":
+        return x.astype(D.get_default_dtype().np)
+    return x
+
+
+def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), differentiable=True,
+             dtypes=D.FLOATING, df_np=None, public=True):
+    """Decorator: the NumPy forward ``f(x, *params)``, named after the op, becomes an elementwise
+    Op with dL/dx = ``df(grad, saved, *params)`` written with ember ops (so double backward
+    works). The decorated name is bound to the Op class.
+
+    ``saved`` is x, or the output y with ``save="y"`` (the cheaper value for exp, tanh, sigmoid).
+    ``df_np(grad_array, saved_array, *params)``, the same derivative on NumPy arrays, replaces df
+    when the backward itself is not recorded (no create_graph): one fused pass instead of a chain
+    of graph nodes and temporaries. ``public`` ops are registered as ``ember.<name>`` with the
+    method, in-place and out= forms; the others (nn activations) are called by
+    ``ember.nn.functional``. ``params`` are Python scalars and get no gradient.
+    """
+
+    def deco(f):
+        name = f.__name__
+
+        class Unary(Op):
+            @staticmethod
+            def forward(ctx, x, *params):
+                if not keep_int:
+                    x = _float_of(x)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    # asarray: a ufunc on a 0-d array returns a NumPy scalar, and a saved output
+                    # is recognised by identity (see _unary_saves_array in tests/ops)
+                    y = np.asarray(f(x, *params))
+                if y.dtype != x.dtype:
+                    y = y.astype(x.dtype)
+                if df is not None:
+                    ctx.params = params
+                    ctx.save_for_backward(x if save == "x" else y)
+                return y
+
+            @staticmethod
+            def backward(ctx, grad):
+                (v,) = ctx.saved_tensors
+                if df_np is not None and not _grad_state.enabled:
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        gx = np.asarray(df_np(grad._data, v._data, *ctx.params))
+                    gx = _make(gx.astype(v._data.dtype, copy=False))
+                else:
+                    gx = df(grad, v, *ctx.params)
+                return (gx,) + (None,) * len(ctx.params) if ctx.params else gx
+
+        Unary.__name__ = "".join(p.capitalize() for p in name.split("_"))
+        Unary.__qualname__ = Unary.__name__
+        Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
+        if public:
+            register(name, inplace=inplace, ref=f, aliases=aliases,
+                     differentiable=differentiable, dtypes=dtypes)(Unary)
+        return Unary
+
+    return deco
+
+
+def _erfinv_np(x):
+    from scipy.special import erfinv
+    return erfinv(x)
+
+
+def _sigmoid_np(x):
+    """1 / (1 + e^-x) without overflow: e^-|x| never overflows, and the sign picks the form
+    (1 / (1 + e) for x >= 0, e / (1 + e) below), which also keeps float16 results that
+    1 / (1 + inf) would flush to 0."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1, e) / (1 + e)
+
+
+def _erf_np(x):
+    from scipy.special import erf
+    return erf(x)
+
+
+def _gammaln(x):
+    from scipy.special import gammaln
+    return gammaln(x)
+
+
+def _digamma(x):
+    from scipy.special import digamma
+    return digamma(x)
+
+
+_NO_BOOL = D.ALL[1:]  # every dtype but bool
+
+
+def _reject_bool(name, x, hint=""):
+    """torch's RuntimeError for bool input (NumPy would raise a TypeError)."""
+    if x.dtype == np.bool_:
+        raise RuntimeError(f"{name}: not supported for bool tensors; got dtype ember.bool." + hint)
+
+
+@unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), dtypes=_NO_BOOL)
+def neg(x):
+    _reject_bool("neg", x, " Negation, the `-` operator, on a bool tensor is not supported; to "
+                 "invert a mask use `~` or logical_not().")
+    return np.negative(x)
+
+
+# d e^x = e^x
+@unary_op(lambda g, y: g * y, save="y")
+def exp(x):
+    return np.exp(x)
+
+
+@unary_op(lambda g, y: g * y * math.log(2), save="y")
+def exp2(x):
+    return np.exp2(x)
+
+
+@unary_op(lambda g, y: g * (y + 1), save="y")
+def expm1(x):
+    return np.expm1(x)
+
+
+@unary_op(lambda g, x: g / x)
+def log(x):
+    return np.log(x)
+
+
+@unary_op(lambda g, x: g / (x * math.log(2)))
+def log2(x):
+    return np.log2(x)
+
+
+@unary_op(lambda g, x: g / (x * math.log(10)))
+def log10(x):
+    return np.log10(x)
+
+
+@unary_op(lambda g, x: g / (x + 1))
+def log1p(x):
+    return np.log1p(x)
+
+
+# d sqrt(x) = 1 / (2 sqrt(x))
+@unary_op(lambda g, y: g / (2 * y), save="y")
+def sqrt(x):
+    return np.sqrt(x)
+
+
+@unary_op(lambda g, y: -0.5 * g * y * y * y, save="y")
+def rsqrt(x):
+    return 1 / np.sqrt(x)
+
+
+@unary_op(lambda g, x: 2 * g * x, keep_int=True)
+def square(x):
+    return np.square(x)
+
+
+@unary_op(lambda g, y: -g * y * y, save="y")
+def reciprocal(x):
+    return np.reciprocal(x)
+
+
+@unary_op(lambda g, x: g * x.cos())
+def sin(x):
+    return np.sin(x)
+
+
+@unary_op(lambda g, x: -g * x.sin())
+def cos(x):
+    return np.cos(x)
+
+
+@unary_op(lambda g, y: g * (1 + y * y), save="y")
+def tan(x):
+    return np.tan(x)
+
+
+@unary_op(lambda g, x: g * (1 - x * x).rsqrt(), aliases=("arcsin",))
+def asin(x):
+    return np.arcsin(x)
+
+
+@unary_op(lambda g, x: -g * (1 - x * x).rsqrt(), aliases=("arccos",))
+def acos(x):
+    return np.arccos(x)
+
+
+@unary_op(lambda g, x: g / (1 + x * x), aliases=("arctan",))
+def atan(x):
+    return np.arctan(x)
+
+
+@unary_op(lambda g, x: g * x.cosh())
+def sinh(x):
+    return np.sinh(x)
+
+
+@unary_op(lambda g, x: g * x.sinh())
+def cosh(x):
+    return np.cosh(x)
+
+
+# d tanh = 1 - tanh^2
+@unary_op(lambda g, y: g * (1 - y * y), save="y", df_np=_kpoint.tanh_grad)
+def tanh(x):
+    return np.tanh(x)
+
+
+@unary_op(lambda g, x: g * (x * x + 1).rsqrt(), aliases=("arcsinh",))
+def asinh(x):
+    return np.arcsinh(x)
+
+
+@unary_op(lambda g, x: g * (x * x - 1).rsqrt(), aliases=("arccosh",))
+def acosh(x):
+    return np.arccosh(x)
+
+
+@unary_op(lambda g, x: g / (1 - x * x), aliases=("arctanh",))
+def atanh(x):
+    return np.arctanh(x)
+
+
+@unary_op(lambda g, y: g * y * (1 - y), save="y", df_np=_kpoint.sigmoid_grad)
+def sigmoid(x):
+    return _sigmoid_np(x)
+
+
+@unary_op(lambda g, x: g * (2 / math.sqrt(math.pi)) * (-x * x).exp())
+def erf(x):
+    return _erf_np(x)
+
+
+@unary_op(lambda g, x: -g * (2 / math.sqrt(math.pi)) * (-x * x).exp())
+def erfc(x):
+    return 1 - _erf_np(x)
+
+
+@unary_op(lambda g, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), save="y")
+def erfinv(x):
+    return _erfinv_np(x)
+
+
+@unary_op(lambda g, x: g * x.digamma())
+def lgamma(x):
+    return _gammaln(x)
+
+
+@unary_op(lambda g, x: g * x.polygamma(1))  # d psi/dx = psi^(1)
+def digamma(x):
+    return _digamma(x)
+
+
+@unary_op(lambda g, x: g * x.sign(), keep_int=True, aliases=("absolute",), dtypes=_NO_BOOL)
+def abs(x):
+    _reject_bool("abs", x)
+    return np.abs(x)
+
+
+@unary_op(lambda g, x: g * 0, keep_int=True, dtypes=D.ALL)
+def sign(x):
+    return x.copy() if x.dtype == np.bool_ else np.sign(x)  # np.sign has no bool loop
+
+
+@unary_op(lambda g, x: g * 0, keep_int=True)
+def sgn(x):
+    return np.sign(x)
+
+
+@unary_op(lambda g, x: g * 0, keep_int=True)
+def floor(x):
+    return np.floor(x)
+
+
+@unary_op(lambda g, x: g * 0, keep_int=True)
+def ceil(x):
+    return np.ceil(x)
+
+
+@unary_op(lambda g, x: g * 0, keep_int=True, aliases=("fix",))
+def trunc(x):
+    return np.trunc(x)
+
+
+@unary_op(lambda g, x: g, keep_int=True)
+def frac(x):
+    return x - np.trunc(x)
+
+
+@unary_op(lambda g, y: g * (y > 0).to(g.dtype), save="y", keep_int=True,
+          df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, math.inf))
+def relu(x):
+    return _kpoint.clamp(x, 0, math.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
+
+
+@unary_op(lambda g, x: g * where(
+    x == 0, 0.0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) /
+    (math.pi * where(x == 0, 1.0, x * x))))
+def sinc(x):
+    return np.sinc(x)
+
+
+@unary_op(lambda g, x: g * (math.pi / 180))
+def deg2rad(x):
+    return np.deg2rad(x)
+
+
+@unary_op(lambda g, x: g * (180 / math.pi))
+def rad2deg(x):
+    return np.rad2deg(x)
+
+
+
+class Round(Op):
+    """Round half to even (like torch), optionally to ``decimals`` places."""
+
+    @staticmethod
+    def forward(ctx, x, decimals=0):
+        return np.round(x, decimals)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
+
+
+register("round", inplace=True, ref=np.round)(Round)
+
+
+def _isnan(input):
+    return _pred(input, np.isnan)
+
+
+def _pred(input, f):
+    return _make(np.asarray(f(input._data)))
+
+
+register("isnan", differentiable=False, dtypes=D.ALL)(_isnan)
+register("isinf", differentiable=False, dtypes=D.ALL)(lambda input: _pred(input, np.isinf))
+register("isfinite", differentiable=False, dtypes=D.ALL)(
+    lambda input: _pred(input, np.isfinite))
+register("isposinf", differentiable=False)(lambda input: _pred(input, np.isposinf))
+register("isneginf", differentiable=False)(lambda input: _pred(input, np.isneginf))
+register("isreal", differentiable=False)(lambda input: _pred(input, lambda a: np.ones(
+    a.shape, bool)))
+register("signbit", differentiable=False)(lambda input: _pred(input, np.signbit))
+register("logical_not", inplace=True, differentiable=False, dtypes=D.ALL)(
+    lambda input: _pred(input, np.logical_not))
+
+
+def _bitwise_not(input):
+    if input.is_floating_point():
+        raise NotImplementedError(f"bitwise_not: not implemented for floating dtype "
+                                  f"{input.dtype}; expected integer or bool tensors.")
+    return _pred(input, np.invert)
+
+
+register("bitwise_not", inplace=True, differentiable=False, dtypes=D.INTEGRAL)(_bitwise_not)
+
+
+class NanToNum(Op):
+    """Replace NaN and infinities by finite numbers."""
+
+    @staticmethod
+    def forward(ctx, x, nan=0.0, posinf=None, neginf=None):
+        ctx.save_for_backward(x)
+        if x.dtype == D.bfloat16.np:  # np.nan_to_num leaves ml_dtypes' bfloat16 untouched
+            import ml_dtypes
+            big = float(ml_dtypes.finfo(x.dtype).max)
+            return np.nan_to_num(x.astype(np.float32), nan=nan,
+                                 posinf=big if posinf is None else posinf,
+                                 neginf=-big if neginf is None else neginf).astype(x.dtype)
+        return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.isfinite().to(grad.dtype)
+
+
+register("nan_to_num", inplace=True)(NanToNum)
+
+
+# ----------------------------------------------------------------------------- clamp, lerp, ...
+class Clamp(Op):
+    """Limit values to [min, max]; the gradient passes where the input was inside."""
+
+    @staticmethod
+    def forward(ctx, x, lo=None, hi=None):
+        y = x
+        if lo is not None:
+            y = np.maximum(y, lo)
+        if hi is not None:
+            y = np.minimum(y, hi)
+        if y is x:
+            y = x.copy()
+        ctx.save_for_backward(x, lo, hi)
+        return y.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, lo, hi = ctx.saved_tensors
+        mask = None
+        if lo is not None:
+            mask = x >= lo
+        if hi is not None:
+            mask = (x <= hi) if mask is None else mask & (x <= hi)
+        gx = grad * mask.to(grad.dtype) if mask is not None else grad
+        glo = ghi = None
+        # y = min(max(x, lo), hi): when lo > hi every output is hi, so lo gets no gradient
+        if lo is not None and ctx.needs_input_grad[1]:
+            pick = (x < lo) if hi is None else (x < lo) & (lo < hi)
+            glo = sum_to(grad * pick.to(grad.dtype), lo.shape)
+        if hi is not None and ctx.needs_input_grad[2]:
+            pick = (x > hi) if lo is None else (x > hi) | (hi < lo)
+            ghi = sum_to(grad * pick.to(grad.dtype), hi.shape)
+        return sum_to(gx, x.shape), glo, ghi
+
+
+def clamp(input, min=None, max=None):
+    """Clamp all elements into [min, max] (either bound may be None or a Tensor)."""
+    if min is None and max is None:
+        raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    # the bounds take part in type promotion like any other operand (torch.result_type), so
+    # an int tensor clamped by a float number becomes float, a float tensor stays float
+    args = promote_args("clamp", input, min, max)
+    return Clamp.apply(args[0], args[1], args[2])
+
+
+register("clamp", inplace=True, ref=np.clip, aliases=("clip",), dtypes=D.ALL)(clamp)
+register("clamp_min", inplace=True)(lambda input, min: clamp(input, min=min))
+register("clamp_max", inplace=True)(lambda input, max: clamp(input, max=max))
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input)."""
+    return input + weight * (end - input)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return input + value * tensor1 * tensor2 if value != 1 else input + tensor1 * tensor2
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2."""
+    return input + value * (tensor1 / tensor2)
+
+
+register("lerp", inplace=True)(lerp)
+register("addcmul", inplace=True)(addcmul)
+register("addcdiv", inplace=True)(addcdiv)
+
+
+def logit(input, eps=None):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    x = input if eps is None else input.clamp(eps, 1 - eps)
+    return (x / (1 - x)).log()
+
+
+register("logit", inplace=True)(logit)
+
+
+def _gelu_np(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + _erf_np(x / math.sqrt(2)))
+
+
+class Gelu(Op):
+    """Gaussian error linear unit; approximate='tanh' uses the tanh formula."""
+
+    @staticmethod
+    def forward(ctx, x, approximate="none"):
+        if approximate not in ("none", "tanh"):
+            raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
+                               f"'{approximate}'")
+        ctx.save_for_backward(x)
+        ctx.approximate = approximate
+        return _gelu_np(x, approximate).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            k = math.sqrt(2 / math.pi)
+            inner = k * (x + 0.044715 * x * x * x)
+            t = inner.tanh()
+            d = 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x)
+        else:  # d/dx x Phi(x) = Phi(x) + x phi(x)
+            cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+            pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+            d = cdf + x * pdf
+        return grad * d
+
+
+register("gelu", inplace=False, ref=_gelu_np)(Gelu)
