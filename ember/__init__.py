@@ -10,6 +10,7 @@ from ._dtype import float16 as half, float32 as float, float64 as double  # noqa
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
 from ._backend import device  # noqa: F401
 from ._size import Size  # noqa: F401
+from . import autograd  # noqa: F401  (before _tensor: NOTE [Tensor and autograd imports])
 from ._tensor import Tensor  # noqa: F401
 from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
 from .ops.registry import FUNCTIONS as _FUNCTIONS

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import CPU, check_device, data_ptr
-from .autograd.function import AccumulateGrad, _RemovableHandle
+from .autograd.node import AccumulateGrad, _RemovableHandle  # NOTE [Tensor and autograd imports]
 from .autograd.grad_mode import _state
 
 _new = object.__new__
@@ -474,14 +474,3 @@ def _to_nested(data):
     if isinstance(data, (list, tuple)):
         return [_to_nested(d) for d in data]
     return data
-
-
-def _inject():
-    # the autograd modules are imported by this one, so they get Tensor and the constructors
-    # here instead of importing them lazily on every call (a measurable cost per op)
-    from .autograd import engine, function
-    for m in (engine, function):
-        m.Tensor, m._make, m._make_view = Tensor, _make, _make_view
-
-
-_inject()

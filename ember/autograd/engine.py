@@ -13,13 +13,11 @@ import numpy as np
 
 from .._backend import is_reused
 from .._dtype import from_numpy_dtype
-from .function import AccumulateGrad, Anomaly, _edge, _is_float
+from .._tensor import Tensor, _make
 from ..profiler.profiler import _active as _prof
+from ..profiler.profiler import record_op
+from .function import AccumulateGrad, Anomaly, _edge, _is_float
 from .grad_mode import _state
-
-# Set by ember._tensor._inject() once the Tensor class exists (this module is imported
-# by _tensor.py, so it cannot import it back at load time).
-Tensor = _make = _make_view = None
 
 
 def _make_root_grads(tensors, grads, what):
@@ -167,7 +165,6 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
 
 
 def _profiled_node(node, grads):
-    from ..profiler.profiler import record_op
     start = _prof.prof._now_us()
     outs = node.apply(grads)
     record_op(node.name(), [g for g in grads if g is not None],

@@ -8,17 +8,17 @@ it the moment the last tensor referring to it goes away (see NOTE [No cycles]).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import traceback
 
 import numpy as np
 
+from .._tensor import Tensor, _make, _make_view
 from ..profiler.profiler import _active as _prof
-from .grad_mode import _saved_hooks, _state
-
-# Set by ember._tensor._inject() once the Tensor class exists (this module is imported
-# by _tensor.py, so it cannot import it back at load time).
-Tensor = _make = _make_view = None
+from ..profiler.profiler import record_op
+from .grad_mode import _saved_hooks, _state, no_grad
+from .node import AccumulateGrad, Anomaly, Node, _is_float, _RemovableHandle  # noqa: F401
 
 # NOTE [No cycles]
 # output tensor -> its grad_fn node -> edges -> earlier nodes / AccumulateGrad -> leaf tensor.
@@ -28,103 +28,6 @@ Tensor = _make = _make_view = None
 # checks this with gc disabled.
 
 _seq = itertools.count()
-
-
-def _is_float(dt):
-    """Floating NumPy dtype, bfloat16 (kind 'V' in ml_dtypes) included: these carry grads."""
-    return dt.kind == "f" or dt == _BF16
-
-
-try:
-    import ml_dtypes as _ml
-
-    _BF16 = np.dtype(_ml.bfloat16)
-except ImportError:  # pragma: no cover
-    _BF16 = None
-
-
-class Anomaly:
-    enabled = False
-    check_nan = True
-
-
-class Node:
-    """A backward function in the graph (what ``tensor.grad_fn`` returns)."""
-
-    next_functions: tuple = ()
-    _pre_hooks = None    # {output_nr: [hook(grad) -> grad or None]} from Tensor.register_hook
-    _node_prehooks = None  # [hook(grad_outputs) -> grad_outputs or None]
-    _post_hooks = None   # [hook(grad_inputs, grad_outputs)]
-    _trace = None        # forward stack text, kept when anomaly detection is on
-    num_outputs = 1
-
-    def name(self) -> str:
-        return type(self).__name__
-
-    def __repr__(self):
-        return f"<{self.name()} object at {id(self):#x}>"
-
-    def apply(self, grads):  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __call__(self, *grads):
-        return self.apply(list(grads))
-
-    def release(self):
-        pass
-
-    def register_hook(self, fn):
-        """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients."""
-        if self._post_hooks is None:
-            self._post_hooks = []
-        self._post_hooks.append(fn)
-        return _RemovableHandle(self._post_hooks, fn)
-
-    def register_prehook(self, fn):
-        """fn(grad_outputs) runs before this node; it may return replacement gradients."""
-        if self._node_prehooks is None:
-            self._node_prehooks = []
-        self._node_prehooks.append(fn)
-        return _RemovableHandle(self._node_prehooks, fn)
-
-    def _add_tensor_hook(self, output_nr, fn):
-        if self._pre_hooks is None:
-            self._pre_hooks = {}
-        hooks = self._pre_hooks.setdefault(output_nr, [])
-        hooks.append(fn)
-        return _RemovableHandle(hooks, fn)
-
-
-class _RemovableHandle:
-    """Returned by register_*hook; ``remove()`` unregisters the hook."""
-
-    _ids = itertools.count()
-
-    def __init__(self, hooks, fn):
-        self.hooks, self.fn, self.id = hooks, fn, next(self._ids)
-
-    def remove(self):
-        for i, h in enumerate(self.hooks):
-            if h is self.fn:
-                del self.hooks[i]
-                return
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
-class AccumulateGrad(Node):
-    """The node at a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
-
-    def __init__(self, variable):
-        self.variable = variable
-        self.next_functions = ()
-
-    def apply(self, grads):  # accumulation itself lives in the engine (it knows create_graph)
-        return ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -415,7 +318,6 @@ _fw_active = [False]  # set while a forward-AD dual_level is open (checked on ev
 
 
 def _profiled(cls, args, params):
-    from ..profiler.profiler import record_op
     p = _prof.prof
     start = p._now_us()
     res = cls._run(*args, **params)
@@ -518,11 +420,9 @@ def _finish_function(ctx, cls, args, arrays, outs, tensor_outs):
 
 def once_differentiable(fn):
     """Mark a backward as not differentiable: under create_graph it raises instead of lying."""
-    import functools
 
     @functools.wraps(fn)
     def wrapper(ctx, *grads):
-        from .grad_mode import no_grad
         with no_grad():
             out = fn(ctx, *[g.detach() if g is not None else None for g in grads])
         if not _state.enabled:  # no create_graph: nothing will differentiate the results

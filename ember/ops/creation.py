@@ -8,7 +8,8 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import check_device
 from .._tensor import Tensor, _make
-from .registry import export
+from ..autograd.grad_mode import _state
+from .registry import check_inplace, export, write_into
 
 
 def _dt(dtype, default=None):
@@ -314,8 +315,6 @@ def numel(input):
 
 
 def _fill_(self, value):
-    from .registry import check_inplace
-    from ..autograd.grad_mode import _state
     if _state.enabled and self._requires_grad or isinstance(value, Tensor) and \
             value._requires_grad and _state.enabled:
         from .indexing import _copy_
@@ -327,7 +326,6 @@ def _fill_(self, value):
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         value = value.item()
-    from .registry import write_into
     write_into(self, np.asarray(value).astype(self._data.dtype), "fill_")
     return self
 

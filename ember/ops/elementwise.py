@@ -5,7 +5,6 @@ Each op's gradient is written next to it with ember ops, so double backward work
 """
 from __future__ import annotations
 
-
 import numpy as np
 
 from .. import _dtype as D

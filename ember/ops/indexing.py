@@ -7,7 +7,7 @@ from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state
-from .registry import FUNCTIONS, apply_inplace, promote_args, register, sum_to
+from .registry import FUNCTIONS, apply_inplace, check_inplace, promote_args, register, sum_to
 
 
 # ----------------------------------------------------------------------------- getitem
@@ -254,7 +254,6 @@ def setitem(self, key, value):
     record = _state.enabled and (self._requires_grad or (isinstance(value, Tensor) and
                                                           value._requires_grad))
     if not record:
-        from .registry import check_inplace
         check_inplace(self, "__setitem__")
         if not self._data.flags.writeable:
             raise RuntimeError("__setitem__: cannot write into this tensor: its memory is "

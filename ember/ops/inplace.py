@@ -11,6 +11,7 @@ import numpy as np
 from .._backend import data_ptr
 from .._tensor import _make
 from ..autograd.function import Op
+from .registry import sum_to
 
 
 def logical_index(base_arr, view_arr):
@@ -74,7 +75,6 @@ class _RegionReplace(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .registry import sum_to
         g_base = _RegionReplace.apply(grad, np.zeros((), grad._data.dtype), ctx.index)
         g_src = sum_to(_ViewOf.apply(grad, ctx.index), ctx.src_shape)
         return g_base, g_src, None

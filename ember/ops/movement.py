@@ -4,9 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _wrap_dim
+from .._backend import check_device, data_ptr
+from .._size import Size
+from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
 from ..autograd.function import Op
-from .registry import FUNCTIONS, export, norm_dims, register
+from .registry import FUNCTIONS, export, norm_dims, register, result_dtype, sum_to, write_out
 
 
 def _shape_arg(shape):
@@ -77,7 +79,6 @@ def view(input, *shape):
         dt = D.to_dtype(shape[0])
         if input._requires_grad:
             raise RuntimeError("view(dtype) is not differentiable")
-        from .._tensor import _make_view
         return _make_view(input._data.view(dt.np), input)
     return View.apply(input, _shape_arg(shape))
 
@@ -181,7 +182,6 @@ class Expand(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        from .registry import sum_to
         return sum_to(grad, ctx.in_shape), None
 
 
@@ -232,7 +232,6 @@ def broadcast_tensors(*tensors):
 
 @export
 def broadcast_shapes(*shapes):
-    from .._size import Size
     try:
         return Size(np.broadcast_shapes(*[tuple(s) if not isinstance(s, int) else (s,)
                                           for s in shapes]))
@@ -355,7 +354,6 @@ def _to(self, *args, **kwargs):
         elif a is not None:
             dev = a
     if dev is not None:
-        from .._backend import check_device
         check_device(dev)
     if dt is None:
         return Clone.apply(self) if copy else self
@@ -401,8 +399,6 @@ class AsStrided(Op):
 
     @staticmethod
     def forward(ctx, x, size, stride, storage_offset=None):
-        from .._tensor import _root_array
-        from .._backend import data_ptr
         root = _root_array(x)
         item = x.itemsize
         base_off = (data_ptr(x) - data_ptr(root)) // item
@@ -599,12 +595,10 @@ def cat(tensors, dim=0, *, out=None):
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list (shapes {list(ref.shape)} "
                                    f"and {list(t.shape)}).")
-    from .registry import result_dtype
     dt = result_dtype(*[t if t.ndim else t.reshape(1) for t in ts])
     ts = [t if t._data.dtype == dt.np else t.to(dt) for t in ts]
     res = Cat.apply(d, *ts)
     if out is not None:
-        from .registry import write_out
         return write_out(out, res, "cat")
     return res
 

@@ -12,7 +12,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _make
 from .creation import _finish, _size
-from .registry import export
+from .registry import check_inplace, export, write_into, write_out
 
 DEFAULT_SEED = 67280421310721  # torch's default, so that unseeded runs are reproducible too
 
@@ -104,7 +104,6 @@ def _out(res, out, name):
     """Honour ``out=``: copy the sample into the given tensor (resizing an empty one)."""
     if out is None:
         return res
-    from .registry import write_out
     return write_out(out, res, name)
 
 
@@ -268,7 +267,6 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 
 def _sampler_(fn):
     def m(self, *args, generator=None, **kw):
-        from .registry import check_inplace, write_into
         check_inplace(self, fn.__name__)
         write_into(self, fn(_gen(generator), self._data.shape, self._data.dtype, *args, **kw)
                    .astype(self._data.dtype), fn.__name__)

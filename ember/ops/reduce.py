@@ -9,7 +9,8 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
-from .registry import norm_dims, register
+from .indexing import _scatter_into_zeros, where
+from .registry import norm_dims, register, write_out
 
 values_indices = {n: namedtuple(n, ["values", "indices"]) for n in (
     "max", "min", "sort", "topk", "kthvalue", "median", "mode", "nanmedian", "cummax", "cummin")}
@@ -164,7 +165,6 @@ class _Extreme(Op):
 
     @staticmethod
     def backward(ctx, grad, grad_idx):
-        from .indexing import _scatter_into_zeros
         g = grad if ctx.keepdim or len(ctx.shape) == 0 else grad.unsqueeze(ctx.dim)
         if len(ctx.shape) == 0:
             return g
@@ -230,7 +230,6 @@ def _max_min(name, dim_op, ext, pairwise):
             return ext.apply(input)
         res = values_indices[name](*dim_op.apply(input, dim, keepdim))
         if out is not None:
-            from .registry import write_out
             write_out(out[0], res.values, name)
             write_out(out[1], res.indices, name)
             return values_indices[name](*out)
@@ -306,7 +305,6 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
     Where the variance is 0 the gradient is 0, as in torch (not the NaN of 0 * d sqrt(0)).
     """
-    from .indexing import where
     v = _var(input, dim, unbiased, keepdim, correction, "std")
     zero = v == 0
     # sqrt of a placeholder where v == 0, so that its backward never divides by zero
@@ -429,7 +427,6 @@ register("cumprod", inplace=True)(Cumprod)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    from .indexing import where
     return where(input.isnan(), 0.0, input).sum(dim=dim, keepdim=keepdim, dtype=dtype)
 
 

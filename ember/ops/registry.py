@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
+from ..autograd.function import _edge
 from ..autograd.grad_mode import _state
 
 
@@ -201,7 +202,6 @@ def apply_inplace(self, impl, name, *args, **kwargs):
         return self
     snap = _make(np.array(self._data, copy=True))
     if self._requires_grad:
-        from ..autograd.function import _edge
         node, nr = _edge(self)
         snap._grad_fn, snap._output_nr, snap._requires_grad = node, nr, True
         if type(node).__name__ == "AccumulateGrad":  # pragma: no cover - prevented above

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
+from .indexing import where
 from .reduce import values_indices
 from .registry import FUNCTIONS, export, register, write_out
 
@@ -257,7 +258,6 @@ def _check_quantile(name, input, q, interpolation):
 
 def _lerp(lo, hi, w):
     # the two-sided form is exact at both ends (w == 0 gives lo, w == 1 gives hi)
-    from .indexing import where
     small = _make(w < 0.5)
     return where(small, lo + (hi - lo) * _make(w), hi - (hi - lo) * _make(1 - w))
 
@@ -411,7 +411,6 @@ class Logcumsumexp(Op):
         x, y = ctx.saved_tensors
         if x.ndim == 0:
             return grad
-        from .indexing import where
         d = ctx.dim
         # d y_j / d x_i = exp(x_i - y_j) for i <= j, so gx_i = sum_{j>=i} g_j exp(x_i - y_j).
         # Done in log space for the positive and negative parts of g separately:

@@ -13,6 +13,7 @@ import ember
 
 from ..._tensor import Tensor, _make
 from ...ops.nn import activation as _ops
+from ...ops.random import _gen
 from ...ops.registry import FUNCTIONS, apply_inplace
 from ._utils import _check_float
 
@@ -244,7 +245,6 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     _check_float("rrelu", input)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    from ...ops.random import _gen
     slopes = _gen(None).uniform(lower, upper, size=input._data.shape).astype(input._data.dtype)
     factor = _make(np.where(input._data >= 0, np.ones((), input._data.dtype), slopes))
     if inplace:

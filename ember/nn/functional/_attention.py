@@ -10,6 +10,8 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._tensor import _make
+from ...ops.movement import cat
+from ...ops.products import matmul
 from ._resize import pad
 from ._utils import _check_tensor
 
@@ -120,7 +122,6 @@ def _canonical_mask(mask, name, arg, dtype):
 
 
 def _in_projection(query, key, value, w, b, sep, embed_dim):
-    from ...ops.products import matmul
 
     def lin(x, weight, bias):
         y = matmul(x, weight.t())
@@ -177,7 +178,6 @@ def _check_mha_inputs(query, key, value, embed_dim_to_check, num_heads, is_causa
 
 def _append_key(k, v, extra_k, extra_v, masks, dim):
     """Append one key / value position along ``dim``; masks grow by a zero (allowed) column."""
-    from ...ops.movement import cat
     for i, m in enumerate(masks):
         masks[i] = None if m is None else pad(m, (0, 1))
     return cat([k, extra_k], dim=dim), cat([v, extra_v], dim=dim)

@@ -9,6 +9,7 @@ import numpy as np
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state, no_grad
 from ...ops.nn.dropout import NativeDropout
+from ...ops.random import _gen
 from ._utils import _check_tensor
 
 __all__ = [
@@ -23,7 +24,6 @@ def _check_p(name, p):
 
 
 def _keep_mask(shape, p, dtype):
-    from ...ops.random import _gen
     keep = _gen(None).random(shape) >= p
     return keep.astype(dtype)
 

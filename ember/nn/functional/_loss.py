@@ -7,6 +7,7 @@ logits are safe); the rest are composites of ember ops.
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -15,8 +16,11 @@ import numpy as np
 import ember
 
 from ..._tensor import Tensor, _make
+from ...amp._state import maybe_autocast
+from ...amp._state import state as _autocast
 from ...ops.nn.loss import BinaryCrossEntropy, CrossEntropyLoss
 from ._activation import log_softmax, logsigmoid
+from ._distance import pairwise_distance
 from ._utils import _check_tensor
 
 __all__ = [
@@ -381,7 +385,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
                         size_average=None, reduce=None, reduction="mean"):
     """max(d(a, p) - d(a, n) + margin, 0) with the p-norm pairwise distance."""
     reduction = _reduction(size_average, reduce, reduction)
-    from ._distance import pairwise_distance
     if not anchor.ndim == positive.ndim == negative.ndim:
         raise RuntimeError(f"triplet_margin_loss: The anchor, positive, and negative tensors are "
                            f"expected to have the same number of dimensions, but got: anchor "
@@ -399,7 +402,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
                                       margin=1.0, swap=False, reduction="mean"):
     """Triplet loss with a custom ``distance_function`` (pairwise_distance by default)."""
-    from ._distance import pairwise_distance
     dist = distance_function if distance_function is not None else pairwise_distance
     d_pos = dist(anchor, positive)
     d_neg = dist(anchor, negative)
@@ -505,10 +507,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 # list). Every public loss here upcasts its tensor arguments through the autocast hook, which
 # returns them untouched outside an autocast region (one flag check).
 def _fp32_under_autocast(fn, op_name):
-    import functools
 
-    from ...amp._state import maybe_autocast
-    from ...amp._state import state as _autocast
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from ..._tensor import _make
-from ...ops.indexing import IndexSelect
+from ...ops.indexing import IndexSelect, where
 from ...ops.nn.padding import ConstantPadNd
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ._utils import _check_tensor
@@ -433,7 +433,6 @@ def _reflect_coords(coord, lo, hi):
 
 
 def _where(cond_array, a, b):
-    from ...ops.indexing import where
     return where(_make(np.asarray(cond_array)), a, b)
 
 

@@ -6,6 +6,7 @@ import numpy as np
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state as _grad_state
 from ..indexing import where
+from ..registry import sum_to
 
 
 # ----------------------------------------------------------------------------- norms, distances
@@ -79,6 +80,5 @@ class Cdist(Op):
         w = where(d == 0, 0.0, grad / where(d == 0, 1.0, d))
         gx1 = x1 * w.sum(-1, keepdim=True) - w.matmul(x2)
         gx2 = x2 * w.sum(-2).unsqueeze(-1) - w.mT.matmul(x1)
-        from ...ops.registry import sum_to
         return sum_to(gx1, x1.shape), sum_to(gx2, x2.shape)
 

@@ -9,6 +9,7 @@ from ..._backend import reusable_empty, turns_round
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
 from .._kernels import rnn as _krnn
+from ..movement import cat, stack
 from ._common import _back, _prep
 
 
@@ -159,7 +160,6 @@ class SplitRows(Op):
 
     @staticmethod
     def backward(ctx, *grads):
-        from ..movement import cat, stack
         if ctx.squeeze:
             return stack(list(grads), 0)
         return cat(list(grads), 0)

@@ -1,0 +1,111 @@
+"""The graph's node types that the Tensor class itself needs: ``Node`` (what ``grad_fn``
+returns), ``AccumulateGrad`` (the node at a leaf) and the hook handle, plus the anomaly flags.
+
+NOTE [Tensor and autograd imports]: this module and grad_mode.py import nothing from ember, so
+``_tensor.py`` can import them, and function.py / engine.py import ``Tensor`` from
+``_tensor.py`` at load time: the module graph has no cycle. One ordering remains, from the
+package: importing ``ember.autograd.<anything>`` first runs ``ember/autograd/__init__.py``,
+which imports function.py, which needs ``_tensor.py`` complete; so ``ember/__init__.py``
+imports ``ember.autograd`` before ``ember._tensor``.
+"""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+try:
+    import ml_dtypes as _ml
+
+    _BF16 = np.dtype(_ml.bfloat16)
+except ImportError:  # pragma: no cover
+    _BF16 = None
+
+
+def _is_float(dt):
+    """Floating NumPy dtype, bfloat16 (kind 'V' in ml_dtypes) included: these carry grads."""
+    return dt.kind == "f" or dt == _BF16
+
+
+class Anomaly:
+    enabled = False
+    check_nan = True
+
+
+class Node:
+    """A backward function in the graph (what ``tensor.grad_fn`` returns)."""
+
+    next_functions: tuple = ()
+    _pre_hooks = None    # {output_nr: [hook(grad) -> grad or None]} from Tensor.register_hook
+    _node_prehooks = None  # [hook(grad_outputs) -> grad_outputs or None]
+    _post_hooks = None   # [hook(grad_inputs, grad_outputs)]
+    _trace = None        # forward stack text, kept when anomaly detection is on
+    num_outputs = 1
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+    def apply(self, grads):  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    def release(self):
+        pass
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients."""
+        if self._post_hooks is None:
+            self._post_hooks = []
+        self._post_hooks.append(fn)
+        return _RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; it may return replacement gradients."""
+        if self._node_prehooks is None:
+            self._node_prehooks = []
+        self._node_prehooks.append(fn)
+        return _RemovableHandle(self._node_prehooks, fn)
+
+    def _add_tensor_hook(self, output_nr, fn):
+        if self._pre_hooks is None:
+            self._pre_hooks = {}
+        hooks = self._pre_hooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
+
+
+class _RemovableHandle:
+    """Returned by register_*hook; ``remove()`` unregisters the hook."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks, fn):
+        self.hooks, self.fn, self.id = hooks, fn, next(self._ids)
+
+    def remove(self):
+        for i, h in enumerate(self.hooks):
+            if h is self.fn:
+                del self.hooks[i]
+                return
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf tensor: adds the incoming gradient into ``leaf.grad``."""
+
+    def __init__(self, variable):
+        self.variable = variable
+        self.next_functions = ()
+
+    def apply(self, grads):  # accumulation itself lives in the engine (it knows create_graph)
+        return ()
