@@ -70,7 +70,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     from . import grad
     from .grad_mode import enable_grad
     from .._tensor import _make
-    from ..ops.movement import stack
+    from ..ops.join import stack
     ins, single = _prep(inputs, create_graph)
     with enable_grad():
         out = func(*ins)

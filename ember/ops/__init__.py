@@ -1,8 +1,13 @@
-"""Differentiable ops by family; importing this package registers them all."""
+"""Differentiable ops by family; importing this package registers them all.
+
+The order is the registration order: operators.py needs the functions before it, and linalg
+comes last so that its legacy names (ember.norm, ember.det, ...) win.
+"""
+# ruff: noqa: I001
 from . import registry  # noqa: F401
-from . import elementwise, unary, reduce, movement, indexing, creation, random  # noqa: F401
-from . import products  # noqa: F401
-from . import operators  # noqa: F401  (needs the functions above)
-from . import sorting, shape  # noqa: F401
-from . import numeric, special  # noqa: E402,F401
-from . import linalg  # noqa: F401  (last: its legacy names ember.norm, ember.det win)
+from . import elementwise, unary, reduce, views, join, indexing, gather  # noqa: F401
+from . import creation, random, products  # noqa: F401
+from . import operators  # noqa: F401
+from . import sorting, rearrange  # noqa: F401
+from . import numeric, special  # noqa: F401
+from . import linalg  # noqa: F401

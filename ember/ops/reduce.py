@@ -1,15 +1,18 @@
-"""Reductions over dims: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum, ..."""
+"""Reductions over dims: sum, mean, prod, max/min, var/std, logsumexp, all/any, cumsum,
+logcumsumexp, ..."""
 from __future__ import annotations
 
+import math
 import warnings
 from collections import namedtuple
 
 import numpy as np
 
 from .. import _dtype as D
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
-from .indexing import _scatter_into_zeros, where
+from .gather import _scatter_into_zeros
+from .indexing import where
 from .registry import norm_dims, register, write_out
 
 values_indices = {n: namedtuple(n, ["values", "indices"]) for n in (
@@ -386,6 +389,54 @@ class Cumsum(Op):
 
 
 register("cumsum", inplace=True, dtypes=D.ALL)(Cumsum)
+
+
+class Logcumsumexp(Op):
+    """log(cumsum(exp(x))) along dim, computed with logaddexp so it never overflows."""
+
+    @staticmethod
+    def forward(ctx, x, dim=0):
+        ctx.dim = dim
+        if x.ndim == 0:
+            y = x.copy()
+        else:
+            work = x.astype(np.float32) if x.dtype == D.bfloat16.np else x
+            y = np.logaddexp.accumulate(work, axis=dim).astype(x.dtype)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        if x.ndim == 0:
+            return grad
+        d = ctx.dim
+        # d y_j / d x_i = exp(x_i - y_j) for i <= j, so gx_i = sum_{j>=i} g_j exp(x_i - y_j).
+        # Done in log space for the positive and negative parts of g separately:
+        # gx_i = exp(x_i + revlcse(log(g+) - y)) - exp(x_i + revlcse(log(g-) - y)).
+        # Non-positive parts become -inf through where() (not log(0)), and a y of -inf (every
+        # x up to it is -inf, so its terms are 0) gets a finite stand-in: no inf - inf, so no
+        # NaN in double backward either.
+        y = where(y == -math.inf, 0.0, y)
+
+        def part(g):
+            pos = g > 0
+            t = where(pos, where(pos, g, 1.0).log() - y, -math.inf)
+            return (x + Logcumsumexp.apply(t.flip(d), dim=d).flip(d)).exp()
+
+        return part(grad) - part(-grad)
+
+
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along ``dim``, without overflow."""
+    if not input.is_floating_point():
+        raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} inputs; "
+                                  "convert to a floating dtype first")
+    d = _wrap_dim(dim, input.ndim, "logcumsumexp") if input.ndim else 0
+    return Logcumsumexp.apply(input, dim=d)
+
+
+register("logcumsumexp", inplace=False)(logcumsumexp)
 
 
 class Cumprod(Op):

@@ -1,13 +1,11 @@
 """Sorting and order statistics: sort/argsort/topk/kthvalue, median/mode/quantile, unique,
-cummax/cummin, searchsorted/bucketize, histc/bincount, logcumsumexp.
+cummax/cummin, searchsorted/bucketize, histc/bincount.
 
 Selections are composites: the indices come from NumPy (not differentiable, as in torch) and
 the values are ``gather(input, dim, indices)``, whose backward scatter-adds the gradient into
 the selected positions, so first and second derivatives come for free.
 """
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
@@ -390,53 +388,6 @@ def _cum_extreme(name, ufunc):
 
 _register_vi("cummax", _cum_extreme("cummax", np.maximum))
 _register_vi("cummin", _cum_extreme("cummin", np.minimum))
-
-
-class Logcumsumexp(Op):
-    """log(cumsum(exp(x))) along dim, computed with logaddexp so it never overflows."""
-
-    @staticmethod
-    def forward(ctx, x, dim=0):
-        ctx.dim = dim
-        if x.ndim == 0:
-            y = x.copy()
-        else:
-            work = x.astype(np.float32) if x.dtype == D.bfloat16.np else x
-            y = np.logaddexp.accumulate(work, axis=dim).astype(x.dtype)
-        ctx.save_for_backward(x, y)
-        return y
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, y = ctx.saved_tensors
-        if x.ndim == 0:
-            return grad
-        d = ctx.dim
-        # d y_j / d x_i = exp(x_i - y_j) for i <= j, so gx_i = sum_{j>=i} g_j exp(x_i - y_j).
-        # Done in log space for the positive and negative parts of g separately:
-        # gx_i = exp(x_i + revlcse(log(g+) - y)) - exp(x_i + revlcse(log(g-) - y)).
-        # Non-positive parts become -inf through where() (not log(0)), and a y of -inf (every
-        # x up to it is -inf, so its terms are 0) gets a finite stand-in: no inf - inf, so no
-        # NaN in double backward either.
-        y = where(y == -math.inf, 0.0, y)
-
-        def part(g):
-            pos = g > 0
-            t = where(pos, where(pos, g, 1.0).log() - y, -math.inf)
-            return (x + Logcumsumexp.apply(t.flip(d), dim=d).flip(d)).exp()
-
-        return part(grad) - part(-grad)
-
-
-def logcumsumexp(input, dim):
-    """log(cumsum(exp(input))) along ``dim``, without overflow."""
-    if not input.is_floating_point():
-        raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} inputs; "
-                                  "convert to a floating dtype first")
-    return Logcumsumexp.apply(input, dim=_dim(input, dim, "logcumsumexp"))
-
-
-register("logcumsumexp", inplace=False)(logcumsumexp)
 
 
 # ----------------------------------------------------------------------------- bucketing

@@ -133,7 +133,7 @@ class SparseTensor(Tensor):
 
     def type(self, dtype=None, non_blocking=False, **kw):
         if dtype is None:
-            from ..ops.movement import _TYPE_NAMES
+            from ..ops.views import _TYPE_NAMES
             return _TYPE_NAMES[self.dtype].replace("ember.", "ember.sparse.")
         return self.to(dtype if not isinstance(dtype, type) else dtype.dtype)
 
@@ -336,7 +336,7 @@ class SparseTensor(Tensor):
             if other._size != self._size or other.sparse_dim() != self.sparse_dim():
                 raise RuntimeError(f"add: sparse tensors must have the same size and sparse_dim;"
                                    f" got {list(self._size)} and {list(other._size)}")
-            from ..ops.movement import cat
+            from ..ops.join import cat
             other_v = other._v.to(self.dtype) if other.dtype is not self.dtype else other._v
             vals = cat([self._v, other_v], 0)
             return _from_parts(np.concatenate([self._i, other._i], 1), vals, self._size, False)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._tensor import _make
-from ...ops.movement import cat
+from ...ops.join import cat
 from ...ops.products import matmul
 from ._resize import pad
 from ._utils import _check_tensor

@@ -12,7 +12,8 @@ import numbers
 import numpy as np
 
 from ..._tensor import _make
-from ...ops.indexing import IndexSelect, where
+from ...ops.gather import IndexSelect
+from ...ops.indexing import where
 from ...ops.nn.padding import ConstantPadNd
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ._utils import _check_tensor

@@ -23,7 +23,7 @@ import numpy as np
 from ... import _dtype as D
 from ... import empty
 from ..._tensor import Tensor, _make
-from ...ops.movement import cat, stack
+from ...ops.join import cat, stack
 from ...ops.nn import rnn as _ops
 from .. import init
 from ..functional import _attention as _Fattn

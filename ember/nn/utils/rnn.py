@@ -187,7 +187,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
                 [1., 0.]])
     """
     from ..._tensor import Tensor as _T
-    from ...ops.movement import stack
+    from ...ops.join import stack
     from ..functional import pad
     if isinstance(sequences, _T):
         sequences = list(sequences.unbind(0))

@@ -9,7 +9,7 @@ from scipy.linalg import expm as _expm
 
 from ..._tensor import _make
 from ...autograd.function import Op
-from ..shape import diag_embed
+from ..rearrange import diag_embed
 from ._common import LinAlgError, _check_matrix, _check_pair, _out, _rt, _t, _tolerances, linalg_op
 from ._solve import Inv, SolveTriangular, inv
 

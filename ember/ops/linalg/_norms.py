@@ -11,8 +11,8 @@ from ... import _dtype as D
 from ..._tensor import _make
 from ...autograd.function import Op
 from ..registry import FUNCTIONS, norm_dims
-from ..shape import _cross
-from ..shape import diagonal as _diagonal
+from ..rearrange import _cross
+from ..rearrange import diagonal as _diagonal
 from ._common import _TORCH_NAMES, _check_float, _out, linalg_op
 from ._decomp import svdvals
 

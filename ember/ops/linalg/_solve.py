@@ -11,8 +11,8 @@ from scipy.linalg import solve_triangular as _sp_solve_triangular
 from ..._tensor import _make
 from ...autograd.function import Op
 from ..registry import sum_to
-from ..shape import diag_embed
-from ..shape import diagonal as _diagonal
+from ..rearrange import diag_embed
+from ..rearrange import diagonal as _diagonal
 from ._common import (
     LinAlgError,
     _batch_prefix,

@@ -9,7 +9,7 @@ from ..._backend import reusable_empty, turns_round
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
 from .._kernels import rnn as _krnn
-from ..movement import cat, stack
+from ..join import cat, stack
 from ._common import _back, _prep
 
 

@@ -1,0 +1,287 @@
+"""Ops that address elements along a dim through an index tensor: gather/scatter
+(scatter_add, scatter_reduce), index_select/index_add/index_copy/index_fill, take and
+take_along_dim."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype as D
+from .._tensor import Tensor, _make, _wrap_dim
+from ..autograd.function import Op
+from .indexing import AdvancedIndex, IndexPut, _IndexPutZeros
+from .registry import register
+
+
+def _along(index, dim):
+    """Full numpy index addressing, for each element of ``index``, position index[...] on dim."""
+    grids = np.indices(index.shape, sparse=True)
+    key = list(grids)
+    key[dim] = index
+    return tuple(key)
+
+
+def _check_index(name, input, dim, index, src=None):
+    if not isinstance(index, Tensor) or index._data.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index; got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
+    nd = max(input.ndim, 1)
+    d = _wrap_dim(dim, nd, name)
+    if index.ndim != input.ndim and index.numel():
+        raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
+                           f"input tensor; got index {list(index.shape)} and input "
+                           f"{list(input.shape)}")
+    for k in range(index.ndim):
+        if k != d and index.shape[k] > input.shape[k]:
+            raise RuntimeError(f"{name}(): Size does not match at dimension {k} expected index "
+                               f"{list(index.shape)} to be smaller than self "
+                               f"{list(input.shape)} apart from dimension {d}")
+    a = index._data
+    n = input.shape[d] if input.ndim else 1  # a 0-d tensor indexes like a 1-element one
+    _check_bounds(name, a, d, n)
+    return d
+
+
+def _check_bounds(name, a, d, n):
+    """torch's rule for gather/scatter/index_* indices: 0 <= i < n (no negative indices)."""
+    if a.size and (a.min() < 0 or a.max() >= n):
+        raise RuntimeError(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
+                           f"is out of bounds for dimension {d} with size {n}")
+
+
+def _idx64(index):
+    return index._data.astype(np.int64, copy=False)
+
+
+class Gather(Op):
+    """out[i][j] = x[i][index[i][j]] along dim."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
+        if x.ndim == 0:
+            return x.copy()
+        return x[_along(index, dim)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        z = _make(np.zeros(ctx.shape, grad._data.dtype))
+        return z.scatter_add(ctx.dim, _make(ctx.index), grad), None, None
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    d = _check_index("gather", input, dim, index)
+    return Gather.apply(input, d, _idx64(index))
+
+
+register("gather", dtypes=D.ALL)(gather)
+
+
+class Scatter(Op):
+    """x with src written (reduce=None) or added ('add') at index along dim."""
+
+    @staticmethod
+    def forward(ctx, x, src, dim, index, reduce=None):
+        ctx.dim, ctx.index, ctx.reduce, ctx.src_shape = dim, index, reduce, src.shape
+        out = np.array(x, copy=True)
+        if index.size == 0:
+            return out
+        if x.ndim == 0:  # a 0-d tensor scatters like a 1-element one
+            one = Scatter.forward(ctx, x.reshape(1), np.reshape(src, -1), 0, index.reshape(1),
+                                  reduce)
+            ctx.src_shape, ctx.index = src.shape, index
+            return one.reshape(())
+        key = _along(index, dim)
+        vals = src[tuple(slice(0, s) for s in index.shape)] if src.ndim else src
+        if reduce is None:
+            out[key] = vals
+        elif reduce in ("add", "sum"):
+            np.add.at(out, key, vals)
+        elif reduce in ("multiply", "prod"):
+            np.multiply.at(out, key, vals)
+        elif reduce == "amax":
+            np.maximum.at(out, key, vals)
+        elif reduce == "amin":
+            np.minimum.at(out, key, vals)
+        else:
+            raise RuntimeError(f"scatter: reduce argument must be either add, multiply, sum, "
+                               f"prod, amax or amin; got {reduce}")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        index = _make(ctx.index)
+        if ctx.reduce in ("add", "sum"):
+            gx = grad
+        elif ctx.reduce is None:
+            gx = grad.scatter(ctx.dim, index, 0.0)
+        else:
+            raise RuntimeError(f"scatter with reduce='{ctx.reduce}' is not differentiable in "
+                               "ember")
+        gsrc = grad.gather(ctx.dim, index)
+        if tuple(gsrc.shape) != tuple(ctx.src_shape) and len(ctx.src_shape):
+            gsrc = _zero_pad(gsrc, ctx.src_shape)  # src may be larger than index
+        return gx, (gsrc if len(ctx.src_shape) else gsrc.sum()), None, None, None
+
+
+def _zero_pad(g, shape):
+    key = tuple(slice(0, s) for s in g.shape)
+    return _IndexPutZeros.apply(g, key, tuple(shape), False)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    if src is None and value is None:
+        raise TypeError("scatter(): expected src or value")
+    d = _check_index("scatter", input, dim, index)
+    if src is None or not isinstance(src, Tensor):
+        v = value if value is not None else src
+        s = np.asarray(v).astype(input._data.dtype)
+        return Scatter.apply(input, s, d, _idx64(index), reduce)
+    if src._data.dtype != input._data.dtype:
+        src = src.to(input.dtype)
+    return Scatter.apply(input, src, d, _idx64(index), reduce)
+
+
+def scatter_add(input, dim, index, src):
+    return scatter(input, dim, index, src, reduce="add")
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    if not include_self:
+        raise NotImplementedError("scatter_reduce(include_self=False) is not supported yet")
+    if reduce == "mean":
+        s = scatter(input, dim, index, src, reduce="sum")
+        cnt = scatter(input.new_ones(input.shape) if include_self else input.new_zeros(
+            input.shape), dim, index, src.new_ones(src.shape), reduce="sum")
+        if not input.is_floating_point():  # torch keeps integer dtypes: floor division
+            return s.div(cnt, rounding_mode="floor")
+        return s / cnt
+    return scatter(input, dim, index, src, reduce=reduce)
+
+
+register("scatter", inplace=True, dtypes=D.ALL)(scatter)
+register("scatter_add", inplace=True, dtypes=D.ALL)(scatter_add)
+register("scatter_reduce", inplace=True, dtypes=D.ALL)(scatter_reduce)
+
+
+def _scatter_into_zeros(g, idx, dim, shape):
+    z = _make(np.zeros(shape, g._data.dtype))
+    return z.scatter(dim, _make(np.asarray(idx, np.int64)), g)
+
+
+class IndexSelect(Op):
+    """x.take(index, axis=dim) for a fixed int64 index; the adjoint is IndexSelectBackward."""
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.index, ctx.dim, ctx.size = index, dim, x.shape[dim]
+        return np.take(x, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexSelectBackward.apply(grad, ctx.index, ctx.dim, ctx.size)
+
+
+class IndexSelectBackward(Op):
+    """Sum the slices of g along dim into position index[k] of a length-``size`` dim.
+
+    np.add.at is slow for this; sorting the index once turns it into np.add.reduceat over the
+    runs of equal indices (each output position is a contiguous run after the sort).
+    """
+
+    @staticmethod
+    def forward(ctx, g, index, dim, size):
+        ctx.index, ctx.dim = index, dim
+        shape = list(g.shape)
+        shape[dim] = size
+        out = np.zeros(shape, g.dtype)
+        if index.size == 0:
+            return out
+        order = np.argsort(index, kind="stable")
+        ordered = index[order]
+        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+        g_sorted = g if np.all(order == np.arange(order.size)) else np.take(g, order, axis=dim)
+        sums = np.add.reduceat(g_sorted, starts, axis=dim)
+        key = [slice(None)] * g.ndim
+        key[dim] = ordered[starts]
+        out[tuple(key)] = sums
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexSelect.apply(grad, ctx.index, ctx.dim)
+
+
+def index_select(input, dim, index):
+    """Entries of input at ``index`` (1-D int64) along dim."""
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError("index_select(): Expected dtype int32/int64 for index")
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    d = _wrap_dim(dim, max(input.ndim, 1), "index_select")
+    n = input.shape[d] if input.ndim else 1
+    a = index._data.reshape(-1)
+    _check_bounds("index_select", a, d, n)
+    key = (slice(None),) * d + (a.astype(np.int64),)
+    if input.ndim == 0:  # torch: the result of indexing a scalar is a scalar
+        if a.size != 1:
+            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
+                             f"{a.size} value(s)")
+        return input.reshape(1)[key].reshape(())
+    return IndexSelect.apply(input, key[-1], d)
+
+
+register("index_select", dtypes=D.ALL)(index_select)
+
+
+def _index_key(name, input, dim, index):
+    """The numpy key selecting ``index`` (1-D int tensor) along dim, bounds checked."""
+    if not isinstance(index, Tensor) or index._data.dtype.kind not in "iu":
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index; got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
+    d = _wrap_dim(dim, max(input.ndim, 1), name)
+    a = index._data.reshape(-1).astype(np.int64)
+    _check_bounds(name, a, d, input.shape[d] if input.ndim else 1)
+    return (slice(None),) * d + (a,)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    key = _index_key("index_add", input, dim, index)
+    src = source * alpha if alpha != 1 else source
+    return IndexPut.apply(input, src.to(input.dtype), key, True)
+
+
+def index_copy(input, dim, index, source):
+    key = _index_key("index_copy", input, dim, index)
+    return IndexPut.apply(input, source.to(input.dtype), key, False)
+
+
+def index_fill(input, dim, index, value):
+    key = _index_key("index_fill", input, dim, index)
+    v = value.to(input.dtype) if isinstance(value, Tensor) else np.asarray(value).astype(
+        input._data.dtype)
+    return IndexPut.apply(input, v, key, False)
+
+
+register("index_add", inplace=True, dtypes=D.ALL)(index_add)
+register("index_copy", inplace=True, dtypes=D.ALL)(index_copy)
+register("index_fill", inplace=True, dtypes=D.ALL)(index_fill)
+
+
+def take(input, index):
+    return AdvancedIndex.apply(input.reshape(-1), (index._data.astype(np.int64),))
+
+
+def take_along_dim(input, indices, dim=None):
+    if dim is None:
+        return take(input, indices.reshape(-1))
+    d = _wrap_dim(dim, input.ndim, "take_along_dim")
+    shape = list(np.broadcast_shapes(
+        tuple(s for i, s in enumerate(input.shape) if i != d),
+        tuple(s for i, s in enumerate(indices.shape) if i != d)))
+    ishape = shape[:d] + [input.shape[d]] + shape[d:]
+    jshape = shape[:d] + [indices.shape[d]] + shape[d:]
+    return gather(input.expand(ishape), d, indices.expand(jshape))
+
+
+register("take", dtypes=D.ALL)(take)
+register("take_along_dim", dtypes=D.ALL)(take_along_dim)

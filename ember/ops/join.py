@@ -1,0 +1,96 @@
+"""Joining tensors: cat, stack, hstack/vstack/dstack/column_stack."""
+from __future__ import annotations
+
+import numpy as np
+
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.function import Op
+from .registry import FUNCTIONS, result_dtype, write_out
+from .views import split, unsqueeze
+
+
+class Cat(Op):
+    """Concatenate along an existing dim."""
+
+    @staticmethod
+    def forward(ctx, dim, *xs):
+        ctx.sizes = [x.shape[dim] for x in xs]
+        ctx.dim = dim
+        return np.concatenate(xs, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + tuple(split(grad, ctx.sizes, ctx.dim))
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate tensors along dim; 1-D empty tensors are skipped like torch's legacy rule."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors, not "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
+    ref = ts[0]
+    if ref.ndim == 0:
+        raise RuntimeError("cat(): zero-dimensional tensor (at position 0) cannot be "
+                           "concatenated")
+    d = _wrap_dim(dim, ref.ndim, "cat")
+    for i, t in enumerate(ts):
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"cat(): Tensors must have same number of dimensions: got "
+                               f"{ref.ndim} and {t.ndim} (shapes {list(ref.shape)} and "
+                               f"{list(t.shape)})")
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"cat(): Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
+                                   f"tensor number {i} in the list (shapes {list(ref.shape)} "
+                                   f"and {list(t.shape)}).")
+    dt = result_dtype(*[t if t.ndim else t.reshape(1) for t in ts])
+    ts = [t if t._data.dtype == dt.np else t.to(dt) for t in ts]
+    res = Cat.apply(d, *ts)
+    if out is not None:
+        return write_out(out, res, "cat")
+    return res
+
+
+FUNCTIONS["cat"] = FUNCTIONS["concat"] = FUNCTIONS["concatenate"] = cat
+Tensor._cat_with = lambda self, other, dim: cat([self, other], dim)
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Stack same-shaped tensors along a new dim."""
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape) + 1, "stack")
+    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    ts = [t if t.ndim else t.reshape(1) for t in tensors]
+    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+
+
+def dstack(tensors):
+    ts = [t.reshape(1, -1, 1) if t.ndim < 2 else (t.unsqueeze(-1) if t.ndim == 2 else t)
+          for t in tensors]
+    return cat(ts, 2)
+
+
+def column_stack(tensors):
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
+
+
+for _f in (stack, hstack, vstack, dstack, column_stack):
+    FUNCTIONS[_f.__name__] = _f
+FUNCTIONS["row_stack"] = vstack
