@@ -2,8 +2,10 @@
 
 ``_data`` is the NumPy array holding this tensor's view of its storage (shape, strides, offset);
 views made by ember share it and a one-element version counter list ``_vc``. Most methods are
-attached by the op registry (``ember/ops``), so this file holds only what is Tensor-specific:
-autograd state, the Python protocol, interop and printing.
+attached by the op registry (``register(..., method=True)`` in ``ember/ops``), so this file holds
+only what is Tensor-specific: autograd state, the Python protocol, interop and printing.
+``python tools/tensor_methods.py`` lists every Tensor attribute with the file and function that
+defines it (``... | grep tanh``).
 """
 from __future__ import annotations
 
