@@ -15,7 +15,6 @@ from ._tensor import Tensor  # noqa: F401
 from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
 from .ops.registry import FUNCTIONS as _FUNCTIONS
 from .ops.random import Generator, default_generator  # noqa: F401
-from . import autograd  # noqa: F401
 from . import linalg  # noqa: F401
 from .autograd import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                        is_inference_mode_enabled, no_grad, set_grad_enabled)

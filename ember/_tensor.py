@@ -15,8 +15,8 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import CPU, check_device, data_ptr
-from .autograd.node import AccumulateGrad, _RemovableHandle  # NOTE [Tensor and autograd imports]
 from .autograd.grad_mode import _state
+from .autograd.node import AccumulateGrad, _RemovableHandle  # NOTE [Tensor and autograd imports]
 
 _new = object.__new__
 

@@ -10,9 +10,9 @@ import numpy as np
 from ... import _dtype as D
 from ..._tensor import _make
 from ...autograd.function import Op
-from ..registry import FUNCTIONS, norm_dims
 from ..rearrange import _cross
 from ..rearrange import diagonal as _diagonal
+from ..registry import FUNCTIONS, norm_dims
 from ._common import _TORCH_NAMES, _check_float, _out, linalg_op
 from ._decomp import svdvals
 

@@ -10,9 +10,9 @@ from scipy.linalg import solve_triangular as _sp_solve_triangular
 
 from ..._tensor import _make
 from ...autograd.function import Op
-from ..registry import sum_to
 from ..rearrange import diag_embed
 from ..rearrange import diagonal as _diagonal
+from ..registry import sum_to
 from ._common import (
     LinAlgError,
     _batch_prefix,
