@@ -1,9 +1,9 @@
 """Loss ops: cross-entropy with class indices and binary cross-entropy (fused kernels of
 ``ember/ops/_kernels/loss.py``), and CTC.
 
-Cross-entropy's backward follows NOTE [Fused norm kernels, composite double backward] in
-norm.py: the kernel when backward is not recorded, the same gradient written with ember ops
-when it is (create_graph).
+Cross-entropy's gradient is written once, in the kernel, as the op CrossEntropyBackward; that
+op's own backward (double backward) is softmax's Jacobian and the gradient's linearity in the
+incoming gradient.
 
 NOTE [CTC recursions]: the loss is the negative log of the total probability of all frame
 alignments that collapse to the target. The alpha (forward) and beta (backward) recursions run
@@ -17,10 +17,7 @@ import numpy as np
 
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
-from ...autograd.grad_mode import _state
 from .._kernels import loss as _kloss
-from ..creation import arange, ones
-from ..indexing import where
 from .activation import Softmax
 
 
@@ -28,33 +25,6 @@ def _to_rows(x, cdim):
     """(M, C) C-contiguous rows of an array with its class dim moved last."""
     moved = np.moveaxis(x, cdim, -1)
     return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
-
-
-def _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing, reduction, cdim,
-                       total_weight):
-    """d cross_entropy / d logits with ember ops (used when backward is itself recorded)."""
-    n_classes = x.shape[cdim]
-    rows = x.movedim(cdim, -1).reshape(-1, n_classes)
-    t = target.reshape(-1)
-    valid = (t != ignore_index)
-    safe_t = where(valid, t, 0)
-    validf = valid.to(x.dtype)
-    w = weight if weight is not None else ones(n_classes, dtype=x.dtype)
-    wt = w[safe_t] * validf
-    hard = (1 - smoothing) * wt
-    uniform = smoothing / n_classes
-    coef = hard + uniform * w.sum() * validf
-    onehot = (safe_t.unsqueeze(1) == arange(n_classes)).to(x.dtype)
-    g = (Softmax.apply(rows, 1, False) * coef.unsqueeze(1) - hard.unsqueeze(1) * onehot -
-         uniform * validf.unsqueeze(1) * w.unsqueeze(0))
-    if reduction == "none":
-        scale = grad.reshape(-1, 1)
-    elif reduction == "mean":
-        scale = grad / total_weight
-    else:
-        scale = grad
-    moved_shape = tuple(s for i, s in enumerate(x.shape) if i != cdim) + (n_classes,)
-    return (g * scale).reshape(moved_shape).movedim(-1, cdim)
 
 
 class CrossEntropyLoss(Op):
@@ -67,7 +37,7 @@ class CrossEntropyLoss(Op):
         w = None if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
         loss, saved = _kloss.cross_entropy_forward(rows, t, w, ignore_index, smoothing,
                                                    reduction)
-        ctx.saved, ctx.params = saved, (ignore_index, smoothing, reduction, cdim)
+        ctx.kernel_saved, ctx.params = saved, (ignore_index, smoothing, reduction, cdim)
         ctx.target, ctx.weight = t, w
         ctx.save_for_backward(x)
         if reduction == "none":
@@ -77,18 +47,63 @@ class CrossEntropyLoss(Op):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        gx = CrossEntropyBackward.apply(grad, x, ctx.target, ctx.weight, ctx.kernel_saved,
+                                        ctx.params)
+        return gx, None, None, None, None, None, None
+
+
+class CrossEntropyBackward(Op):
+    """d cross_entropy / d logits, written once: the fused kernel.
+
+    G = scale * (softmax(x) * coef - (1 - smoothing) * w_t * onehot(t) - smoothing / C * w)
+    per row, where coef = w_t (1 - smoothing) + smoothing / C * sum(w) (0 on ignored rows) and
+    scale is the incoming gradient (divided by the total weight for 'mean'). Its own backward
+    (double backward) needs only the parts that vary: softmax's Jacobian in x, and G's
+    linearity in the incoming gradient.
+    """
+
+    @staticmethod
+    def forward(ctx, grad, x, target, weight, kernel_saved, params):
+        ignore_index, smoothing, reduction, cdim = params
+        ctx.target, ctx.weight, ctx.kernel_saved, ctx.params = target, weight, kernel_saved, params
+        ctx.save_for_backward(grad, x)
+        rows, moved_shape = _to_rows(x, cdim)
+        g = _kloss.cross_entropy_backward(grad, rows, target, kernel_saved, weight, ignore_index,
+                                          smoothing, reduction)
+        return np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, x = ctx.saved_tensors
         ignore_index, smoothing, reduction, cdim = ctx.params
-        if _state.enabled:
-            target = _make(ctx.target)
-            weight = None if ctx.weight is None else _make(ctx.weight)
-            gx = _ce_grad_composite(grad, x, target, weight, ignore_index, smoothing,
-                                    reduction, cdim, ctx.saved[-1])
-            return gx, None, None, None, None, None, None
-        rows, moved_shape = _to_rows(x._data, cdim)
-        g = _kloss.cross_entropy_backward(grad._data, rows, ctx.target, ctx.saved, ctx.weight,
-                                          ignore_index, smoothing, reduction)
-        gx = np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
-        return _make(gx), None, None, None, None, None, None
+        n_classes = x.shape[cdim]
+        need = ctx.needs_input_grad
+        g_grad = g_x = None
+        if need[0]:  # G is linear in grad: G = grad * G(1) (per row for 'none')
+            unit = CrossEntropyBackward.apply(grad.new_ones(grad.shape), x, ctx.target, ctx.weight,
+                                              ctx.kernel_saved, ctx.params)
+            prod = (gg * unit).movedim(cdim, -1).reshape(-1, n_classes)
+            g_grad = prod.sum(-1).reshape(grad.shape) if reduction == "none" else prod.sum()
+        if need[1]:  # d G_i / d x_i = coef_i * scale_i * J_softmax(x_i)
+            t = ctx.target
+            valid = t != ignore_index
+            w = np.ones(n_classes, x._data.dtype) if ctx.weight is None else ctx.weight
+            w_t = np.where(valid, w[np.where(valid, t, 0)], 0)
+            coef = _make(((1 - smoothing) * w_t + smoothing / n_classes * w.sum() * valid)
+                         .astype(x._data.dtype))
+            if reduction == "none":
+                scale = grad.reshape(-1)
+            elif reduction == "mean":
+                scale = grad / ctx.kernel_saved[-1]
+            else:
+                scale = grad
+            rows = x.movedim(cdim, -1).reshape(-1, n_classes)
+            s = Softmax.apply(rows, 1, False)
+            u = gg.movedim(cdim, -1).reshape(-1, n_classes) * (coef * scale).unsqueeze(1)
+            g_rows = s * (u - (u * s).sum(-1, keepdim=True))
+            moved_shape = tuple(n for i, n in enumerate(x.shape) if i != cdim) + (n_classes,)
+            g_x = g_rows.reshape(moved_shape).movedim(-1, cdim)
+        return g_grad, g_x, None, None, None, None
 
 
 class BinaryCrossEntropy(Op):
