@@ -414,3 +414,37 @@ def test_pickled_files_in_embers_earlier_format_follow_weights_only():
     assert out["sl"] == slice(1, 3) and out["x"].shape == (3, 4)
     mapped = ember.load(path, mmap=True, weights_only=False)
     assert mapped["x"].tolist() == out["x"].tolist()
+
+
+def test_load_settings_of_torch_serialization(tmp_path):
+    path = tmp_path / "m.pt"
+    ember.save({"x": ember.arange(4.0)}, path)
+    assert S.get_default_mmap_options() == S.MAP_PRIVATE
+    S.set_default_mmap_options(S.MAP_SHARED)
+    try:
+        out = ember.load(path, mmap=True)
+        out["x"][0] = 9.0  # MAP_SHARED: the write reaches the file
+        del out
+    finally:
+        S.set_default_mmap_options(S.MAP_PRIVATE)
+    assert ember.load(path, mmap=True)["x"][0].item() == 9.0
+    with pytest.raises(S.SerializationError, match="CRC"):
+        ember.load(path)  # the record changed under its checksum: a full read notices
+    with pytest.raises(ValueError, match="MAP_PRIVATE"):
+        S.set_default_mmap_options(12345)
+    assert S.get_default_load_endianness() is None
+    # an archive without a byteorder record follows the setting
+    raw = io.BytesIO()
+    ember.save({"x": ember.tensor([1.0])}, raw, _disable_byteorder_record=True)
+    assert not any(n.endswith("byteorder") for n in zipfile.ZipFile(raw).namelist())
+    S.set_default_load_endianness(S.LoadEndianness.BIG)
+    try:
+        raw.seek(0)
+        assert ember.load(raw)["x"].item() != 1.0  # little-endian bytes read as big
+    finally:
+        S.set_default_load_endianness(None)
+    raw.seek(0)
+    assert ember.load(raw)["x"].item() == 1.0
+    assert S.location_tag(ember.ones(1).untyped_storage()) == "cpu"
+    with pytest.raises(RuntimeError, match="CUDA"):
+        S.default_restore_location(None, "cuda:0")

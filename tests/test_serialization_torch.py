@@ -405,3 +405,26 @@ def test_whole_torch_module_loads_as_ember_module_only_when_trusted(fmt, rng):
     with torch.no_grad(), ember.no_grad():
         np.testing.assert_allclose(loaded(ember.tensor(x)).numpy(), model(torch.tensor(x)).numpy(),
                                    rtol=1e-6, atol=1e-7)
+
+
+def test_big_endian_archives_load_as_in_torch():
+    # what torch.save writes on a big-endian host: byteorder "big" and byte-swapped records
+    obj = {"f": torch.arange(4.0), "i": torch.arange(3, dtype=torch.int16),
+           "h": torch.tensor([1.5, -2.0], dtype=torch.float16), "d": torch.tensor([0.1])}
+    src = zipfile.ZipFile(_torch_save(obj, "zip"))
+    itemsize = {"0": 4, "1": 2, "2": 2, "3": 4}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            if info.filename.endswith("/byteorder"):
+                data = b"big"
+            elif "/data/" in info.filename:
+                size = itemsize[info.filename.rsplit("/", 1)[1]]
+                data = np.frombuffer(data, f"<u{size}").byteswap().tobytes()
+            dst.writestr(info.filename, data)
+    ref = torch.load(io.BytesIO(out.getvalue()), weights_only=True)
+    got = ember.load(io.BytesIO(out.getvalue()))
+    for k in obj:
+        np.testing.assert_array_equal(got[k].numpy(), ref[k].numpy())
+        np.testing.assert_array_equal(got[k].numpy(), obj[k].numpy())

@@ -22,6 +22,23 @@ import pickle as _pickle
 
 from ._allowlist import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._archive import atomic_write as _atomic_write  # noqa: F401 - used by utils.safetensors
+from ._config import (
+    MAGIC_NUMBER,
+    MAP_PRIVATE,
+    MAP_SHARED,
+    PROTOCOL_VERSION,
+    STORAGE_KEY_SEPARATOR,
+    LoadEndianness,
+    SourceChangeWarning,
+    default_restore_location,
+    get_crc32_options,
+    get_default_load_endianness,
+    get_default_mmap_options,
+    location_tag,
+    set_crc32_options,
+    set_default_load_endianness,
+    set_default_mmap_options,
+)
 from ._errors import SerializationError, UnpicklingError, UnsafeLoadWarning
 from ._load import load
 from ._save import save
@@ -30,7 +47,12 @@ DEFAULT_PROTOCOL = 2
 
 __all__ = ["save", "load", "SerializationError", "UnpicklingError", "UnsafeLoadWarning",
            "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
-           "DEFAULT_PROTOCOL", "get_unsafe_globals_in_checkpoint"]
+           "DEFAULT_PROTOCOL", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
+           "get_default_load_endianness", "set_default_load_endianness",
+           "get_default_mmap_options", "set_default_mmap_options", "get_crc32_options",
+           "set_crc32_options", "location_tag", "default_restore_location",
+           "SourceChangeWarning", "MAGIC_NUMBER", "PROTOCOL_VERSION", "STORAGE_KEY_SEPARATOR",
+           "MAP_PRIVATE", "MAP_SHARED"]
 
 
 def get_unsafe_globals_in_checkpoint(f) -> list[str]:

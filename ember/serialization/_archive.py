@@ -66,7 +66,9 @@ class Archive:
             raise bad(f"entry {name!r} holds {info.file_size} bytes but the pickle declares "
                       f"{nbytes}")
         if self.mmap and nbytes > 0:
-            return np.memmap(self.path, dtype=np.uint8, mode="c", offset=self.data_start(info),
+            from ._config import MAP_SHARED, get_default_mmap_options
+            mode = "r+" if get_default_mmap_options() == MAP_SHARED else "c"
+            return np.memmap(self.path, dtype=np.uint8, mode=mode, offset=self.data_start(info),
                              shape=(nbytes,))
         arr = np.empty(nbytes, dtype=np.uint8)
         self.read_into(info, memoryview(arr))

@@ -5,8 +5,9 @@ Zip: every record lives under one root folder, whatever it is called (``archive/
 objects, the file's stem for paths): ``<root>/data.pkl`` is the object's pickle, whose tensors
 name storages by persistent ids ``("storage", <storage class>, key, location, numel)``, and
 ``<root>/data/<key>`` holds each storage's bytes; ``<root>/byteorder`` says ``little`` or
-``big`` (absent: little). ``numel`` counts elements of the storage class's dtype (bytes for
-``UntypedStorage``, whose tensors carry their dtype in ``_rebuild_tensor_v3``).
+``big`` (absent: as ``set_default_load_endianness`` says, native unless set). ``numel`` counts
+elements of the storage class's dtype (bytes for ``UntypedStorage``, whose tensors carry their
+dtype in ``_rebuild_tensor_v3``).
 
 Legacy: five things in a row in one stream: a pickle of the magic number
 ``0x1950a86a20f9469cfc6c``, one of the protocol version 1001, one of a system-info dict
@@ -21,11 +22,13 @@ one once their bytes are read. Whole modules saved in this format also carry per
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 
 from ._allowlist import new_storage
 from ._archive import Archive
+from ._config import default_byteorder
 from ._errors import bad, short
 from ._tensors import MAX_DIM, Storage, StorageType
 
@@ -77,7 +80,7 @@ def refuse_torchscript(names: list[str]) -> None:
 def load_zip(archive: Archive, unpickle, restore):
     root = zip_root(archive)
     order = archive.read(f"{root}/byteorder").decode("ascii", "replace") \
-        if f"{root}/byteorder" in archive.infos else "little"
+        if f"{root}/byteorder" in archive.infos else default_byteorder(sys.byteorder)
     if order not in ("little", "big"):
         raise bad(f"unknown byte order {short(order)} in {root}/byteorder")
     storages: dict[str, Storage] = {}
