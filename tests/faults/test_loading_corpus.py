@@ -102,24 +102,24 @@ def _gadgets():
 
 def _doubling_tuple(levels: int) -> bytes:
     # t0 = ("a",); t_i = (t_{i-1}, t_{i-1}): 2**levels leaves in a few bytes per level
-    body = PROTO + text("a") + b"\x85" + put(0)
+    body = PROTO + text("a") + b"\x85" + put(0) + b"0"
     for i in range(1, levels + 1):
-        body += get(i - 1) + get(i - 1) + b"\x86" + put(i)
+        body += get(i - 1) + get(i - 1) + b"\x86" + put(i) + b"0"  # memo only: stack empty
     return body
 
 
 def _doubling_list(levels: int) -> bytes:
-    body = PROTO + b"]" + put(0) + text("a") + b"a"
+    body = PROTO + b"]" + put(0) + text("a") + b"a0"
     for i in range(1, levels + 1):
-        body += b"]" + put(i) + get(i - 1) + b"a" + get(i - 1) + b"a"
+        body += b"]" + put(i) + get(i - 1) + b"a" + get(i - 1) + b"a0"
     return body
 
 
 def _nested_lists(depth: int) -> bytes:
-    body = PROTO + b"]" + put(0)
+    body = PROTO + b"]" + put(0) + b"0"
     for i in range(1, depth + 1):
-        body += b"]" + put(i) + get(i - 1) + b"a"
-    return body
+        body += b"]" + put(i) + get(i - 1) + b"a0"
+    return body + get(depth)
 
 
 def _bombs():
@@ -135,12 +135,12 @@ def _bombs():
         ("hash-bomb-odict", t40 + glob("collections", "OrderedDict") + b"]" + last + num(1)
          + b"\x86a\x85R.", True),
         ("str-of-memo-bomb", l40 + glob("builtins", "str") + last + b"\x85R.", True),
-        ("returned-tuple-bomb", t40 + b"0" + last + b".", True),
-        ("returned-list-bomb", l40 + b"0" + last + b".", True),
+        ("returned-tuple-bomb", t40 + last + b".", True),
+        ("returned-list-bomb", l40 + last + b".", True),
         ("bomb-into-size", t40 + glob("torch", "Size") + last + b"\x85R.", True),
         ("bomb-into-device", l40 + glob("torch", "device") + last + b"\x85R.", True),
         ("bomb-into-bytearray", l40 + glob("builtins", "bytearray") + last + b"\x85R.", True),
-        ("bomb-in-persistent-id", t40 + b"0" + last + b"Q.", True),
+        ("bomb-in-persistent-id", t40 + last + b"Q.", True),
         ("bytearray-allocation", PROTO + glob("builtins", "bytearray") + num(1 << 30)
          + b"\x85R.", True),
         ("long-allocation", PROTO + b"\x8b" + struct.pack("<i", 1 << 30) + b".", True),
@@ -155,7 +155,6 @@ def _structures():
         ("odict-metadata-is-itself", PROTO + odict + b"}" + text("_metadata") + get(0)
          + b"sb.", True),
         ("nested-lists-5000", _nested_lists(5000) + b".", True),
-        ("nested-lists-from-memo", _nested_lists(5000) + b"0" + get(5000) + b".", True),
         ("nested-tuples-100000", PROTO + b"N" + b"\x85" * 100_000 + b".", True),
         ("nested-marks", PROTO + b"(" * 5000 + b"N.", True),
         ("odict-set-class", PROTO + odict + b"}" + text("__class__") + glob("collections",
@@ -303,3 +302,24 @@ def test_negative_strides_are_refused():
         ember.load(io.BytesIO(_torch_zip(_tensor_pickle(-1, offset=3), data)))
     with pytest.raises(S.SerializationError, match="reads elements up to"):
         ember.load(io.BytesIO(_torch_zip(_tensor_pickle(2), data)))
+
+
+@pytest.mark.parametrize("name,reason", [
+    ("hash-bomb-dict-key", "more work than its size allows"),
+    ("hash-bomb-set", "more work than its size allows"),
+    ("returned-tuple-bomb", "more work than its size allows"),
+    ("returned-list-bomb", "expands to more than"),
+    ("str-of-memo-bomb", "refused to load the global 'builtins.str'"),
+    ("list-contains-itself", "contains itself"),
+    ("odict-metadata-is-itself", "contains itself"),
+    ("nested-lists-5000", "deeper than 200"),
+    ("nested-tuples-100000", "deeper than 200"),
+    ("odict-shadow-method", "sets attribute 'keys'"),
+    ("build-dunder:torch.Size", "sets the state of"),
+    ("setitem:torch.float32", "only dicts it built"),
+    ("trailing-bytes", "more bytes"),
+])
+def test_refusals_say_which_bound(name, reason):
+    payload = next(p for n, p, _ in CORPUS if n == name)
+    with pytest.raises(S.SerializationError, match=reason):
+        ember.load(io.BytesIO(payload))
