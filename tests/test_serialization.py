@@ -376,7 +376,9 @@ def test_plain_pickle_files(tmp_path):
     with pytest.warns(UserWarning, match="arbitrary code"):
         assert ember.load(path, weights_only=False).x == 1
     with pytest.raises(RuntimeError, match="pickle_module"):
-        ember.load(path, pickle_module=pickle)
+        ember.load(path, pickle_module=pickle, weights_only=True)
+    with pytest.warns(S.UnsafeLoadWarning):  # as torch: a pickle_module means weights_only=False
+        assert ember.load(path, pickle_module=pickle).x == 1
 
 
 def test_pickle_protocol_two_bytes_and_sets_load_restricted():

@@ -32,9 +32,10 @@ def _env_flag(name: str) -> bool:
     return os.environ.get(name, "0").strip().lower() in _TRUE
 
 
-def resolve_weights_only(weights_only):
+def resolve_weights_only(weights_only, pickle_module=None):
     """torch's rules: TORCH_FORCE_WEIGHTS_ONLY_LOAD wins; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD
-    applies only when ``weights_only`` was not passed; otherwise the default is True."""
+    applies only when ``weights_only`` was not passed; otherwise the default is True, unless a
+    ``pickle_module`` was passed (then False, as in torch)."""
     force, force_no = _env_flag("TORCH_FORCE_WEIGHTS_ONLY_LOAD"), \
         _env_flag("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
     if force and force_no:
@@ -48,7 +49,7 @@ def resolve_weights_only(weights_only):
                           "since the `weights_only` argument was not explicitly passed to "
                           "`ember.load`, forcing weights_only=False.", stacklevel=3)
             return False
-        return True
+        return pickle_module is None
     return bool(weights_only)
 
 
@@ -187,7 +188,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         f: a path (str / PathLike) or a readable binary file object.
         map_location: ``None``, ``'cpu'``, an ``ember.device``, a dict of location -> location,
             or ``fn(storage, location)``; every tensor loads on the CPU (other devices raise).
-        pickle_module: used only with ``weights_only=False``.
+        pickle_module: for ``weights_only=False`` (passing one makes that the default, as in torch).
         weights_only (bool): refuse to run code from the file (the default, as in torch 2.6+;
             the environment variables TORCH_FORCE_WEIGHTS_ONLY_LOAD and
             TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD act as in torch). ``False`` runs the full
@@ -199,7 +200,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         UnpicklingError: (a SerializationError) ``weights_only=True`` refused a global or an
             operation the file's pickle asked for.
     """
-    weights_only = resolve_weights_only(weights_only)
+    weights_only = resolve_weights_only(weights_only, pickle_module)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified; pass weights_only=False to use a custom pickle_module.")
