@@ -291,12 +291,9 @@ NAME_GAPS = {
     'torch.random': None,
     'torch.return_types': None,
     'torch.serialization': (
-        'LoadEndianness', 'SourceChangeWarning', 'StorageType',
-        'check_module_version_greater_or_equal', 'default_restore_location', 'get_crc32_options',
-        'get_default_load_endianness', 'get_default_mmap_options', 'location_tag', 'mkdtemp',
-        'normalize_storage_type', 'register_package', 'set_crc32_options',
-        'set_default_load_endianness', 'set_default_mmap_options', 'skip_data',
-        'storage_to_tensor_type', 'validate_cuda_device', 'validate_hpu_device',
+        'StorageType', 'check_module_version_greater_or_equal', 'mkdtemp',
+        'normalize_storage_type', 'register_package', 'skip_data', 'storage_to_tensor_type',
+        'validate_cuda_device', 'validate_hpu_device',
     ),
     'torch.sparse': (
         'SparseSemiStructuredTensor', 'SparseSemiStructuredTensorCUSPARSELT',
