@@ -9,6 +9,7 @@ installed on ``Tensor`` by ``install()``; the functional forms torch also has at
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -199,6 +200,22 @@ FUNCTIONS = {"conj": conj, "resolve_conj": resolve_conj, "resolve_neg": resolve_
              "conj_physical": conj_physical, "split_with_sizes": split_with_sizes}
 
 
+def _accept_numpy_kwargs(fn):
+    """fn, also taking NumPy's axis=/keepdims= for dim=/keepdim= (torch's parser does this for
+    its builtins; registered ops get it in ops/registry.py, these few are plain functions)."""
+    from .ops.registry import numpy_kwargs
+
+    def wrapper(*args, **kwargs):
+        if "axis" in kwargs or "keepdims" in kwargs:
+            kwargs = numpy_kwargs(kwargs)
+        return fn(*args, **kwargs)
+    functools.update_wrapper(wrapper, fn)
+    return wrapper
+
+
+_NUMPY_KWARG_FUNCTIONS = ("cat", "concat", "concatenate", "stack", "softmax", "log_softmax")
+
+
 def install() -> None:
     for name in _FALSE_FLAGS:
         setattr(Tensor, name, False)
@@ -218,6 +235,11 @@ def install() -> None:
     if not hasattr(Tensor, "real"):
         Tensor.real = property(lambda self: self)
     import ember
+    for name in _NUMPY_KWARG_FUNCTIONS:
+        if hasattr(ember, name):
+            setattr(ember, name, _accept_numpy_kwargs(getattr(ember, name)))
+    for name in ("softmax", "log_softmax"):
+        setattr(Tensor, name, _accept_numpy_kwargs(getattr(Tensor, name)))
     for name in ("multinomial", "bernoulli"):
         if not hasattr(Tensor, name):
             setattr(Tensor, name, getattr(ember, name))

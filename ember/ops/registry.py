@@ -97,8 +97,25 @@ def _method(fn):
     return m
 
 
+# NumPy spellings torch's argument parser accepts for every op with dim/keepdim
+_NUMPY_KWARGS = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def numpy_kwargs(kwargs):
+    """kwargs with NumPy's `axis`/`keepdims` renamed to torch's `dim`/`keepdim`, as torch does:
+    `x.sum(axis=1, keepdims=True)` is `x.sum(dim=1, keepdim=True)`."""
+    for alias, canonical in _NUMPY_KWARGS.items():
+        if alias in kwargs:
+            if canonical in kwargs:
+                raise TypeError(f"got both '{canonical}' and its alias '{alias}'; pass one.")
+            kwargs[canonical] = kwargs.pop(alias)
+    return kwargs
+
+
 def _with_out(impl, name):
     def fn(*args, out=None, **kwargs):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            kwargs = numpy_kwargs(kwargs)
         if out is None:
             return impl(*args, **kwargs)
         return write_out(out, impl(*args, **kwargs), name)

@@ -237,3 +237,31 @@ def test_lstm_accepts_state_as_list(cell):
         layer = ember.nn.LSTM(3, 4, batch_first=True)
         out, (h, c) = layer(ember.ones(2, 5, 3), [ember.zeros(1, 2, 4), ember.zeros(1, 2, 4)])
         assert tuple(out.shape) == (2, 5, 4) and tuple(h.shape) == (1, 2, 4)
+
+
+# ------------------------------------------------------------------ NumPy keyword spellings
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.sum(axis=1, keepdims=True),
+    lambda lib, x: x.mean(axis=0),
+    lambda lib, x: x.amax(axis=1, keepdims=True),
+    lambda lib, x: x.argmax(axis=1),
+    lambda lib, x: x.max(axis=1).values,
+    lambda lib, x: x.logsumexp(axis=1),
+    lambda lib, x: x.std(axis=0),
+    lambda lib, x: x.cumsum(axis=1),
+    lambda lib, x: x.softmax(axis=1),
+    lambda lib, x: lib.softmax(x, axis=0),
+    lambda lib, x: lib.cat([x, x], axis=1),
+    lambda lib, x: lib.stack([x, x], axis=0),
+    lambda lib, x: lib.sum(x, axis=(0, 1)),
+])
+def test_numpy_axis_keepdims_spellings_match_torch(call, rng):
+    # d2l writes reductions NumPy-style; torch's argument parser maps axis/keepdims for them
+    a = rng.standard_normal((3, 4))
+    np.testing.assert_allclose(call(ember, ember.tensor(a)).numpy(),
+                               call(torch, torch.tensor(a)).numpy(), rtol=1e-12)
+
+
+def test_numpy_alias_and_canonical_together_raise():
+    with pytest.raises(TypeError, match="alias 'axis'"):
+        ember.ones(2, 2).sum(dim=0, axis=0)
