@@ -156,7 +156,7 @@ class _Globals:
             return "operator." + obj.__name__
         if getattr(obj, "__module__", None) == "builtins" and \
                 getattr(builtins, getattr(obj, "__name__", ""), None) is obj:
-            return obj.__name__
+            return str(obj.__name__)  # type: ignore[union-attr]
         qual = f"{getattr(obj, '__module__', 'obj')}_{getattr(obj, '__qualname__', 'obj')}"
         name = self.ns.create_name(qual.replace(".", "_"), obj)
         self.values[name] = obj

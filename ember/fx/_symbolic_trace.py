@@ -88,7 +88,7 @@ class Tracer(TracerBase):
         self._autowrap_functions = tuple(autowrap_functions)
         self.param_shapes_constant = param_shapes_constant
         self.submodule_paths: dict | None = None
-        self.root = None
+        self.root: Any = None
         self.scope = None
         self.module_stack: dict = {}
         self.node_name_to_scope: dict = {}

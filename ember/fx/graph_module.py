@@ -130,7 +130,7 @@ class GraphModule(Module):
         python_code = self._graph.python_code(root_module="self")
         object.__setattr__(self, "_code", python_code.src)
         namespace = _exec_code(python_code.src, python_code.globals)
-        type(self).forward = namespace["forward"]
+        type(self).forward = namespace["forward"]  # type: ignore[method-assign]
         return python_code
 
     def print_readable(self, print_output: bool = True, include_stride: bool = False,
@@ -200,9 +200,10 @@ class GraphModule(Module):
         *path, leaf = target.split(".")
         mod: Module = self
         for item in path:
-            mod = getattr(mod, item, None)
-            if not isinstance(mod, Module):
+            sub = getattr(mod, item, None)
+            if not isinstance(sub, Module):
                 return False
+            mod = sub
         if not isinstance(getattr(mod, leaf, None), Module):
             return False
         delattr(mod, leaf)

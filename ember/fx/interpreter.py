@@ -66,7 +66,7 @@ class Interpreter:
                 if self.extra_traceback and hasattr(e, "add_note") and \
                         not getattr(e, "_fx_noted", False):
                     e.add_note(f"While executing {node.format_node()}")
-                    e._fx_noted = True
+                    e.__dict__["_fx_noted"] = True   # note once, at the innermost node
                 raise
             if self.garbage_collect_values:
                 for dead in self.user_to_last_uses.get(node, []):

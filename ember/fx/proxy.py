@@ -197,7 +197,7 @@ class Attribute(Proxy):
         self._node: Node | None = None
 
     @property
-    def node(self) -> Node:
+    def node(self) -> Node:  # type: ignore[override]
         # created lazily: ``x.relu()`` must record one call_method, not a getattr as well
         if self._node is None:
             self._node = self.tracer.create_proxy("call_function", getattr,
@@ -233,7 +233,6 @@ for _name in ("eq", "ne", "lt", "gt", "le", "ge", "getitem"):
     setattr(Proxy, f"__{_name}__", _binary(getattr(operator, _name))[0])
 for _name in ("neg", "pos", "invert", "abs"):
     setattr(Proxy, f"__{_name}__", _unary(getattr(operator, _name)))
-Proxy.__hash__ = lambda self: id(self)  # __eq__ above would otherwise make Proxy unhashable
 
 
 def _strip(a):

@@ -337,7 +337,7 @@ def save(m, f, _extra_files=None) -> None:
     if not isinstance(m, GraphModule):
         raise TypeError("jit.save: expected a module returned by jit.trace or jit.script; got "
                         f"{type(m).__name__}. Call ember.jit.script(model) first.")
-    extra = {"kind": "ScriptFunction" if isinstance(m, ScriptFunction) else "ScriptModule"}
+    extra: dict = {"kind": "ScriptFunction" if isinstance(m, ScriptFunction) else "ScriptModule"}
     if _extra_files:
         extra["extra_files"] = {k: (v.decode() if isinstance(v, bytes) else v)
                                 for k, v in _extra_files.items()}

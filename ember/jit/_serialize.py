@@ -51,7 +51,7 @@ def function_name(fn) -> str:
     if path is not None:
         return path
     mod = getattr(fn, "__module__", None)
-    name = getattr(fn, "__name__", None)
+    name = getattr(fn, "__name__", None) or ""
     if mod in ("_operator", "operator") and getattr(operator, name, None) is fn:
         return "operator." + name
     if _BUILTINS.get(name) is fn:
@@ -281,7 +281,7 @@ def load_archive(f, prefix: str, with_extra_tensors: bool = False):
         tensors = ember.load(io.BytesIO(z.read(f"{prefix}/tensors.pt")), weights_only=True)
     root = module_from_json(tree, "", tensors)
     graph = graph_from_json(graph_doc["nodes"])
-    out = (root, graph, graph_doc["class_name"], graph_doc.get("extra", {}))
+    out: tuple = (root, graph, graph_doc["class_name"], graph_doc.get("extra", {}))
     if with_extra_tensors:
         out += ({k[len("extra:"):]: v for k, v in tensors.items() if k.startswith("extra:")},)
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ class T:
 
     name: str
     dtype: np.dtype
-    shape: tuple | None = None
+    shape: Any = None          # tuple, or None when unknown
 
     @property
     def rank(self) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 
 import numpy as np
 
@@ -24,7 +25,7 @@ _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
 
 def _user_line() -> str:
     """``file.py:line`` of the innermost frame outside ember (where the op was written)."""
-    f = sys._getframe(2)
+    f: types.FrameType | None = sys._getframe(2)
     ember_pkg = os.path.join(_EMBER_DIR, "ember") + os.sep
     while f is not None:
         fn = f.f_code.co_filename

@@ -264,7 +264,7 @@ def mha(b: Builder, m, path, query, key, value, key_padding_mask=None, need_weig
               for i in range(3)]
     else:
         ws = [_p(b, m, n, path) for n in ("q_proj_weight", "k_proj_weight", "v_proj_weight")]
-    bs = [None] * 3
+    bs: list = [None] * 3
     if m.in_proj_bias is not None:
         bias = m.in_proj_bias.detach().numpy()
         bs = [b.array_param(bias[i * E:(i + 1) * E], f"{path}.in_proj_bias_{i}")
