@@ -1,8 +1,8 @@
 """``ember.compile`` and the float32 matmul precision setting.
 
-ember is eager: every op runs when it is called, and there is no graph compiler. ``compile``
-therefore returns the model (or function) unchanged, so code written as
-``model = torch.compile(model)`` keeps working with identical results.
+``compile`` captures a model's (or function's) forward and backward per input signature and
+replays them without per-op Python dispatch, fusing elementwise chains into generated numba
+kernels; see ``ember/_dynamo`` for how.
 """
 from __future__ import annotations
 
@@ -11,27 +11,42 @@ import warnings
 __all__ = ["compile", "set_float32_matmul_precision", "get_float32_matmul_precision"]
 
 _PRECISIONS = ("highest", "high", "medium")
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 _matmul_precision = ["highest"]
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
-    """Return ``model`` unchanged: eager execution is ember's execution model.
+    """Compile a Module or function: capture per input signature, replay without dispatch.
 
-    Accepts PyTorch's arguments (and ignores them) so that calling code keeps working; called
-    without a model it returns a decorator, as in ``@ember.compile(mode="max-autotune")``.
+    Args:
+        model: an ``nn.Module`` (an ``OptimizedModule`` wrapping it is returned) or a function;
+            without it, a decorator is returned.
+        fullgraph: raise ``ember._dynamo.exc.Unsupported`` at a graph break instead of running
+            that call eagerly.
+        dynamic: True: a shape change does not count as a recompile and reuses every generated
+            kernel; None: the same after the first shape change; False: specialise per shape.
+        backend: "inductor" (default: fused numba kernels), "aot_eager" (replay without
+            fusion), "eager" (run the captured graph op by op), or a callable
+            ``fn(graph_module, example_inputs) -> callable`` as in torch.
+        mode: None, "default", "reduce-overhead", "max-autotune" (all the same on CPU).
+        options: backend options (accepted, unused); disable: return the model unchanged.
 
     Example:
         >>> import ember
-        >>> f = lambda x: x * 2
-        >>> ember.compile(f) is f
-        True
+        >>> f = ember.compile(lambda x: (x * 2 + 1).relu())
+        >>> f(ember.tensor([-1.0, 2.0]))
+        tensor([0., 5.])
 
-    Differs from torch: no graph capture, no speed-up, no OptimizedModule wrapper.
+    Differs from torch: the first call of each signature runs eagerly while it is recorded,
+    and a graph break runs that whole call eagerly (see docs/DEVIATIONS.md).
     """
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
                            "specified at the same time.")
+    if mode not in _MODES:
+        raise RuntimeError(f"compile: unrecognized mode={mode!r}; expected one of "
+                           f"{[m for m in _MODES if m]} or None.")
     if model is None:
         def decorator(fn):
             return compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
@@ -40,7 +55,18 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     if not callable(model):
         raise RuntimeError(f"compile(): model must be a callable (an nn.Module or a function); "
                            f"got {type(model).__name__}")
-    return model
+    if disable:
+        return model
+    from ._dynamo.backends import lookup_backend
+    lookup_backend(backend)  # unknown names fail here, as in torch
+    from .nn.modules.module import Module
+    if isinstance(model, Module):
+        from ._dynamo.eval_frame import OptimizedModule
+        return OptimizedModule(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                               mode=mode)
+    from ._dynamo.eval_frame import CompiledFunction
+    return CompiledFunction(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                            mode=mode)
 
 
 def set_float32_matmul_precision(precision):

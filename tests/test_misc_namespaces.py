@@ -85,15 +85,19 @@ def test_onnx_export_writes_a_model(tmp_path):
     assert (tmp_path / "model.onnx").stat().st_size > 0   # full checks: tests/onnx/
 
 
-def test_compile_returns_model_unchanged():
+def test_compile_wraps_model_and_functions():
     m = _Scale()
-    assert ember.compile(m) is m
-    assert ember.compile(m, mode="max-autotune", fullgraph=True, dynamic=True) is m
+    c = ember.compile(m)
+    assert type(c).__name__ == "OptimizedModule" and c._orig_mod is m
+    x = ember.ones(2)
+    for _ in range(2):  # capture, then replay
+        assert c(x).tolist() == m(x).tolist()
+    assert ember.compile(m, disable=True) is m
 
     def f(x):
         return x + 1
 
-    assert ember.compile(f, backend="eager") is f
+    assert ember.compile(f, backend="eager")(ember.tensor(1.0)).item() == 2.0
 
     @ember.compile(mode="reduce-overhead")
     def g(x):

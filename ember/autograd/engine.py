@@ -47,7 +47,9 @@ def _make_root_grads(tensors, grads, what):
 
 def _collect(roots, targets):
     """Dependency counts of the nodes that lead to a target (all nodes when targets is None)."""
-    order, seen, stack = [], set(), [e[0][0] for e in roots]
+    # several roots may share a node (two outputs of one op): visit it once, or its children
+    # would be counted as dependencies twice and never become ready
+    order, seen, stack = [], set(), list(dict.fromkeys(e[0][0] for e in roots))
     for n in stack:
         seen.add(n)
     while stack:

@@ -715,6 +715,11 @@ class Module:
         _insert(self._backward_pre_hooks, handle.id, hook, prepend)
         return handle
 
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place with ``ember.compile(..., **kwargs)``."""
+        from ..._dynamo.eval_frame import compile_module_inplace
+        compile_module_inplace(self, *args, **kwargs)
+
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
                 self._backward_pre_hooks):

@@ -1,0 +1,22 @@
+"""ember._dynamo: the capture-and-replay compiler behind ``ember.compile`` (torch._dynamo's names).
+
+See ``ember/_dynamo/capture.py`` for how a call is recorded, ``codegen.py`` for the replay and
+``fusion.py`` for the generated kernels.
+"""
+from __future__ import annotations
+
+from . import config as config
+from . import exc as exc
+from .backends import list_backends as list_backends
+from .backends import register_backend as register_backend
+from .eval_frame import is_compiling as is_compiling
+from .explain import allow_in_graph as allow_in_graph
+from .explain import disable as disable
+from .explain import explain as explain
+from .explain import mark_dynamic as mark_dynamic
+from .explain import mark_static as mark_static
+from .explain import optimize as optimize
+from .explain import reset as reset
+
+__all__ = ["config", "exc", "explain", "reset", "disable", "optimize", "is_compiling",
+           "list_backends", "register_backend", "mark_dynamic", "mark_static", "allow_in_graph"]

@@ -1,0 +1,531 @@
+"""Capture: one eager run of a function, recorded at the op registry, forward and backward.
+
+The recorder sees every ``Op`` call (ember's differentiable primitives) while the function runs
+eagerly, and keeps each call's class, arguments and parameters as an instruction over *values*.
+A value is identified by its NumPy array (tensors are thin wrappers around one): an input's
+array, an external tensor's (a parameter, a buffer, a closure constant; read live at replay),
+an op output, or an array an op kept on its ctx for backward.
+
+The backward is recorded by walking the recorded autograd nodes in reverse creation order and
+calling each op's ``backward`` with recording on; the ops those backwards run become the backward
+instructions (see NOTE [Backward capture]).
+
+Anything the recorder cannot replay makes a graph break: a value computed outside the op
+registry (a comparison done in NumPy, a random factory), data-dependent Python (``item()``,
+``if tensor:``), an in-place write, a custom ``autograd.Function``. The call then runs eagerly
+and ``ember._dynamo.explain`` reports where and why.
+"""
+from __future__ import annotations
+
+import linecache
+import os
+import re
+import sys
+import threading
+import types
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import _tensor
+from ..autograd import function as _fn
+from ..autograd.grad_mode import _state
+from .exc import Unsupported
+
+_EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# factories whose result does not depend on tensor data: safe to keep as constants
+_CONST_FACTORIES = {
+    "zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "tensor",
+    "as_tensor", "from_numpy", "zeros_like", "ones_like", "full_like", "empty_like", "asarray",
+    "scalar_tensor", "tril_indices", "triu_indices", "_zeros_meta", "new_zeros", "new_ones",
+    "new_full", "new_empty", "new_tensor", "_wrap", "complex",
+}
+_NP_FACTORY = re.compile(r"_make\(np\.(zeros|ones|full|empty|arange|eye)\(")
+_COUNTER = re.compile(r"\._data \+= 1\s*(#.*)?$")
+_RANDOM_FACTORIES = {
+    "rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+    "normal", "bernoulli", "multinomial", "poisson", "uniform_", "normal_",
+}
+
+
+@dataclass
+class Instr:
+    """One recorded op call: ``outs = cls.forward(ctx, *args, **params)``."""
+
+    cls: type
+    args: list            # ("s", slot) or ("c", constant)
+    params: dict          # name -> ("s", slot) or ("c", constant)
+    outs: list            # output slots
+    nig: tuple            # ctx.needs_input_grad at capture
+    tuple_out: bool
+    meta: list            # (shape, dtype) per output
+    node: object = None   # the autograd node at capture (None when nothing was recorded)
+    wrap: bool = False    # forward returned a NumPy scalar: wrap with np.asarray
+
+
+class SideEffect:
+    """A Python call made for its effect on live objects (BatchNorm's running statistics),
+    replayed at the same point with the same (constant or live) arguments."""
+
+    node = None
+    inputs = outputs = outs = ()
+
+    def __init__(self, fn, args, kwargs):
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.cls = type(fn.__name__, (), {})
+
+    def emit(self, e):
+        e.lines.append(f"{e.const(self.fn, 'S')}(*{e.const(self.args)}, "
+                       f"**{e.const(self.kwargs)})  # {self.fn.__name__}")
+
+
+def _count_up(t):
+    """Replays ``t._data += 1; t._bump_version()`` (a module's step counter)."""
+    t._data += 1
+    t._vc[0] += 1
+
+
+@dataclass
+class NodeBackward:
+    """A backward the recorder could not see into: call ``cls.backward(ctx, *grads)``."""
+
+    fwd_index: int
+    grads: list           # slots (or None) of the gradients of the forward outputs
+    outs: list            # slots (or None) of the gradients it returns
+
+
+@dataclass
+class Misc:
+    """A small NumPy step of the backward walk: zeros, add, reshape, astype."""
+
+    kind: str
+    args: list
+    out: int
+
+
+@dataclass
+class Capture:
+    """Everything one recorded call produced."""
+
+    kinds: list = field(default_factory=list)    # per slot: ("in", k) ("ext", k) ("const",)
+    arrays: list = field(default_factory=list)   # per slot: the array seen at capture
+    fwd: list = field(default_factory=list)      # Instr
+    bwd: list = field(default_factory=list)      # Instr | NodeBackward | Misc
+    ext: list = field(default_factory=list)      # external tensors (read live)
+    breaks: list = field(default_factory=list)   # (reason, where)
+    outputs: list = field(default_factory=list)  # per flat output: slot or ("py", value)
+    diff_outputs: list = field(default_factory=list)  # flat output indices that carry grads
+    grad_slots: list = field(default_factory=list)    # slot of each incoming output grad
+    targets: list = field(default_factory=list)       # ("in", k) / ("ext", k) needing grads
+    target_grads: list = field(default_factory=list)  # slot (or None) of each target's grad
+    saved_needed: set = field(default_factory=set)    # forward slots the backward reads
+    ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
+
+
+def _where():
+    """file:line of the innermost frame outside ember (the user's code)."""
+    f = sys._getframe(2)
+    inner = None
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not os.path.abspath(fn).startswith(_EMBER_DIR):
+            return f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        if inner is None:
+            inner = f"{fn}:{f.f_lineno} in {f.f_code.co_name}"
+        f = f.f_back
+    return inner or "<unknown>"
+
+
+def _creator():
+    """Name of the ember function that made a tensor outside ops (a known factory if any)."""
+    f = sys._getframe(3)
+    # ember's own code often wraps a fresh NumPy factory: _make(np.zeros(shape, dt))
+    line = linecache.getline(f.f_code.co_filename, f.f_lineno)
+    m = _NP_FACTORY.search(line)
+    if m:
+        return m.group(1)
+    first = None
+    for _ in range(6):
+        if f is None:
+            break
+        name = f.f_code.co_name
+        if name in _CONST_FACTORIES or name in _RANDOM_FACTORIES:
+            return name
+        if first is None:
+            first = name
+        f = f.f_back
+    return first or "<unknown>"
+
+
+class RandArray(np.ndarray):
+    """A random mask drawn outside any op (dropout), with the recipe to draw it again."""
+
+    recipe = None
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        plain = [np.asarray(x).view(np.ndarray) if isinstance(x, RandArray) else x
+                 for x in inputs]
+        out = getattr(ufunc, method)(*plain, **kwargs)
+        others = [x for x in inputs if not isinstance(x, RandArray)]
+        if method != "__call__" or any(np.ndim(x) for x in others) or len(
+                [x for x in inputs if isinstance(x, RandArray)]) != 1:
+            return out  # mixes with data: an ordinary array
+        base = next(x for x in inputs if isinstance(x, RandArray))
+        pos = [i for i, x in enumerate(inputs) if x is base][0]
+        res = np.asarray(out).view(RandArray)
+        res.recipe = base.recipe + ((ufunc, pos, tuple(plain)),)
+        return res
+
+
+def redraw(recipe):
+    """Draw a RandArray's mask again (same generator, so eager's sequence of draws is kept)."""
+    fn, fargs = recipe[0]
+    arr = fn(*fargs)
+    for ufunc, pos, plain in recipe[1:]:
+        operands = list(plain)
+        operands[pos] = arr
+        arr = ufunc(*operands)
+    return arr
+
+
+_current = threading.local()
+
+
+def current_recorder():
+    """The recorder of the capture running on this thread, if any."""
+    return getattr(_current, "rec", None)
+
+
+class Recorder:
+    """Hooks installed for the duration of one capture (one thread)."""
+
+    _lock = threading.RLock()
+
+    def __init__(self, fullgraph):
+        self.cap = Capture()
+        self.slots = {}          # id(array) -> slot
+        self.made = {}           # id(array) -> (creator, where) for tensors made outside ops
+        self.ext_ids = {}        # id(tensor) -> ext index
+        self.nodes = {}          # autograd node -> forward instr index
+        self.depth = 0
+        self.tid = threading.get_ident()
+        self.fullgraph = fullgraph
+        self.phase = "fwd"
+        self.seg_bad = None      # reason the current backward segment cannot be replayed
+        self.versions = []       # (version counter, value at first sight, what) of read tensors
+        self.seen_vc = set()
+        self.written = set()     # version counters written by recorded side effects
+        self.counters = set()    # version counters of step counters the call increments
+        self._restore = []
+
+    # ------------------------------------------------------------------ slots
+    def new_slot(self, arr, kind):
+        s = len(self.cap.kinds)
+        self.cap.kinds.append(kind)
+        self.cap.arrays.append(arr)
+        self.slots[id(arr)] = s
+        return s
+
+    def graph_break(self, reason, where=None):
+        where = where or _where()
+        if self.phase == "bwd" and self.seg_bad is None:
+            self.seg_bad = reason  # the walk falls back to the node's own backward
+            return
+        if self.phase == "bwd":
+            return
+        self.cap.breaks.append((reason, where))
+        if self.fullgraph:
+            raise Unsupported(f"{reason} (at {where}); fullgraph=True forbids graph breaks. "
+                              "Remove the construct or compile without fullgraph=True.")
+
+    def resolve_tensor(self, t):
+        arr = t._data
+        vc = t._vc
+        if self.phase == "fwd" and id(vc) not in self.seen_vc:
+            self.seen_vc.add(id(vc))
+            self.versions.append((vc, vc[0], f"shape {list(arr.shape)}"))
+        s = self.slots.get(id(arr))
+        if s is not None:
+            return s
+        made = self.made.get(id(arr))
+        if made is None:  # existed before the call: a parameter, buffer or closure tensor
+            if t._grad_fn is not None and self.phase == "fwd":
+                self.graph_break("a tensor with autograd history that is not an argument is "
+                                 "used (pass it as an argument instead)")
+            k = len(self.cap.ext)
+            self.cap.ext.append(t)
+            return self.new_slot(arr, ("ext", k))
+        creator, where = made
+        if creator in _CONST_FACTORIES:
+            if vc[0] != 0:
+                self.graph_break(f"a tensor made by {creator}() was modified in place before "
+                                 "use", where)
+            return self.new_slot(arr, ("const",))
+        if creator in _RANDOM_FACTORIES:
+            self.graph_break(f"random tensor factory {creator}() is called outside the op "
+                             "registry", where)
+        else:
+            self.graph_break(f"a value is computed outside the op registry by {creator}() "
+                             "(NumPy code the recorder cannot replay)", where)
+        return self.new_slot(arr, ("const",))
+
+    def resolve(self, a):
+        if isinstance(a, _tensor.Tensor):
+            return ("s", self.resolve_tensor(a))
+        if isinstance(a, np.ndarray):
+            s = self.slots.get(id(a))
+            if s is not None:
+                return ("s", s)
+            if isinstance(a, RandArray):
+                return ("s", self.new_slot(a, ("rand", a.recipe)))
+            return ("c", a)
+        if isinstance(a, (list, tuple)) and any(isinstance(x, (_tensor.Tensor, np.ndarray))
+                                                 and np.ndim(x) for x in a):
+            self.graph_break("an op received a list of arrays (not supported by the recorder)")
+        return ("c", a)
+
+    # ------------------------------------------------------------------ the op hook
+    def record(self, cls, args, params, result):
+        outs_t = result if type(result) is tuple else (result,)
+        ins = [self.resolve(a) for a in args]
+        ps = {k: self.resolve(v) for k, v in params.items()}
+        node = None
+        g = outs_t[0]._grad_fn if outs_t else None
+        if g is not None and getattr(g, "_op", None) is cls and g not in self.nodes:
+            node = g
+        idx = len(self.cap.fwd) if self.phase == "fwd" else -1
+        out_slots = [self.new_slot(o._data, ("op", idx)) for o in outs_t]
+        nig = ()
+        if _state.enabled and any(isinstance(a, _tensor.Tensor) and a._requires_grad
+                                  for a in args):
+            nig = tuple(isinstance(a, _tensor.Tensor) and a._requires_grad for a in args)
+        inst = Instr(cls, ins, ps, out_slots, nig,
+                     type(result) is tuple, [(o._data.shape, o._data.dtype) for o in outs_t],
+                     node)
+        if self.phase == "fwd":
+            self.cap.fwd.append(inst)
+            if node is not None:
+                self.nodes[node] = idx
+                self._map_ctx(node, idx, ins)
+        else:
+            self.cap.bwd.append(inst)
+
+    def _map_ctx(self, node, idx, ins):
+        """Arrays an op kept on its ctx (private saved values, attributes) become values."""
+        saved = node._saved if isinstance(node._saved, list) else ()
+        consts = [r[1] for r in ins if r[0] == "c" and isinstance(r[1], np.ndarray)]
+        for k, s in enumerate(saved):
+            if s is not None and s.tensor is not None and id(s.tensor._data) not in self.slots:
+                arr = s.tensor._data
+                # a constant operand saved as it is (a promoted Python scalar) stays constant
+                kind = ("const",) if any(arr is c for c in consts) else ("saved", idx, k)
+                self.new_slot(arr, kind)
+        for name, v in vars(node).items():
+            if type(v) is np.ndarray and id(v) not in self.slots:
+                self.new_slot(v, ("attr", idx, name))
+
+    # ------------------------------------------------------------------ install / remove
+    def install(self):
+        rec = self
+        _current.rec = self
+        orig_run = _fn.Op.__dict__["_run"].__func__
+
+        def _run(cls, *args, **params):
+            if rec.depth or threading.get_ident() != rec.tid:
+                return orig_run(cls, *args, **params)
+            rec.depth += 1
+            try:
+                result = orig_run(cls, *args, **params)
+            finally:
+                rec.depth -= 1
+            rec.record(cls, args, params, result)
+            return result
+
+        self._patch(_fn.Op, "_run", classmethod(_run))
+
+        orig_fapply = _fn.Function.__dict__["apply"].__func__
+
+        def fapply(cls, *args, **kwargs):
+            if threading.get_ident() == rec.tid and rec.depth == 0 and _state.enabled and any(
+                    isinstance(a, _tensor.Tensor) and a._requires_grad for a in args):
+                rec.graph_break(f"custom autograd.Function {cls.__name__} (its backward is "
+                                "Python the recorder does not see)")
+            return orig_fapply(cls, *args, **kwargs)
+
+        self._patch(_fn.Function, "apply", classmethod(fapply))
+        self._hook_make()
+        self._hook_reads()
+        self._hook_inplace()
+        self._hook_dropout()
+        self._hook_side_effects()
+
+    def _hook_side_effects(self):
+        from ..nn.functional import _norm
+        rec = self
+        orig = getattr(_norm, "_update_running", None)
+        if orig is None:
+            return
+
+        def update_running(*args, **kwargs):
+            if rec.depth == 0 and threading.get_ident() == rec.tid:
+                rec.cap.fwd.append(SideEffect(orig, args, kwargs))
+                for a in args:
+                    if isinstance(a, _tensor.Tensor):
+                        rec.written.add(id(a._vc))
+            return orig(*args, **kwargs)
+
+        self._patch(_norm, "_update_running", update_running)
+
+        orig_bump = _tensor.Tensor._bump_version
+
+        def bump(t):
+            if rec.depth == 0 and threading.get_ident() == rec.tid and id(t._vc) not in \
+                    rec.written:
+                f = sys._getframe(1)
+                line = linecache.getline(f.f_code.co_filename, f.f_lineno - 1)
+                if _COUNTER.search(line):  # a step counter: t._data += 1 (BatchNorm)
+                    rec.cap.fwd.append(SideEffect(_count_up, (t,), {}))
+                    rec.counters.add(id(t._vc))
+                else:
+                    rec.graph_break("a tensor is modified in place by Python code outside ops")
+            return orig_bump(t)
+
+        self._patch(_tensor.Tensor, "_bump_version", bump)
+
+    def check_versions(self):
+        """A tensor the graph reads changed in place outside recorded ops: a graph break."""
+        for vc, v, what in self.versions:
+            if vc[0] != v and id(vc) not in self.written:
+                self.graph_break(f"a tensor the graph reads ({what}) was modified in place "
+                                 "by code the recorder does not see", "<in-place write>")
+                return
+
+    def _patch(self, obj, name, value):
+        had = name in vars(obj)
+        self._restore.append((obj, name, vars(obj).get(name), had))
+        setattr(obj, name, value)
+
+    def remove(self):
+        _current.rec = None
+        for obj, name, old, had in reversed(self._restore):
+            if had:
+                setattr(obj, name, old)
+            else:
+                delattr(obj, name)
+        self._restore = []
+
+    def _hook_make(self):
+        # _make / _make_view are imported by name all over ember, so the function objects are
+        # kept and only their code is swapped (see NOTE [Tensor creation hook])
+        rec = self
+        for fname in ("_make", "_make_view"):
+            f = getattr(_tensor, fname)
+            orig = types.FunctionType(f.__code__, f.__globals__, fname, f.__defaults__)
+
+            def logged(*a, _orig=orig):
+                t = _orig(*a)
+                if rec.depth == 0 and threading.get_ident() == rec.tid:
+                    rec.made.setdefault(id(t._data), (_creator(), _where()))
+                return t
+
+            _tensor.__dict__["_compile_" + fname] = logged
+            src = {"_make": "def _make(arr, vc=None):\n    return _compile__make(arr, vc)\n",
+                   "_make_view": "def _make_view(arr, src):\n"
+                                 "    return _compile__make_view(arr, src)\n"}[fname]
+            ns = {}
+            exec(compile(src, _tensor.__file__, "exec"), f.__globals__, ns)
+            self._restore.append((f, "__code__", f.__code__, True))
+            f.__code__ = ns[fname].__code__
+
+    def _hook_reads(self):
+        rec = self
+        T = _tensor.Tensor
+        for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__",
+                     "numpy"):
+            orig = getattr(T, name)
+
+            def read(self_t, *a, _orig=orig, _name=name, **k):
+                if rec.depth == 0 and threading.get_ident() == rec.tid:
+                    s = rec.slots.get(id(self_t._data))
+                    if id(self_t._vc) in rec.counters:
+                        rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
+                                        "counter the call itself updates")
+                    elif s is not None and rec.cap.kinds[s][0] not in ("ext", "const"):
+                        rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
+                                        "value the graph computes")
+                return _orig(self_t, *a, **k)
+
+            self._patch(T, name, read)
+
+    def _hook_inplace(self):
+        from ..ops import registry
+        rec = self
+        orig = registry.write_into
+
+        def write_into(self_t, arr, name):
+            if rec.depth == 0 and threading.get_ident() == rec.tid and \
+                    id(self_t._data) in rec.slots:
+                rec.graph_break(f"in-place op {name} on a value the graph reads")
+            return orig(self_t, arr, name)
+
+        self._patch(registry, "write_into", write_into)
+        orig_out = registry.write_out
+
+        def write_out(out, result, name):
+            if rec.depth == 0 and threading.get_ident() == rec.tid:
+                rec.graph_break(f"{name}(out=...) writes into a tensor the recorder does not "
+                                "track; drop out= inside compiled code")
+            return orig_out(out, result, name)
+
+        self._patch(registry, "write_out", write_out)
+
+    def _hook_dropout(self):
+        from ..nn.functional import _dropout as F
+        orig = getattr(F, "_keep_mask", None)
+        if orig is None:
+            return
+
+        def keep_mask(shape, p, dtype):
+            res = np.asarray(orig(shape, p, dtype)).view(RandArray)
+            res.recipe = ((orig, (shape, p, dtype)),)
+            return res
+
+        self._patch(F, "_keep_mask", keep_mask)
+
+
+# NOTE [Tensor creation hook]
+# A value the recorder has not seen must be classified: a tensor that existed before the call
+# (parameter, buffer, closure constant) is read live at each replay; one made during the call by
+# a factory (zeros, arange) is a constant; one made by other non-op code (a NumPy comparison, a
+# random factory) cannot be replayed and is a graph break. Telling these apart needs to know
+# where each tensor was made, so while a capture runs `_tensor._make`'s code object is replaced
+# by a two-line forwarder to a logger (the function object itself is imported by name in many
+# modules, so only its code can be swapped); the original code is restored afterwards, leaving
+# the eager hot path untouched.
+
+
+def flatten(obj, out):
+    """Tensors and Python values of nested tuples/lists/dicts into out; returns a spec."""
+    if isinstance(obj, _tensor.Tensor):
+        out.append(obj)
+        return "T"
+    if isinstance(obj, (tuple, list)) and not hasattr(obj, "_fields"):
+        return (type(obj), tuple(flatten(x, out) for x in obj))
+    if isinstance(obj, tuple):  # namedtuple
+        return (type(obj), tuple(flatten(x, out) for x in obj))
+    if isinstance(obj, dict):
+        return (dict, tuple(obj.keys()), tuple(flatten(v, out) for v in obj.values()))
+    out.append(obj)
+    return "P"
+
+
+def unflatten(spec, it):
+    if spec == "T" or spec == "P":
+        return next(it)
+    if spec[0] is dict:
+        return dict(zip(spec[1], (unflatten(s, it) for s in spec[2]), strict=False))
+    items = [unflatten(s, it) for s in spec[1]]
+    if spec[0] in (tuple, list):
+        return spec[0](items)
+    return spec[0](*items)

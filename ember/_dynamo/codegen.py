@@ -1,0 +1,237 @@
+"""Turn a Capture into two straight-line Python functions over NumPy arrays.
+
+``forward(I, E)`` takes the input arrays and the external tensors and returns the output arrays
+and the values the backward needs; ``backward(S, G)`` takes those values and the gradients of the
+differentiable outputs and returns one gradient per target. Each op call is a direct call of the
+op's NumPy ``forward`` (no tensors, no graph nodes, no dispatch); fused groups call generated
+numba kernels (fusion.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _tensor
+from ..autograd.grad_mode import _state
+from .capture import Instr, Misc, NodeBackward, redraw
+
+
+class Ctx:
+    """The ctx an op's forward sees at replay: stores what it saves and sets."""
+
+    _to_save = ()
+
+    def __init__(self, needs_input_grad):
+        self.needs_input_grad = needs_input_grad
+
+    def save_for_backward(self, *values):
+        self._to_save = values
+
+    def mark_dirty(self, *tensors):
+        pass
+
+    def mark_non_differentiable(self, *tensors):
+        pass
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    @property
+    def saved_tensors(self):
+        return tuple(None if v is None else _tensor._make(np.asarray(v))
+                     for v in self._to_save)
+
+
+def node_backward(cls, ctx, grads, n):
+    """Replay one op's own backward (with grad mode off, as the engine runs it)."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        res = cls.backward(ctx, *[None if g is None else _tensor._make(g) for g in grads])
+    finally:
+        _state.enabled = prev
+    res = res if isinstance(res, tuple) else (res,)
+    res = tuple(res) + (None,) * (n - len(res))
+    return tuple(None if r is None else r._data if isinstance(r, _tensor.Tensor) else
+                 np.asarray(r) for r in res[:n])
+
+
+class _Emitter:
+    def __init__(self, cap):
+        self.cap = cap
+        self.lines = []
+        self.glob = {"_np": np, "_Ctx": Ctx, "_nb": node_backward, "_redraw": redraw,
+                     "_A": np.asarray}
+        self.defined = set()
+
+    def const(self, value, prefix="K"):
+        name = f"_{prefix}{len(self.glob)}"
+        self.glob[name] = value
+        return name
+
+    def ref(self, r):
+        if r[0] == "c":
+            v = r[1]
+            if v is None or isinstance(v, (bool, int, float, str)):
+                return repr(v) if not (isinstance(v, float) and not np.isfinite(v)) \
+                    else self.const(v)
+            return self.const(v)
+        return self.val(r[1])
+
+    def val(self, s):
+        if s not in self.defined:
+            kind = self.cap.kinds[s]
+            if kind[0] == "const":
+                self.glob[f"v{s}"] = self.cap.arrays[s]
+            elif kind[0] == "rand":  # drawn where it is first used, as eager draws it
+                self.lines.append(f"v{s} = _redraw({self.const(kind[1])})")
+                self.defined.add(s)
+            else:
+                raise KeyError(f"compile: value v{s} ({kind}) used before it is defined")
+        return f"v{s}"
+
+    def call(self, inst, ctx):
+        args = ", ".join(self.ref(a) for a in inst.args)
+        kw = "".join(f", {k}={self.ref(v)}" for k, v in inst.params.items())
+        fn = self.const(inst.cls.forward, "F")
+        outs = [f"v{s}" for s in inst.outs]
+        lhs = ", ".join(outs) + ("," if inst.tuple_out and len(outs) == 1 else "")
+        sep = ", " if args else ""
+        self.lines.append(f"{lhs} = {fn}({ctx}{sep}{args}{kw})  # {inst.cls.__name__}")
+        for s, (shape, _) in zip(inst.outs, inst.meta, strict=False):
+            if shape == ():  # a ufunc on 0-d arrays returns a NumPy scalar
+                self.lines.append(f"v{s} = _A(v{s})")
+        self.defined.update(inst.outs)
+
+
+def generate(cap, fused_fwd=None, fused_bwd=None):
+    """Python source and globals for the forward and backward of a capture."""
+    fwd_items = fused_fwd if fused_fwd is not None else cap.fwd
+    bwd_items = fused_bwd if fused_bwd is not None else cap.bwd
+    need_bwd = bool(cap.grad_slots)
+    # values and ctxs the backward reads from the forward
+    bwd_made = set(cap.grad_slots)
+    for item in bwd_items:
+        bwd_made.update(_outs(item))
+    needed = []
+    for item in bwd_items:
+        for s in _ins(item):
+            if s not in bwd_made and cap.kinds[s][0] not in ("const",) and s not in needed:
+                needed.append(s)
+    fwd_exports = []
+    e = _Emitter(cap)
+    ctx_needed = {item.fwd_index for item in bwd_items if isinstance(item, NodeBackward)}
+    ctx_of = {}
+    for s, kind in enumerate(cap.kinds):
+        if kind[0] == "in":
+            e.lines.append(f"v{s} = I[{kind[1]}]")
+            e.defined.add(s)
+        elif kind[0] == "ext":
+            e.lines.append(f"v{s} = E[{kind[1]}]._data")
+            e.defined.add(s)
+    fwd_index = {id(inst): i for i, inst in enumerate(cap.fwd)}
+    after = {}  # forward instr index -> slots of its ctx (saved values / attributes)
+    for s, kind in enumerate(cap.kinds):
+        if kind[0] in ("saved", "attr"):
+            after.setdefault(kind[1], []).append(s)
+    for item in fwd_items:
+        if isinstance(item, Instr):
+            i = fwd_index.get(id(item))
+            ctx = f"c{i}" if i is not None else "_c"
+            e.lines.append(f"{ctx} = _Ctx({item.nig!r})")
+            e.call(item, ctx)
+            if i is not None:
+                ctx_of[i] = ctx
+                for s in after.get(i, ()):
+                    kind = cap.kinds[s]
+                    if kind[0] == "saved":
+                        e.lines.append(f"v{s} = _A({ctx}._to_save[{kind[2]}])")
+                    else:
+                        e.lines.append(f"v{s} = {ctx}.{kind[2]}")
+                    e.defined.add(s)
+        else:
+            item.emit(e)
+    outs = []
+    for o in cap.outputs:
+        outs.append("None" if isinstance(o, tuple) else e.val(o))
+    if need_bwd:
+        fwd_exports = [e.val(s) for s in needed] + [ctx_of[i] for i in sorted(ctx_needed)]
+    fwd_src = ("def forward(I, E):\n    " + "\n    ".join(e.lines or ["pass"]) +
+               f"\n    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
+               f"({', '.join(fwd_exports)}{',' if len(fwd_exports) == 1 else ''})\n")
+    fwd_glob = e.glob
+    if not need_bwd:
+        return fwd_src, fwd_glob, None, None
+    b = _Emitter(cap)
+    names = [f"v{s}" for s in needed] + [f"c{i}" for i in sorted(ctx_needed)]
+    if names:
+        b.lines.append(f"{', '.join(names)}{',' if len(names) == 1 else ''} = S")
+    b.defined.update(needed)
+    for j, s in enumerate(cap.grad_slots):
+        b.lines.append(f"v{s} = G[{j}]")
+        b.defined.add(s)
+    for item in bwd_items:
+        if isinstance(item, Instr):
+            b.lines.append(f"_c = _Ctx({item.nig!r})")
+            b.call(item, "_c")
+        elif isinstance(item, NodeBackward):
+            grads = ", ".join("None" if g is None else b.val(g) for g in item.grads)
+            cls = b.const(cap.fwd[item.fwd_index].cls, "C")
+            res = ", ".join("_" if s is None else f"v{s}" for s in item.outs)
+            b.lines.append(f"{res}{',' if len(item.outs) == 1 else ''} = "
+                           f"_nb({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)})")
+            b.defined.update(s for s in item.outs if s is not None)
+        elif isinstance(item, Misc):
+            _emit_misc(b, item)
+        else:
+            item.emit(b)
+    rets = ["None" if s is None else b.val(s) for s in cap.target_grads]
+    bwd_src = ("def backward(S, G):\n    " + "\n    ".join(b.lines or ["pass"]) +
+               f"\n    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})\n")
+    return fwd_src, fwd_glob, bwd_src, b.glob
+
+
+def _emit_misc(b, item):
+    a = item.args
+    if item.kind == "zeros":
+        b.lines.append(f"v{item.out} = _np.zeros({a[0]!r}, {b.const(a[1])})")
+    elif item.kind == "add":
+        b.lines.append(f"v{item.out} = _np.add({b.val(a[0])}, {b.val(a[1])})")
+    elif item.kind == "reshape":
+        b.lines.append(f"v{item.out} = {b.val(a[0])}.reshape({a[1]!r})")
+    elif item.kind == "astype":
+        b.lines.append(f"v{item.out} = {b.val(a[0])}.astype({b.const(a[1])})")
+    b.defined.add(item.out)
+
+
+def _ins(item):
+    if isinstance(item, Instr):
+        return [r[1] for r in list(item.args) + list(item.params.values()) if r[0] == "s"]
+    if isinstance(item, NodeBackward):
+        return [g for g in item.grads if g is not None]
+    if isinstance(item, Misc):
+        return [a for a in item.args[:1] if isinstance(a, int)] + (
+            [item.args[1]] if item.kind == "add" else [])
+    return [r[1] for r in item.inputs if r[0] == "s"]
+
+
+def _outs(item):
+    if isinstance(item, Instr):
+        return list(item.outs)
+    if isinstance(item, NodeBackward):
+        return [s for s in item.outs if s is not None]
+    if isinstance(item, Misc):
+        return [item.out]
+    return list(item.outputs)
+
+
+def build(cap, fused_fwd=None, fused_bwd=None, name="compiled"):
+    """Compile the generated source into (forward, backward or None, sources)."""
+    fwd_src, fg, bwd_src, bg = generate(cap, fused_fwd, fused_bwd)
+    ns = {}
+    exec(compile(fwd_src, f"<ember.compile {name} forward>", "exec"), fg, ns)
+    fwd = ns["forward"]
+    bwd = None
+    if bwd_src is not None:
+        exec(compile(bwd_src, f"<ember.compile {name} backward>", "exec"), bg, ns)
+        bwd = ns["backward"]
+    return fwd, bwd, (fwd_src, bwd_src)

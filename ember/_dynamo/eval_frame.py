@@ -1,0 +1,270 @@
+"""The compiled callable: guards, the cache of specialisations, recompiles, graph breaks."""
+from __future__ import annotations
+
+import functools
+import threading
+import warnings
+import weakref
+from collections import OrderedDict
+
+from .. import _dtype as D
+from .. import _tensor
+from ..autograd.grad_mode import _state
+from . import config
+from .capture import flatten
+from .exc import RecompileError, Unsupported
+
+_local = threading.local()
+_all_compiled = weakref.WeakSet()
+counters = {"frames": 0, "captures": 0, "recompiles": 0, "graph_breaks": 0, "hits": 0}
+
+
+def is_compiling():
+    """True while ember.compile is capturing a function (torch.compiler.is_compiling)."""
+    return getattr(_local, "depth", 0) > 0
+
+
+class _Disabled:
+    """Set by ember.compiler.disable: code under it always runs eagerly."""
+
+    depth = 0
+
+
+def _tensor_key(t):
+    d = t._data
+    return (d.shape, d.dtype, t._requires_grad)
+
+
+def _only_shapes_differ(a, b, dynamic_dims):
+    """Whether keys a and b differ only in tensor shapes along dynamic dims (same ndim)."""
+    if len(a) != len(b):
+        return False
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x == y:
+            continue
+        if not (type(x) is tuple and len(x) == 3 and type(x[0]) is tuple and type(y) is tuple
+                and len(y) == 3 and type(y[0]) is tuple):
+            return False
+        if x[1:] != y[1:] or len(x[0]) != len(y[0]):
+            return False
+        dims = dynamic_dims(i)
+        if any(p != q and (dims is not None and d not in dims)
+               for d, (p, q) in enumerate(zip(x[0], y[0], strict=False))):
+            return False
+    return True
+
+
+def _value_key(v):
+    if isinstance(v, (int, float, bool, str, type(None), complex)):
+        return (type(v), v)
+    if isinstance(v, D.dtype):
+        return ("dtype", str(v))
+    return ("id", type(v), id(v))
+
+
+class CacheEntry:
+    def __init__(self, graph=None, breaks=(), reason=""):
+        self.graph = graph
+        self.breaks = list(breaks)
+        self.reason = reason
+
+
+class CompiledFunction:
+    """What ``ember.compile(fn)`` returns for a plain function (and uses for modules)."""
+
+    def __init__(self, fn, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+                 module=None):
+        self._fn = fn
+        self.fullgraph = fullgraph
+        self.dynamic = dynamic
+        self.backend = backend
+        self.mode = mode
+        self._module = weakref.ref(module) if module is not None else None
+        self._cache = OrderedDict()
+        self._shape_changes = 0
+        self.stats = {"captures": 0, "recompiles": 0, "hits": 0, "eager": 0}
+        self.last_breaks = []
+        self.sources = None
+        functools.update_wrapper(self, fn, updated=())
+        _all_compiled.add(self)
+
+    # ------------------------------------------------------------------ key and guards
+    def _key(self, flat):
+        key = [_state.enabled, D.get_default_dtype()]
+        seen = {}
+        for i, v in enumerate(flat):
+            if isinstance(v, _tensor.Tensor):
+                # the same storage passed twice is one value in the capture: guard on it
+                first = seen.setdefault(id(v._data), i)
+                key.append(_tensor_key(v) if first == i else ("alias", first))
+            else:
+                key.append(_value_key(v))
+        mod = self._module() if self._module is not None else None
+        if mod is not None:
+            key.append(tuple(m.training for m in mod.modules()))
+        return tuple(key)
+
+    def reset(self):
+        self._cache.clear()
+        self._shape_changes = 0
+
+    def __get__(self, obj, objtype=None):  # decorating a method
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    def __call__(self, *args, **kwargs):
+        if _Disabled.depth or getattr(_local, "depth", 0) or config.disable:
+            return self._fn(*args, **kwargs)
+        flat = []
+        flatten((args, kwargs), flat)
+        key = self._key(flat)
+        self._flat = flat
+        entry = self._cache.get(key)
+        if entry is not None and entry.graph is not None and not entry.graph.guard_ext():
+            entry = None  # a parameter changed shape/dtype/requires_grad: capture again
+        if entry is None:
+            return self._capture(key, args, kwargs)
+        self._cache.move_to_end(key)
+        if entry.graph is None:
+            self.stats["eager"] += 1
+            return self._fn(*args, **kwargs)
+        self.stats["hits"] += 1
+        counters["hits"] += 1
+        return entry.graph.run([v for v in flat if isinstance(v, _tensor.Tensor)])
+
+    def _capture(self, key, args, kwargs):
+        from .backends import compile_capture
+        from .trace import capture_call
+        # NOTE [Dynamic shapes]: a capture is specialised to its shapes (views and reshapes
+        # record sizes), so a new shape always records again; with dynamic shapes that is not
+        # counted as a recompile, it reuses every generated kernel (they take any size) and the
+        # cache holds more specialisations.
+        dims = self._dynamic_dims()
+        shape_only = any(_only_shapes_differ(k, key, dims) for k in self._cache)
+        dynamic = self.dynamic is True or (self.dynamic is None and (
+            self._shape_changes > 0 or any(getattr(t, "_dynamo_dynamic_indices", None)
+                                           for t in self._flat
+                                           if isinstance(t, _tensor.Tensor))))
+        if self._cache and config.eager_on_recompile:
+            self.stats["eager"] += 1
+            return self._fn(*args, **kwargs)
+        if self._cache and not (dynamic and shape_only):
+            self.stats["recompiles"] += 1
+            counters["recompiles"] += 1
+            if config.error_on_recompile:
+                raise RecompileError(f"Recompiling function {self._name()}: guards failed for a "
+                                     "new input signature and error_on_recompile is set.")
+        if shape_only and self.dynamic is None:
+            self._shape_changes += 1  # automatic dynamic, as torch after one shape change
+        limit = config.cache_size_limit * (8 if dynamic else 1)
+        if len(self._cache) >= limit:
+            warnings.warn(f"ember.compile: {self._name()} reached the recompile limit "
+                          f"(cache_size_limit={config.cache_size_limit}); the least recently "
+                          "used specialisation is dropped. Inputs whose shapes keep changing "
+                          "should use dynamic=True.", UserWarning, stacklevel=3)
+            self._cache.popitem(last=False)
+        self.stats["captures"] += 1
+        counters["captures"] += 1
+        counters["frames"] += 1
+        _local.depth = getattr(_local, "depth", 0) + 1
+        try:
+            result, cap = capture_call(self._fn, args, kwargs, self.fullgraph)
+        finally:
+            _local.depth -= 1
+        self.last_breaks = list(cap.breaks)
+        if cap.breaks:
+            counters["graph_breaks"] += len(cap.breaks)
+            self._cache[key] = CacheEntry(None, cap.breaks, "graph break")
+            return result
+        try:
+            graph = compile_capture(cap, self.backend, self.mode, self._name())
+        except Unsupported:
+            raise
+        self.sources = getattr(graph, "sources", None)
+        self._cache[key] = CacheEntry(graph)
+        return result
+
+    def _dynamic_dims(self):
+        """For key position i: the dims allowed to change (None: all of them)."""
+        flat = self._flat
+
+        def dims(i):
+            j = i - 2
+            if self.dynamic is not False and 0 <= j < len(flat):
+                marked = getattr(flat[j], "_dynamo_dynamic_indices", None)
+                if marked and self.dynamic is not True:
+                    return marked
+            return None if self.dynamic is not False else set()
+        return dims
+
+    def _name(self):
+        return getattr(self._fn, "__qualname__", None) or type(self._fn).__name__
+
+
+def compile_module_inplace(mod, **kwargs):
+    """``Module.compile()``: calls of this module instance go through a compiled _call_impl.
+
+    The instance's class is swapped for a cached subclass whose ``__call__`` uses the compiled
+    function (special methods are looked up on the type), so other modules pay nothing.
+    """
+    from ..nn.modules.module import Module
+    cls = type(mod)
+    if not getattr(cls, "_ember_compiled_class", False):
+        sub = _compiled_classes.get(cls)
+        if sub is None:
+            def __call__(self, *args, **kw):
+                return self.__dict__["_compiled_call_impl"](*args, **kw)
+            sub = type(cls.__name__, (cls,), {"__call__": __call__, "__module__": cls.__module__,
+                                              "__qualname__": cls.__qualname__,
+                                              "_ember_compiled_class": True})
+            _compiled_classes[cls] = sub
+        mod.__class__ = sub
+    impl = functools.partial(Module._call_impl, mod)
+    mod.__dict__["_compiled_call_impl"] = CompiledFunction(impl, module=mod, **kwargs)
+
+
+_compiled_classes = weakref.WeakKeyDictionary()
+
+
+def _make_optimized_module():
+    from ..nn.modules.module import Module
+
+    class OptimizedModule(Module):
+        """What ``ember.compile(module)`` returns: calls go through the compiled forward.
+
+        The original module is ``_orig_mod`` (so state_dict keys carry the ``_orig_mod.``
+        prefix, as in torch); other attributes are looked up on it.
+        """
+
+        def __init__(self, mod, *, fullgraph=False, dynamic=None, backend="inductor",
+                     mode=None):
+            super().__init__()
+            self._orig_mod = mod
+            self.__dict__["_compiled"] = CompiledFunction(
+                mod, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
+                module=mod)
+
+        def forward(self, *args, **kwargs):
+            return self.__dict__["_compiled"](*args, **kwargs)
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+        @property
+        def dynamo_ctx(self):
+            return self.__dict__["_compiled"]
+
+    OptimizedModule.__module__ = "ember._dynamo.eval_frame"
+    return OptimizedModule
+
+
+def __getattr__(name):
+    if name == "OptimizedModule":
+        cls = _make_optimized_module()
+        globals()["OptimizedModule"] = cls
+        return cls
+    raise AttributeError(name)

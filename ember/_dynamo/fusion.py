@@ -1,0 +1,371 @@
+"""Fusion: runs of elementwise ops become one generated numba kernel.
+
+A group is a run of consecutive recorded elementwise instructions over one floating dtype whose
+outputs all have the group's shape (operands broadcast to it). The kernel reads each operand
+once, keeps intermediates in registers and writes only the values used outside the group (by a
+later op, the backward, or the caller). Matmul, convolution and everything else keep their own
+kernels. Transcendental ops (exp, tanh, log, sigmoid) stay on NumPy: numba has no vectorised
+math library here, so fusing them is slower than NumPy's SIMD loops (see NOTE [What fuses]).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import math
+import os
+import sys
+
+import numpy as np
+
+from .capture import Instr
+
+# NOTE [What fuses]
+# Measured on this machine (benchmarks/compile.py, "fusion" rows): a chain of cheap ops
+# (add, mul, relu, clamp) fused into one numba loop beats one NumPy call per op by ~3x, because
+# each NumPy call streams its operands through memory again. numba compiles exp/tanh/log to
+# scalar libm calls (no SVML), which lose to NumPy's vectorised loops, so those ops end a group.
+# Only float32/float64 groups fuse, with every member of one dtype: NumPy's promotion of mixed
+# operands then needs no reproducing, and each step rounds exactly as the eager op does.
+
+
+def _binary(sym):
+    def expr(a, p):
+        alpha = p.get("alpha", 1)
+        if not isinstance(alpha, (int, float)) or isinstance(alpha, bool):
+            return None
+        if alpha == 1:
+            return f"({a[0]} {sym} {a[1]})"
+        return f"({a[0]} {sym} _T({float(alpha)!r}) * {a[1]})"
+    return expr
+
+
+def _div(a, p):
+    return None if p.get("rounding_mode") is not None else f"({a[0]} / {a[1]})"
+
+
+def _clamp(a, p):
+    x, lo, hi = a[0], a[1] if len(a) > 1 else "None", a[2] if len(a) > 2 else "None"
+    out = x
+    if lo != "None":
+        out = f"_fmax({out}, {lo})"
+    if hi != "None":
+        out = f"_fmin({out}, {hi})"
+    return out
+
+
+def _scale(a, p):
+    if len(a) > 2 and a[2] != "None":
+        return f"({a[0]} * {a[1]} + {a[2]})"
+    return f"({a[0]} * {a[1]})"
+
+
+_ELEMENTWISE = {
+    "Add": _binary("+"),
+    "Sub": _binary("-"),
+    "Mul": lambda a, p: f"({a[0]} * {a[1]})",
+    "Div": _div,
+    "Neg": lambda a, p: f"(-{a[0]})",
+    "Relu": lambda a, p: f"_relu({a[0]})",
+    "Square": lambda a, p: f"({a[0]} * {a[0]})",
+    "Sqrt": lambda a, p: f"_sqrt({a[0]})",
+    "Rsqrt": lambda a, p: f"(_T(1.0) / _sqrt({a[0]}))",
+    "Reciprocal": lambda a, p: f"(_T(1.0) / {a[0]})",
+    "Abs": lambda a, p: f"abs({a[0]})",
+    "Clamp": _clamp,
+    "Maximum": lambda a, p: f"_fmax({a[0]}, {a[1]})",
+    "Minimum": lambda a, p: f"_fmin({a[0]}, {a[1]})",
+    "NativeDropout": _scale,
+}
+
+
+def _key(cls):
+    # ember's own op classes, by name (they move between ember.ops modules)
+    return cls.__name__ if cls.__module__.startswith("ember.ops") else None
+
+
+def fusible_classes():
+    """The Op classes fusion handles (the op-database test compiles each of them)."""
+    return set(_ELEMENTWISE)
+
+
+class FusedGroup:
+    """A generated kernel call standing for several instructions."""
+
+    def __init__(self, members, inputs, outputs, shape, dtype, exprs, nscalar):
+        self.members = members
+        self.inputs = inputs      # slots or ("c", value)
+        self.outputs = outputs    # slots written by the kernel
+        self.shape = shape
+        self.dtype = dtype
+        self.body = exprs         # lines of the kernel body
+        self.nscalar = nscalar
+
+    def emit(self, e):
+        fn = e.const(_launcher(self), "G")
+        args = ", ".join(e.ref(r) for r in self.inputs)
+        outs = ", ".join(f"v{s}" for s in self.outputs)
+        e.lines.append(f"{outs}{',' if len(self.outputs) == 1 else ''} = {fn}({args})")
+        e.defined.update(self.outputs)
+
+
+def fuse(cap):
+    """Fused instruction lists for the forward and the backward (None: nothing fused)."""
+    uses = _external_uses(cap)
+    blocked = set()
+    for _s, kind in enumerate(cap.kinds):
+        if kind[0] in ("saved", "attr"):
+            blocked.add(kind[1])
+    for item in cap.bwd or ():
+        if hasattr(item, "fwd_index"):
+            blocked.add(item.fwd_index)
+    fwd = _fuse_list(cap, cap.fwd, uses, blocked)
+    bwd = _fuse_list(cap, cap.bwd, uses, set(), backward=True) if cap.bwd else cap.bwd
+    return fwd, bwd
+
+
+def _external_uses(cap):
+    """How many times each slot is read (by any instruction, the outputs or the exports)."""
+    from .codegen import _ins
+    uses = {}
+    for item in list(cap.fwd) + list(cap.bwd or ()):
+        for s in _ins(item):
+            uses[s] = uses.get(s, 0) + 1
+    for o in list(cap.outputs) + list(cap.target_grads):
+        if isinstance(o, int):
+            uses[o] = uses.get(o, 0) + 1000
+    return uses
+
+
+def _fuse_list(cap, items, uses, blocked, backward=False):
+    out, run = [], []
+    index = {id(x): i for i, x in enumerate(cap.fwd)}
+    for item in items:
+        ok = isinstance(item, Instr) and (backward or index.get(id(item)) not in blocked)
+        if ok and _fusible(cap, item, run):
+            run.append(item)
+            continue
+        out.extend(_close(cap, run, uses, backward))
+        run = []
+        if ok and _fusible(cap, item, run):
+            run.append(item)
+        else:
+            out.append(item)
+    out.extend(_close(cap, run, uses, backward))
+    return out
+
+
+def _fusible(cap, inst, run):
+    key = _key(inst.cls)
+    if key not in _ELEMENTWISE or len(inst.outs) != 1:
+        return False
+    shape, dt = inst.meta[0]
+    if dt not in (np.float32, np.float64) or 0 in shape:
+        return False
+    if run and (run[0].meta[0] != (shape, dt)):
+        return False
+    for r in list(inst.args) + list(inst.params.values()):
+        a = cap.arrays[r[1]] if r[0] == "s" else r[1]
+        if isinstance(a, np.ndarray):
+            if a.dtype != dt or len(a.shape) > len(shape) or any(
+                    d != 1 and d != s for d, s in zip(a.shape[::-1], shape[::-1], strict=False)):
+                return False
+        elif a is not None and not isinstance(a, (int, float, str)) or isinstance(a, bool):
+            return False
+    return _ELEMENTWISE[key]([f"a{i}" for i in range(len(inst.args))],
+                             {k: (v[1] if v[0] == "c" else None)
+                              for k, v in inst.params.items()}) is not None
+
+
+def _close(cap, run, uses, backward):
+    """A FusedGroup for a run of two or more instructions; a single one stays as it is."""
+    if len(run) < 2:
+        return list(run)
+    shape, dt = run[0].meta[0]
+    inputs, names, lines = [], {}, []
+    made = {}
+    internal = {}
+    for inst in run:
+        for r in list(inst.args) + list(inst.params.values()):
+            if r[0] == "s":
+                internal[r[1]] = internal.get(r[1], 0) + 1
+    for k, inst in enumerate(run):
+        argn = []
+        for r in inst.args:
+            argn.append(_operand(cap, r, inputs, names, made, lines, dt))
+        params = {}
+        for key, r in inst.params.items():
+            params[key] = r[1] if r[0] == "c" else None
+        expr = _ELEMENTWISE[_key(inst.cls)](argn, params)
+        lines.append(f"t{k} = {expr}")
+        made[inst.outs[0]] = f"t{k}"
+    outputs = [inst.outs[0] for inst in run
+               if uses.get(inst.outs[0], 0) > internal.get(inst.outs[0], 0)]
+    if not outputs:
+        outputs = [run[-1].outs[0]]
+    nscalar = [cap.arrays[r[1]].ndim == 0 if r[0] == "s" else True for r in inputs]
+    group = FusedGroup(run, inputs, outputs, shape, dt, lines + [
+        f"o{j}[IDX] = {made[s]}" for j, s in enumerate(outputs)], nscalar)
+    # the outputs keep the memory layout eager produced (NumPy follows its operands' layout),
+    # so later views and reshapes recorded against it stay valid
+    group.perms = [_layout(cap.arrays[s]) for s in outputs]
+    return [group]
+
+
+def _layout(a):
+    """The axis order of a in memory (outermost first); None when C-contiguous."""
+    if a.flags.c_contiguous:
+        return None
+    perm = tuple(sorted(range(a.ndim), key=lambda d: (-abs(a.strides[d]), d)))
+    return None if perm == tuple(range(a.ndim)) else perm
+
+
+def _operand(cap, r, inputs, names, made, lines, dt):
+    if r[0] == "s" and r[1] in made:
+        return made[r[1]]
+    if r[0] == "c":
+        v = r[1]
+        if v is None:
+            return "None"
+        if isinstance(v, (int, float)):
+            return f"_T({float(v)!r})"
+        if isinstance(v, np.ndarray) and v.ndim == 0:
+            return f"_T({float(v)!r})" if np.isfinite(v) else f"_T({_inf(v)})"
+    key = (r[0], r[1] if r[0] == "s" else id(r[1]))
+    if key not in names:
+        names[key] = f"x{len(inputs)}"
+        inputs.append(r)
+    return f"{names[key]}[IDX]"
+
+
+def _inf(v):
+    return "math.inf" if v > 0 else "-math.inf" if v < 0 else "math.nan"
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels: generated source in a cache directory, compiled by numba with cache=True
+
+_HEADER = '''"""Generated by ember.compile (ember/_dynamo/fusion.py); safe to delete."""
+import math
+import numpy as np
+from numba import njit
+
+_T = np.{dtype}
+
+
+@njit(inline="always")
+def _fmax(a, b):
+    return a if a >= b or a != a else b
+
+
+@njit(inline="always")
+def _fmin(a, b):
+    return a if a <= b or a != a else b
+
+
+@njit(inline="always")
+def _relu(a):
+    return a if not a < 0 else _T(0.0)
+
+
+@njit(inline="always")
+def _sqrt(a):
+    return np.sqrt(a)
+'''
+
+
+def cache_dir():
+    base = os.environ.get("EMBER_COMPILE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "ember", "compile")
+    os.makedirs(base, exist_ok=True)
+    return base
+
+
+_loaded = {}
+
+
+def _kernel_source(group, flat):
+    n_in = len(group.inputs)
+    nd = len(group.shape)
+    scal = group.nscalar
+    ins = ", ".join(f"x{i}" for i in range(n_in))
+    outs = ", ".join(f"o{j}" for j in range(len(group.outputs)))
+    body = []
+    for line in group.body:
+        for i in range(n_in):
+            line = line.replace(f"x{i}[IDX]", f"x{i}" if scal[i] else f"x{i}[IDX]")
+        body.append(line)
+    if flat or nd == 0:
+        idx, loops = "i", ["for i in range(o0.size):"]
+        if nd == 0:
+            idx = "0"
+            loops = ["for i in range(1):"]
+    else:
+        idx = ", ".join(f"i{d}" for d in range(nd))
+        loops = [f"for i{d} in range(o0.shape[{d}]):" for d in range(nd)]
+    src = [f"def kernel({outs}, {ins}):"]
+    for d, loop in enumerate(loops):
+        src.append("    " * (d + 1) + loop)
+    pad = "    " * (len(loops) + 1)
+    src += [pad + line.replace("IDX", idx) for line in body]
+    return "\n".join(src) + "\n"
+
+
+def _load(group, flat):
+    src = _kernel_source(group, flat)
+    dtype = np.dtype(group.dtype).name
+    full = _HEADER.format(dtype=dtype) + "\n\n@njit(cache=True, nogil=True)\n" + src
+    h = hashlib.sha1(full.encode()).hexdigest()[:16]
+    if h in _loaded:
+        return _loaded[h]
+    path = os.path.join(cache_dir(), f"k_{h}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(full)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(f"ember_compile_k_{h}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    _loaded[h] = mod.kernel
+    return mod.kernel
+
+
+def _launcher(group):
+    """A Python function allocating the outputs and calling the flat or the strided kernel."""
+    shape, dt = group.shape, group.dtype
+    len(group.outputs)
+    scal = group.nscalar
+    kflat, knd = _load(group, True), _load(group, False)
+    size = math.prod(shape)
+
+    perms = group.perms
+    allc = all(p is None for p in perms)
+
+    def alloc(p):
+        if p is None:
+            return np.empty(shape, dt)
+        return np.empty(tuple(shape[d] for d in p), dt).transpose(np.argsort(p))
+
+    def launch(*xs):
+        outs = [alloc(p) for p in perms]
+        flat = allc
+        args = []
+        for x, s in zip(xs, scal, strict=False):
+            if s:
+                args.append(x[()] if isinstance(x, np.ndarray) else x)
+            elif x.shape == shape and x.flags.c_contiguous:
+                args.append(x)
+            else:
+                flat = False
+                args.append(x)
+        if flat:
+            kflat(*[o.reshape(size) for o in outs],
+                  *[a if s else a.reshape(size) for a, s in zip(args, scal, strict=False)])
+        else:
+            knd(*outs, *[a if s else np.broadcast_to(a, shape)
+                         for a, s in zip(args, scal, strict=False)])
+        return tuple(outs)
+
+    return launch

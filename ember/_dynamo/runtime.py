@@ -1,0 +1,121 @@
+"""Running a compiled capture: arrays in, tensors out, one autograd node for the backward."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .. import _tensor
+from ..autograd import function as _fn
+from ..autograd.grad_mode import _state
+from .capture import unflatten
+
+_FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+class CompiledFunction:
+    """Stands for the whole compiled region in the autograd graph (``CompiledFunctionBackward``)."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx._values is None:
+            raise RuntimeError(_FREED_MSG)
+        res = ctx._bwd(ctx._values, [g._data for g in grads])
+        out = tuple(None if r is None else _tensor._make(r) for r in res)
+        if _state.enabled:
+            # create_graph: the gradients are right, but differentiating them again is not
+            # supported; connect them through a node that raises if that is tried
+            anchor = _tensor._make(np.zeros((), np.float32)).requires_grad_()
+            out = tuple(None if r is None else _Twice.apply(r, anchor) for r in out)
+        return out
+
+
+class _Twice(_fn.Op):
+    """Carries a compiled region's gradient; raises when it is differentiated (double backward)."""
+
+    @staticmethod
+    def forward(ctx, x, anchor):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(
+            "ember.compile: double backward through a compiled region is not supported (its "
+            "backward is replayed, not recorded); run the function eagerly "
+            "(ember.compiler.disable) for higher-order gradients.")
+
+
+class _Node(_fn.OpNode):
+    _op = CompiledFunction
+    _values = None
+
+    def name(self):
+        return "CompiledFunctionBackward"
+
+    def release(self):
+        self._values = None
+
+
+class CompiledGraph:
+    """One specialisation of a compiled function: replays forward, wires the backward."""
+
+    def __init__(self, cap, fwd, bwd, sources):
+        self.fwd, self.bwd, self.sources = fwd, bwd, sources
+        self.ext = cap.ext
+        self.out_spec = cap.out_spec
+        self.outputs = cap.outputs
+        self.diff = cap.diff_outputs
+        self.targets = cap.targets
+        self.out_is_input = [o if isinstance(o, int) and cap.kinds[o][0] in ("in", "ext")
+                             else None for o in cap.outputs]
+        self.kinds = {o: cap.kinds[o] for o in cap.outputs if isinstance(o, int)}
+        self.py = {i: o[1] for i, o in enumerate(cap.outputs) if isinstance(o, tuple)}
+        self.ext_meta = [(t._data.shape, t._data.dtype, t._requires_grad) for t in cap.ext]
+
+    def guard_ext(self):
+        for t, (shape, dt, rg) in zip(self.ext, self.ext_meta, strict=False):
+            d = t._data
+            if d.shape != shape or d.dtype != dt or t._requires_grad != rg:
+                return False
+        return True
+
+    def run(self, inputs):
+        arrays = [t._data for t in inputs]
+        out_arrays, values = self.fwd(arrays, self.ext)
+        outs = []
+        for i, a in enumerate(out_arrays):
+            if i in self.py:
+                outs.append(self.py[i])
+                continue
+            src = self.out_is_input[i]
+            if src is not None:
+                kind = self.kinds[src]
+                outs.append(inputs[kind[1]] if kind[0] == "in" else self.ext[kind[1]])
+                continue
+            outs.append(_tensor._make(a))
+        if self.bwd is not None and _state.enabled:
+            self._attach(inputs, outs, values)
+        return unflatten(self.out_spec, iter(outs))
+
+    def _attach(self, inputs, outs, values):
+        node = _Node()
+        node._bwd = self.bwd
+        node._values = values
+        node._seq = next(_fn._seq)
+        tgt = [inputs[k] if kind == "in" else self.ext[k] for kind, k in self.targets]
+        node.next_functions = tuple(_fn._edge(t) for t in tgt)
+        diff = [outs[i] for i in self.diff]
+        node.num_outputs = len(diff)
+        node._out_meta = [(t._data.shape, t._data.dtype) for t in diff]
+        for j, t in enumerate(diff):
+            if self.out_is_input[self.diff[j]] is not None:
+                continue  # an input returned as is keeps its own history
+            t._grad_fn, t._output_nr, t._requires_grad = node, j, True
+
+
+_ids = itertools.count()

@@ -1,0 +1,372 @@
+"""ember.compile's behaviour: signatures and decorators, guards and recompiles, graph breaks
+and explain, fullgraph, backends (strings and callables), reset/disable/stances, autograd."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember._dynamo import config
+from ember._dynamo.exc import RecompileError, Unsupported
+from ember.testing import assert_close
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    ember._dynamo.reset()
+    yield
+    ember.compiler.set_stance("default")
+
+
+def _t(*shape, rg=False, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return ember.from_numpy(a).requires_grad_(rg)
+
+
+def _chain(x, y):
+    return ((x * 2 + y).relu() * y).sum(dim=-1)
+
+
+def test_compile_function_as_decorator_and_with_arguments():
+    @ember.compile
+    def f(x, y):
+        return _chain(x, y)
+
+    @ember.compile(mode="max-autotune", fullgraph=True, dynamic=False)
+    def g(x, y):
+        return _chain(x, y)
+
+    x, y = _t(3, 4), _t(4, seed=1)
+    for fn in (f, g):
+        fn(x, y)
+        assert_close(fn(x, y), _chain(x, y))
+        assert fn.stats["hits"] == 1
+
+
+def test_compile_rejects_bad_mode_backend_and_non_callables():
+    with pytest.raises(RuntimeError, match="mode"):
+        ember.compile(_chain, mode="fastest")
+    with pytest.raises(RuntimeError, match="unknown backend 'tvm_like'"):
+        ember.compile(_chain, backend="tvm_like")
+    with pytest.raises(RuntimeError, match="must be a callable"):
+        ember.compile(3)
+    with pytest.raises(RuntimeError, match="Either mode or options"):
+        ember.compile(_chain, mode="default", options={})
+
+
+def test_shape_dtype_and_requires_grad_changes_recompile():
+    f = ember.compile(_chain, dynamic=False)
+    x, y = _t(3, 4), _t(4)
+    f(x, y)
+    f(x, y)
+    assert f.stats["recompiles"] == 0
+    assert_close(f(_t(5, 4), y), _chain(_t(5, 4), y))               # shape
+    xd, yd = x.double(), y.double()
+    assert_close(f(xd, yd), _chain(xd, yd))                          # dtype
+    xr = x.detach().requires_grad_()
+    out = f(xr, y)                                                   # requires_grad
+    assert out.requires_grad
+    assert f.stats["recompiles"] == 3
+
+
+def test_module_train_eval_switch_is_guarded():
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    c = ember.compile(m)
+    x = _t(8, 4)
+    c(x)
+    m.eval()
+    c(x)
+    assert_close(c(x), m(x))      # eval: dropout is the identity
+    assert c.dynamo_ctx.stats["captures"] == 2
+
+
+def test_cache_is_bounded_and_warns(monkeypatch):
+    monkeypatch.setattr(config, "cache_size_limit", 2)
+    f = ember.compile(lambda x: x * 2 + 1, dynamic=False)
+    with pytest.warns(UserWarning, match="recompile limit"):
+        for n in range(1, 5):
+            assert_close(f(_t(n)), _t(n) * 2 + 1)
+    assert len(f._cache) == 2
+
+
+def test_dynamic_true_shape_changes_are_not_recompiles():
+    f = ember.compile(_chain, dynamic=True)
+    y = _t(4)
+    for n in (2, 3, 5, 7):
+        x = _t(n, 4)
+        f(x, y)
+        assert_close(f(x, y), _chain(x, y))
+    assert f.stats["recompiles"] == 0
+
+
+def test_automatic_dynamic_after_first_shape_change():
+    f = ember.compile(_chain)
+    y = _t(4)
+    for n in (2, 3, 5, 7):
+        f(_t(n, 4), y)
+    assert f.stats["recompiles"] == 1  # the first change only, as torch
+
+
+def test_error_on_recompile(monkeypatch):
+    monkeypatch.setattr(config, "error_on_recompile", True)
+    f = ember.compile(lambda x: x + 1)
+    f(_t(2))
+    with pytest.raises(RecompileError, match="Recompiling"):
+        f(_t(3).double())
+
+
+def _branchy(x):
+    if x.sum() > 0:          # data-dependent Python: a graph break
+        return x * 2
+    return x - 1
+
+
+def test_graph_break_runs_eagerly_and_explain_says_where_and_why():
+    f = ember.compile(_branchy)
+    x = _t(4)
+    for _ in range(3):
+        assert_close(f(x), _branchy(x))
+    assert f.stats["eager"] == 2
+    report = ember._dynamo.explain(_branchy)(x)
+    assert report.graph_break_count == 1 and report.graph_count == 0
+    reason = report.break_reasons[0]
+    assert "data-dependent" in reason.reason and "__bool__" in reason.reason
+    assert "test_compile_api.py" in reason.user_stack[0]
+    assert "Graph Break Count: 1" in str(report)
+
+
+def test_fullgraph_raises_at_a_graph_break():
+    f = ember.compile(_branchy, fullgraph=True)
+    with pytest.raises(Unsupported, match="fullgraph=True"):
+        f(_t(4))
+
+
+def test_explain_counts_ops_of_a_clean_function():
+    report = ember._dynamo.explain(_chain)(_t(3, 4), _t(4))
+    assert report.graph_count == 1 and report.graph_break_count == 0
+    assert report.ops_per_graph[0] == ["Mul", "Add", "Relu", "Mul", "Sum"]
+
+
+def test_random_factory_inside_is_a_graph_break():
+    def noisy(x):
+        return x + ember.randn(x.shape)
+    report = ember._dynamo.explain(noisy)(_t(3))
+    assert "randn" in report.break_reasons[0].reason
+
+
+def test_dropout_masks_are_drawn_fresh_each_call():
+    f = ember.compile(lambda x: nn.functional.dropout(x, 0.5) * 1.0)
+    x = ember.ones(1000)
+    f(x)
+    a, b = f(x), f(x)
+    assert not np.array_equal(a.numpy(), b.numpy())
+    ember.manual_seed(3)
+    want = nn.functional.dropout(x, 0.5) * 1.0
+    ember.manual_seed(3)
+    assert_close(f(x), want)
+
+
+def test_in_place_update_of_a_graph_value_is_a_graph_break():
+    def f(x):
+        y = x * 2
+        y.add_(1)
+        return y
+    c = ember.compile(f)
+    x = _t(3)
+    c(x)
+    assert_close(c(x), f(x))
+    assert "in-place" in c.last_breaks[0][0]
+
+
+def test_callable_backend_receives_a_graph_module_and_example_inputs():
+    seen = {}
+
+    def backend(gm, example_inputs):
+        seen["ops"] = [n.op for n in gm.graph.nodes]
+        seen["n"] = len(example_inputs)
+        return gm.forward
+
+    lin = nn.Linear(4, 3)
+    f = ember.compile(lambda x: lin(x).relu().sum(), backend=backend)
+    x = _t(2, 4)
+    f(x)
+    out = f(x)
+    assert seen["n"] == 1 and seen["ops"][0] == "placeholder" and "call_function" in seen["ops"]
+    out.backward()
+    want = ember.autograd.grad(lin(x).relu().sum(), [lin.weight])[0]
+    assert_close(lin.weight.grad, want)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager", "eager"])
+def test_string_backends_agree_with_eager(backend):
+    f = ember.compile(_chain, backend=backend)
+    x, y = _t(3, 4, rg=True), _t(4, rg=True, seed=1)
+    f(x, y)
+    out = f(x, y)
+    assert_close(out, _chain(x, y))
+    gx, gy = ember.autograd.grad(out.sum(), [x, y])
+    ex, ey = ember.autograd.grad(_chain(x, y).sum(), [x, y])
+    assert_close(gx, ex)
+    assert_close(gy, ey)
+
+
+def test_reset_forgets_specialisations():
+    f = ember.compile(_chain)
+    f(_t(3, 4), _t(4))
+    ember._dynamo.reset()
+    f(_t(3, 4), _t(4))
+    assert f.stats["captures"] == 2 and f.stats["recompiles"] == 0
+
+
+def test_disable_and_is_compiling():
+    seen = []
+
+    @ember.compiler.disable
+    def log(x):
+        seen.append(ember.compiler.is_compiling())
+        return x
+
+    f = ember.compile(lambda x: log(x * 2) + 1)
+    f(_t(3))
+    assert f.last_breaks and "disable" in f.last_breaks[0][0]
+
+    inside = []
+    g = ember.compile(lambda x: inside.append(ember.compiler.is_compiling()) or x + 1)
+    g(_t(3))
+    assert inside == [True] and not ember.compiler.is_compiling()
+
+
+def test_set_stance_force_eager_and_fail_on_recompile():
+    f = ember.compile(lambda x: x + 1)
+    ember.compiler.set_stance("force_eager")
+    f(_t(2))
+    assert f.stats["captures"] == 0
+    ember.compiler.set_stance("fail_on_recompile")
+    ember.compiler.set_stance("default")
+    with pytest.raises(RuntimeError, match="unknown stance"):
+        ember.compiler.set_stance("sometimes")
+
+
+def test_optimized_module_wraps_the_original():
+    m = nn.Linear(4, 2)
+    c = ember.compile(m)
+    assert type(c).__name__ == "OptimizedModule" and c._orig_mod is m
+    assert c.in_features == 4 and c.weight is m.weight
+    assert list(c.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]
+    x = _t(3, 4)
+    c(x)
+    assert_close(c(x), m(x))
+
+
+def test_module_compile_in_place():
+    m = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    m.compile()
+    x = _t(2, 4)
+    m(x)
+    assert_close(m(x), m[1](m[0](x)))
+    assert isinstance(m, nn.Sequential) and list(m.state_dict()) == ["0.weight", "0.bias"]
+    assert m._compiled_call_impl.stats["hits"] == 1
+
+
+def test_outputs_keep_structure_and_python_values():
+    f = ember.compile(lambda x: {"y": x * 2, "pair": (x + 1, 3), "same": x})
+    x = _t(2)
+    f(x)
+    out = f(x)
+    assert set(out) == {"y", "pair", "same"} and out["pair"][1] == 3 and out["same"] is x
+    assert_close(out["pair"][0], x + 1)
+
+
+def test_no_grad_calls_and_second_backward():
+    f = ember.compile(_chain)
+    x, y = _t(3, 4, rg=True), _t(4)
+    with ember.no_grad():
+        f(x, y)
+        assert not f(x, y).requires_grad
+    f(x, y)
+    out = f(x, y).sum()
+    out.backward(retain_graph=True)
+    out.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.backward()
+    assert_close(x.grad, 2 * ember.autograd.grad(_chain(x, y).sum(), [x])[0])
+
+
+def test_double_backward_through_a_compiled_region_raises():
+    f = ember.compile(lambda x: (x * x).sum())
+    x = _t(3, rg=True)
+    f(x)
+    (g,) = ember.autograd.grad(f(x), [x], create_graph=True)
+    assert_close(g, 2 * x)
+    with pytest.raises(RuntimeError, match="double backward"):
+        g.sum().backward()
+
+
+def test_non_leaf_inputs_pass_gradients_upstream():
+    w = _t(3, rg=True)
+    f = ember.compile(lambda h: (h * 3).relu().sum())
+    f(w * 2)
+    f(w * 2).backward()
+    assert_close(w.grad, ember.autograd.grad((w * 6).relu().sum(), [w])[0])
+
+
+def test_zero_recompiles_in_a_fixed_shape_training_loop():
+    m = nn.Sequential(nn.Linear(6, 8), nn.ReLU(), nn.Linear(8, 1))
+    c = ember.compile(m)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+    for step in range(5):
+        opt.zero_grad()
+        c(_t(4, 6, seed=step)).square().mean().backward()
+        opt.step()
+    assert c.dynamo_ctx.stats == {"captures": 1, "recompiles": 0, "hits": 4, "eager": 0}
+
+
+def test_optimize_and_old_names():
+    f = ember._dynamo.optimize("eager")(lambda x: x + 1)
+    f(_t(2))
+    assert_close(f(_t(2)), _t(2) + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember._dynamo.mark_dynamic(_t(3), 0)
+
+
+def test_same_tensor_twice_is_guarded():
+    f = ember.compile(lambda a, b: a * 2 + b)
+    x, y = _t(3), _t(3, seed=1)
+    f(x, x)
+    f(x, x)
+    assert_close(f(x, y), x * 2 + y)
+
+
+def test_out_argument_and_setitem_are_graph_breaks():
+    def with_out(x):
+        buf = ember.empty(3)
+        ember.mul(x, 2, out=buf)
+        return buf + 1
+
+    def with_setitem(x):
+        z = ember.zeros(3)
+        z[0] = 5.0
+        return z * x
+
+    for fn in (with_out, with_setitem):
+        c = ember.compile(fn)
+        x = _t(3)
+        c(x)
+        assert_close(c(x), fn(x))
+        assert c.stats["eager"] == 1, fn.__name__
+
+
+def test_batchnorm_running_stats_update_in_compiled_training():
+    bn = nn.BatchNorm1d(4)
+    twin = nn.BatchNorm1d(4)
+    c = ember.compile(bn)
+    for s in range(3):
+        x = _t(8, 4, seed=s)
+        assert_close(c(x), twin(x), rtol=1e-5, atol=1e-6)
+    assert_close(bn.running_mean, twin.running_mean)
+    assert_close(bn.running_var, twin.running_var)
+    assert int(bn.num_batches_tracked) == int(twin.num_batches_tracked)
