@@ -11,7 +11,7 @@ from .. import _tensor
 from . import codegen
 from .exc import BackendCompilerFailed
 
-_REGISTRY = {}
+_REGISTRY: dict = {}
 
 
 def register_backend(compiler_fn=None, name=None, tags=()):

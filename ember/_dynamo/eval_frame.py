@@ -15,7 +15,7 @@ from .capture import flatten
 from .exc import RecompileError, Unsupported
 
 _local = threading.local()
-_all_compiled = weakref.WeakSet()
+_all_compiled: weakref.WeakSet = weakref.WeakSet()
 counters = {"frames": 0, "captures": 0, "recompiles": 0, "graph_breaks": 0, "hits": 0}
 
 
@@ -224,7 +224,7 @@ def compile_module_inplace(mod, **kwargs):
     mod.__dict__["_compiled_call_impl"] = CompiledFunction(impl, module=mod, **kwargs)
 
 
-_compiled_classes = weakref.WeakKeyDictionary()
+_compiled_classes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _make_optimized_module():

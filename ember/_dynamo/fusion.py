@@ -281,7 +281,7 @@ def cache_dir():
     return base
 
 
-_loaded = {}
+_loaded: dict = {}
 
 
 def _kernel_source(group, flat):

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _tensor
 from .capture import SideEffect, redraw, unflatten
 
-_targets = {}
+_targets: dict = {}
 
 
 def op_target(cls):

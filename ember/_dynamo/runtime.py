@@ -51,7 +51,7 @@ class _Twice(_fn.Op):
 
 
 class _Node(_fn.OpNode):
-    _op = CompiledFunction
+    _op = CompiledFunction  # type: ignore[assignment]
     _values = None
 
     def name(self):
