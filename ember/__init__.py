@@ -65,6 +65,7 @@ def _alias_functional():
            "layer_norm", "batch_norm", "group_norm", "instance_norm", "cdist", "pdist",
            "cosine_similarity", "pairwise_distance", "embedding", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
+           "conv3d", "conv_transpose3d", "max_pool3d",
            "adaptive_avg_pool1d", "adaptive_max_pool1d", "selu", "celu", "prelu", "rrelu",
            "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear",
            "threshold", "softmin")

@@ -150,6 +150,15 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "MaxUnpool1d": M(lambda t: t.nn.MaxUnpool1d(2), (F(1, 1, 3), FIXED([[[1, 2, 5]]]))),
     "MaxUnpool2d": M(lambda t: t.nn.MaxUnpool2d(2), (F(1, 1, 2, 2),
                                                      FIXED([[[[0, 3], [9, 14]]]]))),
+    "Conv3d": M(lambda t: t.nn.Conv3d(2, 3, 2, padding=1), (F(1, 2, 3, 3, 3),)),
+    "ConvTranspose3d": M(lambda t: t.nn.ConvTranspose3d(2, 3, 2, stride=2), (F(1, 2, 2, 2, 2),)),
+    "AvgPool3d": M(lambda t: t.nn.AvgPool3d(2), (F(1, 2, 4, 4, 4),)),
+    "MaxPool3d": M(lambda t: t.nn.MaxPool3d(2), (F(1, 2, 4, 4, 4),)),
+    "AdaptiveAvgPool3d": M(lambda t: t.nn.AdaptiveAvgPool3d((2, 1, 2)), (F(1, 2, 3, 3, 4),)),
+    "AdaptiveMaxPool3d": M(lambda t: t.nn.AdaptiveMaxPool3d((2, 1, 2)), (F(1, 2, 3, 3, 4),)),
+    "LPPool3d": M(lambda t: t.nn.LPPool3d(2, 2), (P(1, 2, 4, 4, 4),)),
+    # one index per 2x2x2 window of the 4x4x4 output
+    "MaxUnpool3d": M(lambda t: t.nn.MaxUnpool3d(2), (F(1, 1, 1, 1, 2), FIXED([[[[[0, 7]]]]]))),
     # padding
     **{f"{kind}Pad{d}d": M(lambda t, kind=kind, d=d: getattr(t.nn, f"{kind}Pad{d}d")(1),
                            (F(1, 2, *(3,) * d),))

@@ -345,6 +345,12 @@ class AdaptiveMaxPool3d(_AdaptiveNd):
 class MaxUnpool3d(_MaxUnpoolNd):
     """Inverse of MaxPool3d: maxima put back at their indices, zeros elsewhere."""
 
+    def __init__(self, kernel_size, stride=None, padding=0):
+        def triple(v):
+            return tuple(v) if isinstance(v, (tuple, list)) else (v,) * 3
+        super().__init__(triple(kernel_size), triple(stride if stride is not None
+                                                     else kernel_size), triple(padding))
+
     def forward(self, input, indices, output_size=None):
         return F.max_unpool3d(input, indices, self.kernel_size, self.stride, self.padding,
                               output_size)
