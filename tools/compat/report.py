@@ -1,10 +1,11 @@
 #!/usr/bin/env python
 """Write docs/COMPAT.md's table from two run.py outputs (one per implementation).
 
-    python tools/compat/report.py --torch TORCH.txt --ember EMBER.txt > table.md
+    python tools/compat/report.py --torch TORCH.txt [MORE.txt] --ember EMBER.txt [MORE.txt]
 
-Each input is run.py's stdout (`PASS|FAIL name metric seconds error`). A program absent from a
-file shows as "not run"."""
+Each input is run.py's stdout (`PASS|FAIL name metric seconds error`); with several files per
+implementation a later file's line for a program replaces an earlier one. A program absent
+from every file shows as "not run"."""
 from __future__ import annotations
 
 import argparse
@@ -18,21 +19,27 @@ import corpus  # noqa: E402
 _LINE = re.compile(r"^(PASS|FAIL|MISSING)\s+(\S+)\s+(\S+)\s+[\d.]+s\s*(.*)$")
 
 
-def _read(path):
+def _read(paths):
     out = {}
-    for line in Path(path).read_text().splitlines():
-        m = _LINE.match(line)
-        if m:
-            out[m.group(2)] = (m.group(1), m.group(3), m.group(4).strip())
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            m = _LINE.match(line)
+            if m:
+                out[m.group(2)] = (m.group(1), m.group(3), m.group(4).strip())
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--torch", required=True)
-    ap.add_argument("--ember", required=True)
+    ap.add_argument("--torch", required=True, nargs="+")
+    ap.add_argument("--ember", required=True, nargs="+")
     args = ap.parse_args()
     theirs, ours = _read(args.torch), _read(args.ember)
+    counts = {impl: (sum(v[0] == "PASS" for v in res.values()), len(res))
+              for impl, res in (("torch", theirs), ("ember", ours))}
+    print(f"**{len(corpus.PROGRAMS)} programs. torch: {counts['torch'][0]} pass of "
+          f"{counts['torch'][1]} run; ember: {counts['ember'][0]} pass of {counts['ember'][1]} "
+          "run.**\n")
     print("| program | repo @ commit | covers | bar | torch | ember | pass | ember's failure |")
     print("|---|---|---|---|---|---|---|---|")
     for p in corpus.PROGRAMS:
