@@ -5,7 +5,8 @@
 Each statement is Python run (with ``ember`` in scope) to switch the configuration, e.g. a
 module-level flag or a monkeypatched helper:
 
-    python benchmarks/ab.py gnmt "ember._backend._NT_MAX_ROWS = 0" "ember._backend._NT_MAX_ROWS = 64"
+    python benchmarks/ab.py gnmt "ember._backend._NT_MAX_ROWS = 0" \
+        "ember._backend._NT_MAX_ROWS = 64"
 
 Samples alternate A and B (which goes first alternates too), each after a pause and one untimed
 step, like table1.py's NOTE [Settling between steps]. Prints both medians and the median of the
@@ -45,14 +46,14 @@ def main():
 
     scope = {"ember": ember}
     for statement in (args.a, args.b):  # warm both configurations up (JIT, buffers)
-        exec(statement, scope)  # noqa: S102 - a benchmark switch typed by the developer
+        exec(statement, scope)
         for i in range(3):
             step(i)
     times = {"A": [], "B": []}
     for k in range(args.samples):
         pair = [("A", args.a), ("B", args.b)]
         for label, statement in (pair if k % 2 == 0 else pair[::-1]):
-            exec(statement, scope)  # noqa: S102 - a benchmark switch typed by the developer
+            exec(statement, scope)
             time.sleep(0.2)
             step(k)
             t0 = time.perf_counter()

@@ -11,7 +11,7 @@ from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
 from ._backend import device  # noqa: F401
 from ._size import Size  # noqa: F401
 from . import autograd  # noqa: F401  (before _tensor: NOTE [Tensor and autograd imports])
-from ._tensor import Tensor  # noqa: F401
+from ._tensor import Tensor
 from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
 from .ops.registry import FUNCTIONS as _FUNCTIONS
 from .ops.random import Generator, default_generator  # noqa: F401
@@ -47,13 +47,13 @@ from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: 
                   set_autocast_cache_enabled, clear_autocast_cache, is_autocast_available,
                   is_autocast_cpu_enabled, get_autocast_cpu_dtype)
 from .sparse import sparse_coo_tensor, spmm, sparse_coo, strided, layout  # noqa: E402,F401
-from ._legacy import *  # noqa: E402,F401,F403
+from ._legacy import *  # noqa: E402, F403
 from ._threads import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads  # noqa: E402,F401,E501
-from ._compile import compile, set_float32_matmul_precision, get_float32_matmul_precision  # noqa: E402,F401,A001,E501
+from ._compile import compile, set_float32_matmul_precision, get_float32_matmul_precision  # noqa: E402, F401
 from . import optim  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
-from . import nn  # noqa: E402,F401
+from . import nn  # noqa: E402
 from . import _dynamo, compiler  # noqa: E402,F401
 from .nn import parallel as _parallel  # noqa: E402,F401  (makes ember.nn.parallel an attribute)
 

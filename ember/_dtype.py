@@ -35,7 +35,7 @@ class dtype:
     def is_complex(self) -> bool:
         return False
 
-    def to_real(self) -> "dtype":
+    def to_real(self) -> dtype:
         return self
 
     def __repr__(self) -> str:

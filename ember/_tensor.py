@@ -301,7 +301,8 @@ class Tensor:
 
     def register_post_accumulate_grad_hook(self, hook):
         if self._grad_fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
         if getattr(self, "_post_acc_hooks", None) is None:
             self._post_acc_hooks = []
         self._post_acc_hooks.append(hook)
@@ -334,8 +335,8 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {'no' if self._data.size == 0 else 'more than one'} "
-                               "value is ambiguous")
+            count = "no" if self._data.size == 0 else "more than one"
+            raise RuntimeError(f"Boolean value of Tensor with {count} value is ambiguous")
         return bool(self._data.reshape(()))
 
     def __float__(self):
@@ -443,7 +444,7 @@ class UntypedStorage:
     def __eq__(self, other):
         return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal storages compare equal: not hashable
 
 
 def _rebuild_tensor(cls, arr, requires_grad):

@@ -26,7 +26,7 @@ def _check(n, name):
         raise RuntimeError(f"{name} expects a positive integer; got {n}")
 
 
-def set_num_threads(int):  # noqa: A002 - PyTorch's argument name
+def set_num_threads(int):
     """Use ``int`` threads for BLAS and for numba kernels (see the module note on numba)."""
     n = int
     _check(n, "set_num_threads")
@@ -41,7 +41,7 @@ def get_num_threads():
     return _requested[0] if _requested[0] is not None else numba.get_num_threads()
 
 
-def set_num_interop_threads(int):  # noqa: A002
+def set_num_interop_threads(int):
     """Record the inter-op thread count (ember runs ops in the calling thread)."""
     n = int
     _check(n, "set_num_interop_threads")

@@ -26,7 +26,7 @@ from ember.nn.parallel import DistributedDataParallel as DDP
 from ember.utils.data import DataLoader, DistributedSampler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_digits import DigitNet, evaluate, load_data  # noqa: E402
+from train_digits import DigitNet, evaluate, load_data
 
 
 def main(argv=None):

@@ -199,7 +199,7 @@ def test_broadcast_sums_and_tanh_gradients_are_pooled_and_kept_ones_never_overwr
     monkeypatch.setattr(pointwise, "_ROWS_MIN_SIZE", 1)  # the row kernels on a small shape
     rng = np.random.default_rng(0)
     kept, grads = [], []
-    for step in range(3):
+    for _ in range(3):
         q = ember.tensor(rng.standard_normal((2, 3, 1, 16)), requires_grad=True)
         k = ember.tensor(rng.standard_normal((2, 1, 4, 16)))
         s = q + k

@@ -39,7 +39,7 @@ def test_distributed_answers_truthfully():
 
 @pytest.mark.parity
 def test_distributed_uninitialized_errors_match_torch():
-    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    pytest.importorskip("torch", reason="torch oracle not installed")
     import torch.distributed as tdist
     for name in ("get_rank", "get_world_size", "barrier"):
         with pytest.raises(ValueError):

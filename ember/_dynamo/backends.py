@@ -61,7 +61,7 @@ def compile_capture(cap, backend, mode, name):
     else:
         try:
             fn = be(gm, example)
-        except Exception as e:  # noqa: BLE001 - reported with the backend's name
+        except Exception as e:
             raise BackendCompilerFailed(
                 f"backend={getattr(be, '__name__', be)!r} raised {type(e).__name__}: {e}") from e
     runner = GraphRunner(cap, fn, gm)

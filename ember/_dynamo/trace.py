@@ -81,7 +81,7 @@ def _walk_backward(rec, inputs, outs):
         for idx in range(len(cap.fwd) - 1, -1, -1):
             try:
                 _visit(rec, grads, idx)
-            except Exception as e:  # noqa: BLE001 - eager raises it when backward runs
+            except Exception as e:
                 # a backward that raises (a derivative not implemented): the calls stay eager,
                 # so the error surfaces from .backward() exactly as without compile
                 cap.breaks.append((f"the backward of {cap.fwd[idx].cls.__name__} raised "

@@ -111,8 +111,8 @@ def _propagate(cls, node, args, outs, params):
 
 
 def _jvp_by_transpose(cls, node, args, outs, tangents):
-    from . import grad as autograd_grad
     from .._tensor import _make
+    from . import grad as autograd_grad
     from .function import _pack
     _state.enabled = True
     if node._to_save:  # not packed because no graph was recorded: pack for our use

@@ -40,9 +40,9 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v), through the double-vjp trick (two reverse passes)."""
+    from .._tensor import _make
     from . import grad
     from .grad_mode import enable_grad
-    from .._tensor import _make
     ins, single = _prep(inputs, create_graph)
     vs = _tup(v)[0] if v is not None else tuple(_make(np.ones(i._data.shape, i._data.dtype))
                                                  for i in ins)
@@ -67,10 +67,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
     """The Jacobian d func(inputs) / d inputs, row by row with reverse mode."""
-    from . import grad
-    from .grad_mode import enable_grad
     from .._tensor import _make
     from ..ops.join import stack
+    from . import grad
+    from .grad_mode import enable_grad
     ins, single = _prep(inputs, create_graph)
     with enable_grad():
         out = func(*ins)

@@ -35,7 +35,7 @@ class _SavedHooks(threading.local):
     """The saved-tensor hooks of this thread (ember.autograd.graph.saved_tensors_hooks)."""
 
     stack: tuple = ()        # active (pack_hook, unpack_hook) pairs, innermost last
-    disabled_message = None  # set inside disable_saved_tensors_hooks
+    disabled_message: str | None = None  # set inside disable_saved_tensors_hooks
 
 
 _saved_hooks = _SavedHooks()

@@ -46,8 +46,8 @@ def _numerical(func, inputs, eps):
 
 
 def _analytical(func, inputs, diff):
-    from . import grad as autograd_grad
     from .._tensor import _make
+    from . import grad as autograd_grad
     outs = _outputs(func, inputs)
     jac = [[np.zeros((o.numel(), inputs[i].numel())) for i in diff] for o in outs]
     for k, o in enumerate(outs):
@@ -93,8 +93,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _check_forward(func, inputs, diff, num, atol, rtol):
-    from . import forward_ad as fwAD
     from .._tensor import _make
+    from . import forward_ad as fwAD
     for col, i in enumerate(diff):
         x = inputs[i]
         for j in range(x.numel()):
@@ -115,8 +115,8 @@ def _check_forward(func, inputs, diff, num, atol, rtol):
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, **kw):
     """gradcheck of the function that maps inputs to their vector-Jacobian products."""
-    from . import grad as autograd_grad
     from .._tensor import Tensor, _make
+    from . import grad as autograd_grad
     inputs = _as_tuple(inputs)
     outs = [o for o in _outputs(func, inputs) if o.requires_grad]  # skip integer outputs
     if grad_outputs is None:

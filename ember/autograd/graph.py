@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 
-from .function import Node  # noqa: F401
+from .function import Node
 from .grad_mode import _saved_hooks as _hooks
 
 __all__ = ["Node", "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]

@@ -4,6 +4,6 @@ numba kernels on the CPU, so the flags are settable and readable, but only
 changes CPU results (TF32 is a GPU number format)."""
 from __future__ import annotations
 
-from . import cuda, cudnn, mps  # noqa: F401
+from . import cuda, cudnn, mps
 
 __all__ = ["cuda", "cudnn", "mps"]

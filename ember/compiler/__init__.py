@@ -1,7 +1,7 @@
 """ember.compiler: the public face of ember.compile (torch.compiler's names)."""
 from __future__ import annotations
 
-from .._compile import compile as compile  # noqa: A004
+from .._compile import compile as compile
 from .._dynamo import allow_in_graph as allow_in_graph
 from .._dynamo import list_backends as list_backends
 from .._dynamo import reset as reset

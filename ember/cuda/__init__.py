@@ -9,7 +9,7 @@ as PyTorch's are when CUDA is absent. Functions that need a device raise the sam
 """
 from __future__ import annotations
 
-from . import amp  # noqa: F401
+from . import amp
 
 __all__ = ["is_available", "device_count", "is_initialized", "init", "current_device",
            "set_device", "get_device_name", "get_device_capability", "get_device_properties",

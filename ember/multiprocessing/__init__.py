@@ -19,7 +19,7 @@ Example:
 from __future__ import annotations
 
 import multiprocessing as _mp
-from multiprocessing import *  # the standard API, re-exported: a drop-in replacement
+from multiprocessing import *  # noqa: F403 - the standard API, re-exported: a drop-in replacement
 from multiprocessing import context as _context
 
 from . import _shm

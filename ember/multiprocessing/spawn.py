@@ -57,7 +57,7 @@ def _wrap(fn, i, args, error_queue):
         fn(i, *args)
     except KeyboardInterrupt:
         pass  # the parent sees SIGINT too
-    except Exception:  # noqa: BLE001  (any error goes to the parent with its traceback)
+    except Exception:
         error_queue.put(traceback.format_exc())
         sys.exit(1)
 

@@ -3,7 +3,6 @@
 The order is the registration order: operators.py needs the functions before it, and linalg
 comes last so that its legacy names (ember.norm, ember.det, ...) win.
 """
-# ruff: noqa: I001
 from . import registry  # noqa: F401
 from . import elementwise, unary, reduce, views, join, indexing, gather  # noqa: F401
 from . import creation, random, products  # noqa: F401

@@ -463,7 +463,8 @@ class Cumprod(Op):
             for i in range(n):
                 xi = x.narrow(d, i, 1)
                 ones = xi * 0 + 1
-                xr = x.narrow(d, 0, i)._cat_with(ones, d)._cat_with(x.narrow(d, i + 1, n - i - 1), d)
+                rest = x.narrow(d, i + 1, n - i - 1)
+                xr = x.narrow(d, 0, i)._cat_with(ones, d)._cat_with(rest, d)
                 cp = xr.cumprod(d)
                 parts.append((grad * cp).narrow(d, i, n - i).sum(d, keepdim=True))
             out = parts[0]

@@ -97,7 +97,7 @@ def reshape(input, *shape):
 
 
 register("view", dtypes=D.ALL)(view)
-setattr(Tensor, "view", lambda self, *shape: view(self, *shape))
+Tensor.view = lambda self, *shape: view(self, *shape)
 register("reshape", dtypes=D.ALL)(reshape)
 Tensor.reshape = lambda self, *shape: reshape(self, *shape)
 Tensor.view_as = lambda self, other: View.apply(self, tuple(other.shape))

@@ -5,22 +5,22 @@ in place on the parameter, its gradient and its state buffers.
 """
 from __future__ import annotations
 
-from . import lr_scheduler  # noqa: F401
-from .adadelta import Adadelta  # noqa: F401
-from .adagrad import Adagrad  # noqa: F401
-from .adam import Adam  # noqa: F401
-from .adamax import Adamax  # noqa: F401
-from .adafactor import Adafactor  # noqa: F401
-from .adamw import AdamW  # noqa: F401
-from .asgd import ASGD  # noqa: F401
-from .lbfgs import LBFGS  # noqa: F401
-from .nadam import NAdam  # noqa: F401
-from .optimizer import Optimizer  # noqa: F401
-from .radam import RAdam  # noqa: F401
-from .rmsprop import RMSprop  # noqa: F401
-from .rprop import Rprop  # noqa: F401
-from .sgd import SGD  # noqa: F401
-from .sparse_adam import SparseAdam  # noqa: F401
+from . import lr_scheduler
+from .adadelta import Adadelta
+from .adagrad import Adagrad
+from .adam import Adam
+from .adamax import Adamax
+from .adafactor import Adafactor
+from .adamw import AdamW
+from .asgd import ASGD
+from .lbfgs import LBFGS
+from .nadam import NAdam
+from .optimizer import Optimizer
+from .radam import RAdam
+from .rmsprop import RMSprop
+from .rprop import Rprop
+from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
            "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",

@@ -10,8 +10,13 @@ import types
 import warnings
 from functools import partial
 
-from .lr_scheduler import (EPOCH_DEPRECATION_WARNING, LRScheduler, _group_values, _per_group,
-                           _set_group_value)
+from .lr_scheduler import (
+    EPOCH_DEPRECATION_WARNING,
+    LRScheduler,
+    _group_values,
+    _per_group,
+    _set_group_value,
+)
 from .optimizer import Optimizer
 
 __all__ = ["ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR"]

@@ -3,10 +3,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
 from .._tensor import _make
-from .optimizer import (Optimizer, _check_lr, _check_nonneg, _closure_loss, _elementwise_update,
-                        _grads, _increment, _step_tensor, _to_float)
+from . import _kernels as K
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _closure_loss,
+    _elementwise_update,
+    _grads,
+    _increment,
+    _step_tensor,
+    _to_float,
+)
 
 __all__ = ["Adagrad"]
 

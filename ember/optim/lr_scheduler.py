@@ -483,5 +483,4 @@ class ChainedScheduler(_NestedStateMixin, LRScheduler):
 
 
 # the schedulers below depend on the base class above (see _lr_cyclic.py)
-from ._lr_cyclic import (CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR,  # noqa: E402
-                         ReduceLROnPlateau)
+from ._lr_cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR, ReduceLROnPlateau  # noqa: E402

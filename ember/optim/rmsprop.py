@@ -2,8 +2,18 @@
 from __future__ import annotations
 
 from . import _kernels as K
-from .optimizer import (Optimizer, _check_lr, _check_nonneg, _closure_loss, _elementwise_update,
-                        _grads, _increment, _step_tensor, _to_float, _zeros_like)
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _closure_loss,
+    _elementwise_update,
+    _grads,
+    _increment,
+    _step_tensor,
+    _to_float,
+    _zeros_like,
+)
 
 __all__ = ["RMSprop"]
 

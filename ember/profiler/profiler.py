@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from .. import _backend
 
 
-
 class _Active:
     prof = None  # the profile being recorded, or None
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from .._tensor import Tensor
 from ._coo import (SparseTensor, layout, sparse_coo, sparse_coo_tensor,  # noqa: F401
                    strided, to_sparse)
-from ._ops import addmm, log_softmax, mm, softmax, sum  # noqa: F401
+from ._ops import addmm, log_softmax, mm, softmax, sum
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "addmm", "sum", "softmax", "log_softmax",
            "spmm", "check_sparse_tensor_invariants"]

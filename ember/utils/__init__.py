@@ -6,5 +6,5 @@ from __future__ import annotations
 
 # subpackages
 from . import safetensors  # noqa: F401
-from . import data  # noqa: E402,F401
-from . import checkpoint  # noqa: E402,F401
+from . import data  # noqa: F401
+from . import checkpoint  # noqa: F401

@@ -97,7 +97,8 @@ def test_double_backward_and_hessian_vector_product():
 
 @pytest.mark.parametrize("fn", [
     lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / (b + 3),
-    lambda a, b: (a.abs() + 1) ** b, lambda a, b: a.exp() * b.tanh(), lambda a, b: (a * a + 1).log(),
+    lambda a, b: (a.abs() + 1) ** b, lambda a, b: a.exp() * b.tanh(),
+    lambda a, b: (a * a + 1).log(),
     lambda a, b: a.sigmoid() * b.sin(), lambda a, b: a @ b.t(), lambda a, b: (a * b).sum(1),
     lambda a, b: (a * b).mean(0), lambda a, b: ember.where(a > 0, a, b),
     lambda a, b: a.clamp(-0.5, 0.5) * b, lambda a, b: ember.maximum(a, b),

@@ -1,4 +1,5 @@
-"""Version counters make in-place mutation safe: differentiable where possible, an error where not."""
+"""Version counters make in-place mutation safe: differentiable where possible, an error where
+not."""
 import numpy as np
 import pytest
 

@@ -14,7 +14,7 @@ import ember
 from ember.testing import assert_close
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from examples.models.table1 import WORKLOADS  # noqa: E402
+from examples.models.table1 import WORKLOADS
 
 
 def _small_batches(name, lib):

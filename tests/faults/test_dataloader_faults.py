@@ -21,12 +21,11 @@ import textwrap
 import time
 
 import pytest
+from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: F401
 
 import ember
 from ember.multiprocessing import _shm
 from ember.utils.data import DataLoader, Dataset, get_worker_info
-
-from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: E402,F401
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -225,8 +224,9 @@ def test_main_process_killed_workers_exit():
         print(" ".join(str(w.pid) for w in it._pool.workers), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
-                          timeout=60, cwd=os.path.dirname(os.path.dirname(ember.__file__)))
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, timeout=60,
+                          cwd=os.path.dirname(os.path.dirname(ember.__file__)))
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     pids = [int(p) for p in proc.stdout.split()]
     assert len(pids) == 2

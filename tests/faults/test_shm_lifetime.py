@@ -167,8 +167,8 @@ def test_file_system_orphans_are_swept_at_exit(shm_dir):
         print(len([n for n in os.listdir(os.environ.get("EMBER_SHM_DIR", "/dev/shm"))
                    if n.startswith("ember_fs_")]))
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False,
-                          timeout=60, env=dict(os.environ),
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False, timeout=60, env=dict(os.environ),
                           cwd=os.path.dirname(os.path.dirname(ember.__file__)))
     assert proc.returncode == 0, proc.stderr
     # after the child died, join() swept its orphans: only the parent's own segment is left

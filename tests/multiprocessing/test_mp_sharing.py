@@ -13,12 +13,11 @@ from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
 import pytest
+from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: F401
 
 import ember
 import ember.multiprocessing as mp
 from ember.multiprocessing import _shm
-
-from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: E402,F401
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -103,7 +103,7 @@ def test_grid_sample_and_affine_grid_gradcheck(rng):
     # keep samples away from integer pixel positions, where bilinear weights have kinks
     grid = ember.tensor(rng.uniform(-0.9, 0.9, (1, 2, 3, 2)) + 0.013, requires_grad=True)
     for pm in ("zeros", "border", "reflection"):
-        assert gradcheck(lambda a, g: F.grid_sample(a, g, padding_mode=pm,
+        assert gradcheck(lambda a, g, pm=pm: F.grid_sample(a, g, padding_mode=pm,
                                                     align_corners=False), (x, grid))
     theta = ember.tensor(rng.standard_normal((1, 2, 3)), requires_grad=True)
     assert gradcheck(lambda t: F.affine_grid(t, (1, 1, 3, 2), align_corners=False), (theta,))

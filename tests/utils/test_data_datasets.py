@@ -8,10 +8,24 @@ import numpy as np
 import pytest
 
 import ember
-from ember.utils.data import (BatchSampler, ChainDataset, ConcatDataset, Dataset,
-                              DistributedSampler, IterableDataset, RandomSampler, SequentialSampler,
-                              StackDataset, Subset, SubsetRandomSampler, TensorDataset,
-                              WeightedRandomSampler, default_collate, default_convert, random_split)
+from ember.utils.data import (
+    BatchSampler,
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    StackDataset,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    default_convert,
+    random_split,
+)
 
 
 class Squares(Dataset):

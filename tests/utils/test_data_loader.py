@@ -12,13 +12,12 @@ import random
 
 import numpy as np
 import pytest
+from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: F401
 
 import ember
 import ember.multiprocessing as emp
 from ember.multiprocessing import _shm
 from ember.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, get_worker_info
-
-from _leaks import ember_entries, make_leak_check, shm_fds, zombie_children  # noqa: E402,F401
 
 pytestmark = pytest.mark.timeout(60)
 

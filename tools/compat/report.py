@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus  # noqa: E402
+import corpus
 
 _LINE = re.compile(r"^(PASS|FAIL|MISSING)\s+(\S+)\s+(\S+)\s+[\d.]+s\s*(.*)$")
 

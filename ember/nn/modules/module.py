@@ -418,7 +418,7 @@ class Module:
         if recurse:
             for m in self.children():
                 m._apply(fn)
-        for key, p in self._parameters.items():
+        for p in self._parameters.values():
             if p is None:
                 continue
             with no_grad():

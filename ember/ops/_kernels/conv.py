@@ -48,12 +48,18 @@ import functools
 import numba
 import numpy as np
 
-from .depthwise import (_channels_last_depthwise, _k_depthwise_cl_bwd, _k_depthwise_cl_fwd,
-                        _k_depthwise_fwd, _k_depthwise_s1_fwd, _k_depthwise_s1_input_bwd,
-                        _k_depthwise_s1_weight_bwd)
 from ..._backend import reusable_empty
-from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 from . import winograd
+from .depthwise import (
+    _channels_last_depthwise,
+    _k_depthwise_cl_bwd,
+    _k_depthwise_cl_fwd,
+    _k_depthwise_fwd,
+    _k_depthwise_s1_fwd,
+    _k_depthwise_s1_input_bwd,
+    _k_depthwise_s1_weight_bwd,
+)
+from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
 PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
 

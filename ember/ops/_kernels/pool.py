@@ -83,7 +83,7 @@ def _max_taps(src, step, best, best_at, offset, count):
         v = src[ow * step]
         cur = best[ow]
         # NaN wins, and a later NaN replaces an earlier one, as in torch
-        take = (v > cur) | (v != v)  # noqa: PLR0124 (a NaN test without a call or branch)
+        take = (v > cur) | (v != v)
         best[ow] = _select(take, v, cur)
         best_at[ow] = _select(take, offset + ow * step, best_at[ow])
 
@@ -190,15 +190,15 @@ def _k_maxpool2x2_fwd(x, y, idx):
                 best = top[2 * ow]
                 at = base + 2 * ow
                 v = top[2 * ow + 1]
-                take = (v > best) | (v != v)  # noqa: PLR0124 (NaN wins, as in torch)
+                take = (v > best) | (v != v)
                 best = _select(take, v, best)
                 at = _select(take, base + 2 * ow + 1, at)
                 v = bottom[2 * ow]
-                take = (v > best) | (v != v)  # noqa: PLR0124
+                take = (v > best) | (v != v)
                 best = _select(take, v, best)
                 at = _select(take, base + width + 2 * ow, at)
                 v = bottom[2 * ow + 1]
-                take = (v > best) | (v != v)  # noqa: PLR0124
+                take = (v > best) | (v != v)
                 best = _select(take, v, best)
                 at = _select(take, base + width + 2 * ow + 1, at)
                 yrow[ow] = best
@@ -227,7 +227,7 @@ def _k_maxpool_direct_fwd(x, y, idx, kh, kw, sh, sw):
                     base = (r0 + i) * width + c0
                     for j in range(kw):
                         v = row[c0 + j]
-                        take = (v > best) | (v != v)  # noqa: PLR0124 (NaN wins, as in torch)
+                        take = (v > best) | (v != v)
                         best = _select(take, v, best)
                         at = _select(take, base + j, at)
                 yrow[ow] = best
@@ -437,7 +437,7 @@ def _k_adaptive_maxpool_fwd(x, y, idx):
                 for ih in range(h_lo, h_hi):
                     for iw in range(w_lo, w_hi):
                         v = x[p, ih, iw]
-                        take = (v > best) | (v != v)  # noqa: PLR0124 (NaN test)
+                        take = (v > best) | (v != v)
                         best = _select(take, v, best)
                         best_at = _select(take, ih * width + iw, best_at)
                 y[p, oh, ow] = best

@@ -88,7 +88,7 @@ class ExceptionWrapper:
             msg = _KeyErrorMessage(msg)
         try:
             exc = self.exc_type(msg)
-        except Exception:  # noqa: BLE001  (a type whose constructor needs other arguments)
+        except Exception:
             exc = RuntimeError(msg)
         try:
             raise exc
@@ -197,7 +197,7 @@ def worker_loop(is_iterable, dataset, task_queue, sock, auto_collation, collate_
         if init_fn is not None:
             init_fn(worker_id)
         fetcher = make_fetcher(is_iterable, dataset, auto_collation, collate_fn, drop_last)
-    except Exception:  # noqa: BLE001  (reported to the main process with the first batch)
+    except Exception:
         init_error = ExceptionWrapper(sys.exc_info(), where)
     try:
         while True:
@@ -231,7 +231,7 @@ def _fetch(fetcher, index, worker_id, where):
         return fetcher.fetch(index)
     except StopIteration:
         return IterableStop(worker_id)
-    except Exception:  # noqa: BLE001  (re-raised in the main process)
+    except Exception:
         return ExceptionWrapper(sys.exc_info(), where)
 
 
@@ -240,5 +240,5 @@ def _send_result(channel, sock, idx, result, where):
         channel.send(sock, (idx, result))
     except (BrokenPipeError, ConnectionResetError):
         raise
-    except Exception:  # noqa: BLE001  (unpicklable batch, or shared memory ran out)
+    except Exception:
         channel.send(sock, (idx, ExceptionWrapper(sys.exc_info(), where)))

@@ -116,7 +116,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError("num_samples should be a positive integer value, but got "
                              f"num_samples={num_samples}")
         if not isinstance(replacement, bool):
-            raise ValueError(  # noqa: TRY004  (torch raises ValueError here)"replacement should be a boolean value, but got "
+            raise ValueError(
                              f"replacement={replacement}")
         weights = ember.as_tensor(weights, dtype=ember.float64)
         if weights.dim() != 1:
@@ -146,7 +146,7 @@ class BatchSampler(Sampler):
             raise ValueError("batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
         if not isinstance(drop_last, bool):
-            raise ValueError(  # noqa: TRY004  (torch raises ValueError here)"drop_last should be a boolean value, but got "
+            raise ValueError(
                              f"drop_last={drop_last}")
         self.sampler = sampler
         self.batch_size = int(batch_size)

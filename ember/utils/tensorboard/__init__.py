@@ -5,6 +5,6 @@ Writing needs nothing beyond ember; viewing them needs the optional ``tensorboar
 """
 from __future__ import annotations
 
-from .writer import FileWriter, SummaryWriter  # noqa: F401
+from .writer import FileWriter, SummaryWriter
 
 __all__ = ["SummaryWriter", "FileWriter"]
