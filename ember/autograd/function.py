@@ -64,6 +64,7 @@ class OpNode(Node):
     needs_input_grad = ()
     _dirty = ()
     _non_diff = ()
+    _guards = ()  # (tensor, version, checksum or None): see NOTE [Guarded inputs]
 
     def name(self):
         return self._op.__name__ + "Backward0"
@@ -108,21 +109,11 @@ class OpNode(Node):
             dt = t.dtype if t is not None else s.array.dtype
             what = (f"output {s.output_nr} of {self.name()}" if s.output_nr is not None
                     else f"an input saved by {self.name()}")
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [{dt} {list(shape)}], which is {what}, is at version "
-                f"{s.vc[0]}; expected version {s.version} instead. Hint: the forward op that "
-                f"saved it is {self._op.__name__}; avoid modifying it in place (clone() it "
-                "first), or enable ember.autograd.set_detect_anomaly(True) to find where it was "
-                "created.")
+            raise _modified_error(dt, shape, what, s.vc[0], s.version, self._op.__name__)
         if s.checksum is not None:
             arr = s.tensor._data if s.tensor is not None else s.array
             if _checksum(arr) != s.checksum:
-                raise RuntimeError(
-                    f"detect_anomaly: a tensor saved for backward by {self._op.__name__} "
-                    f"(shape {list(arr.shape)}, dtype {arr.dtype}) was modified after it was "
-                    "saved, through memory the version counter does not see (a .numpy() or "
-                    "DLPack alias). Modify a copy instead.")
+                raise _alias_write_error(self._op.__name__, arr)
         if s.tensor is not None:
             return s.tensor
         t = _make(s.array, s.vc)
@@ -145,7 +136,19 @@ class OpNode(Node):
     def release(self):
         self._saved = _FREED
 
+    def _check_guards(self):
+        """Refuse to run backward once an index/target/mask input (guard_inputs) changed."""
+        for t, version, checksum in self._guards:
+            if t._vc[0] != version:
+                raise _modified_error(t.dtype, tuple(t.shape),
+                                      f"an index, target or mask input of {self.name()}",
+                                      t._vc[0], version, self._op.__name__)
+            if checksum is not None and _checksum(t._data) != checksum:
+                raise _alias_write_error(self._op.__name__, t._data)
+
     def apply(self, grads):
+        if self._guards:
+            self._check_guards()
         if self.materialize_grads:
             for i, g in enumerate(grads):
                 if g is None:
@@ -158,6 +161,54 @@ class OpNode(Node):
             # built-in ops may leave out the trailing non-tensor arguments (dim, flags)
             out = out + (None,) * (n - len(out))
         return out
+
+
+def _modified_error(dtype, shape, what, version, expected, op_name):
+    # torch's phrase, kept word for word so that answers found online still apply
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{dtype} {list(shape)}], which is {what}, is at version "
+        f"{version}; expected version {expected} instead. Hint: the forward op that "
+        f"saved it is {op_name}; avoid modifying it in place (clone() it "
+        "first), or enable ember.autograd.set_detect_anomaly(True) to find where it was "
+        "created.")
+
+
+def _alias_write_error(op_name, arr):
+    return RuntimeError(
+        f"detect_anomaly: a tensor saved for backward by {op_name} "
+        f"(shape {list(arr.shape)}, dtype {arr.dtype}) was modified after it was "
+        "saved, through memory the version counter does not see (a .numpy() or "
+        "DLPack alias). Modify a copy instead.")
+
+
+# NOTE [Guarded inputs]
+# Index, target, mask and offset tensors reach an Op's forward as NumPy arrays that the op
+# keeps for its backward (ctx.index = index). Kept as plain arrays, an in-place change between
+# forward and backward (i.add_(1), target[0] = 3) went unseen: in range, the gradient was
+# silently wrong; out of range, a numba kernel wrote outside its array (segfault). torch saves
+# such tensors like any other and raises its version-counter error. `guard_inputs` gives ember
+# the same rule without changing how ops receive their arguments: the function that calls the
+# op names the tensors its arrays came from, their versions are recorded on the node, and
+# backward refuses to run once any of them moved (under anomaly mode their bytes are
+# checksummed too, which also catches writes through .numpy() aliases). A guard holds the tensor
+# itself (small: indices, targets, masks); tests/autograd/test_saved_int_versions.py walks every
+# op that keeps an integer or boolean input.
+def guard_inputs(result, *tensors):
+    """Version-check ``tensors`` (the index/target/mask tensors an op read in its forward and
+    keeps for its backward) when backward runs through the node that produced ``result``;
+    see NOTE [Guarded inputs]. Returns ``result``."""
+    first = result[0] if isinstance(result, tuple) else result
+    node = first._grad_fn if isinstance(first, Tensor) else None
+    if node is None or not isinstance(node, OpNode):
+        return result
+    anomaly = Anomaly.enabled
+    guards = list(node._guards)
+    for t in tensors:
+        if isinstance(t, Tensor):
+            guards.append((t, t._vc[0], _checksum(t._data) if anomaly else None))
+    node._guards = tuple(guards)
+    return result
 
 
 def _zeros_meta(meta):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.function import Op
+from ..autograd.function import Op, guard_inputs
 from .indexing import AdvancedIndex, IndexPut, _IndexPutZeros
 from .registry import register
 
@@ -41,11 +41,16 @@ def _check_index(name, input, dim, index, src=None):
     return d
 
 
+# torch raises IndexError for these ops' out-of-range indices, RuntimeError for the others
+_INDEX_ERROR_OPS = ("index_select", "index_copy", "index_fill")
+
+
 def _check_bounds(name, a, d, n):
     """torch's rule for gather/scatter/index_* indices: 0 <= i < n (no negative indices)."""
     if a.size and (a.min() < 0 or a.max() >= n):
-        raise RuntimeError(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
-                           f"is out of bounds for dimension {d} with size {n}")
+        error = IndexError if name in _INDEX_ERROR_OPS else RuntimeError
+        raise error(f"{name}(): index {a.max() if a.max() >= n else a.min()} "
+                    f"is out of bounds for dimension {d} with size {n}")
 
 
 def _idx64(index):
@@ -70,7 +75,8 @@ class Gather(Op):
 
 def gather(input, dim, index, *, sparse_grad=False):
     d = _check_index("gather", input, dim, index)
-    return Gather.apply(input, d, _idx64(index))
+    # see NOTE [Guarded inputs]: the backward scatters by index's values
+    return guard_inputs(Gather.apply(input, d, _idx64(index)), index)
 
 
 register("gather", dtypes=D.ALL)(gather)
@@ -135,10 +141,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None or not isinstance(src, Tensor):
         v = value if value is not None else src
         s = np.asarray(v).astype(input._data.dtype)
-        return Scatter.apply(input, s, d, _idx64(index), reduce)
+        return guard_inputs(Scatter.apply(input, s, d, _idx64(index), reduce), index)
     if src._data.dtype != input._data.dtype:
         src = src.to(input.dtype)
-    return Scatter.apply(input, src, d, _idx64(index), reduce)
+    return guard_inputs(Scatter.apply(input, src, d, _idx64(index), reduce), index)
 
 
 def scatter_add(input, dim, index, src):
@@ -226,8 +232,8 @@ def index_select(input, dim, index):
         if a.size != 1:
             raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
                              f"{a.size} value(s)")
-        return input.reshape(1)[key].reshape(())
-    return IndexSelect.apply(input, key[-1], d)
+        return guard_inputs(input.reshape(1)[key], index).reshape(())
+    return guard_inputs(IndexSelect.apply(input, key[-1], d), index)
 
 
 register("index_select", dtypes=D.ALL)(index_select)
@@ -247,19 +253,19 @@ def _index_key(name, input, dim, index):
 def index_add(input, dim, index, source, *, alpha=1):
     key = _index_key("index_add", input, dim, index)
     src = source * alpha if alpha != 1 else source
-    return IndexPut.apply(input, src.to(input.dtype), key, True)
+    return guard_inputs(IndexPut.apply(input, src.to(input.dtype), key, True), index)
 
 
 def index_copy(input, dim, index, source):
     key = _index_key("index_copy", input, dim, index)
-    return IndexPut.apply(input, source.to(input.dtype), key, False)
+    return guard_inputs(IndexPut.apply(input, source.to(input.dtype), key, False), index)
 
 
 def index_fill(input, dim, index, value):
     key = _index_key("index_fill", input, dim, index)
     v = value.to(input.dtype) if isinstance(value, Tensor) else np.asarray(value).astype(
         input._data.dtype)
-    return IndexPut.apply(input, v, key, False)
+    return guard_inputs(IndexPut.apply(input, v, key, False), index)
 
 
 register("index_add", inplace=True, dtypes=D.ALL)(index_add)
@@ -268,7 +274,8 @@ register("index_fill", inplace=True, dtypes=D.ALL)(index_fill)
 
 
 def take(input, index):
-    return AdvancedIndex.apply(input.reshape(-1), (index._data.astype(np.int64),))
+    return guard_inputs(AdvancedIndex.apply(input.reshape(-1), (index._data.astype(np.int64),)),
+                        index)
 
 
 def take_along_dim(input, indices, dim=None):

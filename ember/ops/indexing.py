@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from ..autograd.function import Op
+from ..autograd.function import Op, guard_inputs
 from ..autograd.grad_mode import _state
 from .registry import FUNCTIONS, apply_inplace, check_inplace, promote_args, register, sum_to
 
@@ -126,6 +126,15 @@ class _IndexPutZeros(Op):
         return op.apply(grad, ctx.key), None, None, None
 
 
+def _tensors_in(key):
+    """The index tensors of a torch index (a tensor, or a tuple holding some)."""
+    if isinstance(key, Tensor):
+        return (key,)
+    if isinstance(key, (tuple, list)):
+        return tuple(k for k in key if isinstance(k, Tensor))
+    return ()
+
+
 def _split_ints(key):
     """(ints-only key, rest) when torch and numpy disagree on where advanced dims go, else None.
 
@@ -164,10 +173,12 @@ def getitem(self, key):
     k, basic = _convert_key(self, key)
     if basic:
         return BasicIndex.apply(self, k)
+    # see NOTE [Guarded inputs]: the backward scatters by the index tensors' values
     split = _split_ints(k)
     if split is not None:   # see _split_ints: integers first, as torch does
-        return getitem(BasicIndex.apply(self, split[0]), split[1])
-    return AdvancedIndex.apply(self, k)
+        return guard_inputs(getitem(BasicIndex.apply(self, split[0]), split[1]),
+                            *_tensors_in(key))
+    return guard_inputs(AdvancedIndex.apply(self, k), *_tensors_in(key))
 
 
 Tensor.__getitem__ = getitem
@@ -209,7 +220,7 @@ def index_put(input, indices, values, accumulate=False):
     v = values if isinstance(values, Tensor) else _make(np.asarray(values, input._data.dtype))
     if v._data.dtype != input._data.dtype:
         v = v.to(input.dtype)
-    return IndexPut.apply(input, v, k, accumulate)
+    return guard_inputs(IndexPut.apply(input, v, k, accumulate), *_tensors_in(indices))
 
 
 register("index_put", inplace=True, dtypes=D.ALL)(index_put)
@@ -272,7 +283,9 @@ def setitem(self, key, value):
     if basic:
         _copy_(getitem(self, key), value)
     else:
-        apply_inplace(self, index_put, "index_put_", k, value)
+        # the torch key, not the converted one: index_put guards its index tensors
+        apply_inplace(self, index_put, "index_put_", key if isinstance(key, tuple) else (key,),
+                      value)
 
 
 Tensor.__setitem__ = setitem
@@ -352,7 +365,7 @@ def masked_select(input, mask):
     m = mask._data.astype(bool)
     shape = np.broadcast_shapes(m.shape, input._data.shape)
     x = input.expand(shape) if tuple(input.shape) != shape else input
-    return AdvancedIndex.apply(x, (np.broadcast_to(m, shape),))
+    return guard_inputs(AdvancedIndex.apply(x, (np.broadcast_to(m, shape),)), mask)
 
 
 register("masked_select", dtypes=D.ALL)(masked_select)
@@ -361,7 +374,7 @@ register("masked_select", dtypes=D.ALL)(masked_select)
 def masked_scatter(input, mask, source):
     m = np.broadcast_to(mask._data.astype(bool), input._data.shape)
     n = int(m.sum())
-    return IndexPut.apply(input, source.reshape(-1)[:n], (m,), False)
+    return guard_inputs(IndexPut.apply(input, source.reshape(-1)[:n], (m,), False), mask)
 
 
 register("masked_scatter", inplace=True, dtypes=D.ALL)(masked_scatter)

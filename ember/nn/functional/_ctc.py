@@ -9,6 +9,7 @@ import numpy as np
 import ember
 
 from ..._tensor import Tensor, _make
+from ...autograd.function import guard_inputs
 from ...ops.nn.loss import CtcLoss
 from ._utils import _check_tensor
 
@@ -88,7 +89,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     x = log_probs
     if x.dtype in (ember.float16, ember.bfloat16):
         x = x.float()
-    nll = CtcLoss.apply(x, ext, 2 * tgt_len + 1, in_len, bool(zero_infinity)).to(log_probs.dtype)
+    nll = CtcLoss.apply(x, ext, 2 * tgt_len + 1, in_len, bool(zero_infinity))
+    # see NOTE [Guarded inputs]: torch refuses backward once these changed in place
+    guard_inputs(nll, targets, input_lengths, target_lengths)
+    nll = nll.to(log_probs.dtype)
     if reduction == "mean":
         return (nll / _make(np.maximum(tgt_len, 1).astype(nll._data.dtype))).mean()
     if unbatched and reduction == "none":

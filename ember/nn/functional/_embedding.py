@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import Tensor, _make
+from ...autograd.function import guard_inputs
 from ...autograd.grad_mode import no_grad
 from ...ops.nn.embedding import Embedding
 from ._utils import _check_tensor
@@ -56,7 +57,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = padding_idx % num
     if max_norm is not None and idx.size:
         _renorm_rows(weight, idx, max_norm, norm_type)
-    return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
+    # see NOTE [Guarded inputs]: the backward scatters into the rows named by input's values
+    return guard_inputs(Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq)),
+                        input)
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
@@ -111,7 +114,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         keep = flat != padding_idx
     if max_norm is not None and flat.size:
         _renorm_rows(weight, flat, max_norm, norm_type)
-    rows = Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq))
+    rows = guard_inputs(Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq)),
+                        input, offsets)
     bag_kept = bag_of[keep]
     if psw is not None:
         rows = rows * psw[_make(np.nonzero(keep)[0])].unsqueeze(1)

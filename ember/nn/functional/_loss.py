@@ -18,6 +18,7 @@ import ember
 from ..._tensor import Tensor, _make
 from ...amp._state import maybe_autocast
 from ...amp._state import state as _autocast
+from ...autograd.function import guard_inputs
 from ...ops.nn.loss import BinaryCrossEntropy, CrossEntropyLoss
 from ._activation import log_softmax, logsigmoid
 from ._distance import pairwise_distance
@@ -212,7 +213,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         x = input.float()
     w = None if weight is None else weight._data.astype(x._data.dtype)
     loss = CrossEntropyLoss.apply(x, target._data, w, int(ignore_index), float(label_smoothing),
-                               reduction, cdim)
+                                  reduction, cdim)
+    guard_inputs(loss, target)  # see NOTE [Guarded inputs]: backward reads the class indices
     return loss.to(input.dtype) if loss.dtype != input.dtype else loss
 
 
@@ -251,7 +253,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                          f"in [0, {n_classes}) or ignore_index={ignore_index}.")
     safe = np.where(valid, t, 0)
     rows = input.movedim(cdim, -1).reshape(-1, n_classes)
-    picked = rows.gather(1, _make(safe.reshape(-1, 1))).reshape(-1)
+    picked = guard_inputs(rows.gather(1, _make(safe.reshape(-1, 1))), target).reshape(-1)
     w = valid.astype(input._data.dtype)
     if weight is not None:
         w = w * weight._data.astype(input._data.dtype)[safe]

@@ -170,6 +170,9 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
     """
     shifted_exp, total, total_weight = saved
     n_rows, n_classes = logits2d.shape
+    # the kernel indexes by target without bounds checks: check in this call, never trust the
+    # forward's check (the targets may have been written since, e.g. through a .numpy() alias)
+    _check_targets(target1d, n_classes, ignore_index)
     dtype = logits2d.dtype
     w = np.ones(n_classes, dtype) if weight is None else weight
     if reduction == "none":

@@ -113,13 +113,22 @@ def _k_sigmoid_grad(g, y, out):
 
 @numba.njit(nogil=True, cache=True)
 def _k_index_add_rows(acc, index, rows):
-    """acc[index[k], :] += rows[k, :] for every k, in order (the adjoint of a row gather)."""
+    """acc[index[k], :] += rows[k, :] for every k, in order (the adjoint of a row gather).
+
+    Returns -1, or the first k whose index is outside [0, len(acc)) (nothing is written for it
+    or after it): numba does not check bounds, and the index is user data.
+    """
     dim = acc.shape[1]
+    n = acc.shape[0]
     for k in range(index.shape[0]):
-        dst = acc[index[k]]
+        i = index[k]
+        if i < 0 or i >= n:
+            return k
+        dst = acc[i]
         src = rows[k]
         for t in range(dim):
             dst[t] += src[t]
+    return -1
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -281,8 +290,11 @@ def index_add_rows(num_rows, index, rows):
     array (same summation order), without its per-element overhead."""
     acc = np.zeros((num_rows, rows.shape[1]), rows.dtype)
     if rows.dtype in _FLOATS:
-        _k_index_add_rows(acc, np.ascontiguousarray(index, np.int64),
-                          np.ascontiguousarray(rows))
+        index = np.ascontiguousarray(index, np.int64)
+        bad = _k_index_add_rows(acc, index, np.ascontiguousarray(rows))
+        if bad >= 0:
+            raise IndexError(f"index_add: index {index[bad]} is out of range for {num_rows} "
+                             "rows")
     else:
         np.add.at(acc, index, rows)
     return acc
