@@ -20,9 +20,12 @@ Two sharing strategies, as in torch.multiprocessing:
   an exclusive lock: if that succeeds nobody else maps it and the file is unlinked.
   A sender keeps ("pins") each segment it sent until a receiver has attached it (counters in a
   64-byte trailer after the data, updated under a POSIX record lock), so a tensor in flight is
-  never unlinked under the receiver's feet. What a crashed process held alone is unlinked by the
-  next ``sweep()`` (run when a DataLoader shuts its workers down, after ``Process.join()`` of an
-  ember Process, and at interpreter exit): any ``ember_fs_*`` file nobody holds a lock on is an
+  never unlinked under the receiver's feet. A daemon thread in the sender ("pin reaper", alive
+  only while pins exist) drops each pin within _REAP_INTERVAL of the receipt, so a segment is
+  unlinked as soon as both sides dropped the tensor (not at the sender's next allocation).
+  What a crashed process held alone is unlinked by the next ``sweep()`` (run when a
+  DataLoader shuts its workers down, after ``Process.join()`` of an ember Process, and at
+  interpreter exit): any ``ember_fs_*`` file nobody holds a lock on is an
   orphan. As in torch, the sending process must stay alive until the receiver got the tensor.
 
 At exit (also in multiprocessing children, which leave through ``os._exit``) the mappings of
@@ -62,6 +65,8 @@ def _reinit_after_fork():
     # the child with a lock nobody can release
     global _lock
     _lock = threading.RLock()
+    _reaper["thread"] = None  # threads do not survive fork: the child starts its own
+    _pins.clear()  # the parent's in-flight segments are the parent's to release
 
 
 os.register_at_fork(after_in_child=_reinit_after_fork)
@@ -377,18 +382,49 @@ def segment_of(arr):
 
 
 # ---------------------------------------------------------------------------- pins and sweeps
+_REAP_INTERVAL = 0.02  # seconds between the pin reaper's looks at the receipt counters
+_reaper = {"thread": None, "idle": threading.Event()}
+
+
 def pin(seg):
     """Keep a file_system segment mapped until a receiver has attached it."""
     sent = seg.bump(0)
     with _lock:
         _pins.append((seg, sent))
+        _reaper["idle"].clear()
+        if _reaper["thread"] is None:
+            _reaper["thread"] = threading.Thread(target=_reap, name="ember-shm-pin-reaper",
+                                                 daemon=True)
+            _reaper["thread"].start()
     release_pins()
 
 
 def release_pins():
     with _lock:
         if _pins:
-            _pins[:] = [(s, n) for s, n in _pins if s._counter(1).value < n]
+            kept = [(s, n) for s, n in _pins if s._counter(1).value < n]
+            dropped = len(_pins) - len(kept)
+            _pins[:] = kept
+            del kept
+            return dropped
+    return 0
+
+
+def _reap():
+    """The pin reaper: drop pins of received segments until none are left, then end."""
+    while True:
+        release_pins()
+        with _lock:
+            if not _pins:
+                _reaper["thread"] = None
+                _reaper["idle"].set()
+                return
+        threading.Event().wait(_REAP_INTERVAL)
+
+
+def wait_pins_released(timeout=None):
+    """Block until every segment this process sent was received and its pin dropped."""
+    return _reaper["idle"].wait(timeout) if _pins or _reaper["thread"] else True
 
 
 def sweep(directory=None):

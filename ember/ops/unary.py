@@ -100,7 +100,20 @@ def _erf_np(x):
 
 def _gammaln(x):
     from scipy.special import gammaln
-    return gammaln(x)
+    y = gammaln(x)
+    # log|Gamma(x)| grows without bound as x -> -inf (C's lgamma and torch give +inf there);
+    # scipy returns -inf
+    return np.where(np.isneginf(x), np.inf, y).astype(y.dtype, copy=False)
+
+
+def _sign(x):
+    if x.dtype == np.bool_:  # np.sign has no bool loop
+        return x.copy()
+    y = np.sign(x)
+    if x.dtype.kind == "f":
+        # torch computes (0 < x) - (x < 0): NaN gives 0, where np.sign gives NaN
+        y = np.where(np.isnan(x), 0, y).astype(x.dtype, copy=False)
+    return y
 
 
 def _digamma(x):
@@ -280,12 +293,12 @@ def abs(x):
 
 @unary_op(lambda g, x: g * 0, keep_int=True, dtypes=D.ALL)
 def sign(x):
-    return x.copy() if x.dtype == np.bool_ else np.sign(x)  # np.sign has no bool loop
+    return _sign(x)
 
 
 @unary_op(lambda g, x: g * 0, keep_int=True)
 def sgn(x):
-    return np.sign(x)
+    return _sign(x)
 
 
 @unary_op(lambda g, x: g * 0, keep_int=True)

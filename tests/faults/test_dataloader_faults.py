@@ -117,10 +117,39 @@ def test_worker_exception_reraised_with_worker_id_and_traceback(leak_check):
         next(it)  # batch [4, 5], worker 0
     msg = str(info.value)
     assert "Caught ValueError in DataLoader worker process 0 (pid " in msg
+    assert "while fetching dataset index 5.\n" in msg  # the item that failed, not just the batch
     assert "Original Traceback (most recent call last)" in msg
     assert "__getitem__" in msg and "item 5 is corrupt" in msg
     # like torch, the loader goes on with the next batches
     assert [b[:, 0].tolist() for b in it] == [[6.0, 7.0], [8.0, 9.0], [10.0, 11.0]]
+
+
+def test_worker_error_names_the_failing_index_without_batching(leak_check):
+    with pytest.raises(ValueError, match=r"worker process \d \(pid \d+\) while fetching "
+                                         r"dataset index 3\."):
+        list(DataLoader(Faulty("raise", bad=3), batch_size=None, num_workers=1))
+
+
+def test_worker_collate_error_names_the_batch(leak_check):
+    def collate(items):
+        if any(float(t[0]) == 7.0 for t in items):
+            raise TypeError("cannot collate")
+        return items
+
+    with pytest.raises(TypeError, match=r"while collating the batch of dataset indices \[6, 7\]"):
+        list(DataLoader(Faulty("raise", bad=-1), batch_size=2, num_workers=2,
+                        collate_fn=collate))
+
+
+class _FaultyStream(ember.utils.data.IterableDataset):
+    def __iter__(self):
+        yield from (ember.zeros(1) for _ in range(3))
+        raise OSError("stream broke")
+
+
+def test_worker_iterable_error_names_the_item(leak_check):
+    with pytest.raises(OSError, match="while fetching item 3 of this worker's dataset iterator"):
+        list(DataLoader(_FaultyStream(), batch_size=2, num_workers=1))
 
 
 def test_worker_keyerror_and_unconstructible_exception(leak_check):

@@ -121,6 +121,33 @@ def test_segment_freed_when_last_process_drops_it(shm_dir, strategy):
     assert p.exitcode == 0
 
 
+def test_file_system_segment_unlinked_once_both_sides_drop_it(shm_dir):
+    """Without any later allocation in the sender: its pin goes when the receipt is seen."""
+    directory, _ = shm_dir
+    previous = mp.get_sharing_strategy()
+    mp.set_sharing_strategy("file_system")
+    try:
+        parent_end, child_end = fork.Pipe()
+        p = fork.Process(target=_keep_until_told, args=(child_end,))
+        p.start()
+        t = ember.zeros(1 << 16)
+        parent_end.send(t)
+        assert parent_end.recv() == "holding"
+        assert any(n.startswith(_shm.FS_PREFIX) for n in _ember_entries(directory))
+        del t
+        gc.collect()
+        parent_end.send("drop")
+        assert parent_end.recv() == "dropped"
+        assert _shm.wait_pins_released(10)
+        gc.collect()
+        assert not any(n.startswith(_shm.FS_PREFIX) for n in _ember_entries(directory))
+        parent_end.send("exit")
+        p.join(30)
+        assert p.exitcode == 0
+    finally:
+        mp.set_sharing_strategy(previous)
+
+
 def _keep_until_told(conn):
     t = conn.recv()
     conn.send("holding")

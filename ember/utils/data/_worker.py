@@ -118,17 +118,45 @@ def _rebuild_wrapper(module, name, msg):
 
 
 # ---------------------------------------------------------------------------- fetching
+# What a fetcher was doing when an exception left it, so that the worker's error names the
+# dataset index that failed: (kind, value), formatted only on failure (see `_doing`).
+_GET, _GET_MANY, _COLLATE, _NEXT = "index", "indices", "collate", "next"
+
+
+def _doing(fetcher):
+    kind, value = getattr(fetcher, "doing", (None, None))
+    if kind == _GET:
+        return f" while fetching dataset index {value!r}"
+    if kind == _GET_MANY:
+        return f" while fetching dataset indices {list(value)!r} (__getitems__)"
+    if kind == _COLLATE:
+        return f" while collating the batch of dataset indices {list(value)!r}"
+    if kind == _NEXT:
+        return f" while fetching item {value} of this worker's dataset iterator"
+    return ""
+
+
 class _MapFetcher:
     def __init__(self, dataset, auto_collation, collate_fn, drop_last):
         self.dataset, self.auto_collation = dataset, auto_collation
         self.collate_fn, self.drop_last = collate_fn, drop_last
+        self.doing = (None, None)
 
     def fetch(self, index):
         if self.auto_collation:
             items = getattr(self.dataset, "__getitems__", None)
-            data = items(index) if callable(items) else [self.dataset[i] for i in index]
+            if callable(items):
+                self.doing = (_GET_MANY, index)
+                data = items(index)
+            else:
+                data = []
+                for i in index:
+                    self.doing = (_GET, i)
+                    data.append(self.dataset[i])
         else:
+            self.doing = (_GET, index)
             data = self.dataset[index]
+        self.doing = (_COLLATE, index if self.auto_collation else [index])
         return self.collate_fn(data)
 
 
@@ -138,15 +166,21 @@ class _IterableFetcher:
         self.auto_collation = auto_collation
         self.collate_fn, self.drop_last = collate_fn, drop_last
         self.ended = False
+        self.doing = (None, None)
+        self.count = 0  # items taken from the iterator (named in errors)
 
     def fetch(self, index):
         if self.ended:
             raise StopIteration
         if not self.auto_collation:
+            self.doing = (_NEXT, self.count)
+            self.count += 1
             return self.collate_fn(next(self.dataset_iter))
         data = []
         for _ in index:
             try:
+                self.doing = (_NEXT, self.count)
+                self.count += 1
                 data.append(next(self.dataset_iter))
             except StopIteration:
                 self.ended = True
@@ -231,8 +265,8 @@ def _fetch(fetcher, index, worker_id, where):
         return fetcher.fetch(index)
     except StopIteration:
         return IterableStop(worker_id)
-    except Exception:
-        return ExceptionWrapper(sys.exc_info(), where)
+    except Exception:  # re-raised in the main process
+        return ExceptionWrapper(sys.exc_info(), where + _doing(fetcher))
 
 
 def _send_result(channel, sock, idx, result, where):
