@@ -109,7 +109,7 @@ def test_gammainc_gradient_in_x_and_error_in_a():
     assert gradcheck(lambda t: S.gammainc(a, t), (x,))
     assert gradcheck(lambda t: S.gammaincc(a, t), (x,))
     a.requires_grad_()
-    with pytest.raises(RuntimeError, match="not implemented for input"):
+    with pytest.raises(NotImplementedError, match="is not implemented"):
         S.gammainc(a, x).sum().backward()
 
 

@@ -134,7 +134,8 @@ class Igamma(Op):
         a, x = ctx.saved_tensors
         if ctx.needs_input_grad[0]:
             name = "igammac" if ctx.upper else "igamma"
-            raise RuntimeError(f"derivative for aten::{name} is not implemented for input")
+            # torch's type (NotImplementedError, a RuntimeError) and key phrase
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         # d P(a, x)/dx = x^(a-1) e^(-x) / Gamma(a); Q = 1 - P
         density = ((a - 1) * x.log() - x - a.lgamma()).exp()
         gx = g * (-density if ctx.upper else density)
