@@ -172,18 +172,10 @@ def _div(input, other, *, rounding_mode=None):
     return _div_round(input, other, rounding_mode=rounding_mode)
 
 
-def _samples_binary(rng, dtype):
-    from ..testing._samples import binary_samples
-    return binary_samples(rng, dtype)
-
-
-register("add", inplace=True, ref=np.add, samples=_samples_binary, dtypes=D.ALL)(_add)
-register("sub", inplace=True, ref=np.subtract, samples=_samples_binary,
-         aliases=("subtract",))(_sub)
-register("mul", inplace=True, ref=np.multiply, samples=_samples_binary, dtypes=D.ALL,
-         aliases=("multiply",))(_mul)
-register("div", inplace=True, ref=np.true_divide, samples=_samples_binary,
-         aliases=("divide", "true_divide"))(_div)
+register("add", inplace=True)(_add)
+register("sub", inplace=True, aliases=("subtract",))(_sub)
+register("mul", inplace=True, aliases=("multiply",))(_mul)
+register("div", inplace=True, aliases=("divide", "true_divide"))(_div)
 
 
 _floor_divide = _binary_fn("floor_divide", Div)  # its own name in error messages
@@ -194,7 +186,7 @@ def floor_divide(input, other):
     return _floor_divide(input, other, rounding_mode="floor")
 
 
-register("floor_divide", inplace=True, differentiable=False, dtypes=D.INTEGRAL)(floor_divide)
+register("floor_divide", inplace=True)(floor_divide)
 
 
 class Remainder(Op):
@@ -227,8 +219,8 @@ class Fmod(Op):
         return sum_to(grad, a.shape), sum_to(-grad * (a / b).trunc(), b.shape)
 
 
-register("remainder", inplace=True, ref=np.remainder)(_binary_fn("remainder", Remainder))
-register("fmod", inplace=True, ref=np.fmod)(_binary_fn("fmod", Fmod))
+register("remainder", inplace=True)(_binary_fn("remainder", Remainder))
+register("fmod", inplace=True)(_binary_fn("fmod", Fmod))
 
 
 class Pow(Op):
@@ -262,7 +254,7 @@ def _pow(input, exponent):
 
 
 _pow_fn = _binary_fn("pow", Pow)
-register("pow", inplace=True, ref=np.power)(_pow)
+register("pow", inplace=True)(_pow)
 register("float_power", method=True)(
     lambda input, exponent: _pow(input.double() if isinstance(input, Tensor) else float(input),
                                  exponent.double() if isinstance(exponent, Tensor)
@@ -284,7 +276,7 @@ class Atan2(Op):
         return sum_to(grad * b / den, a.shape), sum_to(-grad * a / den, b.shape)
 
 
-register("atan2", inplace=True, ref=np.arctan2, aliases=("arctan2",))(
+register("atan2", inplace=True, aliases=("arctan2",))(
     _binary_fn("atan2", Atan2, result=_to_float))
 
 
@@ -328,10 +320,10 @@ class Fmin(_MaxMin):
 Fmax.backward = classmethod(lambda cls, ctx, grad: Maximum.backward.__func__(Maximum, ctx, grad))
 Fmin.backward = classmethod(lambda cls, ctx, grad: Minimum.backward.__func__(Minimum, ctx, grad))
 
-register("maximum", ref=np.maximum, dtypes=D.ALL)(_binary_fn("maximum", Maximum))
-register("minimum", ref=np.minimum, dtypes=D.ALL)(_binary_fn("minimum", Minimum))
-register("fmax", ref=np.fmax)(_binary_fn("fmax", Fmax))
-register("fmin", ref=np.fmin)(_binary_fn("fmin", Fmin))
+register("maximum")(_binary_fn("maximum", Maximum))
+register("minimum")(_binary_fn("minimum", Minimum))
+register("fmax")(_binary_fn("fmax", Fmax))
+register("fmin")(_binary_fn("fmin", Fmin))
 
 
 class Hypot(Op):
@@ -349,7 +341,7 @@ class Hypot(Op):
         return sum_to(grad * a / y, a.shape), sum_to(grad * b / y, b.shape)
 
 
-register("hypot", inplace=True, ref=np.hypot)(_binary_fn("hypot", Hypot))
+register("hypot", inplace=True)(_binary_fn("hypot", Hypot))
 
 
 class Copysign(Op):
@@ -369,7 +361,7 @@ class Copysign(Op):
         return sum_to(grad * s, a.shape), grad.new_zeros(ctx.bshape)
 
 
-register("copysign", inplace=True, ref=np.copysign)(
+register("copysign", inplace=True)(
     _binary_fn("copysign", Copysign, result=_to_float))
 
 
@@ -410,7 +402,7 @@ for _n, _uf, _al in (("eq", np.equal, ()), ("ne", np.not_equal, ("not_equal",)),
                      ("lt", np.less, ("less",)), ("le", np.less_equal, ("less_equal",)),
                      ("gt", np.greater, ("greater",)),
                      ("ge", np.greater_equal, ("greater_equal",))):
-    register(_n, inplace=True, ref=_uf, differentiable=False, dtypes=D.ALL, aliases=_al)(
+    register(_n, inplace=True, aliases=_al)(
         _compare(_n, _uf))
 
 
@@ -429,7 +421,7 @@ def _logical(name, ufunc):
 
 for _n, _uf in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
                 ("logical_xor", np.logical_xor)):
-    register(_n, inplace=True, ref=_uf, differentiable=False, dtypes=D.ALL)(_logical(_n, _uf))
+    register(_n, inplace=True)(_logical(_n, _uf))
 
 
 def _bitwise(name, ufunc):
@@ -449,5 +441,5 @@ def _bitwise(name, ufunc):
 for _n, _uf in (("bitwise_and", np.bitwise_and), ("bitwise_or", np.bitwise_or),
                 ("bitwise_xor", np.bitwise_xor), ("bitwise_left_shift", np.left_shift),
                 ("bitwise_right_shift", np.right_shift)):
-    register(_n, inplace=True, ref=_uf, differentiable=False, dtypes=D.INTEGRAL)(
+    register(_n, inplace=True)(
         _bitwise(_n, _uf))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, guard_inputs
 from .indexing import AdvancedIndex, IndexPut, _IndexPutZeros
@@ -79,7 +78,7 @@ def gather(input, dim, index, *, sparse_grad=False):
     return guard_inputs(Gather.apply(input, d, _idx64(index)), index)
 
 
-register("gather", dtypes=D.ALL)(gather)
+register("gather")(gather)
 
 
 class Scatter(Op):
@@ -164,9 +163,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     return scatter(input, dim, index, src, reduce=reduce)
 
 
-register("scatter", inplace=True, dtypes=D.ALL)(scatter)
-register("scatter_add", inplace=True, dtypes=D.ALL)(scatter_add)
-register("scatter_reduce", inplace=True, dtypes=D.ALL)(scatter_reduce)
+register("scatter", inplace=True)(scatter)
+register("scatter_add", inplace=True)(scatter_add)
+register("scatter_reduce", inplace=True)(scatter_reduce)
 
 
 def _scatter_into_zeros(g, idx, dim, shape):
@@ -236,7 +235,7 @@ def index_select(input, dim, index):
     return guard_inputs(IndexSelect.apply(input, key[-1], d), index)
 
 
-register("index_select", dtypes=D.ALL)(index_select)
+register("index_select")(index_select)
 
 
 def _index_key(name, input, dim, index):
@@ -268,9 +267,9 @@ def index_fill(input, dim, index, value):
     return guard_inputs(IndexPut.apply(input, v, key, False), index)
 
 
-register("index_add", inplace=True, dtypes=D.ALL)(index_add)
-register("index_copy", inplace=True, dtypes=D.ALL)(index_copy)
-register("index_fill", inplace=True, dtypes=D.ALL)(index_fill)
+register("index_add", inplace=True)(index_add)
+register("index_copy", inplace=True)(index_copy)
+register("index_fill", inplace=True)(index_fill)
 
 
 def take(input, index):
@@ -290,5 +289,5 @@ def take_along_dim(input, indices, dim=None):
     return gather(input.expand(ishape), d, indices.expand(jshape))
 
 
-register("take", dtypes=D.ALL)(take)
-register("take_along_dim", dtypes=D.ALL)(take_along_dim)
+register("take")(take)
+register("take_along_dim")(take_along_dim)

@@ -223,7 +223,7 @@ def index_put(input, indices, values, accumulate=False):
     return guard_inputs(IndexPut.apply(input, v, k, accumulate), *_tensors_in(indices))
 
 
-register("index_put", inplace=True, dtypes=D.ALL)(index_put)
+register("index_put", inplace=True)(index_put)
 
 
 class Copy(Op):
@@ -358,7 +358,7 @@ def masked_fill(input, mask, value):
     return out
 
 
-register("masked_fill", inplace=True, dtypes=D.ALL)(masked_fill)
+register("masked_fill", inplace=True)(masked_fill)
 
 
 def masked_select(input, mask):
@@ -368,7 +368,7 @@ def masked_select(input, mask):
     return guard_inputs(AdvancedIndex.apply(x, (np.broadcast_to(m, shape),)), mask)
 
 
-register("masked_select", dtypes=D.ALL)(masked_select)
+register("masked_select")(masked_select)
 
 
 def masked_scatter(input, mask, source):
@@ -377,7 +377,7 @@ def masked_scatter(input, mask, source):
     return guard_inputs(IndexPut.apply(input, source.reshape(-1)[:n], (m,), False), mask)
 
 
-register("masked_scatter", inplace=True, dtypes=D.ALL)(masked_scatter)
+register("masked_scatter", inplace=True)(masked_scatter)
 
 
 def nonzero(input, *, as_tuple=False):
@@ -392,5 +392,5 @@ def nonzero(input, *, as_tuple=False):
     return _make(np.argwhere(a).astype(np.int64))
 
 
-register("nonzero", differentiable=False, dtypes=D.ALL)(nonzero)
-register("argwhere", differentiable=False, dtypes=D.ALL)(lambda input: nonzero(input))
+register("nonzero")(nonzero)
+register("argwhere")(lambda input: nonzero(input))

@@ -132,7 +132,7 @@ def _matmul_general(input, other):
 
 # bool products are not claimed: torch has no bool matmul kernels ("not implemented for 'Bool'")
 _NUMERIC = tuple(d for d in D.ALL if d is not D.bool_)
-register("matmul", dtypes=_NUMERIC)(matmul)
+register("matmul")(matmul)
 Tensor.__matmul__ = lambda self, other: matmul(self, other)
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
@@ -253,7 +253,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 
 for _f in (mm, bmm, mv, dot, outer, addmm, baddbmm, addbmm, addmv, addr):
-    register(_f.__name__, dtypes=_NUMERIC, inplace=_f.__name__.startswith("add") or
+    register(_f.__name__, inplace=_f.__name__.startswith("add") or
              _f.__name__ == "baddbmm")(_f)
 FUNCTIONS["ger"] = outer
 FUNCTIONS["inner"] = lambda input, other: (input * other).sum(-1) if input.ndim <= 1 else \

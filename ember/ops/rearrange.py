@@ -49,7 +49,7 @@ def flip(input, *dims_args, dims=None):
     return Flip.apply(input, dims=norm_dims(dims, input.ndim, "flip") if dims else ())
 
 
-register("flip", dtypes=D.ALL)(flip)
+register("flip")(flip)
 
 
 def fliplr(input):
@@ -67,8 +67,8 @@ def flipud(input):
     return flip(input, 0)
 
 
-register("fliplr", dtypes=D.ALL)(fliplr)
-register("flipud", dtypes=D.ALL)(flipud)
+register("fliplr")(fliplr)
+register("flipud")(flipud)
 
 
 class Roll(Op):
@@ -104,7 +104,7 @@ def roll(input, shifts, dims=None):
     return Roll.apply(input, shifts=shifts, dims=dims)
 
 
-register("roll", dtypes=D.ALL)(roll)
+register("roll")(roll)
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -129,7 +129,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
-register("rot90", dtypes=D.ALL)(rot90)
+register("rot90")(rot90)
 
 
 # ----------------------------------------------------------------------------- repeat / tile
@@ -177,7 +177,7 @@ def tile(input, dims):
     return repeat(input, dims)
 
 
-register("tile", dtypes=D.ALL)(tile)
+register("tile")(tile)
 
 
 def _repeat_counts(repeats, n, name):
@@ -220,7 +220,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return input.index_select(d, _make(index))
 
 
-register("repeat_interleave", dtypes=D.ALL)(repeat_interleave)
+register("repeat_interleave")(repeat_interleave)
 
 
 # ----------------------------------------------------------------------------- triangles
@@ -260,8 +260,8 @@ def _triangle(name, op):
     return fn
 
 
-register("tril", inplace=True, dtypes=D.ALL)(_triangle("tril", Tril))
-register("triu", inplace=True, dtypes=D.ALL)(_triangle("triu", Triu))
+register("tril", inplace=True)(_triangle("tril", Tril))
+register("triu", inplace=True)(_triangle("triu", Triu))
 
 
 def _tri_indices(name, np_fn):
@@ -337,7 +337,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
     return Diagonal.apply(input, offset=offset, dim1=d1, dim2=d2)
 
 
-register("diagonal", dtypes=D.ALL)(diagonal)
+register("diagonal")(diagonal)
 
 
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
@@ -353,7 +353,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return DiagonalScatter.apply(src, shape=tuple(shape), offset=offset, dim1=d1, dim2=d2)
 
 
-register("diag_embed", dtypes=D.ALL)(diag_embed)
+register("diag_embed")(diag_embed)
 
 
 def diag(input, diagonal=0):
@@ -365,7 +365,7 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
-register("diag", dtypes=D.ALL)(diag)
+register("diag")(diag)
 
 
 def diagflat(input, offset=0):
@@ -373,7 +373,7 @@ def diagflat(input, offset=0):
     return diag_embed(input.reshape(-1), offset, 0, 1)
 
 
-register("diagflat", dtypes=D.ALL)(diagflat)
+register("diagflat")(diagflat)
 
 
 def trace(input):
@@ -383,7 +383,7 @@ def trace(input):
     return diagonal(input).sum()
 
 
-register("trace", dtypes=D.ALL)(trace)
+register("trace")(trace)
 
 
 # ----------------------------------------------------------------------------- grids
@@ -518,7 +518,7 @@ def cross(input, other, dim=None):
     return _cross(input, other, dim, "linalg.cross")
 
 
-register("cross", dtypes=D.FLOATING + D.INTEGRAL)(cross)
+register("cross")(cross)
 
 
 def kron(input, other):
@@ -532,7 +532,7 @@ def kron(input, other):
     return (a * b).reshape(tuple(x * y for x, y in zip(sa, sb)))
 
 
-register("kron", dtypes=D.ALL)(kron)
+register("kron")(kron)
 
 
 def vander(x, N=None, increasing=False):

@@ -69,7 +69,7 @@ class Sum(Op):
         return g.expand(ctx.shape)
 
 
-register("sum", dtypes=D.ALL)(Sum)
+register("sum")(Sum)
 
 
 def _float_only(x, name):
@@ -137,7 +137,7 @@ def _prod_others(x, dim):
     return left * right
 
 
-register("prod", dtypes=D.ALL)(Prod)
+register("prod")(Prod)
 
 
 class _Extreme(Op):
@@ -217,8 +217,8 @@ class Amin(_AmaxAmin):
     fn = staticmethod(np.min)
 
 
-register("amax", dtypes=D.ALL)(Amax)
-register("amin", dtypes=D.ALL)(Amin)
+register("amax")(Amax)
+register("amin")(Amin)
 
 
 def _max_min(name, dim_op, ext, pairwise):
@@ -246,8 +246,8 @@ def _max_min(name, dim_op, ext, pairwise):
 
 from .registry import FUNCTIONS as _F  # noqa: E402
 
-register("max", dtypes=D.ALL)(_max_min("max", MaxDim, Amax, lambda a, b: _F["maximum"](a, b)))
-register("min", dtypes=D.ALL)(_max_min("min", MinDim, Amin, lambda a, b: _F["minimum"](a, b)))
+register("max")(_max_min("max", MaxDim, Amax, lambda a, b: _F["maximum"](a, b)))
+register("min")(_max_min("min", MinDim, Amin, lambda a, b: _F["minimum"](a, b)))
 
 
 def _arg(name, npf):
@@ -274,8 +274,8 @@ def _arg(name, npf):
 
 
 # bool is not claimed: torch has no bool argmax/argmin kernels
-register("argmax", differentiable=False, dtypes=D.ALL[1:])(_arg("argmax", np.argmax))
-register("argmin", differentiable=False, dtypes=D.ALL[1:])(_arg("argmin", np.argmin))
+register("argmax")(_arg("argmax", np.argmax))
+register("argmin")(_arg("argmin", np.argmin))
 
 
 def _correction(unbiased, correction):
@@ -357,8 +357,8 @@ def _bool_reduce(name, npf):
     return fn
 
 
-register("all", differentiable=False, dtypes=D.ALL)(_bool_reduce("all", np.all))
-register("any", differentiable=False, dtypes=D.ALL)(_bool_reduce("any", np.any))
+register("all")(_bool_reduce("all", np.all))
+register("any")(_bool_reduce("any", np.any))
 
 
 def count_nonzero(input, dim=None):
@@ -367,7 +367,7 @@ def count_nonzero(input, dim=None):
                             np.int64))
 
 
-register("count_nonzero", differentiable=False, dtypes=D.ALL)(count_nonzero)
+register("count_nonzero")(count_nonzero)
 
 
 class Cumsum(Op):
@@ -388,7 +388,7 @@ class Cumsum(Op):
         return grad.flip(ctx.dim).cumsum(ctx.dim).flip(ctx.dim)  # reverse running sum
 
 
-register("cumsum", inplace=True, dtypes=D.ALL)(Cumsum)
+register("cumsum", inplace=True)(Cumsum)
 
 
 class Logcumsumexp(Op):

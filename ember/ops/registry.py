@@ -5,7 +5,7 @@ walk (reference, samples, dtypes).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -17,18 +17,13 @@ from ..autograd.grad_mode import _state
 
 @dataclass
 class OpInfo:
-    """What the generic op tests need to know about one public op."""
+    """How a public op is exposed. What the generic tests know about it (samples, reference,
+    dtypes, tolerances) is its line in ember/testing/_op_table.py."""
 
     name: str
     fn: Callable
-    ref: Callable | None = None
-    samples: Callable | None = None
-    dtypes: tuple = D.FLOATING
     method: bool = True
     inplace: bool = False
-    differentiable: bool = True
-    gradgrad: bool = True
-    extra: dict = field(default_factory=dict)
 
 
 OPS: dict[str, OpInfo] = {}
@@ -36,9 +31,7 @@ FUNCTIONS: dict[str, Callable] = {}  # every public function, for ember/__init__
 NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's functions
 
 
-def register(name, method=True, inplace=False, ref=None, samples=None, dtypes=D.FLOATING,
-             differentiable=True, gradgrad=True, aliases=(), namespace=None, wrap_out=True,
-             **extra):
+def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True):
     """Decorator for an Op class or a plain function implementing ``ember.<name>``.
 
     With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
@@ -68,8 +61,7 @@ def register(name, method=True, inplace=False, ref=None, samples=None, dtypes=D.
             setattr(Tensor, name + "_", _inplace_method(impl, name + "_"))
             for a in aliases:
                 setattr(Tensor, a + "_", _inplace_method(impl, a + "_"))
-        OPS[qualified] = OpInfo(qualified, fn, ref, samples, dtypes, method, inplace,
-                                differentiable, gradgrad, extra)
+        OPS[qualified] = OpInfo(qualified, fn, method, inplace)
         return obj
 
     return deco

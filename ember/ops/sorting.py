@@ -34,7 +34,7 @@ def _sortable(a):
 def _register_vi(name, fn, method=True):
     """Register a (values, indices) op; ``out=(values, indices)`` is handled here because the
     generic out= path rebuilds results with ``type(result)(out)``, which a namedtuple rejects."""
-    register(name, method=method, dtypes=D.ALL)(fn)
+    register(name, method=method)(fn)
 
     def with_out(*args, out=None, **kwargs):
         res = fn(*args, **kwargs)
@@ -90,8 +90,8 @@ def msort(input):
 
 
 _register_vi("sort", sort)
-register("argsort", differentiable=False, dtypes=D.ALL)(argsort)
-register("msort", dtypes=D.ALL)(msort)
+register("argsort")(argsort)
+register("msort")(msort)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
@@ -358,8 +358,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
-register("unique", differentiable=False, dtypes=D.ALL)(unique)
-register("unique_consecutive", differentiable=False, dtypes=D.ALL)(unique_consecutive)
+register("unique")(unique)
+register("unique_consecutive")(unique_consecutive)
 
 
 # ----------------------------------------------------------------------------- cummax / cummin
@@ -469,7 +469,7 @@ def histc(input, bins=100, min=0, max=0):
     return _make(np.bincount(pos, minlength=bins).astype(a.dtype))
 
 
-register("histc", differentiable=False)(histc)
+register("histc")(histc)
 
 
 def bincount(input, weights=None, minlength=0):
@@ -494,4 +494,4 @@ def bincount(input, weights=None, minlength=0):
     return _make(res.astype(dt))
 
 
-register("bincount", differentiable=False, dtypes=D.INTEGRAL)(bincount)
+register("bincount")(bincount)

@@ -25,8 +25,8 @@ def _float_of(x):
     return x
 
 
-def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), differentiable=True,
-             dtypes=D.FLOATING, df_np=None, public=True):
+def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=None,
+             public=True):
     """Decorator: the NumPy forward ``f(x, *params)``, named after the op, becomes an elementwise
     Op with dL/dx = ``df(grad, saved, *params)`` written with ember ops (so double backward
     works). The decorated name is bound to the Op class.
@@ -73,8 +73,7 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), differen
         Unary.__qualname__ = Unary.__name__
         Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
         if public:
-            register(name, inplace=inplace, ref=f, aliases=aliases,
-                     differentiable=differentiable, dtypes=dtypes)(Unary)
+            register(name, inplace=inplace, aliases=aliases)(Unary)
         return Unary
 
     return deco
@@ -130,7 +129,7 @@ def _reject_bool(name, x, hint=""):
         raise RuntimeError(f"{name}: not supported for bool tensors; got dtype ember.bool." + hint)
 
 
-@unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), dtypes=_NO_BOOL)
+@unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",))
 def neg(x):
     _reject_bool("neg", x, " Negation, the `-` operator, on a bool tensor is not supported; to "
                  "invert a mask use `~` or logical_not().")
@@ -285,13 +284,13 @@ def digamma(x):
     return _digamma(x)
 
 
-@unary_op(lambda g, x: g * x.sign(), keep_int=True, aliases=("absolute",), dtypes=_NO_BOOL)
+@unary_op(lambda g, x: g * x.sign(), keep_int=True, aliases=("absolute",))
 def abs(x):
     _reject_bool("abs", x)
     return np.abs(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True, dtypes=D.ALL)
+@unary_op(lambda g, x: g * 0, keep_int=True)
 def sign(x):
     return _sign(x)
 
@@ -357,7 +356,7 @@ class Round(Op):
         return grad * 0
 
 
-register("round", inplace=True, ref=np.round)(Round)
+register("round", inplace=True)(Round)
 
 
 def _isnan(input):
@@ -368,16 +367,16 @@ def _pred(input, f):
     return _make(np.asarray(f(input._data)))
 
 
-register("isnan", differentiable=False, dtypes=D.ALL)(_isnan)
-register("isinf", differentiable=False, dtypes=D.ALL)(lambda input: _pred(input, np.isinf))
-register("isfinite", differentiable=False, dtypes=D.ALL)(
+register("isnan")(_isnan)
+register("isinf")(lambda input: _pred(input, np.isinf))
+register("isfinite")(
     lambda input: _pred(input, np.isfinite))
-register("isposinf", differentiable=False)(lambda input: _pred(input, np.isposinf))
-register("isneginf", differentiable=False)(lambda input: _pred(input, np.isneginf))
-register("isreal", differentiable=False)(lambda input: _pred(input, lambda a: np.ones(
+register("isposinf")(lambda input: _pred(input, np.isposinf))
+register("isneginf")(lambda input: _pred(input, np.isneginf))
+register("isreal")(lambda input: _pred(input, lambda a: np.ones(
     a.shape, bool)))
-register("signbit", differentiable=False)(lambda input: _pred(input, np.signbit))
-register("logical_not", inplace=True, differentiable=False, dtypes=D.ALL)(
+register("signbit")(lambda input: _pred(input, np.signbit))
+register("logical_not", inplace=True)(
     lambda input: _pred(input, np.logical_not))
 
 
@@ -388,7 +387,7 @@ def _bitwise_not(input):
     return _pred(input, np.invert)
 
 
-register("bitwise_not", inplace=True, differentiable=False, dtypes=D.INTEGRAL)(_bitwise_not)
+register("bitwise_not", inplace=True)(_bitwise_not)
 
 
 class NanToNum(Op):
@@ -460,7 +459,7 @@ def clamp(input, min=None, max=None):
     return Clamp.apply(args[0], args[1], args[2])
 
 
-register("clamp", inplace=True, ref=np.clip, aliases=("clip",), dtypes=D.ALL)(clamp)
+register("clamp", inplace=True, aliases=("clip",))(clamp)
 register("clamp_min", inplace=True)(lambda input, min: clamp(input, min=min))
 register("clamp_max", inplace=True)(lambda input, max: clamp(input, max=max))
 
@@ -527,4 +526,4 @@ class Gelu(Op):
         return grad * d
 
 
-register("gelu", inplace=False, ref=_gelu_np)(Gelu)
+register("gelu", inplace=False)(Gelu)

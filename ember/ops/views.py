@@ -96,9 +96,9 @@ def reshape(input, *shape):
         return Reshape.apply(input, shape)
 
 
-register("view", dtypes=D.ALL)(view)
+register("view")(view)
 Tensor.view = lambda self, *shape: view(self, *shape)
-register("reshape", dtypes=D.ALL)(reshape)
+register("reshape")(reshape)
 Tensor.reshape = lambda self, *shape: reshape(self, *shape)
 Tensor.view_as = lambda self, other: View.apply(self, tuple(other.shape))
 Tensor.reshape_as = lambda self, other: reshape(self, tuple(other.shape))
@@ -132,7 +132,7 @@ def permute(input, *dims):
     return Permute.apply(input, d)
 
 
-register("permute", dtypes=D.ALL)(permute)
+register("permute")(permute)
 Tensor.permute = lambda self, *dims: permute(self, *dims)
 
 
@@ -147,7 +147,7 @@ def transpose(input, dim0, dim1):
     return Permute.apply(input, tuple(order))
 
 
-register("transpose", dtypes=D.ALL, aliases=("swapaxes", "swapdims"))(transpose)
+register("transpose", aliases=("swapaxes", "swapdims"))(transpose)
 
 
 def t(input):
@@ -158,7 +158,7 @@ def t(input):
     return transpose(input, 0, 1) if input.ndim == 2 else View.apply(input, tuple(input.shape))
 
 
-register("t", dtypes=D.ALL)(t)
+register("t")(t)
 Tensor.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
 Tensor.H = property(lambda self: self.T)
@@ -213,7 +213,7 @@ def expand(input, *sizes):
     return Expand.apply(input, shape)
 
 
-register("expand", dtypes=D.ALL)(expand)
+register("expand")(expand)
 Tensor.expand = lambda self, *sizes: expand(self, *sizes)
 Tensor.expand_as = lambda self, other: expand(self, tuple(other.shape))
 
@@ -222,7 +222,7 @@ def broadcast_to(input, shape):
     return expand(input, tuple(shape))
 
 
-register("broadcast_to", dtypes=D.ALL)(broadcast_to)
+register("broadcast_to")(broadcast_to)
 
 
 @export
@@ -261,8 +261,8 @@ def unsqueeze(input, dim):
     return View.apply(input, tuple(shape))
 
 
-register("squeeze", inplace=False, dtypes=D.ALL)(squeeze)
-register("unsqueeze", inplace=False, dtypes=D.ALL)(unsqueeze)
+register("squeeze", inplace=False)(squeeze)
+register("unsqueeze", inplace=False)(unsqueeze)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -285,9 +285,9 @@ def unflatten(input, dim, sizes):
         else reshape(input, shape[:d] + tuple(sizes) + shape[d + 1:])
 
 
-register("flatten", dtypes=D.ALL)(flatten)
-register("unflatten", dtypes=D.ALL)(unflatten)
-register("ravel", dtypes=D.ALL)(lambda input: reshape(input, (-1,)))
+register("flatten")(flatten)
+register("unflatten")(unflatten)
+register("ravel")(lambda input: reshape(input, (-1,)))
 
 
 class Contiguous(Op):
@@ -323,7 +323,7 @@ class Clone(Op):
         return grad
 
 
-register("clone", dtypes=D.ALL)(Clone)
+register("clone")(Clone)
 
 
 class Cast(Op):
@@ -443,7 +443,7 @@ def as_strided(input, size, stride, storage_offset=None):
     return AsStrided.apply(input, tuple(size), tuple(stride), storage_offset)
 
 
-register("as_strided", dtypes=D.ALL)(as_strided)
+register("as_strided")(as_strided)
 
 
 def narrow(input, dim, start, length):
@@ -474,8 +474,8 @@ def select(input, dim, index):
     return input[tuple(idx)]
 
 
-register("narrow", dtypes=D.ALL)(narrow)
-register("select", dtypes=D.ALL)(select)
+register("narrow")(narrow)
+register("select")(select)
 
 
 def unbind(input, dim=0):
@@ -529,10 +529,10 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(out)
 
 
-register("unbind", dtypes=D.ALL)(unbind)
-register("split", dtypes=D.ALL)(split)
-register("chunk", dtypes=D.ALL)(chunk)
-register("tensor_split", dtypes=D.ALL)(tensor_split)
+register("unbind")(unbind)
+register("split")(split)
+register("chunk")(chunk)
+register("tensor_split")(tensor_split)
 
 
 def _unfold(input, dimension, size, step):
@@ -571,4 +571,4 @@ def movedim(input, source, destination):
     return Permute.apply(input, tuple(order))
 
 
-register("movedim", aliases=("moveaxis",), dtypes=D.ALL)(movedim)
+register("movedim", aliases=("moveaxis",))(movedim)
