@@ -65,3 +65,17 @@ def test_lazy_classes_live_where_torch_defines_them():
     from ember.nn.modules.linear import LazyLinear
     assert issubclass(LazyLinear, LazyModuleMixin) and LazyConv2d.cls_to_become is ember.nn.Conv2d
     assert LazyBatchNorm2d.cls_to_become is ember.nn.BatchNorm2d
+
+
+def test_lazy_model_loads_a_checkpoint_before_its_first_forward(tmp_path):
+    # d2l's read-write chapter: save a trained lazy MLP, build a fresh lazy one, load, compare
+    def make():
+        return ember.nn.Sequential(ember.nn.LazyLinear(4), ember.nn.ReLU(), ember.nn.LazyLinear(2))
+    x = ember.randn(3, 5)
+    trained = make()
+    y = trained(x)
+    ember.save(trained.state_dict(), tmp_path / "mlp.params")
+    clone = make()
+    clone.load_state_dict(ember.load(tmp_path / "mlp.params"))
+    np.testing.assert_array_equal(clone(x).detach().numpy(), y.detach().numpy())
+    assert type(clone[0]).__name__ == "Linear" and clone[0].in_features == 5

@@ -27,6 +27,26 @@ class LazyModuleMixin:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._lazy_hook = self.register_forward_pre_hook(LazyModuleMixin._infer_parameters)
+        self._register_load_state_dict_pre_hook(self._lazy_load_hook)
+
+    def _lazy_load_hook(self, state_dict, prefix, *args):
+        """Loading a checkpoint into a lazy layer gives it the checkpoint's shapes, as torch
+        does (d2l builds a lazy model, then load_state_dict before any forward)."""
+        loaded = False
+        for name, param in list(self._parameters.items()):
+            if param is not None and is_lazy(param) and prefix + name in state_dict:
+                param.materialize(tuple(state_dict[prefix + name].shape))
+                loaded = True
+        for name, buf in list(self._buffers.items()):
+            key = prefix + name
+            if buf is not None and buf.numel() == 0 and key in state_dict and \
+                    state_dict[key].numel() != 0:
+                self._buffers[name] = ember.zeros(tuple(state_dict[key].shape), dtype=buf.dtype)
+        if loaded and not self.has_uninitialized_params():
+            self._sizes_from_parameters()
+
+    def _sizes_from_parameters(self):
+        """Set the size attribute (in_features...) from materialized parameters."""
 
     def has_uninitialized_params(self):
         tensors = list(self._parameters.values()) + list(self._buffers.values())
@@ -73,6 +93,9 @@ class LazyLinear(LazyModuleMixin, Linear):
         if not self.has_uninitialized_params() and self.in_features != 0:
             super().reset_parameters()
 
+    def _sizes_from_parameters(self):
+        self.in_features = self.weight.shape[1]
+
     def initialize_parameters(self, input, *args):
         if not self.has_uninitialized_params():
             return
@@ -94,6 +117,10 @@ class _LazyConvMixin(LazyModuleMixin):
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.in_channels != 0:
             super().reset_parameters()
+
+    def _sizes_from_parameters(self):
+        w = self.weight.shape
+        self.in_channels = w[0] if self.transposed else w[1] * self.groups
 
     def initialize_parameters(self, input, *args):
         if not self.has_uninitialized_params():
@@ -149,6 +176,9 @@ class _LazyNormBase(LazyModuleMixin):
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()
+
+    def _sizes_from_parameters(self):
+        self.num_features = self.weight.shape[0]
 
     def initialize_parameters(self, input, *args):
         if not self.has_uninitialized_params():
