@@ -34,8 +34,11 @@ class LazyModuleMixin:
         does (d2l builds a lazy model, then load_state_dict before any forward)."""
         loaded = False
         for name, param in list(self._parameters.items()):
-            if param is not None and is_lazy(param) and prefix + name in state_dict:
-                param.materialize(tuple(state_dict[prefix + name].shape))
+            incoming = state_dict.get(prefix + name)
+            # a lazy layer's own (unmaterialized) state has no shape to take
+            if param is not None and is_lazy(param) and incoming is not None and \
+                    not is_lazy(incoming) and incoming.numel() != 0:
+                param.materialize(tuple(incoming.shape))
                 loaded = True
         for name, buf in list(self._buffers.items()):
             key = prefix + name
