@@ -328,8 +328,9 @@ def _softmax(op_type):
     return tr
 
 
-_reg(_e("softmax"), _e("softmax"), methods=("softmax",))(_softmax("Softmax"))
-_reg(_e("log_softmax"), _e("log_softmax"), methods=("log_softmax",))(_softmax("LogSoftmax"))
+_reg(_e("softmax"), getattr(F, "softmax", None), methods=("softmax",))(_softmax("Softmax"))
+_reg(_e("log_softmax"), getattr(F, "log_softmax", None), methods=("log_softmax",))(
+    _softmax("LogSoftmax"))
 
 
 # ------------------------------------------------------------------------------ shapes
@@ -676,3 +677,15 @@ def _sdpa(b, node, args, kwargs):
         raise _Unsupported()
     return attention(b, q, k, v, mask, causal, kwargs.get("scale"))
 
+
+
+def _alias_functional():
+    # ember.nn.functional.<name> can be a wrapper of ember.<name> rather than the same object;
+    # a program may call either, so both translate alike
+    for name in dir(F):
+        ours, top = getattr(F, name), getattr(ember, name, None)
+        if callable(ours) and top is not None and top in FUNCTIONS and ours not in FUNCTIONS:
+            FUNCTIONS[ours] = FUNCTIONS[top]
+
+
+_alias_functional()

@@ -206,7 +206,7 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "LSTM": M(lambda t: t.nn.LSTM(3, 4), (_SEQ,), once_differentiable=_NUMBA_BACKWARD),
     "GRU": M(lambda t: t.nn.GRU(3, 4), (_SEQ,), once_differentiable=_NUMBA_BACKWARD),
     "RNNCell": M(lambda t: t.nn.RNNCell(3, 4), (F(2, 3),)),
-    "LSTMCell": M(lambda t: t.nn.LSTMCell(3, 4), (F(2, 3),)),
+    "LSTMCell": M(lambda t: t.nn.LSTMCell(3, 4), (F(2, 3),), once_differentiable=_NUMBA_BACKWARD),
     "GRUCell": M(lambda t: t.nn.GRUCell(3, 4), (F(2, 3),), once_differentiable=_NUMBA_BACKWARD),
     # attention and transformers (dropout 0: deterministic in training mode)
     "MultiheadAttention": M(lambda t: t.nn.MultiheadAttention(4, 2),
