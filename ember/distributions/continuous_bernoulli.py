@@ -9,13 +9,14 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
+from ._binary import BinaryProbsLogits
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(BinaryProbsLogits, ExponentialFamily):
     """The continuous Bernoulli on [0, 1]: density proportional to p^x (1-p)^(1-x).
 
     Near p = 0.5 the normaliser and moments are evaluated by Taylor expansions inside
@@ -49,18 +50,10 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        self._expand_param(new, batch_shape)
         super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     def _outside_unstable_region(self):
         return ember.le(self.probs, self._lims[0]) | ember.gt(self.probs, self._lims[1])
@@ -112,10 +105,6 @@ class ContinuousBernoulli(ExponentialFamily):
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

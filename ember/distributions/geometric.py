@@ -8,13 +8,14 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
+from ._binary import BinaryProbsLogits
 from .distribution import Distribution
-from .utils import _finfo, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _finfo, broadcast_all
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsLogits, Distribution):
     """Number of failures before the first success in Bernoulli(``probs``) trials."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -27,6 +28,7 @@ class Geometric(Distribution):
             (self.probs,) = broadcast_all(probs)
         else:
             (self.logits,) = broadcast_all(logits)
+        self._param = self.probs if probs is not None else self.logits
         probs_or_logits = probs if probs is not None else logits
         if isinstance(probs_or_logits, numbers.Number):
             batch_shape = ember.Size()
@@ -44,10 +46,7 @@ class Geometric(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
+        self._expand_param(new, batch_shape)
         super(Geometric, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -63,14 +62,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
