@@ -86,7 +86,7 @@ def _target_to_str(target) -> str:
 
 
 # ------------------------------------------------------------------------------ targets
-_PATHS: dict[int, str] | None = None
+_PATHS: dict[int, tuple[Any, str]] | None = None
 
 
 def _public_namespaces():
@@ -101,15 +101,25 @@ def _public_namespaces():
     return spaces
 
 
-def _build_paths() -> dict[int, str]:
-    paths: dict[int, str] = {}
+def _build_paths() -> dict[int, tuple[Any, str]]:
+    # keyed by id but holding the object too: an id can be reused once an object dies, and a
+    # lookup must never name a different function. Tracing wrappers are looked through, so a
+    # table built while a tracer has the namespaces patched still names the originals.
+    from . import _patching
+    paths: dict[int, tuple[Any, str]] = {}
     for prefix, mod in _public_namespaces():
         for name, obj in vars(mod).items():
             if name.startswith("_") or isinstance(obj, (type, types.ModuleType)):
                 continue
             if callable(obj):
-                paths.setdefault(id(obj), f"{prefix}.{name}")
+                target = _patching.unwrap(obj)
+                paths.setdefault(id(target), (target, f"{prefix}.{name}"))
     return paths
+
+
+def _lookup(fn) -> str | None:
+    entry = _PATHS.get(id(fn)) if _PATHS is not None else None
+    return entry[1] if entry is not None and entry[0] is fn else None
 
 
 def _public_path(fn) -> str | None:
@@ -117,13 +127,11 @@ def _public_path(fn) -> str | None:
     global _PATHS
     from . import _patching
     fn = _patching.unwrap(fn)
-    if _PATHS is None:
-        _PATHS = _build_paths()
-    path = _PATHS.get(id(fn))
+    path = _lookup(fn)
     if path is None and "ember" in sys.modules:
         # functions registered after the first lookup (late imports) are found on demand
         _PATHS = _build_paths()
-        path = _PATHS.get(id(fn))
+        path = _lookup(fn)
     return path
 
 

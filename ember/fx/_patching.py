@@ -44,7 +44,14 @@ _SKIP = {"is_tensor", "is_storage", "is_grad_enabled", "no_grad", "enable_grad",
 
 def unwrap(fn):
     """The original function behind a tracing wrapper (or ``fn`` itself)."""
-    return _WRAPPED.get(id(fn), fn)
+    return fn if not _is_wrapper(fn) else _WRAPPED[id(fn)]
+
+
+def _is_wrapper(fn) -> bool:
+    # _WRAPPED is keyed by id; a dead wrapper's id can be reused by another object, so the
+    # entry must also be this object's own __wrapped__
+    orig = _WRAPPED.get(id(fn))
+    return orig is not None and getattr(fn, "__wrapped__", None) is orig
 
 
 def _stack() -> list:
@@ -141,6 +148,7 @@ def _make_tensor_dunder(orig):
             return NotImplemented     # Python then asks Proxy's reflected operator
         return orig(self, other)
     dunder.__name__ = orig.__name__
+    dunder.__wrapped__ = orig
     _WRAPPED[id(dunder)] = orig
     return dunder
 
@@ -152,6 +160,7 @@ def _make_tensor_getitem(orig):
             tracer = _tracer_of((key,), None)
             return tracer.create_proxy("call_function", operator.getitem, (self, key), {})
         return orig(self, key)
+    getitem.__wrapped__ = orig
     _WRAPPED[id(getitem)] = orig
     return getitem
 
@@ -174,7 +183,7 @@ def _install():
             if name.startswith("_") or name in _SKIP or isinstance(obj, (type, types.ModuleType)):
                 continue
             if not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType,
-                                    functools.partial)) or id(obj) in _WRAPPED:
+                                    functools.partial)) or _is_wrapper(obj):
                 continue
             w = wrappers.get(id(obj))
             if w is None:
