@@ -144,16 +144,7 @@ class Igamma(Op):
 
 def _igamma_public(name, upper):
     fn = _binary_fn(name, Igamma, result=_to_float)
-
-    def public(input, other):
-        for arg, value in (("input", input), ("other", other)):
-            if not isinstance(value, Tensor):  # torch takes no Python numbers here
-                raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not "
-                                f"{type(value).__name__}")
-        return fn(input, other, upper=upper)
-
-    public.__name__ = name
-    return public
+    return lambda input, other: fn(input, other, upper=upper)
 
 
 igamma = _igamma_public("igamma", False)
