@@ -39,6 +39,11 @@ KNOWN: dict = {
     ("sort", "ember returns, torch raises TypeError"):
         "torch's overloads refuse a positional dim together with stable= (sort(x, 0, "
         "stable=True)); ember accepts the call, a superset kept on purpose",
+    ("igamma", "ember returns, torch raises TypeError"):
+        "torch's igamma/igammac take only Tensors; ember also accepts a Python number for "
+        "either argument (promoted like every binary op), a superset kept on purpose",
+    ("igammac", "ember returns, torch raises TypeError"):
+        "as igamma: ember also accepts a Python number where torch requires a Tensor",
 }
 
 
