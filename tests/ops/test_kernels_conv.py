@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ember.ops._kernels import conv
+from ember.ops._kernels import conv, im2col
 
 TOL = {np.float64: {"rtol": 1e-10, "atol": 1e-10}, np.float32: {"rtol": 1e-4, "atol": 1e-4}}
 
@@ -233,10 +233,10 @@ def unfold_ref(x, kernel, dilation, padding, stride):
 def test_unfold_fold_match_reference_and_are_adjoint(rng, dtype):
     x = rng.standard_normal((2, 3, 7, 8)).astype(dtype)
     args = ((2, 3), (1, 2), (1, 1), (2, 1))
-    cols = conv.unfold(x, *args)
+    cols = im2col.unfold(x, *args)
     np.testing.assert_array_equal(cols, unfold_ref(x, *args))
     g = rng.standard_normal(cols.shape).astype(dtype)
-    folded = conv.fold(g, (7, 8), *args)
+    folded = im2col.fold(g, (7, 8), *args)
     assert folded.shape == x.shape and folded.dtype == dtype
     np.testing.assert_allclose(np.vdot(x.astype(np.float64), folded),
                                np.vdot(cols.astype(np.float64), g), **TOL[dtype])
@@ -244,7 +244,7 @@ def test_unfold_fold_match_reference_and_are_adjoint(rng, dtype):
 
 def test_fold_rejects_mismatched_input(rng):
     with pytest.raises(RuntimeError, match="fold"):
-        conv.fold(rng.standard_normal((1, 6, 5)), (4, 4), (2, 2), (1, 1), (0, 0), (1, 1))
+        im2col.fold(rng.standard_normal((1, 6, 5)), (4, 4), (2, 2), (1, 1), (0, 0), (1, 1))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -304,9 +304,9 @@ def test_unfold_fold_match_torch(rng):
     functional = torch.nn.functional
     x = rng.standard_normal((2, 3, 9, 6))
     args = ((3, 2), (2, 1), (1, 1), (2, 3))
-    cols = conv.unfold(x, *args)
+    cols = im2col.unfold(x, *args)
     np.testing.assert_allclose(cols, functional.unfold(torch.tensor(x), *args).numpy())
-    np.testing.assert_allclose(conv.fold(cols, (9, 6), *args),
+    np.testing.assert_allclose(im2col.fold(cols, (9, 6), *args),
                                functional.fold(torch.tensor(cols), (9, 6), *args).numpy())
 
 

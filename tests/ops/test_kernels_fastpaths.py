@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ember.ops._kernels import conv as K
+from ember.ops._kernels import im2col as I
 from ember.ops._kernels import pointwise as P
 
 
@@ -60,7 +61,7 @@ def test_conv_pointwise_layouts_match_torch(rng, n, c, hw, o, groups):
 ])
 def test_conv_depthwise_channels_last_matches_torch(rng, dtype, n, c, hw, k, stride, padding,
                                                     dilation):
-    out_hw = K._out_hw(hw[0], hw[1], (k, k, stride, stride, padding, padding, dilation,
+    out_hw = I._out_hw(hw[0], hw[1], (k, k, stride, stride, padding, padding, dilation,
                                       dilation))
     assert K._channels_last_depthwise((n, c) + out_hw, (c, 1, k, k), c)
     _check_conv(rng, n, c, hw, c, k, stride, padding, dilation, c, dtype)
@@ -87,25 +88,25 @@ def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, p
     # NOTE [Gathered im2col on small maps]: both packings and both adjoints agree
     x = rng.standard_normal(shape).astype(dtype)
     geo = K._geometry((1, shape[1]) + k, stride, padding, dilation)
-    out_h, out_w = K._out_hw(shape[2], shape[3], geo)
-    assert K._gathered(geo, shape[0], out_h, out_w)
+    out_h, out_w = I._out_hw(shape[2], shape[3], geo)
+    assert I._gathered(geo, shape[0], out_h, out_w)
     rows = np.empty((shape[1] * k[0] * k[1], shape[0], out_h * out_w), dtype)
     gathered = np.full_like(rows, np.nan)
-    K._k_unfold_fwd(x, rows, *geo, out_h, out_w)
-    K._unfold(x, gathered, geo, out_h, out_w)
+    I._k_unfold_fwd(x, rows, *geo, out_h, out_w)
+    I._unfold(x, gathered, geo, out_h, out_w)
     np.testing.assert_array_equal(gathered, rows)
     cols = rng.standard_normal(rows.shape).astype(dtype)
     want, got = np.empty_like(x), np.full_like(x, np.nan)
-    K._k_unfold_bwd(cols, want, *geo, out_h, out_w)
-    K._fold(cols, got, geo, out_h, out_w)
+    I._k_unfold_bwd(cols, want, *geo, out_h, out_w)
+    I._fold(cols, got, geo, out_h, out_w)
     np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == np.float64 else 1e-5, atol=1e-6)
 
 
 def test_gathered_im2col_keeps_big_tables_out():
     # one table entry per tap and output position of the batch; past the cap the row kernels run
     geo = K._geometry((1, 3, 3, 3), (2, 2), (1, 1), (1, 1))
-    assert K._gathered(geo, 8, 32, 32)
-    assert not K._gathered(geo, 32, 112, 112)
+    assert I._gathered(geo, 8, 32, 32)
+    assert not I._gathered(geo, 32, 112, 112)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -43,7 +43,6 @@ PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure f
 (``python benchmarks/kernels.py --only conv``).
 """
 
-import functools
 
 import numba
 import numpy as np
@@ -59,9 +58,7 @@ from .depthwise import (
     _k_depthwise_s1_input_bwd,
     _k_depthwise_s1_weight_bwd,
 )
-from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
-
-PARALLEL = False  # run the prange loops on numba's thread pool; see NOTE [Kernel threading]
+from .im2col import _fold, _geometry, _im2col, _out_hw, _unfold
 
 # Elements in one im2col buffer (64 MiB in float32); bounds memory for big batches or images.
 _COLS_BUDGET = 1 << 24
@@ -74,182 +71,8 @@ _MIN_COLUMNS = 512
 _FEW_OUTPUTS = 128
 
 
-def _out_hw(height, width, geo):
-    """Output (OH, OW) of a convolution, floor rule."""
-    kh, kw, sh, sw, ph, pw, dh, dw = geo
-    return ((height + 2 * ph - dh * (kh - 1) - 1) // sh + 1,
-            (width + 2 * pw - dw * (kw - 1) - 1) // sw + 1)
-
-
-
-
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_unfold_fwd(x, cols, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
-    """im2col: cols[(c*kh + i)*kw + j, n, oh*out_w + ow] = x[n, c, oh*sh-ph+i*dh, ow*sw-pw+j*dw].
-
-    Zero where the tap falls in the padding. cols may be any (rows, N, L) view.
-    """
-    n_batch, n_chan, height, width = x.shape
-    total = n_batch * n_chan
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for nc in range(lo, hi):
-            c, n = nc // n_batch, nc % n_batch  # channel-major: see NOTE [Convolution as one GEMM]
-            _fill_interior(buf, x[n, c], ph, pw)
-            for i in range(kh):
-                for j in range(kw):
-                    crow = cols[(c * kh + i) * kw + j, n]
-                    for oh in range(out_h):
-                        src = buf[oh * sh + i * dh, j * dw:]
-                        dst = crow[oh * out_w:]
-                        if sw == 1:
-                            for t in range(out_w):
-                                dst[t] = src[t]
-                        elif sw == 2:  # literal strides vectorize, see _axpy_strided
-                            for t in range(out_w):
-                                dst[t] = src[t * 2]
-                        else:
-                            for t in range(out_w):
-                                dst[t] = src[t * sw]
-
-
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
-def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
-    """col2im, the adjoint of im2col: x is overwritten with the sum of every patch entry."""
-    n_batch, n_chan, height, width = x.shape
-    total = n_batch * n_chan
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.empty((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for nc in range(lo, hi):
-            c, n = nc // n_batch, nc % n_batch  # channel-major: see NOTE [Convolution as one GEMM]
-            _zero(buf.ravel())
-            for i in range(kh):
-                for j in range(kw):
-                    crow = cols[(c * kh + i) * kw + j, n]
-                    for oh in range(out_h):
-                        dst = buf[oh * sh + i * dh, j * dw:]
-                        src = crow[oh * out_w:]
-                        if sw == 1:
-                            for t in range(out_w):
-                                dst[t] += src[t]
-                        elif sw == 2:
-                            for t in range(out_w):
-                                dst[t * 2] += src[t]
-                        else:
-                            for t in range(out_w):
-                                dst[t * sw] += src[t]
-            _crop_plane(buf, x[n, c], ph, pw)
-
-
-
-
-# NOTE [Gathered im2col on small maps]
-# The row kernels above copy runs of OW numbers: on deep layers' maps (2x2 to 8x8) those runs are
-# 2-8 long and the loop set-up per run costs more than the copy. There each row of cols, one
-# (channel, tap) pair over the whole batch, is instead gathered through a small index table:
-# idx[t, n*L + l] is where output l of sample n reads for tap t, relative to channel 0 (-1 in the
-# padding), so a row is ONE loop of N*L gathers (several times faster on 2x2 and 4x4 maps).
-# Strided rows are gathers anyway and gain at any width, as do 15-wide 5x5 rows; stride-1 rows of
-# 16 and more stay with the row copies, hence _gathered. Tables are cached per shape; one is
-# capped at _GATHER_MAX_INDEX entries (4 MiB) so that big images keep the row kernels instead of
-# large tables. Measured by ``python benchmarks/kernels.py --only conv``; figures in
-# benchmarks/RESULTS.md, "Figures behind the design notes".
-_GATHER_MAX_WIDTH = 15
-_GATHER_MAX_INDEX = 1 << 20
-
-
-def _gathered(geo, n_batch, out_h, out_w):
-    if geo[0] * geo[1] * n_batch * out_h * out_w > _GATHER_MAX_INDEX:
-        return False
-    return out_w <= _GATHER_MAX_WIDTH or geo[3] > 1
-
-
-@functools.lru_cache(maxsize=16)
-def _gather_index(x_shape, geo, out_h, out_w):
-    """The index table of NOTE [Gathered im2col on small maps] for a C-contiguous x."""
-    n_batch, n_chan, height, width = x_shape
-    kh, kw, sh, sw, ph, pw, dh, dw = geo
-    ih = np.arange(out_h)[:, None] * sh - ph + np.arange(kh)[None, :] * dh  # (OH, kh)
-    iw = np.arange(out_w)[:, None] * sw - pw + np.arange(kw)[None, :] * dw  # (OW, kw)
-    inside = (((ih >= 0) & (ih < height))[:, None, :, None]
-              & ((iw >= 0) & (iw < width))[None, :, None, :])  # (OH, OW, kh, kw)
-    at = ih[:, None, :, None] * width + iw[None, :, None, :]
-    at = np.where(inside, at, -1).reshape(out_h * out_w, kh * kw).T  # (taps, L)
-    sample = (np.arange(n_batch) * (n_chan * height * width))[None, :, None]
-    idx = np.where(at[:, None, :] >= 0, at[:, None, :] + sample, -1)
-    # int32 where it fits: half the table to keep in cache (ResNet-50's 7x7 stem: 1.6 MB)
-    small = n_batch * n_chan * height * width < 2 ** 31
-    idx = np.ascontiguousarray(idx.reshape(kh * kw, n_batch * out_h * out_w),
-                               dtype=np.int32 if small else np.int64)
-    idx.flags.writeable = False  # shared by every call through the cache
-    return idx
-
-
-@numba.njit(nogil=True, cache=True)
-def _k_unfold_gather(x, cols, idx):
-    """im2col through the index table: cols (C*T, N, L), both C-contiguous."""
-    n_chan = x.shape[1]
-    plane = x.shape[2] * x.shape[3]
-    n_taps, m = idx.shape
-    xf = x.ravel()
-    rows = cols.reshape(n_chan * n_taps, m)
-    for c in range(n_chan):
-        src = xf[c * plane:]
-        for t in range(n_taps):
-            dst = rows[c * n_taps + t]
-            at = idx[t]
-            for q in range(m):
-                k = at[q]
-                dst[q] = src[k] if k >= 0 else 0
-
-
-@numba.njit(nogil=True, cache=True)
-def _k_fold_gather(cols, x, idx):
-    """col2im through the index table: x is overwritten with the sum of every patch entry."""
-    n_chan = x.shape[1]
-    plane = x.shape[2] * x.shape[3]
-    n_taps, m = idx.shape
-    xf = x.ravel()
-    _zero(xf)
-    rows = cols.reshape(n_chan * n_taps, m)
-    for c in range(n_chan):
-        dst = xf[c * plane:]
-        for t in range(n_taps):
-            src = rows[c * n_taps + t]
-            at = idx[t]
-            for q in range(m):
-                k = at[q]
-                if k >= 0:
-                    dst[k] += src[q]
-
-
-def _unfold(x, cols, geo, out_h, out_w):
-    """im2col of x into the C-contiguous cols (C*kh*kw, N, L), by rows or gathered."""
-    if _gathered(geo, x.shape[0], out_h, out_w):
-        _k_unfold_gather(x, cols, _gather_index(x.shape, geo, out_h, out_w))
-    else:
-        _k_unfold_fwd(x, cols, *geo, out_h, out_w)
-
-
-def _fold(cols, x, geo, out_h, out_w):
-    """col2im of the C-contiguous cols into x, the adjoint of `_unfold`."""
-    if _gathered(geo, x.shape[0], out_h, out_w):
-        _k_fold_gather(cols, x, _gather_index(x.shape, geo, out_h, out_w))
-    else:
-        _k_unfold_bwd(cols, x, *geo, out_h, out_w)
-
-
 # ---------------------------------------------------------------------------------------------
 # Shared drivers. `geo` = (kh, kw, sh, sw, ph, pw, dh, dw); shapes are full NCHW / OIHW tuples.
-
-
-def _geometry(w_shape, stride, padding, dilation):
-    return (w_shape[2], w_shape[3], stride[0], stride[1], padding[0], padding[1],
-            dilation[0], dilation[1])
 
 
 def _is_depthwise(n_in, w_shape, groups):
@@ -368,22 +191,6 @@ def _batch_chunk(rows, length):
     cached = _CACHED_COLS // per_sample
     wide = -(-_MIN_COLUMNS // max(1, length))
     return max(1, min(max(cached, wide), _COLS_BUDGET // per_sample))
-
-
-def _im2col(x, geo, out_h, out_w, buf=None):
-    """Pack x (n, C, H, W) into cols (C*kh*kw, n, L); see NOTE [Convolution as one GEMM].
-
-    buf, if given, is a flat scratch array of at least that many elements (reused by chunks).
-    """
-    kh, kw = geo[0], geo[1]
-    n, c = x.shape[0], x.shape[1]
-    shape = (c * kh * kw, n, out_h * out_w)
-    if buf is None:
-        cols = np.empty(shape, dtype=x.dtype)
-    else:
-        cols = buf[:shape[0] * n * shape[2]].reshape(shape)
-    _unfold(x, cols, geo, out_h, out_w)
-    return cols
 
 
 def _scratch(size, wanted, dtype):
@@ -693,38 +500,3 @@ def conv_transpose2d_backward(grad_y, x, w, stride, padding, dilation, groups, o
     gw = _conv_weight_grad(x, grad_y, w.shape, geo, groups) if need_w else None
     gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
-
-
-def unfold(x, kernel_size, dilation, padding, stride):
-    """im2col like torch.nn.functional.unfold: (N, C, H, W) -> (N, C*kh*kw, L).
-
-    Rows are ordered (c, i, j) and columns (oh, ow), both row-major, as in torch.
-    """
-    n, c, h, wd = x.shape
-    kh, kw = kernel_size
-    geo = _geometry((0, 0, kh, kw), stride, padding, dilation)
-    out_h, out_w = _out_hw(h, wd, geo)
-    cols = np.empty((n, c * kh * kw, out_h * out_w), dtype=x.dtype)
-    if cols.size:
-        _k_unfold_fwd(x, cols.transpose(1, 0, 2), *geo, out_h, out_w)
-    return cols
-
-
-def fold(cols, output_size, kernel_size, dilation, padding, stride):
-    """col2im like torch.nn.functional.fold: (N, C*kh*kw, L) -> (N, C, H, W), summing overlaps.
-
-    fold is the adjoint of unfold, so each is the other's backward.
-    """
-    n, rows, length = cols.shape
-    kh, kw = kernel_size
-    h, wd = output_size
-    geo = _geometry((0, 0, kh, kw), stride, padding, dilation)
-    out_h, out_w = _out_hw(h, wd, geo)
-    if rows % (kh * kw) != 0 or length != out_h * out_w:
-        raise RuntimeError(
-            f"fold: input shape {cols.shape} does not match kernel_size {kernel_size} and "
-            f"output_size {output_size}; expected ({n}, C*{kh * kw}, {out_h * out_w}).")
-    x = np.empty((n, rows // (kh * kw), h, wd), dtype=cols.dtype)
-    if x.size:
-        _k_unfold_bwd(cols.transpose(1, 0, 2), x, *geo, out_h, out_w)
-    return x

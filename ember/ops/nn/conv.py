@@ -23,6 +23,7 @@ from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state as _grad_state
 from .._kernels import conv as _kconv
+from .._kernels import im2col as _kim2col
 from ._common import _back, _prep
 
 
@@ -146,7 +147,7 @@ class Unfold(Op):
     def forward(ctx, x, kernel_size, dilation, padding, stride):
         ctx.args = (kernel_size, dilation, padding, stride)
         ctx.hw = x.shape[2:]
-        y = _kconv.unfold(_prep(x), kernel_size, dilation, padding, stride)
+        y = _kim2col.unfold(_prep(x), kernel_size, dilation, padding, stride)
         return _back(y, x.dtype)
 
     @staticmethod
@@ -160,7 +161,7 @@ class Fold(Op):
     @staticmethod
     def forward(ctx, cols, output_size, kernel_size, dilation, padding, stride):
         ctx.args = (kernel_size, dilation, padding, stride)
-        y = _kconv.fold(_prep(cols), output_size, kernel_size, dilation, padding, stride)
+        y = _kim2col.fold(_prep(cols), output_size, kernel_size, dilation, padding, stride)
         return _back(y, cols.dtype)
 
     @staticmethod
