@@ -1,0 +1,132 @@
+"""Hook plumbing shared by nn.Module: removable handles and the full backward hooks."""
+from __future__ import annotations
+
+import itertools
+
+from ..._tensor import Tensor
+from ...autograd.function import Function
+
+
+class RemovableHandle:
+    """Returned by ``register_*_hook``; ``remove()`` unregisters the hook (also a context
+    manager)."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, *hooks_dicts):
+        self.hooks_dicts = hooks_dicts
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self):
+        for d in self.hooks_dicts:
+            if isinstance(d, set):
+                d.discard(self.id)
+            else:
+                d.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _insert(hooks, key, hook, prepend):
+    hooks[key] = hook
+    if prepend:
+        hooks.move_to_end(key, last=False)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# full backward hooks
+#
+# NOTE [Module backward hooks]: the module's tensor inputs pass through an identity Function
+# before forward and its tensor outputs through another one after. Backward reaches the output
+# identity first: it records grad_output (running the backward pre-hooks, which may replace
+# it). It then reaches the input identity, whose backward sees grad_input and runs the
+# backward hooks (which may replace grad_input). When no input requires grad, the hooks run at
+# the output identity with grad_input all None, as in torch.
+
+
+class _BackwardHookState:
+    def __init__(self, module):
+        self.module = module
+        self.grad_output = None
+        self.n_inputs = 0
+        self.input_tracked = False
+
+    def wrap_inputs(self, args):
+        idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(idx)
+        tracked = [i for i in idx if args[i].requires_grad]
+        if not tracked:
+            return args
+        self.input_tracked = True
+        wrapped = _InputHook.apply(self, *[args[i] for i in idx])
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        out = list(args)
+        for i, w in zip(idx, wrapped):
+            out[i] = w
+        return tuple(out)
+
+    def wrap_outputs(self, output):
+        single = isinstance(output, Tensor)
+        outs = (output,) if single else output
+        if not isinstance(outs, tuple):
+            return output
+        idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not idx:
+            return output
+        wrapped = _OutputHook.apply(self, *[outs[i] for i in idx])
+        wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
+        new = list(outs)
+        for i, w in zip(idx, wrapped):
+            new[i] = w
+        return new[0] if single else tuple(new)
+
+    def run_hooks(self, grad_input):
+        m = self.module
+        for hook in list(m._backward_hooks.values()):
+            result = hook(m, grad_input, self.grad_output)
+            if result is not None:
+                result = result if isinstance(result, tuple) else (result,)
+                if len(result) != len(grad_input):
+                    raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
+                                       f"got {len(result)}, but expected {len(grad_input)}")
+                grad_input = result
+        return grad_input
+
+
+class _InputHook(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors) if len(tensors) > 1 else \
+            tensors[0].view_as(tensors[0])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        grads = ctx.state.run_hooks(tuple(grads))
+        return (None,) + tuple(grads)
+
+
+class _OutputHook(Function):
+    @staticmethod
+    def forward(ctx, state, *tensors):
+        ctx.state = state
+        return tuple(t.view_as(t) for t in tensors) if len(tensors) > 1 else \
+            tensors[0].view_as(tensors[0])
+
+    @staticmethod
+    def backward(ctx, *grads):
+        state = ctx.state
+        m = state.module
+        for hook in list(m._backward_pre_hooks.values()):
+            result = hook(m, tuple(grads))
+            if result is not None:
+                grads = result if isinstance(result, tuple) else (result,)
+        state.grad_output = tuple(grads)
+        if not state.input_tracked and m._backward_hooks:
+            state.run_hooks((None,) * state.n_inputs)
+        return (None,) + tuple(grads)
