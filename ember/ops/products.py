@@ -13,7 +13,7 @@ from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
 from ..autograd.function import Op
 from ._kernels.pointwise import broadcast_binary
-from .registry import FUNCTIONS, export, register, sum_to
+from .registry import FUNCTIONS, export, register, sum_to, write_out
 
 
 def _same_dtype(name, a, b):
@@ -262,8 +262,10 @@ Tensor.inner = FUNCTIONS["inner"]
 Tensor.ger = outer
 
 
-def tensordot(a, b, dims=2):
+def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int, or two lists of dims) of a with those of b."""
+    if out is not None:
+        return write_out(out, tensordot(a, b, dims), "tensordot")
     if isinstance(dims, int):
         da = list(range(a.ndim - dims, a.ndim))
         db = list(range(dims))

@@ -207,3 +207,13 @@ def test_matrix_vector_gradient_on_permuted_batch(rng):
     g = 2 * (e @ v)
     np.testing.assert_allclose(vt.grad.numpy(), np.einsum("btsh,bts->h", e, g), rtol=1e-12)
     np.testing.assert_allclose(et.grad.numpy(), g[..., None] * v, rtol=1e-12)
+
+
+def test_tensordot_out_matches_numpy_and_resizes_an_empty_out():
+    a = np.arange(6.0).reshape(2, 3)
+    out = ember.empty(0, dtype=ember.float64)
+    got = ember.tensordot(ember.tensor(a), ember.tensor(a), ([1], [1]), out=out)
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), np.tensordot(a, a, ([1], [1])))
+    with pytest.raises(RuntimeError, match="tensordot.*out= tensor has shape"):
+        ember.tensordot(ember.tensor(a), ember.tensor(a), ([1], [1]), out=ember.empty(3))
