@@ -319,6 +319,10 @@ class Op:
     @classmethod
     def _run(cls, *args, **params):
         # the hot path of every op: kept free of generators and lazy imports
+        if _batch_hook[0] is not None:  # inside ember.func.vmap: NOTE [vmap batching]
+            res = _batch_hook[0](cls, args, params)
+            if res is not NotImplemented:
+                return res
         arrays = []
         record = False
         for a in args:
@@ -365,6 +369,7 @@ class Op:
         raise NotImplementedError
 
 
+_batch_hook = [None]  # set by ember.func.vmap while it runs (ember/func/_batched.py)
 _fw_active = [False]  # set while a forward-AD dual_level is open (checked on every op)
 
 

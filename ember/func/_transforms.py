@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 import ember
 
+from .._tensor import _make
+from . import _vmap
+from ._batched import is_batched, physical, sizes_of, wrap
+from ._rules import _align
 from ._tree import tree_flatten, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "linearize"]
@@ -42,17 +48,78 @@ def _enter(tree):
         if not leaf.is_floating_point():
             raise RuntimeError(f"only Tensors of floating point dtype can require gradients; "
                                f"got {leaf.dtype}")
-        entered.append(leaf if leaf.requires_grad else leaf.detach().requires_grad_())
+        if _vmap.ACTIVE:
+            entered.append(_enter_batched(leaf))
+        else:
+            entered.append(leaf if leaf.requires_grad else leaf.detach().requires_grad_())
     return entered, spec
+
+
+def _enter_batched(leaf):
+    """A differentiated input inside vmap: a tensor batched over every running vmap level,
+    whose physical tensor is what autograd differentiates. Inputs not batched at some level
+    are expanded to it (a stride-0 view): the samples then get separate gradients, the
+    per-sample gradients of NOTE [vmap batching]."""
+    levels = tuple(_vmap.ACTIVE)
+    if is_batched(leaf):
+        phys, have = physical(leaf)
+        phys = _align(phys, have, levels, expand=True)
+    else:
+        phys = leaf
+        if leaf.requires_grad:
+            phys = phys.expand(sizes_of(levels) + tuple(leaf.shape))
+        else:
+            phys = _make(np.broadcast_to(leaf._data, sizes_of(levels) + leaf._data.shape))
+    if phys.requires_grad:
+        phys = phys.view_as(phys)  # its own node: only the paths through this input count
+    else:
+        phys = phys.detach().requires_grad_()
+    return wrap(phys, levels)
+
+
+def _phys(t):
+    """The tensor autograd sees for ``t`` (the physical one of a batched tensor)."""
+    return physical(t)[0] if is_batched(t) else t
+
+
+def _rewrap(grads, inputs):
+    return [wrap(g, physical(i)[1]) if is_batched(i) else g
+            for g, i in zip(grads, inputs, strict=True)]
 
 
 _outer_level = [0]  # how many transforms enclose the current call
 
 
 def _grads(outputs, inputs, cotangents, create_graph, retain_graph=None):
+    if any(is_batched(t) for t in list(outputs) + list(inputs)):
+        return _batched_grads(outputs, inputs, cotangents, create_graph, retain_graph)
     gs = ember.autograd.grad(outputs, inputs, cotangents, retain_graph=retain_graph,
                              create_graph=create_graph, allow_unused=True)
     return [ember.zeros_like(i) if g is None else g for g, i in zip(gs, inputs, strict=True)]
+
+
+def _batched_grads(outputs, inputs, cotangents, create_graph, retain_graph):
+    """Gradients of batched outputs: one backward over the physical tensors. The batch's
+    samples never mix, so d(sum over samples)/d(physical input) holds every sample's own
+    gradient."""
+    outs, cots = [], []
+    for i, o in enumerate(outputs):
+        c = None if cotangents is None else cotangents[i]
+        po = physical(o)[0] if is_batched(o) else o
+        if c is None:
+            pc = ember.ones_like(po)
+        else:
+            have = physical(o)[1] if is_batched(o) else ()
+            pc = _align(*physical(c), have) if is_batched(c) else c.expand(po.shape)
+            if tuple(pc.shape) != tuple(po.shape):
+                pc = pc.expand(po.shape)
+        outs.append(po)
+        cots.append(pc)
+    phys_in = [_phys(i) for i in inputs]
+    gs = ember.autograd.grad(outs, phys_in, cots, retain_graph=retain_graph,
+                             create_graph=create_graph, allow_unused=True)
+    gs = [ember.zeros_like(p) if g is None else g for g, p in zip(gs, phys_in, strict=True)]
+    return _rewrap(gs, inputs)
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
@@ -68,7 +135,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
             entered.append((leaves, spec))
             args[a] = tree_unflatten(leaves, spec)
         create_graph = _outer_level[0] > 0 or any(
-            x.requires_grad and x.grad_fn is not None for leaves, _ in entered for x in leaves)
+            x.requires_grad and _phys(x).grad_fn is not None
+            for leaves, _ in entered for x in leaves)
         _outer_level[0] += 1
         try:
             with ember.enable_grad():
