@@ -3,9 +3,10 @@ torch.func.vmap, measured side by side in one run (issue 17's vmap target).
 
     python benchmarks/func.py [--repeats 20]
 
-Prints the median seconds per batch of each and the ratios. ember's vmap evaluates the function
-once per slice (NOTE [vmap by slices] in ember/func/_vmap.py), so it is expected to run at the
-loop's speed, not at a batched kernel's.
+Prints the median milliseconds per batch of each and the ratios. ember's vmap runs the model
+once on batched tensors (NOTE [vmap batching] in ember/func/_batched.py): one forward and one
+backward over the whole batch, with per-sample weight gradients from one batched product per
+layer. Targets: >= 5x faster than the loop, <= 2x torch.func's time.
 """
 
 from __future__ import annotations

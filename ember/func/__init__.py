@@ -1,8 +1,8 @@
 """ember.func: composable function transforms (torch.func): grad, vjp, jvp, jacrev, jacfwd,
 hessian, linearize, vmap, functional_call and stack_module_state.
 
-Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``); vmap evaluates the function once per
-slice (NOTE [vmap by slices] in _vmap.py).
+Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``); vmap runs the function once on batched
+tensors, each op through its batching rule (NOTE [vmap batching] in _batched.py).
 """
 
 from ._module import functional_call, replace_all_batch_norm_modules_, stack_module_state
@@ -24,5 +24,7 @@ def functionalize(func, *, remove="mutations"):
 
 
 def debug_unwrap(tensor, *, recurse=True):
-    """The tensor itself: ember's transforms do not wrap tensors."""
-    return tensor
+    """Inside vmap, the physical tensor behind a batched one (batch dims in front); any other
+    tensor as it is."""
+    from ._batched import is_batched, physical
+    return physical(tensor)[0] if is_batched(tensor) else tensor

@@ -414,6 +414,28 @@ def matmul_rule(cls, args, params):
     return wrap(out, union)
 
 
+def einsum_rule(cls, args, params):
+    """Each vmap level gets a fresh subscript letter, put in front of the batched operands'
+    subscripts and of the output's."""
+    eq, xs = args[0], args[1:]
+    if "..." in eq or "->" not in eq or B._scan(tuple(params.values())):
+        return per_slice(cls, args, params)
+    lifted, union = _lift_all(xs)
+    free = [c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    letter = dict(zip(union, free))
+    ins, out = eq.split("->")
+    specs = ins.split(",")
+    new = []
+    for i, p in enumerate(lifted):
+        if p is None:
+            new.append(xs[i])
+            continue
+        specs[i] = "".join(letter[lv] for lv in p[1]) + specs[i]
+        new.append(p[0])
+    out = "".join(letter[lv] for lv in union) + out
+    return wrap(cls._run(",".join(specs) + "->" + out, *new), union)
+
+
 def linear_rule(cls, args, params):
     x = args[0]
     weight = args[1] if len(args) > 1 else params.get("weight")
@@ -551,7 +573,7 @@ def _classes():
 _POINTWISE = ("Add", "Sub", "Mul", "Div", "Remainder", "Fmod", "Pow", "Atan2", "Hypot",
               "Copysign", "Xlogy", "Round", "NanToNum", "Clamp", "Gelu", "Where", "Cast",
               "Clone", "Contiguous", "Igamma", "Xlog1py", "Zeta", "Polygamma", "NativeDropout",
-              "_DelayedError", "Copy", "_Unary")
+              "_DelayedError", "Copy", "_Unary", "BinaryCrossEntropy")
 _FACTORIES = ("unary_op.", "_compare.", "_bitwise.", "_minmax", "_MaxMin")
 
 
@@ -569,7 +591,8 @@ def _table():
         "Expand": expand_rule, "Repeat": repeat_rule, "BasicIndex": basic_index_rule,
         "AdvancedIndex": advanced_index_rule, "ConstantPadNd": pad_rule, "Cat": cat_rule,
         "Gather": gather_rule, "IndexSelect": index_select_rule, "Embedding": embedding_rule,
-        "Matmul": matmul_rule, "Dot": matmul_rule, "Linear": linear_rule, "Conv2d": conv_rule,
+        "Matmul": matmul_rule, "Dot": matmul_rule, "Einsum": einsum_rule,
+        "Linear": linear_rule, "Conv2d": conv_rule,
         "ConvTranspose2d": fold_n, "MaxPool2d": fold_n, "AvgPool2d": fold_n,
         "AdaptiveAvgPool2d": fold_n, "AdaptiveMaxPool2d": fold_n,
         "NativeLayerNorm": trailing(1), "_Triangle": trailing(2),
