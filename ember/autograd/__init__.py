@@ -6,6 +6,10 @@ from .function import Function, Node, once_differentiable  # noqa: F401
 from .function import OpNode as _OpNode  # noqa: F401
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled,  # noqa: F401
                         is_inference_mode_enabled, no_grad, set_grad_enabled)
+from ._legacy import (NestedIOFunction, ProfilerConfig, ProfilerEvent,  # noqa: F401
+                      ProfilerState, SavedTensor, is_multithreading_enabled, is_tensor_like,
+                      set_multithreading_enabled)
+from .variable import Variable  # noqa: F401
 
 
 def _tuple(x):
@@ -96,3 +100,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 from . import forward_ad, functional  # noqa: E402,F401
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402,F401
 from . import graph  # noqa: E402,F401
+
+
+def variable(*args, **kwargs):
+    """Removed constructor: raises, as in torch (use ``ember.tensor``)."""
+    raise RuntimeError("ember.autograd.variable(...) is deprecated, use ember.tensor(...) instead")
+
+
+def __getattr__(name):
+    # the profiler imports Tensor, which is not importable yet while this package loads
+    if name == "ProfilerActivity":
+        from ..profiler import ProfilerActivity
+        return ProfilerActivity
+    raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")

@@ -14,7 +14,9 @@ from .adafactor import Adafactor
 from .adamw import AdamW
 from .asgd import ASGD
 from .lbfgs import LBFGS
+from .muon import Muon
 from .nadam import NAdam
+from ._stateless import swap_in_optimizer_params_and_state
 from .optimizer import Optimizer
 from .radam import RAdam
 from .rmsprop import RMSprop
@@ -23,8 +25,8 @@ from .sgd import SGD
 from .sparse_adam import SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam", "lr_scheduler",
-           "swa_utils"]
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
+           "lr_scheduler", "swa_utils", "swap_in_optimizer_params_and_state"]
 
 
 def __getattr__(name):

@@ -16,6 +16,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
+from math import inf  # noqa: F401  (torch's module exports it too)
 
 from .._tensor import Tensor
 from .optimizer import Optimizer

@@ -80,6 +80,14 @@ OPTIM_TABLE: dict[str, OptimSpec] = {
         dict(lr=0.01),
         dict(lr=0.05, betas=(0.8, 0.99), maximize=True)], shapes=((4, 3), (5, 2)),
         sparse_grad=True),
+    # Muon takes 2-d parameters only. Its Newton-Schulz step runs in bfloat16 like torch's and
+    # matches it bit for bit except for ~1 in 1000 matrices whose float32 accumulation in torch
+    # rounds the other way (NOTE [Muon in bfloat16]); config 1 meets one at step 25, so 20 steps
+    "Muon": OptimSpec([
+        dict(lr=0.02),
+        dict(lr=0.02, nesterov=False, weight_decay=0.0, adjust_lr_fn="match_rms_adamw"),
+        dict(lr=0.01, momentum=0.8, ns_steps=3, adjust_lr_fn="original")],
+        shapes=((4, 3), (5, 2), (2, 6)), steps=20),
     "LBFGS": OptimSpec([
         dict(lr=0.1, max_iter=4, history_size=3),
         dict(lr=1, max_iter=5, line_search_fn="strong_wolfe"),

@@ -27,7 +27,8 @@ PACKAGE_GAPS = {
     "torch.nested": "nested (ragged) tensors: not implemented",
     "torch.signal": "signal windows: not implemented",
     "torch.contrib": _INTERNAL, "torch.testing": "ember.testing has its own API (issue 15)",
-    "torch.utils.data.datapipes": "datapipes are deprecated in torch and not implemented",
+    "torch.utils.data.datapipes": "deprecated in torch; ember has the base classes and the common "
+    "stages (map/filter/batch/shuffle/zip/concat...), not the whole catalogue",
 }
 
 
@@ -123,9 +124,7 @@ NAME_GAPS = {
         'autocast_decorator',
     ),
     'torch.autograd': (
-        'NestedIOFunction', 'Variable', 'enforce_grad_layout_policy', 'set_multithreading_enabled',
-        'variable',
-    ),
+        'enforce_grad_layout_policy', ),
     'torch.autograd.function': (
         'BackwardCFunction', 'FunctionMeta', 'InplaceFunction', 'NestedIOFunction',
     ),
@@ -241,8 +240,7 @@ NAME_GAPS = {
     'torch.numa': None,
     'torch.numa.binding': None,
     'torch.optim': (
-        'Muon', 'swap_in_optimizer_params_and_state',
-    ),
+        ),
     'torch.optim.adadelta': (
         'adadelta',
     ),
@@ -317,10 +315,8 @@ NAME_GAPS = {
     'torch.utils.cpp_backtrace': None,
     'torch.utils.cpp_extension': None,
     'torch.utils.data': (
-        'DFIterDataPipe', 'DataChunk', 'IterDataPipe', 'MapDataPipe', '_DatasetKind',
-        'argument_validation', 'functional_datapipe', 'guaranteed_datapipes_determinism',
-        'non_deterministic', 'runtime_validation', 'runtime_validation_disabled',
-    ),
+        '_DatasetKind',
+        ),
     'torch.utils.data.backward_compatibility': None,
     'torch.utils.data.graph': None,
     'torch.utils.data.graph_settings': None,

@@ -11,6 +11,10 @@ from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
                       TensorDataset, random_split)
+from .datapipes import (DataChunk, DFIterDataPipe, IterDataPipe, MapDataPipe,  # noqa: F401
+                        argument_validation, functional_datapipe,
+                        guaranteed_datapipes_determinism, non_deterministic,
+                        runtime_validation, runtime_validation_disabled)
 from .distributed import DistributedSampler
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
