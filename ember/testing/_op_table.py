@@ -18,6 +18,7 @@ import scipy.special as sp
 
 from .. import _dtype as D
 from . import _linalg as la
+from . import _linalg_factor as lf
 from . import _sorting as so
 from . import _special as spc
 from ._generators import (
@@ -150,6 +151,8 @@ class OpSpec:
     hermitian: bool = False                   # reads one triangle of a symmetric input: the
                                               # gradient checks symmetrize it first
     out: bool = True                          # takes out=
+    grad_wrapper: Callable | None = None      # fn -> fn the gradient checks call instead (an
+                                              # op reading one triangle of a factor: tril it)
 
 
 _U = unary_samples
@@ -488,6 +491,46 @@ OP_TABLE.update({
     "linalg.norm": _la(la.norm_samples, la.norm_ref, tol=_LA32),
     "norm": _la(la.torch_norm_samples, la.torch_norm_ref, tol=_LA32),
     "dist": _la(la.dist_samples, la.dist_ref, tol=_LA32, out=False),
+    # LU: pivots are LAPACK's, so NumPy/SciPy's getrf is the reference
+    "linalg.lu_factor": _la(lf.lu_factor_samples, lf.lu_factor_ref, tol=_LA32,
+                            errors=lf.lu_factor_errors, grad_samples=lf.lu_grad_samples),
+    "linalg.lu_factor_ex": _la(lf.lu_factor_samples, lf.lu_factor_ex_ref, tol=_LA32,
+                               grad_samples=lf.lu_alias_grad_samples),
+    "linalg.lu": _la(lf.lu_factor_samples, lf.lu_ref, tol=_LA32, grad_samples=lf.lu_grad_samples),
+    "lu": _la(lf.legacy_lu_samples, lf.legacy_lu_ref, tol=_LA32,
+              grad_samples=lf.lu_alias_grad_samples),
+    "lu_unpack": _la(lf.lu_unpack_samples, lf.lu_unpack_ref),
+    "linalg.lu_solve": _la(lf.lu_solve_samples, lf.lu_solve_ref, tol=_LA32,
+                           grad_samples=lf.lu_solve_grad_samples),
+    "lu_solve": _la(lf.legacy_lu_solve_samples, lf.legacy_lu_solve_ref, tol=_LA32,
+                    grad_samples=lf.legacy_lu_solve_grad_samples),
+    # LDL: not differentiable in torch either
+    "linalg.ldl_factor": _la(lf.ldl_samples, lf.ldl_factor_ref, tol=_LA32, grad=False),
+    "linalg.ldl_factor_ex": _la(lf.ldl_samples, lf.ldl_factor_ex_ref, tol=_LA32, grad=False),
+    "linalg.ldl_solve": _la(lf.ldl_solve_samples, lf.ldl_solve_ref, tol=_LA32, grad=False),
+    # Householder
+    "geqrf": _la(lf.geqrf_samples, lf.geqrf_ref, tol=_LA32, grad=False),
+    "linalg.householder_product": _la(lf.householder_samples, lf.householder_ref, tol=_LA32,
+                                      errors=lf.householder_errors),
+    "orgqr": _la(lf.householder_samples, lf.householder_ref, tol=_LA32, out=False),
+    "ormqr": _la(lf.ormqr_samples, lf.ormqr_ref, tol=_LA32),
+    # solves from factors
+    "cholesky_solve": _la(lf.cholesky_solve_samples, lf.cholesky_solve_ref, tol=_LA32,
+                          grad_wrapper=lf.triangular_factor_solve),
+    "cholesky_inverse": _la(lf.cholesky_inverse_samples, lf.cholesky_inverse_ref, tol=_LA32,
+                            grad_wrapper=lf.triangular_factor_inverse),
+    "triangular_solve": _la(lf.triangular_solve_samples, lf.triangular_solve_ref, tol=_LA32,
+                            grad_samples=lf.triangular_solve_grad_samples),
+    # built from other linalg ops
+    "linalg.cond": _la(lf.cond_samples, lf.cond_ref, tol=_LA32, errors=lf.cond_errors),
+    "linalg.tensorinv": _la(lf.tensorinv_samples, lf.tensorinv_ref, tol=_LA32,
+                            errors=lf.tensor_errors),
+    "linalg.tensorsolve": _la(lf.tensorsolve_samples, lf.tensorsolve_ref, tol=_LA32),
+    "linalg.vander": OpSpec(lf.vander_samples, lf.vander_ref, edge=False, out=False,
+                            dtypes=(D.float32, D.float64, D.int32, D.int64),
+                            errors=lf.vander_errors),
+    "nuclear_norm": _la(lf.nuclear_norm_samples, lf.nuclear_norm_ref, tol=_LA32),
+    "frobenius_norm": _la(lf.frobenius_norm_samples, lf.frobenius_norm_ref, tol=_LA32),
 })
 
 # Registered ops without a line yet, each with the reason and where they are tested instead.

@@ -2,6 +2,7 @@
 checks, the ``out=`` handling and the registration decorator."""
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -34,6 +35,16 @@ _rt = {n: namedtuple(n, f) for n, f in (
 _TORCH_NAMES = {D.float32: "Float", D.float64: "Double", D.float16: "Half",
                 D.bfloat16: "BFloat16", D.int64: "Long", D.int32: "Int", D.int16: "Short",
                 D.int8: "Char", D.uint8: "Byte", D.bool_: "Bool"}
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(name, message):
+    """A deprecation UserWarning, once per process, as torch warns for its legacy names."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 # ----------------------------------------------------------------------------- checks
