@@ -238,3 +238,58 @@ def test_legacy_norms():
     _close(ember.frobenius_norm(x, (0, 1)), np.full(4, np.sqrt(6)))
     with pytest.raises(RuntimeError, match="frobenius_norm: expected at most 2 dims"):
         ember.frobenius_norm(x, (0, 1, 2))
+
+
+# ----------------------------------------------------------------------------- low rank, lobpcg
+def test_svd_lowrank_recovers_a_low_rank_matrix(rng):
+    a = rng.standard_normal((7, 3)) @ rng.standard_normal((3, 5))
+    for x in (a, np.ascontiguousarray(a.T)):
+        U, S, V = ember.svd_lowrank(_t(x), q=4)
+        assert tuple(U.shape) == (x.shape[0], 4) and tuple(V.shape) == (x.shape[1], 4)
+        _close((U * S) @ V.mT, x, atol=1e-10)
+        _close(S[:3], np.linalg.svd(x, compute_uv=False)[:3], rtol=1e-10)
+    assert gradcheck(lambda x: ember.svd_lowrank(x, q=3)[1], [_t(a, True)])
+    with pytest.raises(ValueError, match=r"q\(=6\) must not be greater than min\(m, n\)=5"):
+        ember.svd_lowrank(_t(a))
+
+
+def test_pca_lowrank_centers_columns(rng):
+    a = rng.standard_normal((8, 3)) @ rng.standard_normal((3, 4)) + 5.0
+    U, S, V = ember.pca_lowrank(_t(a))
+    centered = a - a.mean(0)
+    _close(S, np.linalg.svd(centered, compute_uv=False), atol=1e-9)
+    _close((U * S) @ V.mT, centered, atol=1e-9)
+    _, S_raw, _ = ember.pca_lowrank(_t(a), q=4, center=False)  # rank 4: exact
+    _close(S_raw, np.linalg.svd(a, compute_uv=False), rtol=1e-8)
+
+
+def test_lobpcg_eigenpairs_and_generalized_problem(rng):
+    b = rng.standard_normal((2, 9, 9))
+    a = b + b.mT
+    E, X = ember.lobpcg(_t(a), k=2)
+    _close(E, np.linalg.eigvalsh(a)[..., ::-1][..., :2])
+    _close(_t(a) @ X, (X * E.unsqueeze(-2)).numpy(), atol=1e-10)
+    E, _ = ember.lobpcg(_t(a), k=3, largest=False)
+    _close(E, np.linalg.eigvalsh(a)[..., :3])
+    c = rng.standard_normal((9, 9))
+    B = c @ c.T + 9 * np.eye(9)
+    E, X = ember.lobpcg(_t(a[0]), k=2, B=_t(B))
+    _close(E, scipy.linalg.eigh(a[0], B, eigvals_only=True)[::-1][:2], rtol=1e-9)
+    _close(_t(a[0]) @ X, (_t(B) @ X * E).numpy(), atol=1e-10)
+    assert gradcheck(lambda x: ember.lobpcg(x, k=2, B=_t(B))[0], [_t(a[0], True)])
+    with pytest.raises(ValueError, match="at least 3 x the number of requested eigenpairs"):
+        ember.lobpcg(_t(a), k=4)
+
+
+@pytest.mark.parity
+def test_lobpcg_matches_torch(rng):
+    torch = pytest.importorskip("torch")
+    b = rng.standard_normal((12, 12))
+    a = b + b.T
+    ours, theirs = _t(a, True), torch.tensor(a, requires_grad=True)
+    E, _ = ember.lobpcg(ours, k=3)
+    tE, _ = torch.lobpcg(theirs, k=3)
+    _close(E, tE.detach().numpy(), rtol=1e-7)
+    E.sum().backward()
+    tE.sum().backward()
+    _close(ours.grad, theirs.grad.numpy(), rtol=1e-5, atol=1e-6)  # torch's iterates to tol

@@ -88,7 +88,7 @@ NAME_GAPS = {
         'int2', 'int3', 'int4', 'int5', 'int6', 'int7', 'int_repr', 'is_autocast_ipu_enabled',
         'is_autocast_xla_enabled', 'is_deterministic_algorithms_warn_only_enabled',
         'is_distributed', 'is_inference', 'is_vulkan_available', 'istft', 'kl_div', 'lcm_',
-        'ldexp_', 'lobpcg', 'lstm', 'lstm_cell', 'margin_ranking_loss',
+        'ldexp_', 'lstm', 'lstm_cell', 'margin_ranking_loss',
         'max_pool1d_with_indices', 'merge_type_from_type_comment',
         'miopen_batch_norm', 'miopen_convolution', 'miopen_convolution_add_relu',
         'miopen_convolution_relu', 'miopen_convolution_transpose', 'miopen_ctc_loss',

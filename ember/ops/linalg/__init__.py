@@ -29,6 +29,7 @@ from ._decomp import (
 from ._composite import cond, tensorinv, tensorsolve, vander
 from ._householder import householder_product
 from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from ._lowrank import lobpcg, pca_lowrank, svd_lowrank  # noqa: F401  (ember.<name>)
 from ._lu import lu, lu_factor, lu_factor_ex, lu_solve
 from ._norms import (
     cross,

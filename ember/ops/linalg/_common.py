@@ -37,16 +37,6 @@ _TORCH_NAMES = {D.float32: "Float", D.float64: "Double", D.float16: "Half",
                 D.int8: "Char", D.uint8: "Byte", D.bool_: "Bool"}
 
 
-_WARNED: set[str] = set()
-
-
-def _warn_once(name, message):
-    """A deprecation UserWarning, once per process, as torch warns for its legacy names."""
-    if name not in _WARNED:
-        _WARNED.add(name)
-        warnings.warn(message, UserWarning, stacklevel=3)
-
-
 # ----------------------------------------------------------------------------- checks
 def _check_float(A, name, lapack=True):
     if not isinstance(A, Tensor):
@@ -134,3 +124,13 @@ def _out(res, out, name):
             write_out(o, r, name)
         return type(res)(*out)
     return write_out(out, res, name)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(name, message):
+    """A deprecation UserWarning, once per process, as torch warns for its legacy names."""
+    if name not in _WARNED:
+        _WARNED.add(name)
+        warnings.warn(message, UserWarning, stacklevel=3)
