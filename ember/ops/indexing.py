@@ -8,7 +8,15 @@ from .. import _dtype as D
 from .._tensor import Tensor, _make
 from ..autograd.function import Op, guard_inputs
 from ..autograd.grad_mode import _state
-from .registry import FUNCTIONS, apply_inplace, check_inplace, promote_args, register, sum_to
+from .registry import (
+    FUNCTIONS,
+    apply_inplace,
+    check_inplace,
+    promote_args,
+    register,
+    sum_to,
+    write_out,
+)
 
 
 # ----------------------------------------------------------------------------- getitem
@@ -315,8 +323,8 @@ def where(condition, input=None, other=None, *, out=None):
     """where(cond, x, y) elementwise choice; where(cond) is nonzero(cond, as_tuple=True)."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
-    if out is not None:
-        return out.copy_(where(condition, input, other))
+    if out is not None:  # write_out resizes an empty out= (to 0-d too), as torch does
+        return write_out(out, where(condition, input, other), "where")
     c = condition if isinstance(condition, Tensor) else _make(np.asarray(condition))
     if c._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "

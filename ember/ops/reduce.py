@@ -389,6 +389,18 @@ class Cumsum(Op):
 
 
 register("cumsum", inplace=True)(Cumsum)
+_cumsum_inplace = Tensor.cumsum_
+
+
+def _cumsum_(self, dim, *, dtype=None):
+    # torch has no bool kernel for a running sum written back into a bool tensor
+    if self.dtype is D.bool_:
+        raise NotImplementedError("cumsum_: not implemented for bool tensors; got a bool "
+                                  "tensor, expected a numeric one (cumsum(x) returns int64).")
+    return _cumsum_inplace(self, dim, dtype=dtype)
+
+
+Tensor.cumsum_ = _cumsum_
 
 
 class Logcumsumexp(Op):

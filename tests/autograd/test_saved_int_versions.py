@@ -98,8 +98,8 @@ def _check_case(fn, args, kwargs, position, how):
 def _op_db_cases():
     rng = np.random.default_rng(0)
     for entry in op_db():
-        if entry.spec is None:
-            continue
+        if entry.spec is None or not entry.spec.grad:
+            continue  # no backward to guard (linalg.ldl_solve's backward raises, as torch's)
         try:
             samples = list(entry.spec.samples(rng, ember.float64))
         except Exception:  # an op without float64 samples takes no float gradient here

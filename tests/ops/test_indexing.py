@@ -185,3 +185,9 @@ def test_nonzero_forms():
     assert rows.tolist() == [0, 1] and cols.tolist() == [1, 0]
     assert ember.where(x > 0)[1].tolist() == [1, 0]
     assert ember.tensor(5).nonzero().shape == (1, 0)
+
+
+def test_where_out_resizes_an_empty_out_to_a_0d_result():
+    out = ember.empty(0, dtype=ember.bool)
+    res = ember.where(ember.tensor(True), ember.tensor(False), ember.tensor(True), out=out)
+    assert res is out and tuple(out.shape) == () and out.item() is False

@@ -198,3 +198,11 @@ def test_per_channel_sum_matches_numpy(rng, shape, dims, keepdim, dtype):
     want = x.astype(np.float64).sum(axis=dims, keepdims=keepdim)
     assert got.dtype == dtype and got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_cumsum_inplace_on_bool_raises_not_implemented_as_torch():
+    x = ember.tensor([True, False])
+    with pytest.raises(NotImplementedError, match="cumsum_: not implemented for bool"):
+        x.cumsum_(0)
+    y = ember.tensor([1, 2, 3])
+    assert y.cumsum_(0).tolist() == [1, 3, 6]

@@ -44,6 +44,10 @@ KNOWN: dict = {
         "either argument (promoted like every binary op), a superset kept on purpose",
     ("igammac", "ember returns, torch raises TypeError"):
         "as igamma: ember also accepts a Python number where torch requires a Tensor",
+    ("addbmm", "ember raises RuntimeError, torch returns"):
+        "torch's addbmm_ resizes a broadcastable self in place (shape (2,) becomes the (1, 2) "
+        "result); ember's in-place ops never change self's shape and raise, as torch's other "
+        "in-place ops do",
 }
 
 
