@@ -38,12 +38,13 @@ _COND_ORDS = (None, 2, -2, "fro", "nuc", 1, -1, math.inf, -math.inf)
 
 
 @linalg_op
-def cond(A, p=None, *, out=None):
+def cond(input, p=None, *, out=None):
     """Condition number of a (batch of) matrix in the ``p`` norm.
 
     p = None / 2 / -2 use the singular values (any m x n); 'nuc' is sum(s) * sum(1 / s); 'fro',
     1, -1, inf, -inf compute norm(A) * norm(inv(A)) and give inf for a singular matrix."""
     name = "linalg.cond"
+    A = input
     if p not in _COND_ORDS:
         raise RuntimeError(f"{name}: got an invalid norm type {p!r}, expected one of None, 2, "
                            "-2, 'fro', 'nuc', 1, -1, inf, -inf.")
@@ -73,10 +74,11 @@ def _prod(shape):
 
 
 @linalg_op
-def tensorinv(A, ind=2, *, out=None):
+def tensorinv(input, ind=2, *, out=None):
     """The tensor X with tensordot(A, X, ind) = identity: A's first ``ind`` dims and the rest
     must hold equally many elements; the result has shape A.shape[ind:] + A.shape[:ind]."""
     name = "linalg.tensorinv"
+    A = input
     if not isinstance(ind, (int, np.integer)) or ind <= 0:
         raise RuntimeError(f"{name}: ind must be a strictly positive integer; got {ind}.")
     front, back = tuple(A.shape[:ind]), tuple(A.shape[ind:])
@@ -89,10 +91,11 @@ def tensorinv(A, ind=2, *, out=None):
 
 
 @linalg_op
-def tensorsolve(A, B, dims=None, *, out=None):
+def tensorsolve(input, other, dims=None, *, out=None):
     """The tensor X with tensordot(A, X, X.ndim) = B (X has shape A.shape[B.ndim:]); ``dims``
     moves those dims of A to the end first."""
     name = "linalg.tensorsolve"
+    A, B = input, other
     if dims is not None:
         dims = [d % A.ndim for d in ((dims,) if isinstance(dims, int) else dims)]
         keep = [d for d in range(A.ndim) if d not in dims]

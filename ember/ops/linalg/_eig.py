@@ -70,20 +70,20 @@ class Eig(Op):
 
 
 @linalg_op
-def eig(A, *, out=None):
+def eig(input, *, out=None):
     """(eigenvalues, eigenvectors) of a (batch of) square matrix, both complex; eigenvectors
     are the columns, each of unit norm."""
-    _check_matrix(A, "linalg.eig", square=True)
-    _check_finite("linalg.eig", A)
-    return _out(_rt["linalg_eig"](*Eig.apply(A)), out, "linalg.eig")
+    _check_matrix(input, "linalg.eig", square=True)
+    _check_finite("linalg.eig", input)
+    return _out(_rt["linalg_eig"](*Eig.apply(input)), out, "linalg.eig")
 
 
 @linalg_op
-def eigvals(A, *, out=None):
+def eigvals(input, *, out=None):
     """Eigenvalues (complex) of a (batch of) square matrix, in LAPACK's order."""
-    _check_matrix(A, "linalg.eigvals", square=True)
-    _check_finite("linalg.eigvals", A)
-    return _out(Eig.apply(A)[0], out, "linalg.eigvals")
+    _check_matrix(input, "linalg.eigvals", square=True)
+    _check_finite("linalg.eigvals", input)
+    return _out(Eig.apply(input)[0], out, "linalg.eigvals")
 
 
 def _check_finite(name, A):

@@ -91,10 +91,11 @@ def _check_tau(name, A, tau, k_max):
 
 
 @linalg_op
-def householder_product(A, tau, *, out=None):
+def householder_product(input, tau, *, out=None):
     """The first n columns of H_1 ... H_k for A (m x n, m >= n) holding the Householder vectors
     below its diagonal and tau (k <= n) their scales, as geqrf returns them."""
     name = "linalg.householder_product"
+    A = input
     _check_matrix(A, name)
     m, n = A.shape[-2], A.shape[-1]
     if m < n:
@@ -105,18 +106,20 @@ def householder_product(A, tau, *, out=None):
     return _out(_apply_q(A, tau, _make(eye), left=True, transpose=False), out, name)
 
 
-def orgqr(input, tau, *, out=None):
-    """Alias of linalg.householder_product."""
-    return householder_product(input, tau, out=out)
+def orgqr(input, input2, *, out=None):
+    """linalg.householder_product(input, tau=input2) under its LAPACK name."""
+    return householder_product(input, input2, out=out)
 
 
-def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
+def ormqr(input, input2, input3, left=True, transpose=False, *, out=None):
     """Q @ other (other @ Q with left=False; Q^T with transpose=True) for the m x m Q of
-    geqrf's compact form, without forming Q."""
+    geqrf's compact form, without forming Q. input2 is tau and input3 the other matrix (torch's
+    keyword names)."""
+    tau, other = input2, input3
     name = "ormqr"
     _check_matrix(input, name)
     if not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' must be Tensor, not {type(other).__name__}")
+        raise TypeError(f"{name}(): argument 'input3' must be Tensor, not {type(other).__name__}")
     _check_matrix(other, name)
     m = input.shape[-2]
     _check_tau(name, input, tau, min(m, input.shape[-1]))

@@ -58,18 +58,18 @@ def _factor(name, A, hermitian, check_errors):
 
 
 @linalg_op
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
     """(LD, pivots, info) of a symmetric (batch of) matrix: A = P L D L^T P^T; info[b] = i > 0
     when D[i, i] (1-based) is exactly zero."""
-    res = _rt["linalg_ldl_factor_ex"](*_factor("linalg.ldl_factor_ex", A, hermitian,
+    res = _rt["linalg_ldl_factor_ex"](*_factor("linalg.ldl_factor_ex", input, hermitian,
                                                check_errors))
     return _out(res, out, "linalg.ldl_factor_ex")
 
 
 @linalg_op
-def ldl_factor(A, *, hermitian=False, out=None):
+def ldl_factor(input, *, hermitian=False, out=None):
     """(LD, pivots) of a symmetric (batch of) matrix; LinAlgError when it is singular."""
-    LD, pivots, _ = _factor("linalg.ldl_factor", A, hermitian, True)
+    LD, pivots, _ = _factor("linalg.ldl_factor", input, hermitian, True)
     return _out(_rt["linalg_ldl_factor"](LD, pivots), out, "linalg.ldl_factor")
 
 

@@ -241,11 +241,11 @@ def _legacy_lu(A, pivot=True, get_infos=False, out=None):
     return _out(res, out, "lu")
 
 
-def _legacy_lu_solve(b, LU_data, LU_pivots, *, out=None):
+def _legacy_lu_solve(input, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve(b, LU, pivots) = linalg.lu_solve(LU, pivots, b)."""
     _warn_once("lu_solve", "torch.lu_solve is deprecated: linalg.lu_solve(LU, pivots, B) "
                "takes its arguments in the other order.")
-    return lu_solve(LU_data, LU_pivots, b, out=out)
+    return lu_solve(LU_data, LU_pivots, input, out=out)
 
 
 register("lu", wrap_out=False)(_legacy_lu)
