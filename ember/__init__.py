@@ -8,6 +8,8 @@ from ._dtype import (bfloat16, bool_ as bool, dtype, float16, float32, float64, 
                      set_default_dtype, uint8, can_cast)
 from ._dtype import float16 as half, float32 as float, float64 as double  # noqa: F401
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
+from ._dtype import complex64 as complex64, complex128 as complex128
+from ._dtype import complex64 as cfloat, complex128 as cdouble  # noqa: F401
 from ._backend import device  # noqa: F401
 from ._size import Size  # noqa: F401
 from . import autograd  # noqa: F401  (before _tensor: NOTE [Tensor and autograd imports])

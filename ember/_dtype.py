@@ -14,8 +14,8 @@ try:  # bfloat16 is not a NumPy dtype; ml_dtypes adds it
 except ImportError:  # pragma: no cover - ml_dtypes is a declared dependency
     _BF16 = None
 
-# categories order promotion across kinds: bool < integer < floating
-_BOOL, _INT, _FLOAT = 0, 1, 2
+# categories order promotion across kinds: bool < integer < floating < complex
+_BOOL, _INT, _FLOAT, _COMPLEX = 0, 1, 2, 3
 
 
 class dtype:
@@ -33,10 +33,19 @@ class dtype:
 
     @property
     def is_complex(self) -> bool:
-        return False
+        return self.category == _COMPLEX
 
     def to_real(self) -> dtype:
-        return self
+        """The real dtype of a complex one's parts (complex64 -> float32); others unchanged."""
+        return _REAL_OF.get(self, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with this float dtype's parts (float64 -> complex128)."""
+        if self.is_complex:
+            return self
+        if self.category != _FLOAT:
+            raise RuntimeError(f"to_complex: expected a floating point dtype; got {self}")
+        return complex128 if self is float64 else complex64
 
     def __repr__(self) -> str:
         return "ember." + self.name
@@ -57,14 +66,21 @@ bfloat16 = dtype("bfloat16", _BF16, 2, _FLOAT, True)
 float32 = dtype("float32", np.dtype(np.float32), 4, _FLOAT, True)
 float64 = dtype("float64", np.dtype(np.float64), 8, _FLOAT, True)
 
+complex64 = dtype("complex64", np.dtype(np.complex64), 8, _COMPLEX, True)
+complex128 = dtype("complex128", np.dtype(np.complex128), 16, _COMPLEX, True)
+
+# ALL stays the real dtypes (what generic suites iterate); COMPLEX lists the complex ones
 ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 FLOATING = (float16, bfloat16, float32, float64)
 INTEGRAL = (uint8, int8, int16, int32, int64)
+COMPLEX = (complex64, complex128)
+_REAL_OF = {complex64: float32, complex128: float64}
 
-_NAMES = {d.name: d for d in ALL}
+_NAMES = {d.name: d for d in ALL + COMPLEX}
 _NAMES.update({"bool": bool_, "half": float16, "float": float32, "double": float64,
-               "short": int16, "int": int32, "long": int64})
-_FROM_NP = {d.np: d for d in ALL if d.np is not None}
+               "short": int16, "int": int32, "long": int64, "cfloat": complex64,
+               "cdouble": complex128})
+_FROM_NP = {d.np: d for d in ALL + COMPLEX if d.np is not None}
 
 
 def _by_name(name: str) -> dtype:
@@ -78,7 +94,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except (KeyError, TypeError):
         raise TypeError(
             f"can't convert np.ndarray of type {np.dtype(np_dtype)}. The only supported types "
-            "are: float64, float32, float16, bfloat16, int64, int32, int16, int8, uint8, and bool."
+            "are: complex128, complex64, float64, float32, float16, bfloat16, int64, int32, "
+            "int16, int8, uint8, and bool."
         ) from None
 
 
@@ -92,6 +109,8 @@ def to_dtype(d) -> dtype:
         return int64
     if d is bool:
         return bool_
+    if d is complex:
+        return get_default_complex_dtype()
     if isinstance(d, str) and d in _NAMES:
         return _NAMES[d]
     return from_numpy_dtype(d)
@@ -103,6 +122,12 @@ _default = [float32]
 def get_default_dtype() -> dtype:
     """The dtype of floating tensors created from Python floats (float32 unless changed)."""
     return _default[0]
+
+
+def get_default_complex_dtype() -> dtype:
+    """The dtype of complex tensors created from Python complex numbers: the complex dtype
+    matching the default float dtype (complex128 when it is float64, complex64 otherwise)."""
+    return complex128 if _default[0] is float64 else complex64
 
 
 def set_default_dtype(d) -> None:
@@ -119,6 +144,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both a and b can be converted to (torch.promote_types)."""
     if a is b:
         return a
+    if a.category == _COMPLEX or b.category == _COMPLEX:
+        return _promote_complex(a, b)
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == _FLOAT:
@@ -135,6 +162,14 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     return a
 
 
+def _promote_complex(a: dtype, b: dtype) -> dtype:
+    # the result is complex with parts wide enough for both: complex64 + float64 -> complex128
+    parts = promote_types(a.to_real(), b.to_real()) if b.category >= _FLOAT and \
+        a.category >= _FLOAT else (a if a.is_complex else b).to_real()
+    # ember has no complex32: float16 / bfloat16 parts widen to complex64 (see DEVIATIONS)
+    return complex128 if parts is float64 else complex64
+
+
 def can_cast(frm: dtype, to: dtype) -> bool:
     """torch.can_cast: casting may not lower the category (float -> int, int -> bool)."""
     return frm.category <= to.category
@@ -147,6 +182,11 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        # a float group keeps its precision in complex form; an integer one takes lower's
+        return higher.to_complex() if higher.category == _FLOAT else lower
     if higher.category == _FLOAT:
         return higher
     if higher is bool_ or lower.category == _FLOAT:
@@ -165,4 +205,6 @@ def scalar_dtype(v) -> dtype:
         return bool_
     if isinstance(v, int):
         return int64
+    if isinstance(v, (complex, np.complexfloating)):
+        return get_default_complex_dtype()
     return get_default_dtype()

@@ -73,6 +73,22 @@ class _Formatter:
         return self._text(v).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Complex elements as torch prints them: the real parts formatted (and padded) together,
+    the imaginary parts formatted together, then joined as ``re+imj`` with the sign of im."""
+
+    def __init__(self, shown: np.ndarray):
+        self.re = _Formatter(shown.real, True)
+        self.im = _Formatter(shown.imag, True)
+        self.width = self.re.width + self.im.width + 2
+
+    def __call__(self, v) -> str:
+        v = complex(v)
+        im = self.im(v.imag).lstrip() + "j"
+        sign = "" if im[0] in "+-" else "+"
+        return self.re(v.real) + sign + im
+
+
 def _summarized(a: np.ndarray) -> np.ndarray:
     """The elements a summarized print shows (first and last EDGEITEMS along every dim)."""
     if a.ndim == 0:
@@ -121,13 +137,17 @@ def tensor_repr(t) -> str:
     suffix = []
     if a.size == 0 and a.ndim != 1:
         suffix.append(f"size={tuple(a.shape)}")
-    if dt not in (D.get_default_dtype(), D.int64, D.bool_):
+    if dt not in (D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype()):
         suffix.append(f"dtype={dt!r}")
     if a.size == 0:
         body = "[]"
     else:
         summarize = a.size > THRESHOLD
-        fmt = _Formatter(_summarized(shown) if summarize else shown, dt.is_floating_point)
+        part = _summarized(shown) if summarize else shown
+        if dt.is_complex:
+            fmt = _ComplexFormatter(part)
+        else:
+            fmt = _Formatter(part, dt.is_floating_point)
         body = _body(shown, fmt, len(prefix), summarize)
     if t._grad_fn is not None:
         suffix.append(f"grad_fn=<{t._grad_fn.name()}>")

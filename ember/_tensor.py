@@ -132,7 +132,7 @@ class Tensor:
         return self._data.dtype.kind == "f" or self._data.dtype == D.bfloat16.np
 
     def is_complex(self):
-        return False
+        return self._data.dtype.kind == "c"
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -186,9 +186,9 @@ class Tensor:
                                    "you want to use a computed variable in a subgraph that doesn't "
                                    "require differentiation use var_no_grad = var.detach().")
             return self
-        if requires_grad and not self.is_floating_point():
-            raise RuntimeError("only Tensors of floating point dtype can require gradients; got "
-                               f"dtype {self.dtype}")
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               f"gradients; got dtype {self.dtype}")
         self._requires_grad = bool(requires_grad)
         return self
 

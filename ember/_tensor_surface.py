@@ -173,20 +173,6 @@ def is_nonzero(self):
 # ------------------------------------------------------------------ small composites
 
 
-def _identity_real(name):
-    def fn(input):
-        return input
-    fn.__name__ = name
-    fn.__doc__ = f"``{name}`` of a real tensor is the tensor itself (ember has no complex dtypes)."
-    return fn
-
-
-conj = _identity_real("conj")
-resolve_conj = _identity_real("resolve_conj")
-resolve_neg = _identity_real("resolve_neg")
-conj_physical = _identity_real("conj_physical")
-
-
 def split_with_sizes(self, split_sizes, dim=0):
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
@@ -196,8 +182,8 @@ def split_with_sizes(self, split_sizes, dim=0):
 
 
 # ------------------------------------------------------------------ install
-FUNCTIONS = {"conj": conj, "resolve_conj": resolve_conj, "resolve_neg": resolve_neg,
-             "conj_physical": conj_physical, "split_with_sizes": split_with_sizes}
+# conj, conj_physical, resolve_conj, resolve_neg, is_conj, is_neg, real: ops/complex.py
+FUNCTIONS = {"split_with_sizes": split_with_sizes}
 
 
 def _accept_numpy_kwargs(fn):
@@ -228,12 +214,8 @@ def install() -> None:
     for name, fn in methods.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
-    Tensor.is_conj = lambda self: False
-    Tensor.is_neg = lambda self: False
     Tensor.is_distributed = lambda self: False
     Tensor.is_inference = lambda self: False
-    if not hasattr(Tensor, "real"):
-        Tensor.real = property(lambda self: self)
     import ember
     for name in _NUMPY_KWARG_FUNCTIONS:
         if hasattr(ember, name):

@@ -303,7 +303,7 @@ LIES = {
     "negative stride before start": dict(root=_tensor_node(stride=[-1])),
     "overlapping strides": dict(root=_tensor_node(shape=[2, 2], stride=[1, 1])),
     "dtype too wide": dict(root=_tensor_node(dtype="float64")),
-    "unknown dtype": dict(root=_tensor_node(dtype="complex128")),
+    "unknown dtype": dict(root=_tensor_node(dtype="complex32")),
     "dtype alias": dict(root=_tensor_node(dtype="float")),
     "dtype not a string": dict(root=_tensor_node(dtype=5)),
     "numel overflow": dict(root=_tensor_node(shape=[2 ** 40, 2 ** 40], stride=[2 ** 40, 1])),

@@ -33,6 +33,9 @@ def _make_root_grads(tensors, grads, what):
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; got "
                                    f"an output of shape {tuple(t.shape)}. Pass gradient= with "
                                    "the same shape.")
+            if t._data.dtype.kind == "c":
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {t.dtype}")
             g = _make(np.ones(t._data.shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
@@ -191,6 +194,8 @@ def _check_grad(node, nxt, nr, g):
                     f"Function {node.name()} returned an invalid gradient at index - got "
                     f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
         if g._data.dtype != dt:
+            if g._data.dtype.kind == "c" and dt.kind != "c":
+                g = g.real  # a real input of a complex op: see NOTE [Complex gradients]
             g = g.to(from_numpy_dtype(dt))
     return g
 

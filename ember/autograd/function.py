@@ -153,7 +153,12 @@ class OpNode(Node):
             for i, g in enumerate(grads):
                 if g is None:
                     grads[i] = _zeros_meta(self._out_meta[i])
-        out = self._op.backward(self, *grads)
+        op = self._op
+        if getattr(op, "holomorphic", False) and any(
+                g is not None and g._data.dtype.kind == "c" for g in grads):
+            out = _conjugate_backward(op, self, grads)
+        else:
+            out = op.backward(self, *grads)
         if not isinstance(out, tuple):
             out = (out,)
         n = len(self.next_functions)
@@ -161,6 +166,25 @@ class OpNode(Node):
             # built-in ops may leave out the trailing non-tensor arguments (dim, flags)
             out = out + (None,) * (n - len(out))
         return out
+
+
+# NOTE [Complex gradients]
+# ember follows torch's convention: for a real loss L of complex z = x + iy, z.grad holds
+# dL/dx + i dL/dy, the conjugate Wirtinger derivative times 2 (so the same gradient-descent step
+# works for real and complex parameters). For an op that is holomorphic in its inputs (exp, mul,
+# matmul ...) the chain rule is then grad_in = grad_out * conj(f'(z)). Backward formulas are
+# written for real inputs as grad_out * f'(x); an op class marks itself ``holomorphic = True``
+# and, when a complex gradient reaches it, runs its backward as conj(backward(conj(grad))),
+# which turns grad * f'(z) into grad * conj(f'(z)) without a second formula. Real-linear ops
+# (sum, views, indexing, cat) need nothing: conj commutes with them. Non-holomorphic ops (abs,
+# angle, real, imag, conj) write their complex formula out. A complex gradient reaching a real
+# input keeps its real part (the engine's _check_grad), as torch does.
+def _conjugate_backward(op, ctx, grads):
+    grads = [g if g is None else g.conj() for g in grads]
+    out = op.backward(ctx, *grads)
+    if isinstance(out, tuple):
+        return tuple(o.conj() if isinstance(o, Tensor) else o for o in out)
+    return out.conj() if isinstance(out, Tensor) else out
 
 
 def _modified_error(dtype, shape, what, version, expected, op_name):
@@ -309,6 +333,7 @@ class Op:
     """
 
     view = False  # the output is a view of the first argument (shares its storage)
+    holomorphic = False  # complex grads: see NOTE [Complex gradients]
 
     @classmethod
     def apply(cls, *args, **params):

@@ -23,8 +23,9 @@ except ImportError:  # pragma: no cover
 
 
 def _is_float(dt):
-    """Floating NumPy dtype, bfloat16 (kind 'V' in ml_dtypes) included: these carry grads."""
-    return dt.kind == "f" or dt == _BF16
+    """Floating or complex NumPy dtype, bfloat16 (kind 'V' in ml_dtypes) included: these carry
+    grads."""
+    return dt.kind in "fc" or dt == _BF16
 
 
 class Anomaly:

@@ -9,4 +9,5 @@ from . import creation, random, products  # noqa: F401
 from . import operators  # noqa: F401
 from . import sorting, rearrange  # noqa: F401
 from . import numeric, special  # noqa: F401
+from . import complex  # noqa: F401
 from . import linalg  # noqa: F401

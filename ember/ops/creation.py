@@ -50,7 +50,7 @@ def _infer_dtype(data):
     if isinstance(data, float):
         return D.get_default_dtype()
     if isinstance(data, complex):
-        raise TypeError("ember does not support complex tensors")
+        return D.get_default_complex_dtype()
     raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}")
 
 

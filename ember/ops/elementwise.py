@@ -60,16 +60,18 @@ def _binary_fn(name, cls, result=None):
 def _to_float(t):
     """For true division: integer operands become the default float dtype."""
     if isinstance(t, Tensor):
-        return t if t._data.dtype.kind == "f" or t.dtype is D.bfloat16 else t.to(
+        return t if t._data.dtype.kind in "fc" or t.dtype is D.bfloat16 else t.to(
             D.get_default_dtype())
     # ml_dtypes' bfloat16 has kind "V", so it is checked by identity
-    return t if t.dtype.kind == "f" or t.dtype == D.bfloat16.np else t.astype(
+    return t if t.dtype.kind in "fc" or t.dtype == D.bfloat16.np else t.astype(
         D.get_default_dtype().np)
 
 
 # ----------------------------------------------------------------------------- arithmetic
 class Add(Op):
     """input + alpha * other, broadcasting."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -88,6 +90,8 @@ class Add(Op):
 
 class Sub(Op):
     """input - alpha * other, broadcasting."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -109,6 +113,8 @@ class Sub(Op):
 class Mul(Op):
     """input * other, broadcasting."""
 
+    holomorphic = True  # see NOTE [Complex gradients]
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -126,6 +132,8 @@ class Mul(Op):
 
 class Div(Op):
     """input / other (true division; integers divide as floats)."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a, b, rounding_mode=None):
@@ -226,6 +234,8 @@ register("fmod", inplace=True)(_binary_fn("fmod", Fmod))
 class Pow(Op):
     """input ** exponent."""
 
+    holomorphic = True  # see NOTE [Complex gradients]
+
     @staticmethod
     def forward(ctx, a, b):
         if a.dtype.kind in "iu" and b.dtype.kind in "iu" and (np.asarray(b) < 0).any():
@@ -245,7 +255,8 @@ class Pow(Op):
             ga = sum_to(where(b == 0, 0.0, ga) if b.numel() > 0 else ga, a.shape)
         if need[1]:  # d a^b / db = a^b * log(a), taken as 0 where a == 0 and b >= 0
             gb = grad * y * where(a == 0, 1.0, a).log()
-            gb = sum_to(where((a == 0) & (b >= 0), 0.0, gb), b.shape)
+            b_nonneg = (b.real >= 0) if b.is_complex() else (b >= 0)
+            gb = sum_to(where((a == 0) & b_nonneg, 0.0, gb), b.shape)
         return ga, gb
 
 
@@ -387,9 +398,15 @@ register("xlogy", inplace=True)(_binary_fn("xlogy", Xlogy, result=_to_float))
 
 # ----------------------------------------------------------------------------- comparisons
 def _compare(name, ufunc):
+    ordering = name not in ("eq", "ne")
+
     class Cmp(Op):
         @staticmethod
         def forward(ctx, a, b):
+            if ordering and (a.dtype.kind == "c" or np.asarray(b).dtype.kind == "c"):
+                # complex numbers have no order; torch raises NotImplementedError too
+                raise NotImplementedError(f"{name}: not implemented for complex tensors; got "
+                                          f"dtypes {a.dtype} and {np.asarray(b).dtype}.")
             return ufunc(a, b)
 
     Cmp.__name__ = name.capitalize()

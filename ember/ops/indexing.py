@@ -28,7 +28,7 @@ def _convert_key(x, key):
     for k in key:
         if isinstance(k, Tensor):
             a = k._data
-            if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
+            if a.dtype.kind in "fc" or a.dtype == D.bfloat16.np:
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors; got {k.dtype}")
             if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != np.uint8:
@@ -250,8 +250,10 @@ class Copy(Op):
     @staticmethod
     def backward(ctx, grad):
         g = sum_to(grad, ctx.src_shape)
-        floating = ctx.src_dtype.kind == "f" or ctx.src_dtype == D.bfloat16.np
+        floating = ctx.src_dtype.kind in "fc" or ctx.src_dtype == D.bfloat16.np
         if floating and g._data.dtype != ctx.src_dtype:
+            if g._data.dtype.kind == "c" and ctx.src_dtype.kind != "c":
+                g = g.real  # see NOTE [Complex gradients]
             g = g.to(D.from_numpy_dtype(ctx.src_dtype))
         return None, g
 

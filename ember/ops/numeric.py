@@ -440,30 +440,7 @@ kaiser_window = _window("kaiser_window", lambda n, beta=12.0: np.kaiser(n, beta)
 
 # ---- predicates and small aliases ------------------------------------------------------------
 
-@export
-def is_complex(input) -> bool:
-    """False: ember has no complex dtypes yet (see docs/DEVIATIONS.md)."""
-    return False
-
-
-@export
-def is_conj(input) -> bool:
-    return False
-
-
-@export
-def is_neg(input) -> bool:
-    return False
-
-
-@export
-def resolve_conj(input):
-    return input
-
-
-@export
-def resolve_neg(input):
-    return input
+# is_complex, is_conj, is_neg, resolve_conj, resolve_neg: ops/complex.py
 
 
 @export

@@ -34,6 +34,8 @@ def rows_matmul(a, b):
 class Matmul(Op):
     """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
 
+    holomorphic = True  # see NOTE [Complex gradients]
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -194,6 +196,8 @@ def mv(input, vec):
 class Dot(Op):
     """Inner product of two 1-D tensors."""
 
+    holomorphic = True  # see NOTE [Complex gradients]
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
@@ -324,6 +328,8 @@ def _parse_einsum(eq, operands):
 
 class Einsum(Op):
     """np.einsum with the gradient of each operand written as another einsum."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, eq, *xs):

@@ -107,20 +107,28 @@ def _out(res, out, name):
     return write_out(out, res, name)
 
 
-def _float_dt(dtype):
+def _float_dt(dtype, complex_ok=False):
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
-    if not dt.is_floating_point:
+    if not (dt.is_floating_point or (complex_ok and dt.is_complex)):
         raise RuntimeError(f"expected a floating-point dtype for sampling, got {dt}")
     return dt
 
 
 def _uniform(g, shape, dt):
+    if dt.is_complex:  # real and imaginary parts each uniform on [0, 1), as torch
+        part = dt.to_real()
+        return (_uniform(g, shape, part) + 1j * _uniform(g, shape, part)).astype(dt.np)
     if dt.np in (np.float32, np.float64):
         return g.random(shape, dtype=dt.np)
     return g.random(shape).astype(dt.np)
 
 
 def _normal(g, shape, dt):
+    if dt.is_complex:
+        # torch's complex normal has E|z|^2 = 1: each part has variance 1/2
+        part = dt.to_real()
+        z = _normal(g, shape, part) + 1j * _normal(g, shape, part)
+        return (z * np.sqrt(0.5)).astype(dt.np)
     if dt.np in (np.float32, np.float64):
         return g.standard_normal(shape, dtype=dt.np)
     return g.standard_normal(shape).astype(dt.np)
@@ -129,8 +137,9 @@ def _normal(g, shape, dt):
 @export
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          requires_grad=False, pin_memory=False, **size_kw):
-    """Uniform samples on [0, 1). `size` is `*size`, one sequence/Size, or `size=`."""
-    dt = _float_dt(dtype)
+    """Uniform samples on [0, 1) (each part, for complex dtypes). `size` is `*size`, one
+    sequence/Size, or `size=`."""
+    dt = _float_dt(dtype, complex_ok=True)
     shape = _size(size, size_kw, "rand")
     return _out(_finish(_uniform(_gen(generator), shape, dt), requires_grad, device), out,
                 "rand")
@@ -139,8 +148,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 @export
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           requires_grad=False, pin_memory=False, **size_kw):
-    """Standard normal samples. `size` is `*size`, one sequence/Size, or `size=`."""
-    dt = _float_dt(dtype)
+    """Standard normal samples (complex: E|z|^2 = 1). `size` is `*size`, one sequence/Size,
+    or `size=`."""
+    dt = _float_dt(dtype, complex_ok=True)
     shape = _size(size, size_kw, "randn")
     return _out(_finish(_normal(_gen(generator), shape, dt), requires_grad, device), out,
                 "randn")

@@ -73,13 +73,15 @@ register("sum")(Sum)
 
 
 def _float_only(x, name):
-    if x.dtype.kind not in "f" and x.dtype != D.bfloat16.np:
+    if x.dtype.kind not in "fc" and x.dtype != D.bfloat16.np:
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {D.from_numpy_dtype(x.dtype)}")
 
 
 class Mean(Op):
     """Mean over ``dim``; floating inputs only, as in torch."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
@@ -104,6 +106,8 @@ register("mean")(Mean)
 
 class Prod(Op):
     """Product over one dim (or all); the gradient handles zeros exactly."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
@@ -300,7 +304,9 @@ def _var(input, dim, unbiased, keepdim, correction, name):
     n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
     mu = input.mean(dim=dims, keepdim=True)
     d = input - mu
-    return (d * d).sum(dim=dims, keepdim=keepdim) / max(n - c, 0)
+    # complex: the mean of |d|^2, a real result as torch's
+    sq = (d * d.conj()).real if d.is_complex() else d * d
+    return sq.sum(dim=dims, keepdim=keepdim) / max(n - c, 0)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -372,6 +378,8 @@ register("count_nonzero")(count_nonzero)
 
 class Cumsum(Op):
     """Running sum along dim."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
@@ -453,6 +461,8 @@ register("logcumsumexp", inplace=False)(logcumsumexp)
 
 class Cumprod(Op):
     """Running product along dim."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):

@@ -134,7 +134,7 @@ def write_out(out, result, name):
                                f"has shape {tuple(result.shape)}; pass an empty tensor or one of "
                                "the result's shape.")
         out._data = np.empty(result._data.shape, out._data.dtype)
-    if not D.can_cast(result.dtype, out.dtype):
+    if not _can_store(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired "
                            f"output type {out.dtype}")
     np.copyto(out._data, result._data, casting="unsafe")
@@ -166,6 +166,12 @@ def check_inplace(self, name):
                                "used in an in-place operation.")
 
 
+def _can_store(frm, to):
+    """An op result may go into a tensor of dtype ``to`` (out=, in place) when casting keeps its
+    category; torch lets a complex result into a float tensor nowhere."""
+    return D.can_cast(frm, to)
+
+
 def write_into(self, arr, name):
     """Store an op result into self's memory (dtype and shape checked), bump the version."""
     dst = self._data
@@ -178,7 +184,7 @@ def write_into(self, arr, name):
             got = list(target) if target is not None else list(arr.shape)
             raise RuntimeError(f"{name}: output with shape {list(dst.shape)} doesn't match the "
                                f"broadcast shape {got}")
-    if arr.dtype != dst.dtype and not D.can_cast(D.from_numpy_dtype(arr.dtype),
+    if arr.dtype != dst.dtype and not _can_store(D.from_numpy_dtype(arr.dtype),
                                                   D.from_numpy_dtype(dst.dtype)):
         raise RuntimeError(f"{name}: result type {D.from_numpy_dtype(arr.dtype)} can't be cast "
                            f"to the desired output type {D.from_numpy_dtype(dst.dtype)}")
@@ -258,7 +264,7 @@ def promote_args(name, *args):
     for a in args:
         if isinstance(a, Tensor):
             out.append(a if a._data.dtype == dt.np else a.to(dt))
-        elif isinstance(a, (int, float, bool, np.number, np.bool_)):
+        elif isinstance(a, (int, float, complex, bool, np.number, np.bool_)):
             out.append(np.asarray(a).astype(dt.np))
         elif a is None:
             out.append(None)
@@ -313,7 +319,7 @@ def ensure_tensor(x, name, arg="input"):
 
 
 def scalar_type(x):
-    return isinstance(x, (int, float, bool, np.number, np.bool_))
+    return isinstance(x, (int, float, complex, bool, np.number, np.bool_))
 
 
 def any_requires_grad(*args):

@@ -26,7 +26,7 @@ def _float_of(x):
 
 
 def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=None,
-             public=True):
+             public=True, complex_ok=False, real_out=False, holomorphic=True):
     """Decorator: the NumPy forward ``f(x, *params)``, named after the op, becomes an elementwise
     Op with dL/dx = ``df(grad, saved, *params)`` written with ember ops (so double backward
     works). The decorated name is bound to the Op class.
@@ -37,6 +37,12 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
     of graph nodes and temporaries. ``public`` ops are registered as ``ember.<name>`` with the
     method, in-place and out= forms; the others (nn activations) are called by
     ``ember.nn.functional``. ``params`` are Python scalars and get no gradient.
+
+    ``complex_ok`` ops accept complex input; they are holomorphic there, so ``df`` written for
+    real x also serves complex z (see NOTE [Complex gradients]); ``holomorphic=False`` ops (abs,
+    sgn) write df for complex z themselves. ``real_out`` (abs): the result of a complex input
+    is real. Other ops raise
+    NotImplementedError for complex input, as torch does.
     """
 
     def deco(f):
@@ -45,13 +51,16 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
         class Unary(Op):
             @staticmethod
             def forward(ctx, x, *params):
+                if x.dtype.kind == "c" and not complex_ok:
+                    raise NotImplementedError(f"{name}: not implemented for complex tensors; "
+                                              f"got dtype {D.from_numpy_dtype(x.dtype)}.")
                 if not keep_int:
                     x = _float_of(x)
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     # asarray: a ufunc on a 0-d array returns a NumPy scalar, and a saved output
                     # is recognised by identity (see _unary_saves_array in tests/ops)
                     y = np.asarray(f(x, *params))
-                if y.dtype != x.dtype:
+                if y.dtype != x.dtype and not (real_out and x.dtype.kind == "c"):
                     y = y.astype(x.dtype)
                 if df is not None:
                     ctx.params = params
@@ -61,7 +70,7 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
             @staticmethod
             def backward(ctx, grad):
                 (v,) = ctx.saved_tensors
-                if df_np is not None and not _grad_state.enabled:
+                if df_np is not None and not _grad_state.enabled and grad._data.dtype.kind != "c":
                     with np.errstate(over="ignore", invalid="ignore"):
                         gx = np.asarray(df_np(grad._data, v._data, *ctx.params))
                     gx = _make(gx.astype(v._data.dtype, copy=False))
@@ -69,6 +78,7 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
                     gx = df(grad, v, *ctx.params)
                 return (gx,) + (None,) * len(ctx.params) if ctx.params else gx
 
+        Unary.holomorphic = complex_ok and holomorphic
         Unary.__name__ = "".join(p.capitalize() for p in name.split("_"))
         Unary.__qualname__ = Unary.__name__
         Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
@@ -88,6 +98,9 @@ def _sigmoid_np(x):
     """1 / (1 + e^-x) without overflow: e^-|x| never overflows, and the sign picks the form
     (1 / (1 + e) for x >= 0, e / (1 + e) below), which also keeps float16 results that
     1 / (1 + inf) would flush to 0."""
+    if x.dtype.kind == "c":
+        with np.errstate(over="ignore"):
+            return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1, e) / (1 + e)
 
@@ -106,6 +119,9 @@ def _gammaln(x):
 
 
 def _sign(x):
+    if x.dtype.kind == "c":
+        raise NotImplementedError("sign: Unlike NumPy, torch.sign is not intended to support "
+                                  "complex numbers. Please use torch.sgn instead.")
     if x.dtype == np.bool_:  # np.sign has no bool loop
         return x.copy()
     y = np.sign(x)
@@ -129,7 +145,7 @@ def _reject_bool(name, x, hint=""):
         raise RuntimeError(f"{name}: not supported for bool tensors; got dtype ember.bool." + hint)
 
 
-@unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",))
+@unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), complex_ok=True)
 def neg(x):
     _reject_bool("neg", x, " Negation, the `-` operator, on a bool tensor is not supported; to "
                  "invert a mask use `~` or logical_not().")
@@ -137,124 +153,126 @@ def neg(x):
 
 
 # d e^x = e^x
-@unary_op(lambda g, y: g * y, save="y")
+@unary_op(lambda g, y: g * y, save="y", complex_ok=True)
 def exp(x):
     return np.exp(x)
 
 
-@unary_op(lambda g, y: g * y * math.log(2), save="y")
+@unary_op(lambda g, y: g * y * math.log(2), save="y", complex_ok=True)
 def exp2(x):
     return np.exp2(x)
 
 
-@unary_op(lambda g, y: g * (y + 1), save="y")
+@unary_op(lambda g, y: g * (y + 1), save="y", complex_ok=True)
 def expm1(x):
     return np.expm1(x)
 
 
-@unary_op(lambda g, x: g / x)
+@unary_op(lambda g, x: g / x, complex_ok=True)
 def log(x):
     return np.log(x)
 
 
-@unary_op(lambda g, x: g / (x * math.log(2)))
+@unary_op(lambda g, x: g / (x * math.log(2)), complex_ok=True)
 def log2(x):
     return np.log2(x)
 
 
-@unary_op(lambda g, x: g / (x * math.log(10)))
+@unary_op(lambda g, x: g / (x * math.log(10)), complex_ok=True)
 def log10(x):
     return np.log10(x)
 
 
-@unary_op(lambda g, x: g / (x + 1))
+@unary_op(lambda g, x: g / (x + 1), complex_ok=True)
 def log1p(x):
     return np.log1p(x)
 
 
 # d sqrt(x) = 1 / (2 sqrt(x))
-@unary_op(lambda g, y: g / (2 * y), save="y")
+@unary_op(lambda g, y: g / (2 * y), save="y", complex_ok=True)
 def sqrt(x):
     return np.sqrt(x)
 
 
-@unary_op(lambda g, y: -0.5 * g * y * y * y, save="y")
+@unary_op(lambda g, y: -0.5 * g * y * y * y, save="y", complex_ok=True)
 def rsqrt(x):
     return 1 / np.sqrt(x)
 
 
-@unary_op(lambda g, x: 2 * g * x, keep_int=True)
+@unary_op(lambda g, x: 2 * g * x, keep_int=True, complex_ok=True)
 def square(x):
     return np.square(x)
 
 
-@unary_op(lambda g, y: -g * y * y, save="y")
+@unary_op(lambda g, y: -g * y * y, save="y", complex_ok=True)
 def reciprocal(x):
     return np.reciprocal(x)
 
 
-@unary_op(lambda g, x: g * x.cos())
+@unary_op(lambda g, x: g * x.cos(), complex_ok=True)
 def sin(x):
     return np.sin(x)
 
 
-@unary_op(lambda g, x: -g * x.sin())
+@unary_op(lambda g, x: -g * x.sin(), complex_ok=True)
 def cos(x):
     return np.cos(x)
 
 
-@unary_op(lambda g, y: g * (1 + y * y), save="y")
+@unary_op(lambda g, y: g * (1 + y * y), save="y", complex_ok=True)
 def tan(x):
     return np.tan(x)
 
 
-@unary_op(lambda g, x: g * (1 - x * x).rsqrt(), aliases=("arcsin",))
+@unary_op(lambda g, x: g * (1 - x * x).rsqrt(), aliases=("arcsin",), complex_ok=True)
 def asin(x):
     return np.arcsin(x)
 
 
-@unary_op(lambda g, x: -g * (1 - x * x).rsqrt(), aliases=("arccos",))
+@unary_op(lambda g, x: -g * (1 - x * x).rsqrt(), aliases=("arccos",), complex_ok=True)
 def acos(x):
     return np.arccos(x)
 
 
-@unary_op(lambda g, x: g / (1 + x * x), aliases=("arctan",))
+@unary_op(lambda g, x: g / (1 + x * x), aliases=("arctan",), complex_ok=True)
 def atan(x):
     return np.arctan(x)
 
 
-@unary_op(lambda g, x: g * x.cosh())
+@unary_op(lambda g, x: g * x.cosh(), complex_ok=True)
 def sinh(x):
     return np.sinh(x)
 
 
-@unary_op(lambda g, x: g * x.sinh())
+@unary_op(lambda g, x: g * x.sinh(), complex_ok=True)
 def cosh(x):
     return np.cosh(x)
 
 
 # d tanh = 1 - tanh^2
-@unary_op(lambda g, y: g * (1 - y * y), save="y", df_np=_kpoint.tanh_grad)
+@unary_op(lambda g, y: g * (1 - y * y), save="y", df_np=_kpoint.tanh_grad, complex_ok=True)
 def tanh(x):
     return np.tanh(x)
 
 
-@unary_op(lambda g, x: g * (x * x + 1).rsqrt(), aliases=("arcsinh",))
+@unary_op(lambda g, x: g * (x * x + 1).rsqrt(), aliases=("arcsinh",), complex_ok=True)
 def asinh(x):
     return np.arcsinh(x)
 
 
-@unary_op(lambda g, x: g * (x * x - 1).rsqrt(), aliases=("arccosh",))
+# sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 - 1): the two differ off the real axis (branch cuts)
+@unary_op(lambda g, x: g / ((x - 1).sqrt() * (x + 1).sqrt()), aliases=("arccosh",),
+          complex_ok=True)
 def acosh(x):
     return np.arccosh(x)
 
 
-@unary_op(lambda g, x: g / (1 - x * x), aliases=("arctanh",))
+@unary_op(lambda g, x: g / (1 - x * x), aliases=("arctanh",), complex_ok=True)
 def atanh(x):
     return np.arctanh(x)
 
 
-@unary_op(lambda g, y: g * y * (1 - y), save="y", df_np=_kpoint.sigmoid_grad)
+@unary_op(lambda g, y: g * y * (1 - y), save="y", df_np=_kpoint.sigmoid_grad, complex_ok=True)
 def sigmoid(x):
     return _sigmoid_np(x)
 
@@ -284,20 +302,41 @@ def digamma(x):
     return _digamma(x)
 
 
-@unary_op(lambda g, x: g * x.sign(), keep_int=True, aliases=("absolute",))
+# d|x|/dx = sign(x); for complex z the gradient is grad * z/|z| (torch: grad * sgn(z))
+@unary_op(lambda g, x: g * x.sgn(), keep_int=True, aliases=("absolute",), complex_ok=True,
+          real_out=True, holomorphic=False)
 def abs(x):
     _reject_bool("abs", x)
     return np.abs(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True)
+@unary_op(lambda g, x: g * 0, keep_int=True, complex_ok=True)  # _sign raises torch's message
 def sign(x):
     return _sign(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True)
+def _sgn_grad(g, x):
+    if not x.is_complex():
+        return g * 0
+    # s = z/|z|: the gradient keeps the part of g tangent to the unit circle, scaled by 1/|z|
+    # (0 at z = 0, as torch)
+    r = x.abs()
+    safe = r + (r == 0).to(r.dtype)
+    s = x / safe
+    return (g - (g * s.conj()).real * s) / safe * (r != 0).to(r.dtype)
+
+
+def _sgn_np(x):
+    if x.dtype.kind != "c":
+        return _sign(x)
+    r = np.abs(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(r == 0, 0, x / np.where(r == 0, 1, r)).astype(x.dtype)
+
+
+@unary_op(_sgn_grad, keep_int=True, complex_ok=True, holomorphic=False)
 def sgn(x):
-    return _sign(x)
+    return _sgn_np(x)
 
 
 @unary_op(lambda g, x: g * 0, keep_int=True)

@@ -3,6 +3,8 @@ select, split, movedim, as_strided), contiguous/clone/casts. Views share storage
 version counter with their input. Joining tensors (cat, stack) is in join.py."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
@@ -332,12 +334,18 @@ class Cast(Op):
     @staticmethod
     def forward(ctx, x, dt):
         ctx.src = x.dtype
+        if x.dtype.kind == "c" and np.dtype(dt).kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=4)
+            x = x.real
         return x.astype(dt)
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.src.kind != "f" and ctx.src != D.bfloat16.np:
+        if ctx.src.kind not in "fc" and ctx.src != D.bfloat16.np:
             return None, None
+        if grad._data.dtype.kind == "c" and ctx.src.kind != "c":
+            grad = grad.real  # see NOTE [Complex gradients]
         return grad.to(D.from_numpy_dtype(ctx.src)), None
 
 
@@ -351,7 +359,7 @@ def _to(self, *args, **kwargs):
     for a in args:
         if isinstance(a, Tensor):
             dt = a.dtype
-        elif isinstance(a, D.dtype) or a in (float, int, bool):
+        elif isinstance(a, D.dtype) or a in (float, int, bool, complex):
             dt = a
         elif a is not None:
             dev = a
@@ -385,12 +393,14 @@ _TYPE_NAMES = {D.float32: "ember.FloatTensor", D.float64: "ember.DoubleTensor",
                D.float16: "ember.HalfTensor", D.bfloat16: "ember.BFloat16Tensor",
                D.int64: "ember.LongTensor", D.int32: "ember.IntTensor",
                D.int16: "ember.ShortTensor", D.int8: "ember.CharTensor",
-               D.uint8: "ember.ByteTensor", D.bool_: "ember.BoolTensor"}
+               D.uint8: "ember.ByteTensor", D.bool_: "ember.BoolTensor",
+               D.complex64: "ember.ComplexFloatTensor", D.complex128: "ember.ComplexDoubleTensor"}
 Tensor.type = _type
 Tensor.type_as = lambda self, other: _to(self, other.dtype)
 for _name, _dt in (("float", D.float32), ("double", D.float64), ("half", D.float16),
                    ("bfloat16", D.bfloat16), ("long", D.int64), ("int", D.int32),
-                   ("short", D.int16), ("char", D.int8), ("byte", D.uint8), ("bool", D.bool_)):
+                   ("short", D.int16), ("char", D.int8), ("byte", D.uint8), ("bool", D.bool_),
+                   ("cfloat", D.complex64), ("cdouble", D.complex128)):
     setattr(Tensor, _name, (lambda dt: lambda self, memory_format=None: _to(self, dt))(_dt))
 
 

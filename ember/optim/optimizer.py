@@ -413,9 +413,14 @@ def _elementwise_update(kernel, param: Tensor, grad: Tensor, states: tuple, *sca
     unused buffer. Scalars are numbers cast to the kernel dtype (see NOTE [Optimizer kernel
     numerics and speed] in _kernels.py) followed by the kernel's bool flags, which pass through.
     """
-    pa = param._data
+    arrays = [param._data, grad._data] + [s._data if s is not None else None for s in states]
+    if param._data.dtype.kind == "c":
+        # a complex parameter is updated as pairs of reals (torch: view_as_real), so that
+        # Adam's second moment is taken per part; the trailing axis of length 1 makes any
+        # strided array splittable in place
+        arrays = [a if a is None else a[..., np.newaxis].view(a.real.dtype) for a in arrays]
+    pa = arrays[0]
     dt = pa.dtype
-    arrays = [pa, grad._data] + [s._data if s is not None else None for s in states]
     fast = dt in _KERNEL_DTYPES and pa.flags.writeable and all(
         a is None or (a.dtype == dt and a.flags.c_contiguous) for a in arrays)
     work_dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float32)

@@ -34,7 +34,7 @@ STORAGE_DTYPES = {
     "QUInt4x2Storage": "quint4x2", "QUInt2x4Storage": "quint2x4",
 }
 # dtypes torch can write that ember has no counterpart for (named in the error)
-FOREIGN_DTYPES = ("complex32", "complex64", "complex128", "uint16", "uint32", "uint64",
+FOREIGN_DTYPES = ("complex32", "uint16", "uint32", "uint64",
                   "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
                   "float8_e8m0fnu", "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
                   "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2", "int1", "int2",
@@ -48,9 +48,10 @@ def ember_dtype(name: str) -> D.dtype:
     if dt is not None and name == dt.name:
         return dt
     if name in FOREIGN_DTYPES:
+        known = ", ".join(d.name for d in D.ALL + D.COMPLEX)
         raise bad(f"the file holds a tensor or dtype torch.{name}, which ember does not have "
-                  f"(ember's dtypes: {', '.join(d.name for d in D.ALL)}). Convert it in torch "
-                  "before saving, e.g. t.to(torch.float32).")
+                  f"(ember's dtypes: {known}). Convert it in torch before saving, e.g. "
+                  "t.to(torch.float32).")
     raise bad(f"unknown dtype name {name!r}")
 
 

@@ -19,6 +19,8 @@ _TOLERANCES = {
     "bfloat16": (1.6e-2, 1e-5),
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -120,7 +122,9 @@ def _compare_values(a, e, rtol, atol, equal_nan, msg, path):
     if a.dtype.kind == "b" and e.dtype.kind == "b":
         bad = a != e
     else:
-        af, ef = a.astype(np.float64), e.astype(np.float64)
+        # complex values compare by the modulus of the difference, as torch.testing does
+        wide = np.complex128 if "c" in (a.dtype.kind, e.dtype.kind) else np.float64
+        af, ef = a.astype(wide), e.astype(wide)
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.abs(af - ef)
             bad = ~(diff <= atol + rtol * np.abs(ef))
@@ -136,8 +140,8 @@ def _compare_values(a, e, rtol, atol, equal_nan, msg, path):
             f"({100.0 * n_bad / n:.1f}%)\n")
     if a.dtype.kind != "b" or e.dtype.kind != "b":
         with np.errstate(invalid="ignore", divide="ignore"):
-            diff = np.abs(a.astype(np.float64) - e.astype(np.float64))
-            rel = diff / np.abs(e.astype(np.float64))
+            diff = np.abs(af - ef)
+            rel = diff / np.abs(ef)
         text += (f"Greatest absolute difference: {_greatest(diff[bad]):.6g} "
                  f"(up to {atol} allowed)\nGreatest relative difference: "
                  f"{_greatest(rel[bad]):.6g} (up to {rtol} allowed)\n")

@@ -220,6 +220,10 @@ OP_TABLE: dict[str, OpSpec] = {
     "abs": _unary(np.abs, dtypes=NO_BOOL),
     "sign": _unary(_sign, dtypes=ALL),
     "sgn": _unary(np.sign),
+    # angle of a real number: pi below zero, 0 otherwise, NaN kept; torch parity (real and
+    # complex) is in tests/ops/test_complex.py (parity=False keeps the fuzzer's draws as they were)
+    "angle": _unary(lambda x: np.where(np.isnan(x), x, np.where(x < 0, np.pi, 0.0)),
+                    parity=False),
     "exp": _unary(np.exp), "exp2": _unary(np.exp2), "expm1": _unary(np.expm1),
     "square": _unary(np.square),
     "sin": _unary(np.sin), "cos": _unary(np.cos), "tan": _unary(np.tan, UNIT),
@@ -535,7 +539,13 @@ OP_TABLE.update({
 
 # Registered ops without a line yet, each with the reason and where they are tested instead.
 # The completeness test accepts these names; an entry here is debt, not a way out.
+_COMPLEX_OPS = "complex-valued: the generic suite samples real dtypes; tests/ops/test_complex.py"
 NOT_IN_TABLE: dict[str, str] = {
+    # the complex-number ops take or return complex tensors; their values, gradients
+    # (gradcheck / gradgradcheck) and torch parity are in tests/ops/test_complex.py
+    **{n: _COMPLEX_OPS for n in ("complex", "conj", "conj_physical", "imag", "polar", "real",
+                                 "resolve_conj", "resolve_neg", "view_as_complex",
+                                 "view_as_real")},
     "linalg.lstsq": "its residuals / rank / singular-value outputs depend on the LAPACK driver "
                     "(torch's default gelsy returns empty residuals); tests/test_linalg.py",
 }

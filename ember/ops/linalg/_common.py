@@ -34,14 +34,15 @@ _rt = {n: namedtuple(n, f) for n, f in (
 
 _TORCH_NAMES = {D.float32: "Float", D.float64: "Double", D.float16: "Half",
                 D.bfloat16: "BFloat16", D.int64: "Long", D.int32: "Int", D.int16: "Short",
-                D.int8: "Char", D.uint8: "Byte", D.bool_: "Bool"}
+                D.int8: "Char", D.uint8: "Byte", D.bool_: "Bool", D.complex64: "ComplexFloat",
+                D.complex128: "ComplexDouble"}
 
 
 # ----------------------------------------------------------------------------- checks
 def _check_float(A, name, lapack=True):
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
                            f"{_TORCH_NAMES[A.dtype]}")
     if lapack and A.dtype in (D.float16, D.bfloat16):

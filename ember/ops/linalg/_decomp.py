@@ -9,6 +9,7 @@ from scipy.linalg import expm as _expm
 
 from ..._tensor import _make
 from ...autograd.function import Op
+from ..complex import complex_ as _complex_
 from ..rearrange import diag_embed
 from ._common import LinAlgError, _check_matrix, _check_pair, _out, _rt, _t, _tolerances, linalg_op
 from ._solve import Inv, SolveTriangular, inv
@@ -31,6 +32,8 @@ def _adjugate_t(A):
 
 class Det(Op):
     """Determinant; d det(A) / dA = adj(A)^T (= det(A) A^-T when A is invertible)."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a):
@@ -90,6 +93,9 @@ class QR(Op):
     @staticmethod
     def backward(ctx, gQ, gR):
         m, n = ctx._out_meta[1][0][-2], ctx._out_meta[1][0][-1]
+        if np.dtype(ctx._out_meta[1][1]).kind == "c":
+            raise NotImplementedError("linalg.qr: the gradient for complex input is not "
+                                      "implemented in ember.")
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                                "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
@@ -148,29 +154,39 @@ def _off_diag_inverse(E):
     return eye.logical_not().to(E.dtype) / E.masked_fill(eye, 1.0)
 
 
+def _h(x):
+    """Conjugate transpose (the transpose for real x: conj of a real tensor is itself)."""
+    return _t(x).conj()
+
+
 def _svd_backward(U, S, Vh, gU, gS, gVh):
-    # gA = U [ (F o (U^T gU - gU^T U)) S + diag(gS) + S (F o (V^T gV - gV^T V)) ] V^T
-    #      + (I - U U^T) gU S^-1 V^T + U S^-1 gV^T (I - V V^T),   F_ij = 1 / (s_j^2 - s_i^2)
+    # gA = U [ (F o (U^H gU - gU^H U)) S + diag(gS) + S (F o (V^H gV - gV^H V)) ] V^H
+    #      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),   F_ij = 1 / (s_j^2 - s_i^2)
+    # complex A adds i Im(diag(U^H gU)) / S on the diagonal: the phase of each singular pair is
+    # arbitrary, and that term carries the part of gU along it (torch's convention)
     m, n = U.shape[-2], Vh.shape[-1]
-    inner = diag_embed(gS) if gS is not None else None
+    inner = diag_embed(gS).to(U.dtype) if gS is not None else None
     if gU is not None or gVh is not None:
         s2 = S * S
         F = _off_diag_inverse(s2.unsqueeze(-2) - s2.unsqueeze(-1))
         terms = []
         if gU is not None:
-            UtgU = _t(U) @ gU
-            terms.append((F * (UtgU - _t(UtgU))) * S.unsqueeze(-2))
+            UhgU = _h(U) @ gU
+            terms.append((F * (UhgU - _h(UhgU))) * S.unsqueeze(-2))
+            if UhgU.is_complex():
+                im = UhgU.diagonal(0, -2, -1).imag / S
+                terms.append(diag_embed(_complex_(im * 0, im)))
         if gVh is not None:
-            VhgV = Vh @ _t(gVh)  # V^T gV
-            terms.append(S.unsqueeze(-1) * (F * (VhgV - _t(VhgV))))
+            VhgV = Vh @ _h(gVh)  # V^H gV
+            terms.append(S.unsqueeze(-1) * (F * (VhgV - _h(VhgV))))
         for t in terms:
             inner = t if inner is None else inner + t
     gA = U @ inner @ Vh if inner is not None else None
     if gU is not None and m > S.shape[-1]:
-        extra = (gU - U @ (_t(U) @ gU)) / S.unsqueeze(-2) @ Vh
+        extra = (gU - U @ (_h(U) @ gU)) / S.unsqueeze(-2) @ Vh
         gA = extra if gA is None else gA + extra
     if gVh is not None and n > S.shape[-1]:
-        extra = U @ ((gVh - (gVh @ _t(Vh)) @ Vh) / S.unsqueeze(-1))
+        extra = U @ ((gVh - (gVh @ _h(Vh)) @ Vh) / S.unsqueeze(-1))
         gA = extra if gA is None else gA + extra
     return gA
 
@@ -205,13 +221,13 @@ class Eigh(Op):
     @staticmethod
     def backward(ctx, gL, gV):
         L, V = ctx.saved_tensors
-        inner = diag_embed(gL) if gL is not None else None
-        if gV is not None:
+        inner = diag_embed(gL).to(V.dtype) if gL is not None else None
+        if gV is not None:  # complex (Hermitian) A: the same with conjugate transposes
             F = _off_diag_inverse(L.unsqueeze(-2) - L.unsqueeze(-1))
-            t = F * (_t(V) @ gV)
+            t = F * (_h(V) @ gV)
             inner = t if inner is None else inner + t
-        gA = V @ inner @ _t(V)
-        return 0.5 * (gA + _t(gA))  # a symmetric gradient, as torch returns
+        gA = V @ inner @ _h(V)
+        return 0.5 * (gA + _h(gA))  # a symmetric (Hermitian) gradient, as torch returns
 
 
 def _check_uplo(UPLO):
@@ -237,7 +253,7 @@ def eigvalsh(A, UPLO="L", *, out=None):
 
 class Pinv(Op):
     """Moore-Penrose pseudo-inverse P = A^+ via the SVD. Its gradient (for constant rank):
-    gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+    gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A) (^H for complex A)."""
 
     @staticmethod
     def forward(ctx, a, atol=None, rtol=None):
@@ -248,14 +264,14 @@ class Pinv(Op):
         keep = s > (tol[..., None] if np.ndim(tol) == s.ndim - 1 else tol)
         with np.errstate(divide="ignore"):
             s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
-        p = np.swapaxes(vh, -1, -2) * s_inv[..., None, :] @ np.swapaxes(u, -1, -2)
+        p = np.swapaxes(vh, -1, -2).conj() * s_inv[..., None, :] @ np.swapaxes(u, -1, -2).conj()
         ctx.save_for_backward(a, p)
         return p
 
     @staticmethod
     def backward(ctx, grad):
         a, p = ctx.saved_tensors
-        pt, gt = _t(p), _t(grad)
+        pt, gt = _h(p), _h(grad)  # conjugate transposes: the same formula serves complex A
         m, n = a.shape[-2], a.shape[-1]
         eye_m = _make(np.eye(m, dtype=a._data.dtype))
         eye_n = _make(np.eye(n, dtype=a._data.dtype))
@@ -309,6 +325,8 @@ def matrix_power(A, n, *, out=None):
 class MatrixExp(Op):
     """exp(A) (scipy's Pade approximation). Its gradient is the top-right block of
     exp([[A^T, G], [0, A^T]]) (the Frechet derivative in direction G, transposed)."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a):

@@ -106,11 +106,13 @@ class PNorm(Op):
     def forward(ctx, x, p=2.0, dims=(), keepdim=False):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         with np.errstate(over="ignore"):
-            if p == 2:
+            if p == 2 and x.dtype.kind == "c":
+                y = np.sqrt(np.sum((x * x.conj()).real, axis=dims, keepdims=keepdim))
+            elif p == 2:
                 y = np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim))
             else:
                 y = np.sum(np.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-        y = np.asarray(y, x.dtype)
+        y = np.asarray(y, x.real.dtype)
         ctx.save_for_backward(x, y)
         return y
 
@@ -124,8 +126,8 @@ class PNorm(Op):
         safe = y.masked_fill(zero, 1.0)
         if ctx.p == 2:
             scale = x / safe
-        else:
-            scale = x.sign() * x.abs() ** (ctx.p - 1) / safe ** (ctx.p - 1)
+        else:  # sgn is sign for real x and x/|x| for complex x
+            scale = x.sgn() * x.abs() ** (ctx.p - 1) / safe ** (ctx.p - 1)
         return (grad * scale).masked_fill(zero, 0.0)
 
 

@@ -29,9 +29,19 @@ from ._common import (
 )
 
 
+def _real_backward_only(t, name):
+    # these backward formulas are written for real matrices; a complex input would get a
+    # silently wrong gradient
+    if t.is_complex():
+        raise NotImplementedError(f"{name}: the gradient for complex input is not implemented "
+                                  f"in ember; got dtype {t.dtype}.")
+
+
 # ----------------------------------------------------------------------------- inverse, det
 class Inv(Op):
     """Matrix inverse; d(A^-1) = -A^-1 dA A^-1, so gA = -A^-T G A^-T."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a):
@@ -84,11 +94,13 @@ class Slogdet(Op):
     def forward(ctx, a):
         sign, logabs = np.linalg.slogdet(a)
         ctx.save_for_backward(a)
-        return np.asarray(sign, a.dtype), np.asarray(logabs, a.dtype)
+        real = a.real.dtype if a.dtype.kind == "c" else a.dtype  # log|det| is real
+        return np.asarray(sign, a.dtype), np.asarray(logabs, real)
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabs):
         (a,) = ctx.saved_tensors
+        _real_backward_only(a, "linalg.slogdet")
         return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(a))
 
 
@@ -110,6 +122,8 @@ def logdet(A):
 # ----------------------------------------------------------------------------- solvers
 class Solve(Op):
     """X = A^-1 B for equal batch shapes; gB = A^-T G, gA = -gB X^T."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a, b):
@@ -173,6 +187,8 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 class SolveTriangular(Op):
     """X = A^-1 B with A triangular (only its upper/lower triangle is read)."""
+
+    holomorphic = True  # see NOTE [Complex gradients]
 
     @staticmethod
     def forward(ctx, a, b, upper=True, unitriangular=False):
@@ -239,6 +255,7 @@ class Cholesky(Op):
     @staticmethod
     def backward(ctx, grad):
         (L,) = ctx.saved_tensors
+        _real_backward_only(L, "linalg.cholesky")
         P = _t(L) @ grad
         P = P.tril() - 0.5 * diag_embed(_diagonal(P, 0, -2, -1))
         S = SolveTriangular.apply(_t(L), P, upper=True)            # L^-T P
