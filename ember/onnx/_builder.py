@@ -18,6 +18,7 @@ class T:
     name: str
     dtype: np.dtype
     shape: Any = None          # tuple, or None when unknown
+    ragged: Any = None         # an axis whose length depends on the data (x[mask]), if any
 
     @property
     def rank(self) -> int:

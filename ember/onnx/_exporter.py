@@ -234,7 +234,30 @@ def _emit(b: Builder, gm, node, env, values_a, values_b):
             result = fn(b, node, args, kwargs)
     except _Unsupported:
         raise _unsupported(node, "this form of the call") from None
-    return _annotate(b, result, desc)
+    if isinstance(result, T) and result.ragged is None and _ragged_input(args, kwargs):
+        result.ragged = "all"
+    result = _annotate(b, result, desc)
+    if isinstance(result, T) and result.ragged is not None:
+        node.meta["onnx_desc"] = ("tensor", desc[1], result.shape)
+    return result
+
+
+def _ragged_input(args, kwargs) -> bool:
+    """Whether an argument's size depends on the data (see ``_functions._mask_select``)."""
+    found = []
+
+    def visit(v):
+        if isinstance(v, T):
+            found.append(v.ragged is not None)
+        elif isinstance(v, (tuple, list)):
+            for e in v:
+                visit(e)
+        elif isinstance(v, dict):
+            for e in v.values():
+                visit(e)
+    visit(args)
+    visit(kwargs)
+    return any(found)
 
 
 def _fetch(gm, target):
@@ -252,6 +275,11 @@ def _annotate(b: Builder, result, desc):
         if result.dtype != dt:
             result = b.cast(result, dt)
         result.shape = desc[2]
+        if result.ragged == "all":  # computed from a data-dependent length: sizes unknown
+            result.shape = (None,) * len(result.shape)
+        elif result.ragged is not None:  # its length is the eager run's, not a fixed size
+            result.shape = tuple(None if i == result.ragged else d
+                                 for i, d in enumerate(result.shape))
         return result
     if isinstance(result, (tuple, list)) and isinstance(desc, (tuple, list)) and \
             len(result) == len(desc):

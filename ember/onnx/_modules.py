@@ -6,8 +6,19 @@ import numpy as np
 
 import ember.nn as nn
 
+from . import _functions as _fn
 from ._builder import Builder, T
-from ._functions import _Unsupported, attention, clip, flatten, gelu, layer_norm, linear, silu
+from ._functions import (
+    _Unsupported,
+    attention,
+    clip,
+    conv_transpose,
+    flatten,
+    gelu,
+    layer_norm,
+    linear,
+    silu,
+)
 
 MODULES: dict = {}
 
@@ -58,6 +69,20 @@ def _conv(b, m, path, x):
         ins.append(_p(b, m, "bias", path))
     return b.op("Conv", ins, kernel_shape=k, strides=_pair(m.stride, nd), pads=pads,
                 dilations=dil, group=m.groups)
+
+
+@_reg("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+def _conv_transpose(b, m, path, x, output_size=None):
+    if m.padding_mode != "zeros" or output_size is not None:
+        raise _Unsupported()
+    return conv_transpose(b, x, _p(b, m, "weight", path), _p(b, m, "bias", path), m.stride,
+                          m.padding, m.output_padding, m.groups, m.dilation)
+
+
+_reg("PixelShuffle")(lambda b, m, path, x: _fn._pixel_shuffle(b, None, (x, m.upscale_factor),
+                                                                {}))
+_reg("PixelUnshuffle")(lambda b, m, path, x: _fn._pixel_unshuffle(
+    b, None, (x, m.downscale_factor), {}))
 
 
 @_reg("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")

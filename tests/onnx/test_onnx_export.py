@@ -178,7 +178,7 @@ def test_lstm_gru_batch_first_and_multiple_outputs():
 def test_unsupported_op_names_op_and_location():
     class Inner(nn.Module):
         def forward(self, x):
-            return ember.cumsum(x, dim=0)
+            return ember.logcumsumexp(x, dim=0)
 
     class Outer(nn.Module):
         def __init__(self):
@@ -189,16 +189,17 @@ def test_unsupported_op_names_op_and_location():
             return self.inner(x) + 1
 
     with pytest.raises(ember.onnx.UnsupportedOperatorError,
-                       match=r"no ONNX translation for ember\.cumsum; used by node 'cumsum' "
+                       match=r"no ONNX translation for ember\.logcumsumexp; used by node "
+                             r"'logcumsumexp' "
                              r"in inner \(Inner\), at test_onnx_export\.py:\d+"):
         ember.onnx.export(Outer(), (ember.randn(3),), io.BytesIO())
 
 
 def test_layer_without_translation_is_traced_and_its_op_named():
-    m = nn.Sequential(nn.Conv2d(4, 4, 1), nn.PixelShuffle(2))
+    m = nn.Sequential(nn.Conv2d(4, 4, 1), nn.ChannelShuffle(2))
     with pytest.raises(RuntimeError, match=r"no ONNX translation for ember\.[a-z_.]*"
-                                           r"pixel_shuffle; used by node 'pixel_shuffle' in 1 "
-                                           r"\(PixelShuffle\)"):
+                                           r"channel_shuffle; used by node 'channel_shuffle' in 1 "
+                                           r"\(ChannelShuffle\)"):
         ember.onnx.export(m, (ember.randn(1, 4, 2, 2),), io.BytesIO())
 
 
