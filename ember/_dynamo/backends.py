@@ -41,8 +41,10 @@ def lookup_backend(backend):
                        f"{list_backends()} or a callable fn(graph_module, example_inputs).")
 
 
-def compile_capture(cap, backend, mode, name):
-    """A CompiledGraph (or a graph-module runner) for one capture."""
+def compile_capture(cap, backend, mode, name, shadow=None):
+    """A CompiledGraph (or a graph-module runner) for one capture; given a ``shadow`` capture
+    (the same call at other sizes) the graph keeps a template to replay at any sizes (see
+    NOTE [Size generalisation])."""
     from .runtime import CompiledGraph
     be = lookup_backend(backend)
     if be in ("inductor", "aot_eager"):
@@ -52,6 +54,12 @@ def compile_capture(cap, backend, mode, name):
             fused_f, fused_b = fuse(cap)
         fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name)
         graph = CompiledGraph(cap, fwd, bwd, src)
+        if shadow is not None:
+            from .symbolic import make_template
+            scap, key, dyn, syms = shadow
+            graph.template = make_template(cap, scap, syms, fused_f, fused_b)
+            if graph.template is not None:
+                graph.template.update(key=key, dyn=dyn, syms=syms)
         _release(cap)
         return graph
     from .graph import GraphRunner, to_graph_module
@@ -67,6 +75,31 @@ def compile_capture(cap, backend, mode, name):
     runner = GraphRunner(cap, fn, gm)
     _release(cap)
     return runner
+
+
+def generalise(tpl, svals, name, inputs):
+    """A CompiledGraph for the template at symbol values ``svals``, validated on ``inputs`` (raises
+    symbolic.NotGeneral or the op's error when the sizes do not generalise)."""
+    import numpy as np
+
+    from ..ops import random as _random
+    from .runtime import CompiledGraph
+    from .symbolic import instantiate
+    cap, ff, fb = instantiate(tpl, svals)
+    fwd, bwd, _ = codegen.build(cap, ff, fb, name, check=True)
+    arrays = [t._data for t in inputs]
+    state = _random.get_rng_state()  # the validation run must not move the random stream
+    try:
+        outs, values = fwd(arrays, cap.ext)
+        if bwd is not None:
+            bwd(values, [np.ones(np.shape(outs[i]), np.asarray(outs[i]).dtype)
+                         for i in cap.diff_outputs])
+    finally:
+        _random.set_rng_state(state)
+    fwd, bwd, src = codegen.build(cap, ff, fb, name)
+    graph = CompiledGraph(cap, fwd, bwd, src)
+    graph.template = tpl
+    return graph
 
 
 def _release(cap):

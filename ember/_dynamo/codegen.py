@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _tensor
 from ..autograd.grad_mode import _state
-from .capture import Instr, Misc, NodeBackward, redraw
+from .capture import Instr, Misc, NodeBackward, SideEffect, redraw
 
 
 class Ctx:
@@ -56,11 +56,13 @@ def node_backward(cls, ctx, grads, n):
 
 
 class _Emitter:
-    def __init__(self, cap):
+    def __init__(self, cap, check=False):
+        from .symbolic import check_shape
         self.cap = cap
+        self.check = check
         self.lines = []
         self.glob = {"_np": np, "_Ctx": Ctx, "_nb": node_backward, "_redraw": redraw,
-                     "_A": np.asarray}
+                     "_A": np.asarray, "_chk": check_shape}
         self.defined = set()
 
     def const(self, value, prefix="K"):
@@ -100,11 +102,14 @@ class _Emitter:
         for s, (shape, _) in zip(inst.outs, inst.meta, strict=False):
             if shape == ():  # a ufunc on 0-d arrays returns a NumPy scalar
                 self.lines.append(f"v{s} = _A(v{s})")
+            if self.check:  # a validation run (see NOTE [Size generalisation])
+                self.lines.append(f"_chk(v{s}, {tuple(shape)!r}, {inst.cls.__name__!r})")
         self.defined.update(inst.outs)
 
 
-def generate(cap, fused_fwd=None, fused_bwd=None):
-    """Python source and globals for the forward and backward of a capture."""
+def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
+    """Python source and globals for the forward and backward of a capture (``check``: the
+    validation variant, with shape checks and without side effects)."""
     fwd_items = fused_fwd if fused_fwd is not None else cap.fwd
     bwd_items = fused_bwd if fused_bwd is not None else cap.bwd
     need_bwd = bool(cap.grad_slots)
@@ -118,7 +123,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None):
             if s not in bwd_made and cap.kinds[s][0] not in ("const",) and s not in needed:
                 needed.append(s)
     fwd_exports = []
-    e = _Emitter(cap)
+    e = _Emitter(cap, check)
     ctx_needed = {item.fwd_index for item in bwd_items if isinstance(item, NodeBackward)}
     ctx_of = {}
     for s, kind in enumerate(cap.kinds):
@@ -148,7 +153,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None):
                     else:
                         e.lines.append(f"v{s} = {ctx}.{kind[2]}")
                     e.defined.add(s)
-        else:
+        elif not (check and isinstance(item, SideEffect)):
             item.emit(e)
     outs = []
     for o in cap.outputs:
@@ -161,7 +166,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None):
     fwd_glob = e.glob
     if not need_bwd:
         return fwd_src, fwd_glob, None, None
-    b = _Emitter(cap)
+    b = _Emitter(cap, check)
     names = [f"v{s}" for s in needed] + [f"c{i}" for i in sorted(ctx_needed)]
     if names:
         b.lines.append(f"{', '.join(names)}{',' if len(names) == 1 else ''} = S")
@@ -224,9 +229,9 @@ def _outs(item):
     return list(item.outputs)
 
 
-def build(cap, fused_fwd=None, fused_bwd=None, name="compiled"):
+def build(cap, fused_fwd=None, fused_bwd=None, name="compiled", check=False):
     """Compile the generated source into (forward, backward or None, sources)."""
-    fwd_src, fg, bwd_src, bg = generate(cap, fused_fwd, fused_bwd)
+    fwd_src, fg, bwd_src, bg = generate(cap, fused_fwd, fused_bwd, check)
     ns = {}
     exec(compile(fwd_src, f"<ember.compile {name} forward>", "exec"), fg, ns)
     fwd = ns["forward"]

@@ -54,6 +54,14 @@ def _only_shapes_differ(a, b, dynamic_dims):
     return True
 
 
+def _note_changed_dims(acc, a, b):
+    """Add to acc (key position -> dims) the tensor dims that differ between keys a and b."""
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y and type(x) is tuple and len(x) == 3 and type(x[0]) is tuple:
+            acc.setdefault(i, set()).update(
+                d for d, (p, q) in enumerate(zip(x[0], y[0], strict=False)) if p != q)
+
+
 def _value_key(v):
     if isinstance(v, (int, float, bool, str, type(None), complex)):
         return (type(v), v)
@@ -81,8 +89,12 @@ class CompiledFunction:
         self.mode = mode
         self._module = weakref.ref(module) if module is not None else None
         self._cache = OrderedDict()
+        self._general = OrderedDict()   # key -> graph replayed from a template at new sizes
+        self._generalise_ok = True
+        self._generalise_misses = 0
+        self._auto_dims = {}            # key position -> dims seen changing (automatic dynamic)
         self._shape_changes = 0
-        self.stats = {"captures": 0, "recompiles": 0, "hits": 0, "eager": 0}
+        self.stats = {"captures": 0, "recompiles": 0, "hits": 0, "eager": 0, "generalised": 0}
         self.last_breaks = []
         self.sources = None
         functools.update_wrapper(self, fn, updated=())
@@ -106,6 +118,10 @@ class CompiledFunction:
 
     def reset(self):
         self._cache.clear()
+        self._general.clear()
+        self._generalise_ok = True
+        self._generalise_misses = 0
+        self._auto_dims = {}
         self._shape_changes = 0
 
     def __get__(self, obj, objtype=None):  # decorating a method
@@ -124,7 +140,17 @@ class CompiledFunction:
         if entry is not None and entry.graph is not None and not entry.graph.guard_ext():
             entry = None  # a parameter changed shape/dtype/requires_grad: capture again
         if entry is None:
-            return self._capture(key, args, kwargs)
+            graph = self._general.get(key)
+            if graph is not None and not graph.guard_ext():
+                graph = None
+            if graph is None:
+                graph = self._generalise(key, flat)
+            if graph is None:
+                return self._capture(key, args, kwargs)
+            self._general.move_to_end(key)
+            self.stats["hits"] += 1
+            counters["hits"] += 1
+            return graph.run([v for v in flat if isinstance(v, _tensor.Tensor)])
         self._cache.move_to_end(key)
         if entry.graph is None:
             self.stats["eager"] += 1
@@ -133,19 +159,100 @@ class CompiledFunction:
         counters["hits"] += 1
         return entry.graph.run([v for v in flat if isinstance(v, _tensor.Tensor)])
 
-    def _capture(self, key, args, kwargs):
-        from .backends import compile_capture
-        from .trace import capture_call
-        # NOTE [Dynamic shapes]: a capture is specialised to its shapes (views and reshapes
-        # record sizes), so a new shape always records again; with dynamic shapes that is not
-        # counted as a recompile, it reuses every generated kernel (they take any size) and the
-        # cache holds more specialisations.
-        dims = self._dynamic_dims()
-        shape_only = any(_only_shapes_differ(k, key, dims) for k in self._cache)
-        dynamic = self.dynamic is True or (self.dynamic is None and (
+    def _is_dynamic(self):
+        return self.dynamic is True or (self.dynamic is None and (
             self._shape_changes > 0 or any(getattr(t, "_dynamo_dynamic_indices", None)
                                            for t in self._flat
                                            if isinstance(t, _tensor.Tensor))))
+
+    def _generalise(self, key, flat):
+        """A replay of a cached capture's template at this key's sizes, or None (see NOTE
+        [Size generalisation] in symbolic.py)."""
+        if not self._generalise_ok or not self._is_dynamic() or config.eager_on_recompile:
+            return None
+        from .backends import generalise
+        from .symbolic import NotGeneral, sizes_at
+        for entry in reversed(self._cache.values()):
+            tpl = getattr(entry.graph, "template", None)
+            svals = None if tpl is None else sizes_at(key, tpl["key"], tpl["dyn"], tpl["syms"])
+            if svals is None:
+                continue
+            try:
+                graph = generalise(tpl, svals, self._name(),
+                                   [v for v in flat if isinstance(v, _tensor.Tensor)])
+            except (NotGeneral, Exception):
+                # an op cannot take the new sizes: record this signature as before, and give
+                # up generalising after a few such misses
+                self._generalise_misses += 1
+                self._generalise_ok = self._generalise_misses < 3
+                return None
+            self.stats["generalised"] += 1
+            if len(self._general) >= 8 * config.cache_size_limit:
+                self._general.popitem(last=False)
+            self._general[key] = graph
+            return graph
+        return None
+
+    def _shadow(self, key, args, kwargs):
+        """The same call captured at enlarged dynamic sizes (see NOTE [Size generalisation]),
+        as (capture, key, dynamic dims, symbols), or None. When enlarging every dynamic dim
+        fails (a layer checks its feature size), only the leading two dims (batch, sequence),
+        then only the first, are treated as dynamic, as torch specialises a size code checks."""
+        from .symbolic import symbols
+        dims = self._dynamic_dims()
+        if self.dynamic is None:
+            marked = dims
+
+            def dims(i):
+                m = marked(i)
+                return m if m is not None else self._auto_dims.get(i, set())
+        tries = [dims, lambda i: ({0, 1} if dims(i) is None else dims(i) & {0, 1}),
+                 lambda i: ({0} if dims(i) is None else dims(i) & {0})]
+        for dims_of in tries:
+            dyn, syms = symbols(key, dims_of)
+            if not syms:
+                return None
+            cap = self._capture_resized(args, kwargs, dyn, syms)
+            if cap is not None and not cap.breaks:
+                return cap, key, dyn, syms
+        return None
+
+    def _capture_resized(self, args, kwargs, dyn, syms):
+        from ..ops import random as _random
+        from .capture import unflatten
+        from .symbolic import resized, shadow_sizes
+        from .trace import capture_call
+        big = shadow_sizes(syms)
+        flat = []
+        spec = flatten((args, kwargs), flat)
+        new, seen = [], {}
+        for j, v in enumerate(flat):
+            dims = [d for i, d, _ in dyn if i == j + 2]
+            if isinstance(v, _tensor.Tensor) and dims:
+                v = seen.setdefault(id(v), resized(v, big, dims))
+            new.append(v)
+        args2, kwargs2 = unflatten(spec, iter(new))
+        state = _random.get_rng_state()  # the shadow run must not move the random stream
+        _local.depth = getattr(_local, "depth", 0) + 1
+        try:
+            return capture_call(self._fn, args2, kwargs2, False)[1]
+        except Exception:
+            return None
+        finally:
+            _local.depth -= 1
+            _random.set_rng_state(state)
+
+    def _capture(self, key, args, kwargs):
+        from .backends import compile_capture
+        from .trace import capture_call
+        # NOTE [Dynamic shapes]: a capture records concrete sizes; with dynamic shapes its
+        # graph keeps a template, and later signatures that differ only in sizes replay it
+        # with the sizes rewritten (_generalise; NOTE [Size generalisation] in symbolic.py)
+        # instead of recording again. A signature the template cannot serve records again;
+        # that is not counted as a recompile when only dynamic sizes changed.
+        dims = self._dynamic_dims()
+        shape_only = any(_only_shapes_differ(k, key, dims) for k in self._cache)
+        dynamic = self._is_dynamic()
         if self._cache and config.eager_on_recompile:
             self.stats["eager"] += 1
             return self._fn(*args, **kwargs)
@@ -157,6 +264,9 @@ class CompiledFunction:
                                      "new input signature and error_on_recompile is set.")
         if shape_only and self.dynamic is None:
             self._shape_changes += 1  # automatic dynamic, as torch after one shape change
+            for k in self._cache:     # and, as torch, only the dims that changed are dynamic
+                if _only_shapes_differ(k, key, dims):
+                    _note_changed_dims(self._auto_dims, k, key)
         limit = config.cache_size_limit * (8 if dynamic else 1)
         if len(self._cache) >= limit:
             warnings.warn(f"ember.compile: {self._name()} reached the recompile limit "
@@ -177,8 +287,13 @@ class CompiledFunction:
             counters["graph_breaks"] += len(cap.breaks)
             self._cache[key] = CacheEntry(None, cap.breaks, "graph break")
             return result
+        shadow = None
+        from .capture import SideEffect
+        if (dynamic or (shape_only and self.dynamic is None)) and not any(
+                isinstance(i, SideEffect) for i in cap.fwd):  # no second update of live state
+            shadow = self._shadow(key, args, kwargs)
         try:
-            graph = compile_capture(cap, self.backend, self.mode, self._name())
+            graph = compile_capture(cap, self.backend, self.mode, self._name(), shadow)
         except Unsupported:
             raise
         self.sources = getattr(graph, "sources", None)
