@@ -111,7 +111,9 @@ def _fused_case(cls_name):
            "Reciprocal": lambda a, b: a.reciprocal(), "Abs": lambda a, b: (a - 1.2).abs(),
            "Clamp": lambda a, b: a.clamp(0.8, 1.6), "Maximum": lambda a, b: ember.maximum(a, b),
            "Minimum": lambda a, b: ember.minimum(a, b),
-           "_Scale": lambda a, b: ember.nn.functional.dropout(a, 0.5, training=True)}
+           "_Scale": lambda a, b: ember.nn.functional.dropout(a, 0.5, training=True),
+           "Erf": lambda a, b: (a - 1.3).erf(),
+           "Gelu": lambda a, b: ember.nn.functional.gelu(a - 1.3)}
     op = ops[cls_name]
     return (lambda a, b: op(a * 1.5, b) * 0.5), x, y
 
