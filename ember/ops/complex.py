@@ -308,6 +308,16 @@ def _refuse_complex(name, fn):
     return wrapper
 
 
+def _refuse_inplace_abs(method):
+    def abs_(self, *args, **kwargs):
+        if self._data.dtype.kind == "c":
+            raise RuntimeError("In-place abs is not supported for complex tensors.")
+        return method(self, *args, **kwargs)
+
+    abs_.__name__, abs_.__doc__, abs_.__wrapped__ = method.__name__, method.__doc__, method
+    return abs_
+
+
 def _install_complex_refusals():
     from .registry import FUNCTIONS, OPS
     for name in _ORDERED:
@@ -319,6 +329,8 @@ def _install_complex_refusals():
             method = Tensor.__dict__.get(attr)
             if callable(method):
                 setattr(Tensor, attr, _refuse_complex(attr, method))
+    for attr in ("abs_", "absolute_"):  # |z| is real: it cannot be stored back into z
+        setattr(Tensor, attr, _refuse_inplace_abs(Tensor.__dict__[attr]))
     for dunder, name in (("floordiv", "floor_divide"), ("mod", "remainder")):
         for attr in (f"__{dunder}__", f"__r{dunder}__", f"__i{dunder}__"):
             method = Tensor.__dict__.get(attr)

@@ -279,6 +279,17 @@ def test_ops_without_complex_support_raise(fn, match):
         fn(ember.tensor([1j, 2]))
 
 
+def test_inplace_abs_of_complex_raises_as_torch():
+    z = ember.tensor([3 + 4j])
+    with pytest.raises(RuntimeError, match="In-place abs is not supported for complex"):
+        z.abs_()
+    with pytest.raises(RuntimeError, match="In-place abs is not supported for complex"):
+        z.absolute_()
+    assert z.item() == 3 + 4j
+    x = ember.tensor([-2.0])
+    assert x.abs_() is x and x.item() == 2.0
+
+
 def test_eq_ne_compare_complex():
     z = ember.tensor([1j, 2])
     np.testing.assert_array_equal((z == ember.tensor([1j, 3])).numpy(), [True, False])
