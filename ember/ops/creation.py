@@ -27,6 +27,14 @@ def _finish(arr, requires_grad, device=None):
     return t
 
 
+def _is_sequence(data) -> bool:
+    """Python's sequence protocol, as torch.tensor reads it: lists and tuples, but also deque,
+    range, array.array, memoryview and user classes with __len__ and __getitem__."""
+    if isinstance(data, (str, bytes, bytearray, dict, Tensor, np.ndarray)):
+        return False
+    return hasattr(data, "__len__") and hasattr(data, "__getitem__")
+
+
 def _infer_dtype(data):
     """dtype torch infers for nested Python data: bool, int64, or the default float."""
     if isinstance(data, Tensor):
@@ -35,14 +43,6 @@ def _infer_dtype(data):
         return D.from_numpy_dtype(data.dtype)
     if isinstance(data, np.generic):
         return D.from_numpy_dtype(data.dtype)
-    if isinstance(data, (list, tuple)):
-        kinds = [_infer_dtype(d) for d in data]
-        if not kinds:
-            return D.get_default_dtype()
-        out = kinds[0]
-        for k in kinds[1:]:
-            out = D.promote_types(out, k)
-        return out
     if isinstance(data, bool):
         return D.bool_
     if isinstance(data, int):
@@ -51,13 +51,24 @@ def _infer_dtype(data):
         return D.get_default_dtype()
     if isinstance(data, complex):
         return D.get_default_complex_dtype()
-    raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}")
+    if isinstance(data, str):
+        raise TypeError("tensor(): invalid data type 'str'")
+    if _is_sequence(data):
+        kinds = [_infer_dtype(d) for d in data]
+        if not kinds:
+            return D.get_default_dtype()
+        out = kinds[0]
+        for k in kinds[1:]:
+            out = D.promote_types(out, k)
+        return out
+    # sets, dicts, generators, None: torch raises RuntimeError for these
+    raise RuntimeError(f"tensor(): could not infer dtype of {type(data).__name__}")
 
 
 def _unwrap(data):
     if isinstance(data, Tensor):
         return data._data
-    if isinstance(data, (list, tuple)):
+    if _is_sequence(data):
         return [_unwrap(d) for d in data]
     return data
 

@@ -28,6 +28,7 @@ COMMITS = {
     "karpathy/llama2.c": "350e04fe35433e6d2941dce5a1f53308f87058eb",
     "karpathy/llm.c": "f1e2ace651495b74ae22d45d1723443fd00ecd3a",
     "karpathy/nanochat": "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd",
+    "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -37,6 +38,7 @@ LICENCES = {
     "karpathy/llama2.c": "MIT",
     "karpathy/llm.c": "MIT",
     "karpathy/nanochat": "MIT",
+    "pytorch/examples": "BSD-3-Clause",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -279,6 +281,30 @@ add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
     covers="dynamic control flow, weight sharing, SGD momentum",
     subs=[("for t in range(30000):", "for t in range(6000):  # compat: was 30000")],
     metric=r"^5999 ([0-9.]+)$", bar=("<=", 600))   # torch: 440.6 (seed 0)
+
+
+# ---------------------------------------------------------------- pytorch/examples
+# CartPole (gymnasium's classic control, pure Python) and plain-PyTorch graph networks on a
+# Cora-like graph (data.cora; gcn/main.py always downloads Cora: stubs/requests serves it).
+_E = "pytorch/examples"
+# both RL scripts loop until CartPole is solved (hundreds of episodes); a fixed episode budget
+_EPISODES = ("for i_episode in count(1):", "for i_episode in range(1, 61):  # compat: count(1)")
+add(name="examples/reinforce", repo=_E, script="reinforcement_learning/reinforce.py",
+    covers="RL: REINFORCE on gymnasium CartPole (Categorical, log_prob, returns normalised)",
+    subs=[_EPISODES], metric=r"Average reward: ([0-9.]+)", bar=(">=", 30))
+# a uniform random policy keeps the running reward near 22 after 60 episodes: >= 30 is learning
+add(name="examples/actor_critic", repo=_E, script="reinforcement_learning/actor_critic.py",
+    covers="RL: actor-critic on gymnasium CartPole (two heads, smooth_l1_loss, stack)",
+    subs=[_EPISODES], metric=r"Average reward: ([0-9.]+)", bar=None)   # see docs/COMPAT.md
+add(name="examples/gcn", repo=_E, script="gcn/main.py",
+    covers="graph convolutional network: sparse COO adjacency, spmm, to_sparse, NLLLoss",
+    args=["--epochs", "60", "--val-every", "20"], data=["cora"],
+    metric=r"Test set results: loss [0-9.]+ accuracy ([0-9.]+)", bar=(">=", 0.5))
+add(name="examples/gat", repo=_E, script="gat/main.py",
+    covers="graph attention network: multi-head masked attention over a dense adjacency",
+    args=["--epochs", "15", "--lr", "0.02", "--hidden-dim", "16", "--num-heads", "1",
+          "--val-every", "5"],
+    data=["cora"], metric=r"Test set results: loss [0-9.]+ accuracy ([0-9.]+)", bar=(">=", 0.3))
 
 
 def commits() -> None:

@@ -90,3 +90,50 @@ def shakespeare_bins(cwd: Path, seed: int) -> None:
         with open(d / f"tiny_shakespeare_{split}.bin", "wb") as fh:
             fh.write(header.tobytes())
             fh.write(toks.tobytes())
+
+
+_CORA_CLASSES = ["Case_Based", "Genetic_Algorithms", "Neural_Networks", "Probabilistic_Methods",
+                 "Reinforcement_Learning", "Rule_Learning", "Theory"]
+
+
+def cora(cwd: Path, seed: int, n_nodes: int = 1700, n_words: int = 280) -> None:
+    """A Cora-like citation graph in Cora's file layout: cora/cora.content (paper id, 0/1 word
+    features, class name per line) and cora/cora.cites (cited id, citing id per line). Papers
+    draw some words from their class's vocabulary and cite mostly papers of their class, so
+    both the features and the graph carry the label. Also served as cora.tgz (the LINQS
+    archive's layout) from _compat_serve/ for programs that download it (stubs/requests)."""
+    import io
+    import tarfile
+
+    rng = np.random.default_rng(seed)
+    n_cls = len(_CORA_CLASSES)
+    ids = rng.choice(np.arange(1, 10 * n_nodes), size=n_nodes, replace=False)
+    labels = rng.integers(0, n_cls, size=n_nodes)
+    topic = rng.permutation(n_words).reshape(n_cls, -1)      # class vocabularies, disjoint
+    feats = np.zeros((n_nodes, n_words), dtype=np.int64)
+    for i in range(n_nodes):
+        feats[i, rng.choice(topic[labels[i]], size=4, replace=False)] = 1
+        feats[i, rng.choice(n_words, size=8, replace=False)] = 1
+    by_class = [np.flatnonzero(labels == c) for c in range(n_cls)]
+    cites = set()
+    for i in range(n_nodes):
+        for _ in range(rng.integers(1, 4)):
+            pool = by_class[labels[i]] if rng.random() < 0.8 else np.arange(n_nodes)
+            j = int(rng.choice(pool))
+            if j != i:
+                cites.add((int(ids[j]), int(ids[i])))
+    content = "".join(
+        f"{ids[i]}\t" + "\t".join(map(str, feats[i])) + f"\t{_CORA_CLASSES[labels[i]]}\n"
+        for i in range(n_nodes))
+    cites_txt = "".join(f"{a}\t{b}\n" for a, b in sorted(cites))
+    (cwd / "cora").mkdir(exist_ok=True)
+    (cwd / "cora" / "cora.content").write_text(content)
+    (cwd / "cora" / "cora.cites").write_text(cites_txt)
+    serve = cwd / "_compat_serve"
+    serve.mkdir(exist_ok=True)
+    with tarfile.open(serve / "cora.tgz", "w:gz") as tgz:
+        for name, text in (("cora/cora.content", content), ("cora/cora.cites", cites_txt)):
+            blob = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tgz.addfile(info, io.BytesIO(blob))

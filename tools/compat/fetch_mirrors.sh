@@ -16,6 +16,7 @@ OUT=${2:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
 HERE=$(cd "$(dirname "$0")" && pwd)
 python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
     gitdir="$SNAP/$repo/repo"
+    [ -d "$gitdir/.git" ] && gitdir="$gitdir/.git"
     [ -d "$gitdir" ] || { echo "skip $repo: no snapshot at $gitdir"; continue; }
     dest="$OUT/$repo"
     mkdir -p "$dest"

@@ -6,9 +6,10 @@
 
 DIR holds the corpus's repositories as <owner>+<name>/ (tools/compat/fetch_mirrors.sh lays them
 out). Each program is copied with its directory into a fresh temp dir, given locally generated data
-(data.py), and run with small settings under a timeout, with no network. For `--impl ember`,
-shim/ goes first on PYTHONPATH, so `import torch` and every `torch.*` submodule are ember's.
-stubs/ (offline stand-ins for torchvision, tiktoken, ...) is on PYTHONPATH under both.
+(data.py), and run with small settings under a limit of CPU seconds (not wall seconds, which grow
+with the machine's load), with no network. For `--impl ember`, shim/ goes first on PYTHONPATH,
+so `import torch` and every `torch.*` submodule are ember's. stubs/ (offline stand-ins for
+torchvision, tiktoken, ...) is on PYTHONPATH under both.
 
 Per program: PASS/FAIL, the metric the program printed, and for a failure the last error line.
 A program passes when it exits 0 and its metric meets the bar set from torch runs (corpus.py).
@@ -20,7 +21,9 @@ import fnmatch
 import json
 import os
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,6 +55,29 @@ tab = _Tab()
 
 class _PreFailed(Exception):
     pass
+
+
+# A program's time limit counts the CPU seconds it uses (RLIMIT_CPU, set in the child), not
+# wall seconds: on a shared machine wall time grows with everyone else's load, and a program
+# that passed alone timed out in a loaded run (yunjey/birnn: 42 s alone, over 150 s loaded).
+# A wall-clock cap of WALL_FACTOR times the limit still ends a program that hangs (blocked on
+# I/O or a lock uses no CPU).
+WALL_FACTOR = 5
+
+
+def _cpu_limit(seconds: float):
+    def set_limit():
+        soft = int(seconds) + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + 5))
+    return set_limit
+
+
+def _run(cmd, prog, **kw):
+    return subprocess.run(cmd, **kw, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=prog.timeout * WALL_FACTOR,
+                          preexec_fn=_cpu_limit(prog.timeout))
+
+
 
 
 def _extract_d2l(md: Path) -> str:
@@ -88,6 +114,8 @@ def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
         # no network: any library that honours proxies fails fast instead of hanging
         "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
         "HF_HUB_OFFLINE": "1",
+        # stubs/requests answers downloads of files a data generator wrote here
+        "COMPAT_SERVE_DIR": str(tmp / prog.cwd / "_compat_serve"),
     })
     env.update(prog.env)
     return env
@@ -138,20 +166,20 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
         t0 = time.perf_counter()
         try:
             for pre in prog.pre:
-                first = subprocess.run([sys.executable, str(tmp / pre[0])] + pre[1:], cwd=cwd,
-                                       env=env, capture_output=True, text=True,
-                                       timeout=prog.timeout, stdin=subprocess.DEVNULL)
+                first = _run([sys.executable, str(tmp / pre[0])] + pre[1:], prog, cwd=cwd,
+                             env=env)
                 if first.returncode != 0:
                     raise _PreFailed(first.stderr or first.stdout)
-            proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
-                                  timeout=prog.timeout, stdin=subprocess.DEVNULL)
+            proc = _run(cmd, prog, cwd=cwd, env=env)
             rc, out, err = proc.returncode, proc.stdout, proc.stderr
+            if rc == -signal.SIGXCPU:
+                err += f"\ntimeout: CPU time limit of {prog.timeout} s exceeded"
         except _PreFailed as exc:
             rc, out, err = 1, "", f"first step failed: {exc}"
         except subprocess.TimeoutExpired as exc:
             rc = -9
             out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            err = f"timeout after {prog.timeout} s"
+            err = f"timeout: wall-clock cap of {prog.timeout * WALL_FACTOR} s exceeded"
         seconds = time.perf_counter() - t0
     metric = None
     hits = re.findall(prog.metric, out + "\n" + err, re.M) if prog.metric else []
@@ -176,7 +204,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mirrors", required=True, type=Path)
     ap.add_argument("--impl", choices=("torch", "ember"), default="ember")
     ap.add_argument("--only", default="*", help="glob over program names (comma-separated)")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the generated data")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seed of the generated data; also added to every seed the program "
+                         "sets (stubs/compat_seedshift.py), for the spread behind a bar")
     ap.add_argument("--json", type=Path, help="append results to this JSON-lines file")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)

@@ -36,3 +36,8 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 sys.meta_path.insert(0, _TorchAlias())
+
+# after the alias finder, so the seed shift wraps ember's module once it is loaded as torch
+import compat_seedshift  # noqa: E402  (stubs/ is on PYTHONPATH too)
+
+compat_seedshift.install()

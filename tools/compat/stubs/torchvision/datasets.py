@@ -2,7 +2,8 @@
 a sample is its prototype, shifted by up to two pixels, plus noise. Learnable (so accuracy means
 something) and identical under both implementations, because numpy draws it.
 
-COMPAT_DATA_N sets the training-set size (default 2000; the test set is a quarter of it)."""
+COMPAT_DATA_N sets the training-set size (default 2000; the test set is a quarter of it);
+COMPAT_SEED (run.py --seed) draws other samples of the same classes."""
 from __future__ import annotations
 
 import os
@@ -32,7 +33,8 @@ class _Generated(torch.utils.data.Dataset):
                  download=False):
         n = int(os.environ.get("COMPAT_DATA_N", "2000"))
         n = n if train else max(n // 4, 10)
-        images, labels = _make(n, self.shape, len(self.classes), 1 if train else 2)
+        base = 10 * int(os.environ.get("COMPAT_SEED", "0") or 0)
+        images, labels = _make(n, self.shape, len(self.classes), base + (1 if train else 2))
         self.data = torch.from_numpy(images)
         self.targets = torch.from_numpy(labels)
         self.transform = transform
