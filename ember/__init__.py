@@ -44,6 +44,7 @@ def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 from . import profiler  # noqa: E402,F401
 from . import cuda, backends, amp, sparse, distributed, onnx, accelerator  # noqa: E402,F401
+from . import version  # noqa: E402,F401  (torch.version.__version__, .cuda: llm.c prints them)
 from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
                   get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
                   set_autocast_cache_enabled, clear_autocast_cache, is_autocast_available,

@@ -339,5 +339,4 @@ NAME_GAPS = {
     'torch.utils.tensorboard.summary': None,
     'torch.utils.throughput_benchmark': None,
     'torch.utils.weak': None,
-    'torch.version': None,
 }

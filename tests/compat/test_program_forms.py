@@ -103,3 +103,11 @@ def test_inductor_config_knobs_set_and_unknown_knobs_raise_like_torch():
             mod.coordinate_descent_tunning = True
         with pytest.raises(AttributeError, match="does not exist"):
             mod.triton.no_such_knob = 1
+
+
+def test_version_module_reads_like_a_cpu_build_of_torch():
+    # llm.c prints torch.version.__version__; others branch on torch.version.cuda / .hip
+    assert ember.version.__version__ == ember.__version__
+    for name in ("cuda", "hip", "rocm", "xpu", "debug", "git_version"):
+        assert hasattr(torch.version, name) and hasattr(ember.version, name), name
+    assert ember.version.cuda is None and ember.version.hip is None and not ember.version.debug
