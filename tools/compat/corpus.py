@@ -14,6 +14,10 @@ Fields of a Program:
   data     data.py generators run in the working directory
   metric   regex whose last match (group 1) is the metric the program prints
   bar      (">=" or "<=", value): set from torch runs over seeds 0-2 with margin
+
+SPREAD (end of file) records each program's metric in torch runs with `run.py --seed 0/1/2`
+(tools/compat/spread.py writes it): the seed changes the generated data and shifts every seed
+the program sets, so the spread shows how far a metric moves with the random stream alone.
 """
 from __future__ import annotations
 
@@ -305,6 +309,10 @@ add(name="examples/gat", repo=_E, script="gat/main.py",
     args=["--epochs", "15", "--lr", "0.02", "--hidden-dim", "16", "--num-heads", "1",
           "--val-every", "5"],
     data=["cora"], metric=r"Test set results: loss [0-9.]+ accuracy ([0-9.]+)", bar=(">=", 0.3))
+
+
+# metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
+SPREAD: dict = {}
 
 
 def commits() -> None:

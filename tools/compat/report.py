@@ -49,8 +49,9 @@ def main() -> int:
     print(f"**{len(corpus.PROGRAMS)} programs. torch: {counts['torch'][0]} pass of "
           f"{counts['torch'][1]} run; ember: {counts['ember'][0]} pass of {counts['ember'][1]} "
           "run.**\n")
-    print("| program | repo @ commit | covers | bar | torch | ember | pass | ember's failure |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| program | repo @ commit | covers | bar | torch seeds (spread) | torch | ember | pass "
+          "| ember's failure |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for p in corpus.PROGRAMS:
         t = theirs.get(p.name)
         e = ours.get(p.name)
@@ -60,8 +61,11 @@ def main() -> int:
         cell_e = "not run" if e is None else f"{e[0]} {e[1]}"
         ok = "yes" if e and e[0] == "PASS" else ("-" if e is None else "no")
         err = "" if e is None or e[0] == "PASS" else e[2].replace("|", "\\|")[:90]
-        print(f"| {p.name} | {p.repo} @ {commit} | {p.covers} | {p.bar_text()} | {cell_t} | "
-              f"{cell_e} | {ok} | {err} |")
+        seeds = corpus.SPREAD.get(p.name, {})
+        spread = "-" if not seeds else (
+            f"{min(seeds.values()):.4g}..{max(seeds.values()):.4g} ({len(seeds)})")
+        print(f"| {p.name} | {p.repo} @ {commit} | {p.covers} | {p.bar_text()} | {spread} | "
+              f"{cell_t} | {cell_e} | {ok} | {err} |")
     return 0
 
 
