@@ -85,6 +85,7 @@ _alias_functional()
 from . import multiprocessing  # noqa: E402,F401
 from . import fx, jit, export  # noqa: E402,F401  (graph capture: issue 19)
 from . import special, distributions  # noqa: E402,F401
+from . import fft, signal  # noqa: E402,F401  (issue 17)
 import math as _math  # noqa: E402
 from ._info import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
                     finfo, get_default_device, iinfo, memory_format, preserve_format,

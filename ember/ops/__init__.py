@@ -8,6 +8,6 @@ from . import elementwise, unary, reduce, views, join, indexing, gather  # noqa:
 from . import creation, random, products  # noqa: F401
 from . import operators  # noqa: F401
 from . import sorting, rearrange  # noqa: F401
-from . import numeric, special  # noqa: F401
+from . import numeric, special, signal  # noqa: F401
 from . import complex  # noqa: F401
 from . import linalg  # noqa: F401
