@@ -8,8 +8,8 @@ float16/bfloat16 are refused (as torch's CPU backend does).
 
 Example:
     >>> import ember
-    >>> ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0, 4.0])).shape
-    ember.Size([3])
+    >>> ember.fft.rfft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
+    tensor([10.+0.j, -2.+2.j, -2.+0.j])
 """
 from __future__ import annotations
 

@@ -151,8 +151,9 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
     Example:
         >>> import ember
-        >>> ember.fft.fft(ember.ones(2, 8)).shape
-        ember.Size([2, 8])
+        >>> y = ember.fft.fft(ember.tensor([1.0, 2.0, 3.0, 4.0]))
+        >>> y.real
+        tensor([10., -2., -2., -2.])
     """
     return _c2c("fft", input, *_plan_1d("fft", input, n, dim), norm, True, out)
 

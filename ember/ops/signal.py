@@ -65,6 +65,23 @@ def _window_for(name, window, win_length, n_fft, dtype):
     return window
 
 
+def _center_pad(x, half, mode):
+    """``x`` (B, L) padded by ``half`` points on both sides (stft's ``center=True``)."""
+    import ember
+    if mode != "reflect" or half == 0:
+        return ember.nn.functional.pad(x.unsqueeze(1), (half, half), mode=mode).squeeze(1)
+    length = x.shape[-1]
+    if half >= length:
+        raise RuntimeError(f"stft: Padding size should be less than the corresponding input "
+                           f"dimension, but got: padding ({half}, {half}) for a signal of "
+                           f"{length} points (pad_mode='reflect' needs n_fft // 2 < length)")
+    # reflection without repeating the edge point: two flipped slices, cheaper than F.pad's
+    # general gather for the long 1-D signals stft sees
+    left = x[..., 1:half + 1].flip(-1)
+    right = x[..., length - half - 1:length - 1].flip(-1)
+    return ember.cat([left, x, right], dim=-1)
+
+
 def _lengths(name, n_fft, hop_length, win_length):
     n_fft = _int_arg(name, "n_fft", n_fft)
     hop = n_fft // 4 if hop_length is None else _int_arg(name, "hop_length", hop_length)
@@ -121,8 +138,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError("stft: align_to_window should only be set when center = false")
     x = input if input.ndim == 2 else input.unsqueeze(0)
     if center:
-        half = n_fft // 2
-        x = ember.nn.functional.pad(x.unsqueeze(1), (half, half), mode=pad_mode).squeeze(1)
+        x = _center_pad(x, n_fft // 2, pad_mode)
     length = x.shape[-1]
     if not 0 < n_fft <= length:
         raise RuntimeError(f"stft: expected 0 < n_fft <= {length} (the signal length"
@@ -161,6 +177,14 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     ``N != n_fft``; ``center`` drops the ``n_fft // 2`` padded points at both ends; ``length``
     trims or zero-pads the result. ``return_complex=True`` (two-sided input only) keeps a complex
     signal.
+
+    Example:
+        >>> import ember
+        >>> w = ember.hann_window(16)
+        >>> x = ember.arange(64.0)
+        >>> spec = ember.stft(x, 16, window=w, return_complex=True)
+        >>> bool(ember.allclose(ember.istft(spec, 16, window=w, length=64), x, atol=1e-4))
+        True
     """
     import ember
     name = "istft"
