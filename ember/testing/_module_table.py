@@ -91,6 +91,7 @@ def _layer(t, kind):
 MODULE_TABLE: dict[str, ModuleSpec] = {
     # containers
     "Module": M(lambda t: t.nn.Module(), forward=False),
+    "Container": M(lambda t: t.nn.Container(proj=t.nn.Linear(2, 3)), forward=False),
     "Sequential": M(lambda t: t.nn.Sequential(t.nn.Linear(3, 4), t.nn.Tanh()), (F(2, 3),)),
     "ModuleList": M(lambda t: t.nn.ModuleList([t.nn.Linear(2, 2), t.nn.ReLU()]), forward=False),
     "ModuleDict": M(lambda t: t.nn.ModuleDict({"proj": t.nn.Linear(2, 3)}), forward=False),
@@ -181,6 +182,19 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "LayerNorm": M(lambda t: t.nn.LayerNorm(4), (F(2, 3, 4),)),
     "RMSNorm": M(lambda t: t.nn.RMSNorm(4), (F(2, 3, 4),)),
     "LocalResponseNorm": M(lambda t: t.nn.LocalResponseNorm(2), (F(1, 4, 3, 3),)),
+    "CrossMapLRN2d": M(lambda t: t.nn.CrossMapLRN2d(3, alpha=0.5, k=2), (F(2, 5, 2, 2),),
+                       grad_parity="torch's backward is not the derivative of its forward "
+                                   "(DEVIATIONS.md); ember's is, see tests/nn/test_nn_rest.py"),
+    "LazyInstanceNorm1d": M(lambda t: t.nn.LazyInstanceNorm1d(), forward=False),
+    "LazyInstanceNorm2d": M(lambda t: t.nn.LazyInstanceNorm2d(), forward=False),
+    "LazyInstanceNorm3d": M(lambda t: t.nn.LazyInstanceNorm3d(), forward=False),
+    # fixed samples: the windows are random otherwise
+    "FractionalMaxPool2d": M(lambda t: t.nn.FractionalMaxPool2d(
+        2, output_size=(3, 2), _random_samples=t.tensor([[[0.3, 0.6], [0.8, 0.1]]] * 2)),
+        (F(2, 2, 5, 4),)),
+    "FractionalMaxPool3d": M(lambda t: t.nn.FractionalMaxPool3d(
+        (2, 1, 2), output_ratio=0.5, _random_samples=t.tensor([[[0.3, 0.6, 0.45]]])),
+        (F(1, 1, 4, 4, 5),)),
     # dropout: random in training mode, so the table runs them in eval mode (the identity;
     # tests/nn/test_dropout.py covers training mode)
     **{n: M(lambda t, n=n: getattr(t.nn, n)(0.5), (F(*shape),), train=False)
@@ -229,6 +243,13 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     "CrossEntropyLoss": _loss(lambda t: t.nn.CrossEntropyLoss(label_smoothing=0.1),
                               F(3, 4), I(4, 3)),
     "NLLLoss": _loss(lambda t: t.nn.NLLLoss(), F(3, 4), I(4, 3)),
+    "NLLLoss2d": _loss(lambda t: t.nn.NLLLoss2d(), F(2, 3, 2, 2), I(3, 2, 2, 2)),
+    "MultiLabelMarginLoss": _loss(lambda t: t.nn.MultiLabelMarginLoss(), F(3, 4),
+                                  FIXED([[3, 0, -1, 1], [1, 2, -1, 0], [0, -1, 2, 2]])),
+    "LinearCrossEntropyLoss": _loss(lambda t: t.nn.LinearCrossEntropyLoss(
+        4, 3, out_features=(2,), bias=True, label_smoothing=0.1), F(3, 4), I(3, 3, 2)),
+    "AdaptiveLogSoftmaxWithLoss": _loss(lambda t: t.nn.AdaptiveLogSoftmaxWithLoss(
+        8, 10, [3, 6], div_value=2.0, head_bias=True), F(4, 8), FIXED([0, 4, 7, 9])),
     "MultiMarginLoss": _loss(lambda t: t.nn.MultiMarginLoss(), F(3, 4), I(4, 3)),
     "MultiLabelSoftMarginLoss": _loss(lambda t: t.nn.MultiLabelSoftMarginLoss(),
                                       F(3, 4), BIN(3, 4)),

@@ -166,9 +166,6 @@ NAME_GAPS = {
     ),
     'torch.nativert': None,
     'torch.nativert.backends': None,
-    'torch.nn': (
-        'factory_kwargs',
-    ),
     'torch.nn.attention': None,
     'torch.nn.attention.bias': None,
     'torch.nn.attention.experimental': None,
@@ -179,41 +176,17 @@ NAME_GAPS = {
     'torch.nn.common_types': None,
     'torch.nn.cpp': None,
     'torch.nn.functional': (
-        'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'fractional_max_pool2d',
-        'fractional_max_pool2d_with_indices', 'fractional_max_pool3d',
-        'fractional_max_pool3d_with_indices', 'grouped_mm', 'gumbel_softmax',
-        'linear_cross_entropy', 'multilabel_margin_loss', 'scaled_grouped_mm', 'scaled_mm',
+        'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'grouped_mm', 'scaled_grouped_mm',
+        'scaled_mm',
     ),
     'torch.nn.grad': None,
-    'torch.nn.modules': (
-        'AdaptiveLogSoftmaxWithLoss', 'Container', 'CrossMapLRN2d', 'FractionalMaxPool2d',
-        'FractionalMaxPool3d', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
-        'LinearCrossEntropyLoss', 'LinearCrossEntropyOptions', 'MultiLabelMarginLoss', 'NLLLoss2d',
-    ),
-    'torch.nn.modules.adaptive': None,
     'torch.nn.modules.channelshuffle': None,
-    'torch.nn.modules.container': (
-        'Container',
-    ),
-    'torch.nn.modules.instancenorm': (
-        'LazyInstanceNorm1d', 'LazyInstanceNorm2d', 'LazyInstanceNorm3d',
-    ),
     'torch.nn.modules.linear_cross_entropy': None,
-    'torch.nn.modules.linear_cross_entropy_options': None,
-    'torch.nn.modules.loss': (
-        'LinearCrossEntropyLoss', 'MultiLabelMarginLoss', 'NLLLoss2d',
-    ),
     'torch.nn.modules.module': (
         'register_module_backward_hook', 'register_module_buffer_registration_hook',
         'register_module_forward_hook', 'register_module_forward_pre_hook',
         'register_module_full_backward_hook', 'register_module_full_backward_pre_hook',
         'register_module_module_registration_hook', 'register_module_parameter_registration_hook',
-    ),
-    'torch.nn.modules.normalization': (
-        'CrossMapLRN2d',
-    ),
-    'torch.nn.modules.pooling': (
-        'FractionalMaxPool2d', 'FractionalMaxPool3d',
     ),
     'torch.nn.modules.utils': None,
     'torch.nn.parallel': (
@@ -227,11 +200,6 @@ NAME_GAPS = {
     'torch.nn.parameter': (
         'UninitializedTensorMixin',
     ),
-    'torch.nn.utils': (
-        'convert_conv2d_weight_memory_format', 'convert_conv3d_weight_memory_format', 'skip_init',
-    ),
-    'torch.nn.utils.init': None,
-    'torch.nn.utils.memory_format': None,
     'torch.nn.utils.spectral_norm': (
         'SpectralNormLoadStateDictPreHook', 'SpectralNormStateDictHook',
     ),

@@ -14,6 +14,7 @@ from ._activation import (
                           elu_,
                           gelu,
                           glu,
+                          gumbel_softmax,
                           hardshrink,
                           hardsigmoid,
                           hardswish,
@@ -50,7 +51,14 @@ from ._ctc import ctc_loss
 from ._distance import cdist, cosine_similarity, normalize, pairwise_distance, pdist
 from ._dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout
 from ._embedding import embedding, embedding_bag, one_hot
+from ._fractional import (
+                          fractional_max_pool2d,
+                          fractional_max_pool2d_with_indices,
+                          fractional_max_pool3d,
+                          fractional_max_pool3d_with_indices,
+)
 from ._linear import bilinear, linear
+from ._linear_cross_entropy import linear_cross_entropy
 from ._loss import (
                           binary_cross_entropy,
                           binary_cross_entropy_with_logits,
@@ -64,6 +72,7 @@ from ._loss import (
                           margin_ranking_loss,
                           mse_loss,
                           multi_margin_loss,
+                          multilabel_margin_loss,
                           multilabel_soft_margin_loss,
                           nll_loss,
                           poisson_nll_loss,
@@ -120,6 +129,9 @@ __all__ = [
     "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
     "avg_pool3d", "conv3d", "conv_transpose3d", "lp_pool3d", "max_pool3d",
     "max_pool3d_with_indices", "max_unpool3d",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices", "gumbel_softmax", "multilabel_margin_loss",
+    "linear_cross_entropy",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
     "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",

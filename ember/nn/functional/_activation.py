@@ -22,7 +22,7 @@ __all__ = [
     "celu", "celu_", "gelu", "silu", "mish", "hardtanh", "hardtanh_", "hardswish",
     "hardsigmoid", "softplus", "softsign", "sigmoid", "tanh", "softmax", "log_softmax",
     "softmin", "glu", "threshold", "threshold_", "prelu", "logsigmoid", "tanhshrink",
-    "softshrink", "hardshrink", "rrelu", "rrelu_",
+    "softshrink", "hardshrink", "rrelu", "rrelu_", "gumbel_softmax",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -308,3 +308,38 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         input = input.to(dtype)
     return _softmax_impl("softmin", -input, dim, None, False, _stacklevel + 1)
 
+
+
+# ----------------------------------------------------------------------------- Gumbel-softmax
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A differentiable sample from the categorical distribution softmax(logits) (Jang et al.,
+    2016; Maddison et al., 2016): softmax((logits + g) / tau) along ``dim`` with g standard
+    Gumbel noise, drawn from ember's generator.
+
+    ``hard=True`` returns the one-hot of that sample's argmax in the forward pass while the
+    gradient is the soft sample's (straight-through estimator). ``eps`` is deprecated and unused.
+
+    Example:
+        >>> import ember
+        >>> _ = ember.manual_seed(0)
+        >>> y = ember.nn.functional.gumbel_softmax(ember.zeros(2, 3), hard=True)
+        >>> y.sum(-1).tolist()
+        [1.0, 1.0]
+    """
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax: `eps` is deprecated and has no effect.", UserWarning,
+                      stacklevel=2)
+    _check_float("gumbel_softmax", logits)
+    # -log(E) with E ~ Exp(1) is a standard Gumbel sample; drawn without a graph
+    with ember.no_grad():
+        gumbels = -ember.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    if y_soft.ndim == 0:
+        y_hard = ember.ones_like(y_soft)      # a single category is always the one chosen
+    else:
+        index = y_soft.argmax(dim, keepdim=True)
+        y_hard = ember.zeros_like(y_soft).scatter(dim, index, 1.0)
+    # forward value y_hard, gradient that of y_soft
+    return y_hard - y_soft.detach() + y_soft

@@ -30,7 +30,7 @@ __all__ = [
     "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
     "triplet_margin_loss", "triplet_margin_with_distance_loss", "poisson_nll_loss",
     "gaussian_nll_loss", "multilabel_soft_margin_loss", "soft_margin_loss",
-    "multi_margin_loss",
+    "multi_margin_loss", "multilabel_margin_loss",
 ]
 
 
@@ -501,6 +501,56 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     if input.ndim < 2:
         loss = loss.reshape(())
     return _reduce(loss, reduction, "multi_margin_loss")
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss: for each sample, the sum over its target classes j and the
+    other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes C.
+
+    ``target`` holds class indices (int64, same shape as ``input``); a sample's targets are
+    the entries before its first -1. A class listed twice counts twice, as in torch.
+
+    Example:
+        >>> import ember
+        >>> x = ember.tensor([[0.1, 0.2, 0.4, 0.8]])
+        >>> ember.nn.functional.multilabel_margin_loss(x, ember.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+    name = "multilabel_margin_loss"
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_tensor(name, input, "input")
+    _check_tensor(name, target, "target")
+    if input.ndim > 2 or (input.ndim == 1 and input.shape[0] == 0) or (
+            input.ndim == 2 and input.shape[1] == 0):
+        raise RuntimeError(f"{name}: expected a non-empty vector or matrix with an optional "
+                           f"empty batch dimension; got input of shape {tuple(input.shape)}.")
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"{name}: expected scalar type Long for target but found "
+                           f"{target.dtype}.")
+    if tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(f"{name}: inconsistent target size; got target of shape "
+                           f"{tuple(target.shape)} for input of shape {tuple(input.shape)}, "
+                           "expected the same shape.")
+    x = input.reshape(-1, max(input.numel(), 1)) if input.ndim < 2 else input
+    labels = target.detach().numpy().reshape(x.shape)
+    n_classes = x.shape[1]
+    if ((labels < -1) | (labels >= n_classes)).any():
+        raise RuntimeError(f"{name}: target values must lie in [-1, {n_classes - 1}]; got "
+                           f"values in [{labels.min()}, {labels.max()}].")
+    # targets of a row: the entries before its first -1
+    valid = np.cumprod(labels != -1, axis=1).astype(bool)
+    is_target = np.zeros(x.shape, bool)
+    rows, cols = np.nonzero(valid)
+    is_target[rows, labels[rows, cols]] = True
+    safe = ember.tensor(np.where(valid, labels, 0))
+    x_target = x.gather(1, safe)                                     # (N, J)
+    # relu, not clamp: the hinge has gradient 0 where it is exactly 0, as torch's kernel
+    hinge = (1 - x_target.unsqueeze(2) + x.unsqueeze(1)).relu()     # (N, J, C)
+    pair = (valid[:, :, None] & ~is_target[:, None, :]).astype(np.float64)
+    loss = (hinge * ember.tensor(pair, dtype=x.dtype)).sum((1, 2)) / n_classes
+    if input.ndim < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction, name)
 
 
 

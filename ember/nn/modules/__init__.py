@@ -13,11 +13,12 @@ from .loss import *  # noqa: F403
 from .module import Module  # noqa: F401
 from .normalization import *  # noqa: F403
 from .sparse import *  # noqa: F403
-from . import attention, conv, fold, padding, pixelshuffle, pooling, rnn, transformer, upsampling
+from . import (adaptive, attention, conv, fold, padding, pixelshuffle, pooling, rnn, transformer,
+               upsampling)
 
 # every class a layer file lists in its __all__
-__all__ = sorted({name for m in (activation, batchnorm, container, distance, dropout, flatten,
-                                 instancenorm, linear, loss, module, normalization, sparse,
+__all__ = sorted({name for m in (adaptive, activation, batchnorm, container, distance, dropout,
+                                 flatten, instancenorm, linear, loss, module, normalization, sparse,
                                  attention, conv, fold, padding, pixelshuffle, pooling, rnn,
                                  transformer, upsampling)
                   for name in getattr(m, "__all__", ())})
@@ -26,21 +27,25 @@ from .conv import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .rnn import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .adaptive import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
 from .fold import *  # noqa: F403
 
+from . import linear_cross_entropy_options  # noqa: F401
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from . import lazy
 from .lazy import *  # noqa: F403
 
 # torch defines each lazy layer beside its eager class (nn.modules.linear.LazyLinear, ...);
 # they live in lazy.py here because they subclass those classes
 for _name in lazy.__all__:
-    _home = {"Linear": linear, "Conv": conv, "BatchNorm": batchnorm}
+    _home = {"Linear": linear, "Conv": conv, "BatchNorm": batchnorm,
+             "InstanceNorm": instancenorm}
     for _prefix, _module in _home.items():
         if _name.startswith("Lazy" + _prefix):
             setattr(_module, _name, getattr(lazy, _name))
-__all__ = sorted(set(__all__) | set(lazy.__all__))
+__all__ = sorted(set(__all__) | set(lazy.__all__) | {"LinearCrossEntropyOptions"})
 del _name, _home, _prefix, _module

@@ -1,7 +1,9 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and the
+deprecated Container)."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from itertools import chain, islice
 
@@ -9,7 +11,8 @@ from ..._tensor import Tensor
 from ..parameter import Parameter
 from .module import Module, _addindent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
 def _index(idx, size, what):
@@ -18,6 +21,18 @@ def _index(idx, size, what):
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range for {what} of length {size}")
     return idx % size
+
+
+class Container(Module):
+    """Deprecated: a Module holding the keyword arguments as named submodules. Subclass
+    ``Module`` instead; constructing one warns (FutureWarning), as in torch."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("nn.Container is deprecated: nn.Module does everything it did; subclass "
+                      "nn.Module instead.", FutureWarning, stacklevel=2)
+        for name, module in kwargs.items():
+            self.add_module(name, module)
 
 
 class Sequential(Module):

@@ -12,11 +12,13 @@ import ember
 from ..parameter import UninitializedParameter, is_lazy
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .linear import Linear
 
 __all__ = ["LazyModuleMixin", "LazyLinear", "LazyConv1d", "LazyConv2d", "LazyConv3d",
            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d",
-           "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d"]
+           "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class LazyModuleMixin:
@@ -221,4 +223,27 @@ class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
     """``BatchNorm3d`` whose ``num_features`` is read from the first input."""
 
     cls_to_become = BatchNorm3d
+    _unbatched_ndim = 4
+
+
+# torch's lazy instance norms default to affine=True, track_running_stats=True (the batch-norm
+# defaults of _LazyNormBase), unlike the eager InstanceNorm*d; kept for parity
+class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+    """``InstanceNorm1d`` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = InstanceNorm1d
+    _unbatched_ndim = 2
+
+
+class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+    """``InstanceNorm2d`` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = InstanceNorm2d
+    _unbatched_ndim = 3
+
+
+class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+    """``InstanceNorm3d`` whose ``num_features`` is read from the first input."""
+
+    cls_to_become = InstanceNorm3d
     _unbatched_ndim = 4

@@ -1,16 +1,21 @@
 """Loss modules: thin wrappers over the functions of ``ember.nn.functional``."""
 from __future__ import annotations
 
+import math
+import warnings
+
 from .. import functional as F
 from ..functional._loss import legacy_get_string
 from .distance import PairwiseDistance
+from .linear import Linear
 from .module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "PoissonNLLLoss", "GaussianNLLLoss",
-           "MultiLabelSoftMarginLoss", "SoftMarginLoss", "MultiMarginLoss", "CTCLoss"]
+           "MultiLabelSoftMarginLoss", "SoftMarginLoss", "MultiMarginLoss", "CTCLoss",
+           "NLLLoss2d", "MultiLabelMarginLoss", "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -99,6 +104,32 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """Deprecated alias of ``NLLLoss`` (which takes (N, C, H, W) input itself); constructing one
+    warns (FutureWarning), as in torch."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("NLLLoss2d is deprecated: NLLLoss is a drop-in replacement for it.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss (see ``F.multilabel_margin_loss``). Shape: input (C) or (N, C);
+    target of int64 class indices like input, each row's labels ending at its first -1.
+
+    Example:
+        >>> import ember
+        >>> loss = ember.nn.MultiLabelMarginLoss()
+        >>> loss(ember.tensor([[0.1, 0.2, 0.4, 0.8]]), ember.tensor([[3, 0, -1, 1]]))
+        tensor(0.8500)
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class BCELoss(_WeightedLoss):
@@ -251,3 +282,54 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer to ``num_classes`` (times ``out_features``) logits followed by
+    cross-entropy, computed by ``F.linear_cross_entropy`` (chunked when ``options`` is given).
+
+    The weight is stored flat in ``self.linear`` (shape (C * prod(out_features), in_features),
+    bias (C * prod(out_features),)) and reshaped to (C, *out_features, in_features) in forward.
+    Shape: input (in_features) or (N, in_features); target (), (N) or (N, *out_features) class
+    indices, or probabilities (C) or (N, C, *out_features).
+
+    Example:
+        >>> import ember
+        >>> loss = ember.nn.LinearCrossEntropyLoss(5, 10)
+        >>> loss(ember.randn(4, 5), ember.tensor([1, 0, 9, 3])).shape
+        ember.Size([])
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, num_classes * math.prod(out_features), bias=bias,
+                             device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        shape = (self.num_classes, *self.out_features)
+        weight = self.linear.weight.reshape(shape + (self.linear.in_features,))
+        bias = self.linear.bias.reshape(shape) if self.linear.bias is not None else None
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

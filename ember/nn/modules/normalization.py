@@ -1,4 +1,4 @@
-"""LayerNorm, GroupNorm, RMSNorm and LocalResponseNorm."""
+"""LayerNorm, GroupNorm, RMSNorm, LocalResponseNorm and CrossMapLRN2d."""
 from __future__ import annotations
 
 import numbers
@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine(module, affine, bias, shape, dtype):
@@ -139,6 +139,56 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """Response normalization across channels of (N, C, H, W) input, Torch7's original form:
+    x / (k + alpha / size * S)^beta with S a sum of x^2 over neighbouring channels.
+
+    With h = int((size - 1) / 2 + 1), S for channel c covers channels c - h + 1 .. c + h - 1
+    (clipped to the input) and, for every c >= h, also channel 0: torch's sliding-window
+    update never removes channel 0, and this layer reproduces that forward exactly.
+
+    Differs from torch: the gradient is the exact derivative of this forward (autograd through
+    ember ops, double backward included); torch's hand-written backward is not (its gradcheck
+    fails, and it errors for size=1). See docs/DEVIATIONS.md.
+
+    Example:
+        >>> import ember
+        >>> CrossMapLRN2d(3)(ember.ones(1, 4, 2, 2)).shape
+        ember.Size([1, 4, 2, 2])
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.ndim}D "
+                             "instead.")
+        c = input.shape[1]
+        half = int((self.size - 1) / 2 + 1)
+        sq = input * input
+        if half > 1:
+            pad = list(sq.shape)
+            pad[1] = half - 1
+            zeros = sq.new_zeros(pad)
+            sq_padded = ember.cat([zeros, sq, zeros], 1)
+        else:
+            sq_padded = sq
+        window = sq_padded.narrow(1, 0, c)
+        for offset in range(1, 2 * half - 1):   # shifted slices: exact, no cumsum cancellation
+            window = window + sq_padded.narrow(1, offset, c)
+        if c > half:
+            # the channel-0 term Torch7's window keeps for c >= h
+            keeps_first = (ember.arange(c) >= half).to(sq.dtype).reshape(1, c, 1, 1)
+            window = window + sq.narrow(1, 0, 1) * keeps_first
+        scale = window * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -7,7 +7,8 @@ from .module import Module
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
            "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxUnpool1d",
            "MaxUnpool2d", "LPPool1d", "LPPool2d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d",
-           "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool3d"]
+           "AdaptiveMaxPool3d", "MaxUnpool3d", "LPPool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -362,3 +363,51 @@ class LPPool3d(_LPPoolNd):
     def forward(self, input):
         return F.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
+
+
+class _FractionalMaxPoolNd(Module):
+    _dims = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        name, n = type(self).__name__, self._dims
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        # fixed samples make every forward use the same windows; they are saved with the module
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling "
+                             "ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d
+        return pool(input, self.kernel_size, self.output_size, self.output_ratio,
+                    self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, H, W) or (C, H, W) (Graham, 2014): windows of
+    ``kernel_size`` at pseudo-random steps so the output has ``output_size`` or
+    ``output_ratio`` times the input's size; ``_random_samples`` (N, C, 2) fixes the windows.
+
+    Example:
+        >>> import ember
+        >>> FractionalMaxPool2d(3, output_ratio=0.5)(ember.randn(1, 2, 10, 8)).shape
+        ember.Size([1, 2, 5, 4])
+    """
+
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of (N, C, T, H, W) or (C, T, H, W); see FractionalMaxPool2d
+    (``_random_samples`` is (N, C, 3))."""
+
+    _dims = 3
