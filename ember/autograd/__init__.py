@@ -16,7 +16,8 @@ def _tuple(x):
     if x is None:
         return None
     from .._tensor import Tensor
-    if isinstance(x, Tensor):
+    from .graph import GradientEdge
+    if isinstance(x, (Tensor, GradientEdge)):
         return (x,)
     return tuple(x)
 
@@ -69,21 +70,27 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
+    from .graph import GradientEdge
     for t in ins:
-        if not t.requires_grad:
+        if not isinstance(t, GradientEdge) and not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots = _make_root_grads(outs, gouts, "grad")
     capture = {}
     slots = []
     for t in ins:
-        edge = (t.grad_fn, t.output_nr) if t.grad_fn is not None else (t._accumulator(), 0)
+        if isinstance(t, GradientEdge):       # an edge of the graph instead of a tensor
+            edge = (t.node, t.output_nr)
+        elif t.grad_fn is not None:
+            edge = (t.grad_fn, t.output_nr)
+        else:
+            edge = (t._accumulator(), 0)
         slots.append(capture.setdefault(edge, len(capture)))
     got = execute(roots, retain_graph, create_graph, capture=capture, accumulate=False)
     res = []
     for t, s in zip(ins, slots):
         g = got[s]
         if g is None:
-            if materialize_grads:
+            if materialize_grads and not isinstance(t, GradientEdge):
                 from .._tensor import _make
                 import numpy as np
                 g = _make(np.zeros(t._data.shape, t._data.dtype))

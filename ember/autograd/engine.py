@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import heapq
 import sys
+import threading
 
 import numpy as np
 
@@ -83,6 +84,26 @@ def _collect(roots, targets):
     return deps, needed
 
 
+class _GraphTask:
+    """What one backward run will execute, for hooks that need to know it (autograd.graph's
+    register_multi_grad_hook): ``nodes`` it may run, ``callbacks`` to call when it ends."""
+
+    __slots__ = ("nodes", "callbacks", "state")
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.callbacks = []
+        self.state = {}
+
+
+_tasks = threading.local()
+
+
+def current_graph_task():
+    """The _GraphTask of the backward running in this thread (None outside backward)."""
+    return getattr(_tasks, "task", None)
+
+
 def _add(a, b):
     if a is None:
         return b
@@ -113,6 +134,8 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-getattr(node, "_seq", 0), id(node), node))
+    task = _GraphTask({n for n in deps if needed is None or n in needed} | set(buffers))
+    prev_task, _tasks.task = current_graph_task(), task
     prev = _state.enabled
     _state.enabled = create_graph
     try:
@@ -164,8 +187,11 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
             # drop this node's gradients now: the buffers own them, and a leftover reference
             # would keep memory alive and make AccumulateGrad copy (see _can_steal)
             outs = g = grads = None
+        for callback in task.callbacks:
+            callback()
     finally:
         _state.enabled = prev
+        _tasks.task = prev_task
     return captured
 
 

@@ -9,6 +9,7 @@ from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, guard_inputs
 from .indexing import AdvancedIndex, IndexPut, _IndexPutZeros
 from .registry import register
+from .scatter_reduce import scatter_reduce
 
 
 def _along(index, dim):
@@ -150,22 +151,9 @@ def scatter_add(input, dim, index, src):
     return scatter(input, dim, index, src, reduce="add")
 
 
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    if not include_self:
-        raise NotImplementedError("scatter_reduce(include_self=False) is not supported yet")
-    if reduce == "mean":
-        s = scatter(input, dim, index, src, reduce="sum")
-        cnt = scatter(input.new_ones(input.shape) if include_self else input.new_zeros(
-            input.shape), dim, index, src.new_ones(src.shape), reduce="sum")
-        if not input.is_floating_point():  # torch keeps integer dtypes: floor division
-            return s.div(cnt, rounding_mode="floor")
-        return s / cnt
-    return scatter(input, dim, index, src, reduce=reduce)
-
-
 register("scatter", inplace=True)(scatter)
 register("scatter_add", inplace=True)(scatter_add)
-register("scatter_reduce", inplace=True)(scatter_reduce)
+register("scatter_reduce", inplace=True)(scatter_reduce)  # in scatter_reduce.py
 
 
 def _scatter_into_zeros(g, idx, dim, shape):

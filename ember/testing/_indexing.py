@@ -188,7 +188,10 @@ def scatter_reduce_samples(rng, dtype):
             S(x((2, 3)), (1, _index(np.zeros((2, 0), np.int64)), x((2, 0)), "sum"), {},
               "empty"),
             S(_tt(rng, (2, 3), dtype), (1, i, _tt(rng, (2, 2), dtype), "sum"), {},
-              "transposed")]
+              "transposed"),
+            S(x((2, 3)), (1, i, x((2, 2)), "mean"), {"include_self": False}, "mean, no self"),
+            S(x((2, 3)), (1, i, x((2, 2)), "amax"), {"include_self": False}, "amax, no self"),
+            S(x((2, 3)), (1, i, x((2, 2)), "amin"), {}, "amin")]
 
 
 def index_select_samples(rng, dtype):

@@ -113,11 +113,37 @@ def scatter_ref(x, dim, index, src, reduce=None):
         tgt = list(pos)
         tgt[dim] = index[pos]
         v = src[pos] if np.ndim(src) else src
-        out[tuple(tgt)] = out[tuple(tgt)] + v if reduce in ("add", "sum") else v
+        out[tuple(tgt)] = _combine(out[tuple(tgt)], v, reduce)
     return out
 
 
-def scatter_reduce_ref(x, dim, index, src, reduce):
+def _combine(old, v, reduce):
+    if reduce in ("add", "sum"):
+        return old + v
+    if reduce in ("multiply", "prod"):
+        return old * v
+    if reduce == "amax":
+        return max(old, v)
+    if reduce == "amin":
+        return min(old, v)
+    return v
+
+
+def scatter_reduce_ref(x, dim, index, src, reduce, include_self=True):
+    if not include_self:
+        # the positions that receive values start from the reduction's identity
+        hit = scatter_ref(np.zeros(x.shape, bool), dim, index, np.ones(index.shape, bool))
+        fill = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+        if fill is None and x.dtype.kind == "b":
+            fill = reduce == "amin"
+        elif fill is None:
+            big = np.iinfo(x.dtype).max if x.dtype.kind in "iu" else np.inf
+            fill = -big if reduce == "amax" else big
+        x = np.where(hit, np.asarray(fill).astype(x.dtype), x)
+        if reduce == "mean":
+            s = scatter_ref(x, dim, index, src, "sum")
+            cnt = scatter_ref((~hit).astype(x.dtype), dim, index, np.ones_like(src), "sum")
+            return s / cnt if x.dtype.kind == "f" else np.floor_divide(s, cnt)
     if reduce == "mean":
         s = scatter_ref(x, dim, index, src, "sum")
         cnt = scatter_ref(np.ones_like(x), dim, index, np.ones_like(src), "sum")

@@ -137,7 +137,8 @@ def _in_projection(query, key, value, w, b, sep, embed_dim):
     return lin(query, wq, bq), lin(key, wk, bk), lin(value, wv, bv)
 
 
-def _check_mha_masks(attn_mask, key_padding_mask, tgt_len, src_len, bsz, num_heads, name):
+def _check_mha_masks(attn_mask, key_padding_mask, tgt_len, src_len, bsz, num_heads, name,
+                     padded_len=None):
     if attn_mask is not None:
         if attn_mask.ndim == 2:
             if tuple(attn_mask.shape) != (tgt_len, src_len):
@@ -153,13 +154,15 @@ def _check_mha_masks(attn_mask, key_padding_mask, tgt_len, src_len, bsz, num_hea
             raise RuntimeError(f"{name}: attn_mask's dimension {attn_mask.ndim} is not "
                                "supported; expected a 2-D (L, S) or 3-D (N * num_heads, L, S) "
                                "mask.")
-    if key_padding_mask is not None and tuple(key_padding_mask.shape) != (bsz, src_len):
-        raise RuntimeError(f"{name}: expected key_padding_mask of shape {(bsz, src_len)} "
+    # torch checks key_padding_mask against the keys actually used (static_k's length)
+    padded_len = src_len if padded_len is None else padded_len
+    if key_padding_mask is not None and tuple(key_padding_mask.shape) != (bsz, padded_len):
+        raise RuntimeError(f"{name}: expected key_padding_mask of shape {(bsz, padded_len)} "
                            f"(N, S), got {tuple(key_padding_mask.shape)}.")
 
 
 def _check_mha_inputs(query, key, value, embed_dim_to_check, num_heads, is_causal, attn_mask,
-                      key_padding_mask, name):
+                      key_padding_mask, name, padded_len=None):
     """Shape checks of multi_head_attention_forward on batched (L, N, E) inputs."""
     tgt_len, bsz, embed_dim = query.shape
     if embed_dim != embed_dim_to_check:
@@ -173,7 +176,8 @@ def _check_mha_inputs(query, key, value, embed_dim_to_check, num_heads, is_causa
     if (embed_dim // num_heads) * num_heads != embed_dim:
         raise AssertionError(f"{name}: embed_dim {embed_dim} not divisible by num_heads "
                              f"{num_heads}")
-    _check_mha_masks(attn_mask, key_padding_mask, tgt_len, key.shape[0], bsz, num_heads, name)
+    _check_mha_masks(attn_mask, key_padding_mask, tgt_len, key.shape[0], bsz, num_heads, name,
+                     padded_len)
 
 
 def _append_key(k, v, extra_k, extra_v, masks, dim):
@@ -192,6 +196,14 @@ def _merge_masks(attn_mask, key_padding_mask, bsz, num_heads, src_len):
     return kpm if attn_mask is None else attn_mask + kpm
 
 
+def _static(t, arg, heads, head_dim):
+    """A static key / value: (N * num_heads, S, head_dim), checked like torch checks it."""
+    if t.ndim != 3 or t.shape[0] != heads or t.shape[2] != head_dim:
+        raise RuntimeError(f"MultiheadAttention: expecting {arg} of shape ({heads}, S, "
+                           f"{head_dim}) (N * num_heads, S, head_dim); got {tuple(t.shape)}.")
+    return t
+
+
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
                                  in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
                                  dropout_p, out_proj_weight, out_proj_bias, training=True,
@@ -204,11 +216,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     Masks follow nn.MultiheadAttention: a bool mask marks with True the positions that may NOT
     be attended; a float mask is added to the scores. Returns (output, weights or None).
 
-    Differs from torch: static_k / static_v are not supported.
+    ``static_k`` / ``static_v`` ((N * num_heads, S, head_dim)) replace the projected keys /
+    values per head (the key / value inputs are then only used for their shapes), as in torch.
     """
     name = "MultiheadAttention"
-    if static_k is not None or static_v is not None:
-        raise NotImplementedError(f"{name}: static_k / static_v are not supported by ember.")
     batched = query.ndim == 3
     if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
         raise RuntimeError(f"{name}: expected query, key, value all 3-D (L, N, E) (or 2-D "
@@ -220,7 +231,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             key_padding_mask = key_padding_mask.unsqueeze(0)
     tgt_len, bsz, embed_dim = query.shape
     _check_mha_inputs(query, key, value, embed_dim_to_check, num_heads, is_causal, attn_mask,
-                      key_padding_mask, name)
+                      key_padding_mask, name,
+                      static_k.shape[1] if static_k is not None and static_k.ndim == 3 else None)
     head_dim = embed_dim // num_heads
     dt = query.dtype
     attn_mask = _canonical_mask(attn_mask, name, "attn_mask", dt)
@@ -229,11 +241,17 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias, sep, embed_dim)
     masks = [attn_mask, key_padding_mask]
     if bias_k is not None and bias_v is not None:
+        # torch's rule: a bias cannot be appended to a key / value given whole
+        if static_k is not None or static_v is not None:
+            raise AssertionError(f"{name}: bias cannot be added to static key / value; got "
+                                 "bias_k / bias_v together with static_k / static_v.")
         k, v = _append_key(k, v, bias_k.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim),
                            bias_v.reshape(1, 1, embed_dim).expand(1, bsz, embed_dim), masks, 0)
     q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
-    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    k = _static(static_k, "static_k", bsz * num_heads, head_dim) if static_k is not None else \
+        k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = _static(static_v, "static_v", bsz * num_heads, head_dim) if static_v is not None else \
+        v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
     if add_zero_attn:
         zero = _make(np.zeros((bsz * num_heads, 1, head_dim), dt.np))
         k, v = _append_key(k, v, zero, zero, masks, 1)

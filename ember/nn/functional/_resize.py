@@ -1,5 +1,5 @@
 """Padding, resizing (interpolate/upsample), pixel and channel shuffle, and sampling grids
-(affine_grid, grid_sample) of ``ember.nn.functional``.
+(affine_grid; grid_sample is in _grid_sample.py) of ``ember.nn.functional``.
 
 Composites of ember ops (gradients of any order for free), apart from the ``ConstantPadNd``
 primitive in ``ember/ops/nn/padding.py``.
@@ -13,8 +13,8 @@ import numpy as np
 
 from ..._tensor import _make
 from ...ops.gather import IndexSelect
-from ...ops.indexing import where
 from ...ops.nn.padding import ConstantPadNd
+from ._grid_sample import grid_sample  # re-exported: it lives in _grid_sample.py
 from ._pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ._utils import _check_tensor
 
@@ -413,110 +413,3 @@ def affine_grid(theta, size, align_corners=None):
     base = _make(np.stack(coords, axis=-1).reshape(1, -1, nd + 1).astype(dt))
     grid = base.matmul(theta.transpose(1, 2))  # (N, prod(spatial), nd)
     return grid.reshape(size[0], *size[2:], nd)
-
-
-def _unnormalize(coord, n, align_corners):
-    if align_corners:
-        return (coord + 1) * ((n - 1) / 2)
-    return ((coord + 1) * n - 1) / 2
-
-
-def _reflect_coords(coord, lo, hi):
-    """Reflect coordinates into [lo, hi] (differentiable: a sign flip and a shift per fold)."""
-    span = hi - lo
-    if span <= 0:
-        return coord * 0
-    x = (coord - lo).abs()
-    flips = (x / span).floor().detach()
-    extra = x - flips * span
-    even = (flips._data % 2) == 0
-    return _where(even, extra + lo, span - extra + lo)
-
-
-def _where(cond_array, a, b):
-    return where(_make(np.asarray(cond_array)), a, b)
-
-
-def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
-    """Sample input (N, C, H, W) at grid (N, Ho, Wo, 2) locations in [-1, 1] (x, y order).
-
-    Modes 'bilinear' and 'nearest'; padding 'zeros', 'border', 'reflection'. Gradients flow to
-    both input and grid.
-
-    Differs from torch: 5-D (volumetric) input and mode='bicubic' are not supported.
-
-    Example:
-        >>> import ember
-        >>> g = affine_grid(ember.eye(2, 3).unsqueeze(0), (1, 1, 3, 3), align_corners=True)
-        >>> x = ember.arange(9.).reshape(1, 1, 3, 3)
-        >>> bool((grid_sample(x, g, align_corners=True) - x).abs().max() < 1e-6)
-        True
-    """
-    name = "grid_sample"
-    _check_tensor(name, input)
-    _check_tensor(name, grid, "grid")
-    if mode not in ("bilinear", "nearest"):
-        raise NotImplementedError(f"{name}: mode {mode!r} is not supported; expected "
-                                  "'bilinear' or 'nearest'.")
-    if padding_mode not in ("zeros", "border", "reflection"):
-        raise ValueError(f"{name}: expected padding_mode to be 'zeros', 'border', or "
-                         f"'reflection', but got: {padding_mode!r}")
-    if input.ndim != 4 or grid.ndim != 4 or grid.shape[-1] != 2 or \
-            grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"{name}: expected 4-D input (N, C, H, W) and grid (N, H_out, W_out, "
-                           f"2) with the same N; got input {tuple(input.shape)} and grid "
-                           f"{tuple(grid.shape)}.")
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"{name}: expected input and grid to have the same dtype, but input "
-                           f"has {input.dtype} and grid has {grid.dtype}")
-    n, c, h, w = input.shape
-    ix, iy = _grid_coords(grid, h, w, padding_mode, bool(align_corners))
-    tap = _tapper(input, grid.shape[1], grid.shape[2])
-    if mode == "nearest":
-        # round half to even, like torch's nearbyint
-        xs, ys = np.round(ix._data).astype(np.int64), np.round(iy._data).astype(np.int64)
-        vals, valid = tap(ys, xs)
-        out = vals * _make(valid[:, None].astype(input._data.dtype))
-        if grid.requires_grad:  # a zero gradient for grid, as torch reports
-            out = out + (ix.sum() + iy.sum()) * 0
-        return out
-    x0 = np.floor(ix._data).astype(np.int64)
-    y0 = np.floor(iy._data).astype(np.int64)
-    fx = ix - _make(x0.astype(ix._data.dtype))  # differentiable fractional parts
-    fy = iy - _make(y0.astype(iy._data.dtype))
-    out = None
-    for dy, wy in ((0, 1 - fy), (1, fy)):
-        for dx, wx in ((0, 1 - fx), (1, fx)):
-            vals, valid = tap(y0 + dy, x0 + dx)
-            weight = (wy * wx) * _make(valid.astype(input._data.dtype))
-            term = vals * weight.unsqueeze(1)
-            out = term if out is None else out + term
-    return out
-
-
-def _grid_coords(grid, h, w, padding_mode, align_corners):
-    """Pixel coordinates (ix, iy) of the grid points after the padding mode's folding."""
-    ix = _unnormalize(grid[..., 0], w, align_corners)
-    iy = _unnormalize(grid[..., 1], h, align_corners)
-    if padding_mode == "reflection":
-        if align_corners:
-            ix, iy = _reflect_coords(ix, 0, w - 1), _reflect_coords(iy, 0, h - 1)
-        else:
-            ix, iy = _reflect_coords(ix, -0.5, w - 0.5), _reflect_coords(iy, -0.5, h - 0.5)
-    if padding_mode in ("border", "reflection"):
-        ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
-    return ix, iy
-
-
-def _tapper(input, ho, wo):
-    """tap(yy, xx): input at integer index arrays (N, Ho, Wo) (zero outside) and validity."""
-    n, c, h, w = input.shape
-    flat = input.reshape(n, c, h * w)
-
-    def tap(yy, xx):
-        valid = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
-        at = (np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1)).reshape(n, 1, ho * wo)
-        vals = flat.gather(2, _make(np.ascontiguousarray(np.broadcast_to(at, (n, c, ho * wo)))))
-        return vals.reshape(n, c, ho, wo), valid
-
-    return tap
