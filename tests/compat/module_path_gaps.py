@@ -135,8 +135,7 @@ NAME_GAPS = {
         'get_numerical_jacobian_wrt_specific_input',
     ),
     'torch.autograd.graph': (
-        'GradientEdge', 'allow_mutation_on_saved_tensors', 'get_gradient_edge', 'increment_version',
-        'region_activation_memory_budget', 'register_multi_grad_hook',
+        'allow_mutation_on_saved_tensors', 'increment_version', 'region_activation_memory_budget',
         'set_override_stale_capture_stream', 'set_warn_on_accumulate_grad_stream_mismatch',
     ),
     'torch.autograd.profiler': (
