@@ -25,7 +25,7 @@ it and evaluates the function once per slice instead (NOTE [vmap fallback] in _v
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from .._tensor import Tensor, _make
 
@@ -72,15 +72,15 @@ class _MetaArray:
     batching rules. Reading values raises ``Unbatchable``, except whole-array checks
     (min/max/any/all without arguments answer for all samples at once) and astype."""
 
-    __slots__ = ("_arr", "_levels", "_tensor", "shape", "ndim", "size", "dtype", "itemsize")
+    __slots__ = ("_arr", "_levels", "_phys", "shape", "ndim", "size", "dtype", "itemsize")
     __hash__ = object.__hash__
 
-    def __init__(self, arr, levels, tensor=None):
-        self._arr, self._levels, self._tensor = arr, levels, tensor
+    def __init__(self, arr, levels, phys=None):
+        self._arr, self._levels, self._phys = arr, levels, phys
         k = len(levels)
         self.shape = arr.shape[k:]
         self.ndim = arr.ndim - k
-        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.size = math.prod(self.shape)
         self.dtype = arr.dtype
         self.itemsize = arr.itemsize
 
@@ -139,17 +139,12 @@ class BatchedTensor(Tensor):
     def __new__(cls, *args, **kwargs):  # built with wrap(), never by users
         raise TypeError("BatchedTensor is internal to ember.func.vmap")
 
-    @property
-    def _data(self):
-        meta = self.__dict__.get("_meta")
-        if meta is None:
-            meta = _MetaArray(self._phys._data, self._levels, self)
-            self.__dict__["_meta"] = meta
-        return meta
+    # _data (a _MetaArray), _phys and _levels are set in the instance dict by wrap()
 
-    @_data.setter
-    def _data(self, value):
-        raise Unbatchable("vmap: a batched tensor's data was replaced in place")
+    def __setattr__(self, name, value):
+        if name == "_data":
+            raise Unbatchable("vmap: a batched tensor's data was replaced in place")
+        object.__setattr__(self, name, value)
 
     @property
     def _vc(self):
@@ -192,8 +187,10 @@ class BatchedTensor(Tensor):
 def wrap(phys, levels):
     """A BatchedTensor over ``phys`` whose leading ``len(levels)`` dims are the batch."""
     t = _new(BatchedTensor)
-    t.__dict__["_phys"] = phys
-    t.__dict__["_levels"] = levels
+    d = t.__dict__
+    d["_phys"] = phys
+    d["_levels"] = levels
+    d["_data"] = _MetaArray(phys._data, levels, phys)
     return t
 
 
@@ -217,8 +214,8 @@ def physical(x):
     if type(x) is _MetaArray:
         return x._arr, x._levels
     meta = x._data  # a plain tensor wrapping a _MetaArray (made by detach-like code)
-    if meta._tensor is not None:
-        return meta._tensor._phys.detach(), meta._levels
+    if meta._phys is not None:
+        return meta._phys.detach(), meta._levels
     return _make(meta._arr), meta._levels
 
 
