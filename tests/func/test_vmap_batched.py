@@ -332,7 +332,7 @@ def test_model_ensembling_against_torch(batched_only):
 
 @pytest.mark.parity
 @pytest.mark.parametrize("transform", ["jacrev", "jacfwd", "hessian"])
-def test_jacobians_and_hessians_under_vmap(transform):
+def test_jacobians_and_hessians_under_vmap(batched_only, transform):
     def f(lib):
         return lambda x: lib.sin(x) * x.sum() + x ** 3
 
