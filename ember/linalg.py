@@ -10,7 +10,9 @@ from .ops.linalg import (
     cross,
     det,
     diagonal,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     householder_product,
     inv,
@@ -47,10 +49,10 @@ from .ops.linalg import (
 )
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
-    "ldl_solve", "logdet", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-    "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-    "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
-    "tensorsolve", "vander", "vecdot", "vector_norm",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",
+    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve", "logdet", "lstsq", "lu", "lu_factor", "lu_factor_ex",
+    "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+    "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]

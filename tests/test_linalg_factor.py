@@ -293,3 +293,41 @@ def test_lobpcg_matches_torch(rng):
     E.sum().backward()
     tE.sum().backward()
     _close(ours.grad, theirs.grad.numpy(), rtol=1e-5, atol=1e-6)  # torch's iterates to tol
+
+
+# ----------------------------------------------------------------------------- eig
+def test_eig_matches_numpy_and_reconstructs(rng):
+    a = rng.standard_normal((2, 4, 4))
+    L, V = LA.eig(_t(a))
+    assert L.dtype == ember.complex128 and V.dtype == ember.complex128
+    w, v = np.linalg.eig(a)
+    _close(L, w)
+    _close(V, v)
+    _close(V @ ember.diag_embed(L) @ LA.inv(V), a.astype(complex), atol=1e-10)
+    assert LA.eigvals(ember.tensor(a[0].astype(np.float32))).dtype == ember.complex64
+    _close(LA.eigvals(_t(a)), w)
+
+
+def test_eig_rejects_nonfinite_and_phase_dependent_losses(rng):
+    with pytest.raises(RuntimeError, match="linalg.eig: the input contains infinities or NaNs"):
+        LA.eig(_t([[np.nan, 1.0], [0.0, 1.0]]))
+    rotation = [[0.0, -2.0, 0.5], [2.0, 0.0, 0.1], [0.3, 0.2, 1.0]]  # complex eigenvalues
+    L, V = LA.eig(_t(rotation, grad=True))
+    with pytest.raises(RuntimeError, match="depends on the phase of the eigenvectors"):
+        V.real.sum().backward()
+
+
+@pytest.mark.parity
+def test_eig_gradients_match_torch(rng):
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((2, 3, 3))
+    w1, w2 = rng.standard_normal((2, 3)), rng.standard_normal((2, 3, 3))
+    ours, theirs = _t(a, True), torch.tensor(a, requires_grad=True)
+    L, V = LA.eig(ours)
+    tL, tV = torch.linalg.eig(theirs)
+    loss = (L.real * _t(w1)).sum() + (L.imag ** 2).sum() + (V.abs() * _t(w2)).sum()
+    tloss = (tL.real * torch.tensor(w1)).sum() + (tL.imag ** 2).sum() + \
+        (tV.abs() * torch.tensor(w2)).sum()
+    loss.backward()
+    tloss.backward()
+    _close(ours.grad, theirs.grad.numpy(), rtol=1e-8, atol=1e-10)

@@ -380,6 +380,9 @@ def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers sum as int64)."""
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype is D.bool_:  # torch has no bool kernel for it
+        raise NotImplementedError("trace: not implemented for bool tensors; got a bool matrix, "
+                                  "expected a numeric one (convert with .long() first).")
     return diagonal(input).sum()
 
 

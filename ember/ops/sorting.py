@@ -40,6 +40,9 @@ def _register_vi(name, fn, method=True):
         res = fn(*args, **kwargs)
         if out is None:
             return res
+        if not isinstance(res, tuple):  # torch's overload without dim has no out=
+            raise TypeError(f"{name}(): out= needs the form with dim; got {name}(input, "
+                            f"out=...), expected {name}(input, dim, keepdim=False, out=...).")
         write_out(out[0], res.values, name)
         write_out(out[1], res.indices, name)
         return values_indices[name](*out)

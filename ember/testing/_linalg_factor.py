@@ -444,3 +444,40 @@ def frobenius_norm_ref(x, dim, keepdim=False):
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     return np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim))
 
+
+
+# ----------------------------------------------------------------------------- eig
+def eig_samples(rng, dtype):
+    """Real matrices with real and with complex-conjugate eigenvalues (distinct, so the
+    eigenvectors are differentiable)."""
+    rotation = np.array([[0.0, -2.0, 0.5], [2.0, 0.0, 0.1], [0.3, 0.2, 1.0]], dtype.np)
+    return [S(_t(_arr(rng, (3, 3), dtype)), (), {}, "3x3"),
+            S(_t(rotation), (), {}, "complex pair"),
+            S(_t(_arr(rng, (2, 3, 3), dtype)), (), {}, "batch of 2"),
+            S(_tt(_arr(rng, (3, 3), dtype)), (), {}, "transposed")]
+
+
+def eig_ref(A):
+    return np.linalg.eig(A)
+
+
+def eigvals_ref(A):
+    return np.linalg.eig(A)[0]
+
+
+def phase_free_eig(fn):
+    """eig as the gradient checks call it: real outputs (the real and imaginary parts of the
+    eigenvalues, |V|), since eigenvectors are defined up to a phase per column and torch's
+    gradient is that of a phase-invariant loss."""
+    def f(A, **kw):
+        L, V = fn(A, **kw)
+        return L.real, L.imag, V.abs()
+    return f
+
+
+def real_imag(fn):
+    """A complex-valued op as its real and imaginary parts, for the real gradient checks."""
+    def f(A, **kw):
+        z = fn(A, **kw)
+        return z.real, z.imag
+    return f

@@ -359,7 +359,7 @@ OP_TABLE: dict[str, OpSpec] = {
                    edge=False),
     "diagflat": OpSpec(shape_samples("diagflat"), lambda x, k=0: np.diagflat(x, k),
                        dtypes=ALL, edge=False),
-    "trace": OpSpec(shape_samples("trace"), np.trace, dtypes=ALL, edge=False),
+    "trace": OpSpec(shape_samples("trace"), np.trace, dtypes=NO_BOOL, edge=False),
     "cross": OpSpec(cross_samples, lambda a, b, dim=None: np.cross(
         *np.broadcast_arrays(a, b), axis=-1), dtypes=FLOATING + INTEGRAL, edge=False),
     "kron": OpSpec(kron_samples, np.kron, dtypes=ALL, edge=False),
@@ -415,9 +415,11 @@ OP_TABLE: dict[str, OpSpec] = {
     "msort": OpSpec(so.msort_samples, so.msort_ref, dtypes=ALL),
     "topk": OpSpec(so.topk_samples, so.topk_ref, dtypes=NO_BOOL),
     "kthvalue": OpSpec(so.kthvalue_samples, so.kthvalue_ref, dtypes=NO_BOOL, edge=False),
-    "median": OpSpec(so.median_samples, so.median_ref(), dtypes=NO_BOOL, edge=False),
+    # out= only with dim (torch's overload without dim takes none): the (values, indices) form
+    # is tested in tests/ops/test_sorting.py
+    "median": OpSpec(so.median_samples, so.median_ref(), dtypes=NO_BOOL, edge=False, out=False),
     "nanmedian": OpSpec(so.nanmedian_samples, so.median_ref(ignore_nan=True), dtypes=NO_BOOL,
-                        edge=False),
+                        edge=False, out=False),
     "mode": OpSpec(so.mode_samples, so.mode_ref, dtypes=ALL, edge=False,
                    grad_samples=so.mode_grad_samples),
     "quantile": OpSpec(so.quantile_samples, so.quantile_ref(np.quantile),
@@ -533,6 +535,12 @@ OP_TABLE.update({
     "linalg.vander": OpSpec(lf.vander_samples, lf.vander_ref, edge=False, out=False,
                             dtypes=(D.float32, D.float64, D.int32, D.int64),
                             errors=lf.vander_errors),
+    # eig: complex results; eigenvectors are compared as LAPACK's geev normalizes them (NumPy
+    # and torch call the same routine), gradients through a phase-free view (see phase_free_eig)
+    # (torch's LAPACK may return an eigenvector times -1: eig's values are compared with NumPy's)
+    "linalg.eig": _la(lf.eig_samples, lf.eig_ref, tol=_LA32, grad_wrapper=lf.phase_free_eig,
+                      **_SIGNS),
+    "linalg.eigvals": _la(lf.eig_samples, lf.eigvals_ref, tol=_LA32, grad_wrapper=lf.real_imag),
     "nuclear_norm": _la(lf.nuclear_norm_samples, lf.nuclear_norm_ref, tol=_LA32),
     "frobenius_norm": _la(lf.frobenius_norm_samples, lf.frobenius_norm_ref, tol=_LA32),
 })

@@ -228,7 +228,8 @@ def test_forward_matches_reference(name, dtype):
         assert len(outs) == len(exp), f"{_where(name, s, dtype)}: {len(outs)} outputs, " \
                                       f"expected {len(exp)}"
         for o, e in zip(outs, exp):
-            rtol, atol = _tol(entry, o.dtype, dtype) if o.is_floating_point() else (0, 0)
+            rtol, atol = _tol(entry, o.dtype, dtype) if o.is_floating_point() or \
+                o.is_complex() else (0, 0)
             assert_close(o, e, rtol=rtol, atol=atol, equal_nan=True, check_dtype=False,
                          msg=_where(name, s, dtype))
             if dtype.is_floating_point and o.is_floating_point() and \

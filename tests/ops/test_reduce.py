@@ -206,3 +206,10 @@ def test_cumsum_inplace_on_bool_raises_not_implemented_as_torch():
         x.cumsum_(0)
     y = ember.tensor([1, 2, 3])
     assert y.cumsum_(0).tolist() == [1, 3, 6]
+
+
+def test_trace_of_bool_and_median_out_without_dim_raise_as_torch():
+    with pytest.raises(NotImplementedError, match="trace: not implemented for bool"):
+        ember.trace(ember.ones(2, 2, dtype=ember.bool))
+    with pytest.raises(TypeError, match=r"median\(\): out= needs the form with dim"):
+        ember.median(ember.ones(2, 3), out=ember.empty(0))

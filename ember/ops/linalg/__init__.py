@@ -27,6 +27,7 @@ from ._decomp import (
     svdvals,
 )
 from ._composite import cond, tensorinv, tensorsolve, vander
+from ._eig import eig, eigvals
 from ._householder import householder_product
 from ._ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from ._lowrank import lobpcg, pca_lowrank, svd_lowrank  # noqa: F401  (ember.<name>)
@@ -56,12 +57,12 @@ from ._solve import (
 )
 
 __all__ = [
-    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-    "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
-    "ldl_solve", "logdet", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
-    "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-    "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
-    "tensorsolve", "vander", "vecdot", "vector_norm",
+    "LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig", "eigh",
+    "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor",
+    "ldl_factor_ex", "ldl_solve", "logdet", "lstsq", "lu", "lu_factor", "lu_factor_ex",
+    "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
+    "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular",
+    "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm",
 ]
 
 
