@@ -401,8 +401,9 @@ _cumsum_inplace = Tensor.cumsum_
 
 
 def _cumsum_(self, dim, *, dtype=None):
-    # torch has no bool kernel for a running sum written back into a bool tensor
-    if self.dtype is D.bool_:
+    # torch has no bool kernel for a running sum written back into a bool tensor (an empty one
+    # never reaches the kernel)
+    if self.dtype is D.bool_ and self.numel():
         raise NotImplementedError("cumsum_: not implemented for bool tensors; got a bool "
                                   "tensor, expected a numeric one (cumsum(x) returns int64).")
     return _cumsum_inplace(self, dim, dtype=dtype)
