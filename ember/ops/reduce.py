@@ -403,7 +403,10 @@ _cumsum_inplace = Tensor.cumsum_
 def _cumsum_(self, dim, *, dtype=None):
     # torch has no bool kernel for a running sum written back into a bool tensor (an empty one
     # never reaches the kernel)
-    if self.dtype is D.bool_ and self.numel():
+    if self.dtype is D.bool_:
+        if self.numel() == 0:
+            norm_dims(dim, self.ndim, "cumsum_")  # still checks dim
+            return self
         raise NotImplementedError("cumsum_: not implemented for bool tensors; got a bool "
                                   "tensor, expected a numeric one (cumsum(x) returns int64).")
     return _cumsum_inplace(self, dim, dtype=dtype)

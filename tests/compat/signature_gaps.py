@@ -166,8 +166,8 @@ SIGNATURE_GAPS = {
     },
     'linalg': {
         'DOC_NAMES': (
-            'cond', 'householder_product', 'ldl_factor', 'ldl_factor_ex', 'tensorinv',
-            'tensorsolve',
+            'cond', 'eig', 'eigvals', 'householder_product', 'ldl_factor', 'ldl_factor_ex',
+            'tensorinv', 'tensorsolve',
         ),
         'linalg': (
             'det', 'matrix_rank', 'norm', 'slogdet', 'vander',
