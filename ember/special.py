@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ember as _ember
 from ember.ops import special as _ops
+from ember.ops.registry import write_out
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
@@ -41,13 +42,13 @@ i0 = _ops.i0
 log1p = _ember.log1p
 logit = _ember.logit
 logsumexp = _ember.logsumexp
-polygamma = _ops.polygamma
+polygamma = _ember.polygamma
 round = _ember.round
 sinc = _ember.sinc
 xlogy = _ember.xlogy
-multigammaln = _ops.mvlgamma
-gammainc = _ops.igamma
-gammaincc = _ops.igammac
+multigammaln = _ember.mvlgamma
+gammainc = _ember.igamma
+gammaincc = _ember.igammac
 
 # only in this namespace
 airy_ai = _ops.airy_ai
@@ -84,14 +85,18 @@ laguerre_polynomial_l = _ops.laguerre_polynomial_l
 legendre_polynomial_p = _ops.legendre_polynomial_p
 
 
-def ndtr(input):
+def ndtr(input, *, out=None):
     """The standard normal CDF: (1 + erf(x / sqrt 2)) / 2."""
+    if out is not None:
+        return write_out(out, ndtr(input), "special.ndtr")
     x = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
     return 0.5 * (1 + _ember.erf(x * 0.7071067811865476))
 
 
-def ndtri(input):
+def ndtri(input, *, out=None):
     """The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1)."""
+    if out is not None:
+        return write_out(out, ndtri(input), "special.ndtri")
     p = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
     return 1.4142135623730951 * _ember.erfinv(2 * p - 1)
 

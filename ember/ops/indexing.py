@@ -326,7 +326,11 @@ def where(condition, input=None, other=None, *, out=None):
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if out is not None:  # write_out resizes an empty out= (to 0-d too), as torch does
-        return write_out(out, where(condition, input, other), "where")
+        result = where(condition, input, other)
+        if isinstance(out, Tensor) and out.dtype != result.dtype:
+            raise RuntimeError(f"where(): expected out= to have dtype {result.dtype} (the result's "
+                               f"dtype), but got {out.dtype}")
+        return write_out(out, result, "where")
     c = condition if isinstance(condition, Tensor) else _make(np.asarray(condition))
     if c._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "

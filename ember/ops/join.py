@@ -5,7 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.function import Op
-from .registry import FUNCTIONS, result_dtype, write_out
+from .registry import FUNCTIONS, result_dtype, with_out, write_out
 from .views import split, unsqueeze
 
 
@@ -91,6 +91,7 @@ def column_stack(tensors):
     return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
 
 
-for _f in (stack, hstack, vstack, dstack, column_stack):
-    FUNCTIONS[_f.__name__] = _f
-FUNCTIONS["row_stack"] = vstack
+FUNCTIONS["stack"] = stack
+for _f in (hstack, vstack, dstack, column_stack):
+    FUNCTIONS[_f.__name__] = with_out(_f, _f.__name__)
+FUNCTIONS["row_stack"] = with_out(vstack, "row_stack")

@@ -195,7 +195,7 @@ def corrcoef(input):
     return c.clamp(-1, 1)
 
 
-@export(method=True)
+@export(method=True, out=True)
 def aminmax(input, *, dim=None, keepdim=False):
     """The minimum and the maximum together (over ``dim``, or all elements)."""
     if input.numel() == 0 and dim is None:
@@ -210,7 +210,7 @@ def aminmax(input, *, dim=None, keepdim=False):
     return _AminMax(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
-@export
+@export(out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """A histogram of ``input``'s values: counts (float) and bin edges. Not differentiable."""
     _check_tensor("histogram", input)
@@ -227,7 +227,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 # ---- log-sum-exp pairs, integers, floats ------------------------------------------------------
 
-@export(method=True)
+@export(method=True, out=True)
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
     em = _ember()
@@ -241,7 +241,7 @@ def logaddexp(input, other):
     return em.where(same_inf, hi, result)
 
 
-@export(method=True)
+@export(method=True, out=True)
 def logaddexp2(input, other):
     """log2(2**input + 2**other) without overflow."""
     return logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
@@ -257,15 +257,14 @@ def _integer_op(name, ufunc):
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} of integer tensors (not differentiable)."
-    export(method=True)(fn)
-    return fn
+    return export(method=True, out=True)(fn)
 
 
 gcd = _integer_op("gcd", np.gcd)
 lcm = _integer_op("lcm", np.lcm)
 
 
-@export(method=True)
+@export(method=True, out=True)
 def heaviside(input, values):
     """0 where input < 0, 1 where input > 0, ``values`` where input == 0."""
     em = _ember()
@@ -277,7 +276,7 @@ def heaviside(input, values):
                     em.where(input > 0, one, zero))
 
 
-@export(method=True)
+@export(method=True, out=True)
 def frexp(input):
     """Mantissa in [0.5, 1) and integer exponent with input = mantissa * 2**exponent."""
     if not input.is_floating_point():
@@ -287,14 +286,14 @@ def frexp(input):
     return _Frexp(_make(mantissa), _make(exponent.astype(np.int32)))
 
 
-@export(method=True)
+@export(method=True, out=True)
 def ldexp(input, other):
     """input * 2**other."""
     return input * (2.0 ** other if not isinstance(other, Tensor) else other.to(
         input.dtype if input.is_floating_point() else D.get_default_dtype()).exp2())
 
 
-@export(method=True)
+@export(method=True, out=True)
 def nextafter(input, other):
     """The next representable float after ``input`` towards ``other`` (not differentiable)."""
     return _make(np.nextafter(input.detach().numpy(), other.detach().numpy()))
@@ -314,7 +313,7 @@ def positive(input):
     return input
 
 
-@export(method=True)
+@export(method=True, out=True)
 def vdot(input, other):
     """The dot product of two 1-D tensors."""
     if input.dim() != 1 or other.dim() != 1:
@@ -326,7 +325,7 @@ def vdot(input, other):
     return (input * other).sum()
 
 
-@export(method=True)
+@export(method=True, out=True)
 def renorm(input, p, dim, maxnorm):
     """Rescale each slice along ``dim`` whose p-norm exceeds ``maxnorm`` down to ``maxnorm``."""
     dims = [d for d in range(input.dim()) if d != dim % input.dim()]

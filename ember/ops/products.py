@@ -259,11 +259,20 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 for _f in (mm, bmm, mv, dot, outer, addmm, baddbmm, addbmm, addmv, addr):
     register(_f.__name__, inplace=_f.__name__.startswith("add") or
              _f.__name__ == "baddbmm")(_f)
-FUNCTIONS["ger"] = outer
-FUNCTIONS["inner"] = lambda input, other: (input * other).sum(-1) if input.ndim <= 1 else \
-    tensordot(input, other, ([-1], [-1]))
-Tensor.inner = FUNCTIONS["inner"]
+FUNCTIONS["ger"] = FUNCTIONS["outer"]
 Tensor.ger = outer
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims of input and other (a product when either is 0-d)."""
+    if out is not None:
+        return write_out(out, inner(input, other), "inner")
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    return tensordot(input, other, ([-1], [-1]))
+
+
+FUNCTIONS["inner"] = Tensor.inner = inner
 
 
 def tensordot(a, b, dims=2, out=None):

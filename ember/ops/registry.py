@@ -4,6 +4,7 @@ walk (reference, samples, dtypes).
 """
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -67,11 +68,16 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
     return deco
 
 
-def export(fn=None, *, name=None, method=False):
-    """Make a plain function public as ``ember.<name>`` (and optionally a Tensor method)."""
+def export(fn=None, *, name=None, method=False, out=False):
+    """Make a plain function public as ``ember.<name>`` (and optionally a Tensor method).
+
+    ``out=True`` adds torch's keyword ``out=`` (see `with_out`) to the public function.
+    """
 
     def deco(f):
         n = name or f.__name__
+        if out:
+            f = with_out(f, n)
         FUNCTIONS[n] = f
         if method:
             setattr(Tensor, n, _method(f))
@@ -112,6 +118,20 @@ def _with_out(impl, name):
             return impl(*args, **kwargs)
         return write_out(out, impl(*args, **kwargs), name)
 
+    return fn
+
+
+def with_out(impl, name):
+    """``impl`` with torch's keyword-only ``out=`` added: the result is copied into ``out``
+    (see `write_out`). The wrapper's signature is impl's plus ``out``."""
+    fn = _with_out(impl, name)
+    fn.__name__ = fn.__qualname__ = name.rsplit(".", 1)[-1]
+    fn.__doc__ = impl.__doc__
+    sig = inspect.signature(impl)
+    params = list(sig.parameters.values())
+    at = next((i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD), len(params))
+    params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+    fn.__signature__ = sig.replace(parameters=params)
     return fn
 
 
