@@ -272,7 +272,12 @@ def inner(input, other, *, out=None):
     return tensordot(input, other, ([-1], [-1]))
 
 
-FUNCTIONS["inner"] = Tensor.inner = inner
+def _inner_method(self, other):
+    return inner(self, other)
+
+
+FUNCTIONS["inner"] = inner
+Tensor.inner = _inner_method
 
 
 def tensordot(a, b, dims=2, out=None):
