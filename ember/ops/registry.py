@@ -80,7 +80,14 @@ def export(fn=None, *, name=None, method=False, out=False):
             f = with_out(f, n)
         FUNCTIONS[n] = f
         if method:
-            setattr(Tensor, n, _method(f))
+            m = _method(f)
+            try:  # the method's signature: the function's with self for input, without out=
+                params = list(inspect.signature(f).parameters.values())
+                params[0] = params[0].replace(name="self")
+                m.__signature__ = inspect.Signature([p for p in params if p.name != "out"])
+            except (TypeError, ValueError, IndexError):
+                pass
+            setattr(Tensor, n, m)
         return f
 
     return deco(fn) if fn is not None else deco
