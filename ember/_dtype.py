@@ -208,3 +208,25 @@ def scalar_dtype(v) -> dtype:
     if isinstance(v, (complex, np.complexfloating)):
         return get_default_complex_dtype()
     return get_default_dtype()
+
+
+# NOTE [Shell unsigned dtypes]: torch's uint16/uint32/uint64 are storage dtypes: tensors of them
+# can be created, copied, viewed, compared and converted, but mixing them with another dtype in
+# arithmetic is refused ("Promotion for uint16, uint32, uint64 types is not supported"). They
+# stay out of ALL (the dtypes every op claims) and promote only with themselves.
+uint16 = dtype("uint16", np.dtype(np.uint16), 2, _INT, False)
+uint32 = dtype("uint32", np.dtype(np.uint32), 4, _INT, False)
+uint64 = dtype("uint64", np.dtype(np.uint64), 8, _INT, False)
+_SHELL_UNSIGNED = (uint16, uint32, uint64)
+for _d in _SHELL_UNSIGNED:
+    _NAMES[_d.name] = _d
+    _FROM_NP[_d.np] = _d
+_promote_core = promote_types
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both a and b can be converted to (torch.promote_types)."""
+    if a is not b and (a in _SHELL_UNSIGNED or b in _SHELL_UNSIGNED):
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {a} and {b}")
+    return _promote_core(a, b)

@@ -45,7 +45,7 @@ NAMESPACES = [
 NOT_USER_FACING = [
     (r"(cudnn|miopen|mkldnn|fbgemm|xpu|mps|vulkan|ipu|xla)_.*|.*_(gpu|ipu|xla)_.*",
      "a GPU or vendor-library entry point; CPU programs do not call it"),
-    (r".*(quantiz|qscheme|qparams).*|q_.*|qu?int\d+(x\d+)?|int_repr|per_(channel|tensor)_.*",
+    (r".*(quantiz|qscheme|qparams).*|.*fake_quant.*|q_.*|qu?int\d+(x\d+)?|int_repr|per_(channel|tensor)_.*",
      "quantized tensors: a separate subsystem, out of this wave's scope"),
     (r".*Storage(Base|Context)?|storage_.*", "typed storage classes: legacy, ember exposes "
      "untyped storage through Tensor.untyped_storage"),
@@ -81,7 +81,24 @@ NOT_USER_FACING = [
 ]
 
 MISSING_ON_PURPOSE: dict[str, str] = {
-    "set_default_tensor_type": "deprecated in torch 2.1; set_default_dtype/device replace it",
+    "ModuleDict": "torch.ModuleDict/ParameterDict/BufferDict (top level) are TorchScript's C++ "
+                  "binding types, not the nn containers (ember.nn.ModuleDict is there)",
+    "ParameterDict": "TorchScript C++ binding type (see ModuleDict)",
+    "BufferDict": "TorchScript C++ binding type (see ModuleDict)",
+    "bit": "a 1-bit dtype with no NumPy storage and no operators in torch either",
+    "sparse_csr_tensor": "compressed sparse tensors (CSR/CSC/BSR/BSC): ember stores sparse "
+                         "tensors as COO only; the layout constants exist for comparisons",
+    "sparse_csc_tensor": "compressed sparse tensors: COO only (see sparse_csr_tensor)",
+    "sparse_bsr_tensor": "compressed sparse tensors: COO only (see sparse_csr_tensor)",
+    "sparse_bsc_tensor": "compressed sparse tensors: COO only (see sparse_csr_tensor)",
+    "sparse_compressed_tensor": "compressed sparse tensors: COO only (see sparse_csr_tensor)",
+    "to_sparse_csr": "Tensor method: compressed sparse tensors are not stored (COO only)",
+    "to_sparse_csc": "Tensor method: compressed sparse tensors are not stored (COO only)",
+    "to_sparse_bsr": "Tensor method: compressed sparse tensors are not stored (COO only)",
+    "to_sparse_bsc": "Tensor method: compressed sparse tensors are not stored (COO only)",
+    "to_mkldnn": "Tensor method: the oneDNN (mkldnn) layout belongs to torch's CPU backend",
+    "to_padded_tensor": "Tensor method of nested (ragged) tensors, which ember does not have",
+    "index": "Tensor method binding first-class dimensions (functorch.dim), not implemented",
     "symeig": "removed from torch (raises there); linalg.eigh replaces it",
     "eig": "removed from torch (raises there); linalg.eig replaces it",
     "lstsq": "removed from torch (raises there); linalg.lstsq replaces it",

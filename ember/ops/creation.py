@@ -123,11 +123,28 @@ def from_numpy(ndarray):
     return _make(ndarray)
 
 
+
+
+class _Capsule:
+    """Lets NumPy consume a bare DLPack capsule: it only accepts objects with __dlpack__."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, stream=None):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU: ember's capsules always describe host memory
+
+
 @export
 def from_dlpack(ext_tensor):
     """A tensor sharing memory with any object that implements ``__dlpack__`` (no copy)."""
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
+    if type(ext_tensor).__name__ == "PyCapsule":  # a capsule from to_dlpack (legacy protocol)
+        ext_tensor = _Capsule(ext_tensor)
     arr = np.from_dlpack(ext_tensor)
     return _make(arr)
 

@@ -50,7 +50,8 @@ sparse_coo = layout("sparse_coo")
 
 
 def _layout_by_name(name):
-    return {"strided": strided, "sparse_coo": sparse_coo}[name]
+    import ember
+    return {"strided": strided, "sparse_coo": sparse_coo}.get(name) or getattr(ember, name)
 
 
 class SparseTensor(Tensor):
