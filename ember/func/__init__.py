@@ -5,13 +5,14 @@ Transforms nest (``grad(grad(f))``, ``vmap(grad(f))``); vmap runs the function o
 tensors, each op through its batching rule (NOTE [vmap batching] in _batched.py).
 """
 
+from ._rearrange import rearrange
 from ._module import functional_call, replace_all_batch_norm_modules_, stack_module_state
 from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, linearize, vjp
 from ._vmap import vmap
 
 __all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value",
-           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
-           "stack_module_state", "vjp", "vmap"]
+           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "rearrange",
+           "replace_all_batch_norm_modules_", "stack_module_state", "vjp", "vmap"]
 
 
 def functionalize(func, *, remove="mutations"):
