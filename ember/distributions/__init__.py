@@ -27,6 +27,7 @@ from .exp_family import ExponentialFamily as ExponentialFamily
 from .exponential import Exponential as Exponential
 from .fishersnedecor import FisherSnedecor as FisherSnedecor
 from .gamma import Gamma as Gamma
+from .generalized_pareto import GeneralizedPareto as GeneralizedPareto
 from .geometric import Geometric as Geometric
 from .gumbel import Gumbel as Gumbel
 from .half_cauchy import HalfCauchy as HalfCauchy
@@ -85,7 +86,8 @@ __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
     "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
-    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric",
     "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
     "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
