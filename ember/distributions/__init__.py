@@ -81,6 +81,7 @@ from .transforms import (
 from .uniform import Uniform as Uniform
 from .von_mises import VonMises as VonMises
 from .weibull import Weibull as Weibull
+from .wishart import Wishart as Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
@@ -96,6 +97,6 @@ __all__ = [
     "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart", "biject_to",
     "identity_transform", "kl_divergence", "register_kl", "transform_to",
 ]
