@@ -38,6 +38,7 @@ from .kl import kl_divergence as kl_divergence
 from .kl import register_kl as register_kl
 from .kumaraswamy import Kumaraswamy as Kumaraswamy
 from .laplace import Laplace as Laplace
+from .lkj_cholesky import LKJCholesky as LKJCholesky
 from .log_normal import LogNormal as LogNormal
 from .logistic_normal import LogisticNormal as LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal as LowRankMultivariateNormal
@@ -90,7 +91,7 @@ __all__ = [
     "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric",
     "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "IndependentTransform",
-    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
     "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
