@@ -65,9 +65,9 @@ SIGNATURE_GAPS = {
             'tril_indices', 'triu_indices', 'typename', 'where', 'zeros', 'zeros_like',
         ),
         'surface': (
-            'bartlett_window', 'blackman_window', 'hamming_window', 'hann_window',
-            'histogram', 'is_storage', 'kaiser_window', 'set_warn_always',
-            'trapz',
+            'bartlett_window', 'blackman_window', 'hamming_window', 'hann_window', 'histogram',
+            'histogramdd', 'index_reduce', 'is_storage', 'kaiser_window', 'rrelu_',
+            'set_default_tensor_type', 'set_warn_always', 'trapz',
         ),
         'linalg': (
             'cholesky_inverse', 'cholesky_solve', 'det', 'logdet', 'matrix_power',
@@ -145,7 +145,12 @@ SIGNATURE_GAPS = {
             'stride', 'to_dense', 'to_sparse', 'to_sparse_coo', 'type', 'type_as', 'where',
         ),
         'surface': (
-            'put', 'resize_', 'resize_as_',
+            'as_strided_', 'coalesce', 'col_indices', 'crow_indices', 'float_power_', 'gcd_',
+            'heaviside_', 'histogram', 'index_reduce_', 'indices', 'ipu', 'is_coalesced', 'lcm_',
+            'ldexp_', 'mtia', 'mvlgamma_', 'new_empty_strided', 'nextafter_', 'put', 'renorm_',
+            'resize_', 'resize_as_', 'smm', 'sparse_resize_', 'sparse_resize_and_clear_',
+            'squeeze_', 'sspaddmm', 'swapaxes_', 'swapdims_', 't_', 'transpose_', 'unsqueeze_',
+            'values', 'xpu',
         ),
         'nnrest': (
             'softmax',
