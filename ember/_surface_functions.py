@@ -413,30 +413,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if source.dim():
         view[dim] = index.numel()
     spread = index.reshape(view).expand(source.shape) if source.dim() else index.reshape(())
-    if include_self:
-        return ember.scatter_reduce(input, dim, spread, source, reduce)
-    # without self: the targeted rows start from the reduction's identity instead
-    if reduce == "mean":
-        total = input.index_fill(dim, index, 0).index_add(dim, index, source)
-        count = np.bincount(index._data.reshape(-1), minlength=input.shape[dim] if input.dim()
-                            else 1)
-        shape = [1] * input.dim()
-        if input.dim():
-            shape[dim] = -1
-        count = _make(np.maximum(count, 1).astype(input._data.dtype).reshape(shape))
-        if input.is_floating_point():
-            return total / count
-        return ember.div(total, count, rounding_mode="floor")
-    if reduce == "prod":
-        identity = 1
-    else:
-        info = np.finfo if input.is_floating_point() else np.iinfo
-        big = np.inf if input.is_floating_point() else info(input._data.dtype).max
-        identity = -big if reduce == "amax" else big
-        if not input.is_floating_point() and reduce == "amax":
-            identity = info(input._data.dtype).min
-    return ember.scatter_reduce(input.index_fill(dim, index, identity), dim, spread, source,
-                                reduce)
+    return ember.scatter_reduce(input, dim, spread, source, reduce, include_self=include_self)
 
 
 # ------------------------------------------------------------------ sparse-dense products
