@@ -121,7 +121,7 @@ def _constant_pad(input, pads, value):
 # ---------------------------------------------------------------------------------------------
 # resizing
 
-_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2, "lanczos": 2}
 
 
 def _interp_sizes(x, size, scale_factor, nd, name):
@@ -227,6 +227,52 @@ def _cubic_dim(x, dim, n_out, scale, align_corners):
     return out
 
 
+# NOTE [Antialiased resize]: downsampling by s > 1 widens the interpolation kernel s times
+# (support = s * kernel radius) so every input pixel contributes; output i is centred at
+# s * (i + 0.5) in input coordinates, the kernel is evaluated at (j + 0.5 - centre) / s for the
+# input pixels j within the support, and the weights are normalised to sum to 1. Kernels:
+# triangle (bilinear), Keys' cubic with a = -0.5 (bicubic; PIL's choice, torch's too) and
+# Lanczos-3, sinc(x) sinc(x / 3) (lanczos). When upsampling (s <= 1) the kernel keeps its
+# size. Separable: one (out, in) weight matrix per spatial dim, applied by a matmul, so
+# gradients of any order come for free.
+def _aa_filter(x, mode):
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1.0 - x, 0.0)
+    if mode == "lanczos":            # sinc(x) sinc(x / 3) on |x| < 3
+        return np.where(x < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+    a = -0.5
+    near = ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+    far = (((x - 5.0) * x + 8.0) * x - 4.0) * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _antialias_weights(in_size, out_size, scale, align_corners, mode):
+    """(out_size, in_size) float64 resampling matrix; see NOTE [Antialiased resize]."""
+    if align_corners:
+        s = (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale is not None and scale > 0 else in_size / out_size
+    radius = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
+    support = radius * s if s >= 1.0 else radius
+    inv = 1.0 / s if s >= 1.0 else 1.0
+    weights = np.zeros((out_size, in_size))
+    for i in range(out_size):
+        centre = s * (i + 0.5)
+        lo = max(int(centre - support + 0.5), 0)
+        hi = min(int(centre + support + 0.5), in_size)
+        w = _aa_filter((np.arange(lo, hi) - centre + 0.5) * inv, mode)
+        total = w.sum()
+        weights[i, lo:hi] = w / total if total != 0 else w
+    return weights
+
+
+def _antialias_dim(x, dim, out_size, scale, align_corners, mode):
+    w = _antialias_weights(x.shape[dim], out_size, scale, align_corners, mode)
+    matrix = _make(w.T.astype(x._data.dtype))
+    return x.movedim(dim, -1).matmul(matrix).movedim(-1, dim)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize (N, C, *spatial) input to ``size`` or by ``scale_factor``.
@@ -235,7 +281,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'trilinear' (5-D), 'area' (adaptive average pooling, 3-D / 4-D). Linear modes map
     coordinates by pixel centres unless ``align_corners=True`` (corner pixels aligned).
 
-    Differs from torch: ``antialias=True`` is not supported (NotImplementedError).
+    ``antialias=True`` (bilinear / bicubic / lanczos, 4-D; 'lanczos' requires it) low-pass
+    filters while downsampling, as PIL and torch do: see NOTE [Antialiased resize].
 
     Example:
         >>> import ember
@@ -263,8 +310,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         raise NotImplementedError(f"{name}: unknown mode {mode!r}; expected one of nearest, "
                                   "nearest-exact, linear, bilinear, bicubic, trilinear, area.")
-    if antialias:
-        raise NotImplementedError(f"{name}: antialias=True is not supported by ember.")
+    if mode == "lanczos" and not antialias:
+        raise ValueError(f"{name}: Lanczos mode requires antialias=True")
+    if mode == "lanczos" and align_corners:
+        raise ValueError(f"{name}: Lanczos mode does not support align_corners=True")
+    if antialias and (mode not in ("bilinear", "bicubic", "lanczos") or input.ndim != 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         f"and requires a 4-D tensor as input; got mode {mode!r} and a "
+                         f"{input.ndim}-D input.")
     sizes, scales = _interp_sizes(input, size, scale_factor, nd, name)
     if recompute_scale_factor:
         scales = (None,) * nd  # derive the coordinate scale from the rounded output size
@@ -286,6 +339,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             if out.shape[dim] != sizes[i] or scales[i] not in (None, 1.0):
                 out = _nearest_dim(out, dim, sizes[i], scales[i], mode == "nearest-exact")
+        elif antialias:
+            out = _antialias_dim(out, dim, sizes[i], scales[i], align_corners, mode)
         elif mode == "bicubic":
             out = _cubic_dim(out, dim, sizes[i], scales[i], align_corners)
         else:
