@@ -192,7 +192,8 @@ class _LazyNormBase(LazyModuleMixin):
             self.num_features = _features(input, 1, self._unbatched_ndim, type(self).__name__)
             if self.affine:
                 self.weight.materialize((self.num_features,))
-                self.bias.materialize((self.num_features,))
+                if self.bias is not None:
+                    self.bias.materialize((self.num_features,))
             if self.track_running_stats:
                 dt = self.running_mean.dtype   # the placeholder's, after any .double()
                 self.running_mean = ember.zeros(self.num_features, dtype=dt)
@@ -226,23 +227,31 @@ class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
     _unbatched_ndim = 4
 
 
-# torch's lazy instance norms default to affine=True, track_running_stats=True (the batch-norm
-# defaults of _LazyNormBase), unlike the eager InstanceNorm*d; kept for parity
-class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+class _LazyInstanceNorm(_LazyNormBase):
+    # torch's lazy instance norms default to affine=True, track_running_stats=True (the
+    # batch-norm defaults), unlike the eager InstanceNorm*d; kept for parity
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(eps, momentum, affine, track_running_stats, device, dtype)
+        if affine and not bias:
+            self.bias = None
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
     """``InstanceNorm1d`` whose ``num_features`` is read from the first input."""
 
     cls_to_become = InstanceNorm1d
     _unbatched_ndim = 2
 
 
-class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
     """``InstanceNorm2d`` whose ``num_features`` is read from the first input."""
 
     cls_to_become = InstanceNorm2d
     _unbatched_ndim = 3
 
 
-class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
     """``InstanceNorm3d`` whose ``num_features`` is read from the first input."""
 
     cls_to_become = InstanceNorm3d
