@@ -195,7 +195,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 _HistogramDD = collections.namedtuple("histogramdd", ["hist", "bin_edges"])
 
 
-def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):
     """A D-dimensional histogram of the rows of ``input`` (shape (..., D))."""
     if not input.is_floating_point():
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the "
@@ -210,7 +210,11 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     w = None if weight is None else weight.detach().numpy().reshape(-1)
     hist, edges = np.histogramdd(data, bins=bins, range=rng, weights=w, density=density)
     dt = input._data.dtype
-    return _HistogramDD(_make(hist.astype(dt)), [_make(e.astype(dt)) for e in edges])
+    result = _HistogramDD(_make(hist.astype(dt)), [_make(e.astype(dt)) for e in edges])
+    if out is None:
+        return result
+    from .ops.registry import write_out
+    return write_out(out, result, "histogramdd")
 
 
 
