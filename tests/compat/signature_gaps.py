@@ -163,8 +163,7 @@ SIGNATURE_GAPS = {
     },
     'nn': {
         'nnrest': (
-            'Hardtanh', 'LazyInstanceNorm1d', 'LazyInstanceNorm2d',
-            'LazyInstanceNorm3d', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
+            'Hardtanh', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
             'LazyConv1d',
             'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d',
             'LazyConvTranspose3d', 'SyncBatchNorm',
