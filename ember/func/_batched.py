@@ -61,6 +61,8 @@ class _Flags:
     c_contiguous = True
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # protocol probes (inspect.unwrap's __wrapped__, copy, pickle)
+            raise AttributeError(name)
         raise Unbatchable(f"vmap: the memory layout of a batched tensor was read (.{name})")
 
 
@@ -103,6 +105,8 @@ class _MetaArray:
     del _whole
 
     def __getattr__(self, name):
+        if name.startswith("__"):  # protocol probes (inspect.unwrap's __wrapped__, copy, pickle)
+            raise AttributeError(name)
         raise Unbatchable(f"vmap: the values of a batched tensor were read (.{name}); this "
                           "function is evaluated slice by slice instead")
 
