@@ -17,8 +17,6 @@ pytestmark = pytest.mark.parity
 # name -> why ember does not take out= yet; the test fails once the gap is closed, so that the
 # entry is deleted
 GAPS = {
-    "linalg.det": "linalg helper's area this session",
-    "linalg.slogdet": "linalg helper's area this session",
 }
 
 _SIGNATURE_LINE = re.compile(r"^\s*[\w.]+\((.*)\)")

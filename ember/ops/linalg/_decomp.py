@@ -56,10 +56,10 @@ class Det(Op):
 
 
 @linalg_op
-def det(A):
+def det(A, *, out=None):
     """Determinant of a (batch of) square matrix."""
     _check_matrix(A, "linalg.det", square=True)
-    return Det.apply(A)
+    return _out(Det.apply(A), out, "linalg.det")
 
 
 # ----------------------------------------------------------------------------- qr

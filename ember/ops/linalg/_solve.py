@@ -105,10 +105,10 @@ class Slogdet(Op):
 
 
 @linalg_op
-def slogdet(A):
+def slogdet(A, *, out=None):
     """(sign, logabsdet) of a (batch of) square matrix; sign 0 and -inf for singular ones."""
     _check_matrix(A, "linalg.slogdet", square=True)
-    return _rt["linalg_slogdet"](*Slogdet.apply(A))
+    return _out(_rt["linalg_slogdet"](*Slogdet.apply(A)), out, "linalg.slogdet")
 
 
 @linalg_op
