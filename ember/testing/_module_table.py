@@ -174,6 +174,8 @@ MODULE_TABLE: dict[str, ModuleSpec] = {
     # without a process group it is BatchNorm; torch trains it only on GPU, hence eval mode
     # (tests/distributed cover the synchronised statistics)
     "SyncBatchNorm": M(lambda t: t.nn.SyncBatchNorm(2), (F(3, 2, 2, 2),), train=False),
+    # torch without CUDA, like ember, runs the wrapped module unchanged
+    "DataParallel": M(lambda t: t.nn.DataParallel(t.nn.Linear(3, 2)), (F(4, 3),)),
     "InstanceNorm1d": M(lambda t: t.nn.InstanceNorm1d(3), (F(2, 3, 4),)),
     "InstanceNorm2d": M(lambda t: t.nn.InstanceNorm2d(2, affine=True), (F(2, 2, 3, 3),)),
     "InstanceNorm3d": M(lambda t: t.nn.InstanceNorm3d(2, track_running_stats=True),
