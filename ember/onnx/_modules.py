@@ -6,19 +6,11 @@ import numpy as np
 
 import ember.nn as nn
 
-from . import _functions as _fn
+from . import _indexing as _ix
 from ._builder import Builder, T
-from ._functions import (
-    _Unsupported,
-    attention,
-    clip,
-    conv_transpose,
-    flatten,
-    gelu,
-    layer_norm,
-    linear,
-    silu,
-)
+from ._functions import _Unsupported, clip, flatten, gelu, linear, silu
+from ._indexing import conv_transpose
+from ._nn import attention, layer_norm
 
 MODULES: dict = {}
 
@@ -79,9 +71,9 @@ def _conv_transpose(b, m, path, x, output_size=None):
                           m.padding, m.output_padding, m.groups, m.dilation)
 
 
-_reg("PixelShuffle")(lambda b, m, path, x: _fn._pixel_shuffle(b, None, (x, m.upscale_factor),
+_reg("PixelShuffle")(lambda b, m, path, x: _ix._pixel_shuffle(b, None, (x, m.upscale_factor),
                                                                 {}))
-_reg("PixelUnshuffle")(lambda b, m, path, x: _fn._pixel_unshuffle(
+_reg("PixelUnshuffle")(lambda b, m, path, x: _ix._pixel_unshuffle(
     b, None, (x, m.downscale_factor), {}))
 
 
