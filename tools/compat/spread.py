@@ -1,11 +1,13 @@
 #!/usr/bin/env python
 """The spread of each program's metric over torch runs with different seeds, as corpus.SPREAD.
 
-    python tools/compat/spread.py SEED=RUN.txt [SEED=RUN.txt ...]
+    python tools/compat/spread.py [--keep] SEED=RUN.txt [SEED=RUN.txt ...]
 
 Each RUN.txt is run.py's stdout for `--impl torch --seed SEED`. Prints the SPREAD literal for
 corpus.py ({program: {seed: metric}}, exit-0 runs with a metric only) and, on stderr, every
-program whose bar a torch seed misses (the bar then needs more margin, or a reason)."""
+program whose bar a torch seed misses (the bar then needs more margin, or a reason). With --keep
+the seeds already in corpus.SPREAD stay and the given runs add to them (a new seed without
+rerunning the old ones)."""
 from __future__ import annotations
 
 import sys
@@ -17,7 +19,9 @@ from report import _LINE
 
 
 def main(argv) -> int:
-    spread: dict = {}
+    keep = "--keep" in argv
+    argv = [a for a in argv if a != "--keep"]
+    spread: dict = {k: dict(v) for k, v in corpus.SPREAD.items()} if keep else {}
     for arg in argv:
         seed, _, path = arg.partition("=")
         for line in Path(path).read_text().splitlines():
