@@ -1,4 +1,4 @@
-"""The six Table 1 workloads (examples/models/table1.py) at reduced size: one training step's
+"""The six Table 1 workloads and GPT-S (examples/models/table1.py) at reduced size: one step's
 forward and backward in ember matches PyTorch on the same weights and data (loss, every
 parameter gradient, batch-norm running statistics; float32, float64 for the BN networks).
 The benchmark compares speed; this checks that it compares the same arithmetic."""
@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from examples.models.table1 import WORKLOADS  # noqa: E402
+from examples.models.table1 import WORKLOADS, adamw_param_groups  # noqa: E402
 
 pytestmark = pytest.mark.parity
 
@@ -49,7 +49,13 @@ DATA = {
     "mobilenet_v2": lambda rng: _images(rng, 2, 64),
     "gnmt": _gnmt_data,
     "ncf": _ncf_data,
+    "gpts": lambda rng: _gpt_data(rng),
 }
+
+
+def _gpt_data(rng, batch=2, length=16):
+    tokens = rng.integers(0, 1024, (batch, length + 1)).astype(np.int64)
+    return (tokens[:, :-1],), tokens[:, 1:]
 
 
 # Networks with batch norm compare in float64. At batch 2 they are ill-conditioned in float32
@@ -111,3 +117,73 @@ def test_table1_model_step_matches_torch(name):
     for key, eb in e_model.named_buffers():
         np.testing.assert_allclose(eb.numpy(), t_buffers[key].numpy(), rtol=rtol, atol=atol,
                                    err_msg=f"{name}: buffer {key}")
+
+
+def _copy_into(t_model, e_model):
+    state = {k: v.detach().numpy().copy() for k, v in t_model.state_dict().items()}
+    e_model.load_state_dict({k: ember.from_numpy(v) for k, v in state.items()})
+
+
+def test_gpts_parameter_count_and_tied_head():
+    model, opt, batches, _, items = WORKLOADS["gpts"](ember)
+    assert sum(p.numel() for p in model.parameters()) == 3_454_464
+    assert model.head.weight is model.tok.weight
+    assert items == 1024 and len(batches) == 4
+    x, y = batches[0]
+    assert tuple(x.shape) == (8, 128) and tuple(y.shape) == (8, 128)
+    np.testing.assert_array_equal(x.numpy()[:, 1:], y.numpy()[:, :-1])
+    decayed, plain = opt.param_groups
+    assert decayed["weight_decay"] == 0.1 and plain["weight_decay"] == 0.0
+    assert all(p.dim() == 2 for p in decayed["params"])
+    assert all(p.dim() == 1 for p in plain["params"])
+    # 2 embeddings + 4 blocks x 4 Linear weights; the tied head is the token embedding
+    assert len(decayed["params"]) == 18
+    assert opt.defaults["betas"] == (0.9, 0.95) and opt.defaults["lr"] == 3e-4
+
+
+def test_gpts_tied_weight_gradient_is_the_sum_of_both_uses():
+    model, _ = _build(ember, "gpts")
+    (idx,), target = _gpt_data(np.random.default_rng(2))
+    loss = WORKLOADS["gpts"](ember)[3](model(ember.from_numpy(idx)), ember.from_numpy(target))
+    emb = ember.autograd.grad(loss, [model.tok.weight])[0].numpy()
+    # the head's share alone: gradient of the loss w.r.t. a detached copy used only as the head
+    w = model.tok.weight
+    model.head.weight = ember.nn.Parameter(w.detach().clone())
+    loss2 = WORKLOADS["gpts"](ember)[3](model(ember.from_numpy(idx)), ember.from_numpy(target))
+    g_emb, g_head = ember.autograd.grad(loss2, [w, model.head.weight])
+    np.testing.assert_allclose(emb, g_emb.numpy() + g_head.numpy(), rtol=1e-5, atol=1e-7)
+    assert np.abs(g_head.numpy()).sum() > 0 and np.abs(g_emb.numpy()).sum() > 0
+
+
+def test_gpts_adamw_step_matches_torch():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    # float64: Adam divides by sqrt(v) + eps, so for gradients near eps the float32 rounding of
+    # the gradient moves the update by ~1% of lr, more than the weight decay (lr * 0.1 * w)
+    # this test must see. In float64 both libraries agree to ~1e-12.
+    t_model, t_loss_fn = _build(torch, "gpts")
+    e_model, e_loss_fn = _build(ember, "gpts")
+    t_model.double()
+    e_model.double()
+    _copy_into(t_model, e_model)
+    t_opt = torch.optim.AdamW(adamw_param_groups(t_model, 0.1), lr=3e-4, betas=(0.9, 0.95),
+                              eps=1e-8)
+    e_opt = ember.optim.AdamW(adamw_param_groups(e_model, 0.1), lr=3e-4, betas=(0.9, 0.95),
+                              eps=1e-8)
+    rng = np.random.default_rng(3)
+    for _ in range(2):  # the second step uses non-trivial moments and bias corrections
+        inputs, target = _gpt_data(rng)
+        t_loss = _step(torch, t_model, t_loss_fn, inputs, target)
+        e_loss = _step(ember, e_model, e_loss_fn, inputs, target)
+        np.testing.assert_allclose(e_loss.item(), t_loss.item(), rtol=1e-10)
+        t_opt.step()
+        e_opt.step()
+    t_params = dict(t_model.named_parameters())
+    for key, ep in e_model.named_parameters():
+        np.testing.assert_allclose(ep.detach().numpy(), t_params[key].detach().numpy(),
+                                   rtol=1e-9, atol=1e-12, err_msg=f"gpts: parameter {key}")
+        t_state, e_state = t_opt.state[t_params[key]], e_opt.state[ep]
+        for moment in ("exp_avg", "exp_avg_sq"):
+            want = t_state[moment].numpy()
+            np.testing.assert_allclose(e_state[moment].numpy(), want, rtol=1e-8,
+                                       atol=1e-10 * np.abs(want).max(),
+                                       err_msg=f"gpts: {moment} of {key}")

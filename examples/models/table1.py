@@ -1,4 +1,4 @@
-"""The six workloads of the paper's Table 1, CPU-scaled (../shared/bench/SPEC.md).
+"""The six workloads of the paper's Table 1, CPU-scaled, plus GPT-S (../shared/bench/SPEC.md).
 
 Every builder takes the library module (``ember`` or ``torch``) so that the SAME source defines
 both sides of the benchmark: identical layers, shapes and arithmetic. Each returns
@@ -250,7 +250,130 @@ def ncf(lib):
             lib.nn.BCEWithLogitsLoss(), 4096)
 
 
+def _gpt_module(lib):
+    nn = lib.nn
+    F = nn.functional
+
+    class Block(nn.Module):
+        """Pre-LayerNorm transformer block: causal self-attention, then a GELU MLP."""
+
+        def __init__(self, d, heads):
+            super().__init__()
+            self.heads = heads
+            self.ln1 = nn.LayerNorm(d)
+            self.qkv = nn.Linear(d, 3 * d)
+            self.proj = nn.Linear(d, d)
+            self.ln2 = nn.LayerNorm(d)
+            self.fc1 = nn.Linear(d, 4 * d)
+            self.fc2 = nn.Linear(4 * d, d)
+
+        def attend(self, x, past):
+            b, t, d = x.shape
+            hd = d // self.heads
+            # (B, T, 3d) -> three (B, heads, T, hd) views
+            q, k, v = self.qkv(x).view(b, t, 3, self.heads, hd).permute(2, 0, 3, 1, 4).unbind(0)
+            if past is not None:
+                k = lib.cat([past[0], k], dim=2)
+                v = lib.cat([past[1], v], dim=2)
+            if past is None or t == 1:
+                # a single new query may see every cached key: no mask at all
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=past is None)
+            else:
+                # several new queries after a cache: causal, aligned to the END of the keys
+                s = k.shape[2]
+                mask = lib.ones(t, s, dtype=lib.bool).tril(diagonal=s - t)
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            y = y.transpose(1, 2).reshape(b, t, d)
+            return self.proj(y), (k, v)
+
+        def forward(self, x, past=None):
+            a, present = self.attend(self.ln1(x), past)
+            x = x + a
+            x = x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+            return x, present
+
+    class GPT(nn.Module):
+        """Decoder-only transformer of SPEC.md section 7, with an optional key/value cache.
+
+        ``model(idx)`` returns the logits (B, T, vocab). ``model(idx, cache)`` with ``cache`` a
+        list (empty before the first call) returns ``(logits, cache)``: the keys and values of
+        every layer so far, so that the next call only feeds the new tokens.
+        """
+
+        def __init__(self, vocab=1024, ctx=128, d=256, heads=4, layers=4):
+            super().__init__()
+            self.ctx = ctx
+            self.tok = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(ctx, d)
+            self.blocks = nn.ModuleList([Block(d, heads) for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+            self.head.weight = self.tok.weight  # tied: one parameter, both gradients summed
+            with lib.no_grad():
+                for p in self.parameters():
+                    if p.dim() == 2:
+                        nn.init.normal_(p, 0.0, 0.02)
+                    # biases are zero and LayerNorm gamma/beta 1/0 by construction
+
+        def forward(self, idx, cache=None):
+            start = cache[0][0].shape[2] if cache else 0
+            t = idx.shape[1]
+            if start + t > self.ctx:
+                raise ValueError(f"GPT: {start + t} positions exceed the context of {self.ctx}")
+            pos = lib.arange(start, start + t, device=idx.device)
+            x = self.tok(idx) + self.pos(pos)
+            present = []
+            for i, block in enumerate(self.blocks):
+                x, kv = block(x, cache[i] if cache else None)
+                present.append(kv)
+            logits = self.head(self.ln_f(x))
+            return logits if cache is None else (logits, present)
+
+    return GPT
+
+
+def adamw_param_groups(model, weight_decay):
+    """Decay the 2-D weights (embeddings, Linear weights) only, as SPEC.md section 7 says."""
+    params = list(model.parameters())  # the tied weight appears once
+    return [{"params": [p for p in params if p.dim() == 2], "weight_decay": weight_decay},
+            {"params": [p for p in params if p.dim() != 2], "weight_decay": 0.0}]
+
+
+def gpt_s(lib):
+    model = _gpt_module(lib)()
+    rng = np.random.default_rng(0)
+    batches = []
+    for _ in range(4):
+        tokens = rng.integers(0, 1024, (8, 129)).astype(np.int64)
+        batches.append((lib.from_numpy(tokens[:, :-1].copy()),
+                        lib.from_numpy(tokens[:, 1:].copy())))
+
+    def loss(logits, target):
+        return lib.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               target.reshape(-1))
+
+    opt = lib.optim.AdamW(adamw_param_groups(model, 0.1), lr=3e-4, betas=(0.9, 0.95),
+                          eps=1e-8)
+    return model, opt, batches, loss, 1024
+
+
+# Matmul FLOPs of one GPT-S training step by SPEC's counting rules (2 per multiply-add, forward
+# + backward, no input gradient for the embedding lookups). Per token and block the Linears do
+# 256*768 + 256*256 + 256*1024 + 1024*256 = 786,432 multiply-adds, the tied head 256*1024 =
+# 262,144: (4 * 786,432 + 262,144) * 1024 tokens * 2 = 6.979 GFLOP forward. Attention per
+# block is two (B*heads, 128, 128, 64) products, Q K^T and P V, counted over the full 128 x 128
+# square (the causal half is not discounted): 2 * 8*4*128*128*64 * 2 * 4 = 0.537 GFLOP forward.
+# Backward doubles both (weight and input gradient of every Linear; dQ, dK, dV, dP in
+# attention): 3 * 7.516 = 22.549 GFLOP per step, 22.0 MFLOP per token. (torch 2.13's
+# FlopCounterMode reports 20.938: it has no formula for the CPU attention kernel, so it counts
+# only the Linears; the attention products are matmuls by SPEC's rules and are counted here.)
+GPT_S_GFLOP = 3 * 2 * ((4 * 786_432 + 262_144) * 1024 + 2 * 8 * 4 * 128 * 128 * 64 * 4) / 1e9
+
+
 WORKLOADS = {"alexnet": alexnet_s, "vgg19": vgg19, "resnet50": resnet50,
-             "mobilenet_v2": mobilenet_v2, "gnmt": gnmt_s, "ncf": ncf}
+             "mobilenet_v2": mobilenet_v2, "gnmt": gnmt_s, "ncf": ncf, "gpts": gpt_s}
 ITEM_UNIT = {"alexnet": "img", "vgg19": "img", "resnet50": "img", "mobilenet_v2": "img",
-             "gnmt": "tok", "ncf": "sample"}
+             "gnmt": "tok", "ncf": "sample", "gpts": "tok"}
+# GFLOP per training step (SPEC.md's reference table; GPT-S derived above)
+GFLOP = {"alexnet": 19.528, "vgg19": 19.107, "resnet50": 15.862, "mobilenet_v2": 2.320,
+         "gnmt": 11.482, "ncf": 0.064, "gpts": GPT_S_GFLOP}
