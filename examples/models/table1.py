@@ -316,12 +316,15 @@ def _gpt_module(lib):
                     # biases are zero and LayerNorm gamma/beta 1/0 by construction
 
         def forward(self, idx, cache=None):
-            start = cache[0][0].shape[2] if cache else 0
-            t = idx.shape[1]
-            if start + t > self.ctx:
-                raise ValueError(f"GPT: {start + t} positions exceed the context of {self.ctx}")
-            pos = lib.arange(start, start + t, device=idx.device)
-            x = self.tok(idx) + self.pos(pos)
+            start = 0
+            if cache:  # generation: positions continue after the cached ones
+                start = cache[0][0].shape[2]
+                if start + idx.shape[1] > self.ctx:
+                    raise ValueError(f"GPT: {start + idx.shape[1]} positions exceed the "
+                                     f"context of {self.ctx}")
+            # the rows of the position table for positions start..start+T-1 (a slice rather
+            # than a lookup keeps the model traceable by torch.fx-style tracers)
+            x = self.tok(idx) + self.pos.weight[start:start + idx.shape[1]]
             present = []
             for i, block in enumerate(self.blocks):
                 x, kv = block(x, cache[i] if cache else None)

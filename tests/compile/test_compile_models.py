@@ -27,6 +27,9 @@ def _small_batches(name, lib):
         def ids(shape):
             return lib.from_numpy(rng.integers(0, 2000, shape).astype(np.int64))
         return [((ids((4, 2)), ids((3, 2))), ids((3, 2))) for _ in range(2)]
+    if name == "gpts":
+        tokens = [lib.from_numpy(rng.integers(0, 1024, (2, 9)).astype(np.int64)) for _ in range(2)]
+        return [(t[:, :-1], t[:, 1:]) for t in tokens]
     return [((lib.from_numpy(rng.integers(0, 10000, 16).astype(np.int64)),
               lib.from_numpy(rng.integers(0, 10000, 16).astype(np.int64))),
              lib.from_numpy(rng.integers(0, 2, 16).astype(np.float32))) for _ in range(2)]
@@ -36,7 +39,15 @@ def _args(x):
     return x if isinstance(x, tuple) else (x,)
 
 
-@pytest.mark.parametrize("name", sorted(WORKLOADS))
+# GPT-S's causal attention breaks the graph today: scaled_dot_product_attention(is_causal=True)
+# builds its mask with logical_not, which computes outside the op registry (ops/unary.py
+# _pred). Strict, so the fix (a registered/fused attention op) turns this into a failure that
+# says to delete the mark.
+_BREAKS = {"gpts": "causal SDPA's mask uses logical_not, computed outside the op registry"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
+    reason=_BREAKS[n], strict=True)) if n in _BREAKS else n for n in sorted(WORKLOADS)])
 def test_spec_model_training_step_compiled_equals_eager(name):
     ember.manual_seed(0)
     model, _, _, loss_fn, _ = WORKLOADS[name](ember)
