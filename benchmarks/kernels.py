@@ -170,6 +170,20 @@ def _lstm_layer_case(steps, batch, hidden):
     return make
 
 
+def _functional_case(fn, *shapes, **kwargs):
+    """ember.nn.functional.<fn> against torch's through the public API, forward + backward of
+    every input (so dispatch and graph recording are in both figures)."""
+    def make(rng, dtype):
+        arrays = [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+        def run(lib, functional):
+            xs = [lib.tensor(a, requires_grad=True) for a in arrays]
+            getattr(functional, fn)(*xs, **kwargs).sum().backward()
+
+        return (lambda: run(ember, ember.nn.functional)), run
+    return make
+
+
 CASES = {
     "conv alexnet-s 5x5 (16,64,15,15)->192": _conv_case((16, 64, 15, 15), (192, 64, 5, 5), 1, 2),
     "conv vgg 3x3 (8,64,32,32)->64": _conv_case((8, 64, 32, 32), (64, 64, 3, 3), 1, 1),
@@ -188,6 +202,8 @@ CASES = {
     "batchnorm mobilenet (16,576,4,4)": _batchnorm_case((16, 576, 4, 4)),
     "layernorm (512,768)": _layernorm_case((512, 768)),
     "cross_entropy (640,2000)": _cross_entropy_case(640, 2000),
+    "softmax gpt-s scores (8,4,128,128)": _functional_case("softmax", (8, 4, 128, 128), dim=-1),
+    "log_softmax gpt-s logits (1024,1024)": _functional_case("log_softmax", (1024, 1024), dim=-1),
     "lstm cell pointwise (64,4x512)": _lstm_case(64, 512),
     "lstm layer gnmt (T20,B32,H256)": _lstm_layer_case(20, 32, 256),
     "gemm x@W^T (32,256)x(256,1024) (fwd)": _gemm_case(32, 256, 1024),

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._backend import reusable_empty
+from ..._tensor import _make
 from ...autograd.function import Op
+from ...autograd.grad_mode import _state as _grad_state
 from .._kernels import loss as _kloss
 from .._kernels import pointwise as _kpoint
+from .._kernels import softmax as _ksoftmax
 from ..indexing import where
 from ..unary import _sigmoid_np, unary_op
 
@@ -180,7 +184,10 @@ class Softmax(Op):
             ctx.save_for_backward(y)
             return y
         rows, shape = _rows(x, dim)
-        out = _log_softmax_rows(rows) if log else _kloss.softmax_forward(rows)
+        if _fused(rows):
+            out = _ksoftmax.softmax_rows(rows, reusable_empty(rows.shape, rows.dtype), log)
+        else:
+            out = _log_softmax_rows(rows) if log else _kloss.softmax_forward(rows)
         y = np.moveaxis(out.reshape(shape), -1, dim)
         y = np.ascontiguousarray(y)
         ctx.save_for_backward(y)
@@ -192,6 +199,14 @@ class Softmax(Op):
         if y.ndim == 0:
             return grad * 0, None, None
         dim = ctx.dim
+        if not _grad_state.enabled:  # not recorded (no create_graph): one fused numba pass
+            g_rows, shape = _rows(grad._data, dim)
+            y_rows, _ = _rows(y._data, dim)
+            if _fused(y_rows) and g_rows.dtype == y_rows.dtype:
+                gx = _ksoftmax.softmax_rows_backward(
+                    g_rows, y_rows, reusable_empty(y_rows.shape, y_rows.dtype), ctx.log)
+                gx = np.ascontiguousarray(np.moveaxis(gx.reshape(shape), -1, dim))
+                return _make(gx), None, None
         if ctx.log:  # d log_softmax: g - softmax * sum(g)
             return grad - y.exp() * grad.sum(dim, keepdim=True), None, None
         # d softmax: y * (g - sum(g * y))
@@ -200,6 +215,11 @@ class Softmax(Op):
 
 class LogSoftmax(Softmax):
     """log_softmax: the same Op, a separate name for grad_fn (LogSoftmaxBackward0)."""
+
+
+def _fused(rows):
+    """Whether the numba row kernels take these (M, K) rows: float32/float64, non-empty."""
+    return rows.dtype in (np.float32, np.float64) and rows.size > 0
 
 
 def _log_softmax_rows(rows):
@@ -211,7 +231,8 @@ def _log_softmax_rows(rows):
     if rows.size == 0:
         return np.empty_like(rows)
     row_max = rows.max(axis=1, keepdims=True)
-    # an all -inf row would give -inf - -inf = NaN; shift it by 0 instead (result -inf)
-    shifted = rows - np.where(np.isfinite(row_max), row_max, 0).astype(rows.dtype)
+    # an all -inf row would give -inf - -inf = NaN; shift it by 0 instead (result NaN, as the
+    # fused kernel's: see ember/ops/_kernels/softmax.py)
+    shifted = rows - np.where(row_max == -np.inf, 0, row_max).astype(rows.dtype)
     with np.errstate(divide="ignore"):
         return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
