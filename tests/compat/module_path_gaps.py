@@ -176,7 +176,6 @@ NAME_GAPS = {
         'scaled_mm',
     ),
     'torch.nn.grad': None,
-    'torch.nn.modules.channelshuffle': None,
     'torch.nn.modules.linear_cross_entropy': None,
     'torch.nn.modules.module': (
         'register_module_backward_hook', 'register_module_buffer_registration_hook',
@@ -189,7 +188,6 @@ NAME_GAPS = {
         'gather', 'parallel_apply', 'replicate', 'scatter',
     ),
     'torch.nn.parallel.comm': None,
-    'torch.nn.parallel.data_parallel': None,
     'torch.nn.parallel.parallel_apply': None,
     'torch.nn.parallel.replicate': None,
     'torch.nn.parallel.scatter_gather': None,

@@ -7,6 +7,7 @@ Parametrized by module name, so a failure reads ``test_module_gradcheck[LSTM]``.
 """
 from __future__ import annotations
 
+import importlib
 import inspect
 import zlib
 
@@ -192,6 +193,26 @@ def test_module_repr_and_state_dict_keys_match_torch(name):
             continue
         assert tuple(v.shape) == tuple(tv.shape), f"{name}: {k}"
     assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", NAMES)
+def test_module_submodule_classes_are_the_ones_at_torchs_paths(name):
+    """A module's children are instances of the very class found where torch defines theirs:
+    a pickled model names each child's class, and torch.serialization.safe_globals lists the
+    classes a program imports from torch's paths, so a same-named copy of a class defined in
+    another file makes ember.load refuse the program's own checkpoint."""
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    ours, theirs = _module(ember, name), _module(torch, name)
+    for (path, sub), (_, tsub) in zip(ours.named_modules(), theirs.named_modules(),
+                                      strict=True):
+        cls = type(tsub)
+        if not cls.__module__.startswith("torch."):
+            continue
+        home = importlib.import_module("ember" + cls.__module__[len("torch"):])
+        assert type(sub) is getattr(home, cls.__name__), (
+            f"{name}: child {path!r} is {type(sub).__module__}.{type(sub).__name__}, torch's "
+            f"is {cls.__module__}.{cls.__name__}")
 
 
 @pytest.mark.parity

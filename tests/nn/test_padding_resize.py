@@ -168,11 +168,11 @@ def test_pixel_and_channel_shuffle_match_torch(rng):
     _compare(rng, PS.PixelShuffle(3), torch.nn.PixelShuffle(3), x)
     _compare(rng, PS.PixelUnshuffle(2), torch.nn.PixelUnshuffle(2),
              rng.standard_normal((2, 3, 4, 6)))
-    _compare(rng, PS.ChannelShuffle(3), torch.nn.ChannelShuffle(3), x)
+    _compare(rng, ember.nn.ChannelShuffle(3), torch.nn.ChannelShuffle(3), x)
     _compare(rng, lambda t: F.pixel_shuffle(t, 2),
              lambda t: torch.nn.functional.pixel_shuffle(t, 2), rng.standard_normal((5, 8, 2, 2)))
     for name in ("PixelShuffle", "PixelUnshuffle", "ChannelShuffle"):
-        assert repr(getattr(PS, name)(2)) == repr(getattr(torch.nn, name)(2))
+        assert repr(getattr(ember.nn, name)(2)) == repr(getattr(torch.nn, name)(2))
 
 
 def test_pixel_shuffle_errors():

@@ -313,6 +313,56 @@ add(name="examples/gat", repo=_E, script="gat/main.py",
           "--val-every", "5"],
     data=["cora"], metric=r"Test set results: loss [0-9.]+ accuracy ([0-9.]+)", bar=(">=", 0.3))
 
+# the MNIST family reads torchvision's MNIST (stubs/torchvision: generated digits-like classes)
+_TEST_ACC = r"Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/[0-9]+ \(([0-9]+)%\)"
+add(name="examples/mnist", repo=_E, script="mnist/main.py",
+    covers="CNN, Adadelta, StepLR, torch.accelerator, F.nll_loss(reduction='sum')",
+    args=["--epochs", "1", "--no-accel", "--log-interval", "100"], metric=_TEST_ACC,
+    bar=(">=", 25))   # 32 steps: torch 46..76 and ember 31..82 over seeds 0-2 (chance 10)
+add(name="examples/mnist_rnn", repo=_E, script="mnist_rnn/main.py",
+    covers="LSTM over image rows, Adadelta, StepLR", args=["--epochs", "3",
+    "--log-interval", "100"], env={"COMPAT_DATA_N": "6000"}, metric=_TEST_ACC, bar=(">=", 25))
+add(name="examples/vae", repo=_E, script="vae/main.py",
+    covers="VAE (reparameterisation, binary_cross_entropy sum), save_image of samples",
+    args=["--epochs", "1", "--no-accel", "--log-interval", "100"], data=["results_dir"],
+    metric=r"====> Test set loss: ([0-9.]+)", bar=("<=", 530))   # 784 ln 2 = 543 at start
+add(name="examples/mnist_hogwild", repo=_E, script="mnist_hogwild/main.py",
+    covers="Hogwild: share_memory() model trained by 2 processes (multiprocessing spawn/fork)",
+    args=["--epochs", "2", "--num-processes", "2", "--log-interval", "100"],
+    env={"COMPAT_DATA_N": "8000"}, metric=_TEST_ACC, bar=(">=", 50))
+add(name="examples/regression", repo=_E, script="regression/main.py",
+    covers="polynomial regression, manual SGD on .grad, loop until loss < 1e-3",
+    metric=r"Loss: ([0-9.]+) after", bar=("<=", 0.001))
+add(name="examples/time_sequence_prediction", repo=_E,
+    script="time_sequence_prediction/train.py",
+    covers="LSTMCell loop in float64, LBFGS with closure, torch.load of a generated file",
+    pre=[["time_sequence_prediction/generate_sine_wave.py"]], args=["--steps", "1"],
+    # it torch.save()s a NumPy array and loads it back: torch 2.6+ refuses that by default and
+    # documents this variable as the opt-out a user of the program sets
+    env={"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"},
+    subs=[("plt.savefig", "0 and plt.savefig")],
+    metric=r"test loss: ([0-9.e-]+)", bar=("<=", 0.01))
+add(name="examples/word_language_model", repo=_E, script="word_language_model/main.py",
+    covers="LSTM language model, manual SGD via p.data.add_, clip_grad_norm_, save/load model",
+    args=["--epochs", "1", "--emsize", "64", "--nhid", "64", "--bptt", "20",
+          "--log-interval", "50"], data=["wikitext2"],
+    metric=r"End of training \| test loss +([0-9.]+)", bar=("<=", 5.0))
+add(name="examples/word_language_model_tf", repo=_E, script="word_language_model/main.py",
+    covers="Transformer language model (nn.TransformerEncoder, PositionalEncoding, masks)",
+    args=["--epochs", "1", "--model", "Transformer", "--emsize", "64", "--nhid", "64",
+          "--nhead", "2", "--bptt", "20", "--lr", "5", "--log-interval", "50"],
+    data=["wikitext2"], metric=r"End of training \| test loss +([0-9.]+)", bar=("<=", 5.0))
+add(name="examples/siamese_network", repo=_E, script="siamese_network/main.py",
+    covers="siamese network: torchvision resnet18 with conv1 replaced, BCELoss, Adadelta",
+    args=["--epochs", "1", "--no-accel", "--log-interval", "100"],
+    env={"COMPAT_DATA_N": "600"},
+    metric=r"Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/[0-9]+ \(([0-9]+)%\)",
+    bar=None)   # torch seeds 0-2: 50..55 %, chance level for pairs at this size: exit 0
+add(name="examples/mnist_forward_forward", repo=_E, script="mnist_forward_forward/main.py",
+    covers="forward-forward training: per-layer losses, no backprop through layers",
+    args=["--epochs", "20", "--train_size", "2000", "--test_size", "500"],
+    metric=r"test error: ([0-9.]+)", bar=None)   # torch: 0.89 (0.88 at 100 epochs): exit 0
+
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
@@ -354,6 +404,16 @@ SPREAD: dict = {
     'examples/actor_critic': {0: 9.64, 1: 37.07, 2: 9.18},
     'examples/gcn': {0: 0.797, 1: 0.825, 2: 0.839},
     'examples/gat': {0: 0.4642, 1: 0.725, 2: 0.4408},
+    'examples/mnist': {0: 71, 1: 76, 2: 46},
+    'examples/mnist_rnn': {0: 34, 1: 37, 2: 36},
+    'examples/vae': {0: 479.3, 1: 478.3, 2: 478.5},
+    'examples/mnist_hogwild': {0: 83, 1: 77, 2: 85},
+    'examples/regression': {0: 0.000882, 1: 0.000909, 2: 0.000832},
+    'examples/time_sequence_prediction': {0: 0.0013, 1: 0.0008423, 2: 0.001164},
+    'examples/word_language_model': {0: 3.84, 1: 3.59, 2: 3.76},
+    'examples/word_language_model_tf': {0: 1.91, 1: 1.67, 2: 1.46},
+    'examples/siamese_network': {0: 50, 1: 53, 2: 55},
+    'examples/mnist_forward_forward': {0: 0.884, 1: 0.9, 2: 0.892},
 }
 
 

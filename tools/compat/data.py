@@ -38,6 +38,25 @@ def lm_train_txt(cwd: Path, seed: int) -> None:
     (cwd / "data" / "train.txt").write_text(text + "\n")
 
 
+def wikitext2(cwd: Path, seed: int) -> None:
+    """data/wikitext-2/{train,valid,test}.txt in WikiText's layout (a blank line, a ` = Title = `
+    heading, paragraphs of space-separated tokens ending in ` . `), for word_language_model."""
+    root = cwd / "data" / "wikitext-2"
+    root.mkdir(parents=True, exist_ok=True)
+    for i, (name, n) in enumerate((("train", 1200), ("valid", 150), ("test", 150))):
+        lines = []
+        for j, sentence in enumerate(english(n, seed * 3 + i).split(". ")):
+            if j % 40 == 0:
+                lines += ["", f" = Section {j // 40} = ", ""]
+            lines.append(" " + sentence.rstrip(".").lower() + " . ")
+        (root / f"{name}.txt").write_text("\n".join(lines) + "\n")
+
+
+def results_dir(cwd: Path, seed: int) -> None:
+    """results/, which vae/main.py saves its images into (its repository ships the folder)."""
+    (cwd / "results").mkdir(exist_ok=True)
+
+
 def the_verdict(cwd: Path, seed: int) -> None:
     """the-verdict.txt, the short story LLMs-from-scratch trains on (6 kB here)."""
     (cwd / "the-verdict.txt").write_text(english(150, seed))

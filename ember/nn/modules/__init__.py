@@ -13,14 +13,14 @@ from .loss import *  # noqa: F403
 from .module import Module  # noqa: F401
 from .normalization import *  # noqa: F403
 from .sparse import *  # noqa: F403
-from . import (adaptive, attention, conv, fold, padding, pixelshuffle, pooling, rnn, transformer,
-               upsampling)
+from . import (adaptive, attention, channelshuffle, conv, fold, padding, pixelshuffle, pooling, rnn,
+               transformer, upsampling)
 
 # every class a layer file lists in its __all__
 __all__ = sorted({name for m in (adaptive, activation, batchnorm, container, distance, dropout,
                                  flatten, instancenorm, linear, loss, module, normalization, sparse,
-                                 attention, conv, fold, padding, pixelshuffle, pooling, rnn,
-                                 transformer, upsampling)
+                                 attention, channelshuffle, conv, fold, padding, pixelshuffle,
+                                 pooling, rnn, transformer, upsampling)
                   for name in getattr(m, "__all__", ())})
 
 from .conv import *  # noqa: F403
@@ -32,6 +32,7 @@ from .transformer import *  # noqa: F403
 from .padding import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 from .pixelshuffle import *  # noqa: F403
+from .channelshuffle import *  # noqa: F403
 from .fold import *  # noqa: F403
 
 from . import linear_cross_entropy_options  # noqa: F401

@@ -6,14 +6,10 @@ from ... import empty
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """Linear under the name torch gives MultiheadAttention.out_proj (same behaviour)."""
 
 
 class MultiheadAttention(Module):
