@@ -1,24 +1,45 @@
-"""The paper's Table 1 on CPU: six training workloads, ember vs PyTorch in one run.
+"""The paper's Table 1 on CPU (+ GPT-S): training workloads, ember vs PyTorch.
 
-    python benchmarks/table1.py [--only NAME[,NAME]] [--steps N] [--quick] [--no-memory]
-    python benchmarks/table1.py --phases [--only NAME]   # forward / backward / step split
+Headline protocol, one library per process (NOTE [One library per process]):
 
-Both frameworks run the SAME model source (examples/models/table1.py) with identical weights
-(copied from the torch model through NumPy), alternating step by step so that machine drift
-hits both, each step starting on quiet cores (NOTE [Settling between steps]); each workload
-runs in a fresh process (NOTE [Fresh process per workload]). Throughput =
-items per step / median step time; "ratio" is ember's throughput over torch's, "paired" the
-median of the per-sample ratios (NOTE [Paired ratio]). Peak memory is measured in a fresh
-subprocess per framework and workload from the kernel's resident-set high-water mark (framework
-neutral: torch's allocator is invisible to Python), see NOTE [Peak step memory].
+    python benchmarks/table1.py                      # all workloads, 3 process pairs each
+    python benchmarks/table1.py --runs 3             # the whole table 3 times: median of ratios
+    python benchmarks/table1.py --only gpt_s,ncf --pairs 5
+    python benchmarks/table1.py --quick              # smoke run (< 2 min): ratios indicative only
+    python benchmarks/table1.py --no-inproc --no-memory   # headline column only
+    python benchmarks/table1.py --shares [--only NAME]    # where ember's step time goes
+    python benchmarks/table1.py --phases [--only NAME]    # forward / backward / step split
+
+For each workload, fresh processes that each import ONE library (ember or torch, never both)
+alternate: ember, torch, torch, ember, ... (`--pairs` pairs, default 3). Each process builds the
+model from the same source (examples/models/table1.py, same seed), runs the SPEC's warm-up
+steps, then its timed samples (SPEC "Common rules": 3 warm-up + 20 samples of 1 step; NCF 20 +
+30 samples of 10 steps), each after a pause and one untimed step, kept only on quiet cores
+(NOTE [Settling between steps], NOTE [Quiet cores]). Columns of the printed markdown table:
+
+* `ember/s`, `torch/s`: items per second = items per step / median step time over ALL samples
+  of all processes of that library (per process).
+* `ratio` (headline): ember's throughput over torch's = torch median step time / ember's.
+* `pair range`: min-max of the per-pair ratios (each pair = one ember and one torch process
+  run back to back): how much the figure moves between processes.
+* `in-proc paired` (secondary, `--no-inproc` skips it): both libraries in ONE process with
+  identical weights, alternating step by step, the median of per-sample ratios (NOTE [Paired
+  ratio]); the protocol used until 2026-11-25. It differs from the headline because each
+  library's threads and allocator state disturb the other in one process.
+* `ember MB`, `torch MB`, `mem ratio`: peak training memory of one fresh single-library process
+  (NOTE [Peak step memory]); `--no-memory` skips it.
+With `--runs N` the table is repeated N times and a final table gives, per workload, the
+median over runs of each run's ratios (the issue-21 target: "median of the paired ratio over
+three full runs" -> the headline column) and each run's ratios.
 
 On a machine that pins OpenBLAS to older kernels (OPENBLAS_CORETYPE=Haswell was set on the
 2026-11-22 machine) numpy's GEMMs are ~2x slower and torch is unaffected; benchmarks/RESULTS.md
-says, per run, whether such variables were set.
+says, per run, whether such variables were set. The script prints them.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -32,27 +53,79 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import ember  # noqa: E402
-from examples.models.table1 import ITEM_UNIT, WORKLOADS  # noqa: E402
+# NOTE [One library per process]
+# A user runs one library per process. Measured both ways on the same quiet machine the same
+# hour (issue 21), the figures differ: both libraries in one process, alternating, read
+# MobileNetV2 1.24 (paired 1.10), GNMT-S 1.03, NCF 1.00; one library per fresh process,
+# alternating processes, read MobileNetV2 0.82-0.92, GNMT-S 0.89-0.95, NCF 1.68-1.78: each
+# library's worker threads (OpenBLAS / OpenMP spinners, numba's pool) and allocator state
+# (glibc malloc's adaptive thresholds, ember's reuse pool) disturb the other when they share a
+# process. So the headline runs each library in its own fresh process: a child never imports the
+# other library (nothing here imports ember or torch at module level; `_import` does it in the
+# child), builds the model from the same source and seed, and reports its samples. Processes
+# alternate (ember, torch, torch, ember, ...) so that drift of the machine over minutes hits both
+# libraries alike; the ratio is taken between medians over all samples of all processes of a
+# library, and the per-pair ratios show how much one process pair can differ from the next.
+# Weights are not copied across (they would need both libraries in one process); step time does
+# not depend on the values as long as the loss stays finite and no denormals appear (SPEC.md).
+PAIRS = 3
 
-try:
-    import torch
-except ImportError:
-    torch = None
 
-PROTOCOL = {"ncf": (20, 30, 10)}  # warmup steps, timed samples, steps per sample
-DEFAULT = (3, 20, 1)
+def _import(libname):
+    """The library `libname` ('ember' or 'torch'), imported now; torch on all cores."""
+    if libname == "ember":
+        return importlib.import_module("ember")
+    if libname != "torch":
+        raise ValueError(f"table1: unknown library {libname!r}; expected 'ember' or 'torch'")
+    torch = importlib.import_module("torch")
+    torch.set_num_threads(os.cpu_count() or 1)
+    return torch
+
+
+class Suite:
+    """A set of workloads measured by this protocol: `script` (re-run for child processes),
+    `module` (import path of the module defining WORKLOADS and ITEM_UNIT: builders taking the
+    library, returning (model, optimizer, batches, loss_fn, items per step)), and the SPEC
+    protocol per workload {name: (warmup steps, timed samples, steps per sample)}."""
+
+    def __init__(self, script, module, protocol, default=(3, 20, 1), title=""):
+        self.script, self.module = script, module
+        self.protocol, self.default, self.title = protocol, default, title
+
+    @property
+    def workloads(self):
+        return importlib.import_module(self.module).WORKLOADS
+
+    @property
+    def item_unit(self):
+        return importlib.import_module(self.module).ITEM_UNIT
+
+    def counts(self, name, steps=None, warmup=None, quick=False):
+        w, s, c = self.protocol.get(name, self.default)
+        if quick:  # a smoke run: ratios are indicative only
+            w, s, c = 1, 2, 1
+        if steps is not None:
+            s = steps
+        if warmup is not None:
+            w = warmup
+        return w, s, c
+
+
+# SPEC "Common rules": NCF 20 warm-up steps, 30 samples of 10 steps; others 3 + 20 of 1
+TABLE1 = Suite(os.path.abspath(__file__), "examples.models.table1", {"ncf": (20, 30, 10)},
+               title="Table 1")
 
 
 def copy_weights(src, dst):
     """torch module -> ember module, through NumPy (parameters and buffers)."""
+    import ember
     sd = {k: v.detach().cpu().numpy().copy() for k, v in src.state_dict().items()}
     dst.load_state_dict({k: ember.from_numpy(v) for k, v in sd.items()})
 
 
-def make(lib, name, seed=0):
+def make(suite, lib, name, seed=0):
     lib.manual_seed(seed)
-    return WORKLOADS[name](lib)
+    return suite.workloads[name](lib)
 
 
 def step_fn(model, opt, batches, loss_fn):
@@ -79,30 +152,29 @@ def _status_kb(field):
     raise RuntimeError(f"/proc/self/status has no {field}")
 
 
-def measure_memory(name, libname):
+def measure_memory(suite, name, libname):
     """Run in a fresh subprocess: the step's peak memory above the steady state (MB)."""
-    out = subprocess.run([sys.executable, __file__, "--_mem", name, "--_lib", libname],
+    out = subprocess.run([sys.executable, suite.script, "--_mem", name, "--_lib", libname],
                          capture_output=True, text=True, timeout=900)
     if out.returncode != 0:
         return float("nan")
     return json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
 
 
-def _mem_child(name, libname):
+def _mem_child(suite, name, libname):
     # NOTE [Peak step memory]: the figure is the process's resident-set high-water mark
     # (VmHWM) over three training steps minus its RSS before the model was built: parameters,
     # gradients, optimizer state, activations and temporaries, and whatever the framework
     # keeps cached. One warm-up step runs first and the high-water mark is then reset
     # (clear_refs 5), so one-time costs of the first step (JIT compilation, library start-up)
     # are left out. "transient_mb" is the part above the steady state after the warm-up.
-    # (ru_maxrss would carry the parent's peak across fork/exec.)
-    lib = ember if libname == "ember" else torch
-    if lib is torch:
-        torch.set_num_threads(2)
+    # (ru_maxrss would carry the parent's peak across fork/exec.) The process imports only the
+    # library it measures (NOTE [One library per process]).
+    lib = _import(libname)
     import gc
     gc.collect()
     before_model = _status_kb("VmRSS")
-    model, opt, batches, loss_fn, _ = make(lib, name)
+    model, opt, batches, loss_fn, _ = make(suite, lib, name)
     step = step_fn(model, opt, batches, loss_fn)
     step()
     gc.collect()
@@ -205,20 +277,110 @@ def _timed(fn, chunk, settle, quiet=True):
     return _quietly(measure, settle, quiet)
 
 
-def run(name, steps=None, quick=False, memory=True, settle=SETTLE, quiet=True):
-    warmup, samples, chunk = PROTOCOL.get(name, DEFAULT)
-    if steps is not None:
-        samples = steps
-    if quick:  # a smoke run: ratios are indicative only
-        warmup, samples, chunk = 1, 2, 1
-    e_model, e_opt, e_batches, e_loss, items = make(ember, name)
-    runners = {"ember": step_fn(e_model, e_opt, e_batches, e_loss)}
-    if torch is not None:
-        t_model, t_opt, t_batches, t_loss, _ = make(torch, name)
-        copy_weights(t_model, e_model)
-        runners["torch"] = step_fn(t_model, t_opt, t_batches, t_loss)
+def _median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def ratio_of_medians(ember_s, torch_s):
+    """ember's throughput over torch's from per-step seconds: torch median / ember median."""
+    return _median(torch_s) / _median(ember_s) if ember_s and torch_s else float("nan")
+
+
+def paired_ratio(ember_s, torch_s):
+    """Median of per-sample ratios torch_s[i] / ember_s[i] (NOTE [Paired ratio])."""
+    return _median([t / e for e, t in zip(ember_s, torch_s, strict=True)])
+
+
+def _child_args(args):
+    cmd = ["--settle", str(args.settle)]
+    cmd += ["--steps", str(args.steps)] if args.steps is not None else []
+    cmd += ["--warmup", str(args.warmup)] if args.warmup is not None else []
+    cmd += [flag for flag, on in (("--quick", args.quick), ("--no-quiet", args.no_quiet)) if on]
+    return cmd
+
+
+def _run_child(suite, cmd, what):
+    """Run `suite.script` with `cmd` plus a --json path in a new process; its JSON result."""
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        out = subprocess.run([sys.executable, suite.script, *cmd, "--json", path],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(f"{os.path.basename(suite.script)}: {what} failed in its own "
+                               f"process:\n{out.stderr[-3000:]}")
+        with open(path) as f:
+            result = json.load(f)
+    finally:
+        os.unlink(path)
+    _retaken[0] += result.get("retaken", 0)
+    _best_probe[0] = min(_best_probe[0], result.get("best_probe_s", float("inf")))
+    return result
+
+
+def single_child(suite, name, libname, args):
+    """In a child that imports only `libname`: warm-up, then timed samples of one workload."""
+    lib = _import(libname)
+    warmup, samples, chunk = suite.counts(name, args.steps, args.warmup, args.quick)
+    model, opt, batches, loss_fn, items = make(suite, lib, name)
+    step = step_fn(model, opt, batches, loss_fn)
+    for _ in range(warmup):
+        step()
+    quiet = not (args.no_quiet or args.quick)
+    if quiet:
+        _calibrate()
+    times, disturbed = [], 0
+    for _ in range(samples):
+        elapsed, bad = _timed(step, chunk, args.settle, quiet)
+        times.append(elapsed)
+        disturbed += bad
+    return {"workload": name, "lib": libname, "items": items, "samples_s": times,
+            "disturbed": disturbed, "retaken": _retaken[0], "best_probe_s": _best_probe[0],
+            "has_other": ("torch" if libname == "ember" else "ember") in sys.modules}
+
+
+def per_process(suite, name, args, libs=("ember", "torch")):
+    """NOTE [One library per process]: `args.pairs` pairs of fresh single-library processes,
+    alternating; per-library samples and medians, headline and per-pair ratios."""
+    res = {"workload": name, "unit": suite.item_unit[name], "pairs": []}
+    samples = {k: [] for k in libs}
+    disturbed = {k: 0 for k in libs}
+    for p in range(args.pairs):
+        order = libs if p % 2 == 0 else libs[::-1]
+        pair = {}
+        for lib in order:
+            r = _run_child(suite, ["--_proc", name, "--_lib", lib, *_child_args(args)],
+                           f"{name} ({lib})")
+            if r["has_other"]:
+                raise RuntimeError(f"{name}: the {lib} process imported the other library")
+            pair[lib] = r["samples_s"]
+            samples[lib] += r["samples_s"]
+            disturbed[lib] += r["disturbed"]
+            items = r["items"]
+        res["pairs"].append(pair)
+    for lib in libs:
+        med = _median(samples[lib])
+        res[lib] = {"median_s": med, "min_s": min(samples[lib]), "max_s": max(samples[lib]),
+                    "throughput": items / med, "disturbed": disturbed[lib],
+                    "samples_s": samples[lib]}
+    if len(libs) == 2:
+        res["ratio"] = ratio_of_medians(samples["ember"], samples["torch"])
+        res["pair_ratios"] = [ratio_of_medians(p["ember"], p["torch"]) for p in res["pairs"]]
+    return res
+
+
+def in_process(suite, name, steps=None, warmup=None, quick=False, settle=SETTLE, quiet=True):
+    """Both libraries in this process with identical weights, alternating step by step (the
+    secondary column; NOTE [Paired ratio])."""
+    ember, torch = _import("ember"), _import("torch")
+    w, samples, chunk = suite.counts(name, steps, warmup, quick)
+    e_model, e_opt, e_batches, e_loss, items = make(suite, ember, name)
+    t_model, t_opt, t_batches, t_loss, _ = make(suite, torch, name)
+    copy_weights(t_model, e_model)
+    runners = {"ember": step_fn(e_model, e_opt, e_batches, e_loss),
+               "torch": step_fn(t_model, t_opt, t_batches, t_loss)}
     for fn in runners.values():
-        for _ in range(warmup):
+        for _ in range(w):
             fn()
     if quiet:
         _calibrate()
@@ -230,18 +392,12 @@ def run(name, steps=None, quick=False, memory=True, settle=SETTLE, quiet=True):
             elapsed, bad = _timed(runners[k], chunk, settle, quiet)
             times[k].append(elapsed)
             disturbed[k] += bad
-    res = {"workload": name, "unit": ITEM_UNIT[name], "retaken": _retaken[0],
-           "best_probe_s": _best_probe[0]}
+    res = {"workload": name, "retaken": _retaken[0], "best_probe_s": _best_probe[0],
+           "paired_ratio": paired_ratio(times["ember"], times["torch"]),
+           "ratio": ratio_of_medians(times["ember"], times["torch"])}
     for k, ts in times.items():
-        med = statistics.median(ts)
-        res[k] = {"median_s": med, "min_s": min(ts), "max_s": max(ts), "throughput": items / med,
+        res[k] = {"median_s": _median(ts), "throughput": items / _median(ts),
                   "disturbed": disturbed[k], "samples_s": ts}
-        if memory:
-            res[k]["peak_mb"] = measure_memory(name, k)
-    if "torch" in times:
-        # the median of per-sample throughput ratios: NOTE [Paired ratio]
-        res["paired_ratio"] = statistics.median(
-            t / e for e, t in zip(times["ember"], times["torch"]))
     return res
 
 
@@ -254,36 +410,18 @@ def run(name, steps=None, quick=False, memory=True, settle=SETTLE, quiet=True):
 # GNMT-S 11300 vs 3900; ember's stay at 0-10 (NOTE [Reused buffers]). In one process for all six
 # workloads, the ones run later were measured against a torch no single-model training process
 # has: MobileNetV2 run first read 1.00 (torch 126 img/s), run after AlexNet-S, VGG-19 and
-# ResNet-50 0.86 (torch 153, ember 126 -> 129), GNMT-S 1.01 -> 0.90. So each workload runs in
-# its own process, as a training script would, both frameworks still alternating step by step
-# inside it; --same-process keeps the old behaviour.
-def run_fresh(name, args):
-    """`run` in a new Python process (NOTE [Fresh process per workload]); its result dict."""
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    cmd = [sys.executable, __file__, "--only", name, "--json", path, "--settle", str(args.settle)]
-    cmd += ["--steps", str(args.steps)] if args.steps is not None else []
-    cmd += [flag for flag, on in (("--quick", args.quick), ("--no-memory", args.no_memory),
-                                  ("--no-quiet", args.no_quiet)) if on]
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True)
-        if out.returncode != 0:
-            raise RuntimeError(f"table1: {name} failed in its own process:\n{out.stderr[-3000:]}")
-        with open(path) as f:
-            (result,) = json.load(f)
-    finally:
-        os.unlink(path)
-    _retaken[0] += result["retaken"]
-    _best_probe[0] = min(_best_probe[0], result["best_probe_s"])
-    return result
+# ResNet-50 0.86 (torch 153, ember 126 -> 129), GNMT-S 1.01 -> 0.90. So every measurement runs in
+# a process of its own, as a training script would: the per-process headline by construction,
+# the in-process column in one fresh process per workload holding both libraries.
+def in_process_fresh(suite, name, args):
+    return _run_child(suite, ["--_inproc", name, *_child_args(args)], f"{name} (in-process)")
 
 
-def phases(name, steps=16):
+def phases(suite, name, steps=16):
     """Median ms of (zero_grad + forward + loss, backward, optimizer step) per framework, the
     frameworks alternating step by step: where a workload's time goes."""
-    objs = {"ember": make(ember, name)[:4]}
-    if torch is not None:
-        objs["torch"] = make(torch, name)[:4]
+    objs = {"ember": make(suite, _import("ember"), name)[:4]}
+    objs["torch"] = make(suite, _import("torch"), name)[:4]
 
     def one(key, i):
         model, opt, batches, loss_fn = objs[key]
@@ -328,63 +466,139 @@ def _report_quiet():
           f"samples kept after {QUIET_RETRIES} retries (ember/torch)")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--only", default=None)
-    ap.add_argument("--steps", type=int, default=None)
+def _fmt(x, spec):
+    return "n/a" if x is None or x != x else format(x, spec)
+
+
+HEADER = ("| workload | unit | ember/s | torch/s | ratio (per-process, headline) | pair range "
+          "| in-proc paired | ember MB | torch MB | mem ratio | disturbed e/t |")
+
+
+def table_row(name, r):
+    """One markdown row of the results table from a workload's result dict."""
+    e, t = r["per_process"]["ember"], r["per_process"]["torch"]
+    pr = r["per_process"]["pair_ratios"]
+    inproc = r.get("in_process", {}).get("paired_ratio")
+    em, tm = r.get("memory", {}).get("ember"), r.get("memory", {}).get("torch")
+    mem_ratio = em / tm if em is not None and tm else None
+    return (f"| {name} | {r['per_process']['unit']} | {e['throughput']:.1f} "
+            f"| {t['throughput']:.1f} | **{r['per_process']['ratio']:.2f}** "
+            f"| {min(pr):.2f}-{max(pr):.2f} | {_fmt(inproc, '.2f')} | {_fmt(em, '.0f')} "
+            f"| {_fmt(tm, '.0f')} | {_fmt(mem_ratio, '.2f')} "
+            f"| {e['disturbed']}/{t['disturbed']} |")
+
+
+def run_table(suite, names, args, run_index=0):
+    """One full run of the table: per workload the per-process headline, then the in-process
+    column and memory unless skipped. Prints the markdown table row by row."""
+    print(f"\n### {suite.title} run {run_index + 1}: load average before "
+          f"{os.getloadavg()[0]:.2f} ({os.cpu_count()} cores; > 0.5 means a busy machine)\n")
+    print(HEADER)
+    print("|" + "---|" * HEADER.count(" | ") + "---|")
+    results = {}
+    for name in names:
+        r = {"per_process": per_process(suite, name, args)}
+        if not (args.no_inproc or args.quick):
+            r["in_process"] = in_process_fresh(suite, name, args)
+        if not (args.no_memory or args.quick) and run_index == 0:
+            r["memory"] = {k: measure_memory(suite, name, k) for k in ("ember", "torch")}
+        results[name] = r
+        print(table_row(name, r), flush=True)
+    print(f"\nload average after: {os.getloadavg()[0]:.2f}")
+    return results
+
+
+def summarize_runs(runs):
+    """{workload: {'ratio': median over runs of the headline ratio, 'paired': median of the
+    in-process paired ratio, 'ratios'/'paireds': per run}} over a list of run_table results."""
+    out = {}
+    for name in runs[0]:
+        ratios = [r[name]["per_process"]["ratio"] for r in runs]
+        paireds = [r[name]["in_process"]["paired_ratio"] for r in runs if "in_process" in r[name]]
+        out[name] = {"ratio": _median(ratios), "ratios": ratios,
+                     "paired": _median(paireds), "paireds": paireds}
+    return out
+
+
+def _env_line():
+    pinned = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS",
+                                         "OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "MKL_NUM_THREADS")
+              if k in os.environ}
+    return (f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores, "
+            f"thread/BLAS variables set: {pinned or 'none'}")
+
+
+def main(suite=TABLE1, argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default=None, help="comma-separated workload names")
+    ap.add_argument("--pairs", type=int, default=PAIRS,
+                    help="ember/torch process pairs per workload; NOTE [One library per process]")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="repeat the whole table; report the median of per-run ratios")
+    ap.add_argument("--steps", type=int, default=None, help="timed samples per process")
+    ap.add_argument("--warmup", type=int, default=None, help="warm-up steps per process")
     ap.add_argument("--quick", action="store_true",
-                    help="1 warm-up + 2 steps per framework, no memory (< 1 min)")
+                    help="1 warm-up + 2 samples, 1 pair, no in-process column, no memory")
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--no-inproc", action="store_true",
+                    help="skip the secondary in-process paired column")
     ap.add_argument("--json", default=None, help="also write the results here")
     ap.add_argument("--phases", action="store_true",
                     help="time forward, backward and optimizer step separately instead")
+    ap.add_argument("--shares", action="store_true",
+                    help="profile ember steps: share of BLAS / numba / NumPy / Python, % of peak")
     ap.add_argument("--settle", type=float, default=SETTLE,
                     help="seconds of sleep before each timed step; NOTE [Settling between steps]")
     ap.add_argument("--no-quiet", action="store_true",
                     help="keep every timed step, disturbed or not; NOTE [Quiet cores]")
-    ap.add_argument("--same-process", action="store_true",
-                    help="run every workload in this process; NOTE [Fresh process per workload]")
-    ap.add_argument("--_mem", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--_lib", default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    for hidden in ("--_mem", "--_lib", "--_proc", "--_inproc"):
+        ap.add_argument(hidden, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
     if args._mem:
-        _mem_child(args._mem, args._lib)
+        _mem_child(suite, args._mem, args._lib)
         return
-    if torch is not None:
-        torch.set_num_threads(2)
-    names = args.only.split(",") if args.only else list(WORKLOADS)
+    if args._proc or args._inproc:
+        if args._proc:
+            result = single_child(suite, args._proc, args._lib, args)
+        else:
+            result = in_process(suite, args._inproc, args.steps, args.warmup, args.quick,
+                                args.settle, quiet=not (args.no_quiet or args.quick))
+        with open(args.json, "w") as f:
+            json.dump(result, f)
+        return
+    names = args.only.split(",") if args.only else list(suite.workloads)
+    unknown = [n for n in names if n not in suite.workloads]
+    if unknown:
+        raise SystemExit(f"unknown workload(s) {unknown}; known: {list(suite.workloads)}")
     if args.phases:
         for name in names:
-            phases(name, args.steps or 16)
+            phases(suite, name, args.steps or 16)
         _report_quiet()
         return
-    print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores; > 0.5 means a busy machine)")
-    hdr = (f"{'workload':<14}{'ember/s':>11}{'torch/s':>11}{'ratio':>8}{'paired':>8}"
-           f"{'ember MB':>10}{'torch MB':>10}{'mem ratio':>10}{'disturbed':>12}")
-    print(hdr)
-    results = []
-    fresh = len(names) > 1 and not args.same_process
-    for name in names:
-        if fresh:
-            r = run_fresh(name, args)
-        else:
-            r = run(name, args.steps, args.quick, memory=not (args.no_memory or args.quick),
-                    settle=args.settle, quiet=not (args.no_quiet or args.quick))
-        results.append(r)
-        e, t = r["ember"], r.get("torch")
-        ratio = e["throughput"] / t["throughput"] if t else float("nan")
-        em, tm = e.get("peak_mb", float("nan")), (t or {}).get("peak_mb", float("nan"))
-        kept = f"{e['disturbed']}/{(t or {}).get('disturbed', 0)}"
-        t_tput = (t or {}).get("throughput", float("nan"))
-        print(f"{name:<14}{e['throughput']:>11.1f}{t_tput:>11.1f}"
-              f"{ratio:>8.2f}{r.get('paired_ratio', float('nan')):>8.2f}"
-              f"{em:>10.0f}{tm:>10.0f}{em / tm if tm else float('nan'):>10.2f}"
-              f"{kept:>12}", flush=True)
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    if args.shares:
+        from benchmarks._shares import run_shares
+        run_shares(suite, names, args)
+        return
+    if args.quick:
+        args.pairs = 1
+    print(f"{suite.title}: {_env_line()}; {args.pairs} process pair(s) per workload, "
+          f"{args.runs} run(s). Machine busy? See load averages; a busy machine gives smoke "
+          f"numbers only.")
+    runs = [run_table(suite, names, args, i) for i in range(args.runs)]
+    if args.runs > 1:
+        summary = summarize_runs(runs)
+        print(f"\n### Median over {args.runs} runs\n")
+        print("| workload | ratio (per-process, headline) | per run | in-proc paired | per run |")
+        print("|---|---|---|---|---|")
+        for name, s in summary.items():
+            print(f"| {name} | **{s['ratio']:.2f}** | {', '.join(f'{x:.2f}' for x in s['ratios'])}"
+                  f" | {_fmt(s['paired'], '.2f')} | {', '.join(f'{x:.2f}' for x in s['paireds'])}"
+                  " |")
+    print()
     _report_quiet()
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=2)
+            json.dump({"env": _env_line(), "runs": runs}, f, indent=2)
 
 
 if __name__ == "__main__":
