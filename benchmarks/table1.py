@@ -52,6 +52,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+
+import profile_shares  # noqa: E402  (benchmarks/profile_shares.py)
 
 # NOTE [One library per process]
 # A user runs one library per process. Measured both ways on the same quiet machine the same
@@ -547,19 +550,24 @@ def main(suite=TABLE1, argv=None):
                     help="time forward, backward and optimizer step separately instead")
     ap.add_argument("--shares", action="store_true",
                     help="profile ember steps: share of BLAS / numba / NumPy / Python, % of peak")
+    ap.add_argument("--verbose", action="store_true",
+                    help="with --shares: the wrapped functions taking most time per workload")
     ap.add_argument("--settle", type=float, default=SETTLE,
                     help="seconds of sleep before each timed step; NOTE [Settling between steps]")
     ap.add_argument("--no-quiet", action="store_true",
                     help="keep every timed step, disturbed or not; NOTE [Quiet cores]")
-    for hidden in ("--_mem", "--_lib", "--_proc", "--_inproc"):
+    for hidden in ("--_mem", "--_lib", "--_proc", "--_inproc", "--_shares"):
         ap.add_argument(hidden, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args._mem:
         _mem_child(suite, args._mem, args._lib)
         return
-    if args._proc or args._inproc:
+    if args._proc or args._inproc or args._shares:
         if args._proc:
             result = single_child(suite, args._proc, args._lib, args)
+        elif args._shares:
+            result = profile_shares.shares_child(suite, args._shares, args, make, step_fn,
+                                                 _import)
         else:
             result = in_process(suite, args._inproc, args.steps, args.warmup, args.quick,
                                 args.settle, quiet=not (args.no_quiet or args.quick))
@@ -576,8 +584,10 @@ def main(suite=TABLE1, argv=None):
         _report_quiet()
         return
     if args.shares:
-        from benchmarks._shares import run_shares
-        run_shares(suite, names, args)
+        result = profile_shares.run_shares(suite, names, args, _run_child)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=2)
         return
     if args.quick:
         args.pairs = 1

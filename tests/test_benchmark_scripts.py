@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,3 +61,53 @@ def test_table1_per_process_mode_runs_one_step(tmp_path):
     assert len(pp["ember"]["samples_s"]) == 1 and len(pp["torch"]["samples_s"]) == 1
     assert pp["ratio"] > 0 and len(pp["pair_ratios"]) == 1
     assert "ratio (per-process, headline)" in proc.stdout
+
+
+@pytest.mark.parity
+def test_small_batch_per_process_mode_runs_one_step(tmp_path):
+    pytest.importorskip("torch")
+    out = tmp_path / "r.json"
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "small_batch.py"), "--only", "mlp", "--quick",
+         "--steps", "1", "--warmup", "0", "--no-quiet", "--json", str(out)],
+        capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run,) = json.loads(out.read_text())["runs"]
+    assert run["mlp"]["per_process"]["ratio"] > 0
+
+
+def test_small_batch_digits_model_is_train_digits_source():
+    import small_batch
+
+    import ember
+    model, opt, batches, loss_fn, items = small_batch.digits(ember)
+    names = [n for n, _ in model.named_parameters()]
+    assert names[:2] == ["conv1.weight", "conv1.bias"] and "fc2.bias" in names
+    x, y = batches[0]
+    assert tuple(model(x).shape) == (32, 10) and items == 32
+
+
+def test_shares_buckets_blas_numpy_numba_and_restores_numpy():
+    import profile_shares
+    import small_batch
+
+    import ember
+    original = np.matmul
+    step = table1.step_fn(*table1.make(small_batch.SMALL, ember, "mlp")[:4])
+    for _ in range(2):
+        step()
+    total, per, calls, top = profile_shares.instrumented(step, 2)
+    assert np.matmul is original and not isinstance(np.exp, profile_shares._TimedUfunc)
+    assert per["blas"] > 0 and per["numpy"] >= 0 and per["python"] >= 0 and calls > 0
+    assert abs(sum(per.values()) - total) < 1e-9 + 1e-6 * total
+    assert any(k.startswith("blas:") for k in top)
+
+
+def test_share_and_peak_arithmetic():
+    from profile_shares import percent_of_peak, shares_from
+    s = shares_from({"blas": 3.0, "numba": 1.0, "numpy": 0.0, "python": 4.0})
+    assert s == {"blas": 0.375, "numba": 0.125, "numpy": 0.0, "python": 0.5}
+    # 20 GFLOP in 0.5 s = 40 GFLOP/s of a 100 GFLOP/s peak
+    assert percent_of_peak(20.0, 0.5, 100.0) == 40.0
+    assert percent_of_peak(None, 0.5, 100.0) != percent_of_peak(None, 0.5, 100.0)  # nan

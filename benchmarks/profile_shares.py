@@ -1,0 +1,225 @@
+"""Where ember's training step time goes (`table1.py --shares`, `small_batch.py --shares`).
+
+Per workload, in a fresh process that imports only ember: warm-up steps, then steps timed plainly
+(the step time), then the same number of steps with NumPy's and numba's entry points wrapped by
+timers (NOTE [Time shares]). Reported: the share of the instrumented step in BLAS/GEMM, numba
+kernels, NumPy and Python, and the % of the machine's GEMM peak the plain step reaches: the
+reference GFLOP per step (SPEC.md's table, beside the models as GFLOP) over the step time, over
+the best float32 GEMM rate of NumPy on all cores measured in the same run (NOTE [GEMM peak]).
+"""
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+
+import numpy as np
+
+# NOTE [Time shares]
+# No profiler hook: a tracing profiler (cProfile, sys.setprofile) does not see NumPy ufuncs or
+# numba dispatchers as calls, and its per-call cost lands in the Python share it is meant to
+# measure. Instead, for the instrumented steps only, the entry points are replaced by wrappers
+# that add the wall time of the call to a bucket:
+#   BLAS/GEMM : np.matmul, np.dot, np.einsum, np.tensordot, np.inner, np.vdot (ember's GEMM
+#               helpers, conv and linear all go through these);
+#   numba     : every numba dispatcher that is an attribute of an ember module (the kernels;
+#               called from Python, so the wrapper sees each launch);
+#   NumPy     : every other ufunc (and its .reduce/.at/... methods) and function of the numpy
+#               namespace (np.exp, np.add(..., out=), np.sum, np.copyto, np.empty, ...);
+#   Python    : the rest of the step: the interpreter running ember's and the model's code
+#               (dispatch, autograd bookkeeping, modules), PLUS NumPy work reached without a
+#               call through the numpy namespace: array operators (a + b, a @ b), array methods
+#               (a.sum(), a.reshape()), and functions bound to another name before wrapping.
+# Only the outermost wrapped call counts (np.tensordot -> np.dot is BLAS once; a NumPy function
+# calling a ufunc is NumPy once), and only calls made on the main thread. So the NumPy share is
+# a lower bound and the Python share an upper bound. The wrappers cost ~0.5 us a call: the
+# instrumented step time is printed beside the plain one so that their cost can be judged.
+BLAS = ("matmul", "dot", "einsum", "tensordot", "inner", "vdot")
+UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
+
+
+class _Clock:
+    def __init__(self):
+        self.buckets = {"blas": 0.0, "numba": 0.0, "numpy": 0.0}
+        self.inside = False
+        self.main = threading.get_ident()
+        self.calls = 0
+        self.by_name = {}
+
+
+def _timer(clock, bucket, fn, name=None):
+    key = f"{bucket}:{name or getattr(fn, '__name__', '?')}"
+
+    def timed(*args, **kwargs):
+        if clock.inside or threading.get_ident() != clock.main:
+            return fn(*args, **kwargs)
+        clock.inside = True
+        clock.calls += 1
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            dt = time.perf_counter() - t0
+            clock.buckets[bucket] += dt
+            clock.by_name[key] = clock.by_name.get(key, 0.0) + dt
+            clock.inside = False
+
+    timed.__wrapped_for_shares__ = fn
+    return timed
+
+
+class _TimedUfunc:
+    """A ufunc whose calls and reduce/at/... methods are timed into one bucket."""
+
+    def __init__(self, clock, bucket, ufunc):
+        self._ufunc = ufunc
+        self._call = _timer(clock, bucket, ufunc)
+        self._methods = {m: _timer(clock, bucket, getattr(ufunc, m), f"{ufunc.__name__}.{m}")
+                         for m in UFUNC_METHODS}
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name in self._methods:
+            return self._methods[name]
+        return getattr(self._ufunc, name)
+
+
+def _patches(clock):
+    """[(namespace, name, replacement)] for every wrapped entry point."""
+    import inspect
+
+    from numba.core.registry import CPUDispatcher
+    out = []
+    for name, obj in list(vars(np).items()):
+        if name.startswith("_") or inspect.isclass(obj) or inspect.ismodule(obj):
+            continue
+        bucket = "blas" if name in BLAS else "numpy"
+        if isinstance(obj, np.ufunc):
+            out.append((np, name, _TimedUfunc(clock, bucket, obj)))
+        elif inspect.isfunction(obj) or inspect.isbuiltin(obj) or callable(obj):
+            out.append((np, name, _timer(clock, bucket, obj)))
+    wrapped = {}
+    for modname, mod in list(sys.modules.items()):
+        if not (modname == "ember" or modname.startswith("ember.")) or mod is None:
+            continue
+        for name, obj in list(vars(mod).items()):
+            if isinstance(obj, CPUDispatcher):
+                if id(obj) not in wrapped:
+                    wrapped[id(obj)] = _timer(clock, "numba", obj)
+                out.append((mod, name, wrapped[id(obj)]))
+    return out
+
+
+def instrumented(step, n):
+    """Run `step` n times with the entry points wrapped; (seconds per step, {bucket: seconds
+    per step} including 'python', wrapped calls per step)."""
+    clock = _Clock()
+    patches = _patches(clock)
+    saved = [(ns, name, getattr(ns, name)) for ns, name, _ in patches]
+    for ns, name, new in patches:
+        setattr(ns, name, new)
+    try:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            step()
+        total = (time.perf_counter() - t0) / n
+    finally:
+        for ns, name, old in saved:
+            setattr(ns, name, old)
+    per = {k: v / n for k, v in clock.buckets.items()}
+    per["python"] = max(total - sum(per.values()), 0.0)
+    top = sorted(clock.by_name.items(), key=lambda kv: -kv[1])[:12]
+    return total, per, clock.calls / n, {k: v / n for k, v in top}
+
+
+def shares_from(per_step):
+    """{bucket: fraction of the instrumented step} from {bucket: seconds per step}."""
+    total = sum(per_step.values())
+    return {k: (v / total if total else float("nan")) for k, v in per_step.items()}
+
+
+def percent_of_peak(gflop_per_step, step_s, peak_gflops):
+    """% of the GEMM peak: reference GFLOP per step / step seconds / peak GFLOP/s * 100."""
+    if gflop_per_step is None or not step_s or not peak_gflops:
+        return float("nan")
+    return 100.0 * gflop_per_step / step_s / peak_gflops
+
+
+# NOTE [GEMM peak]
+# The machine's GEMM peak is what NumPy's BLAS reaches on all cores for a large square float32
+# product (2048^3, 17.2 GFLOP), the best of several, measured in the same run as the steps (the
+# shared vCPUs' speed moves over minutes: NOTE [Quiet cores] in table1.py). It is a practical
+# peak, not the chip's theoretical FMA rate: a step's GEMMs are smaller and cannot do better.
+def gemm_peak(n=2048, reps=5):
+    """Best float32 GEMM GFLOP/s of NumPy on all cores (NOTE [GEMM peak])."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    out = np.empty((n, n), np.float32)
+    np.matmul(a, b, out=out)
+    best = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        np.matmul(a, b, out=out)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
+def shares_child(suite, name, args, make, step_fn, import_lib):
+    """In a child that imports only ember: plain and instrumented steps of one workload."""
+    ember = import_lib("ember")
+    warmup, _, chunk = suite.counts(name, None, args.warmup, args.quick)
+    n = max(args.steps or 5, 1) * chunk
+    model, opt, batches, loss_fn, items = make(suite, ember, name)
+    step = step_fn(model, opt, batches, loss_fn)
+    for _ in range(max(warmup, 2)):  # numba compiles before any wrapper is in place
+        step()
+    plain = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        step()
+        plain.append(time.perf_counter() - t0)
+    total, per, calls, top = instrumented(step, n)
+    return {"workload": name, "step_s": statistics.median(plain), "instrumented_s": total,
+            "per_step_s": per, "calls_per_step": calls, "items": items, "top_s": top,
+            "has_torch": "torch" in sys.modules}
+
+
+def run_shares(suite, names, args, run_child):
+    """Print the markdown table of time shares and % of GEMM peak for `names`."""
+    gflop = getattr(__import__(suite.module, fromlist=["GFLOP"]), "GFLOP", {})
+    peak = gemm_peak()
+    print(f"{suite.title}: where ember's step time goes (NOTE [Time shares] in "
+          f"benchmarks/profile_shares.py); GEMM peak {peak:.0f} GFLOP/s (NumPy float32 "
+          f"2048^3, all cores, NOTE [GEMM peak])\n")
+    print("| workload | step ms | instrumented ms | BLAS/GEMM | numba | NumPy | Python "
+          "| GFLOP/step | GFLOP/s | % of GEMM peak |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    results = {}
+    for name in names:
+        cmd = ["--_shares", name]
+        cmd += ["--steps", str(args.steps)] if args.steps is not None else []
+        cmd += ["--warmup", str(args.warmup)] if args.warmup is not None else []
+        cmd += ["--quick"] if args.quick else []
+        r = run_child(suite, cmd, f"{name} (shares)")
+        sh = shares_from(r["per_step_s"])
+        g = gflop.get(name)
+        rate = g / r["step_s"] if g is not None else float("nan")
+        r.update(shares=sh, gflop=g, percent_of_peak=percent_of_peak(g, r["step_s"], peak))
+        results[name] = r
+        gtxt = "n/a" if g is None else f"{g:.3f}"
+        print(f"| {name} | {r['step_s'] * 1e3:.1f} | {r['instrumented_s'] * 1e3:.1f} "
+              f"| {sh['blas']:.0%} | {sh['numba']:.0%} | {sh['numpy']:.0%} "
+              f"| {sh['python']:.0%} | {gtxt} | {rate:.1f} "
+              f"| {r['percent_of_peak']:.1f}% |", flush=True)
+    peak_after = gemm_peak()
+    print(f"\nGEMM peak before/after the workloads: {peak:.0f}/{peak_after:.0f} GFLOP/s (% of "
+          f"peak uses the one before; a big difference means the machine was busy)")
+    if getattr(args, "verbose", False):
+        for name, r in results.items():
+            top = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in r["top_s"].items())
+            print(f"{name}: {r['calls_per_step']:.0f} wrapped calls/step; top ms/step: {top}")
+    return {"peak_gflops": peak, "peak_after_gflops": peak_after, "workloads": results}
