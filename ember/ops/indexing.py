@@ -78,11 +78,30 @@ def _index_error(e, x):
     return IndexError(f"index: {msg} (tensor of shape {list(x.shape)})")
 
 
+def _empty_selection(x, key):
+    """x[key]'s (empty) result when key's integer arrays are out of bounds but select nothing,
+    else None. torch checks an index only for the elements it moves, so x[..., 0:0, [7]] is an
+    empty result there while NumPy raises; retried with every integer array zeroed (in bounds
+    wherever the dimension is not empty) to learn the result's shape."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    safe = tuple(np.zeros_like(k) if isinstance(k, np.ndarray) and k.dtype.kind in "iu" else k
+                 for k in key)
+    try:
+        out = x[safe]
+    except IndexError:
+        return None
+    return out if out.size == 0 else None
+
+
 def _index(x, key):
     try:
         return x[key]
     except IndexError as e:
-        raise _index_error(e, x) from None
+        out = _empty_selection(x, key)
+        if out is None:
+            raise _index_error(e, x) from None
+        return out.copy()
 
 
 class BasicIndex(Op):
@@ -284,7 +303,16 @@ def setitem(self, key, value):
         try:
             self._data[k] = v
         except IndexError as e:
-            raise _index_error(e, self) from None
+            empty = _empty_selection(self._data, k)
+            if empty is None:
+                raise _index_error(e, self) from None
+            try:
+                np.broadcast_to(v, empty.shape)   # a value that fits writes nothing, as in torch
+            except ValueError:
+                raise RuntimeError(f"__setitem__: shape mismatch: value of shape "
+                                   f"{list(np.shape(v))} cannot be broadcast to indexing result "
+                                   f"of shape {list(empty.shape)}") from None
+            return
         except ValueError as e:
             raise RuntimeError(f"__setitem__: shape mismatch: value of shape {list(np.shape(v))}"
                                f" cannot be broadcast to indexing result ({e})") from None

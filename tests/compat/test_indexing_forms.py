@@ -188,3 +188,27 @@ def test_index_range_gradient_reaches_source():
     expected = np.zeros((4, 3))
     expected[range(4), [0, 1, 2, 0]] = 1
     np.testing.assert_array_equal(x.grad.numpy(), expected)
+
+
+@pytest.mark.parametrize("key", [(Ellipsis, slice(0, 0), range(4)), (slice(0, 0), [9]),
+                                 (Ellipsis, [7]), ([5],), (slice(0, 0), [9], slice(None))])
+@pytest.mark.parametrize("value_kind", ["read", "scalar", "fits", "misfit"])
+def test_out_of_bounds_index_selecting_nothing_is_an_empty_selection_like_torch(key, value_kind):
+    """torch checks an index only for the elements it moves: an out-of-bounds integer index
+    beside an empty slice selects nothing (read: empty result; write: no-op) instead of raising;
+    the same index selecting something still raises IndexError."""
+    ours, ref = _pair()
+
+    def run(t, lib):
+        if value_kind == "read":
+            return t[key].numpy()
+        value = {"scalar": -1.0, "fits": lib.ones(1, dtype=lib.float64),
+                 "misfit": lib.ones(2, 7, dtype=lib.float64)}[value_kind]
+        t[key] = value
+        return t.numpy()
+    got, want = _outcome(lambda: run(ours, ember)), _outcome(lambda: run(ref, torch))
+    assert got[0] == want[0], (key, got, want)
+    if got[0] == "ok":
+        np.testing.assert_array_equal(got[1], want[1])
+    else:
+        assert got[1] is want[1], (key, got, want)
