@@ -335,6 +335,28 @@ def _gpt_module(lib):
     return GPT
 
 
+def gpt_generate(lib, model, prompt, new_tokens, use_cache=True):
+    """Greedy decoding: append the argmax token ``new_tokens`` times; returns (B, T + new).
+
+    With ``use_cache`` the prompt runs once (prefill) and each later call feeds only the newest
+    token against the cached keys and values; without it every step reruns the whole sequence.
+    The caller chooses grad mode (the benchmark runs under no_grad).
+    """
+    idx = prompt
+    if use_cache:
+        logits, cache = model(idx, [])
+        for i in range(new_tokens):
+            nxt = logits[:, -1].argmax(dim=-1, keepdim=True)
+            idx = lib.cat([idx, nxt], dim=1)
+            if i + 1 < new_tokens:
+                logits, cache = model(nxt, cache)
+        return idx
+    for _ in range(new_tokens):
+        nxt = model(idx)[:, -1].argmax(dim=-1, keepdim=True)
+        idx = lib.cat([idx, nxt], dim=1)
+    return idx
+
+
 def adamw_param_groups(model, weight_decay):
     """Decay the 2-D weights (embeddings, Linear weights) only, as SPEC.md section 7 says."""
     params = list(model.parameters())  # the tied weight appears once
