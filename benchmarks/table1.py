@@ -549,7 +549,7 @@ def main(suite=TABLE1, argv=None):
     ap.add_argument("--phases", action="store_true",
                     help="time forward, backward and optimizer step separately instead")
     ap.add_argument("--shares", action="store_true",
-                    help="profile ember steps: share of BLAS / numba / NumPy / Python, % of peak")
+                    help="profile ember steps: share of BLAS / numba / NumPy / Python, %% of peak")
     ap.add_argument("--verbose", action="store_true",
                     help="with --shares: the wrapped functions taking most time per workload")
     ap.add_argument("--settle", type=float, default=SETTLE,
