@@ -204,6 +204,10 @@ CASES = {
     "cross_entropy (640,2000)": _cross_entropy_case(640, 2000),
     "softmax gpt-s scores (8,4,128,128)": _functional_case("softmax", (8, 4, 128, 128), dim=-1),
     "log_softmax gpt-s logits (1024,1024)": _functional_case("log_softmax", (1024, 1024), dim=-1),
+    "sdpa causal gpt-s (8,4,128,64)": _functional_case(
+        "scaled_dot_product_attention", *[(8, 4, 128, 64)] * 3, is_causal=True),
+    "sdpa gpt-s (8,4,128,64)": _functional_case(
+        "scaled_dot_product_attention", *[(8, 4, 128, 64)] * 3),
     "lstm cell pointwise (64,4x512)": _lstm_case(64, 512),
     "lstm layer gnmt (T20,B32,H256)": _lstm_layer_case(20, 32, 256),
     "gemm x@W^T (32,256)x(256,1024) (fwd)": _gemm_case(32, 256, 1024),

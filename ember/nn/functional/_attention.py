@@ -11,6 +11,7 @@ import numpy as np
 from ... import _dtype as D
 from ..._tensor import _make
 from ...ops.join import cat
+from ...ops.nn import attention as _ops
 from ...ops.products import matmul
 from ._resize import pad
 from ._utils import _check_tensor
@@ -41,6 +42,28 @@ def _dropout(x, p, training=True):
     from ... import rand
     keep = _make((rand(*x.shape)._data >= p).astype(x._data.dtype) / (1.0 - p))
     return x * keep
+
+
+def _keep_mask(shape, p, dtype):
+    """The dropout multiplier of the fused path: 0 where dropped, 1/(1 - p) elsewhere, drawn as
+    `_dropout` draws it (so both paths drop the same entries for one seed)."""
+    if p == 1.0:
+        return np.zeros(shape, dtype)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    from ... import rand
+    return (rand(*shape)._data >= p).astype(dtype) / dtype.type(1.0 - p)
+
+
+def _fusable(query, key, value, attn_mask):
+    """Whether the fused Op (ember/ops/nn/attention.py) computes this call: no mask, one float32
+    or float64 dtype, equal leading dims, no empty dim, and neither vmap nor forward-mode AD
+    running (they batch / differentiate the composite)."""
+    from ...autograd.function import _batch_hook, _fw_active
+    return (attn_mask is None and query._data.dtype in (np.float32, np.float64)
+            and query.shape[:-2] == key.shape[:-2] == value.shape[:-2]
+            and 0 not in query.shape and 0 not in key.shape and 0 not in value.shape
+            and _batch_hook[0] is None and not _fw_active[0])
 
 
 def _repeat_heads(x, times):
@@ -86,6 +109,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if _fusable(query, key, value, attn_mask):
+        keep = None
+        if dropout_p > 0.0:
+            keep = _keep_mask(tuple(query.shape[:-1]) + (S,), dropout_p, query._data.dtype)
+        return _ops.ScaledDotProductAttention.apply(query, key, value, scale, bool(is_causal),
+                                                    keep)
     scores = query.matmul(key.transpose(-2, -1)) * scale
     if is_causal:
         if attn_mask is not None:
