@@ -6,13 +6,16 @@ Each op's gradient is written next to it with ember ops, so double backward work
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import reusable_empty
 from .._tensor import _make
 from ..autograd.function import Op
 from ..autograd.grad_mode import _state as _grad_state
+from ._kernels import gelu as _kgelu
 from ._kernels import pointwise as _kpoint
 from .indexing import where
 from .registry import promote_args, register, sum_to
@@ -538,6 +541,18 @@ def _gelu_np(x, approximate="none"):
     return 0.5 * x * (1 + _erf_np(x / math.sqrt(2)))
 
 
+def _compiling():
+    """Whether ember.compile is recording: it fuses gelu's ember-op backward itself, and a
+    NumPy gradient would hide that backward from it (ember/_dynamo/trace.py, _visit)."""
+    capture = sys.modules.get("ember._dynamo.capture")
+    return capture is not None and capture.current_recorder() is not None
+
+
+def _c_order(a):
+    """a as a C-contiguous array of its own shape (np.ascontiguousarray makes 0-d arrays 1-d)."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
 class Gelu(Op):
     """Gaussian error linear unit; approximate='tanh' uses the tanh formula."""
 
@@ -548,11 +563,21 @@ class Gelu(Op):
                                f"'{approximate}'")
         ctx.save_for_backward(x)
         ctx.approximate = approximate
+        if _kgelu.fused(x, approximate):  # one vectorised pass (ember/ops/_kernels/gelu.py)
+            x = _c_order(x)
+            return _kgelu.gelu_forward(x, approximate, reusable_empty(x.shape, x.dtype))
         return _gelu_np(x, approximate).astype(x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved_tensors
+        g = grad._data
+        if not _grad_state.enabled and _kgelu.fused(x._data, ctx.approximate) and \
+                g.dtype == x._data.dtype and g.shape == x.shape and not _compiling():
+            xs = _c_order(x._data)
+            gx = _kgelu.gelu_backward(_c_order(g), xs, ctx.approximate,
+                                      reusable_empty(xs.shape, xs.dtype))
+            return _make(gx)
         if ctx.approximate == "tanh":
             k = math.sqrt(2 / math.pi)
             inner = k * (x + 0.044715 * x * x * x)
