@@ -108,3 +108,5 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, verbose=N
                 os.remove(f)
         onnx.save_model(proto, f)
     return ONNXProgram(proto) if dynamo else None
+
+from . import errors as errors  # noqa: E402  (torch.onnx.errors holds the same exception types)

@@ -63,6 +63,8 @@ class Builder:
            name: str | None = None, **attrs):
         """Append a node; returns its output T (or a list of T for ``outputs > 1``)."""
         in_names = [x.name if isinstance(x, T) else (x or "") for x in inputs]
+        if shape is None and outputs == 1:
+            shape = _infer_shape(op_type, inputs, attrs)
         outs = [T(self.fresh(name or op_type.lower()), np_dtype(dtype) if dtype is not None
                   else _first_dtype(inputs), shape) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
@@ -142,7 +144,8 @@ class Builder:
         return self.op("Concat", parts, dtype=np.int64, shape=(len(items),), axis=0)
 
     def shape_of(self, t: T) -> T:
-        return self.op("Shape", [t], dtype=np.int64, shape=(t.rank,))
+        return self.op("Shape", [t], dtype=np.int64,
+                       shape=(len(t.shape),) if t.shape is not None else (None,))
 
     def dim(self, t: T, i: int):
         """Size of dimension ``i`` of ``t``: an int if static, else a 0-d int64 value."""
@@ -171,3 +174,58 @@ def _first_dtype(inputs):
         if isinstance(x, T):
             return x.dtype
     return np.dtype(np.float32)
+
+
+# ops whose output shape is the broadcast of their tensor inputs' shapes
+_ELEMENTWISE = frozenset("""
+    Add Sub Mul Div Pow Max Min Mod Where Equal Less Greater LessOrEqual GreaterOrEqual And Or
+    Xor Not Neg Abs Exp Log Sqrt Sin Cos Tan Tanh Sigmoid Relu Erf Reciprocal Floor Ceil Sign
+    Round IsNaN IsInf Cast Clip Atan Asin Acos Sinh Cosh Asinh Acosh Atanh Identity LeakyRelu
+    Elu Softplus Softmax LogSoftmax BitwiseAnd BitwiseOr BitwiseXor BitwiseNot HardSigmoid
+    Selu Celu ThresholdedRelu Softsign PRelu""".split())
+
+
+def _broadcast(shapes):
+    rank = max(len(s) for s in shapes)
+    out = []
+    for i in range(rank):
+        dims = [s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0]
+        known = [d for d in dims if d is not None and d != 1]
+        if None in dims and not known:
+            out.append(None)
+        else:
+            out.append(known[0] if known else 1)
+    return tuple(out)
+
+
+def _infer_shape(op_type: str, inputs: list, attrs: dict):
+    """The output shape where it follows from the inputs' (None if unknown): translators
+    compose intermediate values whose rank later ops need."""
+    ts = [x for x in inputs if isinstance(x, T)]
+    if op_type == "Reshape" and len(ts) == 2 and ts[1].shape is not None and \
+            len(ts[1].shape) == 1 and ts[1].shape[0] is not None:
+        return (None,) * ts[1].shape[0]         # the rank is the shape vector's length
+    if not ts or any(t.shape is None for t in ts):
+        return None
+    if op_type in _ELEMENTWISE:
+        return _broadcast([t.shape for t in ts])
+    if op_type in ("Slice", "Tile", "ScatterElements", "ScatterND", "GatherElements",
+                   "Trilu", "CumSum"):
+        # the first input's rank (the indices' shape for GatherElements)
+        src = ts[1] if op_type == "GatherElements" else ts[0]
+        return src.shape if op_type != "Slice" and op_type != "Tile" else \
+            (None,) * len(src.shape)
+    if op_type == "Concat":
+        axis = attrs["axis"] % len(ts[0].shape)
+        sizes = [t.shape[axis] for t in ts]
+        total = None if None in sizes else sum(sizes)
+        return tuple(total if i == axis else d for i, d in enumerate(ts[0].shape))
+    if op_type == "Transpose":
+        perm = attrs.get("perm") or list(reversed(range(len(ts[0].shape))))
+        return tuple(ts[0].shape[p] for p in perm)
+    if op_type == "Gather" and len(ts) == 2:
+        axis = attrs.get("axis", 0) % max(len(ts[0].shape), 1)
+        return ts[0].shape[:axis] + tuple(ts[1].shape) + ts[0].shape[axis + 1:]
+    if op_type == "Expand" and len(ts[1].shape) == 1 and ts[1].shape[0] is not None:
+        return (None,) * max(ts[1].shape[0], len(ts[0].shape))
+    return None

@@ -311,8 +311,19 @@ def _max(b, node, args, kwargs):
     name = node.target if isinstance(node.target, str) else node.target.__name__
     if len(args) == 1 and not kwargs:
         return _reduce("ReduceMax" if name == "max" else "ReduceMin")(b, node, args, kwargs)
-    if len(args) == 2 and isinstance(args[1], T):
-        return b.op("Max" if name == "max" else "Min", [args[0], args[1]])
+    other = args[1] if len(args) > 1 else kwargs.get("other")
+    if isinstance(other, T):
+        return b.op("Max" if name == "max" else "Min", [args[0], other])
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    if isinstance(dim, int):     # (values, indices) along dim
+        x, keep = args[0], args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+        values = _reduce("ReduceMax" if name == "max" else "ReduceMin")(
+            b, node, (x, dim, keep), {})
+        arg_op = "ArgMax" if name == "max" else "ArgMin"
+        if x.rank == 0:
+            return values, b.const(0, np.int64)
+        return values, b.op(arg_op, [x], dtype=np.int64, axis=_norm(dim, x.rank),
+                            keepdims=int(bool(keep)))
     raise _Unsupported()
 
 
@@ -527,4 +538,4 @@ def _unbind(b, node, args, kwargs):
 
 
 # the other families register themselves on import
-from . import _indexing, _nn  # noqa: E402,F401
+from . import _indexing, _math, _nn, _reductions, _shape  # noqa: E402,F401

@@ -191,13 +191,28 @@ def test_conv_transpose_with_output_size_names_the_layer():
 # other sampled op must raise UnsupportedOperatorError naming it. Adding a translation makes its
 # op's test fail until the op is added here, so this list stays the record of what exports.
 EXPORTED = frozenset({
-    "abs", "acos", "add", "amax", "amin", "asin", "atan", "bmm", "cat", "ceil", "chunk",
-    "clamp", "clone", "cos", "cumsum", "div", "eq", "erf", "exp", "flatten", "floor",
-    "floor_divide", "ge", "gelu", "gt", "index_select", "le", "log", "logical_and",
-    "logical_not", "logical_or", "lt", "masked_fill", "matmul", "max", "mean", "min", "mm",
-    "mul", "ne", "neg", "permute", "pow", "prod", "reciprocal", "relu", "reshape", "rsqrt",
-    "sigmoid", "sign", "sin", "split", "sqrt", "squeeze", "stack", "sub", "sum", "t", "tan",
-    "tanh", "transpose", "tril", "triu", "unbind", "unsqueeze", "where",
+    "abs", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
+    "adjoint", "all", "amax", "amin", "any", "argmax", "argmin", "argsort", "argwhere", "asin",
+    "asinh", "atan", "atan2", "atanh", "baddbmm", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "bmm", "broadcast_to", "cat", "ceil", "chunk", "clamp", "clamp_max",
+    "clamp_min", "clone", "copysign", "cos", "cosh", "count_nonzero", "cross", "cumsum", "deg2rad",
+    "det", "diag", "diagonal", "dist", "div", "dot", "einsum", "eq", "erf", "erfc", "exp", "exp2",
+    "expand", "expm1", "flatten", "flip", "fliplr", "flipud", "float_power", "floor",
+    "floor_divide", "fmax", "fmin", "fmod", "frac", "frobenius_norm", "gather", "ge", "gelu", "gt",
+    "hypot", "index_add", "index_copy", "index_fill", "index_put", "index_select", "isfinite",
+    "isinf", "isnan", "isneginf", "isposinf", "isreal", "kthvalue", "le", "lerp", "linalg.cross",
+    "linalg.det", "linalg.diagonal", "linalg.matmul", "linalg.matrix_power", "linalg.multi_dot",
+    "linalg.norm", "linalg.vecdot", "linalg.vector_norm", "log", "log10", "log1p", "log2",
+    "logical_and", "logical_not", "logical_or", "logical_xor", "logit", "logsumexp", "lt",
+    "masked_fill", "masked_select", "matmul", "matrix_power", "max", "maximum", "mean", "median",
+    "min", "minimum", "mm", "movedim", "msort", "mul", "mv", "nan_to_num", "nanmean", "nansum",
+    "narrow", "ne", "neg", "nonzero", "norm", "outer", "permute", "pow", "prod", "rad2deg",
+    "ravel", "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "roll", "rot90",
+    "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select", "sgn", "sigmoid",
+    "sign", "signbit", "sin", "sinc", "sinh", "sort", "split", "sqrt", "square", "squeeze",
+    "stack", "std", "std_mean", "sub", "sum", "t", "take", "take_along_dim", "tan", "tanh",
+    "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "tril", "triu", "trunc",
+    "unbind", "unflatten", "unsqueeze", "var", "var_mean", "view", "where", "xlogy"
 })
 
 _DB = {e.name: e for e in op_db() if e.samples is not None}
