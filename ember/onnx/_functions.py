@@ -538,4 +538,6 @@ def _unbind(b, node, args, kwargs):
 
 
 # the other families register themselves on import
-from . import _indexing, _math, _nn, _reductions, _shape  # noqa: E402,F401
+from . import _functional, _indexing, _math, _nn, _reductions, _shape  # noqa: E402,F401
+
+_nn._alias_functional()

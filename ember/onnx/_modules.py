@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 import ember.nn as nn
+import ember.nn.functional as F
 
 from . import _indexing as _ix
 from ._builder import Builder, T
-from ._functions import _Unsupported, clip, flatten, gelu, linear, silu
+from ._functions import FUNCTIONS, _Unsupported, clip, flatten, gelu, linear, silu
 from ._indexing import conv_transpose
 from ._nn import attention, layer_norm
 
@@ -355,3 +356,43 @@ def _encoder_layer(b, m, path, src, src_mask=None, src_key_padding_mask=None,
         x = norm(m.norm1, "norm1", b.op("Add", [x, sa(x)]))
         x = norm(m.norm2, "norm2", b.op("Add", [x, ff(x)]))
     return x
+
+
+# ------------------------------------------------------------------------------ via functional
+# Layers that bind their function at import (``_fn = F.hardswish``) or check the input's shape
+# in Python (GroupNorm, InstanceNorm) are not traced through: they are leaves translated by the
+# functional translation with the layer's settings as arguments.
+def _via(fname, *attrs, **params):
+    def tr(b, m, path, x):
+        fn = FUNCTIONS[getattr(F, fname)]
+        args = [x] + [getattr(m, a) for a in attrs]
+        args += [_p(b, m, p, path) if getattr(m, p, None) is not None else None
+                 for p in params.get("tensors", ())]
+        return fn(b, None, tuple(args), {})
+    return tr
+
+
+for _cls, _fname, _attrs in (("Hardswish", "hardswish", ()), ("Hardsigmoid", "hardsigmoid", ()),
+                             ("Mish", "mish", ()), ("SELU", "selu", ()),
+                             ("Softsign", "softsign", ()), ("LogSigmoid", "logsigmoid", ()),
+                             ("Tanhshrink", "tanhshrink", ()), ("CELU", "celu", ("alpha",)),
+                             ("Softshrink", "softshrink", ("lambd",)),
+                             ("Hardshrink", "hardshrink", ("lambd",)),
+                             ("Threshold", "threshold", ("threshold", "value")),
+                             ("GLU", "glu", ("dim",)), ("Softmin", "softmin", ("dim",))):
+    _reg(_cls)(_via(_fname, *_attrs))
+_reg("PReLU")(_via("prelu", tensors=("weight",)))
+
+
+@_reg("GroupNorm")
+def _group_norm_module(b, m, path, x):
+    return FUNCTIONS[F.group_norm](b, None, (x, m.num_groups, _p(b, m, "weight", path),
+                                             _p(b, m, "bias", path), m.eps), {})
+
+
+@_reg("InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d")
+def _instance_norm_module(b, m, path, x):
+    use_batch = m.training or not m.track_running_stats
+    return FUNCTIONS[F.instance_norm](b, None, (
+        x, _p(b, m, "running_mean", path), _p(b, m, "running_var", path),
+        _p(b, m, "weight", path), _p(b, m, "bias", path), use_batch, m.momentum, m.eps), {})

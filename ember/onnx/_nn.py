@@ -83,5 +83,3 @@ def _alias_functional():
         if callable(ours) and top is not None and top in FUNCTIONS and ours not in FUNCTIONS:
             FUNCTIONS[ours] = FUNCTIONS[top]
 
-
-_alias_functional()
