@@ -15,10 +15,12 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import CPU, check_device, data_ptr
+from ._size import Size
 from .autograd.grad_mode import _state
 from .autograd.node import AccumulateGrad, _RemovableHandle  # NOTE [Tensor and autograd imports]
 
 _new = object.__new__
+_backward = [None]  # ember.autograd.backward, bound on first use (import order)
 
 
 def _make(arr, vc=None):
@@ -81,7 +83,6 @@ class Tensor:
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self):
-        from ._size import Size
         return Size(self._data.shape)
 
     def size(self, dim=None):
@@ -310,8 +311,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the .grad of every leaf of the graph."""
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        if _backward[0] is None:  # bound once: a lazy import costs ~0.3 us per call
+            from .autograd import backward as fn
+            _backward[0] = fn
+        _backward[0](self, gradient, retain_graph, create_graph, inputs=inputs)
 
     # ------------------------------------------------------------------ Python protocol
     def item(self):

@@ -10,11 +10,15 @@ from ._legacy import (NestedIOFunction, ProfilerConfig, ProfilerEvent,  # noqa: 
                       ProfilerState, SavedTensor, is_multithreading_enabled, is_tensor_like,
                       set_multithreading_enabled)
 from .variable import Variable  # noqa: F401
+from .._tensor import Tensor as _Tensor  # loaded by .function above
+from . import engine as _engine
 
 
 def _tuple(x):
     if x is None:
         return None
+    if isinstance(x, _Tensor):
+        return (x,)
     from .._tensor import Tensor
     from .graph import GradientEdge
     if isinstance(x, (Tensor, GradientEdge)):
@@ -25,7 +29,7 @@ def _tuple(x):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
-    from .engine import _make_root_grads, execute
+    _make_root_grads, execute = _engine._make_root_grads, _engine.execute
     tensors = _tuple(tensors)
     grads = _tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):

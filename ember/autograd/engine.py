@@ -26,11 +26,11 @@ def _make_root_grads(tensors, grads, what):
     for i, (t, g) in enumerate(zip(tensors, grads)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{what}: expected Tensors as outputs, got {type(t).__name__}")
-        if not t.requires_grad:
+        if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
         if g is None:
-            if t.numel() != 1:
+            if t._data.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs; got "
                                    f"an output of shape {tuple(t.shape)}. Pass gradient= with "
                                    "the same shape.")
@@ -40,7 +40,7 @@ def _make_root_grads(tensors, grads, what):
             g = _make(np.ones(t._data.shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
-        if tuple(g.shape) != tuple(t.shape):
+        if g._data.shape != t._data.shape:
             raise RuntimeError(f"{what}: Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of "
                                f"{tuple(t.shape)}.")
@@ -88,12 +88,21 @@ class _GraphTask:
     """What one backward run will execute, for hooks that need to know it (autograd.graph's
     register_multi_grad_hook): ``nodes`` it may run, ``callbacks`` to call when it ends."""
 
-    __slots__ = ("nodes", "callbacks", "state")
+    __slots__ = ("_nodes", "_parts", "callbacks", "state")
 
-    def __init__(self, nodes):
-        self.nodes = nodes
+    def __init__(self, deps, needed, roots):
+        # the node set is built only when a hook asks for it (most backward passes never do)
+        self._nodes = None
+        self._parts = (deps, needed, roots)
         self.callbacks = []
         self.state = {}
+
+    @property
+    def nodes(self):
+        if self._nodes is None:
+            deps, needed, roots = self._parts
+            self._nodes = {n for n in deps if needed is None or n in needed} | set(roots)
+        return self._nodes
 
 
 _tasks = threading.local()
@@ -134,21 +143,23 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-getattr(node, "_seq", 0), id(node), node))
-    task = _GraphTask({n for n in deps if needed is None or n in needed} | set(buffers))
-    prev_task, _tasks.task = current_graph_task(), task
+    task = _GraphTask(deps, needed, list(buffers))
+    prev_task, _tasks.task = getattr(_tasks, "task", None), task
     prev = _state.enabled
     _state.enabled = create_graph
     try:
         while ready:
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
-            grads = _run_prehooks(node, grads)
+            acc = type(node) is AccumulateGrad
+            if node._node_prehooks or node._pre_hooks or (acc and node.variable._hooks):
+                grads = _run_prehooks(node, grads)
             if capture:
                 for nr, g in enumerate(grads):
                     slot = capture.get((node, nr))
                     if slot is not None:
                         captured[slot] = g
-            if type(node) is AccumulateGrad:
+            if acc:
                 if accumulate and (only is None or node in only) and grads[0] is not None:
                     _accumulate(node.variable, grads[0], create_graph)
                 continue
@@ -176,7 +187,11 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
                 if g is not None:
-                    g = _check_grad(node, nxt, nr, g)
+                    meta = getattr(nxt, "_out_meta", None)
+                    meta = meta[nr] if meta is not None else None
+                    if (meta is None or type(g) is not Tensor or g._data.shape != meta[0]
+                            or g._data.dtype != meta[1]):
+                        g = _check_grad(node, nxt, nr, g)
                 buf = buffers.get(nxt)
                 if buf is None:
                     buf = buffers[nxt] = [None] * nxt.num_outputs

@@ -65,6 +65,8 @@ class Sum(Op):
 
     @staticmethod
     def backward(ctx, grad):
+        if grad._data.ndim == 0:  # a full reduction: the 0-d gradient broadcasts as it is
+            return grad.expand(ctx.shape)
         g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
         return g.expand(ctx.shape)
 

@@ -303,8 +303,10 @@ def promote_args(name, *args):
 
 def sum_to(grad, shape):
     """Reduce a broadcast gradient back to ``shape`` (undoes broadcasting); differentiable."""
+    gshape = grad._data.shape
+    if gshape == shape:
+        return grad
     shape = tuple(shape)
-    gshape = tuple(grad._data.shape)
     if gshape == shape:
         return grad
     lead = len(gshape) - len(shape)
