@@ -5,6 +5,8 @@ Each op's gradient is written next to it with ember ops, so double backward work
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .. import _dtype as D
@@ -54,6 +56,13 @@ def _binary_fn(name, cls, result=None):
 
     fn.__name__ = name
     fn.__doc__ = cls.__doc__
+    # the public parameters (NOTE [Registered signatures]): input, other, then the Op's own
+    # options keyword-only, as torch has them (add(input, other, *, alpha=1))
+    extra = list(inspect.signature(cls.forward).parameters.values())[3:]
+    fn.__signature__ = inspect.Signature(
+        [inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+         inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in extra])
     return fn
 
 
@@ -78,6 +87,8 @@ class Add(Op):
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
             return a + alpha * b
+        if a.shape == b.shape:  # nothing to broadcast: NumPy's loop (per-op overhead)
+            return a + b
         out = _broadcast_binary("add", a, b)  # NOTE [Row-broadcast binary ops]
         return a + b if out is None else out
 
@@ -118,6 +129,8 @@ class Mul(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        if a.shape == b.shape:  # nothing to broadcast: NumPy's loop (per-op overhead)
+            return a * b
         out = _broadcast_binary("mul", a, b)  # NOTE [Row-broadcast binary ops]
         return a * b if out is None else out
 

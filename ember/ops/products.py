@@ -135,7 +135,7 @@ def _matmul_general(input, other):
 # bool products are not claimed: torch has no bool matmul kernels ("not implemented for 'Bool'")
 _NUMERIC = tuple(d for d in D.ALL if d is not D.bool_)
 register("matmul")(matmul)
-Tensor.__matmul__ = lambda self, other: matmul(self, other)
+Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 

@@ -5,6 +5,7 @@ walk (reference, samples, dtypes).
 from __future__ import annotations
 
 import inspect
+import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,40 +29,56 @@ class OpInfo:
 
 
 OPS: dict[str, OpInfo] = {}
+IMPLS: dict[str, Callable] = {}  # qualified name -> the op's implementation (no out= layer)
 FUNCTIONS: dict[str, Callable] = {}  # every public function, for ember/__init__
 NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's functions
 
 
-def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True):
+def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True,
+             params=None):
     """Decorator for an Op class or a plain function implementing ``ember.<name>``.
 
     With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
     key ``"linalg.<name>"``). ``wrap_out=False`` is for functions that take ``out=`` themselves:
-    they are registered as they are.
+    they are registered as they are. ``params``: a callable whose parameters are the op's
+    public ones, for an Op whose forward takes ``*params`` (see NOTE [Registered signatures]).
     """
 
     def deco(obj):
         impl = obj.apply if isinstance(obj, type) else obj
         qualified = name if namespace is None else f"{namespace}.{name}"
-        if wrap_out:
+        sig = _public_params(obj, impl, params) if wrap_out else None
+        if wrap_out and sig is not None:
+            fn = _bound_wrapper(impl, sig, name, qualified, "function")
+            fn.__doc__ = obj.__doc__
+        elif wrap_out:
             fn = _with_out(impl, qualified)
             fn.__name__ = name
             fn.__doc__ = obj.__doc__
             fn.__qualname__ = name
         else:
             fn = impl
+        IMPLS[qualified] = impl
         table = FUNCTIONS if namespace is None else NAMESPACES.setdefault(namespace, {})
         table[name] = fn
         for a in aliases:
             table[a] = fn
         if method:
-            setattr(Tensor, name, _method(fn))
-            for a in aliases:
-                setattr(Tensor, a, _method(fn))
+            for n in (name, *aliases):
+                if sig is not None:
+                    m = _bound_wrapper(impl, sig, n, n, "method")
+                    m.__doc__ = obj.__doc__
+                else:
+                    m = _method(fn)
+                    m.__name__ = n
+                setattr(Tensor, n, m)
         if inplace:
-            setattr(Tensor, name + "_", _inplace_method(impl, name + "_"))
-            for a in aliases:
-                setattr(Tensor, a + "_", _inplace_method(impl, a + "_"))
+            for n in (name, *aliases):
+                if sig is not None:
+                    m = _bound_wrapper(impl, sig, n + "_", n + "_", "inplace")
+                else:
+                    m = _inplace_method(impl, n + "_")
+                setattr(Tensor, n + "_", m)
         OPS[qualified] = OpInfo(qualified, fn, method, inplace)
         return obj
 
@@ -115,6 +132,130 @@ def numpy_kwargs(kwargs):
                 raise TypeError(f"got both '{canonical}' and its alias '{alias}'; pass one.")
             kwargs[canonical] = kwargs.pop(alias)
     return kwargs
+
+
+# NOTE [Registered signatures]
+# A registered op's public function, Tensor method and in-place method are generated once, at
+# registration, as real Python functions with the op's own parameters (an Op class's forward
+# without ctx, or the function's) plus torch's keyword-only ``out=``: Python's call machinery then
+# binds positional and keyword forms (``ember.abs(input=t)``), reports a missing or unexpected
+# argument in its usual TypeError naming the op, and inspect.signature shows the parameters. No
+# per-call binding work is added: the generated body is one call of the implementation (with a
+# shorter call when every defaulted parameter has its default). Parameters are passed on as the
+# implementation declares them (positionally, or by keyword for keyword-only ones), so an Op
+# receives tensors positionally as before. An op whose implementation takes *args/**kwargs keeps
+# the generic (*args, out=None, **kwargs) wrapper.
+_ARRAY_NAMES = {"x", "a", "t", "self", "inp", "arr", "data"}
+_P = inspect.Parameter
+
+
+def _public_params(obj, impl, src=None):
+    """The op's parameters as its public function shows them, or None when they cannot be
+    given (var-args, an ``out`` of its own, names the generated code reserves)."""
+    try:
+        if src is not None:
+            params = list(inspect.signature(src).parameters.values())
+        elif isinstance(obj, type):
+            params = list(inspect.signature(obj.forward).parameters.values())[1:]
+        else:
+            params = list(inspect.signature(impl).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if not params or params[0].kind not in (_P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD):
+        return None
+    for p in params:
+        if (p.kind in (_P.VAR_POSITIONAL, _P.VAR_KEYWORD) or p.name in ("out", "self")
+                and p is not params[0] or p.name.startswith("_")):
+            return None
+    if (isinstance(obj, type) or src is not None) and params[0].name in _ARRAY_NAMES:
+        params[0] = params[0].replace(name="input")  # passed on positionally: only the name
+    return params
+
+
+def _bound_wrapper(impl, params, name, qualified, kind):
+    """Generate the public function (kind "function": with out=), the Tensor method ("method":
+    first parameter self) or the in-place method ("inplace") of a registered op; see NOTE
+    [Registered signatures]."""
+    params = list(params)
+    if kind != "function":
+        params[0] = params[0].replace(name="self")
+    env = {"_impl": impl, "_write_out": write_out, "_qual": qualified, "_np_alias": _np_alias,
+           "_apply_inplace": apply_inplace, "_iname": name}
+    head, call, short, defaulted = [], [], [], []
+    seen_kwonly = False
+    for i, p in enumerate(params):
+        text = p.name
+        if p.default is not _P.empty:
+            env[f"_d{i}"] = p.default
+            text += f"=_d{i}"
+            defaulted.append(f"{p.name} is _d{i}")
+        if p.kind is _P.KEYWORD_ONLY:
+            if not seen_kwonly:
+                head.append("*")
+                seen_kwonly = True
+            call.append(f"{p.name}={p.name}")
+        else:
+            call.append(p.name)
+            if p.default is _P.empty:
+                short.append(p.name)
+        head.append(text)
+        if p.kind is _P.POSITIONAL_ONLY and (i + 1 == len(params)
+                                             or params[i + 1].kind is not _P.POSITIONAL_ONLY):
+            head.append("/")
+    shown = list(params)
+    if kind == "function":
+        if not seen_kwonly:
+            head.append("*")
+        head.append("out=None")
+        shown.append(_P("out", _P.KEYWORD_ONLY, default=None))
+    names = [p.name for p in params]
+    aliased = [n for n in ("dim", "keepdim") if n in names]
+    if aliased:
+        head.append("**_np")
+    fname = name if name.isidentifier() and not keyword.iskeyword(name) else "_op"
+    body = []
+    if aliased:
+        targets = ", ".join(aliased)
+        body.append(f"    if _np:\n        {targets}, = _np_alias(_qual, _np, "
+                    f"{tuple(aliased)!r}, {targets})")
+    first = "self" if kind != "function" else params[0].name
+    if kind == "inplace":
+        rest = ", ".join(["_impl", "_iname"] + call[1:])
+        body.append(f"    return _apply_inplace({first}, {rest})")
+    else:
+        full = ", ".join(call)
+        if kind == "function":
+            res = f"_impl({full})"
+            if defaulted and len(defaulted) == len(params) - len(short):
+                cond = " and ".join(defaulted)
+                body.append(f"    if out is None and {cond}:\n"
+                            f"        return _impl({', '.join(short)})")
+            body.append(f"    if out is None:\n        return {res}")
+            body.append(f"    return _write_out(out, {res}, _qual)")
+        else:
+            if defaulted and len(defaulted) == len(params) - len(short):
+                cond = " and ".join(defaulted)
+                body.append(f"    if {cond}:\n        return _impl({', '.join(short)})")
+            body.append(f"    return _impl({full})")
+    src = f"def {fname}({', '.join(head)}):\n" + "\n".join(body) + "\n"
+    exec(compile(src, f"<ember op {qualified}>", "exec"), env)  # noqa: S102 - generated once
+    fn = env[fname]
+    fn.__name__ = fn.__qualname__ = name
+    fn.__module__ = __name__
+    if aliased or kind == "function":
+        fn.__signature__ = inspect.Signature(shown)
+    return fn
+
+
+def _np_alias(name, extra, keys, *values):
+    """NumPy's axis=/keepdims= spellings (see numpy_kwargs) reaching a generated wrapper: the
+    values of the op's ``keys`` (dim and/or keepdim) with the aliases applied."""
+    kw = numpy_kwargs(dict(extra))
+    for k in kw:
+        if k not in keys:
+            raise TypeError(f"{name.rsplit('.', 1)[-1]}() got an unexpected keyword argument "
+                            f"'{k}'")
+    return tuple(kw.get(k, v) for k, v in zip(keys, values, strict=True))
 
 
 def _with_out(impl, name):

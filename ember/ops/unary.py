@@ -86,7 +86,7 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
         Unary.__qualname__ = Unary.__name__
         Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
         if public:
-            register(name, inplace=inplace, aliases=aliases)(Unary)
+            register(name, inplace=inplace, aliases=aliases, params=f)(Unary)
         return Unary
 
     return deco
