@@ -357,12 +357,21 @@ class Op:
                     record = True
             else:
                 arrays.append(a)
-        record = record and _state.enabled
         node = OpNode()
-        if record:
-            node.needs_input_grad = tuple(
-                isinstance(a, Tensor) and a._requires_grad for a in args)
+        if record:  # grad mode (a thread-local read) only matters when an input requires grad
+            record = _state.enabled
+            if record:
+                node.needs_input_grad = tuple(
+                    isinstance(a, Tensor) and a._requires_grad for a in args)
         raw = cls.forward(node, *arrays, **params)
+        if type(raw) is np.ndarray and not cls.view:  # the common case, first
+            result = _make(raw)
+            if record:
+                _finish(node, cls, args, arrays, (result,), (raw,))
+            if _fw_active[0] and _state.fw_enabled:
+                from .forward_ad import _propagate
+                _propagate(cls, node, args, (result,), params)
+            return result
         if type(raw) is tuple:
             out_arrays = [o if type(o) is np.ndarray else np.asarray(o) for o in raw]
             if cls.view:

@@ -12,6 +12,7 @@ from .._tensor import Tensor
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
 from ..autograd.function import Op
+from ..profiler.profiler import _active as _prof
 from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, export, register, sum_to, write_out
 
@@ -53,7 +54,7 @@ class Matmul(Op):
         else:
             out = gemm(a, b)  # np.matmul, turned round where faster
         # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
-        return out.astype(a.dtype, copy=False)
+        return out if out.dtype == a.dtype else out.astype(a.dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -78,6 +79,12 @@ class Matmul(Op):
 
 def matmul(input, other):
     """Matrix product with numpy/torch semantics for 1-D, 2-D and batched operands."""
+    if type(input) is Tensor and type(other) is Tensor and not _autocast.enabled:
+        a, b = input._data, other._data  # plain dense tensors: the common case first
+        if a.ndim == 2 and b.ndim == 2 and a.dtype == b.dtype and a.shape[1] == b.shape[0]:
+            if _prof.prof is None:  # what apply calls when not profiling: a call less
+                return Matmul._run(input, other)
+            return Matmul.apply(input, other)
     if getattr(input, "is_sparse", False):  # sparse COO x dense (ember/sparse)
         return input._sparse_mm(other)
     if getattr(other, "is_sparse", False) and isinstance(input, Tensor):

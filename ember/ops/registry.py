@@ -13,8 +13,9 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from ..autograd.function import _edge
+from ..autograd.function import Op, _edge
 from ..autograd.grad_mode import _state
+from ..profiler.profiler import _active as _prof
 
 
 @dataclass
@@ -180,7 +181,13 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     if kind != "function":
         params[0] = params[0].replace(name="self")
     env = {"_impl": impl, "_write_out": write_out, "_qual": qualified, "_np_alias": _np_alias,
-           "_apply_inplace": apply_inplace, "_iname": name}
+           "_apply_inplace": apply_inplace, "_iname": name, "_prof": _prof}
+    # an Op's apply only checks for the profiler and calls _run: done here, a call less
+    run = getattr(getattr(impl, "__self__", None), "_run", None)
+    if run is not None and getattr(impl, "__func__", None) is Op.apply.__func__:
+        env["_run"] = run
+    else:
+        run = None
     head, call, short, defaulted = [], [], [], []
     seen_kwonly = False
     for i, p in enumerate(params):
@@ -228,6 +235,9 @@ def _bound_wrapper(impl, params, name, qualified, kind):
             res = f"_impl({full})"
             if defaulted and len(defaulted) == len(params) - len(short):
                 cond = " and ".join(defaulted)
+                if run is not None:
+                    body.append(f"    if out is None and _prof.prof is None and {cond}:\n"
+                                f"        return _run({', '.join(short)})")
                 body.append(f"    if out is None and {cond}:\n"
                             f"        return _impl({', '.join(short)})")
             body.append(f"    if out is None:\n        return {res}")
@@ -235,7 +245,12 @@ def _bound_wrapper(impl, params, name, qualified, kind):
         else:
             if defaulted and len(defaulted) == len(params) - len(short):
                 cond = " and ".join(defaulted)
+                if run is not None:
+                    body.append(f"    if _prof.prof is None and {cond}:\n"
+                                f"        return _run({', '.join(short)})")
                 body.append(f"    if {cond}:\n        return _impl({', '.join(short)})")
+            elif run is not None:
+                body.append(f"    if _prof.prof is None:\n        return _run({full})")
             body.append(f"    return _impl({full})")
     src = f"def {fname}({', '.join(head)}):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<ember op {qualified}>", "exec"), env)  # noqa: S102 - generated once
