@@ -1,10 +1,13 @@
 """Per-op overhead on tiny tensors: ember vs NumPy vs PyTorch, measured in the same run.
 
-    python benchmarks/overhead.py [--repeat 7] [--number 2000] [--grad-mode-read]
+    python benchmarks/overhead.py [--repeat 7] [--number 2000] [--grad-mode-read] [--cpu-time]
 
 Prints microseconds per call (median of ``repeat`` runs of ``number`` calls, the frameworks
 interleaved run by run so that machine drift hits all of them) and the ratio ember / PyTorch.
-Targets (issue #2): within 3x of PyTorch without grad, within 4x with grad.
+Targets (issue 21): within 1.5x of PyTorch with and without grad.
+``--cpu-time`` times with the thread's CPU clock instead of the wall clock: on a busy machine
+the time other processes hold the core is then not counted (the ratio is far steadier; cache
+and frequency effects of the other load still are).
 ``--grad-mode-read`` also times one read of the per-thread grad mode against a read of a plain
 object's attribute (NOTE [Per-thread autograd state] in ember/autograd/grad_mode.py).
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import time
 import timeit
 
 import numpy as np
@@ -83,7 +87,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--number", type=int, default=2000)
     ap.add_argument("--grad-mode-read", action="store_true")
+    ap.add_argument("--cpu-time", action="store_true")
     args = ap.parse_args()
+    timer = time.thread_time if args.cpu_time else time.perf_counter
     if args.grad_mode_read:
         grad_mode_read(args.repeat)
     if torch is not None:
@@ -94,7 +100,8 @@ def main():
         for _ in range(args.repeat):  # interleave the frameworks run by run
             for key, fn in (("e", e), ("n", n), ("t", t)):
                 if fn is not None:
-                    res[key].append(timeit.timeit(fn, number=args.number) / args.number * 1e6)
+                    secs = timeit.Timer(fn, timer=timer).timeit(number=args.number)
+                    res[key].append(secs / args.number * 1e6)
         med = {k: statistics.median(v) if v else float("nan") for k, v in res.items()}
         ratio = med["e"] / med["t"] if res["t"] else float("nan")
         print(f"{name:<16}{med['e']:>10.2f}{med['n']:>10.2f}{med['t']:>10.2f}{ratio:>13.2f}")

@@ -28,6 +28,9 @@ def _unwrap(obj):
         if isinstance(obj, (property, classmethod, staticmethod)):
             obj = obj.fget if isinstance(obj, property) else obj.__func__
             continue
+        if getattr(obj, "_ember_impl", None) is not None:  # a generated registry wrapper
+            obj = obj._ember_impl
+            continue
         code = getattr(obj, "__code__", None)
         if code is None:
             break

@@ -257,6 +257,7 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     fn = env[fname]
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
+    fn._ember_impl = impl  # for tools/tensor_methods.py (not __wrapped__: that is a signature)
     if aliased or kind == "function":
         fn.__signature__ = inspect.Signature(shown)
     return fn
