@@ -190,8 +190,24 @@ def _bound_wrapper(impl, params, name, qualified, kind):
         run = None
     head, call, short, defaulted = [], [], [], []
     seen_kwonly = False
+    # a required dim/keepdim may come as NumPy's axis=/keepdims=: it gets a sentinel default in
+    # the generated def (the shown signature keeps it required) when no required one follows
+    names = [p.name for p in params]
+    aliased = [n for n in ("dim", "keepdim") if n in names]
+    required = {}
+    for n in aliased:
+        i = names.index(n)
+        if params[i].default is _P.empty:
+            if any(q.default is _P.empty and q.kind is not _P.KEYWORD_ONLY
+                   for q in params[i + 1:]):
+                aliased = []
+                break
+            required[n] = i
+    env["_REQ"] = _REQUIRED
     for i, p in enumerate(params):
         text = p.name
+        if p.name in required and aliased:
+            text += "=_REQ"
         if p.default is not _P.empty:
             env[f"_d{i}"] = p.default
             text += f"=_d{i}"
@@ -215,16 +231,19 @@ def _bound_wrapper(impl, params, name, qualified, kind):
             head.append("*")
         head.append("out=None")
         shown.append(_P("out", _P.KEYWORD_ONLY, default=None))
-    names = [p.name for p in params]
-    aliased = [n for n in ("dim", "keepdim") if n in names]
     if aliased:
         head.append("**_np")
     fname = name if name.isidentifier() and not keyword.iskeyword(name) else "_op"
     body = []
     if aliased:
         targets = ", ".join(aliased)
+        defaults = ", ".join("_REQ" if n in required else f"_d{names.index(n)}"
+                             for n in aliased)
         body.append(f"    if _np:\n        {targets}, = _np_alias(_qual, _np, "
-                    f"{tuple(aliased)!r}, {targets})")
+                    f"{tuple(aliased)!r}, ({defaults},), {targets})")
+        for n in required:
+            body.append(f"    if {n} is _REQ:\n        raise TypeError(\"{name}() missing "
+                        f"required argument '{n}'\")")
     first = "self" if kind != "function" else params[0].name
     if kind == "inplace":
         rest = ", ".join(["_impl", "_iname"] + call[1:])
@@ -263,14 +282,18 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     return fn
 
 
-def _np_alias(name, extra, keys, *values):
+_REQUIRED = object()  # the generated default of a required dim reachable through axis=
+
+
+def _np_alias(name, extra, keys, defaults, *values):
     """NumPy's axis=/keepdims= spellings (see numpy_kwargs) reaching a generated wrapper: the
     values of the op's ``keys`` (dim and/or keepdim) with the aliases applied."""
-    kw = numpy_kwargs(dict(extra))
+    op = name.rsplit(".", 1)[-1]
+    given = {k: v for k, v, d in zip(keys, values, defaults, strict=True) if v is not d}
+    kw = numpy_kwargs({**extra, **given})
     for k in kw:
         if k not in keys:
-            raise TypeError(f"{name.rsplit('.', 1)[-1]}() got an unexpected keyword argument "
-                            f"'{k}'")
+            raise TypeError(f"{op}() got an unexpected keyword argument '{k}'")
     return tuple(kw.get(k, v) for k, v in zip(keys, values, strict=True))
 
 
