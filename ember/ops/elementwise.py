@@ -35,8 +35,6 @@ def _bcast_error(name, a, b):
 def _binary_fn(name, cls, result=None):
     """Public function for a binary op: dtype promotion, then the Op."""
 
-    run = cls._run
-
     def fn(input, other, **kw):
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \
                 input._data.dtype == other._data.dtype and result is None:
@@ -51,7 +49,7 @@ def _binary_fn(name, cls, result=None):
         try:
             if kw or _prof.prof is not None:
                 return cls.apply(a, b, **kw)
-            return run(a, b)  # what apply calls when not profiling (per-op overhead)
+            return cls._run(a, b)  # what apply calls when not profiling (per-op overhead)
         except ValueError as e:
             if "broadcast" in str(e):
                 # _bcast_error takes the operands (it reads their shapes itself)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -180,12 +181,14 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     params = list(params)
     if kind != "function":
         params[0] = params[0].replace(name="self")
-    env = {"_impl": impl, "_write_out": write_out, "_qual": qualified, "_np_alias": _np_alias,
-           "_apply_inplace": apply_inplace, "_iname": name, "_prof": _prof}
+    # module functions are looked up at call time (_reg.write_out): graph capture patches them
+    env = {"_impl": impl, "_reg": sys.modules[__name__], "_qual": qualified,
+           "_np_alias": _np_alias, "_iname": name, "_prof": _prof}
     # an Op's apply only checks for the profiler and calls _run: done here, a call less
-    run = getattr(getattr(impl, "__self__", None), "_run", None)
+    # (_cls._run looked up per call, as apply does: graph capture patches Op._run)
+    run = getattr(impl, "__self__", None)
     if run is not None and getattr(impl, "__func__", None) is Op.apply.__func__:
-        env["_run"] = run
+        env["_cls"] = run
     else:
         run = None
     head, call, short, defaulted = [], [], [], []
@@ -247,7 +250,7 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     first = "self" if kind != "function" else params[0].name
     if kind == "inplace":
         rest = ", ".join(["_impl", "_iname"] + call[1:])
-        body.append(f"    return _apply_inplace({first}, {rest})")
+        body.append(f"    return _reg.apply_inplace({first}, {rest})")
     else:
         full = ", ".join(call)
         if kind == "function":
@@ -256,20 +259,20 @@ def _bound_wrapper(impl, params, name, qualified, kind):
                 cond = " and ".join(defaulted)
                 if run is not None:
                     body.append(f"    if out is None and _prof.prof is None and {cond}:\n"
-                                f"        return _run({', '.join(short)})")
+                                f"        return _cls._run({', '.join(short)})")
                 body.append(f"    if out is None and {cond}:\n"
                             f"        return _impl({', '.join(short)})")
             body.append(f"    if out is None:\n        return {res}")
-            body.append(f"    return _write_out(out, {res}, _qual)")
+            body.append(f"    return _reg.write_out(out, {res}, _qual)")
         else:
             if defaulted and len(defaulted) == len(params) - len(short):
                 cond = " and ".join(defaulted)
                 if run is not None:
                     body.append(f"    if _prof.prof is None and {cond}:\n"
-                                f"        return _run({', '.join(short)})")
+                                f"        return _cls._run({', '.join(short)})")
                 body.append(f"    if {cond}:\n        return _impl({', '.join(short)})")
             elif run is not None:
-                body.append(f"    if _prof.prof is None:\n        return _run({full})")
+                body.append(f"    if _prof.prof is None:\n        return _cls._run({full})")
             body.append(f"    return _impl({full})")
     src = f"def {fname}({', '.join(head)}):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<ember op {qualified}>", "exec"), env)  # noqa: S102 - generated once
