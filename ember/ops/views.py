@@ -165,12 +165,14 @@ def t(input):
 register("t")(t)
 Tensor.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
 Tensor.mT = property(lambda self: transpose(self, -2, -1))
-Tensor.H = property(lambda self: self.T)
-Tensor.mH = property(lambda self: self.mT)
+# the conjugate transposes: conj() of a real tensor is the tensor itself
+Tensor.H = property(lambda self: self.T.conj())
+Tensor.mH = property(lambda self: self.mT.conj())
 
 
 def adjoint(input):
-    return transpose(input, -2, -1)
+    """The conjugate transpose of the last two dims."""
+    return transpose(input, -2, -1).conj()
 
 
 register("adjoint")(adjoint)

@@ -155,8 +155,8 @@ class CholeskySolve(Op):
     def backward(ctx, grad):
         factor, x = ctx.saved_tensors
         gb = CholeskySolve.apply(grad, factor, upper=ctx.upper)
-        common = gb @ _t(x)
-        common = common + _t(common)
+        common = gb @ _t(x).conj()  # gA = -gb X^H, and A = L L^H gives gL = (gA + gA^H) L
+        common = common + _t(common).conj()
         gf = -(factor @ common) if ctx.upper else -(common @ factor)
         return sum_to(gb, ctx.b_shape), sum_to(gf, factor.shape)
 

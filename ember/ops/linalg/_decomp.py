@@ -63,21 +63,33 @@ def det(A, *, out=None):
 
 
 # ----------------------------------------------------------------------------- qr
+def _h(x):
+    """Conjugate transpose (the transpose for real x: conj of a real tensor is itself)."""
+    return _t(x).conj()
+
+
 def _copyltu(M):
-    """The symmetric matrix with M's lower triangle."""
-    return M.tril() + _t(M.tril(-1))
+    """The Hermitian matrix with M's strictly lower triangle and the real part of its diagonal
+    (for real M: the symmetric matrix with M's lower triangle)."""
+    low = M.tril(-1)
+    diag = M.diagonal(0, -2, -1)
+    if M.is_complex():
+        diag = _complex_(diag.real, diag.real * 0)
+    return low + _h(low) + diag_embed(diag)
 
 
 def _qr_backward_tall(Q, R, gQ, gR):
-    # m >= n: M = R gR^T - gQ^T Q;  gA = (gQ + Q copyltu(M)) R^-T
-    M = R @ _t(gR) - _t(gQ) @ Q
+    # m >= n: M = R gR^H - gQ^H Q;  gA = (gQ + Q copyltu(M)) R^-H. For complex A the real
+    # diagonal of R fixes the phase of each column of Q, which is why copyltu keeps only the
+    # real part of M's diagonal (torch's convention).
+    M = R @ _h(gR) - _h(gQ) @ Q
     b = gQ + Q @ _copyltu(M)
-    return _t(SolveTriangular.apply(R, _t(b), upper=True))
+    return _h(SolveTriangular.apply(R, _h(b), upper=True))
 
 
 class QR(Op):
-    """A = QR (Householder, LAPACK signs). Differentiable for mode='reduced', and for
-    mode='complete' when m <= n."""
+    """A = QR (Householder, LAPACK signs; R has a real diagonal). Differentiable for
+    mode='reduced', and for mode='complete' when m <= n; real and complex input."""
 
     @staticmethod
     def forward(ctx, a, mode="reduced"):
@@ -93,9 +105,6 @@ class QR(Op):
     @staticmethod
     def backward(ctx, gQ, gR):
         m, n = ctx._out_meta[1][0][-2], ctx._out_meta[1][0][-1]
-        if np.dtype(ctx._out_meta[1][1]).kind == "c":
-            raise NotImplementedError("linalg.qr: the gradient for complex input is not "
-                                      "implemented in ember.")
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
                                "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
@@ -110,7 +119,7 @@ class QR(Op):
         U, V = R.narrow(-1, 0, m), R.narrow(-1, m, n - m)
         gU, gV = gR.narrow(-1, 0, m), gR.narrow(-1, m, n - m)
         Y = Q @ V
-        gX = _qr_backward_tall(Q, U, gQ + Y @ _t(gV), gU)
+        gX = _qr_backward_tall(Q, U, gQ + Y @ _h(gV), gU)
         return gX._cat_with(Q @ gV, -1)
 
 
@@ -152,11 +161,6 @@ def _off_diag_inverse(E):
     n = E.shape[-1]
     eye = _make(np.eye(n, dtype=bool))
     return eye.logical_not().to(E.dtype) / E.masked_fill(eye, 1.0)
-
-
-def _h(x):
-    """Conjugate transpose (the transpose for real x: conj of a real tensor is itself)."""
-    return _t(x).conj()
 
 
 def _svd_backward(U, S, Vh, gU, gS, gVh):

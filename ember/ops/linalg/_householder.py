@@ -63,17 +63,21 @@ def _reflector(A, i):
 
 
 def _apply_q(A, tau, C, left, transpose):
-    """Q C, Q^T C, C Q or C Q^T with Q = H_1 ... H_k (k = tau.shape[-1])."""
+    """Q C, Q^H C, C Q or C Q^H with Q = H_1 ... H_k (k = tau.shape[-1]), H_i = I - tau_i v v^H
+    (Q^T for real input)."""
     k = tau.shape[-1]
-    # Q C = H_1 (H_2 (... H_k C)) applies the last reflector first; so does C Q^T
+    # Q C = H_1 (H_2 (... H_k C)) applies the last reflector first; so does C Q^H
     order = range(k - 1, -1, -1) if left != transpose else range(k)
     for i in order:
         v = _reflector(A, i)
+        vh = _t(v).conj()
         t = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
-        if left:   # H C = C - tau v (v^T C)
-            C = C - (t * v) @ (_t(v) @ C)
-        else:      # C H = C - (C v) tau v^T
-            C = C - (C @ v) @ (t * _t(v))
+        if transpose:  # H^H = I - conj(tau) v v^H
+            t = t.conj()
+        if left:   # H C = C - tau v (v^H C)
+            C = C - (t * v) @ (vh @ C)
+        else:      # C H = C - (C v) tau v^H
+            C = C - (C @ v) @ (t * vh)
     return C
 
 

@@ -77,6 +77,8 @@ class LUFactor(Op):
     For m > n split L = [L1; L2] (L1 square): gA = P [L1^-T gZ; gL2] U^-T with
     gZ = tril_-1(L1^T gL1) + triu(gU U^T - L2^T gL2). (gL, gU are read from the packed gLU.)"""
 
+    holomorphic = True  # L and U are rational in A's entries: see NOTE [Complex gradients]
+
     @staticmethod
     def forward(ctx, a):
         ctx.set_materialize_grads(False)

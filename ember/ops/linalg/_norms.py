@@ -30,8 +30,9 @@ def cross(input, other, *, dim=-1, out=None):
 
 @linalg_op
 def vecdot(x, y, *, dim=-1, out=None):
-    """Dot product of vectors along ``dim``, broadcasting the other dims."""
-    return _out((x * y).sum(dim), out, "linalg.vecdot")
+    """Dot product of vectors along ``dim``, broadcasting the other dims; for complex x it is
+    sum(conj(x) * y), as torch (conj of a real tensor is the tensor itself)."""
+    return _out((x.conj() * y).sum(dim), out, "linalg.vecdot")
 
 
 @linalg_op

@@ -10,6 +10,7 @@ from scipy.linalg import solve_triangular as _sp_solve_triangular
 
 from ..._tensor import _make
 from ...autograd.function import Op
+from ..complex import complex_ as _complex_
 from ..rearrange import diag_embed
 from ..rearrange import diagonal as _diagonal
 from ..registry import sum_to
@@ -29,12 +30,9 @@ from ._common import (
 )
 
 
-def _real_backward_only(t, name):
-    # these backward formulas are written for real matrices; a complex input would get a
-    # silently wrong gradient
-    if t.is_complex():
-        raise NotImplementedError(f"{name}: the gradient for complex input is not implemented "
-                                  f"in ember; got dtype {t.dtype}.")
+def _h(x):
+    """Conjugate transpose (the transpose for real x)."""
+    return _t(x).conj()
 
 
 # ----------------------------------------------------------------------------- inverse, det
@@ -88,20 +86,31 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 class Slogdet(Op):
-    """(sign, log|det|); d log|det A| / dA = A^-T. The sign is piecewise constant."""
+    """(sign, log|det|) with sign = det / |det|.
+
+    With w = log det A, dw = tr(A^-1 dA), d log|det| = Re(dw) and d sign = sign i Im(dw), so
+    gA = c A^-H with c = g_logabs - i Im(conj(g_sign) sign). For real A the sign is piecewise
+    constant and c = g_logabs."""
 
     @staticmethod
     def forward(ctx, a):
         sign, logabs = np.linalg.slogdet(a)
-        ctx.save_for_backward(a)
         real = a.real.dtype if a.dtype.kind == "c" else a.dtype  # log|det| is real
-        return np.asarray(sign, a.dtype), np.asarray(logabs, real)
+        sign, logabs = np.asarray(sign, a.dtype), np.asarray(logabs, real)
+        # the saved sign is the output itself, so double backward differentiates through it
+        ctx.save_for_backward(a, sign)
+        return sign, logabs
 
     @staticmethod
     def backward(ctx, grad_sign, grad_logabs):
-        (a,) = ctx.saved_tensors
-        _real_backward_only(a, "linalg.slogdet")
-        return grad_logabs.unsqueeze(-1).unsqueeze(-1) * _t(Inv.apply(a))
+        a, sign = ctx.saved_tensors
+        c = grad_logabs
+        if a.is_complex():
+            c = c.to(a.dtype)
+            if grad_sign is not None:
+                phase = (grad_sign.conj() * sign).imag
+                c = c - _complex_(phase * 0, phase)
+        return c.unsqueeze(-1).unsqueeze(-1) * _h(Inv.apply(a))
 
 
 @linalg_op
@@ -239,9 +248,10 @@ def _not_pd(a, upper_name="linalg.cholesky"):
 
 
 class Cholesky(Op):
-    """Lower factor L of A = L L^T (reads A's lower triangle).
+    """Lower factor L of A = L L^H (reads A's lower triangle).
 
-    With Phi(X) = tril(X) with a halved diagonal: gA = sym(L^-T Phi(L^T gL) L^-1)."""
+    With Phi(X) = tril(X) with a halved diagonal: gA = herm(L^-H Phi(L^H gL) L^-1), herm(S) =
+    (S + S^H) / 2 (the Hermitian part, torch's convention for the symmetric input)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -255,21 +265,20 @@ class Cholesky(Op):
     @staticmethod
     def backward(ctx, grad):
         (L,) = ctx.saved_tensors
-        _real_backward_only(L, "linalg.cholesky")
-        P = _t(L) @ grad
+        P = _h(L) @ grad
         P = P.tril() - 0.5 * diag_embed(_diagonal(P, 0, -2, -1))
-        S = SolveTriangular.apply(_t(L), P, upper=True)            # L^-T P
-        S = _t(SolveTriangular.apply(_t(L), _t(S), upper=True))    # (L^-T P) L^-1
-        return 0.5 * (S + _t(S))
+        S = SolveTriangular.apply(_h(L), P, upper=True)            # L^-H P
+        S = _h(SolveTriangular.apply(_h(L), _h(S), upper=True))    # (L^-H P) L^-1
+        return 0.5 * (S + _h(S))
 
 
 @linalg_op
 def cholesky(A, *, upper=False, out=None):
-    """Cholesky factor of a symmetric positive-definite (batch of) matrix: lower L with
-    A = L L^T, or upper U = L^T with A = U^T U. LinAlgError if not positive-definite."""
+    """Cholesky factor of a Hermitian positive-definite (batch of) matrix: lower L with
+    A = L L^H, or upper U = L^H with A = U^H U. LinAlgError if not positive-definite."""
     _check_matrix(A, "linalg.cholesky", square=True)
     L = Cholesky.apply(A)
-    return _out(_t(L).contiguous() if upper else L, out, "linalg.cholesky")
+    return _out(_h(L).contiguous() if upper else L, out, "linalg.cholesky")
 
 
 @linalg_op
@@ -289,5 +298,5 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     for b, m in _each(a):
         c, flat_info[b] = _lapack.get_lapack_funcs("potrf", (m,))(m, lower=1)
         flat_L[b] = np.tril(c)
-    L = _make(np.ascontiguousarray(np.swapaxes(Ls, -1, -2)) if upper else Ls)
+    L = _make(np.ascontiguousarray(np.swapaxes(Ls, -1, -2).conj()) if upper else Ls)
     return _out(_rt["linalg_cholesky_ex"](L, _make(info)), out, "linalg.cholesky_ex")
