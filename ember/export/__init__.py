@@ -500,3 +500,13 @@ def load(f, *, extra_files=None, expected_opset_version=None) -> ExportedProgram
     return ExportedProgram(GraphModule(root, graph, name), ExportGraphSignature(specs, outs),
                            state, constants,
                            {k: tuple(v) for k, v in extra["range_constraints"].items()})
+
+
+def _import_torch_paths() -> None:
+    # torch's submodule paths of these classes (ember.export.graph_signature.InputSpec...)
+    import importlib
+    for sub in ("dynamic_shapes", "exported_program", "graph_signature"):
+        importlib.import_module(f"{__name__}.{sub}")
+
+
+_import_torch_paths()

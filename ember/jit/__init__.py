@@ -23,13 +23,25 @@ import ember.fx as fx
 from ember.fx.graph_module import GraphModule
 from ember.fx.proxy import TraceError
 
+from ._eager import (
+    Attribute,
+    annotate,
+    enable_onednn_fusion,
+    interface,
+    onednn_fusion_enabled,
+    script_if_tracing,
+    set_fusion_strategy,
+    strict_fusion,
+)
 from ._serialize import SerializationError, load_archive, save_archive
 from ._trace import ConcreteTracer, TracerWarning, is_tracing
 
 __all__ = ["trace", "script", "save", "load", "ignore", "unused", "export", "is_scripting",
            "is_tracing", "freeze", "optimize_for_inference", "ScriptModule", "ScriptFunction",
            "TracerWarning", "Error", "trace_module", "fork", "wait", "Final",
-           "SerializationError"]
+           "SerializationError", "Attribute", "annotate", "interface", "isinstance",
+           "script_if_tracing", "enable_onednn_fusion", "onednn_fusion_enabled",
+           "set_fusion_strategy", "strict_fusion"]
 
 _scripting = [0]
 
@@ -399,3 +411,12 @@ def optimize_for_inference(mod, other_methods=None):
     return frozen
 
 
+
+
+def __getattr__(name):
+    # ``jit.isinstance`` is served here so that this module's own ``isinstance`` calls keep
+    # meaning the builtin.
+    if name == "isinstance":
+        from ._eager import isinstance as jit_isinstance
+        return jit_isinstance
+    raise AttributeError(f"module 'ember.jit' has no attribute {name!r}")

@@ -11,7 +11,7 @@ import pkgutil
 import warnings
 
 import pytest
-from module_path_gaps import NAME_GAPS, PACKAGE_GAPS
+from module_path_gaps import NAME_GAP_REASONS, NAME_GAPS, PACKAGE_GAPS
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.parity
@@ -112,6 +112,22 @@ def test_module_paths_gap_list_is_current(missing):
     assert not stale, f"listed as gaps but present in ember now; remove them: {stale}"
 
 
+def test_module_paths_gap_reasons_are_current_and_readable():
+    # a package gap names a precise sub-package with a reason a user can act on; a prefix
+    # matches whole dotted components only (torch.func is not a prefix of torch.functional)
+    for prefix, reason in PACKAGE_GAPS.items():
+        assert len(reason) > 20 and "in progress" not in reason, (prefix, reason)
+    assert _gap_reason("torch.fx.passes.split_module") == PACKAGE_GAPS["torch.fx.passes"]
+    PACKAGE_GAPS["torch.func"] = "probe"
+    try:
+        assert _gap_reason("torch.functional") is None
+        assert _gap_reason("torch.func.x") == "probe"
+    finally:
+        del PACKAGE_GAPS["torch.func"]
+    for module in NAME_GAP_REASONS:
+        assert NAME_GAPS.get(module), f"reason for {module} but no names listed there"
+
+
 @pytest.mark.parametrize("path", [
     "nn.modules.activation.MultiheadAttention",
     "nn.modules.linear.NonDynamicallyQuantizableLinear",
@@ -119,6 +135,11 @@ def test_module_paths_gap_list_is_current(missing):
     "optim.optimizer.Optimizer",
     "nn.modules.linear.LazyLinear",
     "nn.modules.conv.LazyConv2d",
+    "export.exported_program.ExportedProgram",
+    "export.graph_signature.InputSpec",
+    "export.dynamic_shapes.Dim",
+    "onnx.errors.UnsupportedOperatorError",
+    "distributed.optim.zero_redundancy_optimizer.ZeroRedundancyOptimizer",
 ])
 def test_module_paths_classes_real_programs_import(path):
     module, _, name = path.rpartition(".")
