@@ -23,6 +23,7 @@ from ._pg import (
 )
 from .distributed_c10d import (
                   Backend,
+                  DebugLevel,
                   GroupMember,
                   P2POp,
                   all_gather,
@@ -40,6 +41,7 @@ from .distributed_c10d import (
                   gather,
                   gather_object,
                   get_backend,
+                  get_debug_level,
                   get_global_rank,
                   get_group_rank,
                   get_node_local_rank,
@@ -72,6 +74,7 @@ from .distributed_c10d import (
                   scatter_object_list,
                   send,
                   send_object_list,
+                  supports_complex,
 )
 
 reduce_op = ReduceOp  # the old spelling, still accepted by torch
@@ -88,5 +91,6 @@ __all__ = [
     "is_mpi_available", "is_nccl_available", "is_torchelastic_launched", "is_ucc_available",
     "is_xccl_available", "isend", "monitored_barrier", "new_group", "new_subgroups", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
-    "scatter_object_list", "send", "send_object_list",
+    "scatter_object_list", "send", "send_object_list", "DebugLevel", "get_debug_level",
+    "supports_complex",
 ]

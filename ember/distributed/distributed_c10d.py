@@ -7,6 +7,7 @@ them as NOTE [Collective handshake] (``_pg.py``) describes.
 """
 from __future__ import annotations
 
+import enum
 import os
 import warnings
 from datetime import timedelta
@@ -385,3 +386,31 @@ from ._objects import (  # noqa: E402,F401
     send_object_list,
 )
 from ._p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send  # noqa: E402,F401
+
+
+# ------------------------------------------------------------------------------ small queries
+def supports_complex(reduceOp: ReduceOp) -> bool:
+    """Whether ``reduceOp`` is defined on complex tensors: orderings (MIN/MAX) and bitwise or
+    product reductions are not; SUM, AVG and PREMUL_SUM are."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND,
+                            ReduceOp.BOR, ReduceOp.BXOR)
+
+
+reduce_op = ReduceOp  # the old spelling, still accepted by torch
+
+
+class DebugLevel(enum.IntEnum):
+    """``TORCH_DISTRIBUTED_DEBUG``'s levels: OFF, INFO, DETAIL."""
+
+    OFF = 0
+    INFO = 1
+    DETAIL = 2
+
+
+def get_debug_level() -> DebugLevel:
+    """The level named by the ``TORCH_DISTRIBUTED_DEBUG`` environment variable (default OFF)."""
+    value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper()
+    if value not in DebugLevel.__members__:
+        raise ValueError("get_debug_level: TORCH_DISTRIBUTED_DEBUG must be OFF, INFO, or DETAIL; "
+                         f"got {os.environ['TORCH_DISTRIBUTED_DEBUG']!r}.")
+    return DebugLevel[value]

@@ -30,7 +30,8 @@ from ember.fx.node import map_arg
 from ember.fx.proxy import TraceError
 
 __all__ = ["export", "ExportedProgram", "ExportGraphSignature", "InputSpec", "OutputSpec",
-           "InputKind", "OutputKind", "TensorArgument", "Dim", "save", "load", "ExportError"]
+           "InputKind", "OutputKind", "TensorArgument", "Dim", "dims", "save", "load",
+           "ExportError"]
 
 
 class ExportError(RuntimeError):
@@ -127,6 +128,11 @@ class Dim:
 
 Dim.AUTO = Dim("AUTO")
 Dim.DYNAMIC = Dim("DYNAMIC")
+
+
+def dims(*names: str, min: int | None = None, max: int | None = None) -> tuple[Dim, ...]:
+    """Several dynamic dimensions with the same range: ``batch, seq = dims("batch", "seq")``."""
+    return tuple(Dim(name, min=min, max=max) for name in names)
 
 
 # ------------------------------------------------------------------------------ layers -> F

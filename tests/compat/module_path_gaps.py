@@ -374,12 +374,12 @@ NAME_GAPS = {
     ),
     'torch.distributed.distributed_c10d': (
         'AllToAllOptions', 'AllreduceCoalescedOptions', 'AllreduceOptions', 'BackendConfig',
-        'BarrierOptions', 'BroadcastOptions', 'DebugLevel', 'GatherOptions', 'GroupName',
+        'BarrierOptions', 'BroadcastOptions', 'GatherOptions', 'GroupName',
         'PrefixStore', 'ProcessGroupGloo', 'ReduceOptions', 'ReduceScatterOptions',
         'ScatterOptions', 'Store', 'all_gather_coalesced', 'all_gather_single',
-        'all_reduce_coalesced', 'get_backend_config', 'get_debug_level',
+        'all_reduce_coalesced', 'get_backend_config',
         'get_default_backend_for_device', 'new_subgroups_by_enumeration', 'record_comm',
-        'reduce_op', 'reduce_scatter_single', 'shrink_group', 'split_group', 'supports_complex',
+        'reduce_scatter_single', 'shrink_group', 'split_group',
     ),
     'torch.distributed.optim': (
         'DistributedOptimizer', 'PostLocalSGDOptimizer', 'as_functional_optim',
@@ -391,11 +391,11 @@ NAME_GAPS = {
     'torch.export': (
         'AdditionalInputs', 'Constraint', 'CustomDecompTable', 'ExportBackwardSignature',
         'FlatArgsAdapter', 'ModuleCallEntry', 'ModuleCallSignature', 'ShapesCollection',
-        'UnflattenedModule', 'default_decompositions', 'dims', 'draft_export', 'register_dataclass',
+        'UnflattenedModule', 'default_decompositions', 'draft_export', 'register_dataclass',
         'unflatten',
     ),
     'torch.export.dynamic_shapes': (
-        'AdditionalInputs', 'Constraint', 'dims', 'refine_dynamic_shapes_from_suggested_fixes',
+        'AdditionalInputs', 'Constraint', 'refine_dynamic_shapes_from_suggested_fixes',
     ),
     'torch.export.exported_program': (
         'ModuleCallEntry', 'ModuleCallSignature', 'default_decompositions',
