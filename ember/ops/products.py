@@ -26,6 +26,8 @@ def _same_dtype(name, a, b):
 def rows_matmul(a, b):
     """(..., K) @ (K, N) as one GEMM over the rows of a, taken in a's memory order (a permuted a
     is not copied); the result has a's layout of the leading axes."""
+    if a.flags.c_contiguous:  # the common case: rows already in order, no permutation
+        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
     perm = row_order(a)
     at = a.transpose(perm)
     out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])

@@ -24,6 +24,14 @@ def linear(input, weight, bias=None):
     input, weight, bias = maybe_autocast("linear", input, weight, bias)
     _check_tensor("linear", input)
     _check_tensor("linear", weight, "weight")
+    # the common case checked on the arrays' shapes (a decoding step calls linear ~17 times
+    # per token; the general checks below build Size objects and cost ~10 us each call)
+    xs, ws = input._data.shape, weight._data.shape
+    same = input._data.dtype == weight._data.dtype
+    if (len(ws) == 2 and len(xs) >= 1 and xs[-1] == ws[1] and same
+            and (bias is None or (bias._data.shape == ws[:1]
+                                  and bias._data.dtype == weight._data.dtype))):
+        return Linear.apply(input, weight, bias)
     if weight.ndim not in (1, 2):
         raise RuntimeError(f"linear: expected a 1-D or 2-D weight, got shape "
                            f"{tuple(weight.shape)}")

@@ -26,6 +26,9 @@ def _compute_dtype(name, input):
     return input.dtype in (ember.float16, ember.bfloat16)
 
 
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
 def _upcast(t):
     return None if t is None else t.float()
 
@@ -153,6 +156,16 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
+    if (isinstance(input, Tensor) and len(normalized_shape) == 1
+            and input._data.dtype in _FAST_DTYPES and input._data.size
+            and input._data.shape[-1] == normalized_shape[0]
+            and (weight is None or (weight._data.shape == input._data.shape[-1:]
+                                    and weight._data.dtype == input._data.dtype))
+            and (bias is None or (bias._data.shape == input._data.shape[-1:]
+                                  and bias._data.dtype == input._data.dtype))):
+        # the common case (one trailing dim, float32/64, matching affine parameters) checked
+        # on the arrays: the general path below costs ~20 us a call in Size objects and tuples
+        return NativeLayerNorm.apply(input, weight, bias, eps, input._data.shape[-1])
     ns = tuple(int(s) for s in normalized_shape)
     _compute_dtype("layer_norm", input)
     if tuple(input.shape[input.ndim - len(ns):]) != ns or input.ndim < len(ns):

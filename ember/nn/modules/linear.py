@@ -68,8 +68,8 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        if isinstance(input, ember.Tensor) and input.ndim and \
-                input.shape[-1] != self.in_features:
+        if isinstance(input, ember.Tensor) and input._data.ndim and \
+                input._data.shape[-1] != self.in_features:
             rows = input.numel() // input.shape[-1] if input.shape[-1] else 0
             raise RuntimeError(
                 f"{self!r}: mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "

@@ -55,7 +55,8 @@ class LayerNorm(Module):
 
     def forward(self, input):
         ns = self.normalized_shape
-        if tuple(input.shape[max(input.ndim - len(ns), 0):]) != ns:
+        shape = input._data.shape if isinstance(input, ember.Tensor) else input.shape
+        if tuple(shape[max(len(shape) - len(ns), 0):]) != ns:
             raise RuntimeError(f"{self!r}: Given normalized_shape={list(ns)}, expected input "
                                f"with shape [*, {', '.join(map(str, ns))}], but got input of "
                                f"size {list(input.shape)}")
