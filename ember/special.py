@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ember as _ember
 from ember.ops import special as _ops
-from ember.ops.registry import write_out
+from ember.ops.registry import with_out, write_out
 
 __all__ = [
     "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
@@ -38,7 +38,7 @@ exp2 = _ember.exp2
 expit = _ember.sigmoid
 expm1 = _ember.expm1
 gammaln = _ember.lgamma
-i0 = _ops.i0
+i0 = with_out(_ops.i0, "special.i0")
 log1p = _ember.log1p
 logit = _ember.logit
 logsumexp = _ember.logsumexp
@@ -51,26 +51,28 @@ gammainc = _ember.igamma
 gammaincc = _ember.igammac
 
 # only in this namespace
-airy_ai = _ops.airy_ai
-bessel_j0 = _ops.bessel_j0
-bessel_j1 = _ops.bessel_j1
-bessel_y0 = _ops.bessel_y0
-bessel_y1 = _ops.bessel_y1
-modified_bessel_i0 = _ops.modified_bessel_i0
-modified_bessel_i1 = _ops.modified_bessel_i1
-modified_bessel_k0 = _ops.modified_bessel_k0
-modified_bessel_k1 = _ops.modified_bessel_k1
-scaled_modified_bessel_k0 = _ops.scaled_modified_bessel_k0
-scaled_modified_bessel_k1 = _ops.scaled_modified_bessel_k1
-spherical_bessel_j0 = _ops.spherical_bessel_j0
-i0e = _ops.i0e
-i1 = _ops.i1
-i1e = _ops.i1e
-entr = _ops.entr
-erfcx = _ops.erfcx
-log_ndtr = _ops.log_ndtr
-xlog1py = _ops.xlog1py
-zeta = _ops.zeta
+airy_ai = with_out(_ops.airy_ai, "special.airy_ai")
+bessel_j0 = with_out(_ops.bessel_j0, "special.bessel_j0")
+bessel_j1 = with_out(_ops.bessel_j1, "special.bessel_j1")
+bessel_y0 = with_out(_ops.bessel_y0, "special.bessel_y0")
+bessel_y1 = with_out(_ops.bessel_y1, "special.bessel_y1")
+modified_bessel_i0 = with_out(_ops.modified_bessel_i0, "special.modified_bessel_i0")
+modified_bessel_i1 = with_out(_ops.modified_bessel_i1, "special.modified_bessel_i1")
+modified_bessel_k0 = with_out(_ops.modified_bessel_k0, "special.modified_bessel_k0")
+modified_bessel_k1 = with_out(_ops.modified_bessel_k1, "special.modified_bessel_k1")
+scaled_modified_bessel_k0 = with_out(_ops.scaled_modified_bessel_k0,
+                                     "special.scaled_modified_bessel_k0")
+scaled_modified_bessel_k1 = with_out(_ops.scaled_modified_bessel_k1,
+                                     "special.scaled_modified_bessel_k1")
+spherical_bessel_j0 = with_out(_ops.spherical_bessel_j0, "special.spherical_bessel_j0")
+i0e = with_out(_ops.i0e, "special.i0e")
+i1 = with_out(_ops.i1, "special.i1")
+i1e = with_out(_ops.i1e, "special.i1e")
+entr = with_out(_ops.entr, "special.entr")
+erfcx = with_out(_ops.erfcx, "special.erfcx")
+log_ndtr = with_out(_ops.log_ndtr, "special.log_ndtr")
+xlog1py = with_out(_ops.xlog1py, "special.xlog1py")
+zeta = with_out(_ops.zeta, "special.zeta")
 chebyshev_polynomial_t = _ops.chebyshev_polynomial_t
 chebyshev_polynomial_u = _ops.chebyshev_polynomial_u
 chebyshev_polynomial_v = _ops.chebyshev_polynomial_v

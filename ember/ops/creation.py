@@ -290,8 +290,11 @@ def _into(out, arr):
 
 
 @export(name="range")
-def range_(start, end=None, step=1, **kw):
-    return arange(start, end + step if end is not None else start + step, step, **kw)
+def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False):
+    """Deprecated torch.range: start to end INCLUSIVE by step (use arange)."""
+    return arange(start, end + step if end is not None else start + step, step, out=out,
+                  dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
 
 
 @export

@@ -130,9 +130,6 @@ SIGNATURE_GAPS = {
             'modified_bessel_k0', 'modified_bessel_k1', 'round', 'scaled_modified_bessel_k0',
             'scaled_modified_bessel_k1', 'spherical_bessel_j0',
         ),
-        'unowned': (
-            'xlog1py', 'zeta',
-        ),
     },
     'utils.data': {
         'surface': (
