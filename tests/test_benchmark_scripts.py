@@ -47,34 +47,21 @@ def test_suite_counts_follow_the_spec_and_overrides():
 
 
 @pytest.mark.parity
-def test_table1_per_process_mode_runs_one_step(tmp_path):
+@pytest.mark.parametrize("script, workload", [("table1.py", "ncf"), ("small_batch.py", "mlp")])
+def test_per_process_mode_runs_one_step(tmp_path, script, workload):
     pytest.importorskip("torch")
     out = tmp_path / "r.json"
     env = dict(os.environ, PYTHONPATH=ROOT)
     proc = subprocess.run(
-        [sys.executable, os.path.join(BENCH, "table1.py"), "--only", "ncf", "--quick",
+        [sys.executable, os.path.join(BENCH, script), "--only", workload, "--quick",
          "--steps", "1", "--warmup", "0", "--no-quiet", "--json", str(out)],
         capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     (run,) = json.loads(out.read_text())["runs"]
-    pp = run["ncf"]["per_process"]
+    pp = run[workload]["per_process"]
     assert len(pp["ember"]["samples_s"]) == 1 and len(pp["torch"]["samples_s"]) == 1
     assert pp["ratio"] > 0 and len(pp["pair_ratios"]) == 1
     assert "ratio (per-process, headline)" in proc.stdout
-
-
-@pytest.mark.parity
-def test_small_batch_per_process_mode_runs_one_step(tmp_path):
-    pytest.importorskip("torch")
-    out = tmp_path / "r.json"
-    env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run(
-        [sys.executable, os.path.join(BENCH, "small_batch.py"), "--only", "mlp", "--quick",
-         "--steps", "1", "--warmup", "0", "--no-quiet", "--json", str(out)],
-        capture_output=True, text=True, timeout=180, env=env)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (run,) = json.loads(out.read_text())["runs"]
-    assert run["mlp"]["per_process"]["ratio"] > 0
 
 
 def test_small_batch_digits_model_is_train_digits_source():
