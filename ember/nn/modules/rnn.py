@@ -34,6 +34,7 @@ from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
@@ -490,6 +491,12 @@ class RNNCell(RNNCellBase):
         return out if batched else out.squeeze(0)
 
 
+def _one_kernel_dtype(*tensors):
+    """Whether the tensors share one dtype that the fused numba kernels compile for."""
+    dt = tensors[0]._data.dtype
+    return dt in _KERNEL_DTYPES and all(t._data.dtype == dt for t in tensors)
+
+
 class LSTMCell(RNNCellBase):
     """One LSTM step: forward(input, (h, c)=None) -> (h', c').
 
@@ -507,9 +514,14 @@ class LSTMCell(RNNCellBase):
         if hx is not None and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise RuntimeError("LSTMCell: expected hx to be a tuple (h_0, c_0)")
         x, (h, c), batched = self._check(input, [None, None] if hx is None else list(hx))
-        gates = self._proj(x, self.weight_ih, self.bias_ih) + self._proj(h, self.weight_hh,
-                                                                         self.bias_hh)
-        h, c = _ops.LSTMCell.apply(gates, c)
+        if _one_kernel_dtype(x, h, c, self.weight_hh):
+            # the whole step as one node: see ember.ops.nn.rnn.LSTMCellStep
+            h, c = _ops.LSTMCellStep.apply(x, h, c, self.weight_ih, self.weight_hh,
+                                           self.bias_ih, self.bias_hh)
+        else:
+            gates = self._proj(x, self.weight_ih, self.bias_ih) + self._proj(
+                h, self.weight_hh, self.bias_hh)
+            h, c = _ops.LSTMCell.apply(gates, c)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
 

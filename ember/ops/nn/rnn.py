@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._backend import reusable_empty, turns_round
+from ..._backend import gemm, reusable_empty, turns_round
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
 from .._kernels import rnn as _krnn
@@ -39,6 +39,57 @@ class LSTMCell(Op):
         grad_gates, grad_c_prev = _krnn.lstm_cell_backward(
             gh, gc, (act._data, tanh_c._data), _prep(c_prev._data))
         return _make(_back(grad_gates, ctx.dtype)), _make(_back(grad_c_prev, ctx.dtype))
+
+
+class LSTMCellStep(Op):
+    """One whole LSTMCell step as one graph node: (h', c') from x (B, I), h (B, H), c (B, H),
+    w_ih (4H, I), w_hh (4H, H) and the biases b_ih, b_hh (4H,) (both None without bias).
+
+    A Python loop over nn.LSTMCell at small batch is bound by per-op overhead: composed, a step
+    is two transposes, two matmuls, three adds and the cell (eight nodes, each a dispatch and an
+    engine visit). Here the forward is two GEMMs, the bias adds and the fused cell kernel; the
+    backward is the cell kernel and the GEMMs for each gradient that is needed. Arrays are
+    float32 or float64, all of one dtype (the module falls back to the composed ops otherwise).
+    The backward is NumPy/numba, so it is once-differentiable (as the composed form, whose cell
+    op already was).
+    """
+
+    @staticmethod
+    def forward(ctx, x, h, c, w_ih, w_hh, b_ih, b_hh):
+        gates = gemm(x, w_ih.T)
+        gates += gemm(h, w_hh.T)
+        if b_ih is not None:
+            gates += b_ih
+            gates += b_hh
+        h_new, c_new, (act, tanh_c) = _krnn.lstm_cell_forward(gates, np.ascontiguousarray(c))
+        ctx.set_materialize_grads(False)
+        # inputs are saved as themselves (version-checked); act and tanh_c are private
+        ctx.save_for_backward(x, h, c, w_ih, w_hh, act, tanh_c)
+        return h_new, c_new
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_h, grad_c):
+        need = ctx.needs_input_grad
+        if grad_h is None and grad_c is None:
+            return (None,) * len(need)
+        x, h, c, w_ih, w_hh, act, tanh_c = (t._data for t in ctx.saved_tensors)
+        dt = act.dtype
+        gh = None if grad_h is None else np.ascontiguousarray(grad_h._data, dt)
+        gc = None if grad_c is None else np.ascontiguousarray(grad_c._data, dt)
+        grad_gates, grad_c_prev = _krnn.lstm_cell_backward(gh, gc, (act, tanh_c),
+                                                           np.ascontiguousarray(c))
+        # gates = x W_ih^T + h W_hh^T + b_ih + b_hh: each input's gradient is one product
+        gx = _make(grad_gates @ w_ih) if need[0] else None
+        gh_prev = _make(grad_gates @ w_hh) if need[1] else None
+        gc_prev = _make(grad_c_prev) if need[2] else None
+        gw_ih = _make(grad_gates.T @ x) if need[3] else None
+        gw_hh = _make(grad_gates.T @ h) if need[4] else None
+        gb = grad_gates.sum(0) if need[5] or need[6] else None
+        # two arrays for the two biases: a tensor handed to two leaves would alias their .grad
+        gb_ih = _make(gb) if need[5] else None
+        gb_hh = _make(gb.copy()) if need[6] else None
+        return gx, gh_prev, gc_prev, gw_ih, gw_hh, gb_ih, gb_hh
 
 
 class LSTMLayer(Op):
@@ -156,7 +207,7 @@ class SplitRows(Op):
         bounds = np.cumsum((0,) + tuple(sizes))
         if squeeze:
             return tuple(x[i] for i in range(len(sizes)))
-        return tuple(x[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
+        return tuple(x[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True))
 
     @staticmethod
     def backward(ctx, *grads):
