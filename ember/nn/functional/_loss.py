@@ -19,7 +19,7 @@ from ..._tensor import Tensor, _make
 from ...amp._state import maybe_autocast
 from ...amp._state import state as _autocast
 from ...autograd.function import guard_inputs
-from ...ops.nn.loss import BinaryCrossEntropy, CrossEntropyLoss
+from ...ops.nn.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropyLoss
 from ._activation import log_softmax, logsigmoid
 from ._distance import pairwise_distance
 from ._utils import _check_tensor
@@ -50,6 +50,9 @@ def _reduction(size_average, reduce, reduction):
     if size_average is not None or reduce is not None:
         return legacy_get_string(size_average, reduce)
     return reduction
+
+
+_FUSED_DTYPES = (ember.float32, ember.float64)
 
 
 def _reduce(loss, reduction, name):
@@ -298,6 +301,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         raise ValueError(f"binary_cross_entropy_with_logits: Target size ({target.shape}) must "
                          f"be the same as input size ({input.shape})")
     _check_float_target("binary_cross_entropy_with_logits", target, input)
+    if (weight is None and pos_weight is None and reduction in ("mean", "sum", "none")
+            and input.dtype == target.dtype and input.dtype in _FUSED_DTYPES):
+        return BinaryCrossEntropyWithLogits.apply(input, target, reduction)  # one node
     # loss = (1 - t) x - (1 + (pw - 1) t) log sigmoid(x)
     log_sig = logsigmoid(input)
     if pos_weight is not None:
@@ -567,7 +573,7 @@ def _fp32_under_autocast(fn, op_name):
             pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
             cast = maybe_autocast(op_name, *[args[i] for i in pos])
             args = list(args)
-            for i, c in zip(pos, cast):
+            for i, c in zip(pos, cast, strict=True):
                 args[i] = c
         return fn(*args, **kwargs)
 
