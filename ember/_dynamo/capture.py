@@ -119,6 +119,7 @@ class Capture:
     grad_slots: list = field(default_factory=list)    # slot of each incoming output grad
     targets: list = field(default_factory=list)       # ("in", k) / ("ext", k) needing grads
     target_grads: list = field(default_factory=list)  # slot (or None) of each target's grad
+    spent_outputs: list = field(default_factory=list)  # outputs whose graph a backward() freed
     saved_needed: set = field(default_factory=set)    # forward slots the backward reads
     ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
 
@@ -359,6 +360,8 @@ class Recorder:
         self._hook_inplace()
         self._hook_dropout()
         self._hook_side_effects()
+        from .train_step import install as install_train_step
+        install_train_step(self)
 
     def _hook_side_effects(self):
         from ..nn.functional import _norm

@@ -160,7 +160,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
         outs.append("None" if isinstance(o, tuple) else e.val(o))
     if need_bwd:
         fwd_exports = [e.val(s) for s in needed] + [ctx_of[i] for i in sorted(ctx_needed)]
-    fwd_src = ("def forward(I, E):\n    " + "\n    ".join(e.lines or ["pass"]) +
+    fwd_src = ("def forward(I, E, T=None):\n    " + "\n    ".join(e.lines or ["pass"]) +
                f"\n    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
                f"({', '.join(fwd_exports)}{',' if len(fwd_exports) == 1 else ''})\n")
     fwd_glob = e.glob
@@ -174,13 +174,24 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
     for j, s in enumerate(cap.grad_slots):
         b.lines.append(f"v{s} = G[{j}]")
         b.defined.add(s)
-    for item in bwd_items:
+    emit_backward_items(b, bwd_items)
+    rets = ["None" if s is None else b.val(s) for s in cap.target_grads]
+    bwd_src = ("def backward(S, G):\n    " + "\n    ".join(b.lines or ["pass"]) +
+               f"\n    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})\n")
+    return fwd_src, fwd_glob, bwd_src, b.glob
+
+
+def emit_backward_items(b, items):
+    """Lines for backward items (recorded op calls, opaque node backwards, NumPy steps); a
+    node backward uses the forward's ctx ``c<index>``, defined in the same function when the
+    backward is inline (NOTE [Training-step capture] in train_step.py)."""
+    for item in items:
         if isinstance(item, Instr):
             b.lines.append(f"_c = _Ctx({item.nig!r})")
             b.call(item, "_c")
         elif isinstance(item, NodeBackward):
             grads = ", ".join("None" if g is None else b.val(g) for g in item.grads)
-            cls = b.const(cap.fwd[item.fwd_index].cls, "C")
+            cls = b.const(b.cap.fwd[item.fwd_index].cls, "C")
             res = ", ".join("_" if s is None else f"v{s}" for s in item.outs)
             b.lines.append(f"{res}{',' if len(item.outs) == 1 else ''} = "
                            f"_nb({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)})")
@@ -189,10 +200,6 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
             _emit_misc(b, item)
         else:
             item.emit(b)
-    rets = ["None" if s is None else b.val(s) for s in cap.target_grads]
-    bwd_src = ("def backward(S, G):\n    " + "\n    ".join(b.lines or ["pass"]) +
-               f"\n    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})\n")
-    return fwd_src, fwd_glob, bwd_src, b.glob
 
 
 def _emit_misc(b, item):

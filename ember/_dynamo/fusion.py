@@ -122,10 +122,16 @@ def fuse(cap):
     for _s, kind in enumerate(cap.kinds):
         if kind[0] in ("saved", "attr"):
             blocked.add(kind[1])
-    for item in cap.bwd or ():
+    from .train_step import InlineBackward
+    inline = [x for x in cap.fwd if isinstance(x, InlineBackward)]
+    for item in list(cap.bwd or ()) + [y for x in inline for y in x.items]:
         if hasattr(item, "fwd_index"):
             blocked.add(item.fwd_index)
     fwd = _fuse_list(cap, cap.fwd, uses, blocked)
+    for k, item in enumerate(fwd):
+        if isinstance(item, InlineBackward):  # its own run of backward instructions
+            fwd[k] = InlineBackward(_fuse_list(cap, item.items, uses, set(), backward=True),
+                                    item.accs)
     bwd = _fuse_list(cap, cap.bwd, uses, set(), backward=True) if cap.bwd else cap.bwd
     return fwd, bwd
 
@@ -134,9 +140,16 @@ def _external_uses(cap):
     """How many times each slot is read (by any instruction, the outputs or the exports)."""
     from .codegen import _ins
     uses = {}
-    for item in list(cap.fwd) + list(cap.bwd or ()):
+    from .train_step import InlineBackward
+    items = list(cap.fwd) + list(cap.bwd or ())
+    items += [y for x in cap.fwd if isinstance(x, InlineBackward) for y in x.items]
+    for item in items:
         for s in _ins(item):
             uses[s] = uses.get(s, 0) + 1
+    for x in cap.fwd:
+        if isinstance(x, InlineBackward):
+            for _, s, _ in x.accs:
+                uses[s] = uses.get(s, 0) + 1000
     for o in list(cap.outputs) + list(cap.target_grads):
         if isinstance(o, int):
             uses[o] = uses.get(o, 0) + 1000

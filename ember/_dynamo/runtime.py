@@ -76,6 +76,19 @@ class CompiledGraph:
         self.kinds = {o: cap.kinds[o] for o in cap.outputs if isinstance(o, int)}
         self.py = {i: o[1] for i, o in enumerate(cap.outputs) if isinstance(o, tuple)}
         self.ext_meta = [(t._data.shape, t._data.dtype, t._requires_grad) for t in cap.ext]
+        self.spent = cap.spent_outputs
+
+    def _spent(self, outs):
+        """Outputs whose backward ran inside the call: they require grad, and a further
+        backward() raises as it does after eager's backward freed the graph."""
+        node = _Node()
+        node._seq = next(_fn._seq)
+        node.next_functions = ()
+        node.num_outputs = len(self.spent)
+        node._out_meta = [(outs[i]._data.shape, outs[i]._data.dtype) for i in self.spent]
+        for j, i in enumerate(self.spent):
+            t = outs[i]
+            t._grad_fn, t._output_nr, t._requires_grad = node, j, True
 
     def guard_ext(self):
         for t, (shape, dt, rg) in zip(self.ext, self.ext_meta, strict=False):
@@ -86,7 +99,7 @@ class CompiledGraph:
 
     def run(self, inputs):
         arrays = [t._data for t in inputs]
-        out_arrays, values = self.fwd(arrays, self.ext)
+        out_arrays, values = self.fwd(arrays, self.ext, inputs)
         outs = []
         for i, a in enumerate(out_arrays):
             if i in self.py:
@@ -100,6 +113,8 @@ class CompiledGraph:
             outs.append(_tensor._make(a))
         if self.bwd is not None and _state.enabled:
             self._attach(inputs, outs, values)
+        elif self.spent:
+            self._spent(outs)
         return unflatten(self.out_spec, iter(outs))
 
     def _attach(self, inputs, outs, values):

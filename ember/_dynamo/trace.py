@@ -15,6 +15,7 @@ def capture_call(fn, args, kwargs, fullgraph):
     flatten((args, kwargs), flat)
     inputs = [x for x in flat if isinstance(x, _tensor.Tensor)]
     rec = Recorder(fullgraph)
+    rec.inputs = inputs
     for k, t in enumerate(inputs):
         if id(t._data) not in rec.slots:
             rec.new_slot(t._data, ("in", k))
@@ -26,7 +27,13 @@ def capture_call(fn, args, kwargs, fullgraph):
             outs = []
             rec.cap.out_spec = flatten(result, outs)
             _record_outputs(rec, outs)
-            if not rec.cap.breaks:
+            if getattr(rec, "inline_done", False):
+                # backward() ran inside the call: the outputs' graph is spent, as in eager
+                rec.cap.spent_outputs = [i for i, o in enumerate(outs)
+                                         if isinstance(o, _tensor.Tensor) and o._requires_grad
+                                         and isinstance(rec.cap.outputs[i], int)
+                                         and rec.cap.kinds[rec.cap.outputs[i]][0] == "op"]
+            elif not rec.cap.breaks:
                 _walk_backward(rec, inputs, outs)
         finally:
             rec.remove()
