@@ -182,6 +182,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
 
 
 def emit_backward_items(b, items):
+    from .raw_backward import raw_backward
     """Lines for backward items (recorded op calls, opaque node backwards, NumPy steps); a
     node backward uses the forward's ctx ``c<index>``, defined in the same function when the
     backward is inline (NOTE [Training-step capture] in train_step.py)."""
@@ -191,10 +192,14 @@ def emit_backward_items(b, items):
             b.call(item, "_c")
         elif isinstance(item, NodeBackward):
             grads = ", ".join("None" if g is None else b.val(g) for g in item.grads)
-            cls = b.const(b.cap.fwd[item.fwd_index].cls, "C")
+            op = b.cap.fwd[item.fwd_index].cls
+            cls = b.const(op, "C")
             res = ", ".join("_" if s is None else f"v{s}" for s in item.outs)
+            raw = raw_backward(op)  # the kernels directly, where an array-level form exists
+            fn = "_nb" if raw is None else b.const(raw, "B")
             b.lines.append(f"{res}{',' if len(item.outs) == 1 else ''} = "
-                           f"_nb({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)})")
+                           f"{fn}({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)})"
+                           f"  # {op.__name__} backward")
             b.defined.update(s for s in item.outs if s is not None)
         elif isinstance(item, Misc):
             _emit_misc(b, item)

@@ -175,3 +175,31 @@ def test_step_with_closure_is_a_graph_break():
     explanation = ember._dynamo.explain(step)(x, y)
     assert explanation.graph_break_count >= 1
     assert any("closure" in str(r) for r in explanation.break_reasons)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 0])
+def test_replayed_array_level_backwards_equal_eager(padding_idx):
+    # Linear and Embedding backwards replay as array-level kernel calls (raw_backward.py);
+    # padding_idx takes the op's own backward. Gradients must equal eager's bit for bit.
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(20, 4, padding_idx=padding_idx), nn.Flatten(),
+                          nn.Linear(12, 1))
+    twin = copy.deepcopy(model)
+    rng = np.random.default_rng(0)
+    batches = [ember.from_numpy(rng.integers(0, 20, (7, 3))) for _ in range(3)]
+
+    def make(m):
+        def step(ids):
+            m.zero_grad()
+            loss = m(ids).square().mean()
+            loss.backward()
+            return loss
+        return step
+
+    compiled, eager = ember.compile(make(model)), make(twin)
+    for ids in batches:
+        compiled(ids)
+        eager(ids)
+        for p, q in zip(model.parameters(), twin.parameters(), strict=True):
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    assert compiled.stats["hits"] == 2 and compiled.last_breaks == []
