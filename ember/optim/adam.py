@@ -1,8 +1,11 @@
 """Adam, and the decoupled-weight-decay variant that AdamW builds on."""
 from __future__ import annotations
 
+import numpy as np
+
 from . import _kernels as K
 from .optimizer import (
+    _KERNEL_DTYPES,
     Optimizer,
     _check_betas,
     _check_lr,
@@ -88,6 +91,7 @@ class Adam(Optimizer):
             amsgrad = bool(group["amsgrad"])
             gsign = -1.0 if group["maximize"] else 1.0
             decoupled = bool(group.get("decoupled_weight_decay", False))
+            scalars_by_step, converted = {}, {}  # NOTE [Adam's per-parameter cost]
             for p, g in _grads(group, type(self).__name__):
                 state = self.state[p]
                 if len(state) == 0:
@@ -99,13 +103,46 @@ class Adam(Optimizer):
                 if amsgrad and "max_exp_avg_sq" not in state:
                     state["max_exp_avg_sq"] = _zeros_like(p)
                 step = _increment(state["step"])
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                _elementwise_update(
-                    K._k_adam_step, p, g,
-                    (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq")),
-                    gsign, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, eps,
-                    0.0 if decoupled else weight_decay, 1 - lr * weight_decay, -step_size,
-                    bias_correction2 ** 0.5, amsgrad, decoupled and weight_decay != 0)
+                scalars = scalars_by_step.get(step)
+                if scalars is None:
+                    bias_correction1 = 1 - beta1 ** step
+                    bias_correction2 = 1 - beta2 ** step
+                    step_size = lr / bias_correction1
+                    scalars = scalars_by_step[step] = (
+                        gsign, 1 - beta1, 1 - (1 - beta1), beta2, 1 - beta2, eps,
+                        0.0 if decoupled else weight_decay, 1 - lr * weight_decay, -step_size,
+                        bias_correction2 ** 0.5)
+                flags = (amsgrad, decoupled and weight_decay != 0)
+                states = (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
+                if not _adam_fast(p, g, states, scalars, flags, converted):
+                    _elementwise_update(K._k_adam_step, p, g, states, *scalars, *flags)
         return loss
+
+
+# NOTE [Adam's per-parameter cost]
+# A small-batch step (NCF, an LSTM cell loop) spends as much time in the optimizer's Python
+# per parameter as in its arithmetic. The step-dependent scalars are computed once per distinct
+# step count in a group (usually one), converted to the kernel dtype once per dtype, and the
+# common case (contiguous float32/float64 parameter, gradient and state of one dtype) calls the
+# kernel directly; everything else goes through _elementwise_update, with the same kernel and
+# the same scalar conversion, so the results are identical either way.
+def _adam_fast(p, g, states, scalars, flags, converted):
+    """Run K._k_adam_step on the arrays as they are when that needs no copy; False otherwise."""
+    pa, ga = p._data, g._data
+    dt = pa.dtype
+    if dt not in _KERNEL_DTYPES or ga.dtype != dt or not (
+            pa.flags.c_contiguous and pa.flags.writeable and ga.flags.c_contiguous):
+        return False
+    arrays = [s._data if s is not None else pa for s in states]
+    for a in arrays:
+        if a.dtype != dt or not a.flags.c_contiguous:
+            return False
+    key = (scalars, dt)
+    conv = converted.get(key)
+    if conv is None:  # numbers in the kernel dtype: NOTE [Optimizer kernel numerics and speed]
+        conv = converted[key] = tuple(np.array(scalars, dtype=dt))
+    flat = pa.reshape(-1)
+    K._k_adam_step(flat, ga.reshape(-1), *[flat if a is pa else a.reshape(-1) for a in arrays],
+                   *conv, *flags)
+    p._bump_version()
+    return True

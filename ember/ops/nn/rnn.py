@@ -63,8 +63,10 @@ class LSTMCellStep(Op):
             gates += b_hh
         h_new, c_new, (act, tanh_c) = _krnn.lstm_cell_forward(gates, np.ascontiguousarray(c))
         ctx.set_materialize_grads(False)
-        # inputs are saved as themselves (version-checked); act and tanh_c are private
-        ctx.save_for_backward(x, h, c, w_ih, w_hh, act, tanh_c)
+        # the inputs are saved as themselves (version-checked); the activated gates and
+        # tanh(c) are private to this node (nothing else can write them), kept as attributes
+        ctx.save_for_backward(x, h, c, w_ih, w_hh)
+        ctx.act, ctx.tanh_c = act, tanh_c
         return h_new, c_new
 
     @staticmethod
@@ -73,7 +75,8 @@ class LSTMCellStep(Op):
         need = ctx.needs_input_grad
         if grad_h is None and grad_c is None:
             return (None,) * len(need)
-        x, h, c, w_ih, w_hh, act, tanh_c = (t._data for t in ctx.saved_tensors)
+        x, h, c, w_ih, w_hh = (t._data for t in ctx.saved_tensors)
+        act, tanh_c = ctx.act, ctx.tanh_c
         dt = act.dtype
         gh = None if grad_h is None else np.ascontiguousarray(grad_h._data, dt)
         gc = None if grad_c is None else np.ascontiguousarray(grad_c._data, dt)
