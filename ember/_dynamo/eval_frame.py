@@ -287,6 +287,19 @@ class CompiledFunction:
             counters["graph_breaks"] += len(cap.breaks)
             self._cache[key] = CacheEntry(None, cap.breaks, "graph break")
             return result
+        from .backends import lookup_backend
+        from .train_step import InlineBackward
+        if any(isinstance(i, InlineBackward) for i in cap.fwd) and \
+                lookup_backend(self.backend) not in ("inductor", "aot_eager"):
+            # a backend receives a forward graph module; the step's backward cannot be in it
+            why = (f"backward() inside a function compiled with backend={self.backend!r} (only "
+                   "the inductor and aot_eager backends replay a training step)", "<backward>")
+            if self.fullgraph:
+                raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")
+            self.last_breaks = [why]
+            counters["graph_breaks"] += 1
+            self._cache[key] = CacheEntry(None, [why], "graph break")
+            return result
         shadow = None
         from .capture import SideEffect
         if (dynamic or (shape_only and self.dynamic is None)) and not any(

@@ -43,11 +43,12 @@ from ..autograd.grad_mode import _state
 from .capture import SideEffect
 
 
-class InlineBackward:
+class InlineBackward(SideEffect):
     """The instructions of one ``backward()`` inside the captured call, then the writes of the
-    leaves' gradients: ``accs`` = [(("in"|"ext", k), slot, steal)]."""
+    leaves' gradients: ``accs`` = [(("in"|"ext", k), slot, steal)]. A side effect: a capture
+    holding one is never re-run at other sizes (it would accumulate into .grad twice)."""
 
-    node = None
+    cls = type("backward", (), {})
 
     def __init__(self, items, accs):
         self.items = items
@@ -232,7 +233,7 @@ def _walk(rec, loss, gradient):
     rec.phase = "bwd"
     try:
         for idx in range(len(cap.fwd) - 1, -1, -1):
-            if isinstance(cap.fwd[idx], InlineBackward) or cap.fwd[idx].node is None:
+            if cap.fwd[idx].node is None:  # a side effect, or an op whose graph is spent
                 continue
             try:
                 _visit(rec, grads, idx)
@@ -257,7 +258,7 @@ def _walk(rec, loss, gradient):
         accs.append(((kind[0], kind[1]), gs, bool(produced and alone)))
         accumulate_grad(t, arr, False)  # the eager effect of this capture run
     for inst in cap.fwd:  # the graph is freed, as the engine frees it
-        if not isinstance(inst, (InlineBackward, SideEffect)):
+        if not isinstance(inst, SideEffect):
             if inst.node is not None:
                 inst.node.release()
             inst.node = None
