@@ -80,8 +80,10 @@ def _describe(v):
     if isinstance(v, ember.Tensor):
         return ("tensor", v.dtype, tuple(v.shape))
     if isinstance(v, (tuple, list)):
+        # a named tuple (torch.return_types) keeps its type: ``.values`` etc. are looked up
+        # by field name at export
         return type(v)(_describe(e) for e in v) if not hasattr(v, "_fields") else \
-            tuple(_describe(e) for e in v)
+            type(v)(*(_describe(e) for e in v))
     if isinstance(v, dict):
         return {k: _describe(e) for k, e in v.items()}
     return v

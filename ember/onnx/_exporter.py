@@ -28,7 +28,8 @@ def _merge(a, b):
                       for x, y in zip(a[2], b[2], strict=True)) if b is not None else a[2]
         return ("tensor", a[1], shape)
     if isinstance(a, (tuple, list)):
-        return type(a)(_merge(x, y) for x, y in zip(a, b, strict=True))
+        parts = [_merge(x, y) for x, y in zip(a, b, strict=True)]
+        return type(a)(*parts) if hasattr(a, "_fields") else type(a)(parts)
     return a
 
 

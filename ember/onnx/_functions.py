@@ -348,6 +348,12 @@ _reg(_e("log_softmax"), getattr(F, "log_softmax", None), methods=("log_softmax",
 @_reg(builtins.getattr)
 def _getattr(b, node, args, kwargs):
     x, attr = args
+    if isinstance(x, tuple) and not hasattr(x, attr):
+        # a named-tuple result (values/indices, sign/logabsdet, ...): its eager run's
+        # description has the field names
+        desc = getattr(node.args[0], "meta", {}).get("onnx_desc")
+        if hasattr(desc, "_fields") and attr in desc._fields:
+            return x[desc._fields.index(attr)]
     if not isinstance(x, T):
         return getattr(x, attr)
     if attr == "shape":
@@ -538,6 +544,6 @@ def _unbind(b, node, args, kwargs):
 
 
 # the other families register themselves on import
-from . import _functional, _indexing, _math, _nn, _reductions, _shape  # noqa: E402,F401
+from . import _functional, _indexing, _linalg, _math, _nn, _reductions, _shape  # noqa: E402,F401,I001
 
 _nn._alias_functional()

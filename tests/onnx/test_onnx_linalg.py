@@ -1,0 +1,117 @@
+"""ONNX translations of the linear-algebra solvers and factorizations (ember/onnx/_linalg.py):
+batched and dynamic-batch forms, keyword forms, and the LAPACK conventions (pivots, info, the
+sign of slogdet) that the op-table sweep's single samples do not reach."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+import ember
+
+pytest.importorskip("onnx", reason="ember.onnx.export needs the optional onnx package")
+pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported models")
+
+from onnx_roundtrip import check_roundtrip  # noqa: E402
+
+L = ember.linalg
+
+
+def _wellcond(*shape, seed=0):
+    ember.manual_seed(seed)
+    n = shape[-1]
+    return ember.randn(*shape) + n * ember.eye(n)
+
+
+def _spd(*shape, seed=0):
+    a = _wellcond(*shape, seed=seed)
+    return a @ a.mT + ember.eye(shape[-1])
+
+
+def test_inv_and_solve_with_dynamic_batch():
+    a, bm = _wellcond(2, 4, 4), ember.randn(4, 3)     # B broadcast over A's batch
+    check_roundtrip(lambda a, b: (L.inv(a), L.solve(a, b), a.inverse()), (a, bm),
+                    dynamic_batch=True, run_args=(_wellcond(5, 4, 4, seed=1), bm))
+
+
+def test_solve_vector_right_hand_side_broadcast_and_left_false():
+    a = _wellcond(3, 3)
+    check_roundtrip(lambda a, v: L.solve(a, v), (a, ember.randn(3)))
+    check_roundtrip(lambda a, v: L.solve(a, v), (a, ember.randn(2, 3, 3)))   # B batch only
+    check_roundtrip(lambda a, v: L.solve(a, v, left=False), (a, ember.randn(2, 3)))
+
+
+def test_inv_needs_pivoting():
+    # a zero in the corner: elimination without row swaps would divide by zero
+    a = ember.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])
+    check_roundtrip(lambda a: L.inv(a), (a,))
+
+
+def test_slogdet_sign_and_singular_matrix():
+    a = ember.tensor([[[0.0, 1.0], [1.0, 0.0]], [[2.0, 1.0], [1.0, 3.0]],
+                      [[1.0, 2.0], [2.0, 4.0]]])
+    check_roundtrip(lambda a: L.slogdet(a), (a,))
+    sign, logabs = L.slogdet(a)
+    assert sign.tolist() == [-1.0, 1.0, 0.0]
+    check_roundtrip(lambda a: ember.logdet(a[1:]), (a,))
+
+
+def test_inv_ex_and_solve_ex_report_a_singular_matrix_as_lapack():
+    a = ember.tensor([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 0.0], [0.0, 1.0]]])
+    check_roundtrip(lambda a: L.inv_ex(a).info, (a,))
+    assert L.inv_ex(a).info.tolist() == [2, 0]
+
+
+def test_lu_family_batched():
+    a = ember.randn(2, 4, 4)
+    check_roundtrip(lambda a: L.lu_factor(a), (a,), dynamic_batch=True,
+                    run_args=(ember.randn(3, 4, 4),))
+    check_roundtrip(lambda a: L.lu(a), (a,))
+    check_roundtrip(lambda a: L.lu(a), (ember.randn(3, 5),))       # wide
+    check_roundtrip(lambda a: L.lu(a), (ember.randn(5, 3),))       # tall
+    lu, piv = L.lu_factor(a)
+    check_roundtrip(lambda lu, piv: ember.lu_unpack(lu, piv), (lu, piv))
+    bm = ember.randn(2, 4, 2)
+    check_roundtrip(lambda lu, piv, b: L.lu_solve(lu, piv, b), (lu, piv, bm))
+    check_roundtrip(lambda lu, piv, b: ember.lu_solve(b, lu, piv), (lu, piv, bm))
+
+
+def test_cholesky_family_upper_and_batched():
+    a = _spd(2, 4, 4)
+    check_roundtrip(lambda a: (L.cholesky(a), L.cholesky(a, upper=True),
+                               ember.cholesky(a, True)), (a,), dynamic_batch=True,
+                    run_args=(_spd(3, 4, 4, seed=2),))
+    check_roundtrip(lambda a: L.cholesky_ex(a), (a,))
+    u = L.cholesky(a, upper=True)
+    bm = ember.randn(2, 4, 3)
+    check_roundtrip(lambda b, u: (ember.cholesky_solve(b, u, upper=True),
+                                  ember.cholesky_inverse(u, upper=True)), (bm, u))
+
+
+def test_cholesky_ex_info_on_a_matrix_that_is_not_positive_definite():
+    a = ember.tensor([[[4.0, 2.0], [2.0, -1.0]], [[2.0, 0.0], [0.0, 3.0]]])
+    check_roundtrip(lambda a: L.cholesky_ex(a).info, (a,))
+    assert L.cholesky_ex(a).info.tolist() == [2, 0]
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_forms(upper, left):
+    a = _wellcond(2, 3, 3)
+    bm = ember.randn(2, 3, 3)
+    check_roundtrip(lambda a, b: (L.solve_triangular(a, b, upper=upper, left=left),
+                                  L.solve_triangular(a, b, upper=upper, left=left,
+                                                     unitriangular=True)), (a, bm))
+
+
+def test_triangular_solve_transpose_returns_the_coefficient():
+    a, bm = _wellcond(3, 3).triu(), ember.randn(3, 2)
+    check_roundtrip(lambda b, a: ember.triangular_solve(b, a, transpose=True), (bm, a))
+
+
+def test_lu_solve_adjoint_names_the_call():
+    lu, piv = L.lu_factor(_wellcond(3, 3))
+    with pytest.raises(ember.onnx.UnsupportedOperatorError,
+                       match=r"ember.linalg.lu_solve \(this form of the call\); used by node"):
+        ember.onnx.export(lambda lu, piv, b: L.lu_solve(lu, piv, b, adjoint=True),
+                          (lu, piv, ember.randn(3, 2)), io.BytesIO())
