@@ -65,8 +65,10 @@ class Builder:
         in_names = [x.name if isinstance(x, T) else (x or "") for x in inputs]
         if shape is None and outputs == 1:
             shape = _infer_shape(op_type, inputs, attrs)
-        outs = [T(self.fresh(name or op_type.lower()), np_dtype(dtype) if dtype is not None
-                  else _first_dtype(inputs), shape) for _ in range(outputs)]
+        if dtype is None:      # Where's condition is boolean: its values take the others'
+            dtype = _first_dtype(inputs[1:] if op_type == "Where" else inputs)
+        outs = [T(self.fresh(name or op_type.lower()), np_dtype(dtype), shape)
+                for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
         self.nodes.append(self.onnx.helper.make_node(op_type, in_names, [o.name for o in outs],
                                                      name=self.fresh("n_" + op_type), **attrs))
