@@ -193,7 +193,7 @@ def test_conv_transpose_with_output_size_names_the_layer():
 EXPORTED = frozenset({
     "abs", "acos", "acosh", "add", "addbmm", "addcdiv", "addcmul", "addmm", "addmv", "addr",
     "adjoint", "all", "amax", "amin", "angle", "any", "argmax", "argmin", "argsort", "argwhere",
-    "as_strided", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bitwise_and",
+    "as_strided", "asin", "asinh", "atan", "atan2", "atanh", "baddbmm", "bincount", "bitwise_and",
     "bitwise_left_shift", "bitwise_not", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "bmm",
     "broadcast_to", "cat", "ceil", "cholesky", "cholesky_inverse", "cholesky_solve", "chunk",
     "clamp", "clamp_max", "clamp_min", "clone", "copysign", "cos", "cosh", "count_nonzero",
@@ -201,7 +201,7 @@ EXPORTED = frozenset({
     "diagflat", "diagonal", "digamma", "dist", "div", "dot", "einsum", "eq", "erf", "erfc",
     "erfinv", "exp", "exp2", "expand", "expm1", "flatten", "flip", "fliplr", "flipud",
     "float_power", "floor", "floor_divide", "fmax", "fmin", "fmod", "frac", "frobenius_norm",
-    "gather", "ge", "gelu", "gt", "hypot", "i0", "index_add", "index_copy", "index_fill",
+    "gather", "ge", "gelu", "gt", "histc", "hypot", "i0", "index_add", "index_copy", "index_fill",
     "index_put", "index_select", "inverse", "isfinite", "isinf", "isnan", "isneginf", "isposinf",
     "isreal", "kron", "kthvalue", "le", "lerp", "lgamma", "linalg.cholesky", "linalg.cholesky_ex",
     "linalg.cross", "linalg.det", "linalg.diagonal", "linalg.inv", "linalg.inv_ex",
@@ -212,15 +212,16 @@ EXPORTED = frozenset({
     "linalg.vector_norm", "log", "log10", "log1p", "log2", "logcumsumexp", "logdet", "logical_and",
     "logical_not", "logical_or", "logical_xor", "logit", "logsumexp", "lt", "lu", "lu_solve",
     "lu_unpack", "masked_fill", "masked_scatter", "masked_select", "matmul", "matrix_power", "max",
-    "maximum", "mean", "median", "min", "minimum", "mm", "movedim", "msort", "mul", "mv",
-    "mvlgamma", "nan_to_num", "nanmean", "nansum", "narrow", "ne", "neg", "nonzero", "norm",
-    "outer", "permute", "polygamma", "pow", "prod", "rad2deg", "ravel", "reciprocal", "relu",
-    "remainder", "repeat_interleave", "reshape", "roll", "rot90", "round", "rsqrt", "scatter",
-    "scatter_add", "scatter_reduce", "select", "sgn", "sigmoid", "sign", "signbit", "sin", "sinc",
-    "sinh", "slogdet", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "std_mean",
-    "sub", "sum", "t", "take", "take_along_dim", "tan", "tanh", "tensor_split", "tensordot",
-    "tile", "topk", "trace", "transpose", "triangular_solve", "tril", "triu", "trunc", "unbind",
-    "unflatten", "unsqueeze", "var", "var_mean", "view", "where", "xlogy"
+    "maximum", "mean", "median", "min", "minimum", "mm", "mode", "movedim", "msort", "mul", "mv",
+    "mvlgamma", "nan_to_num", "nanmean", "nanmedian", "nanquantile", "nansum", "narrow", "ne",
+    "neg", "nonzero", "norm", "outer", "permute", "polygamma", "pow", "prod", "quantile",
+    "rad2deg", "ravel", "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "roll",
+    "rot90", "round", "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select", "sgn",
+    "sigmoid", "sign", "signbit", "sin", "sinc", "sinh", "slogdet", "sort", "split", "sqrt",
+    "square", "squeeze", "stack", "std", "std_mean", "sub", "sum", "t", "take", "take_along_dim",
+    "tan", "tanh", "tensor_split", "tensordot", "tile", "topk", "trace", "transpose",
+    "triangular_solve", "tril", "triu", "trunc", "unbind", "unflatten", "unique",
+    "unique_consecutive", "unsqueeze", "var", "var_mean", "view", "where", "xlogy"
 })
 
 _DB = {e.name: e for e in op_db() if e.samples is not None}
