@@ -110,3 +110,14 @@ def test_lstm_cell_half_precision_state_falls_back_and_matches_torch(rng):
     assert eh.dtype == ember.bfloat16
     np.testing.assert_allclose(eh.float().detach().numpy(), th.float().detach().numpy(),
                                rtol=2e-2, atol=2e-2)
+
+
+def test_lstm_cell_step_frees_saved_arrays_after_backward(rng):
+    args = _inputs(rng)
+    h_new, _ = LSTMCellStep.apply(*args)
+    h_new.sum().backward(retain_graph=True)
+    first = args[3].grad.numpy().copy()
+    h_new.sum().backward()  # retained: a second pass adds the same gradient again
+    np.testing.assert_allclose(args[3].grad.numpy(), 2 * first, rtol=1e-12)
+    with pytest.raises(RuntimeError, match="second time|freed"):
+        h_new.sum().backward()

@@ -63,10 +63,9 @@ class LSTMCellStep(Op):
             gates += b_hh
         h_new, c_new, (act, tanh_c) = _krnn.lstm_cell_forward(gates, np.ascontiguousarray(c))
         ctx.set_materialize_grads(False)
-        # the inputs are saved as themselves (version-checked); the activated gates and
-        # tanh(c) are private to this node (nothing else can write them), kept as attributes
-        ctx.save_for_backward(x, h, c, w_ih, w_hh)
-        ctx.act, ctx.tanh_c = act, tanh_c
+        # inputs are saved as themselves (version-checked); act and tanh_c are private, saved
+        # through save_for_backward too so that backward frees them (retain_graph=False)
+        ctx.save_for_backward(x, h, c, w_ih, w_hh, act, tanh_c)
         return h_new, c_new
 
     @staticmethod
@@ -75,8 +74,7 @@ class LSTMCellStep(Op):
         need = ctx.needs_input_grad
         if grad_h is None and grad_c is None:
             return (None,) * len(need)
-        x, h, c, w_ih, w_hh = (t._data for t in ctx.saved_tensors)
-        act, tanh_c = ctx.act, ctx.tanh_c
+        x, h, c, w_ih, w_hh, act, tanh_c = (t._data for t in ctx.saved_tensors)
         dt = act.dtype
         gh = None if grad_h is None else np.ascontiguousarray(grad_h._data, dt)
         gc = None if grad_c is None else np.ascontiguousarray(grad_c._data, dt)
