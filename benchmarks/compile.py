@@ -125,6 +125,15 @@ def _fusion_step(lib, compile_fn):
     return (lambda: f(x)), f
 
 
+_WHAT = {
+    "ncf": "the whole training step compiled: one function doing opt.zero_grad(), forward, "
+           "BCE-with-logits loss, loss.backward(), Adam opt.step()",
+    "block": "the block module compiled; .square().mean().backward() called on its output",
+    "block_small": "as block",
+    "fusion": "the elementwise chain function compiled",
+}
+
+
 def _row(name, make, steps, use_torch_compile):
     fns = {}
     step, _ = make(ember, None)
@@ -145,7 +154,7 @@ def _row(name, make, steps, use_torch_compile):
             fns["torch.compile"] = tstep
     res = _timed(fns, steps)
     base = res["ember eager"]
-    print(f"{name}:")
+    print(f"{name}: {_WHAT.get(name, '')}")
     for k, (w, c) in res.items():
         print(f"  {k:14s} wall {w:8.2f} ms  cpu {c:8.2f} ms   speed-up vs ember eager: "
               f"wall {base[0] / w:4.2f}x  cpu {base[1] / c:4.2f}x")

@@ -10,6 +10,8 @@ inputs) goes back to the op's own backward.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _tensor
@@ -54,8 +56,22 @@ def _embedding(cls, ctx, grads, n):
     return (gw, None, None, None)[:n]
 
 
+def _relu(cls, ctx, grads, n):
+    from ..ops._kernels import pointwise
+    g = grads[0]
+    (y,) = ctx._to_save
+    if g is None or g.dtype not in _FLOATS or g.dtype != y.dtype or g.shape != y.shape:
+        return node_backward(cls, ctx, grads, n)
+    if y.flags.c_contiguous:
+        # a strided gradient (a column slice after torch.cat's backward) would send
+        # masked_grad to np.where: 3 passes (270 us vs 41 us for (4096, 16) float32 here)
+        g = np.ascontiguousarray(g)
+    return (pointwise.masked_grad(g, y, 0, math.inf),)
+
+
 def raw_backward(cls):
     """The array-level backward for op class ``cls``, or None (use node_backward)."""
     from ..ops.nn.embedding import Embedding
     from ..ops.nn.linear import Linear
-    return {Linear: _linear, Embedding: _embedding}.get(cls)
+    from ..ops.unary import relu
+    return {Linear: _linear, Embedding: _embedding, relu: _relu}.get(cls)

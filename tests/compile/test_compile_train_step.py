@@ -239,3 +239,30 @@ def test_training_step_with_a_graph_module_backend_runs_eagerly(backend):
         _assert_same_params(model, twin)
     assert any("backend=" in reason for reason, _ in compiled.last_breaks)
     assert compiled.stats["eager"] == 2
+
+
+def test_relu_backward_of_a_strided_gradient_equals_eager_bitwise():
+    # relu's input gradient is a column slice of cat's gradient (strided): the replay makes it
+    # contiguous for the fused mask kernel; values must be eager's exactly
+    ember.manual_seed(0)
+    lin1, lin2 = nn.Linear(6, 5), nn.Linear(11, 1)
+    twin1, twin2 = copy.deepcopy(lin1), copy.deepcopy(lin2)
+
+    def make(a, b):
+        def step(x):
+            a.zero_grad()
+            b.zero_grad()
+            z = ember.cat([ember.relu(a(x)), x], dim=1)
+            loss = b(z).square().sum()
+            loss.backward()
+            return loss
+        return step
+
+    compiled, eager = ember.compile(make(lin1, lin2)), make(twin1, twin2)
+    for x, _ in _data(3, batch=9):
+        compiled(x)
+        eager(x)
+        for p, q in zip(list(lin1.parameters()) + list(lin2.parameters()),
+                        list(twin1.parameters()) + list(twin2.parameters()), strict=True):
+            np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
+    assert compiled.stats["hits"] == 2 and compiled.last_breaks == []
