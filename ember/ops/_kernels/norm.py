@@ -4,8 +4,8 @@ Statistics are accumulated in float64 whatever the input dtype and use two passe
 the mean of squared deviations): E[x^2] - E[x]^2 cancels catastrophically in float32 when the
 mean is large next to the spread. Sums use ``fastmath={"reassoc"}`` only, which lets LLVM
 vectorize the reductions; NaN and inf still propagate. Saved statistics (mean, invstd) have the
-input's dtype. Loops run over channels (batch norm) or rows (layer norm) with prange, compiled
-serially: see NOTE [Kernel threading] in conv.py.
+input's dtype. Batch norm walks memory in order (NOTE [Batch norm in memory order]); layer norm
+loops over rows with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
 """
 
 import math
@@ -49,58 +49,81 @@ def _sum_prod_dev(g, row, mean):
 # Batch norm over (N, C, L): one set of statistics per channel c, over N*L values.
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+# NOTE [Batch norm in memory order]
+# Every pass walks x (N, C, L) in memory order, sample by sample and channel by channel within a
+# sample, keeping the per-channel float64 sums in small (C,) accumulators. The channel-major order
+# (all of channel c, then c + 1) jumps C*L elements between consecutive rows; on big maps every
+# row is a fresh page and the hardware prefetcher restarts at each one: the output pass of
+# (16, 144, 32, 32) took 0.85 ms that way and 0.27 ms in memory order (CPU time, one thread).
+# The arithmetic is the same in either order: each row's sum is taken first (float64), and rows
+# are added to their channel's total in sample order.
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FAST)
 def _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
     n_batch, n_chan, length = x.shape
     count = n_batch * length
-    for c in numba.prange(n_chan):
-        total = 0.0
-        for n in range(n_batch):
-            total += _sum(x[n, c])
-        mean = total / count
-        sq = 0.0
-        for n in range(n_batch):
-            sq += _sum_sq_dev(x[n, c], mean)
-        mean_out[c] = mean
-        invstd_out[c] = 1.0 / math.sqrt(sq / count + eps)
-        # re-read the stored statistics so the elementwise pass runs in the input's dtype
-        mu = mean_out[c]
-        scale = invstd_out[c] * weight[c]
-        shift = bias[c]
-        for n in range(n_batch):
+    total = np.zeros(n_chan)
+    for n in range(n_batch):
+        for c in range(n_chan):
+            total[c] += _sum(x[n, c])
+    mean = total / count
+    sq = np.zeros(n_chan)
+    for n in range(n_batch):
+        for c in range(n_chan):
+            sq[c] += _sum_sq_dev(x[n, c], mean[c])
+    scale = np.empty(n_chan, x.dtype)
+    for c in range(n_chan):
+        mean_out[c] = mean[c]
+        invstd_out[c] = 1.0 / math.sqrt(sq[c] / count + eps)
+        # the elementwise pass runs in the input's dtype, on the stored statistics
+        scale[c] = invstd_out[c] * weight[c]
+    for n in range(n_batch):
+        for c in range(n_chan):
+            mu = mean_out[c]
+            sc = scale[c]
+            shift = bias[c]
             src = x[n, c]
             dst = y[n, c]
             for t in range(length):
                 # (x - mean) first: x*scale + (b - mean*scale) would cancel in float32
-                dst[t] = (src[t] - mu) * scale + shift
+                dst[t] = (src[t] - mu) * sc + shift
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+@numba.njit(nogil=True, cache=True, fastmath=_FAST)
 def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
     n_batch, n_chan, length = x.shape
     count = n_batch * length
-    for c in numba.prange(n_chan):
-        mu = mean[c]
-        sum_g = 0.0
-        sum_g_dev = 0.0
-        for n in range(n_batch):
-            sum_g += _sum(gy[n, c])
-            sum_g_dev += _sum_prod_dev(gy[n, c], x[n, c], mu)
+    sum_g = np.zeros(n_chan)
+    sum_g_dev = np.zeros(n_chan)
+    for n in range(n_batch):
+        for c in range(n_chan):
+            sum_g[c] += _sum(gy[n, c])
+            sum_g_dev[c] += _sum_prod_dev(gy[n, c], x[n, c], mean[c])
+    scale = np.empty(n_chan)
+    mean_g = np.empty(n_chan)
+    proj = np.empty(n_chan)
+    for c in range(n_chan):
         istd = float(invstd[c])
-        gb[c] = sum_g
-        gw[c] = sum_g_dev * istd  # dL/dw = sum(g * xhat)
-        if not need_x:
-            continue
+        gb[c] = sum_g[c]
+        gw[c] = sum_g_dev[c] * istd  # dL/dw = sum(g * xhat)
         # dL/dx = w*invstd * (g - mean(g) - xhat * mean(g*xhat)), xhat = (x - mean)*invstd
-        scale = weight[c] * istd
-        mean_g = sum_g / count
-        proj = sum_g_dev * istd * istd / count
-        for n in range(n_batch):
+        scale[c] = weight[c] * istd
+        mean_g[c] = sum_g[c] / count
+        proj[c] = sum_g_dev[c] * istd * istd / count
+    if not need_x:
+        return
+    for n in range(n_batch):
+        for c in range(n_chan):
+            mu = mean[c]
+            sc = scale[c]
+            mg = mean_g[c]
+            pr = proj[c]
             g = gy[n, c]
             src = x[n, c]
             dst = gx[n, c]
             for t in range(length):
-                dst[t] = scale * (g[t] - mean_g - (src[t] - mu) * proj)
+                dst[t] = sc * (g[t] - mg - (src[t] - mu) * pr)
 
 
 def _as_ncl(x):
