@@ -69,6 +69,8 @@ CONV_CASES = [
     ((2, 3, 9, 9), (4, 3, 3, 3), (3, 3), (1, 1), (1, 1), 1),     # runtime stride 3
     ((2, 4, 7, 9), (8, 4, 1, 1), (1, 1), (0, 0), (1, 1), 1),     # pointwise fast path
     ((2, 4, 6, 6), (6, 2, 1, 1), (1, 1), (0, 0), (1, 1), 2),     # grouped pointwise
+    ((3, 16, 2, 3), (24, 16, 1, 1), (1, 1), (0, 0), (1, 1), 1),  # thin pointwise, shared cols
+    ((2, 16, 2, 2), (32, 8, 1, 1), (1, 1), (0, 0), (1, 1), 2),   # the same, grouped
     ((2, 4, 7, 9), (8, 4, 1, 1), (2, 2), (0, 0), (1, 1), 1),     # strided 1x1
     ((1, 3, 5, 5), (2, 3, 5, 5), (1, 1), (2, 2), (1, 1), 1),     # batch 1, kernel = input
     ((3, 4, 1, 20), (8, 4, 1, 5), (1, 1), (0, 2), (1, 1), 1),    # 1-D conv as H == 1
@@ -141,7 +143,7 @@ def test_conv2d_kept_im2col_gives_the_same_weight_gradient(rng, monkeypatch, cas
     np.testing.assert_allclose(y, conv.conv2d_forward(x, w, None, stride, padding, dilation,
                                                       groups), rtol=1e-12, atol=1e-12)
     g = rng.standard_normal(y.shape)
-    packed = keep[0] if keep else None  # pointwise and depthwise layers build none
+    packed = keep[0] if keep else None  # depthwise and most pointwise layers build none
     gw = conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation, groups, packed)
     np.testing.assert_allclose(gw, conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation,
                                                            groups), rtol=1e-12, atol=1e-12)
@@ -274,7 +276,7 @@ def test_conv2d_matches_torch(rng, case, dtype):
                                        True, True, True)
     ref = _torch_conv_grads(torch, torch.nn.functional.conv2d, x, w, b, g,
                             stride, padding, dilation, groups)
-    for got, want in zip(ours, ref):
+    for got, want in zip(ours, ref, strict=True):
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, **TOL[dtype])
 
@@ -294,7 +296,7 @@ def test_conv_transpose2d_matches_torch(rng, case, dtype):
                                                  out_pad, True, True, True)
     ref = _torch_conv_grads(torch, torch.nn.functional.conv_transpose2d, x, w, b, g,
                             stride, padding, out_pad, groups, dilation)
-    for got, want in zip(ours, ref):
+    for got, want in zip(ours, ref, strict=True):
         np.testing.assert_allclose(got, want, **TOL[dtype])
 
 
@@ -325,3 +327,45 @@ def test_kept_im2col_comes_from_the_reuse_pool(rng):
     again = []
     conv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1, again)
     assert id(again[0]) == ident
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("groups", [1, 2])
+def test_thin_pointwise_shares_its_columns(rng, dtype, groups):
+    # NOTE [Sharing pointwise columns]: the forward keeps x's columns (a pooled buffer) and the
+    # backward builds gy's once for both gradients; the results equal the unshared path's
+    from ember import _backend
+    n, c, o = 8, 1024, 32
+    x = rng.standard_normal((n, c, 2, 2)).astype(dtype)
+    w = rng.standard_normal((o, c // groups, 1, 1)).astype(dtype)
+    keep = []
+    y = conv.conv2d_forward(x, w, None, (1, 1), (0, 0), (1, 1), groups, keep)
+    assert len(keep) == 1 and keep[0].shape == (c, n, 4)
+    assert _backend.is_reused(keep[0]) or keep[0].nbytes < _backend._REUSE_MIN_BYTES
+    np.testing.assert_array_equal(keep[0], x.reshape(n, c, 4).transpose(1, 0, 2))
+    g = rng.standard_normal(y.shape).astype(dtype)
+    shared = conv.conv2d_backward(g, x, w, (1, 1), (0, 0), (1, 1), groups, True, True, False,
+                                  keep[0])
+    gx = conv.conv2d_backward(g, x, w, (1, 1), (0, 0), (1, 1), groups, True, False, False)[0]
+    gw = conv.conv2d_backward(g, x, w, (1, 1), (0, 0), (1, 1), groups, False, True, False)[1]
+    np.testing.assert_array_equal(shared[0], gx)
+    np.testing.assert_array_equal(shared[1], gw)
+    ref = conv2d_ref(x.astype(np.float64), w.astype(np.float64), None, (1, 1), (0, 0), (1, 1),
+                     groups)
+    np.testing.assert_allclose(y, ref, **TOL[dtype])
+    og, cg = o // groups, c // groups
+    g3, x3 = g.reshape(n, o, 4).astype(np.float64), x.reshape(n, c, 4).astype(np.float64)
+    gw_ref = np.concatenate([np.einsum("nol,ncl->oc", g3[:, k * og:(k + 1) * og],
+                                       x3[:, k * cg:(k + 1) * cg]) for k in range(groups)])
+    np.testing.assert_allclose(gw.reshape(o, cg), gw_ref, **TOL[dtype])
+    # gx is conv's adjoint in x: <x, gx> == <conv(x), g>
+    np.testing.assert_allclose(np.vdot(x, gx), np.vdot(y, g), rtol=TOL[dtype]["rtol"])
+
+
+def test_wide_pointwise_keeps_nothing(rng):
+    # on maps of 48 pixels and more the forward runs per-sample GEMMs and builds no columns
+    x = rng.standard_normal((2, 8, 7, 7))
+    keep = []
+    conv.conv2d_forward(x, rng.standard_normal((16, 8, 1, 1)), None, (1, 1), (0, 0), (1, 1), 1,
+                        keep)
+    assert keep == []

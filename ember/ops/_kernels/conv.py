@@ -140,9 +140,20 @@ def _is_pointwise(geo):
 # partials they replace).
 _THIN_COLUMNS = 48
 
+# NOTE [Sharing pointwise columns]
+# When a thin 1x1 conv's weight gradient also runs on the columns layout, its two copies are
+# ones the step has already made: x's columns by the forward (kept like the im2col matrix, NOTE
+# [Keeping the forward's im2col]: a copy of x, held to the backward, only for these small maps)
+# and gy's columns by the input gradient. Reusing them halves the transposing copies of those
+# layers (MobileNetV2: 22 layers, ~10 MB of copies per step).
+
 
 def _batch_as_columns(length):
     return length < _THIN_COLUMNS
+
+
+def _weight_grad_as_columns(o, c, groups, length):
+    return length * (o + c) < o * (c // groups)
 
 
 def _to_columns(a):
@@ -151,26 +162,34 @@ def _to_columns(a):
     return np.ascontiguousarray(a.transpose(1, 0, 2)).reshape(c, n * length)
 
 
-def _gemm_batch_columns(w3, a, out):
+def _gemm_batch_columns(w3, a, out, cols=None):
     """out[n] = blockdiag(w3) @ a[n] for (N, Cin, L) a, (G, Cout/G, Cin/G) w3, as one GEMM per
-    group on the batch-as-columns layout; see NOTE [Pointwise convolution layouts]."""
+    group on the batch-as-columns layout; see NOTE [Pointwise convolution layouts]. cols: a's
+    (Cin, N*L) columns if the caller has them already."""
     groups = w3.shape[0]
     n, c_in, length = a.shape
-    cols = _to_columns(a).reshape(groups, c_in // groups, n * length)
-    prod = np.matmul(w3, cols).reshape(out.shape[1], n, length)
-    out[...] = prod.transpose(1, 0, 2)
+    if cols is None:
+        cols = _to_columns(a)
+    prod = np.matmul(w3, cols.reshape(groups, c_in // groups, n * length))
+    out[...] = prod.reshape(out.shape[1], n, length).transpose(1, 0, 2)
 
 
-def _pointwise_weight_grad(gy, x, groups, gw):
+def _pointwise_weight_grad(gy, x, groups, gw, x_cols=None, gy_cols=None):
     """The (G, O/G, C/G) weight gradient of a 1x1 stride-1 conv, written into gw; see NOTE
-    [Pointwise convolution layouts] for the choice between the two formulations."""
+    [Pointwise convolution layouts] for the choice between the two formulations. x_cols,
+    gy_cols: the (C, N*L) and (O, N*L) columns if the forward or the input gradient built them
+    (NOTE [Sharing pointwise columns])."""
     n, o, h, wd = gy.shape
     c = x.shape[1]
     length = h * wd
     og, cg = o // groups, c // groups
-    if length * (o + c) < o * cg:
-        gy_cols = _to_columns(gy.reshape(n, o, length)).reshape(groups, og, n * length)
-        x_cols = _to_columns(x.reshape(n, c, length)).reshape(groups, cg, n * length)
+    if _weight_grad_as_columns(o, c, groups, length):
+        if gy_cols is None:
+            gy_cols = _to_columns(gy.reshape(n, o, length))
+        if x_cols is None:
+            x_cols = _to_columns(x.reshape(n, c, length))
+        gy_cols = gy_cols.reshape(groups, og, n * length)
+        x_cols = x_cols.reshape(groups, cg, n * length)
         return np.matmul(gy_cols, x_cols.transpose(0, 2, 1), out=gw)
     gy4 = gy.reshape(n, groups, og, length)
     xt4 = x.reshape(n, groups, cg, length).transpose(0, 1, 3, 2)
@@ -263,7 +282,16 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
-            _gemm_batch_columns(w3, x.reshape(n, c, h * wd), y.reshape(n, o, h * wd))
+            # NOTE [Sharing pointwise columns]
+            x3 = x.reshape(n, c, h * wd)
+            cols = None
+            if keep is not None and _weight_grad_as_columns(o, c, groups, h * wd):
+                # held until the backward: from the pool, NOTE [Reused buffers]
+                kept = reusable_empty((c, n, h * wd), x.dtype)
+                np.copyto(kept, x3.transpose(1, 0, 2))
+                keep.append(kept)
+                cols = kept.reshape(c, n * h * wd)
+            _gemm_batch_columns(w3, x3, y.reshape(n, o, h * wd), cols)
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
             np.matmul(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
@@ -291,8 +319,10 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
     return y
 
 
-def _conv_input_grad(gy, w, x_shape, geo, groups):
-    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW)."""
+def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
+    """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW).
+
+    gy_cols: gy's (O, N*OH*OW) columns, for a thin pointwise conv whose caller built them."""
     n, c, h, wd = x_shape
     o, cg, kh, kw = w.shape
     out_h, out_w = gy.shape[2], gy.shape[3]
@@ -311,7 +341,7 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
-            _gemm_batch_columns(wt, gy.reshape(n, o, h * wd), gx.reshape(n, c, h * wd))
+            _gemm_batch_columns(wt, gy.reshape(n, o, h * wd), gx.reshape(n, c, h * wd), gy_cols)
         else:
             gy4 = gy.reshape(n, groups, o // groups, h * wd)
             np.matmul(wt, gy4, out=gx.reshape(n, groups, cg, h * wd))
@@ -336,10 +366,11 @@ def _conv_input_grad(gy, w, x_shape, geo, groups):
     return gx
 
 
-def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
+def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
     """Adjoint of `_conv_forward` in w: gradient (O, C/G, kh, kw) from gy and the input x.
 
-    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed).
+    packed: the im2col matrix of x that `_conv_forward` kept, if any (then x is not re-packed;
+    for a thin pointwise conv, x's columns). gy_cols: gy's columns (pointwise only), if built.
     """
     n, c = x.shape[0], x.shape[1]
     o, cg, kh, kw = w_shape
@@ -359,7 +390,10 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None):
     og = o // groups
     if _is_pointwise(geo):
         result = reusable_empty(w_shape, x.dtype)  # NOTE [Reused buffers]
-        _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg))
+        x_cols = None
+        if packed is not None and packed.shape == (c, n, out_h * out_w):
+            x_cols = packed.reshape(c, n * out_h * out_w)
+        _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg), x_cols, gy_cols)
         return result
     length = out_h * out_w
     # the first chunk's product is the accumulator and later ones reuse one buffer: no zeroed
@@ -441,8 +475,13 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
             _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
             return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients
-    gx = _conv_input_grad(gy, w, x.shape, geo, groups) if need_x else None
-    gw = _conv_weight_grad(gy, x, w.shape, geo, groups, packed) if need_w else None
+    gy_cols = None
+    n, o, length = gy.shape[0], gy.shape[1], gy.shape[2] * gy.shape[3]
+    if (need_x and need_w and gy.size and _is_pointwise(geo) and _batch_as_columns(length)
+            and _weight_grad_as_columns(o, x.shape[1], groups, length)):
+        gy_cols = _to_columns(gy.reshape(n, o, length))  # NOTE [Sharing pointwise columns]
+    gx = _conv_input_grad(gy, w, x.shape, geo, groups, gy_cols) if need_x else None
+    gw = _conv_weight_grad(gy, x, w.shape, geo, groups, packed, gy_cols) if need_w else None
     gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 
@@ -479,7 +518,8 @@ def conv_transpose2d_forward(x, w, bias, stride, padding, dilation, groups, outp
     n, _, h, wd = x.shape
     geo = _geometry(w.shape, stride, padding, dilation)
     out_hw = [(size - 1) * s - 2 * p + d * (k - 1) + extra + 1 for size, k, s, p, d, extra
-              in zip((h, wd), w.shape[2:], stride, padding, dilation, output_padding)]
+              in zip((h, wd), w.shape[2:], stride, padding, dilation, output_padding,
+                     strict=True)]
     y_shape = (n, w.shape[1] * groups, *out_hw)
     y = _conv_input_grad(x, w, y_shape, geo, groups)
     if bias is not None:
