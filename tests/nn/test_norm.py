@@ -42,7 +42,7 @@ def _run_both(ours, theirs, a, rtol=1e-4, atol=1e-5, steps=1):
         y.backward(ember.tensor(g))
         ref.backward(torch.from_numpy(g))
         np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=rtol, atol=atol)
-    for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters()):
+    for (n, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=rtol, atol=atol,
                                    err_msg=n)
     ref_bufs = dict(theirs.named_buffers())
@@ -137,6 +137,23 @@ def test_batchnorm_bad_input_errors():
     nn.BatchNorm1d(4).eval()(ember.randn(1, 4))  # batch of one is fine in eval mode
     with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
         F.batch_norm(ember.randn(2, 3), ember.zeros(4), ember.ones(4))
+
+
+def test_batchnorm_training_fast_path_rejects_the_same_inputs():
+    # F.batch_norm checks the common training case on the arrays; anything else falls through
+    # to the general path and its errors
+    x = ember.randn(2, 3, 4)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        F.batch_norm(x, ember.zeros(4), ember.ones(3), training=True)
+    with pytest.raises(RuntimeError, match="weight should contain 3 elements not 2"):
+        F.batch_norm(x, None, None, ember.ones(2), training=True)
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        F.batch_norm(ember.randn(1, 3), None, None, training=True)
+    # the same numbers either way: a float64 weight takes the general path (converted)
+    w = ember.rand(3)
+    fast = F.batch_norm(x, None, None, w, training=True)
+    general = F.batch_norm(x, None, None, w.double(), training=True)
+    np.testing.assert_array_equal(fast.numpy(), general.numpy())
 
 
 LAYER_CASES = [

@@ -64,7 +64,8 @@ class _NormBase(Module):
         raise NotImplementedError
 
     def _check_channels(self, input):
-        if input.ndim >= 2 and input.shape[1] != self.num_features:
+        shape = input._data.shape if isinstance(input, ember.Tensor) else input.shape
+        if len(shape) >= 2 and shape[1] != self.num_features:
             raise RuntimeError(f"{self!r}: expected input with {self.num_features} channels "
                                f"(dim 1), got input of shape {tuple(input.shape)}.")
 

@@ -128,7 +128,7 @@ def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
 
 def _as_ncl(x):
     """View (N, C, *) as (N, C, L); L is spelled out because -1 is ambiguous when N == 0."""
-    return x.reshape(x.shape[0], x.shape[1], int(np.prod(x.shape[2:], dtype=np.int64)))
+    return x.reshape(x.shape[0], x.shape[1], math.prod(x.shape[2:]))
 
 
 def _channel_param(param, n_chan, dtype):
