@@ -466,3 +466,129 @@ def _cholesky_inverse(b, node, args, kwargs):
 
 
 _ = ember      # ember.linalg is looked up through _lin
+
+
+# ------------------------------------------------------------------------------ QR
+def geqrf(b: Builder, A: T) -> tuple[T, T]:
+    """LAPACK's geqrf: R on and above the diagonal, the Householder vectors below it, and
+    tau; each reflector as dlarfg makes it (beta = -sign(alpha) * norm, tau = 0 when the
+    column below the diagonal is already zero)."""
+    m, n = _static(A)
+    rank, shape = A.rank, tuple(A.shape)
+    A = b.cast(A, F64)
+    taus = []
+    for k in range(min(m, n)):
+        col = _slice(b, A, k, k + 1, -1)                               # (..., m, 1)
+        alpha = _slice(b, col, k, k + 1, -2)                           # (..., 1, 1)
+        below = b.op("Mul", [col, b.const((_col_index(m) > k).astype(F64))])
+        xnorm = b.op("Sqrt", [b.op("ReduceSum", [b.op("Mul", [below, below]),
+                                                 b.const([-2], np.int64)], keepdims=1)])
+        norm = b.op("Sqrt", [b.op("Add", [b.op("Mul", [alpha, alpha]),
+                                          b.op("Mul", [xnorm, xnorm])])])
+        neg = b.op("Less", [alpha, b.const(0.0, F64)], dtype=np.bool_)
+        beta = b.op("Where", [neg, norm, b.op("Neg", [norm])])
+        trivial = b.op("Equal", [xnorm, b.const(0.0, F64)], dtype=np.bool_)
+        beta = b.op("Where", [trivial, alpha, beta])
+        safe_beta = b.op("Where", [trivial, b.const(1.0, F64), beta])
+        tau = b.op("Where", [trivial, b.const(0.0, F64),
+                             b.op("Div", [b.op("Sub", [beta, alpha]), safe_beta])])
+        scale = b.op("Where", [trivial, b.const(1.0, F64), b.op("Sub", [alpha, beta])])
+        v = b.op("Add", [b.op("Div", [below, scale]),
+                         b.const((_col_index(m) == k).astype(F64))])   # v[k] = 1
+        # H = I - tau v v^T on the columns right of k
+        w = b.op("MatMul", [_transpose(b, v, rank), A])                # (..., 1, n)
+        right = b.const((np.arange(n) > k).astype(F64))
+        A = b.op("Sub", [A, b.op("Mul", [b.op("Mul", [tau, v]), b.op("Mul", [w, right])])])
+        # column k: rows above unchanged, beta on the diagonal, v below
+        newcol = b.op("Add", [b.op("Mul", [col, b.const((_col_index(m) < k).astype(F64))]),
+                              b.op("Add", [b.op("Mul", [beta, b.const(
+                                  (_col_index(m) == k).astype(F64))]),
+                                  b.op("Mul", [v, b.const((_col_index(m) > k).astype(F64))])])])
+        A = b.op("Where", [b.const(np.arange(n) == k), newcol, A])
+        taus.append(b.op("Squeeze", [tau, b.const([-1], np.int64)]))
+    tau = b.op("Concat", taus, axis=-1) if len(taus) > 1 else taus[0]
+    A.shape, tau.shape = shape, shape[:-2] + (min(m, n),)
+    return A, tau
+
+
+def _reflector(b: Builder, a: T, i: int, m: int) -> T:
+    """v_i (..., m, 1) from the packed column i of ``a``: 0 above i, 1 at i, a below."""
+    col = _slice(b, a, i, i + 1, -1)
+    return b.op("Add", [b.op("Mul", [col, b.const((_col_index(m) > i).astype(F64))]),
+                        b.const((_col_index(m) == i).astype(F64))])
+
+
+def _apply(b: Builder, a: T, tau: T, C: T, m: int, order, left: bool, rank: int) -> T:
+    """H_i = I - tau_i v_i v_i^T applied in ``order``: C <- H_i C (left) or C H_i (right)."""
+    for i in order:
+        v = _reflector(b, a, i, m)
+        t = b.op("Unsqueeze", [_slice(b, tau, i, i + 1, -1), b.const([-1], np.int64)])
+        vt = _transpose(b, v, rank)
+        if left:
+            C = b.op("Sub", [C, b.op("Mul", [t, b.op("MatMul", [v, b.op("MatMul", [vt, C])])])])
+        else:
+            C = b.op("Sub", [C, b.op("Mul", [t, b.op("MatMul", [b.op("MatMul", [C, v]), vt])])])
+    return C
+
+
+def householder_product(b: Builder, a: T, tau: T, cols: int) -> T:
+    """The first ``cols`` columns of H_1 ... H_k (LAPACK's orgqr)."""
+    m, _ = _static(a)
+    if not isinstance(tau, T) or tau.shape is None or tau.shape[-1] is None:
+        raise _Unsupported()
+    a, tau = b.cast(a, F64), b.cast(tau, F64)
+    eye = b.op("Expand", [b.const(np.eye(m, cols, dtype=F64)), _batch_ones(b, a, 2)])
+    k = tau.shape[-1]
+    return _apply(b, a, tau, eye, m, range(k - 1, -1, -1), True, a.rank)
+
+
+@_reg(_e("geqrf"), methods=("geqrf",))
+def _geqrf(b, node, args, kwargs):
+    return geqrf(b, args[0])
+
+
+@_reg(_lin("householder_product"), _e("orgqr"), methods=("orgqr",))
+def _householder_product(b, node, args, kwargs):
+    a, tau = args[0], args[1] if len(args) > 1 else kwargs.get("tau", kwargs.get("input2"))
+    return householder_product(b, a, tau, _static(a)[1])
+
+
+def _qr(b: Builder, A: T, mode: str):
+    m, n = _static(A)
+    a, tau = geqrf(b, A)
+    k = min(m, n)
+    if mode == "complete":
+        Q, R = householder_product(b, a, tau, m), b.op("Trilu", [a], upper=1)
+    elif mode == "reduced":
+        Q = householder_product(b, a, tau, k)
+        R = _slice(b, b.op("Trilu", [a], upper=1), 0, k, -2)
+    else:
+        raise _Unsupported()        # mode='r' returns an empty Q
+    return Q, R
+
+
+@_reg(_lin("qr"))
+def _linalg_qr(b, node, args, kwargs):
+    return _qr(b, args[0], arg(args, kwargs, 1, "mode", "reduced"))
+
+
+@_reg(_e("qr"), methods=("qr",))
+def _qr_old(b, node, args, kwargs):
+    return _qr(b, args[0], "reduced" if arg(args, kwargs, 1, "some", True) else "complete")
+
+
+@_reg(_e("ormqr"), methods=("ormqr",))
+def _ormqr(b, node, args, kwargs):
+    a, tau, C = args[0], arg(args, kwargs, 1, "input2"), arg(args, kwargs, 2, "input3")
+    left = arg(args, kwargs, 3, "left", True)
+    trans = arg(args, kwargs, 4, "transpose", False)
+    m, _ = _static(a)
+    if not isinstance(tau, T) or tau.shape is None or tau.shape[-1] is None or \
+            not isinstance(C, T):
+        raise _Unsupported()
+    k = tau.shape[-1]
+    a, tau, C = b.cast(a, F64), b.cast(tau, F64), b.cast(C, F64)
+    # Q = H_1 ... H_k: Q C applies H_k first, Q^T C H_1 first; C Q applies H_1 first
+    forward = (left and trans) or (not left and not trans)
+    order = range(k) if forward else range(k - 1, -1, -1)
+    return _apply(b, a, tau, C, m, order, left, max(a.rank, C.rank))

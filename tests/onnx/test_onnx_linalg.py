@@ -115,3 +115,37 @@ def test_lu_solve_adjoint_names_the_call():
                        match=r"ember.linalg.lu_solve \(this form of the call\); used by node"):
         ember.onnx.export(lambda lu, piv, b: L.lu_solve(lu, piv, b, adjoint=True),
                           (lu, piv, ember.randn(3, 2)), io.BytesIO())
+
+
+# ----------------------------------------------------------------------------- QR
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 4)])
+def test_qr_modes_match_lapack_signs(shape):
+    ember.manual_seed(3)
+    a = ember.randn(*shape)
+    check_roundtrip(lambda a: (L.qr(a)[0], L.qr(a)[1], L.qr(a, mode="complete")[0],
+                               L.qr(a, mode="complete")[1], ember.qr(a, some=False)[0]), (a,))
+
+
+def test_geqrf_and_householder_product_with_dynamic_batch():
+    ember.manual_seed(4)
+    a = ember.randn(2, 5, 3)
+    check_roundtrip(lambda a: (ember.geqrf(a)[0], ember.geqrf(a)[1]), (a,), dynamic_batch=True,
+                    run_args=(ember.randn(4, 5, 3),))
+    h, tau = ember.geqrf(a)
+    check_roundtrip(lambda h, t: (L.householder_product(h, t), ember.orgqr(h, t)), (h, tau))
+
+
+def test_geqrf_of_a_column_already_reduced_has_zero_tau():
+    a = ember.tensor([[2.0, 1.0], [0.0, 3.0], [0.0, -1.0]])
+    check_roundtrip(lambda a: (ember.geqrf(a)[0], ember.geqrf(a)[1], L.qr(a)[0]), (a,))
+    assert ember.geqrf(a)[1][0].item() == 0.0
+
+
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_ormqr_sides_and_transposes(left, transpose):
+    ember.manual_seed(5)
+    h, tau = ember.geqrf(ember.randn(4, 3))
+    c = ember.randn(4, 2) if left else ember.randn(2, 4)
+    check_roundtrip(lambda h, t, c: ember.ormqr(h, t, c, left=left, transpose=transpose),
+                    (h, tau, c))
