@@ -141,7 +141,7 @@ def install(rec):
     from ..optim.optimizer import Optimizer
     for cls in _subclasses(Optimizer):
         if "step" in cls.__dict__:
-            _opaque(rec, cls, "step", lambda v: False)
+            _opaque(rec, cls, "step", lambda v: all(x is None for x in v))  # no closure
         if "zero_grad" in cls.__dict__:
             _opaque(rec, cls, "zero_grad", _plain)
     for cls in _subclasses(lr_scheduler.LRScheduler):

@@ -266,3 +266,23 @@ def test_relu_backward_of_a_strided_gradient_equals_eager_bitwise():
                         list(twin1.parameters()) + list(twin2.parameters()), strict=True):
             np.testing.assert_array_equal(p.grad.numpy(), q.grad.numpy())
     assert compiled.stats["hits"] == 2 and compiled.last_breaks == []
+
+
+def test_step_with_closure_none_keyword_is_captured():
+    (model, opt), (twin, opt_e) = _twins(lambda ps: ember.optim.Adam(ps, lr=0.05))
+
+    def make(m, o):
+        def step(x, y):
+            o.zero_grad(set_to_none=True)
+            loss = nn.functional.cross_entropy(m(x), y)
+            loss.backward()
+            o.step(closure=None)
+            return loss
+        return step
+
+    compiled, eager = ember.compile(make(model, opt)), make(twin, opt_e)
+    for x, y in _data(3):
+        compiled(x, y)
+        eager(x, y)
+    _assert_same_params(model, twin)
+    assert compiled.stats["hits"] == 2 and compiled.last_breaks == []
