@@ -16,14 +16,16 @@ def _gelu_erf_ref(x):
     return 0.5 * x * erfc(-x / np.sqrt(2))
 
 
-def test_gelu_erf_float32_within_two_ulp(rng):
+def test_gelu_erf_float32_within_eight_ulp(rng):
     x = np.concatenate([rng.uniform(-20, 20, 50000), rng.standard_normal(50000),
+                        rng.uniform(-6, -1, 50000),
                         [0.0, -0.0, 0.8 * np.sqrt(2), -0.8 * np.sqrt(2), -9.0, 14.0]])
     x = x.astype(np.float32)
     y = kgelu.gelu_forward(x, "none", np.empty_like(x))
     with np.errstate(under="ignore"):
         ref = _gelu_erf_ref(x).astype(np.float32)
-    np.testing.assert_array_max_ulp(y, ref, maxulp=2)
+    # computed in float32 (module docstring): a few ulp, where 1 + erf would lose hundreds
+    np.testing.assert_array_max_ulp(y, ref, maxulp=8)
     assert np.signbit(y[x == 0]).tolist() == np.signbit(x[x == 0]).tolist()
 
 

@@ -2,13 +2,23 @@
 the tanh form), instead of a chain of NumPy / SciPy ufuncs and, in the backward, ember ops.
 
 The erf form needs Phi(x) = (1 + erf(x / sqrt 2)) / 2 in a loop that vectorises, so it is
-computed here (in float64, rounded once to float32; float64 inputs keep SciPy's erf):
+computed here (float32 only; float64 inputs keep SciPy's erf):
 * |x| / sqrt 2 = z < 0.8: erf(z) = z P(z^2);
 * otherwise Phi(-|x|) = erfc(z) / 2 = e^(-z^2) R(t) / 2 with t = 1 / (1 + z / 2).
 P (degree 6) and R (degree 12) are least-squares Chebyshev fits made for this file (max
 relative error 2.2e-10 and 2.7e-11 on their ranges; z is clamped to 10.5 inside R, where
 e^(-z^2) is already far below float32's smallest denormal). e^(-z^2) = e^(-x^2/2) is also the
 Gaussian density the backward needs: d/dx x Phi(x) = Phi(x) + x phi(x).
+
+All of it is evaluated in float32 (16 SIMD lanes instead of float64's 8: 2.6x faster than the
+float64 evaluation rounded once that this replaced, 1.3 against 3.4 ms for 2^20 elements on one
+core, busy machine), with two guards for the precision float32 would otherwise lose:
+* e^(-x^2/2) is taken as e^(a + c) with a = -xh^2/2 exact (xh = x's top 12 significand bits)
+  and c = -(x + xh)(x - xh)/2 added after the range reduction (`_gauss32`), so the rounding of
+  x^2 does not grow with x^2 (otherwise hundreds of ulp at x = -5);
+* the polynomials are the same fits, rounded to float32 coefficients.
+Measured against x Phi(x) in float64: within 7 ulp over [-14, 14] (median 0.4 ulp); torch's
+float32 x (1 + erf(x / sqrt 2)) / 2 loses far more to cancellation for negative x.
 """
 
 import math
@@ -16,7 +26,7 @@ import math
 import numba
 import numpy as np
 
-from .vmath import _exp64, vtanh
+from .vmath import _LN2_HI_32, _LN2_LO_32, _LOG2E_32, _expm1_poly32, _pow2_32, vtanh
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
 _INV_SQRT2 = 1 / math.sqrt(2)
@@ -25,64 +35,76 @@ _TANH_K = math.sqrt(2 / math.pi)
 _TANH_C = 0.044715
 
 
+# erf(z) / z as a polynomial in u = z^2, highest degree first (Horner)
+_SMALL = (9.260563745225793e-05, -0.000832357451770406, 0.0052148260532179835,
+          -0.026864247045864837, 0.11283772423108002, -0.37612638183631825, 1.1283791670518881)
+# erfc(z) e^(z^2) as a polynomial in u = 1 / (1 + z/2), highest degree first
+_TAIL = (-0.0006769979343553394, 0.07674306010722923, -0.3873060792025986, 0.8085673123453142,
+         -0.8320147441342344, 0.4202619488110873, -0.20579655404012034, 0.1439647498670542,
+         0.16353999772233033, 0.24871341637374503, 0.2819118764808842, 0.2821053533050941,
+         -2.73878022982732e-07)
+
+_F32 = np.float32
+_SMALL32 = tuple(_F32(c) for c in _SMALL)
+_TAIL32 = tuple(_F32(c) for c in _TAIL)
+_R2_32, _HALF32, _ONE32 = _F32(_INV_SQRT2), _F32(0.5), _F32(1.0)
+_SPLIT32, _ZCLAMP32, _XLO32, _XCLAMP32 = _F32(0.8), _F32(10.5), _F32(-16.0), _F32(16.0)
+_EXP_LO32, _DENS32 = _F32(-104.0), _F32(_INV_SQRT_2PI)
+_TOP12 = np.int32(-4096)  # clears the low 12 of float32's 23 significand bits
+
+
 @numba.njit(inline="always")
-def _small(u):
-    """erf(z) / z as a polynomial in u = z^2 (Horner, unrolled so that it vectorises)."""
-    acc = 9.260563745225793e-05
-    acc = acc * u + -0.000832357451770406
-    acc = acc * u + 0.0052148260532179835
-    acc = acc * u + -0.026864247045864837
-    acc = acc * u + 0.11283772423108002
-    acc = acc * u + -0.37612638183631825
-    acc = acc * u + 1.1283791670518881
+def _horner32(coefs, u):
+    acc = coefs[0]
+    for c in coefs[1:]:
+        acc = acc * u + c
     return acc
 
 
 @numba.njit(inline="always")
-def _tail(u):
-    """erfc(z) e^(z^2) as a polynomial in u = 1 / (1 + z/2)."""
-    acc = -0.0006769979343553394
-    acc = acc * u + 0.07674306010722923
-    acc = acc * u + -0.3873060792025986
-    acc = acc * u + 0.8085673123453142
-    acc = acc * u + -0.8320147441342344
-    acc = acc * u + 0.4202619488110873
-    acc = acc * u + -0.20579655404012034
-    acc = acc * u + 0.1439647498670542
-    acc = acc * u + 0.16353999772233033
-    acc = acc * u + 0.24871341637374503
-    acc = acc * u + 0.2819118764808842
-    acc = acc * u + 0.2821053533050941
-    acc = acc * u + -2.73878022982732e-07
-    return acc
+def _gauss32(x):
+    """e^(-x^2 / 2) in float32 for finite |x| <= 16, without the rounding error of x^2 (see
+    the module docstring): e^(a + c), c folded in after the Cody-Waite reduction of a + c."""
+    xh = np.int32(np.float32(x).view(np.int32) & _TOP12).view(np.float32)
+    a_full = -_HALF32 * (xh * xh)          # exact: xh has 12 significant bits
+    c = -_HALF32 * ((x + xh) * (x - xh))   # x^2 - xh^2, small
+    a = a_full if a_full > _EXP_LO32 else _EXP_LO32  # e^-104 rounds to 0 in float32
+    n = np.floor((a + c) * _LOG2E_32 + _HALF32)
+    r = ((a - n * _LN2_HI_32) - n * _LN2_LO_32) + c
+    s1, s2 = _pow2_32(n)
+    return ((_ONE32 + _expm1_poly32(r)) * s1) * s2
 
 
 @numba.njit(inline="always")
-def _cdf_and_gauss(x):
-    """(Phi(x), e^(-x^2 / 2)) in float64 for a float64 x."""
-    z = abs(x) * _INV_SQRT2
-    gauss = _exp64(-z * z)
-    zc = z if z < 10.5 else 10.5
-    half_erfc = 0.5 * gauss * _tail(1.0 / (1.0 + 0.5 * zc))
-    near = 0.5 + 0.5 * (x * _INV_SQRT2) * _small(z * z)
-    far = half_erfc if x < 0.0 else 1.0 - half_erfc
-    return (near if z < 0.8 else far), gauss
+def _cdf_and_gauss32(x):
+    """(Phi(x), e^(-x^2 / 2)) in float32 for a float32 x (NaN and +-inf: see the callers)."""
+    # NaN becomes -16 (the caller's x * ... stays NaN); +-inf become +-16
+    lo = x if x > _XLO32 else _XLO32
+    xc = lo if lo < _XCLAMP32 else _XCLAMP32
+    z = abs(xc) * _R2_32
+    gauss = _gauss32(xc)
+    zc = z if z < _ZCLAMP32 else _ZCLAMP32
+    half_erfc = _HALF32 * gauss * _horner32(_TAIL32, _ONE32 / (_ONE32 + _HALF32 * zc))
+    near = _HALF32 + _HALF32 * (xc * _R2_32) * _horner32(_SMALL32, z * z)
+    far = half_erfc if xc < 0 else _ONE32 - half_erfc
+    cdf = near if z < _SPLIT32 else far
+    return cdf, gauss
 
 
 @numba.njit(**_OPTS)
 def _k_gelu_fwd(x, out):
     for t in range(out.size):
-        v = np.float64(x[t])
-        cdf, _ = _cdf_and_gauss(v)
+        v = x[t]
+        cdf, _ = _cdf_and_gauss32(v)
         out[t] = v * cdf
 
 
 @numba.njit(**_OPTS)
 def _k_gelu_bwd(g, x, out):
     for t in range(out.size):
-        v = np.float64(x[t])
-        cdf, gauss = _cdf_and_gauss(v)
-        out[t] = g[t] * (cdf + v * gauss * _INV_SQRT_2PI)
+        v = x[t]
+        cdf, gauss = _cdf_and_gauss32(v)
+        out[t] = g[t] * (cdf + v * gauss * _DENS32)
 
 
 @numba.njit(**_OPTS)
