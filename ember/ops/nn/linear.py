@@ -29,6 +29,8 @@ class Linear(Op):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if _numpy_backward_ok(grad._data, x._data, weight._data):
+            return _backward_numpy(grad._data, x._data, weight._data, need)
         gx = gw = gb = None
         n_out, n_in = weight.shape
         if need[0]:
@@ -41,6 +43,34 @@ class Linear(Op):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _numpy_backward_ok(g, x, w):
+    """Whether the gradients can be NumPy GEMMs on the arrays: no create_graph (nothing to
+    record), one float dtype, at least one row (see `_backward_numpy`)."""
+    return (not _state.enabled and g.dtype in _FLOATS and g.dtype == x.dtype == w.dtype
+            and g.size > 0 and x.ndim >= 1)
+
+
+def _backward_numpy(g, x, w, need):
+    """(dx, dW, db) as NumPy GEMMs on one 2-D (rows, out) view of the gradient.
+
+    A non-contiguous gradient (attention's q/k/v projection receives one assembled from the
+    three heads' gradients) is copied ONCE here; the op-by-op form copied it for dW and again
+    for db. dx = G W comes out C-contiguous; dW goes into a reused buffer (NOTE [Reused
+    buffers] in _backend.py); db = the column sums of G."""
+    n_out, n_in = w.shape
+    g2 = np.ascontiguousarray(g).reshape(-1, n_out)
+    gx = gw = gb = None
+    if need[0]:
+        gx = _make(gemm(g2, w).reshape(x.shape))
+    if need[1]:
+        out = reusable_empty((n_out, n_in), g.dtype)
+        np.matmul(g2.T, x.reshape(-1, n_in), out=out)
+        gw = _make(out)
+    if len(need) > 2 and need[2]:
+        gb = _make(np.add.reduce(g2, axis=0))
+    return gx, gw, gb
 
 
 def _linear_weight_grad(grad, x, n_out, n_in):
