@@ -101,6 +101,27 @@ def test_sdpa_fused_float32_noncontiguous_inputs(rng):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_sdpa_fused_on_permuted_projection_matches_torch(rng, is_causal):
+    # a GPT block's q, k, v: strided head views of one (B, T, 3, H, E) projection, taken by the
+    # kernels as they are (no copies); values, gradients and the output's layout as torch's
+    torch = pytest.importorskip("torch")
+    a = rng.standard_normal((2, 5, 3 * 4 * 8)).astype(np.float32)  # B 2, T 5, H 4, E 8
+    grad = rng.standard_normal((2, 4, 5, 8)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(a, requires_grad=True)
+        q, k, v = x.view(2, 5, 3, 4, 8).permute(2, 0, 3, 1, 4).unbind(0)
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=is_causal)
+        out.backward(lib.tensor(grad))
+        results.append((out.detach().numpy(), x.grad.numpy(), tuple(out.stride())))
+    (out, gx, strides), (ref_out, ref_gx, ref_strides) = results
+    assert strides == ref_strides == (160, 8, 32, 1)
+    assert_close(out, ref_out, rtol=1e-5, atol=1e-6)
+    assert_close(gx, ref_gx, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parity
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("is_causal", [False, True])
 @pytest.mark.parametrize("sizes", [(8, 8), (1, 9), (4, 9), (9, 4)])
@@ -114,6 +135,7 @@ def test_sdpa_fused_matches_torch(rng, sizes, is_causal, dtype):
     ref = [torch.tensor(a, requires_grad=True) for a in arrays]
     out = F.scaled_dot_product_attention(*ours, is_causal=is_causal)
     expected = torch.nn.functional.scaled_dot_product_attention(*ref, is_causal=is_causal)
+    assert tuple(out.stride()) == tuple(expected.stride())  # C-contiguous for contiguous q
     out.backward(ember.tensor(grad))
     expected.backward(torch.tensor(grad))
     tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {}

@@ -1,7 +1,8 @@
-"""Scaled-dot-product attention on (N, L, E) queries and (N, S, E) keys / values (N = batch x
-heads): the two GEMMs of each direction go to BLAS through NumPy's batched matmul, and numba
+"""Scaled-dot-product attention on (..., L, E) queries and (..., S, E) keys / values (... =
+batch, heads): the two GEMMs of each direction go to BLAS through NumPy's batched matmul (on the
+strided inputs as they are: no copies of permuted heads), and numba
 fuses everything between them, the scale, the causal mask, the softmax and (backward) the
-softmax's gradient, in one pass over each row of the (N, L, S) scores, without a mask array.
+softmax's gradient, in one pass over each row of the (..., L, S) scores, without a mask array.
 
 Causal masking is top-left aligned as in torch: query i sees keys 0..i, also when L != S (so
 every row sees key 0 and no row is all masked).
@@ -58,26 +59,42 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
 
 
 def attention_forward(q, k, v, scale, causal, keep=None):
-    """(out, p): out = P v with P = softmax(q k^T * scale [causal]) (N, L, S), each dropped-out
-    entry of P zeroed and the rest scaled by ``keep`` (an (N, L, S) array of 0 or 1/(1-p), or
-    None). q (N, L, E), k (N, S, E), v (N, S, Ev): C-contiguous, one float dtype, L, S >= 1.
-    p is the softmax before dropout: the backward needs it."""
-    n, n_query, n_key = q.shape[0], q.shape[1], k.shape[1]
-    p = np.matmul(q, k.transpose(0, 2, 1),
-                  out=reusable_empty((n, n_query, n_key), q.dtype))
-    _k_attention_softmax_fwd(p, q.dtype.type(scale), causal)
+    """(out, p): out = P v with P = softmax(q k^T * scale [causal]) (..., L, S), each dropped-out
+    entry of P zeroed and the rest scaled by ``keep`` (an array shaped like P of 0 or 1/(1-p),
+    or None). q (..., L, E), k (..., S, E), v (..., S, Ev): one float dtype, the same leading
+    dims, L, S >= 1, any strides (NumPy's batched matmul takes strided matrices as they are,
+    so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
+    before dropout: the backward needs it."""
+    batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
+    p = np.matmul(q, np.swapaxes(k, -1, -2),
+                  out=reusable_empty(batch + (n_query, n_key), q.dtype))
+    _k_attention_softmax_fwd(p.reshape(-1, n_query, n_key), q.dtype.type(scale), causal)
     weights = p if keep is None else p * keep
-    return np.matmul(weights, v), p
+    return np.matmul(weights, v, out=_out_buffer(q, v.shape[-1])), p
+
+
+def _out_buffer(q, n_value):
+    """The uninitialised (..., L, Ev) output, laid out as torch lays out its CPU kernel's: for
+    a 4-D query whose heads are interleaved in memory ((B, L, H, E) transposed to (B, H, L, E),
+    as a transformer block makes them) a (B, H, L, Ev) view of a C-contiguous (B, L, H, Ev)
+    array, so that the usual ``y.transpose(1, 2).reshape(B, L, H * Ev)`` is a view rather than
+    a copy; C-contiguous otherwise."""
+    if q.ndim == 4 and q.strides[1] < q.strides[2]:
+        b, h, n_query, _ = q.shape
+        return np.empty((b, n_query, h, n_value), q.dtype).transpose(0, 2, 1, 3)
+    return np.empty(q.shape[:-1] + (n_value,), q.dtype)
 
 
 def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
-    """(dq, dk, dv) of `attention_forward` given dL/dout (N, L, Ev)."""
+    """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
+    n_query, n_key = p.shape[-2], p.shape[-1]
     weights = p if keep is None else p * keep
-    dv = np.matmul(weights.transpose(0, 2, 1), grad)
-    dp = np.matmul(grad, v.transpose(0, 2, 1), out=reusable_empty(p.shape, p.dtype))
+    dv = np.matmul(np.swapaxes(weights, -1, -2), grad)
+    dp = np.matmul(grad, np.swapaxes(v, -1, -2), out=reusable_empty(p.shape, p.dtype))
     if keep is not None:
         dp *= keep
-    _k_attention_softmax_bwd(dp, p, q.dtype.type(scale), causal)
+    _k_attention_softmax_bwd(dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key),
+                             q.dtype.type(scale), causal)
     dq = np.matmul(dp, k)
-    dk = np.matmul(dp.transpose(0, 2, 1), q)
+    dk = np.matmul(np.swapaxes(dp, -1, -2), q)
     return dq, dk, dv

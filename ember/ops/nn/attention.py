@@ -19,11 +19,6 @@ from ..indexing import where
 from .activation import Softmax
 
 
-def _batched(a, rows, cols):
-    """a (..., rows, cols) as a C-contiguous (N, rows, cols) array."""
-    return np.ascontiguousarray(a.reshape(-1, rows, cols))
-
-
 class ScaledDotProductAttention(Op):
     """softmax(q k^T * scale, causal top-left) with dropout ``keep``, times v.
 
@@ -33,30 +28,19 @@ class ScaledDotProductAttention(Op):
 
     @staticmethod
     def forward(ctx, query, key, value, scale, is_causal, keep):
-        n_query, n_key, n_embed, n_value = (query.shape[-2], key.shape[-2], query.shape[-1],
-                                            value.shape[-1])
-        flat_keep = None if keep is None else keep.reshape(-1, n_query, n_key)
-        out, p = _katt.attention_forward(
-            _batched(query, n_query, n_embed), _batched(key, n_key, n_embed),
-            _batched(value, n_key, n_value), scale, is_causal, flat_keep)
+        out, p = _katt.attention_forward(query, key, value, scale, is_causal, keep)
         ctx.scale, ctx.is_causal, ctx.keep = scale, is_causal, keep
         ctx.save_for_backward(query, key, value, p)
-        return out.reshape(query.shape[:-1] + (n_value,))
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         query, key, value, p = ctx.saved_tensors
         if _grad_state.enabled:  # create_graph: ember ops, so that the gradient differentiates
             return _backward_recorded(ctx, grad, query, key, value) + (None, None, None)
-        q, k, v, g = query._data, key._data, value._data, grad._data
-        n_query, n_key, n_embed, n_value = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-        keep = None if ctx.keep is None else ctx.keep.reshape(-1, n_query, n_key)
-        dq, dk, dv = _katt.attention_backward(
-            _batched(g, n_query, n_value), _batched(q, n_query, n_embed),
-            _batched(k, n_key, n_embed), _batched(v, n_key, n_value), p._data,
-            ctx.scale, ctx.is_causal, keep)
-        return (_make(dq.reshape(q.shape)), _make(dk.reshape(k.shape)),
-                _make(dv.reshape(v.shape)), None, None, None)
+        dq, dk, dv = _katt.attention_backward(grad._data, query._data, key._data, value._data,
+                                              p._data, ctx.scale, ctx.is_causal, ctx.keep)
+        return _make(dq), _make(dk), _make(dv), None, None, None
 
 
 def _backward_recorded(ctx, grad, query, key, value):
