@@ -14,7 +14,7 @@ import traceback
 
 import numpy as np
 
-from .._tensor import Tensor, _make, _make_view
+from .._tensor import Tensor, _make, _make_view, _new
 from ..profiler.profiler import _active as _prof
 from ..profiler.profiler import record_op
 from .grad_mode import _saved_hooks, _state, no_grad
@@ -348,24 +348,48 @@ class Op:
             res = _batch_hook[0](cls, args, params)
             if res is not NotImplemented:
                 return res
-        arrays = []
+        # the arrays of the arguments; one and two arguments (nearly every op) are unrolled:
+        # 0.15 us of a 2.7 us 4x4 matmul (benchmarks/overhead.py)
         record = False
-        for a in args:
-            if isinstance(a, Tensor):
-                arrays.append(a._data)
-                if a._requires_grad:
+        if len(args) == 2:
+            x, y = args
+            if isinstance(x, Tensor):
+                record = x._requires_grad
+                x = x._data
+            if isinstance(y, Tensor):
+                if y._requires_grad:
                     record = True
-            else:
-                arrays.append(a)
+                y = y._data
+            arrays = (x, y)
+        elif len(args) == 1:
+            x = args[0]
+            if isinstance(x, Tensor):
+                record = x._requires_grad
+                x = x._data
+            arrays = (x,)
+        else:
+            arrays = []
+            for a in args:
+                if isinstance(a, Tensor):
+                    arrays.append(a._data)
+                    if a._requires_grad:
+                        record = True
+                else:
+                    arrays.append(a)
         node = OpNode()
         if record:  # grad mode (a thread-local read) only matters when an input requires grad
             record = _state.enabled
             if record:
                 node.needs_input_grad = tuple(
                     isinstance(a, Tensor) and a._requires_grad for a in args)
-        raw = cls.forward(node, *arrays, **params)
+        if params:
+            raw = cls.forward(node, *arrays, **params)
+        else:  # no empty dict to build and unpack
+            raw = cls.forward(node, *arrays)
         if type(raw) is np.ndarray and not cls.view:  # the common case, first
-            result = _make(raw)
+            result = _new(Tensor)  # _make(raw) inlined: a call less per op (60 ns)
+            result._data = raw
+            result._vc = [0]
             if record:
                 _finish(node, cls, args, arrays, (result,), (raw,))
             if _fw_active[0] and _state.fw_enabled:

@@ -46,12 +46,25 @@ def _per_channel(x, dims):
             and x.dtype in _WIDE_FLOATS and x.flags.c_contiguous and x.size > 0)
 
 
+# dtypes whose sum NumPy accumulates in the dtype itself, as torch's result dtype (integers and
+# bool sum as int64 in torch, while NumPy keeps uint64 and widens the others to its int_)
+_OWN_ACC = frozenset(np.dtype(t) for t in (np.float16, np.float32, np.float64, np.complex64,
+                                           np.complex128))
+_ALL_DIMS = [tuple(range(n)) for n in range(65)]  # dim=None's dims by ndim (NumPy's max is 64)
+
+
 class Sum(Op):
     """Sum over ``dim`` (all dims by default); integer inputs sum as int64."""
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
-        dims = tuple(range(x.ndim)) if dim is None else norm_dims(dim, x.ndim, "sum")
+        if dim is None and dtype is None and x.dtype in _OWN_ACC:
+            # x.sum(): the per-op overhead case (benchmarks/overhead.py, 4x4 sum 3.4 -> 2.8 us).
+            # out=... makes the ufunc return a 0-d array, not a NumPy scalar that Op._run would
+            # convert; the accumulation dtype is x's, as NumPy's default for these dtypes
+            ctx.shape, ctx.dims, ctx.keepdim = x.shape, _ALL_DIMS[x.ndim], keepdim
+            return np.add.reduce(x, None, keepdims=keepdim, out=...)
+        dims = _ALL_DIMS[x.ndim] if dim is None else norm_dims(dim, x.ndim, "sum")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         acc = _acc_dtype(x, dtype)
         if dim is not None and _per_channel(x, dims) and acc == x.dtype:
@@ -61,7 +74,7 @@ class Sum(Op):
             y = x.sum(axis=0).reshape(x.shape[1], -1).sum(axis=1)
             return y.reshape(_kept_shape(x.shape, dims)) if keepdim else y
         # np.add.reduce is what np.sum calls, without its 1.4 us of dispatch (per-op overhead)
-        return np.add.reduce(x, axis=dims, keepdims=keepdim, dtype=acc)
+        return np.add.reduce(x, axis=dims, keepdims=keepdim, dtype=acc, out=...)
 
     @staticmethod
     def backward(ctx, grad):

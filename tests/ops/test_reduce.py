@@ -213,3 +213,43 @@ def test_trace_of_bool_and_median_out_without_dim_raise_as_torch():
         ember.trace(ember.ones(2, 2, dtype=ember.bool))
     with pytest.raises(TypeError, match=r"median\(\): out= needs the form with dim"):
         ember.median(ember.ones(2, 3), out=ember.empty(0))
+
+
+# x.sum()'s fast path (dtypes NumPy accumulates in themselves) and the general path must agree
+# with torch on result dtype, shape and value for every input dtype, including 0-d inputs and
+# one-dim reductions that end 0-d (both return 0-d arrays, never NumPy scalars)
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "complex128",
+                                   "int8", "uint8", "int32", "int64", "bool"])
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 0)])
+@pytest.mark.parametrize("kwargs", [{}, {"dim": None, "keepdim": True}, {"dim": 0},
+                                    {"dim": -1, "keepdim": True}, {"dtype": "float64"}])
+def test_sum_dtype_shape_value_match_torch(rng, dtype, shape, kwargs):
+    torch = pytest.importorskip("torch")
+    if "dim" in kwargs and shape == ():
+        kwargs = {**kwargs, "dim": 0}  # a 0-d input takes dim 0 or -1 as torch does
+    arr = np.asarray(rng.standard_normal(shape) * 3).astype(dtype)
+    e_kw = {k: getattr(ember, v) if k == "dtype" else v for k, v in kwargs.items()}
+    t_kw = {k: getattr(torch, v) if k == "dtype" else v for k, v in kwargs.items()}
+    got = ember.from_numpy(arr.copy()).sum(**e_kw)
+    want = torch.from_numpy(arr.copy()).sum(**t_kw)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    assert isinstance(got._data, np.ndarray)
+    tol = 1e-2 if dtype == "float16" else 1e-5
+    np.testing.assert_allclose(got.numpy().astype(np.complex128),
+                               want.numpy().astype(np.complex128), rtol=tol, atol=tol)
+
+
+def test_full_sum_result_is_a_fresh_tensor_with_a_gradient():
+    x = ember.arange(6.0).reshape(2, 3).requires_grad_()
+    s = x.sum()
+    s2 = x.sum(dim=None, keepdim=True)
+    assert s.shape == () and s2.shape == (1, 1) and s.item() == 15.0
+    assert s._version == 0 and s.grad_fn.name() == "SumBackward0"
+    (s + s2.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2.0))
+    s.add_(1)  # the 0-d result owns its memory: x is untouched
+    assert s.item() == 16.0 and x.sum().item() == 15.0
+    assert gradcheck(lambda t: t.sum(), (ember.rand(3, 2, dtype=ember.float64,
+                                                    requires_grad=True),))
