@@ -142,7 +142,7 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     ready = []
     for node in buffers:
         if deps.get(node, 0) == 0:
-            heapq.heappush(ready, (-getattr(node, "_seq", 0), id(node), node))
+            heapq.heappush(ready, (-node._seq, id(node), node))
     task = _GraphTask(deps, needed, list(buffers))
     prev_task, _tasks.task = getattr(_tasks, "task", None), task
     prev = _state.enabled
@@ -165,7 +165,12 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 continue
             if needed is not None and node not in needed:
                 continue
-            if all(g is None for g in grads):
+            for g in grads:  # a loop, not all() over a generator: once per node
+                if g is not None:
+                    break
+            else:
+                g = None
+            if g is None:  # no gradient reached this node
                 outs = (None,) * len(node.next_functions)
             else:
                 if _prof.prof is None:
@@ -187,18 +192,21 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 if nxt is None or (needed is not None and nxt not in needed):
                     continue
                 if g is not None:
-                    meta = getattr(nxt, "_out_meta", None)
+                    meta = nxt._out_meta
                     meta = meta[nr] if meta is not None else None
                     if (meta is None or type(g) is not Tensor or g._data.shape != meta[0]
                             or g._data.dtype != meta[1]):
                         g = _check_grad(node, nxt, nr, g)
                 buf = buffers.get(nxt)
-                if buf is None:
+                if buf is None:  # the first gradient for nxt: nothing to add it to
                     buf = buffers[nxt] = [None] * nxt.num_outputs
-                buf[nr] = _add(buf[nr], g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-getattr(nxt, "_seq", 0), id(nxt), nxt))
+                    buf[nr] = g
+                else:
+                    buf[nr] = _add(buf[nr], g)
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
             # drop this node's gradients now: the buffers own them, and a leftover reference
             # would keep memory alive and make AccumulateGrad copy (see _can_steal)
             outs = g = grads = None
@@ -221,7 +229,7 @@ def _profiled_node(node, grads):
 def _check_grad(node, nxt, nr, g):
     if not isinstance(g, Tensor):
         g = _make(np.asarray(g))
-    meta = nxt._out_meta[nr] if hasattr(nxt, "_out_meta") else None
+    meta = nxt._out_meta[nr] if nxt._out_meta is not None else None
     if meta is None and type(nxt) is AccumulateGrad:
         v = nxt.variable._data
         meta = (v.shape, v.dtype)

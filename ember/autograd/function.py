@@ -84,7 +84,7 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self):
-        return tuple(self._unpack(s) for s in self._check_saved())
+        return tuple([self._unpack(s) for s in self._check_saved()])
 
     saved_variables = saved_tensors
 
@@ -154,8 +154,7 @@ class OpNode(Node):
                 if g is None:
                     grads[i] = _zeros_meta(self._out_meta[i])
         op = self._op
-        if getattr(op, "holomorphic", False) and any(
-                g is not None and g._data.dtype.kind == "c" for g in grads):
+        if getattr(op, "holomorphic", False) and _any_complex(grads):
             out = _conjugate_backward(op, self, grads)
         else:
             out = op.backward(self, *grads)
@@ -179,6 +178,14 @@ class OpNode(Node):
 # (sum, views, indexing, cat) need nothing: conj commutes with them. Non-holomorphic ops (abs,
 # angle, real, imag, conj) write their complex formula out. A complex gradient reaching a real
 # input keeps its real part (the engine's _check_grad), as torch does.
+def _any_complex(grads):
+    # a loop, not any() over a generator: this runs for every holomorphic node in backward
+    for g in grads:
+        if g is not None and g._data.dtype.kind == "c":
+            return True
+    return False
+
+
 def _conjugate_backward(op, ctx, grads):
     grads = [g if g is None else g.conj() for g in grads]
     out = op.backward(ctx, *grads)
@@ -256,17 +263,21 @@ def _edge(t):
     return (None, 0)
 
 
+_NO_EDGE = (None, 0)  # the edge of an argument that takes no gradient (immutable: shared)
+
+
 def _finish(node, op, args, arrays, outs, out_arrays):
     """Connect a freshly computed op call into the graph and pack what it saved."""
     node._op = op
     node._seq = next(_seq)
-    node.next_functions = tuple(
-        _edge(a) if isinstance(a, Tensor) and a._requires_grad else (None, 0) for a in args)
+    # a list comprehension, not a generator into tuple(): this runs for every recorded op
+    node.next_functions = tuple([
+        _edge(a) if isinstance(a, Tensor) and a._requires_grad else _NO_EDGE for a in args])
     node.num_outputs = len(outs)
     node._out_meta = [(o.shape, o.dtype) for o in out_arrays]
     nd = node._non_diff
     for i, o in enumerate(outs):
-        if _is_float(o._data.dtype) and not any(o is n for n in nd):
+        if _is_float(o._data.dtype) and not (nd and any(o is n for n in nd)):
             o._grad_fn, o._output_nr, o._requires_grad = node, i, True
     if node._to_save:
         node._saved = [_pack(node, v, args, arrays, outs, out_arrays) for v in node._to_save]
@@ -380,8 +391,8 @@ class Op:
         if record:  # grad mode (a thread-local read) only matters when an input requires grad
             record = _state.enabled
             if record:
-                node.needs_input_grad = tuple(
-                    isinstance(a, Tensor) and a._requires_grad for a in args)
+                node.needs_input_grad = tuple([
+                    isinstance(a, Tensor) and a._requires_grad for a in args])
         if params:
             raw = cls.forward(node, *arrays, **params)
         else:  # no empty dict to build and unpack

@@ -42,6 +42,10 @@ class Node:
     _post_hooks = None   # [hook(grad_inputs, grad_outputs)]
     _trace = None        # forward stack text, kept when anomaly detection is on
     num_outputs = 1
+    # defaults the engine reads on every node (class attributes: no getattr(..., default),
+    # whose miss raises and catches an AttributeError inside, on AccumulateGrad nodes)
+    _seq = 0             # creation order (set on op nodes): the newest ready node runs first
+    _out_meta = None     # [(shape, dtype)] per output (set on op nodes): gradients are checked
 
     def name(self) -> str:
         return type(self).__name__
