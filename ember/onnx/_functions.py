@@ -544,6 +544,6 @@ def _unbind(b, node, args, kwargs):
 
 
 # the other families register themselves on import
-from . import _functional, _indexing, _linalg, _math, _nn, _reductions, _scan, _shape, _special, _stats  # noqa: E402,F401,I001,E501
+from . import _functional, _indexing, _linalg, _math, _nn, _reductions, _scan, _shape, _special, _spectral, _stats  # noqa: E402,F401,I001,E501
 
 _nn._alias_functional()

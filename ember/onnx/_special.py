@@ -246,8 +246,11 @@ def _matrix_norm(b, node, args, kwargs):
     d0, d1 = (_norm(d, x.rank) for d in dim)
     if ord_ == "fro":
         return vector_norm(b, x, 2, [d0, d1], keep)
+    if ord_ in ("nuc", 2, -2):
+        from ._spectral import spectral_norm
+        return spectral_norm(b, x, ord_, (d0, d1), keep)
     if ord_ not in (1, -1, np.inf, -np.inf):
-        raise _Unsupported()       # 2, -2 and 'nuc' need singular values
+        raise _Unsupported()
     # 1: the largest column sum of |x| (sum over rows d0, then max over d1); inf: rows
     s_dim, m_dim = (d0, d1) if ord_ in (1, -1) else (d1, d0)
     sums = reduce(b, "ReduceSum", b.op("Abs", [x]), s_dim, True)

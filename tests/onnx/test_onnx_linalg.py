@@ -149,3 +149,53 @@ def test_ormqr_sides_and_transposes(left, transpose):
     c = ember.randn(4, 2) if left else ember.randn(2, 4)
     check_roundtrip(lambda h, t, c: ember.ormqr(h, t, c, left=left, transpose=transpose),
                     (h, tau, c))
+
+
+# ----------------------------------------------------------------------------- spectral
+def test_eigvalsh_both_triangles_repeated_eigenvalues_and_dynamic_batch():
+    a = _spd(2, 4, 4)
+    check_roundtrip(lambda a: (L.eigvalsh(a), L.eigvalsh(a, UPLO="U")), (a,),
+                    dynamic_batch=True, run_args=(_spd(3, 4, 4, seed=7),))
+    # only one triangle is read: garbage in the other must not matter
+    lower = ember.tensor([[2.0, 99.0, -5.0], [1.0, 2.0, 7.0], [0.0, 1.0, 2.0]])
+    check_roundtrip(lambda a: (L.eigvalsh(a), L.eigvalsh(a, "U")), (lower,))
+    check_roundtrip(lambda a: L.eigvalsh(a), (ember.eye(3) * 2.0,))
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5)])
+def test_singular_values_norms_and_condition(shape):
+    ember.manual_seed(8)
+    a = ember.randn(*shape)
+    check_roundtrip(lambda a: (L.svdvals(a), ember.nuclear_norm(a), L.matrix_norm(a, 2),
+                               L.matrix_norm(a, -2), L.matrix_norm(a, "nuc", keepdim=True),
+                               L.cond(a), L.cond(a, -2)), (a,))
+
+
+def test_singular_values_batched_with_dynamic_batch():
+    ember.manual_seed(11)
+    check_roundtrip(lambda a: L.svdvals(a), (ember.randn(2, 4, 4),), dynamic_batch=True,
+                    run_args=(ember.randn(3, 4, 4),))
+
+
+def test_cond_frobenius_and_nuclear_norm_over_other_dims():
+    ember.manual_seed(9)
+    check_roundtrip(lambda a: L.cond(a, "fro"), (_wellcond(2, 3, 3),))
+    x = ember.randn(3, 2, 4)
+    check_roundtrip(lambda x: (ember.nuclear_norm(x, dim=(0, 2)),
+                               ember.nuclear_norm(x, (2, 0), keepdim=True)), (x,))
+
+
+def test_matrix_rank_and_pinv_of_rank_deficient_matrices():
+    ember.manual_seed(10)
+    u, v = ember.randn(2, 5, 2), ember.randn(2, 2, 4)
+    a = u @ v                                  # rank 2, 5 x 4
+    check_roundtrip(lambda a: (L.matrix_rank(a), L.matrix_rank(a, atol=1.0, rtol=0.0),
+                               L.pinv(a), ember.pinverse(a[0], rcond=1e-6)), (a,))
+    assert L.matrix_rank(a).tolist() == [2, 2]
+    check_roundtrip(lambda a: L.pinv(a), (ember.randn(3, 5),))          # wide, full rank
+
+
+def test_eigh_eigenvectors_stay_an_error_naming_the_call():
+    with pytest.raises(ember.onnx.UnsupportedOperatorError,
+                       match=r"no ONNX translation for ember\.linalg\.eigh; used by node"):
+        ember.onnx.export(lambda a: L.eigh(a)[1], (_spd(3, 3),), io.BytesIO())

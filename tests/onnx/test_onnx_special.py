@@ -86,13 +86,6 @@ def test_matrix_norm_orders_and_dims(ord_, dim):
                     (x,))
 
 
-def test_matrix_norm_two_names_the_call():
-    with pytest.raises(ember.onnx.UnsupportedOperatorError,
-                       match=r"ember.linalg.matrix_norm \(this form of the call\)"):
-        ember.onnx.export(lambda x: ember.linalg.matrix_norm(x, 2), (ember.randn(3, 3),),
-                          io.BytesIO())
-
-
 @pytest.mark.parametrize("args", [((2, 2), (1, 2)), ((3, 2), (2, 1), 1), ((2, 3, 2), (6, 1, 3)),
                                   ((4,), (0,), 5), ((), (), 7)])
 def test_as_strided_windows(args):
