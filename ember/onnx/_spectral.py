@@ -221,3 +221,38 @@ def _pinverse(b, node, args, kwargs):
     if isinstance(rcond, T):
         raise _Unsupported()
     return pinv(b, args[0], lambda smax: b.op("Mul", [smax, _c(b, float(rcond))]))
+
+
+# ------------------------------------------------------------------------------ matrix_exp
+MAX_SQUARINGS = 40
+
+
+def matrix_exp(b: Builder, A: T) -> T:
+    """exp(A) by scaling and squaring in float64: A / 2^s with s = ceil(log2 ||A||_1) (at
+    least 0) has norm <= 1, where an 18-term Taylor sum is exact to float64 rounding; then
+    s squarings, each applied only while k < s (a fixed chain of MAX_SQUARINGS steps, which
+    covers every norm whose exponential float64 can hold)."""
+    n, n2 = _static(A)
+    if n != n2:
+        raise _Unsupported()
+    a = b.cast(A, F64)
+    col_sums = b.op("ReduceSum", [b.op("Abs", [a]), b.const([-2], np.int64)], keepdims=1)
+    norm = _reduce_last(b, "ReduceMax", col_sums, keep=True)            # (..., 1, 1)
+    s = b.op("Ceil", [b.op("Div", [b.op("Log", [b.op("Max", [norm, _c(b, 1e-300)])]),
+                                   _c(b, float(np.log(2.0)))])])
+    s = b.op("Min", [b.op("Max", [s, _c(b, 0.0)]), _c(b, float(MAX_SQUARINGS))])
+    x = b.op("Div", [a, b.op("Pow", [_c(b, 2.0), s])])
+    eye = b.op("Expand", [b.const(np.eye(n)), _batch_ones(b, a, 2)])
+    term, total = eye, eye
+    for k in range(1, 19):
+        term = b.op("Div", [b.op("MatMul", [term, x]), _c(b, float(k))])
+        total = b.op("Add", [total, term])
+    for k in range(MAX_SQUARINGS):
+        sq = b.op("MatMul", [total, total])
+        total = b.op("Where", [b.op("Less", [_c(b, float(k)), s], dtype=np.bool_), sq, total])
+    return total
+
+
+@_reg(_lin("matrix_exp"), _e("matrix_exp"), methods=("matrix_exp",))
+def _matrix_exp(b, node, args, kwargs):
+    return matrix_exp(b, args[0])

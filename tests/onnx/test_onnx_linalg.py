@@ -199,3 +199,15 @@ def test_eigh_eigenvectors_stay_an_error_naming_the_call():
     with pytest.raises(ember.onnx.UnsupportedOperatorError,
                        match=r"no ONNX translation for ember\.linalg\.eigh; used by node"):
         ember.onnx.export(lambda a: L.eigh(a)[1], (_spd(3, 3),), io.BytesIO())
+
+
+def test_matrix_exp_over_norms_with_dynamic_batch():
+    ember.manual_seed(12)
+    a = ember.stack([ember.zeros(3, 3), ember.randn(3, 3) * 1e-3, ember.randn(3, 3),
+                     ember.randn(3, 3) * 4.0, ember.tensor([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0],
+                                                            [0.0, 0.0, 0.0]])])
+    check_roundtrip(lambda a: (L.matrix_exp(a), ember.matrix_exp(a), a.matrix_exp()), (a,),
+                    dynamic_batch=True, run_args=(a[1:4],))
+    # rotation generator: exp gives cos/sin exactly
+    t = ember.tensor([[0.0, -2.5], [2.5, 0.0]], dtype=ember.float64)
+    check_roundtrip(lambda t: L.matrix_exp(t), (t,))

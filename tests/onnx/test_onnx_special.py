@@ -96,3 +96,10 @@ def test_as_strided_windows(args):
         x.numpy().reshape(-1)[args[2] if len(args) > 2 else 0:], args[0],
         [s * 4 for s in args[1]])
     np.testing.assert_array_equal(got.numpy(), ref)
+
+
+def test_incomplete_gamma_series_fraction_and_edges():
+    a = ember.tensor([0.0, 0.0, 5.0, 1e-3, 50.0, 150.0, 2.0, 2.0, 1.0, -1.0, 0.5, 3.0])
+    x = ember.tensor([0.0, 2.0, 0.0, 0.5, 45.0, 170.0, INF, 30.0, 1.5, 1.0, -1.0, 2.9])
+    check_roundtrip(lambda a, x: (ember.igamma(a, x), ember.igammac(a, x), a.igamma(x)),
+                    (a, x))
