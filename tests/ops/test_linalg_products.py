@@ -217,3 +217,40 @@ def test_tensordot_out_matches_numpy_and_resizes_an_empty_out():
     np.testing.assert_allclose(out.numpy(), np.tensordot(a, a, ([1], [1])))
     with pytest.raises(RuntimeError, match="tensordot.*out= tensor has shape"):
         ember.tensordot(ember.tensor(a), ember.tensor(a), ([1], [1]), out=ember.empty(3))
+
+
+# NOTE [Unrecorded 2-D matmul] in ember/ops/products.py: a 2-D matmul that records nothing skips
+# Op._run; the result must be what the op path computes, and every hook that sees op calls
+# (profiler, vmap, forward AD, compile capture) must still see it
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "complex64", "float16"])
+@pytest.mark.parametrize("sa,sb,transpose_b", [((4, 4), (4, 4), False), ((3, 5), (5, 2), True),
+                                               ((3, 1), (1, 4), False), ((0, 3), (3, 2), False)])
+def test_unrecorded_2d_matmul_equals_the_op_path(rng, dtype, sa, sb, transpose_b):
+    a = np.asarray(rng.standard_normal(sa) * 3).astype(dtype)
+    b = np.asarray(rng.standard_normal(sb[::-1] if transpose_b else sb) * 3).astype(dtype)
+    b = b.T if transpose_b else b
+    ea, eb = ember.from_numpy(a), ember.from_numpy(b)
+    got = ea @ eb
+    with ember.autograd.forward_ad.dual_level():  # a hook is active: the Op._run path
+        via_op = ea @ eb
+    assert got.dtype == via_op.dtype == ea.dtype and got.shape == (sa[0], sb[1])
+    np.testing.assert_array_equal(got.numpy(), via_op.numpy())
+    assert got._version == 0 and got.grad_fn is None and not got.requires_grad
+    assert not np.shares_memory(got.numpy(), a) and not np.shares_memory(got.numpy(), b)
+
+
+def test_unrecorded_matmul_is_seen_by_the_profiler_vmap_and_forward_ad(rng):
+    from ember.profiler import profile
+    a, b = ember.randn(4, 3), ember.randn(3, 2)
+    with profile(record_shapes=True) as prof:
+        a @ b
+    assert [e.shapes for e in prof.events if e.name == "matmul"] == [[[4, 3], [3, 2]]]
+    batched = ember.randn(5, 4, 3)
+    out = ember.func.vmap(lambda x: x @ b)(batched)
+    np.testing.assert_allclose(out.numpy(), batched.numpy() @ b.numpy(), rtol=1e-5)
+    import ember.autograd.forward_ad as fwAD
+    tangent = ember.randn(4, 3)
+    with fwAD.dual_level():
+        primal, tan = fwAD.unpack_dual(fwAD.make_dual(a, tangent) @ b)
+    np.testing.assert_allclose(tan.numpy(), tangent.numpy() @ b.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(primal.numpy(), a.numpy() @ b.numpy(), rtol=1e-5)
