@@ -34,10 +34,10 @@ import types as _types  # noqa: E402
 return_types = _types.SimpleNamespace(**_vi)
 
 
-def result_type(tensor1, tensor2):
+def result_type(tensor, other):
     """The dtype an arithmetic op on the two operands would produce."""
     from .ops.registry import result_dtype
-    return result_dtype(tensor1, tensor2)
+    return result_dtype(tensor, other)
 
 
 def typename(obj):
@@ -65,21 +65,19 @@ nn.DataParallel = _parallel.DataParallel  # torch.nn.DataParallel, as torch expo
 def _alias_functional():
     # torch exposes these nn.functional ops at the top level and (some) as Tensor methods
     F = nn.functional
-    top = ("softmax", "log_softmax", "dropout", "alpha_dropout", "feature_alpha_dropout",
-           "layer_norm", "batch_norm", "group_norm", "instance_norm", "cdist", "pdist",
-           "cosine_similarity", "pairwise_distance", "embedding", "conv1d", "conv2d",
+    # (softmax, batch_norm, embedding, the dropouts...: their top-level forms bind differently,
+    # see NOTE [Top-level nn forms] in _surface_functions.py)
+    top = ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
            "conv3d", "conv_transpose3d", "max_pool3d",
            "adaptive_avg_pool1d", "adaptive_max_pool1d", "selu", "celu", "prelu", "rrelu",
-           "hardshrink", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear",
-           "threshold", "softmin")
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear")
     g = globals()
     for name in top:
         if hasattr(F, name) and name not in g:
             g[name] = getattr(F, name)
-    for name in ("softmax", "log_softmax", "hardshrink", "softmin"):
-        if hasattr(F, name) and not hasattr(Tensor, name):
-            setattr(Tensor, name, getattr(F, name))
+    if not hasattr(Tensor, "hardshrink"):
+        Tensor.hardshrink = F.hardshrink
 
 
 _alias_functional()

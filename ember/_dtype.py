@@ -170,9 +170,9 @@ def _promote_complex(a: dtype, b: dtype) -> dtype:
     return complex128 if parts is float64 else complex64
 
 
-def can_cast(frm: dtype, to: dtype) -> bool:
+def can_cast(from_: dtype, to: dtype) -> bool:
     """torch.can_cast: casting may not lower the category (float -> int, int -> bool)."""
-    return frm.category <= to.category
+    return from_.category <= to.category
 
 
 def _combine(higher, lower):
@@ -224,9 +224,9 @@ for _d in _SHELL_UNSIGNED:
 _promote_core = promote_types
 
 
-def promote_types(a: dtype, b: dtype) -> dtype:
-    """The smallest dtype both a and b can be converted to (torch.promote_types)."""
-    if a is not b and (a in _SHELL_UNSIGNED or b in _SHELL_UNSIGNED):
+def promote_types(type1: dtype, type2: dtype) -> dtype:
+    """The smallest dtype both type1 and type2 can be converted to (torch.promote_types)."""
+    if type1 is not type2 and (type1 in _SHELL_UNSIGNED or type2 in _SHELL_UNSIGNED):
         raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
-                           f"attempted to promote {a} and {b}")
-    return _promote_core(a, b)
+                           f"attempted to promote {type1} and {type2}")
+    return _promote_core(type1, type2)

@@ -130,6 +130,90 @@ def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sp
     return output, _make(offset2bag), _make(bag_size), _make(max_indices)
 
 
+# ------------------------------------------------------------------ aten-form nn functions
+# NOTE [Top-level nn forms]: torch.batch_norm, torch.embedding, torch.softmax and the others
+# below are the aten kernels' bindings, whose parameters differ from nn.functional's in order
+# or name: torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+# eps, cudnn_enabled) puts weight/bias FIRST (F.batch_norm takes the running stats first),
+# torch.embedding(weight, indices) takes the table first, torch.softmax's third positional
+# parameter is dtype (F.softmax's is _stacklevel), the dropouts say `train`. Aliasing the
+# nn.functional versions at the top level would bind positional calls to the wrong parameters;
+# these forms bind as torch's and compute through nn.functional.
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled):
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum,
+                           eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum,
+                  eps, cudnn_enabled):
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats,
+                              momentum, eps)
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    return _F().group_norm(input, num_groups, weight, bias, eps)
+
+
+def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """The lookup ``weight[indices]``; ``padding_idx`` -1 (aten's default) means none."""
+    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                          scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def _maybe_out(result, out, name):
+    if out is None:
+        return result
+    from .ops.registry import write_out
+    return write_out(out, result, name)
+
+
+def softmax(input, dim, dtype=None, *, out=None):
+    return _maybe_out(_F().softmax(input, dim, dtype=dtype), out, "softmax")
+
+
+def log_softmax(input, dim, dtype=None, *, out=None):
+    return _maybe_out(_F().log_softmax(input, dim, dtype=dtype), out, "log_softmax")
+
+
+def _softmax_method(self, dim, dtype=None):
+    return _F().softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax_method(self, dim, dtype=None):
+    return _F().log_softmax(self, dim, dtype=dtype)
+
+
+def dropout(input, p, train):
+    return _F().dropout(input, p, train)
+
+
+def alpha_dropout(input, p, train):
+    return _F().alpha_dropout(input, p, train)
+
+
+def feature_alpha_dropout(input, p, train):
+    return _F().feature_alpha_dropout(input, p, train)
+
+
+def threshold(input, threshold, value, *, out=None):
+    return _maybe_out(_F().threshold(input, threshold, value), out, "threshold")
+
+
+def hardshrink(input, lambd=0.5, *, out=None):
+    return _maybe_out(_F().hardshrink(input, lambd), out, "hardshrink")
+
+
+# the forms above that torch offers only as functions (Tensor.softmax etc. bind as methods)
+NOT_METHODS = ("batch_norm", "instance_norm", "layer_norm", "group_norm", "embedding",
+               "softmax", "log_softmax", "dropout", "alpha_dropout", "feature_alpha_dropout",
+               "threshold", "hardshrink")
+
+
 # ------------------------------------------------------------------ in-place activations
 def celu_(input, alpha=1.0):
     return _F().celu_(input, alpha)

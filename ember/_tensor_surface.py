@@ -47,12 +47,14 @@ def new(self, *args, dtype=None, device=None, requires_grad=False):
                     f"got {tuple(type(a).__name__ for a in args)}")
 
 
-def resize_(self, *sizes, memory_format=None):
+def resize_(self, *sizes, size=None, memory_format=None):
     """Give the tensor a new shape in place, keeping its first elements in row-major order;
     new elements are zero (torch leaves them uninitialised)."""
     if self.requires_grad:
         raise RuntimeError("resize_: cannot resize variables that require grad; got a tensor "
                            "with requires_grad=True. Resize a detached copy instead.")
+    if size is not None:
+        sizes = (size,) + sizes
     shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) \
         else tuple(int(s) for s in sizes)
     if any(s < 0 for s in shape):
@@ -80,10 +82,13 @@ def resize_as(self, tensor):
     return resize_(self.detach().clone(), *tensor.shape)
 
 
-def sum_to_size(self, *size):
+def sum_to_size(self, *size_args, size=None):
     """Sum over the broadcast dims so the result has ``size`` (which must broadcast to self)."""
     from .ops.registry import sum_to
-    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    if size is not None:
+        size_args = (size,) + size_args
+    shape = tuple(size_args[0]) if len(size_args) == 1 and isinstance(
+        size_args[0], (tuple, list)) else size_args
     try:
         np.broadcast_shapes(tuple(shape), tuple(self.shape))
     except ValueError:
@@ -173,7 +178,8 @@ def is_nonzero(self):
 # ------------------------------------------------------------------ small composites
 
 
-def split_with_sizes(self, split_sizes, dim=0):
+def split_with_sizes(input, split_sizes, dim=0):
+    self = input
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{self.shape[dim]} (input tensor's size at dimension {dim}), but "
@@ -271,9 +277,9 @@ def apply_(self, callable):
     return _python_map(self, "apply_", callable)
 
 
-def map_(self, tensor, callable):
-    """Replace every element x with ``callable(x, y)``, y from ``tensor`` broadcast to self."""
-    return _python_map(self, "map_", callable, tensor)
+def map_(self, other, callable):
+    """Replace every element x with ``callable(x, y)``, y from ``other`` broadcast to self."""
+    return _python_map(self, "map_", callable, other)
 
 
 def map2_(self, x, y, callable):
@@ -525,6 +531,10 @@ def install() -> None:
     for name, fn in (("prelu", ember.nn.functional.prelu), ("histogram", ember.histogram),
                      ("index_reduce", index_reduce)):
         methods[name] = (lambda f: lambda self, *a, **k: f(self, *a, **k))(fn)
+    from ._surface_functions import NOT_METHODS, _log_softmax_method, _softmax_method
+    for name in NOT_METHODS:
+        methods.pop(name, None)
+    methods.update(softmax=_softmax_method, log_softmax=_log_softmax_method)
     for name, fn in methods.items():
         if not hasattr(Tensor, name):
             setattr(Tensor, name, fn)
@@ -538,7 +548,9 @@ def install() -> None:
     Tensor.is_inference = lambda self: False
     import ember
     for name in _NUMPY_KWARG_FUNCTIONS:
-        if hasattr(ember, name):
+        if name in FUNCTIONS:     # exported by ember/__init__.py after this runs
+            FUNCTIONS[name] = _accept_numpy_kwargs(FUNCTIONS[name])
+        elif hasattr(ember, name):
             setattr(ember, name, _accept_numpy_kwargs(getattr(ember, name)))
     for name in ("softmax", "log_softmax"):
         setattr(Tensor, name, _accept_numpy_kwargs(getattr(Tensor, name)))

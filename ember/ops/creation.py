@@ -217,7 +217,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
 
 def _like(fill):
     def fn(input, *, dtype=None, layout=None, device=None, requires_grad=False,
-           memory_format=None):
+           memory_format=None, pin_memory=False):
         dt = input.dtype if dtype is None else D.to_dtype(dtype)
         return _filled(fill, tuple(input.shape), dt, requires_grad, device)
 
@@ -231,7 +231,7 @@ export(_like(0), name="empty_like")
 
 @export
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, pin_memory=False):
     dt = input.dtype if dtype is None else D.to_dtype(dtype)
     return _filled(fill_value, tuple(input.shape), dt, requires_grad, device)
 
@@ -248,10 +248,20 @@ def _new(fill):
 Tensor.new_zeros = _new(0)
 Tensor.new_ones = _new(1)
 Tensor.new_empty = _new(0)
-Tensor.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
-    _filled(fill_value, tuple(size), dtype or self.dtype, requires_grad, device)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
-    data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False):
+    return _filled(fill_value, tuple(size), dtype or self.dtype, requires_grad, device)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                pin_memory=False):
+    return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
 
 
 def _num(v):
@@ -259,12 +269,16 @@ def _num(v):
 
 
 @export
-def arange(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
+           requires_grad=False, pin_memory=False):
     """Values from start to end (exclusive) by step; int64 unless any argument is a float."""
     start, end, step = _num(start), _num(end), _num(step)
+    if start is None and end is None:
+        raise TypeError("arange() missing required argument 'end' (pos 1)")
     if end is None:
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
@@ -291,7 +305,7 @@ def _into(out, arr):
 
 @export(name="range")
 def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           requires_grad=False):
+           requires_grad=False, pin_memory=False):
     """Deprecated torch.range: start to end INCLUSIVE by step (use arange)."""
     return arange(start, end + step if end is not None else start + step, step, out=out,
                   dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
@@ -299,7 +313,7 @@ def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 
 @export
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from start to end inclusive."""
     if steps < 0:
         raise RuntimeError("linspace: number of steps must be non-negative")
@@ -310,14 +324,15 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
 
 @export
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
+             requires_grad=False, pin_memory=False):
     dt = _dt(dtype)
     arr = np.power(base, np.linspace(_num(start), _num(end), int(steps))).astype(dt.np)
     return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
 
 
 @export
-def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+        pin_memory=False):
     """Identity matrix of n rows and m (default n) columns."""
     if n < 0 or (m is not None and m < 0):
         raise RuntimeError(f"eye: n must be greater or equal to 0, got {n}")
@@ -326,7 +341,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
 
 
 @export
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False):
     return _finish(np.asarray(s, dtype=_dt(dtype).np), requires_grad, device)
 
 

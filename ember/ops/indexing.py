@@ -277,11 +277,11 @@ class Copy(Op):
         return None, g
 
 
-def _copy_(self, src, non_blocking=False):
-    """Copy src's values into self (broadcasting, casting); differentiable."""
-    if not isinstance(src, Tensor):
-        src = _make(np.asarray(src))
-    return apply_inplace(self, Copy.apply, "copy_", src)
+def _copy_(self, other, non_blocking=False):
+    """Copy other's values into self (broadcasting, casting); differentiable."""
+    if not isinstance(other, Tensor):
+        other = _make(np.asarray(other))
+    return apply_inplace(self, Copy.apply, "copy_", other)
 
 
 Tensor.copy_ = _copy_

@@ -122,9 +122,8 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 @export
-def trapz(y, *args, dx=None, dim=-1):
+def trapz(y, x=None, *, dx=None, dim=-1):
     """The older name of trapezoid (``trapz(y, x, dim=-1)`` or ``trapz(y, dx=1, dim=-1)``)."""
-    x = args[0] if args else None
     if x is None and dx is None:
         dx = 1.0
     return trapezoid(y, x, dx=dx, dim=dim)
@@ -381,7 +380,14 @@ def combinations(input, r=2, with_replacement=False):
 
 
 def _split_along(name, dim, min_dim):
-    def fn(input, indices_or_sections):
+    def fn(input, *indices_args, sections=None, indices=None):
+        given = [v for v in (*indices_args[:1], sections, indices) if v is not None]
+        if len(indices_args) > 1:     # the method's x.hsplit(1, 2) form: indices as varargs
+            given = [list(indices_args)]
+        if len(given) != 1:
+            raise TypeError(f"{name}(): expected sections (int) or indices (sequence of int); "
+                            f"got {len(given)} of them")
+        indices_or_sections = given[0]
         if input.dim() < min_dim:
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dim} "
                                f"dimension, but got a tensor with {input.dim()} dimensions!")

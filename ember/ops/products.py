@@ -235,7 +235,8 @@ class Dot(Op):
         return grad * b, grad * a
 
 
-def dot(input, other):
+def dot(input, tensor):
+    other = tensor
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")

@@ -158,21 +158,21 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 @export
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
-              requires_grad=False, memory_format=None):
+              requires_grad=False, memory_format=None, pin_memory=False):
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
                 requires_grad=requires_grad)
 
 
 @export
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
-               requires_grad=False, memory_format=None):
+               requires_grad=False, memory_format=None, pin_memory=False):
     return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
                  requires_grad=requires_grad)
 
 
 @export
 def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None,
-            layout=None, device=None, requires_grad=False):
+            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Integers uniform in [low, high); int64 by default."""
     if size is None:
         low, high, size = 0, low, high
@@ -206,7 +206,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 @export
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
-           layout=None, device=None, requires_grad=False):
+           layout=None, device=None, requires_grad=False, pin_memory=False):
     """Normal samples; mean and std may be tensors (broadcast) or floats with ``size``."""
     g = _gen(generator)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):

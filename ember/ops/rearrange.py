@@ -154,9 +154,9 @@ class Repeat(Op):
         return g.reshape(ctx.in_shape)
 
 
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tensor.repeat(*sizes): tile the tensor ``sizes[i]`` times along dim i."""
-    sizes = _int_list(sizes, "repeat")
+    sizes = _int_list(sizes if repeats is None else (repeats,) + sizes, "repeat")
     if len(sizes) < input.ndim:
         raise RuntimeError("repeat: Number of dimensions of repeat dims can not be smaller than "
                            f"number of dimensions of tensor; got sizes {list(sizes)} for a tensor "
@@ -170,9 +170,10 @@ def repeat(input, *sizes):
 Tensor.repeat = repeat  # torch has no torch.repeat function, only the method
 
 
-def tile(input, dims):
-    """Repeat like np.tile; ``dims`` shorter than input.ndim is padded with leading ones."""
-    dims = _int_list((dims,), "tile")
+def tile(input, *dims_args, dims=None):
+    """Repeat like np.tile; ``dims`` shorter than input.ndim is padded with leading ones (the
+    method also takes them as ``tile(2, 2)``)."""
+    dims = _int_list(dims_args if dims is None else (dims,) + dims_args, "tile")
     dims = (1,) * (input.ndim - len(dims)) + dims
     return repeat(input, dims)
 
@@ -265,7 +266,11 @@ register("triu", inplace=True)(_triangle("triu", Triu))
 
 
 def _tri_indices(name, np_fn):
-    def fn(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    def fn(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False,
+           requires_grad=False):
+        if requires_grad:
+            raise RuntimeError(f"{name}: only tensors of floating point and complex dtype can "
+                               "require gradients; the indices are integers")
         if row < 0 or col < 0:
             raise RuntimeError(f"{name}: row and col must be non-negative; got row={row}, "
                                f"col={col}")

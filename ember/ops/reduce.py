@@ -241,9 +241,13 @@ register("amin")(Amin)
 
 
 def _max_min(name, dim_op, ext, pairwise):
-    def fn(input, dim=None, keepdim=False, *, out=None):
-        if isinstance(dim, Tensor):
-            return pairwise(input, dim)
+    def fn(input, dim=None, keepdim=False, *, other=None, out=None):
+        if isinstance(dim, Tensor) or other is not None:
+            if other is not None and dim is not None:
+                raise TypeError(f"{name}(): received both dim and other; the elementwise form "
+                                f"is {name}(input, other)")
+            res = pairwise(input, dim if other is None else other)
+            return res if out is None else write_out(out, res, name)
         if dim is None:
             if input._data.size == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
@@ -382,7 +386,11 @@ register("all")(_bool_reduce("all", np.all))
 register("any")(_bool_reduce("any", np.any))
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input, *dims, dim=None):
+    """Non-zero elements, in all of input or along dim (the method also takes
+    ``count_nonzero(0, 1)``)."""
+    if dims:
+        dim = dims[0] if len(dims) == 1 and dim is None else tuple(dims)
     a = input._data
     return _make(np.asarray(np.count_nonzero(a, axis=norm_dims(dim, a.ndim, "count_nonzero")),
                             np.int64))

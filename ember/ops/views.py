@@ -77,8 +77,11 @@ class Reshape(Op):
         return grad.reshape(ctx.in_shape), None
 
 
-def view(input, *shape):
-    """Tensor.view(*shape) or view(dtype) reinterpreting the bytes."""
+def view(input, *shape, size=None, dtype=None):
+    """Tensor.view(*shape) or view(dtype) reinterpreting the bytes (``size=``/``dtype=`` are
+    torch's keyword forms of the two)."""
+    if size is not None or dtype is not None:
+        shape = (size if dtype is None else dtype,) + shape
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or not isinstance(
             shape[0], (int, tuple, list, np.integer))):
         dt = D.to_dtype(shape[0])
@@ -88,9 +91,11 @@ def view(input, *shape):
     return View.apply(input, _shape_arg(shape))
 
 
-def reshape(input, *shape):
+def reshape(input, *shape_args, shape=None):
     """A view when strides allow it, else a copy, with the given shape."""
-    shape = _infer("reshape", input._data.size, _shape_arg(shape), input._data.shape)
+    shape = _infer("reshape", input._data.size,
+                   _shape_arg(shape_args if shape is None else (shape,) + shape_args),
+                   input._data.shape)
     if shape == input._data.shape:
         return View.apply(input, shape)
     try:
@@ -100,9 +105,9 @@ def reshape(input, *shape):
 
 
 register("view")(view)
-Tensor.view = lambda self, *shape: view(self, *shape)
+Tensor.view = view
 register("reshape")(reshape)
-Tensor.reshape = lambda self, *shape: reshape(self, *shape)
+Tensor.reshape = reshape
 Tensor.view_as = lambda self, other: View.apply(self, tuple(other.shape))
 Tensor.reshape_as = lambda self, other: reshape(self, tuple(other.shape))
 
@@ -123,8 +128,8 @@ class Permute(Op):
         return grad.permute(tuple(sorted(range(len(dims)), key=dims.__getitem__))), None
 
 
-def permute(input, *dims):
-    dims = _shape_arg(dims)
+def permute(input, *dims_args, dims=None):
+    dims = _shape_arg(dims_args if dims is None else (dims,) + dims_args)
     nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -137,7 +142,7 @@ def permute(input, *dims):
 
 
 register("permute")(permute)
-Tensor.permute = lambda self, *dims: permute(self, *dims)
+Tensor.permute = permute
 
 
 def transpose(input, dim0, dim1):
@@ -151,7 +156,15 @@ def transpose(input, dim0, dim1):
     return Permute.apply(input, tuple(order))
 
 
-register("transpose", aliases=("swapaxes", "swapdims"))(transpose)
+register("transpose", aliases=("swapdims",))(transpose)
+
+
+def swapaxes(input, axis0, axis1):
+    """NumPy's name for transpose, with NumPy's parameter names."""
+    return transpose(input, axis0, axis1)
+
+
+register("swapaxes")(swapaxes)
 
 
 def t(input):
@@ -193,8 +206,8 @@ class Expand(Op):
         return sum_to(grad, ctx.in_shape), None
 
 
-def expand(input, *sizes):
-    sizes = _shape_arg(sizes)
+def expand(input, *sizes, size=None, implicit=False):
+    sizes = _shape_arg(sizes if size is None else (size,) + sizes)
     src = input._data.shape
     if len(sizes) < len(src):
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -220,15 +233,17 @@ def expand(input, *sizes):
 
 
 register("expand")(expand)
-Tensor.expand = lambda self, *sizes: expand(self, *sizes)
+Tensor.expand = expand
 Tensor.expand_as = lambda self, other: expand(self, tuple(other.shape))
 
 
-def broadcast_to(input, shape):
-    return expand(input, tuple(shape))
+def broadcast_to(input, size):
+    return expand(input, tuple(size))
 
 
 register("broadcast_to")(broadcast_to)
+Tensor.broadcast_to = lambda self, *size_args, size=None: expand(
+    self, *size_args, size=size)
 
 
 @export
@@ -248,8 +263,12 @@ def broadcast_shapes(*shapes):
                            "together") from None
 
 
-def squeeze(input, dim=None):
-    """Remove size-1 dims (all, or those listed in dim)."""
+def squeeze(input, *dims_args, dim=None):
+    """Remove size-1 dims (all, or those listed in dim; the method also takes them as
+    ``squeeze(0, 1)``)."""
+    if dims_args:
+        dim = dims_args[0] if len(dims_args) == 1 and dim is None else dims_args + (
+            () if dim is None else tuple(dim) if isinstance(dim, (tuple, list)) else (dim,))
     shape = input._data.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -527,7 +546,23 @@ def chunk(input, chunks, dim=0):
     return split(input, size if size else 1, d) if n else (input,)
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    """Split into ``sections`` near-equal pieces or at ``indices`` along ``dim`` (torch's
+    keyword names of its three overloads are accepted, as is NumPy's indices_or_sections)."""
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+             if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split(): expected exactly one of indices_or_sections, sections, "
+                        f"indices or tensor_indices_or_sections; got {len(given)}")
+    indices_or_sections = given[0]
+    if isinstance(indices_or_sections, Tensor):
+        v = indices_or_sections
+        if v.dtype.is_floating_point or v.dtype.is_complex or v.dtype is D.bool_ or v.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have a "
+                               "integral dtype and be 0-D or 1-D; got dtype "
+                               f"{v.dtype} and shape {list(v.shape)}")
+        indices_or_sections = v.item() if v.ndim == 0 else v.tolist()
     d = _wrap_dim(dim, input.ndim, "tensor_split")
     n = input.shape[d]
     if isinstance(indices_or_sections, int):
@@ -545,6 +580,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 register("unbind")(unbind)
 register("split")(split)
+Tensor.split = lambda self, split_size, dim=0: split(self, split_size, dim)
 register("chunk")(chunk)
 register("tensor_split")(tensor_split)
 

@@ -244,7 +244,11 @@ def compare(ours, theirs, from_doc: bool):
 
 
 def mismatches(ember, torch):
-    """{namespace: {name: difference}} and the number of callables compared."""
+    """{namespace: {name: difference}} and the number of callables compared. A builtin that
+    torch's type stubs describe is left to test_keyword_binding.py, whose oracle (the stubs'
+    overloads, the names the parser really takes) is truer than the docstring's first line."""
+    from _stubs import read_overloads
+    stubbed = read_overloads(torch)
     out, compared = {}, 0
     for key, ours_ns, theirs_ns, kind in namespaces(ember, torch):
         for name, (ours, theirs, drop_self) in members(ours_ns, theirs_ns, kind).items():
@@ -253,6 +257,8 @@ def mismatches(ember, torch):
             if read is None or read[0] is None:
                 continue
             t, from_doc = read
+            if from_doc and name in stubbed.get(key, {}):
+                continue
             try:
                 o = inspect.signature(ours)
             except (TypeError, ValueError):

@@ -25,80 +25,27 @@ REASONS = {
 SIGNATURE_GAPS = {
     'torch': {
         'WRAPPER': (
-            'adjoint', 'all', 'amax', 'amin', 'any', 'argmax', 'argmin', 'argsort', 'argwhere',
-            'as_strided', 'bincount', 'broadcast_to', 'chunk', 'clone', 'conj', 'count_nonzero',
-            'cummax', 'cummin', 'cumprod', 'cumsum', 'diag_embed', 'diagflat', 'diagonal', 'dot',
-            'flatten', 'flip', 'fliplr', 'flipud', 'imag', 'isfinite', 'isinf', 'isnan', 'isreal',
-            'kthvalue', 'max', 'mean', 'median', 'min', 'mode', 'moveaxis', 'movedim', 'nanmedian',
-            'nansum', 'narrow', 'nonzero', 'permute', 'prod', 'ravel', 'real', 'repeat_interleave',
-            'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'rot90', 'round', 'scatter',
-            'scatter_add', 'scatter_reduce', 'select', 'sort', 'split', 'squeeze', 'std',
-            'std_mean', 'sum', 'swapaxes', 'swapdims', 't', 'take', 'tensor_split', 'tile', 'topk',
-            'trace', 'transpose', 'true_divide', 'unbind', 'unflatten', 'unsqueeze', 'var',
-            'var_mean', 'view_as_complex', 'view_as_real',
-        ),
-        'complex': (
-            'searchsorted',
+            'split',
         ),
         'unowned': (
-            'as_tensor', 'asarray', 'bernoulli', 'can_cast', 'concatenate', 'empty', 'empty_like',
-            'eye', 'full', 'full_like', 'is_tensor', 'linspace', 'logspace', 'normal', 'ones',
-            'ones_like', 'promote_types', 'rand', 'rand_like', 'randn', 'randn_like', 'randperm',
-            'relu_', 'tril_indices', 'triu_indices', 'typename', 'where', 'zeros', 'zeros_like',
+            'is_tensor', 'typename',
         ),
         'surface': (
-            'bartlett_window', 'blackman_window', 'hamming_window', 'hann_window', 'histogram',
-            'histogramdd', 'index_reduce', 'is_storage', 'kaiser_window', 'rrelu_',
-            'set_default_tensor_type', 'set_warn_always', 'trapz',
-        ),
-        'linalg': (
-            'cholesky_inverse', 'cholesky_solve', 'det', 'logdet', 'matrix_power',
-            'triangular_solve',
+            'is_storage', 'set_default_tensor_type', 'set_warn_always',
         ),
         'compile': (
             'compile',
         ),
-        'DOC_NAMES': (
-            'lu_solve', 'orgqr', 'ormqr',
-        ),
-        'nnrest': (
-            'softmax',
-        ),
     },
     'Tensor': {
         'WRAPPER': (
-            'arctanh_', 'atanh_', 'bitwise_and', 'bitwise_and_', 'bitwise_or', 'bitwise_or_',
-            'bitwise_xor', 'bitwise_xor_', 'bmm', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-            'clone', 'det', 'dist', 'div', 'div_', 'divide', 'divide_', 'dsplit', 'flip', 'gather',
-            'geqrf', 'hsplit', 'index_copy', 'index_copy_', 'inverse', 'logdet', 'logical_and',
-            'logical_and_', 'logical_or', 'logical_or_', 'logical_xor', 'logical_xor_', 'logit',
-            'logit_', 'lu', 'lu_solve', 'masked_scatter', 'matmul', 'matrix_exp', 'matrix_power',
-            'mean', 'mul', 'mul_', 'multiply', 'multiply_', 'nansum', 'narrow', 'nonzero', 'norm',
-            'orgqr', 'ormqr', 'pinverse', 'qr', 'repeat_interleave', 'roll', 'rot90', 'scatter',
-            'scatter_', 'slogdet', 'split', 'std', 'svd', 'swapaxes', 'take', 'take_along_dim',
-            'triangular_solve', 'true_divide', 'true_divide_', 'var', 'vsplit',
-        ),
-        'complex': (
-            'amax', 'amin', 'argsort', 'floor_divide', 'floor_divide_', 'fmod', 'fmod_', 'frexp',
-            'kthvalue', 'max', 'min', 'mode', 'remainder', 'remainder_', 'sort', 'topk',
+            'lu', 'norm',
         ),
         'unowned': (
-            'bernoulli', 'bernoulli_', 'bfloat16', 'bool', 'byte', 'cauchy_', 'cdouble', 'cfloat',
-            'char', 'contiguous', 'cpu', 'cuda', 'cumsum_', 'double', 'exponential_', 'float',
-            'geometric_', 'half', 'int', 'is_contiguous', 'log_normal_', 'long', 'multinomial',
-            'new_empty', 'new_full', 'new_ones', 'new_tensor', 'new_zeros', 'normal_', 'short',
-            'stride', 'to_dense', 'to_sparse', 'to_sparse_coo', 'type', 'type_as', 'where',
+            'cdouble', 'cfloat', 'to_sparse_coo',
         ),
         'surface': (
-            'as_strided_', 'coalesce', 'col_indices', 'crow_indices', 'float_power_', 'gcd_',
-            'heaviside_', 'histogram', 'index_reduce_', 'indices', 'ipu', 'is_coalesced', 'lcm_',
-            'ldexp_', 'mtia', 'mvlgamma_', 'new_empty_strided', 'nextafter_', 'put', 'renorm_',
-            'resize_', 'resize_as_', 'smm', 'sparse_resize_', 'sparse_resize_and_clear_',
-            'squeeze_', 'sspaddmm', 'swapaxes_', 'swapdims_', 't_', 'transpose_', 'unsqueeze_',
-            'values', 'xpu',
-        ),
-        'nnrest': (
-            'softmax',
+            'ipu', 'mtia',
         ),
     },
     'nn.functional': {
@@ -108,10 +55,9 @@ SIGNATURE_GAPS = {
     },
     'nn': {
         'nnrest': (
-            'Hardtanh', 'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d',
-            'LazyConv1d',
-            'LazyConv2d', 'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d',
-            'LazyConvTranspose3d', 'SyncBatchNorm',
+            'LazyBatchNorm1d', 'LazyBatchNorm2d', 'LazyBatchNorm3d', 'LazyConv1d', 'LazyConv2d',
+            'LazyConv3d', 'LazyConvTranspose1d', 'LazyConvTranspose2d', 'LazyConvTranspose3d',
+            'SyncBatchNorm',
         ),
     },
     'linalg': {
@@ -133,7 +79,7 @@ SIGNATURE_GAPS = {
     },
     'utils.data': {
         'surface': (
-            'DataLoader', 'random_split',
+            'random_split',
         ),
     },
 }

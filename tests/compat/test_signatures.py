@@ -24,7 +24,8 @@ _P = inspect.Parameter
 @pytest.fixture(scope="module")
 def differences():
     table, compared = classified(ember, torch)
-    assert compared > 1000, "the walk compared too few callables: is a namespace missing?"
+    # (torch's stub-described builtins are compared by test_keyword_binding.py instead)
+    assert compared > 450, "the walk compared too few callables: is a namespace missing?"
     return table
 
 

@@ -363,6 +363,25 @@ add(name="examples/mnist_forward_forward", repo=_E, script="mnist_forward_forwar
     args=["--epochs", "20", "--train_size", "2000", "--test_size", "500"],
     metric=r"test error: ([0-9.]+)", bar=None)   # torch: 0.89 (0.88 at 100 epochs): exit 0
 
+# torchvision's FakeData (stubs/torchvision: generated prototype classes, like the other sets)
+add(name="examples/dcgan", repo=_E, script="dcgan/main.py",
+    covers="DCGAN: ConvTranspose2d generator, BCELoss on D, two Adams, weights_init via "
+           "Module.apply, save_image, torch.save of both nets",
+    args=["--dataset", "fake", "--niter", "1", "--ngf", "16", "--ndf", "16", "--workers", "0",
+          "--batchSize", "50", "--outf", "dcgan_out", "--manualSeed", "7"],
+    metric=r"Loss_D: ([0-9.]+) Loss_G", bar=None)
+add(name="examples/imagenet", repo=_E, script="imagenet/main.py",
+    covers="the ImageNet trainer on --dummy data: resnet18, SGD + StepLR, AverageMeter/"
+           "ProgressMeter, top-k accuracy, torch.accelerator/cudnn flags, checkpoint save",
+    args=["--dummy", "-a", "resnet18", "--epochs", "1", "-b", "32", "-j", "0",
+          "--print-freq", "4", "--seed", "1"],
+    # FakeData sizes down from 1281167 / 50000 images of 224^2 in 1000 classes
+    subs=[("datasets.FakeData(1281167, (3, 224, 224), 1000,",
+           "datasets.FakeData(256, (3, 64, 64), 10,"),
+          ("datasets.FakeData(50000, (3, 224, 224), 1000,",
+           "datasets.FakeData(96, (3, 64, 64), 10,")],
+    metric=r"\* +Acc@1 +([0-9.]+)", bar=None)
+
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
@@ -414,6 +433,8 @@ SPREAD: dict = {
     'examples/word_language_model_tf': {0: 1.91, 1: 1.67, 2: 1.46},
     'examples/siamese_network': {0: 50, 1: 53, 2: 55},
     'examples/mnist_forward_forward': {0: 0.884, 1: 0.9, 2: 0.892},
+    'examples/dcgan': {0: 1.081, 1: 1.086, 2: 1.15},
+    'examples/imagenet': {0: 8.333, 1: 7.292, 2: 12.5},
 }
 
 

@@ -1,6 +1,8 @@
 """Activation layers (MultiheadAttention lives in attention.py)."""
 from __future__ import annotations
 
+import warnings
+
 import ember
 
 from .. import functional as F
@@ -74,8 +76,15 @@ class Hardsigmoid(_Inplace):
 class Hardtanh(Module):
     """Clamp to [min_val, max_val]."""
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
         super().__init__()
+        for old, new in (("min_value", "min_val"), ("max_value", "max_val")):
+            if locals()[old] is not None:
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to `{new}`",
+                              FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
             raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
                              f"({min_val})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._tensor import _make
-from ..registry import register
+from ..registry import register, write_out
 from ._common import LinAlgError, _check_matrix, _out, _rt, _t
 from ._decomp import (
     SVD,
@@ -97,13 +97,31 @@ def _pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-def _legacy_slogdet(input):
-    return _rt["slogdet"](*slogdet(input))
+def _legacy_slogdet(input, *, out=None):
+    res = _rt["slogdet"](*slogdet(input))
+    return res if out is None else write_out(out, res, "slogdet")
 
 
-for _name, _fn in (("det", det), ("inverse", _inverse), ("logdet", logdet),
+# the top-level forms name their matrix `input` (torch.linalg's name it A)
+def _det(input):
+    return det(input)
+
+
+def _logdet(input):
+    return logdet(input)
+
+
+def _matrix_power(input, n, *, out=None):
+    return matrix_power(input, n, out=out)
+
+
+def _matrix_exp(input):
+    return matrix_exp(input)
+
+
+for _name, _fn in (("det", _det), ("inverse", _inverse), ("logdet", _logdet),
                    ("slogdet", _legacy_slogdet), ("cholesky", _legacy_cholesky),
                    ("svd", _legacy_svd), ("qr", _legacy_qr), ("pinverse", _pinverse),
-                   ("matrix_power", matrix_power), ("matrix_exp", matrix_exp),
+                   ("matrix_power", _matrix_power), ("matrix_exp", _matrix_exp),
                    ("norm", torch_norm), ("dist", dist)):
     register(_name, wrap_out=False)(_fn)

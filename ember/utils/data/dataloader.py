@@ -115,7 +115,11 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
                  worker_init_fn=None, multiprocessing_context=None, generator=None, *,
-                 prefetch_factor=None, persistent_workers=False, pin_memory_device=""):
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="",
+                 in_order=True):
+        # in_order=False lets torch hand out batches as workers finish them; ember's workers
+        # always deliver in sampler order, which that setting permits
+        self.in_order = in_order
         if not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")

@@ -72,3 +72,27 @@ class CIFAR10(_Generated):
 class ImageFolder(_Generated):
     shape = (64, 64, 3)
     classes = ["a", "b"]
+
+
+class FakeData(torch.utils.data.Dataset):
+    """torchvision's FakeData signature: ``size`` images of ``image_size`` (C, H, W) in
+    ``num_classes`` classes, generated as the other sets are (uint8 H x W x C arrays)."""
+
+    def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None,
+                 target_transform=None, random_offset=0):
+        c, h, w = image_size
+        base = 10 * int(os.environ.get("COMPAT_SEED", "0") or 0)
+        images, labels = _make(size, (h, w, c), num_classes, base + 3 + random_offset)
+        self.data, self.targets = images, labels
+        self.transform, self.target_transform = transform, target_transform
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, index):
+        image, target = self.data[index], int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return image, target
