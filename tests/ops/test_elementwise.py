@@ -2,6 +2,8 @@
 extremes, integer semantics, bool rules, error messages - and regression tests for fixed bugs."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -213,3 +215,20 @@ def test_tanh_grad_matches_torch_noncontiguous(rng):
     ours.t().tanh().sum().backward()
     ref.t().tanh().sum().backward()
     assert_close(ours.grad, ref.grad)
+
+
+@pytest.mark.parametrize("name", ["neg", "relu", "floor", "ceil", "trunc"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_quiet_unary_ops_raise_no_fp_warning_on_extremes(name, dtype):
+    # these skip np.errstate (unary_op(quiet=True)): no input may make NumPy warn
+    info = np.finfo(dtype)
+    data = np.array([np.nan, np.inf, -np.inf, info.max, info.min, info.tiny, -0.0, 0.0],
+                    dtype=dtype)
+    x = ember.tensor(data, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = getattr(ember, name)(x)
+        y.sum().backward()
+    ref = {"neg": np.negative, "relu": lambda a: np.where(a > 0, a, np.where(np.isnan(a), a, 0)),
+           "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[name](data)
+    np.testing.assert_array_equal(y.detach().numpy(), ref.astype(dtype))

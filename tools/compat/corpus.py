@@ -268,6 +268,15 @@ _D2L_CHAPTERS = [
     ("attention-mechanisms-and-transformers/self-attention-and-positional-encoding",
      "positional encoding", "", None),
     ("generative-adversarial-networks/gan", "GAN on a Gaussian", "", None),
+    ("attention-mechanisms-and-transformers/queries-keys-values", "attention weights heatmaps",
+     "", None),
+    ("attention-mechanisms-and-transformers/attention-pooling", "Nadaraya-Watson kernels",
+     "", None),
+    ("computational-performance/hybridize", "torch.jit.script of an MLP, ScriptModule.save",
+     "", None),
+    ("optimization/convexity", "convex functions, plotting", "", None),
+    ("optimization/gd", "gradient descent by hand, Newton's method", "", None),
+    ("optimization/sgd", "SGD with decaying learning rates", "", None),
 ]
 for _ch, _covers, _epi, _bar in _D2L_CHAPTERS:
     _part, _file = _ch.split("/")

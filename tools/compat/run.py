@@ -81,18 +81,25 @@ def _run(cmd, prog, **kw):
 
 
 def _extract_d2l(md: Path) -> str:
-    """The PyTorch cells of a d2l chapter (cells tagged `%%tab pytorch` or `all`, or untagged)."""
-    cells = re.findall(r"```\{\.python \.input[^}]*\}\n(.*?)```", md.read_text(), re.S)
+    """The PyTorch cells of a d2l chapter: cells tagged `%%tab pytorch` or `all`, or untagged.
+    Chapters in d2l's older markup tag cells with a `#@tab ...` first line instead, and there an
+    untagged cell is MXNet's (the book's original framework), so it is left out."""
+    text = md.read_text()
+    cells = re.findall(r"```\{\.python \.input[^}]*\}\n(.*?)```", text, re.S)
+    old_markup = re.search(r"^#@tab ", text, re.M) is not None
     out = []
     for cell in cells:
         lines = cell.splitlines()
-        if lines and lines[0].startswith("%%tab"):
-            tabs = lines[0][len("%%tab"):].replace(",", " ").split()
+        marker = next((m for m in ("%%tab", "#@tab") if lines and lines[0].startswith(m)), None)
+        if marker:
+            tabs = lines[0][len(marker):].replace(",", " ").split()
             if "pytorch" not in tabs and "all" not in tabs:
                 continue
             lines = lines[1:]
-        # notebook magics and the tab chooser are not Python
-        lines = [ln for ln in lines if not ln.lstrip().startswith(("%", "tab."))]
+        elif old_markup:
+            continue
+        # notebook magics, shell escapes and the tab chooser are not Python
+        lines = [ln for ln in lines if not ln.lstrip().startswith(("%", "tab.", "!"))]
         out.append("\n".join(lines))
     return _TAB + "\n\n".join(out) + "\n"
 
