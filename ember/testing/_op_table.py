@@ -304,6 +304,8 @@ OP_TABLE: dict[str, OpSpec] = {
                       dtypes=ALL),
     "transpose": OpSpec(shape_samples("transpose"), lambda x, a, b: np.swapaxes(x, a, b)
                         if x.ndim else x, dtypes=ALL),
+    "swapaxes": OpSpec(shape_samples("transpose"), lambda x, a, b: np.swapaxes(x, a, b)
+                       if x.ndim else x, dtypes=ALL),
     "t": OpSpec(shape_samples("t"), lambda x: x.T, dtypes=ALL),
     "adjoint": OpSpec(shape_samples("adjoint"), lambda x: np.swapaxes(x, -1, -2), edge=False),
     "expand": OpSpec(shape_samples("expand"), lambda x, *s: np.broadcast_to(
