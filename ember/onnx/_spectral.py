@@ -104,8 +104,8 @@ def svdvals(b: Builder, A: T) -> T:
 
 
 def _reduce_last(b: Builder, op: str, x: T, keep: bool = False) -> T:
-    return b.op(op, [x, b.const([-1], np.int64)], keepdims=int(keep)) if b.opset >= 18 \
-        else b.op(op, [x], axes=[-1], keepdims=int(keep))
+    op, ins, kw = b.axes(op, [x], [-1], keepdims=int(keep))    # axes: input or attribute
+    return b.op(op, ins, **kw)
 
 
 @_reg(_lin("svdvals"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import pytest
 
 import ember
@@ -211,3 +212,26 @@ def test_matrix_exp_over_norms_with_dynamic_batch():
     # rotation generator: exp gives cos/sin exactly
     t = ember.tensor([[0.0, -2.5], [2.5, 0.0]], dtype=ember.float64)
     check_roundtrip(lambda t: L.matrix_exp(t), (t,))
+
+
+@pytest.mark.parametrize("opset", [17, 21])
+def test_new_translations_at_the_oldest_and_newest_opset(opset):
+    # opset 17 takes the reduction axes as an attribute (but ReduceSum's as an input)
+    import onnx
+    import onnxruntime as ort
+    ember.manual_seed(13)
+    a = ember.randn(4, 3)
+
+    def fn(a):
+        return (ember.nuclear_norm(a), L.matrix_rank(a), L.slogdet(a[:3])[1],
+                ember.cummax(a, 0)[0], ember.mode(a)[0], ember.nanmedian(a, 1)[0],
+                L.inv_ex(a[:3])[1], ember.histc(a, 4))
+    buf = io.BytesIO()
+    ember.onnx.export(fn, (a,), buf, opset_version=opset)
+    proto = onnx.load_from_string(buf.getvalue())
+    onnx.checker.check_model(proto, full_check=True)
+    assert proto.opset_import[0].version == opset
+    sess = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: a.numpy()})
+    for g, r in zip(got, fn(a), strict=True):
+        np.testing.assert_allclose(g, r.numpy(), rtol=1e-5, atol=1e-5)
