@@ -440,7 +440,10 @@ def _squeeze(b, node, args, kwargs):
 
 @_reg(_e("transpose"), _e("swapaxes"), methods=("transpose", "swapaxes"))
 def _transpose(b, node, args, kwargs):
-    x, d0, d1 = args[0], args[1], args[2]
+    # transpose(dim0, dim1) or swapaxes(axis0, axis1), positional or by keyword
+    x = args[0]
+    d0 = args[1] if len(args) > 1 else kwargs.get("dim0", kwargs.get("axis0"))
+    d1 = args[2] if len(args) > 2 else kwargs.get("dim1", kwargs.get("axis1"))
     perm = list(range(x.rank))
     d0, d1 = _norm(d0, x.rank), _norm(d1, x.rank)
     perm[d0], perm[d1] = perm[d1], perm[d0]

@@ -115,3 +115,10 @@ def test_unsupported_form_names_the_call():
 
 def test_f_alias_of_same_op():
     _check(lambda x: F.relu6(x * 4) + F.hardtanh(x, -0.5, 0.5), (_x(2, 3),))
+
+
+def test_transpose_and_swapaxes_keyword_forms():
+    x = ember.randn(2, 3, 4)
+    _check(lambda x: (ember.swapaxes(x, axis0=0, axis1=2), x.swapaxes(1, -1),
+                      ember.transpose(x, dim0=-1, dim1=0), x.transpose(dim0=1, dim1=2)), (x,),
+           dynamic_batch=True, run_args=(ember.randn(5, 3, 4),))

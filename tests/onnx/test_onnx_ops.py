@@ -221,10 +221,10 @@ EXPORTED = frozenset({
     "reciprocal", "relu", "remainder", "repeat_interleave", "reshape", "roll", "rot90", "round",
     "rsqrt", "scatter", "scatter_add", "scatter_reduce", "select", "sgn", "sigmoid", "sign",
     "signbit", "sin", "sinc", "sinh", "slogdet", "sort", "split", "sqrt", "square", "squeeze",
-    "stack", "std", "std_mean", "sub", "sum", "t", "take", "take_along_dim", "tan", "tanh",
-    "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "triangular_solve", "tril",
-    "triu", "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze", "var",
-    "var_mean", "view", "where", "xlogy"
+    "stack", "std", "std_mean", "sub", "sum", "swapaxes", "t", "take", "take_along_dim", "tan",
+    "tanh", "tensor_split", "tensordot", "tile", "topk", "trace", "transpose", "triangular_solve",
+    "tril", "triu", "trunc", "unbind", "unflatten", "unique", "unique_consecutive", "unsqueeze",
+    "var", "var_mean", "view", "where", "xlogy"
 })
 
 _DB = {e.name: e for e in op_db() if e.samples is not None}
