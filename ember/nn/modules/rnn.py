@@ -11,6 +11,9 @@ direction); finished rows are set aside for h_n.
 An unpacked LSTM without projection (the common case) runs the whole time loop inside one
 node, ember.ops.nn.rnn.LSTMLayer: same per-step arithmetic, no per-step graph nodes, and its
 backward forms grad W_hh with one GEMM over all T*B rows.
+nn.LSTMCell, which user code loops over in Python, runs each call as one node as well
+(ember.ops.nn.rnn.LSTMCellStep: both GEMMs, the bias adds and the cell), for float32/float64
+inputs of one dtype; other dtypes compose matmuls with the LSTMCell op.
 """
 from __future__ import annotations
 
