@@ -13,7 +13,7 @@ import ember
 pytest.importorskip("onnx", reason="ember.onnx.export needs the optional onnx package")
 pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported models")
 
-from onnx_roundtrip import check_roundtrip  # noqa: E402
+from onnx_roundtrip import check_roundtrip
 
 INF, NAN = float("inf"), float("nan")
 
