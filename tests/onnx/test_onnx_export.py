@@ -18,7 +18,7 @@ onnx = pytest.importorskip("onnx", reason="ember.onnx.export needs the optional 
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported models")
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from examples.models.table1 import WORKLOADS
+from examples.models.table1 import WORKLOADS  # noqa: E402
 
 
 def _export(model, args, names, dynamic_axes=None, **kw):

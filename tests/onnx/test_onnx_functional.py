@@ -14,7 +14,7 @@ import ember.nn.functional as F
 onnx = pytest.importorskip("onnx", reason="ember.onnx.export needs the optional onnx package")
 ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported models")
 
-from onnx_roundtrip import check_roundtrip as _check
+from onnx_roundtrip import check_roundtrip as _check  # noqa: E402  (after the importorskips)
 
 _ACTS = ["hardswish", "hardsigmoid", "mish", "selu", "celu", "softsign", "tanhshrink",
          "softshrink", "hardshrink", "logsigmoid", "silu", "gelu", "elu", "relu6"]

@@ -69,7 +69,7 @@ def test_mode_ties_pick_the_smallest_value_at_its_last_index():
 
 def test_unique_sorted_with_inverse_and_counts_on_new_data():
     x = ember.tensor([[3.0, 1.0, 3.0], [2.0, 1.0, 1.0]])
-    fn = lambda x: ember.unique(x, return_inverse=True, return_counts=True)
+    fn = lambda x: ember.unique(x, return_inverse=True, return_counts=True)  # noqa: E731
     check_roundtrip(fn, (x,))
     run = _session(fn, (x,))
     y = ember.tensor([[5.0, 5.0, 5.0], [-1.0, 0.0, 5.0]])      # a different number of values
@@ -80,7 +80,7 @@ def test_unique_sorted_with_inverse_and_counts_on_new_data():
 
 def test_unique_consecutive_runs_on_new_data():
     x = ember.tensor([1.0, 1.0, 2.0, 2.0, 3.0, 1.0, 1.0, 2.0])
-    fn = lambda x: ember.unique_consecutive(x, return_inverse=True,
+    fn = lambda x: ember.unique_consecutive(x, return_inverse=True,  # noqa: E731
                                             return_counts=True)
     check_roundtrip(fn, (x,))
     run = _session(fn, (x,))
@@ -96,7 +96,7 @@ def test_bincount_weights_minlength_and_new_data():
     check_roundtrip(lambda x, w: (ember.bincount(x), ember.bincount(x, w),
                                   x.bincount(minlength=9), ember.bincount(x, weights=w,
                                                                            minlength=2)), (x, w))
-    fn = lambda x: ember.bincount(x, minlength=3)
+    fn = lambda x: ember.bincount(x, minlength=3)  # noqa: E731
     run = _session(fn, (x,))
     for y in (ember.tensor([7, 7, 0, 2, 2, 9]), ember.tensor([0, 1, 0, 1, 0, 1])):
         np.testing.assert_array_equal(run(y)[0], fn(y).numpy())
