@@ -376,11 +376,11 @@ def _cum_extreme(name, ufunc):
             run = ufunc.accumulate(a, axis=d)
         pos = np.arange(a.shape[d]).reshape(tuple(-1 if i == d else 1 for i in range(a.ndim)))
         # the index moves to i whenever x[i] ties or beats the running extreme (latest index
-        # wins on ties, as in torch); the first NaN sticks, since the extreme stays NaN after it
+        # wins on ties, as in torch); the extreme stays NaN after the first NaN, and every
+        # later NaN moves the index to itself (torch: [1, nan, 5, nan] -> indices 0, 1, 1, 3)
         hit = a == run
         if _floating(a):
-            nan = np.isnan(a)
-            hit = hit | (nan & (np.cumsum(nan, axis=d) == 1))
+            hit = hit | np.isnan(a)
         idx = np.maximum.accumulate(np.where(hit, pos, 0), axis=d)
         return _take(input, idx, d, True, name)
 

@@ -245,13 +245,16 @@ def test_unique_consecutive():
 
 # ----------------------------------------------------------------------------- cummax / cummin
 def _cum_ref(a, better):
-    """Running extreme and the latest index attaining it; the first NaN sticks."""
+    """Running extreme and the latest index attaining it; NaN beats everything, and each
+    later NaN takes the index (torch's rule)."""
     vals, idx = np.empty_like(a), np.empty(a.shape, np.int64)
     best, bi = a[0], 0
     for i, v in enumerate(a):
-        if np.isnan(best):
+        if np.isnan(v):
+            best, bi = v, i
+        elif np.isnan(best):
             pass
-        elif np.isnan(v) or better(v, best) or v == best:
+        elif better(v, best) or v == best:
             best, bi = v, i
         vals[i], idx[i] = best, bi
     return vals, idx
@@ -260,7 +263,7 @@ def _cum_ref(a, better):
 @pytest.mark.parametrize("name,better", [("cummax", np.greater), ("cummin", np.less)])
 def test_cummax_cummin(rng, name, better):
     a = rng.integers(0, 4, (3, 8)).astype(np.float64)
-    a[1, 4] = NAN
+    a[1, 4] = a[1, 6] = a[2, 4] = NAN
     for d in (0, 1):
         res = getattr(ember, name)(_t(a), d)
         moved = np.moveaxis(a, d, -1)
@@ -273,6 +276,17 @@ def test_cummax_cummin(rng, name, better):
     assert ints.values.dtype == ember.int64
     z = getattr(ember, name)(ember.tensor(2.0), 0)
     assert z.values.item() == 2.0 and z.indices.item() == 0
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin_nan_indices_match_torch(name):
+    torch = pytest.importorskip("torch")
+    for row in ([1, 3, 3, 2, NAN, 5, NAN], [NAN, 1, NAN, 2], [1, NAN, NAN, 0], [2, 2, 1, 2]):
+        want = getattr(torch, name)(torch.tensor(row), 0)
+        got = getattr(ember, name)(ember.tensor(row), 0)
+        assert got.indices.tolist() == want.indices.tolist(), row
+        np.testing.assert_array_equal(got.values.numpy(), want.values.numpy())
 
 
 # ----------------------------------------------------------------------------- bucketing
