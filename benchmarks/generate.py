@@ -1,6 +1,7 @@
 """GPT-S autoregressive generation, ember vs PyTorch eager in one run (issue 21's inference row).
 
     python benchmarks/generate.py [--samples N] [--new 64] [--prompt 16] [--no-cache]
+    python benchmarks/generate.py --per-process 3 [--samples N]
 
 Both libraries run the SAME model and decoding source (examples/models/table1.py: the GPT-S of
 SPEC.md section 7 and ``gpt_generate``) with identical weights copied from the torch model:
@@ -11,12 +12,22 @@ alternates), each after a short pause so the other library's spinning worker thr
 tokens/s = new tokens / median seconds per generation; "ratio" = ember's tokens/s over torch's;
 "paired" = the median over samples of torch_s / ember_s, sample s of each taken back to back.
 Both libraries use the machine's 2 cores. On a busy machine the figures are smoke numbers.
+
+``--per-process P``: the protocol of table1.py's headline (NOTE [One library per process]
+there): P pairs of fresh processes that each import ONE library, alternating (ember, torch,
+torch, ember, ...); each process warms up, times ``--samples`` generations and reports their
+median. ratio = median over processes of torch's time over median of ember's; "paired" = the
+median of torch/ember over the back-to-back process pairs. Each process builds the model with
+its own library's initialisation (the weights do not change the work: greedy decoding runs the
+full 64 tokens either way), so the same-tokens check belongs to the in-process mode.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -25,8 +36,9 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-import ember  # noqa: E402
 from examples.models.table1 import _gpt_module, gpt_generate  # noqa: E402
+
+# ember is imported where it is used: a --per-process torch child imports torch only
 
 SETTLE = 0.25  # seconds; longer than either library's worker-thread spin after its last op
 
@@ -40,6 +52,7 @@ def build(lib):
 
 def copy_weights(src, dst):
     """torch module -> ember module through NumPy (the tied weight is one entry twice)."""
+    import ember
     sd = {k: v.detach().numpy().copy() for k, v in src.state_dict().items()}
     dst.load_state_dict({k: ember.from_numpy(v) for k, v in sd.items()})
 
@@ -54,6 +67,56 @@ def runner(lib, model, prompt, new, use_cache):
     return run
 
 
+def _one_library(args):
+    """Child of --per-process: time one library's generations; print the median seconds."""
+    if args._lib == "torch":
+        import torch as lib
+        lib.set_num_threads(2)
+    else:
+        import ember as lib
+    prompt = np.random.default_rng(0).integers(0, 1024, (1, args.prompt)).astype(np.int64)
+    run = runner(lib, build(lib), prompt, args.new, not args.no_cache)
+    for _ in range(args.warmup + 1):
+        run()
+    times = []
+    for _ in range(args.samples):
+        time.sleep(SETTLE)
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    print(json.dumps({"lib": args._lib, "median_s": statistics.median(times)}))
+
+
+def _per_process(args):
+    cmd = [sys.executable, os.path.abspath(__file__), "--samples", str(args.samples),
+           "--warmup", str(args.warmup), "--new", str(args.new), "--prompt", str(args.prompt)]
+    cmd += ["--no-cache"] if args.no_cache else []
+    med = {"ember": [], "torch": []}
+    pairs = []
+    for p in range(args.per_process):
+        got = {}
+        for lib in (("ember", "torch") if p % 2 == 0 else ("torch", "ember")):
+            out = subprocess.run(cmd + ["--_lib", lib], capture_output=True, text=True,
+                                 timeout=900, cwd=ROOT)
+            if out.returncode:
+                raise RuntimeError(f"generate.py --_lib {lib} failed:\n{out.stderr[-2000:]}")
+            got[lib] = json.loads(out.stdout.strip().splitlines()[-1])["median_s"]
+            med[lib].append(got[lib])
+        pairs.append(got["torch"] / got["ember"])
+    tps = {k: args.new / statistics.median(v) for k, v in med.items()}
+    mode = "KV cache" if not args.no_cache else "no cache"
+    print(f"GPT-S generation, batch 1, prompt {args.prompt}, {args.new} new tokens, greedy, "
+          f"{mode}; one library per process, {args.per_process} process pairs x "
+          f"{args.samples} samples")
+    for k, v in med.items():
+        print(f"  {k:6s} {tps[k]:8.1f} tok/s  (per-process medians "
+              f"{', '.join(f'{1e3 * x:.1f}' for x in v)} ms)")
+    print(f"  ratio (ember/torch tok/s) {tps['ember'] / tps['torch']:.2f}   paired "
+          f"{statistics.median(pairs):.2f} (per pair {', '.join(f'{r:.2f}' for r in pairs)})")
+    return {"tok_s": tps, "ratio": tps["ember"] / tps["torch"],
+            "paired": statistics.median(pairs)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--samples", type=int, default=10)
@@ -61,8 +124,17 @@ def main(argv=None):
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--prompt", type=int, default=16)
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--per-process", type=int, default=0, metavar="P",
+                    help="P pairs of fresh one-library processes (the headline protocol)")
+    ap.add_argument("--_lib", choices=("ember", "torch"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args._lib:
+        return _one_library(args)
+    if args.per_process:
+        return _per_process(args)
     import torch
+
+    import ember
     torch.set_num_threads(2)
     prompt = np.random.default_rng(0).integers(0, 1024, (1, args.prompt)).astype(np.int64)
     t_model, e_model = build(torch), build(ember)

@@ -98,3 +98,26 @@ def test_share_and_peak_arithmetic():
     # 20 GFLOP in 0.5 s = 40 GFLOP/s of a 100 GFLOP/s peak
     assert percent_of_peak(20.0, 0.5, 100.0) == 40.0
     assert percent_of_peak(None, 0.5, 100.0) != percent_of_peak(None, 0.5, 100.0)  # nan
+
+
+@pytest.mark.parity
+def test_generate_per_process_mode_keeps_one_library_per_process():
+    pytest.importorskip("torch")
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(BENCH, "generate.py"), "--per-process", "1",
+         "--samples", "1", "--warmup", "0", "--new", "2"],
+        capture_output=True, text=True, timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "one library per process, 1 process pairs" in proc.stdout
+    assert "ratio (ember/torch tok/s)" in proc.stdout
+    # a torch child imports torch only (ember's import would load its kernels and threads)
+    child = ("import sys, runpy; sys.argv = ['generate.py', '--_lib', 'torch', '--samples', "
+             "'1', '--warmup', '0', '--new', '2']; runpy.run_path("
+             f"{os.path.join(BENCH, 'generate.py')!r}, run_name='__main__'); "
+             "print('ember loaded:', 'ember' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=180, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.splitlines()[0])["median_s"] > 0
+    assert "ember loaded: False" in proc.stdout
