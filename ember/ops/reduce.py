@@ -13,7 +13,7 @@ from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from .gather import _scatter_into_zeros
 from .indexing import where
-from .registry import norm_dims, register, write_out
+from .registry import keepdim_needs_dim, norm_dims, register, write_out
 
 values_indices = {n: namedtuple(n, ["values", "indices"]) for n in (
     "max", "min", "sort", "topk", "kthvalue", "median", "mode", "nanmedian", "cummax", "cummin")}
@@ -126,6 +126,7 @@ class Prod(Op):
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
+        keepdim_needs_dim("prod", dim, keepdim)
         dims = norm_dims(dim, x.ndim, "prod")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         y = np.prod(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
@@ -249,6 +250,7 @@ def _max_min(name, dim_op, ext, pairwise):
             res = pairwise(input, dim if other is None else other)
             return res if out is None else write_out(out, res, name)
         if dim is None:
+            keepdim_needs_dim(name, dim, keepdim)
             if input._data.size == 0:
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the 'dim' "

@@ -506,6 +506,13 @@ def sum_to(grad, shape):
     return grad
 
 
+def keepdim_needs_dim(name, dim, keepdim):
+    """Raise torch's TypeError for `keepdim=True` without a `dim` (max, median, prod...)."""
+    if dim is None and keepdim:
+        raise TypeError(f"{name}(): keepdim=True needs a dim to reduce; got dim=None. Pass "
+                        f"dim=, or drop keepdim to reduce over all elements.")
+
+
 def norm_dims(dim, ndim, name):
     """dim argument (None, int, or sequence) as a sorted tuple of non-negative dims."""
     if dim is None:

@@ -14,7 +14,7 @@ from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from .indexing import where
 from .reduce import values_indices
-from .registry import FUNCTIONS, export, register, write_out
+from .registry import FUNCTIONS, export, keepdim_needs_dim, register, write_out
 
 
 def _dim(input, dim, name):
@@ -182,6 +182,7 @@ def _median_all(input, ignore_nan, name):
 def _median(name, ignore_nan):
     def fn(input, dim=None, keepdim=False):
         if dim is None:
+            keepdim_needs_dim(name, dim, keepdim)
             return _median_all(input, ignore_nan, name)
         d = _dim(input, dim, name)
         if input.ndim and input.shape[d] == 0:

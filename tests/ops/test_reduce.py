@@ -253,3 +253,25 @@ def test_full_sum_result_is_a_fresh_tensor_with_a_gradient():
     assert s.item() == 16.0 and x.sum().item() == 15.0
     assert gradcheck(lambda t: t.sum(), (ember.rand(3, 2, dtype=ember.float64,
                                                     requires_grad=True),))
+
+
+@pytest.mark.parametrize("name", ["max", "min", "median", "nanmedian", "prod"])
+def test_keepdim_without_dim_is_a_type_error(name):
+    # torch rejects keepdim=True with no dim for these (sum and mean accept dim=None)
+    x = ember.ones(2, 3)
+    with pytest.raises(TypeError, match=rf"{name}\(\): keepdim=True needs a dim"):
+        getattr(x, name)(keepdim=True)
+    with pytest.raises(TypeError, match=rf"{name}\(\): keepdim=True needs a dim"):
+        getattr(ember, name)(x, keepdim=True)
+    # with a dim, keepdim keeps it; without keepdim the whole tensor is reduced
+    r = getattr(x, name)(1, keepdim=True)
+    assert tuple((r if name == "prod" else r.values).shape) == (2, 1)
+    assert getattr(x, name)().shape == ()
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name", ["max", "min", "median", "nanmedian", "prod"])
+def test_keepdim_without_dim_matches_torch(name):
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError):
+        getattr(torch.ones(2, 3), name)(keepdim=True)
