@@ -1,8 +1,6 @@
 """ember: an eager, define-by-run deep-learning library with a PyTorch-compatible API."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from ._dtype import (bfloat16, bool_ as bool, dtype, float16, float32, float64,  # noqa: F401
                      get_default_dtype, int8, int16, int32, int64, promote_types,
                      set_default_dtype, uint8, can_cast)
@@ -44,7 +42,15 @@ def typename(obj):
     return obj.type() if isinstance(obj, Tensor) else type(obj).__name__
 from . import profiler  # noqa: E402,F401
 from . import cuda, backends, amp, sparse, distributed, onnx, accelerator  # noqa: E402,F401
+from .torch_version import TorchVersion as _TorchVersion  # noqa: E402
+
+# NOTE [The version ember reports] (ember/torch_version.py): the PyTorch API level, then ember's
+# own release as the local label.
+_EMBER_RELEASE = "0.1.0"
+__version__ = _TorchVersion(f"2.13.0+ember{_EMBER_RELEASE}")
 from . import version  # noqa: E402,F401  (torch.version.__version__, .cuda: llm.c prints them)
+from . import cpu, mps, xpu, mtia, hub, random, types, torch_version  # noqa: E402,F401
+from . import testing  # noqa: E402,F401  (torch imports torch.testing: assert_close, make_tensor)
 from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
                   get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
                   set_autocast_cache_enabled, clear_autocast_cache, is_autocast_available,
@@ -121,3 +127,4 @@ from . import _tensor_surface as _surface  # noqa: E402
 
 _surface.install()
 globals().update({k: v for k, v in _surface.FUNCTIONS.items() if k not in globals()})
+from . import functional  # noqa: E402,F401  (last: it re-exports top-level functions)

@@ -4,7 +4,10 @@ ember is a CPU library without CUDA, ROCm or XPU builds, so those are None, as t
 build of torch."""
 from __future__ import annotations
 
-from . import __version__ as __version__  # ember's own version, set first in ember/__init__
+from . import _EMBER_RELEASE
+from . import __version__ as __version__  # NOTE [The version ember reports]
+
+ember = _EMBER_RELEASE  # ember's own release (pip's version of the package)
 
 debug = False
 cuda: str | None = None

@@ -123,4 +123,7 @@ def __getattr__(name):
     if name == "ProfilerActivity":
         from ..profiler import ProfilerActivity
         return ProfilerActivity
+    if name == "profiler":  # torch.autograd.profiler without importing it first
+        import importlib
+        return importlib.import_module(".profiler", __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")

@@ -152,7 +152,7 @@ def build_model(model, args, kwargs, input_names, output_names, dynamic_axes, op
     graph = onnx.helper.make_graph(b.nodes, type(model).__name__, graph_inputs, graph_outputs,
                                    initializer=b.initializers)
     proto = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)],
-                                   producer_name="ember", producer_version=ember.__version__)
+                                   producer_name="ember", producer_version=ember.version.ember)
     proto.ir_version = min(proto.ir_version, 10)
     return proto
 

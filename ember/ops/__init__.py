@@ -11,3 +11,4 @@ from . import sorting, rearrange  # noqa: F401
 from . import numeric, special, signal  # noqa: F401
 from . import complex  # noqa: F401
 from . import linalg  # noqa: F401
+from ._op_namespaces import aten, profiler  # noqa: F401  (torch.ops.aten, torch.ops.profiler)

@@ -205,14 +205,12 @@ NAME_GAPS = {
     ),
     'torch.autograd.profiler': (
         'EnforceUnique', 'EventList', 'FunctionEvent', 'KinetoStepTracker', 'MemRecordsAcc',
-        'emit_itt', 'emit_nvtx', 'load_nvprof', 'parse_nvprof_trace',
+        'load_nvprof', 'parse_nvprof_trace',
     ),
     'torch.autograd.profiler_legacy': None,
     'torch.autograd.profiler_util': None,
     'torch.autograd.variable': None,
-    'torch.functional': None,
     'torch.futures': None,
-    'torch.hub': None,
     'torch.library': None,
     'torch.monitor': None,
     'torch.multiprocessing.pool': None,
@@ -314,7 +312,6 @@ NAME_GAPS = {
     ),
     'torch.profiler.python_tracer': None,
     'torch.quasirandom': None,
-    'torch.random': None,
     'torch.return_types': None,
     'torch.serialization': (
         'StorageType', 'check_module_version_greater_or_equal', 'mkdtemp',
@@ -328,8 +325,6 @@ NAME_GAPS = {
     ),
     'torch.sparse.semi_structured': None,
     'torch.storage': None,
-    'torch.torch_version': None,
-    'torch.types': None,
     'torch.utils': (
         'set_module', 'swap_tensors',
     ),

@@ -392,6 +392,23 @@ add(name="examples/imagenet", repo=_E, script="imagenet/main.py",
     metric=r"\* +Acc@1 +([0-9.]+)", bar=None)
 
 
+# torch.fx's own examples (issue 19: "programs written against torch.fx must run unmodified");
+# each runs to the end (several assert their results) and prints its graphs/code
+_FX = [("custom_tracer", "custom Tracer subclasses: is_leaf_module, create_node metadata"),
+       ("inline_function", "Proxy-based inlining of call_module nodes, Graph.inserting_before"),
+       ("invert", "a transform that inverts a graph (Interpreter-free, node-by-node rewrite)"),
+       ("module_tracer", "a Tracer recording the module hierarchy of torchvision's resnet18"),
+       ("primitive_library", "fx.wrap-style leaf functions decomposed into primitives"),
+       ("profiling_tracer", "record_function ranges emitted into traced code via "
+                            "torch.ops.profiler; torch.autograd.profiler.profile tables"),
+       ("proxy_based_graph_creation", "building a Graph by hand through Proxies"),
+       ("replace_op", "graph rewrite swapping one op for another (operator.add -> mul)"),
+       ("subgraph_rewriter_basic_use", "subgraph_rewriter.replace_pattern"),
+       ("wrap_output_dynamically", "Tracer subclass wrapping outputs; torch.testing.assert_close")]
+for _name, _covers in _FX:
+    add(name=f"examples/fx_{_name}", repo=_E, script=f"fx/{_name}.py", copy=[f"fx/{_name}.py"],
+        cwd="", covers="torch.fx: " + _covers, bar=None, timeout=60)
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
