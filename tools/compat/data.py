@@ -156,3 +156,24 @@ def cora(cwd: Path, seed: int, n_nodes: int = 1700, n_words: int = 280) -> None:
             info = tarfile.TarInfo(name)
             info.size = len(blob)
             tgz.addfile(info, io.BytesIO(blob))
+
+
+def airfoil(cwd: Path, seed: int, n_rows: int = 1503) -> None:
+    """NASA's airfoil self-noise table in its file layout (tab-separated, 5 features then the
+    sound level, 1503 rows), served as _compat_serve/airfoil_self_noise.dat for d2l's
+    optimisation chapters (d2l.get_data_ch11 downloads it). The target is a linear function of
+    the features plus noise, so a linear model's loss falls as it does on the real table."""
+    rng = np.random.default_rng(seed)
+    feats = np.column_stack([rng.choice([800, 1000, 1250, 1600, 2000, 2500, 3150, 4000],
+                                        n_rows).astype(float),
+                             rng.uniform(0, 22, n_rows), rng.choice([0.0254, 0.1016, 0.3048],
+                                                                     n_rows),
+                             rng.choice([31.7, 39.6, 55.5, 71.3], n_rows),
+                             rng.uniform(0.0004, 0.058, n_rows)])
+    z = (feats - feats.mean(0)) / feats.std(0)
+    level = 125 + z @ np.array([-4.0, -2.0, -3.0, 1.5, -2.5]) + rng.normal(0, 1.5, n_rows)
+    serve = cwd / "_compat_serve"
+    serve.mkdir(exist_ok=True)
+    rows = np.column_stack([feats, level])
+    (serve / "airfoil_self_noise.dat").write_text(
+        "".join("\t".join(f"{v:.6g}" for v in row) + "\n" for row in rows))
