@@ -311,7 +311,6 @@ NAME_GAPS = {
         'tensorboard_trace_handler',
     ),
     'torch.profiler.python_tracer': None,
-    'torch.quasirandom': None,
     'torch.return_types': None,
     'torch.serialization': (
         'StorageType', 'check_module_version_greater_or_equal', 'mkdtemp',

@@ -183,3 +183,27 @@ def test_profiler_ops_and_legacy_profile_table():
         warnings.simplefilter("error")
         with ember.autograd.profiler.emit_nvtx():
             pass
+
+
+@pytest.mark.parity
+def test_sobol_engine_matches_torch_unscrambled():
+    torch = pytest.importorskip("torch")
+    ours, theirs = ember.quasirandom.SobolEngine(5), torch.quasirandom.SobolEngine(5)
+    np.testing.assert_array_equal(ours.draw(7).numpy(), theirs.draw(7).numpy())
+    ours.fast_forward(3), theirs.fast_forward(3)
+    a, b = ours.draw(4, dtype=ember.float64), theirs.draw(4, dtype=torch.float64)
+    assert a.dtype == ember.float64 and ours.num_generated == theirs.num_generated == 14
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    ours.reset(), theirs.reset()
+    np.testing.assert_array_equal(ours.draw_base2(3).numpy(), theirs.draw_base2(3).numpy())
+    with pytest.raises(ValueError, match=r"8 \+ 2\*\*1 = 10"):
+        ours.draw_base2(1)
+    out = ember.empty(0)
+    assert ours.draw(2, out=out) is out and out.shape == (2, 5)
+    with pytest.raises(ValueError, match=r"dimensionality is \[1, 21201\]"):
+        ember.quasirandom.SobolEngine(0)
+    s1 = ember.quasirandom.SobolEngine(2, scramble=True, seed=4).draw(8)
+    s2 = ember.quasirandom.SobolEngine(2, scramble=True, seed=4).draw(8)
+    assert ember.equal(s1, s2) and ((s1 >= 0) & (s1 < 1)).all()
+    # a scrambled Sobol' draw of 8 points still puts one point in each eighth of each axis
+    assert sorted((s1[:, 0] * 8).floor().tolist()) == list(range(8))
