@@ -11,9 +11,10 @@ calling each op's ``backward`` with recording on; the ops those backwards run be
 instructions (see NOTE [Backward capture]).
 
 Anything the recorder cannot replay makes a graph break: a value computed outside the op
-registry (a comparison done in NumPy, a random factory), data-dependent Python (``item()``,
-``if tensor:``), an in-place write, a custom ``autograd.Function``. The call then runs eagerly
-and ``ember._dynamo.explain`` reports where and why.
+registry (a comparison done in NumPy, a random factory), data-dependent Python (``if tensor:``,
+a use of an ``item()`` other than returning it: NOTE [item() as an output] in item.py), an
+in-place write, a custom ``autograd.Function``. The call then runs eagerly and
+``ember._dynamo.explain`` reports where and why.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ import numpy as np
 from .. import _tensor
 from ..autograd import function as _fn
 from ..autograd.grad_mode import _state
+from . import item
 from .exc import Unsupported
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -274,6 +276,10 @@ class Recorder:
     def resolve(self, a):
         if isinstance(a, _tensor.Tensor):
             return ("s", self.resolve_tensor(a))
+        if item.slot_of(a, self) is not None:
+            self.graph_break("data-dependent Python: the number Tensor.item() returned is "
+                             "passed to an op")
+            return ("c", item.plain(a))
         if isinstance(a, np.ndarray):
             s = self.slots.get(id(a))
             if s is not None:
@@ -455,8 +461,19 @@ class Recorder:
                         rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
                                         "counter the call itself updates")
                     elif s is not None and rec.cap.kinds[s][0] not in ("ext", "const"):
+                        rec.depth += 1  # (float() reads through item(): one break)
+                        try:
+                            value = _orig(self_t, *a, **k)
+                        finally:
+                            rec.depth -= 1
+                        # NOTE [item() as an output] in item.py
+                        held = item.wrap(value, rec, s) if _name == "item" else None
+                        if held is not None:
+                            return held
                         rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
-                                        "value the graph computes")
+                                        "value the graph computes (only a returned "
+                                        "Tensor.item() is read after the replay)")
+                        return value
                 return _orig(self_t, *a, **k)
 
             self._patch(T, name, read)

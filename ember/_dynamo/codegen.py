@@ -157,7 +157,10 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
             item.emit(e)
     outs = []
     for o in cap.outputs:
-        outs.append("None" if isinstance(o, tuple) else e.val(o))
+        if isinstance(o, tuple):  # a Python value, or a number item() reads after the replay
+            outs.append(e.val(o[1]) if o[0] == "item" else "None")
+        else:
+            outs.append(e.val(o))
     if need_bwd:
         fwd_exports = [e.val(s) for s in needed] + [ctx_of[i] for i in sorted(ctx_needed)]
     fwd_src = ("def forward(I, E, T=None):\n    " + "\n    ".join(e.lines or ["pass"]) +

@@ -151,6 +151,8 @@ def _external_uses(cap):
             for _, s, _ in x.accs:
                 uses[s] = uses.get(s, 0) + 1000
     for o in list(cap.outputs) + list(cap.target_grads):
+        if isinstance(o, tuple) and o[0] == "item":
+            o = o[1]
         if isinstance(o, int):
             uses[o] = uses.get(o, 0) + 1000
     return uses

@@ -79,7 +79,8 @@ def to_graph_module(cap):
             import operator
             for j, s in enumerate(inst.outs):
                 env[s] = g.call_function(operator.getitem, (node, j))
-    outs = tuple(env[o] if isinstance(o, int) else None for o in cap.outputs)
+    outs = tuple(env[o] if isinstance(o, int) else env[o[1]] if o[0] == "item" else None
+                 for o in cap.outputs)
     g.output(outs)
     return GraphModule(attrs, g), example
 
@@ -90,7 +91,10 @@ class GraphRunner:
     def __init__(self, cap, fn, gm):
         self.fn, self.gm = fn, gm
         self.out_spec = cap.out_spec
-        self.py = {i: o[1] for i, o in enumerate(cap.outputs) if isinstance(o, tuple)}
+        self.py = {i: o[1] for i, o in enumerate(cap.outputs)
+                   if isinstance(o, tuple) and o[0] == "py"}
+        self.items = {i for i, o in enumerate(cap.outputs)
+                      if isinstance(o, tuple) and o[0] == "item"}
         self.ext = cap.ext
         self.ext_meta = [(t._data.shape, t._data.dtype, t._requires_grad) for t in cap.ext]
         self.sources = (getattr(gm, "code", ""), None)
@@ -103,5 +107,5 @@ class GraphRunner:
         res = self.fn(*inputs)
         if not isinstance(res, (tuple, list)):
             res = (res,)
-        outs = [self.py.get(i, r) for i, r in enumerate(res)]
+        outs = [r.item() if i in self.items else self.py.get(i, r) for i, r in enumerate(res)]
         return unflatten(self.out_spec, iter(outs))

@@ -74,7 +74,10 @@ class CompiledGraph:
         self.out_is_input = [o if isinstance(o, int) and cap.kinds[o][0] in ("in", "ext")
                              else None for o in cap.outputs]
         self.kinds = {o: cap.kinds[o] for o in cap.outputs if isinstance(o, int)}
-        self.py = {i: o[1] for i, o in enumerate(cap.outputs) if isinstance(o, tuple)}
+        self.py = {i: o[1] for i, o in enumerate(cap.outputs)
+                   if isinstance(o, tuple) and o[0] == "py"}
+        self.items = {i for i, o in enumerate(cap.outputs)
+                      if isinstance(o, tuple) and o[0] == "item"}
         self.ext_meta = [(t._data.shape, t._data.dtype, t._requires_grad) for t in cap.ext]
         self.spent = cap.spent_outputs
 
@@ -104,6 +107,9 @@ class CompiledGraph:
         for i, a in enumerate(out_arrays):
             if i in self.py:
                 outs.append(self.py[i])
+                continue
+            if i in self.items:  # NOTE [item() as an output]
+                outs.append(a.item())
                 continue
             src = self.out_is_input[i]
             if src is not None:

@@ -140,7 +140,8 @@ def _walk(cap, f):
             shape = _map_ints(tuple(a.shape), f)
             if shape != a.shape:
                 arrays[s] = np.full(shape, a.reshape(-1)[0] if a.size else 0, a.dtype)
-    outputs = [("py", _map_ints(o[1], f)) if isinstance(o, tuple) else o for o in cap.outputs]
+    outputs = [("py", _map_ints(o[1], f)) if isinstance(o, tuple) and o[0] == "py" else o
+               for o in cap.outputs]
     return fwd, bwd, kinds, arrays, outputs
 
 

@@ -6,7 +6,8 @@ import numpy as np
 from .. import _tensor
 from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import _state
-from .capture import Misc, NodeBackward, Recorder, flatten
+from . import item
+from .capture import Misc, NodeBackward, Recorder, flatten, unflatten
 
 
 def capture_call(fn, args, kwargs, fullgraph):
@@ -39,15 +40,26 @@ def capture_call(fn, args, kwargs, fullgraph):
             rec.remove()
     cap = rec.cap
     cap.n_inputs = len(inputs)
-    return result, cap
+    return _plain_result(result, rec), cap
 
 
 def _record_outputs(rec, outs):
     for o in outs:
         if isinstance(o, _tensor.Tensor):
             rec.cap.outputs.append(rec.resolve_tensor(o))
+        elif item.slot_of(o, rec) is not None:  # read again after each replay
+            rec.cap.outputs.append(("item", item.slot_of(o, rec)))
         else:
             rec.cap.outputs.append(("py", o))
+
+
+def _plain_result(result, rec):
+    """The call's result with item values turned into plain numbers (what the caller sees)."""
+    flat = []
+    spec = flatten(result, flat)
+    if not any(item.slot_of(v, rec) is not None for v in flat):
+        return result
+    return unflatten(spec, iter([item.plain(v) for v in flat]))
 
 
 # NOTE [Backward capture]

@@ -27,6 +27,13 @@ eager's (each optimizer already updates a parameter in one fused numba pass). Th
 they write are read live by the rest of the step, so a forward after ``step()`` sees the new
 values, as in eager.
 
+Gradient clipping between ``backward()`` and ``step()`` (``nn.utils.clip_grad_norm_``,
+``clip_grad_norm``, ``clip_grad_value_``) is an opaque call too, with the parameters listed once
+(a generator such as ``model.parameters()`` is read at capture) and the total norm it returns a
+value of the replay (``v = clip_grad_norm_(...)._data``), so returning it, or ``.item()`` of it,
+gives each call's norm. The clipping functions are hooked by swapping their code objects (as
+``_make``, NOTE [Tensor creation hook] in capture.py), since programs import them by name.
+
 What still runs eagerly (a graph break): ``backward`` with ``retain_graph``, ``create_graph``
 or ``inputs=``, a second ``backward`` in one call, hooks on the tensors or nodes the backward
 passes, and ``step(closure)``. Assigning ``p.grad = None`` by hand inside the compiled function
@@ -34,7 +41,9 @@ is not seen by the recorder; use ``zero_grad()`` there (see docs/DEVIATIONS.md).
 """
 from __future__ import annotations
 
+import sys
 import threading
+import types
 
 import numpy as np
 
@@ -76,6 +85,26 @@ class InlineBackward(SideEffect):
         for (kind, k), s, steal in self.accs:
             holder = f"E[{k}]" if kind == "ext" else f"T[{k}]"
             e.lines.append(f"{fn}({holder}, {e.val(s)}, {steal})  # .grad")
+
+
+class CallOut(SideEffect):
+    """An opaque call whose returned tensor is a value of the replay (clip_grad_norm_'s norm)."""
+
+    def __init__(self, fn, args, kwargs, out):
+        super().__init__(fn, args, kwargs)
+        self.out = out
+
+    @property
+    def outputs(self):
+        return [] if self.out is None else [self.out]
+
+    def emit(self, e):
+        call = f"{e.const(self.fn, 'S')}(*{e.const(self.args)}, **{e.const(self.kwargs)})"
+        if self.out is None:
+            e.lines.append(f"{call}  # {self.fn.__name__}")
+            return
+        e.lines.append(f"v{self.out} = _A({call}._data)  # {self.fn.__name__}")
+        e.defined.add(self.out)
 
 
 def accumulate_grad(t, g, steal):
@@ -121,7 +150,54 @@ def _opaque(rec, owner, name, allow_args):
 
 
 def _plain(vals):
-    return all(isinstance(v, (bool, int, float, str, type(None))) for v in vals)
+    from .item import ItemFloat, ItemInt
+    return all(isinstance(v, (bool, int, float, str, type(None)))
+               and not isinstance(v, (ItemFloat, ItemInt)) for v in vals)
+
+
+def _leaf(rec, t):
+    """t is not a value the call computes (a parameter, an input, or unseen so far)."""
+    s = rec.slots.get(id(t._data))
+    return s is None or rec.cap.kinds[s][0] in ("ext", "in")
+
+
+def _hook_clip(rec, f):
+    """Record calls of the clipping function ``f`` as CallOut items (its code is swapped for a
+    forwarder while the capture runs; see the NOTE above)."""
+    orig = types.FunctionType(f.__code__, f.__globals__, f.__name__, f.__defaults__,
+                              f.__closure__)
+    orig.__kwdefaults__ = f.__kwdefaults__
+
+    def clip(parameters, *args, **kwargs):
+        if rec.depth or threading.get_ident() != rec.tid or rec.phase != "fwd":
+            return orig(parameters, *args, **kwargs)
+        params = [parameters] if isinstance(parameters, _tensor.Tensor) else list(parameters)
+        ok = all(isinstance(p, _tensor.Tensor) and _leaf(rec, p) for p in params)
+        if not ok or not _plain(list(args) + list(kwargs.values())):
+            rec.graph_break(f"{f.__name__}() with arguments the replay cannot repeat (a "
+                            "tensor computed in the call, or a tensor max_norm)")
+            return orig(params, *args, **kwargs)
+        rec.depth += 1
+        try:
+            out = orig(params, *args, **kwargs)
+        finally:
+            rec.depth -= 1
+        slot = None
+        if isinstance(out, _tensor.Tensor):
+            slot = rec.new_slot(out._data, ("call", len(rec.cap.fwd)))
+        rec.cap.fwd.append(CallOut(orig, (params,) + args, kwargs, slot))
+        return out
+
+    name = f"_compile_hook_{f.__name__}"
+    src = f"def {f.__name__}(*args, **kwargs):\n    return {name}(*args, **kwargs)\n"
+    ns = {}
+    exec(compile(src, f.__code__.co_filename, "exec"), f.__globals__, ns)
+    rec._patch(sys.modules[f.__module__], name, clip)
+    rec._restore.append((f, "__defaults__", f.__defaults__, True))
+    rec._restore.append((f, "__kwdefaults__", f.__kwdefaults__, True))
+    rec._restore.append((f, "__code__", f.__code__, True))
+    f.__code__ = ns[f.__name__].__code__
+    f.__defaults__ = f.__kwdefaults__ = None
 
 
 def _subclasses(cls):
@@ -149,6 +225,9 @@ def install(rec):
             _opaque(rec, cls, "step", _plain)
     if "zero_grad" in Module.__dict__:
         _opaque(rec, Module, "zero_grad", _plain)
+    from ..nn.utils import clip_grad
+    for f in (clip_grad.clip_grad_norm_, clip_grad.clip_grad_value_):
+        _hook_clip(rec, f)
 
     orig_backward = _tensor.Tensor.__dict__["backward"]
     orig_fn = autograd.backward
