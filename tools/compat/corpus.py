@@ -33,6 +33,7 @@ COMMITS = {
     "karpathy/llm.c": "f1e2ace651495b74ae22d45d1723443fd00ecd3a",
     "karpathy/nanochat": "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd",
     "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
+    "karpathy/nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -43,6 +44,7 @@ LICENCES = {
     "karpathy/llm.c": "MIT",
     "karpathy/nanochat": "MIT",
     "pytorch/examples": "BSD-3-Clause",
+    "karpathy/nanoGPT": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -202,6 +204,35 @@ add(name="llama2c/train_bf16_resume", repo=_L, script="train.py", copy=["."],
                                   "--always_save_checkpoint=True"]],
     extra_args=["--init_from=resume"],
     data=["tinystories_bins"], metric=r"val loss ([0-9.]+)", bar=("<=", 5.5))
+
+# ---------------------------------------------------------------- karpathy/nanoGPT
+# the character-level Shakespeare config at a CPU-sized scale; prepare.py "downloads" its text
+# from the runner's offline server (data.shakespeare_txt) and writes train.bin/val.bin/meta.pkl
+_N = "karpathy/nanoGPT"
+_NANO = ["config/train_shakespeare_char.py", "--device=cpu", "--batch_size=8", "--block_size=64",
+         "--n_layer=2", "--n_head=4", "--n_embd=64", "--dropout=0.0", "--eval_iters=5",
+         "--log_interval=10", "--warmup_iters=5"]
+_NANO_PREP = ["data/shakespeare_char/prepare.py"]
+add(name="nanogpt/train", repo=_N, script="train.py", copy=["."],
+    covers="nanoGPT: GPT with flash SDPA, AdamW groups (fused probe via inspect), cosine lr, "
+           "GradScaler(enabled=float16) on CPU, estimate_mfu, checkpoint",
+    args=_NANO + ["--compile=False", "--max_iters=60", "--lr_decay_iters=60",
+                  "--eval_interval=30"],
+    pre=[_NANO_PREP], data=["shakespeare_txt"], metric=r"val loss ([0-9.]+)", bar=("<=", 2.6))
+# step 0's val loss is ~3.4 (uniform over the characters); torch 2.20-2.26 after 60 steps
+add(name="nanogpt/train_compile", repo=_N, script="train.py", copy=["."],
+    covers="nanoGPT with compile=True: torch.compile(model) of the GPT, then training",
+    args=_NANO + ["--compile=True", "--max_iters=60", "--lr_decay_iters=60",
+                  "--eval_interval=30"],
+    pre=[_NANO_PREP], data=["shakespeare_txt"], metric=r"val loss ([0-9.]+)", bar=("<=", 2.6))
+add(name="nanogpt/sample", repo=_N, script="sample.py", copy=["."],
+    covers="nanoGPT sampling from a saved checkpoint: torch.load, meta.pkl decoding, top-k",
+    pre=[_NANO_PREP, ["train.py"] + _NANO + ["--compile=False", "--max_iters=30",
+                                             "--lr_decay_iters=30", "--eval_interval=30",
+                                             "--always_save_checkpoint=True"]],
+    args=["--out_dir=out-shakespeare-char", "--device=cpu", "--num_samples=2",
+          "--max_new_tokens=60", "--compile=False", "--dtype=float32"],
+    data=["shakespeare_txt"], bar=None)
 
 # ---------------------------------------------------------------- karpathy/llm.c
 add(name="llmc/train_gpt2", repo="karpathy/llm.c", script="train_gpt2.py", copy=["train_gpt2.py"],
@@ -457,6 +488,8 @@ SPREAD: dict = {
     'rasbt/pkg_test_generate': {0: 1, 1: 1, 2: 1},
     'llama2c/train': {0: 2.789, 1: 2.945, 2: 2.529},
     'llama2c/train_bf16_resume': {0: 3.797, 1: 3.826, 2: 3.667},
+    'nanogpt/train': {0: 2.236, 1: 2.198, 2: 2.26},
+    'nanogpt/train_compile': {0: 2.236, 1: 2.198, 2: 2.26},
     'llmc/train_gpt2': {0: 9.232, 1: 9.207, 2: 9.205},
     'd2l/linear-regression-scratch': {0: 0.04134, 1: 0.04449, 2: 0.09994},
     'd2l/linear-regression-concise': {0: 0.0002532, 1: 0.0002642, 2: 0.0004352},

@@ -177,3 +177,11 @@ def airfoil(cwd: Path, seed: int, n_rows: int = 1503) -> None:
     rows = np.column_stack([feats, level])
     (serve / "airfoil_self_noise.dat").write_text(
         "".join("\t".join(f"{v:.6g}" for v in row) + "\n" for row in rows))
+
+
+def shakespeare_txt(cwd: Path, seed: int) -> None:
+    """A stand-in for char-rnn's tinyshakespeare input.txt (served as _compat_serve/input.txt,
+    which nanoGPT's data/shakespeare_char/prepare.py downloads): 300 kB of story-like text."""
+    serve = cwd / "_compat_serve"
+    serve.mkdir(exist_ok=True)
+    (serve / "input.txt").write_text(english(6000, seed).replace(". ", ".\n") + "\n")
