@@ -128,3 +128,14 @@ from . import _tensor_surface as _surface  # noqa: E402
 _surface.install()
 globals().update({k: v for k, v in _surface.FUNCTIONS.items() if k not in globals()})
 from . import functional  # noqa: E402,F401  (last: it re-exports top-level functions)
+
+import warnings as _warnings  # noqa: E402
+
+# NOTE [NumPy floating-point warnings]
+# torch computes inf/nan results silently; NumPy warns ("overflow encountered in multiply") when a
+# ufunc raises a floating-point flag. Wrapping every op in np.errstate costs ~1 us per call, so
+# instead this filter ignores exactly those warnings when NumPy attributes them to ember's own
+# modules: a program's own NumPy code keeps its warnings, and no op pays anything.
+_warnings.filterwarnings(
+    "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
+    category=RuntimeWarning, module=r"ember(\.|$)")
