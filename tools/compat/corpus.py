@@ -34,6 +34,8 @@ COMMITS = {
     "karpathy/nanochat": "92d63d4e8bb4df75c3b71618f31ddde2378b2bcd",
     "pytorch/examples": "77f55b912142e11fcfdf5b530231fb9c52f181e8",
     "karpathy/nanoGPT": "3adf61e154c3fe3fca428ad6bc3818b27a3b8291",
+    "karpathy/makemore": "988aa59e4d8fefa526d06f3b453ad116258398d4",
+    "karpathy/minGPT": "37baab71b9abea1b76ab957409a1cc2fbfba8a26",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -45,6 +47,8 @@ LICENCES = {
     "karpathy/nanochat": "MIT",
     "pytorch/examples": "BSD-3-Clause",
     "karpathy/nanoGPT": "MIT",
+    "karpathy/makemore": "MIT",
+    "karpathy/minGPT": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -233,6 +237,37 @@ add(name="nanogpt/sample", repo=_N, script="sample.py", copy=["."],
     args=["--out_dir=out-shakespeare-char", "--device=cpu", "--num_samples=2",
           "--max_new_tokens=60", "--compile=False", "--dtype=float32"],
     data=["shakespeare_txt"], bar=None)
+
+# ---------------------------------------------------------------- karpathy/makemore, minGPT
+# makemore trains each of its model types on its own names.txt for 501 steps: at step 500 it
+# evaluates (train and test loss, written to TensorBoard) and prints samples
+_MM = ["-i", "names.txt", "-o", "out", "--max-steps", "501", "--device", "cpu", "--batch-size",
+       "32", "--num-workers", "0"]
+for _type, _covers in (("transformer", "causal self-attention GPT, AdamW, InfiniteDataLoader "
+                                       "(RandomSampler with replacement), SummaryWriter"),
+                       ("bigram", "bigram logits table"), ("mlp", "Bengio MLP over embeddings"),
+                       ("rnn", "hand-written RNN cell loop"), ("gru", "hand-written GRU cell"),
+                       ("bow", "bag-of-words causal averaging with masks")):
+    add(name=f"makemore/{_type}", repo="karpathy/makemore", script="makemore.py", copy=["."],
+        covers=f"makemore {_type}: {_covers}", args=_MM + ["--type", _type],
+        metric=r"test loss: ([0-9.]+)", bar=("<=", 3.25 if _type == "bigram" else 2.6))
+# the loss starts at ln(27) = 3.30 (uniform over the characters); torch after 500 steps: bigram
+# 3.12 (its table learns slowly at lr 5e-4), the others 2.20-2.32
+add(name="makemore/transformer_workers", repo="karpathy/makemore", script="makemore.py",
+    copy=["."], covers="makemore with 2 DataLoader worker processes and pin_memory",
+    args=_MM[:-1] + ["2", "--type", "transformer", "--max-steps", "60"], bar=None)
+add(name="mingpt/adder", repo="karpathy/minGPT", script="projects/adder/adder.py",
+    copy=["mingpt", "projects/adder"], cwd="projects/adder", pythonpath=["."],
+    covers="minGPT: CfgNode configs from argv, GPT with its own attention and init, "
+           "Trainer callbacks, evaluation of 2-digit addition, state_dict save",
+    args=["--trainer.max_iters=501", "--trainer.num_workers=0", "--trainer.device=cpu"],
+    metric=r"iter \d+: train loss ([0-9.]+)", bar=("<=", 1.9))   # ln(10) = 2.30 untrained
+add(name="mingpt/chargpt", repo="karpathy/minGPT", script="projects/chargpt/chargpt.py",
+    copy=["mingpt", "projects/chargpt"], cwd="projects/chargpt", pythonpath=["."],
+    covers="minGPT character model on input.txt: gpt-mini, sampling every 500 iterations",
+    args=["--trainer.max_iters=101", "--trainer.num_workers=0", "--trainer.device=cpu",
+          "--model.model_type=gpt-nano", "--data.block_size=64", "--trainer.batch_size=16"],
+    data=["char_input_txt"], metric=r"iter \d+: train loss ([0-9.]+)", bar=("<=", 2.8))
 
 # ---------------------------------------------------------------- karpathy/llm.c
 add(name="llmc/train_gpt2", repo="karpathy/llm.c", script="train_gpt2.py", copy=["train_gpt2.py"],

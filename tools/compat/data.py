@@ -185,3 +185,10 @@ def shakespeare_txt(cwd: Path, seed: int) -> None:
     serve = cwd / "_compat_serve"
     serve.mkdir(exist_ok=True)
     (serve / "input.txt").write_text(english(6000, seed).replace(". ", ".\n") + "\n")
+
+
+def char_input_txt(cwd: Path, seed: int) -> None:
+    """input.txt in the working directory (minGPT's chargpt reads it; tinyshakespeare there).
+    It holds every character of chargpt's sampling prompt, "O God, O God!"."""
+    (cwd / "input.txt").write_text("O God, O God!\n" + english(3000, seed).replace(". ", ".\n")
+                                   + "\n")
