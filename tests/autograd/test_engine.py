@@ -255,3 +255,132 @@ def test_user_held_gradient_is_not_stolen():
     a.backward(g)  # a leaf: the root gradient goes straight to AccumulateGrad
     a.grad.add_(1)
     np.testing.assert_allclose(g.numpy(), np.ones(3))
+
+
+# --- several gradients for one edge are summed in place (engine NOTE [Sums]) -----------------
+
+class _Fan(ember.autograd.Function):
+    """y = a + b + c with a backward that hands the SAME gradient tensor to all three inputs,
+    and keeps a reference to it (as an op holding its output would)."""
+
+    held = []
+
+    @staticmethod
+    def forward(ctx, a, b, c):
+        return a + b + c
+
+    @staticmethod
+    def backward(ctx, g):
+        _Fan.held.append(g)
+        return g, g, g
+
+
+def test_shared_weight_gradients_sum_without_ember_adds(monkeypatch):
+    calls = []
+    real = ember.Tensor.__add__
+    monkeypatch.setattr(ember.Tensor, "__add__", lambda a, b: calls.append(1) or real(a, b))
+    w = ember.randn(3, 4, requires_grad=True)
+    x = ember.randn(5, 3)
+    h = x
+    for _ in range(4):  # w used by four steps: its AccumulateGrad gets four gradients
+        h = ember.tanh(h @ w)[:, :3]
+    calls.clear()
+    h.sum().backward()
+    assert calls == []
+    # the reference: the same loop through autograd.grad with create_graph (the ember add)
+    w2 = w.detach().clone().requires_grad_()
+    h2 = x
+    for _ in range(4):
+        h2 = ember.tanh(h2 @ w2)[:, :3]
+    (g2,) = ember.autograd.grad(h2.sum(), w2, create_graph=True)
+    np.testing.assert_allclose(w.grad.numpy(), g2.detach().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_sum_never_writes_an_incoming_gradient():
+    _Fan.held.clear()
+    a = ember.randn(3, requires_grad=True)
+    x = a * 1.0
+    y = _Fan.apply(x, x, x)  # x's node receives the same tensor three times
+    y.backward(ember.full((3,), 2.0))
+    (g,) = _Fan.held
+    np.testing.assert_allclose(g.numpy(), np.full(3, 2.0))  # not 4 or 6
+    np.testing.assert_allclose(a.grad.numpy(), np.full(3, 6.0))
+
+
+def test_hooked_and_retained_sums_are_not_written_later():
+    seen = []
+    w = ember.randn(3, requires_grad=True)
+    u = w * 2.0
+    u.retain_grad()
+    u.register_hook(lambda g: seen.append(g))
+    z = (u * 1.0) + (u * 3.0) + (u * 5.0)  # three gradients summed into u's edge
+    z.backward(ember.ones(3))
+    np.testing.assert_allclose(u.grad.numpy(), np.full(3, 9.0))
+    np.testing.assert_allclose(seen[0].numpy(), np.full(3, 9.0))
+    np.testing.assert_allclose(w.grad.numpy(), np.full(3, 18.0))
+    # a second backward accumulates into .grad (in place, as torch), but the tensors handed out
+    # by the first one keep their values
+    held = seen[0]
+    w2 = w * 1.0
+    ((w2 * 1.0) + (w2 * 1.0)).backward(ember.ones(3))
+    np.testing.assert_allclose(w.grad.numpy(), np.full(3, 20.0))
+    np.testing.assert_allclose(held.numpy(), np.full(3, 9.0))
+
+
+def test_autograd_grad_returns_a_sum_that_later_backwards_leave_alone():
+    w = ember.randn(4, requires_grad=True)
+    y = (w * 2.0).sum() + (w * 3.0).sum()
+    (g,) = ember.autograd.grad(y, w, retain_graph=True)
+    np.testing.assert_allclose(g.numpy(), np.full(4, 5.0))
+    (g2,) = ember.autograd.grad(y, w)
+    np.testing.assert_allclose(g.numpy(), np.full(4, 5.0))
+    assert g2 is not g
+
+
+def test_create_graph_sum_stays_differentiable():
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    y = (x * x).sum() + (x * x * x).sum()  # x reaches the sum along several edges
+    (g,) = ember.autograd.grad(y, x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), 2 * x.detach().numpy()
+                               + 3 * x.detach().numpy() ** 2)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 + 6 * x.detach().numpy())
+
+
+def test_sum_of_different_dtypes_promotes_like_the_ember_add():
+    # a custom Function can return a gradient of another dtype for an input with no recorded
+    # metadata; the ember add promotes it, so the fast path must step aside
+    from ember.autograd.engine import _add_owned
+    a = ember.ones(3, dtype=ember.float32)
+    b = ember.ones(3, dtype=ember.float64)
+    assert _add_owned(a, b, set()).dtype == (a + b).dtype
+    owned = set()
+    s = _add_owned(a, a, owned)
+    assert s is not a and id(s) in owned
+    assert _add_owned(s, a, owned) is s
+    np.testing.assert_allclose(s.numpy(), np.full(3, 3.0))
+    np.testing.assert_allclose(a.numpy(), np.ones(3))
+    # 0-d gradients stay 0-d arrays (NumPy's add of two 0-d arrays returns a scalar)
+    z = ember.tensor(2.0, requires_grad=True)
+    y = z * 3.0
+    (y.view(()) + y.view(())).backward()
+    assert isinstance(_add_owned(ember.tensor(1.0), ember.tensor(2.0), set())._data, np.ndarray)
+    np.testing.assert_allclose(z.grad.numpy(), 6.0)
+
+
+@pytest.mark.parity
+def test_shared_cell_weights_match_torch(rng):
+    torch = pytest.importorskip("torch")
+    cell = ember.nn.LSTMCell(3, 5)
+    ref = torch.nn.LSTMCell(3, 5)
+    ref.load_state_dict({k: torch.from_numpy(v.detach().numpy().copy())
+                         for k, v in cell.state_dict().items()})
+    xs = rng.standard_normal((6, 2, 3)).astype(np.float32)
+    for lib, m in ((ember, cell), (torch, ref)):
+        h = c = lib.zeros(2, 5)
+        for t in range(6):
+            h, c = m(lib.from_numpy(xs[t]), (h, c))
+        (h.sum() + c.sum()).backward()
+    for name, p in cell.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), dict(ref.named_parameters())[name].grad
+                                   .numpy(), rtol=1e-5, atol=1e-6)

@@ -54,6 +54,28 @@ def test_linear_matches_torch(rng, shape, bias):
 
 
 @pytest.mark.parity
+@pytest.mark.parametrize("rows,n_in,n_out", [(300, 5, 1), (300, 7, 4), (3, 7, 1), (70, 3, 2)])
+def test_linear_backward_fast_paths_match_torch(rng, rows, n_in, n_out):
+    # n_out == 1: the input gradient as a broadcast multiply; >= 64 rows: the bias gradient as a
+    # product with ones (linear._column_sums); a 3-D input takes the same 2-D view
+    torch = _torch()
+    for shape in ((rows, n_in), (2, rows, n_in)):
+        _check_parity(nn.Linear(n_in, n_out), torch.nn.Linear(n_in, n_out),
+                      rng.standard_normal(shape).astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_linear_bias_gradient_is_the_column_sum_in_float64(rng):
+    lin = nn.Linear(3, 5).double()
+    x = ember.tensor(rng.standard_normal((100, 3)), requires_grad=True)
+    g = rng.standard_normal((100, 5))
+    lin(x).backward(ember.tensor(g))
+    np.testing.assert_allclose(lin.bias.grad.numpy(), g.sum(0), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), g @ lin.weight.detach().numpy(), rtol=1e-12)
+    assert gradcheck(lambda a: nn.functional.linear(a, lin.weight, lin.bias),
+                     (ember.tensor(rng.standard_normal((70, 3)), requires_grad=True),))
+
+
+@pytest.mark.parity
 def test_linear_noncontiguous_input_matches_torch(rng):
     torch = _torch()
     ours, theirs = nn.Linear(4, 3), torch.nn.Linear(4, 3)

@@ -152,6 +152,13 @@ def test_pointwise_grads_match_numpy(rng, dtype):
                                g[:, ::2] * (1 - y[:, ::2] ** 2), rtol=1e-6)
     np.testing.assert_array_equal(P.masked_grad(np.ones((), dtype), x, 0, math.inf),
                                   (x > 0).astype(dtype))
+    # a strided gradient of the same shape (a slice of a concatenation's gradient) and a
+    # strided x: copied dense, then the kernel
+    wide = rng.standard_normal((3, 4, 9)).astype(dtype)
+    np.testing.assert_array_equal(P.masked_grad(wide[..., 4:], x, -1.0, 1.0),
+                                  np.where((x > -1) & (x < 1), wide[..., 4:], 0))
+    np.testing.assert_array_equal(P.masked_grad(g, wide[..., :5], 0, math.inf),
+                                  np.where(wide[..., :5] > 0, g, 0))
 
 
 @pytest.mark.parametrize("fn,ref", [(P.tanh_grad, lambda g, y: g * (1 - y * y)),

@@ -239,7 +239,12 @@ def masked_grad(g, x, lo, hi):
     """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere; ``lo``/``hi`` may be
     +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
     if not _fusable(g, x):
-        return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
+        if not (g.shape == x.shape and g.dtype == x.dtype and g.dtype in _FLOATS):
+            return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
+        # strided (a column slice of a concatenation's gradient, as NCF's two branches
+        # receive): one dense copy and the kernel beat NumPy's four strided passes ~7x
+        g = np.ascontiguousarray(g)
+        x = np.ascontiguousarray(x)
     out = reusable_empty(g.shape, g.dtype)  # NOTE [Reused buffers] in _backend.py
     typed = x.dtype.type  # bounds in the array's dtype: float32 compares stay float32
     _k_masked_grad(g.reshape(-1), x.reshape(-1), typed(lo), typed(hi), out.reshape(-1))

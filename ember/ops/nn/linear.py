@@ -63,14 +63,38 @@ def _backward_numpy(g, x, w, need):
     g2 = np.ascontiguousarray(g).reshape(-1, n_out)
     gx = gw = gb = None
     if need[0]:
-        gx = _make(gemm(g2, w).reshape(x.shape))
+        if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
+            gx = _make(np.multiply(g2, w).reshape(x.shape))
+        else:
+            gx = _make(gemm(g2, w).reshape(x.shape))
     if need[1]:
         out = reusable_empty((n_out, n_in), g.dtype)
         np.matmul(g2.T, x.reshape(-1, n_in), out=out)
         gw = _make(out)
     if len(need) > 2 and need[2]:
-        gb = _make(np.add.reduce(g2, axis=0))
+        gb = _make(_column_sums(g2))
     return gx, gw, gb
+
+
+_ONES = {}  # (rows, dtype) -> a read-only vector of ones for `_column_sums`
+
+
+def _column_sums(g2):
+    """The column sums of a C-contiguous (rows, out) array (the bias gradient). With many rows
+    a matrix-vector product with ones runs 1.5-9x faster than NumPy's reduction over axis 0
+    (float32, one thread: (4096, 32) 8 vs 74 us, (640, 2000) 72 vs 126 us); results agree to
+    rounding (the order of additions differs, as between NumPy and torch)."""
+    rows, cols = g2.shape
+    if rows < 64 or cols < 2:
+        return np.add.reduce(g2, axis=0)
+    key = (rows, g2.dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        if len(_ONES) > 64:
+            _ONES.clear()
+        ones = _ONES[key] = np.ones(rows, g2.dtype)
+        ones.flags.writeable = False
+    return ones @ g2
 
 
 def _linear_weight_grad(grad, x, n_out, n_in):
