@@ -37,8 +37,10 @@ def gru_ref(gi, gh, h_prev, grad_h):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("batch, hidden", [(3, 5), (1, 1), (0, 4), (16, 33)])
+@pytest.mark.parametrize("batch, hidden", [(3, 5), (1, 1), (0, 4), (16, 33), (17, 6)])
 def test_lstm_cell_matches_reference(rng, batch, hidden, dtype):
+    # up to rnn._FUSED_MAX_ROWS rows the one-pass kernel with vmath's sigmoid/tanh, above it
+    # NumPy's ufuncs and the state-update kernel
     gates = (rng.standard_normal((batch, 4 * hidden)) * 3).astype(dtype)
     c_prev = rng.standard_normal((batch, hidden)).astype(dtype)
     grad_h = rng.standard_normal((batch, hidden)).astype(dtype)
@@ -61,12 +63,16 @@ def test_lstm_cell_backward_accepts_missing_grads(rng):
         np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
-def test_lstm_cell_saturated_gates_stay_finite():
-    gates = np.array([[-800.0, 800.0, -800.0, 800.0]])
-    h, c, saved = rnn.lstm_cell_forward(gates, np.ones((1, 1)))
-    np.testing.assert_allclose([h[0, 0], c[0, 0]], [np.tanh(1.0), 1.0])
-    assert np.all(np.isfinite(rnn.lstm_cell_backward(np.ones((1, 1)), np.ones((1, 1)), saved,
-                                                     np.ones((1, 1)))[0]))
+@pytest.mark.parametrize("rows", [1, 20])
+def test_lstm_cell_saturated_gates_stay_finite(rows):
+    gates = np.tile(np.array([[-800.0, 800.0, -800.0, 800.0]]), (rows, 1))
+    h, c, saved = rnn.lstm_cell_forward(gates, np.ones((rows, 1)))
+    np.testing.assert_allclose(h[:, 0], np.tanh(1.0))
+    np.testing.assert_allclose(c[:, 0], 1.0)
+    ones = np.ones((rows, 1))
+    assert np.all(np.isfinite(rnn.lstm_cell_backward(ones, ones, saved, ones)[0]))
+    nan = rnn.lstm_cell_forward(np.full((rows, 4), np.nan), ones)[0]
+    assert np.isnan(nan).all()  # NaN propagates (one-pass kernel for 1 row, NumPy for 20)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])

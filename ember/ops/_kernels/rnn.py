@@ -10,7 +10,13 @@ with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
 import numba
 import numpy as np
 
+from .vmath import vsigmoid, vtanh
+
 PARALLEL = False
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# Batches up to this many rows take the one-pass kernel; above it NumPy's SIMD ufuncs are as
+# fast (batch 32) and the kernel has no advantage to offer
+_FUSED_MAX_ROWS = 16
 
 
 def _sigmoid(z, out):
@@ -85,6 +91,33 @@ def _k_lstm_cell_bwd(grad_h, grad_c, act, tanh_c, c_prev, grad_gates, grad_c_pre
             dcp[k] = dc * f
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_lstm_cell_fwd_fused(gates, c_prev, h, c, act, tanh_c):
+    """The whole cell in one pass per row, with vmath's vectorisable sigmoid and tanh: at a
+    small batch the NumPy form is mostly the overhead of its six calls (batch 4, hidden 128:
+    10 us -> 3.3 us; batch 32, hidden 256: equal)."""
+    n_batch, hidden = c.shape
+    for b in range(n_batch):
+        z = gates[b]
+        a = act[b]
+        for k in range(2 * hidden):  # i and f
+            a[k] = vsigmoid(z[k])
+        for k in range(2 * hidden, 3 * hidden):  # g
+            a[k] = vtanh(z[k])
+        for k in range(3 * hidden, 4 * hidden):  # o
+            a[k] = vsigmoid(z[k])
+        cp = c_prev[b]
+        cb = c[b]
+        tb = tanh_c[b]
+        hb = h[b]
+        for k in range(hidden):
+            cv = a[hidden + k] * cp[k] + a[k] * a[2 * hidden + k]
+            cb[k] = cv
+            tc = vtanh(cv)
+            tb[k] = tc
+            hb[k] = a[3 * hidden + k] * tc
+
+
 def lstm_cell_forward(gates, c_prev, out=None):
     """One LSTM step from gate pre-activations.
 
@@ -103,6 +136,10 @@ def lstm_cell_forward(gates, c_prev, out=None):
         out = (np.empty_like(c_prev), np.empty_like(c_prev), np.empty_like(gates),
                np.empty_like(c_prev))
     h, c, act, tanh_c = out
+    if _FUSED_MAX_ROWS >= gates.shape[0] and gates.dtype == c_prev.dtype and \
+            gates.dtype in _FLOATS and gates.flags.c_contiguous and c_prev.flags.c_contiguous:
+        _k_lstm_cell_fwd_fused(gates, c_prev, h, c, act, tanh_c)
+        return h, c, (act, tanh_c)
     # one exp over all four gates (g's quarter is then overwritten by its tanh): fewer NumPy
     # calls per time step; exp(-z) = inf for z << 0 gives the sigmoid's right limit, 0
     np.negative(gates, out=act)
