@@ -1,5 +1,5 @@
-"""Winograd F(2x2, 3x3) convolution (ember/ops/_kernels/winograd.py): the same numbers as the
-im2col path and as torch, gradients by gradcheck, and which layers take it."""
+"""Winograd F(2x2, 3x3) and F(4x4, 3x3) convolution (ember/ops/_kernels/winograd.py): the same
+numbers as the im2col path and as torch, gradients by gradcheck, and which layers take which."""
 import numpy as np
 import pytest
 
@@ -12,10 +12,22 @@ from ember.ops._kernels import winograd
 
 @pytest.fixture
 def every_shape(monkeypatch):
-    """Let Winograd take every 3x3 stride-1 convolution, however small."""
+    """Let Winograd take every 3x3 stride-1 convolution, however small (with F(2x2, 3x3):
+    `tile` below switches to F(4x4, 3x3))."""
     monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_TILES_4", 10 ** 9)
     monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "_MIN_USED", 0.0)
+
+
+@pytest.fixture(params=[2, 4])
+def tile(request, monkeypatch):
+    """Outputs per tile side: every shape that Winograd takes takes this one."""
+    monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
+    monkeypatch.setattr(winograd, "_MIN_USED", 0.0)
+    monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_TILES_4", 1 if request.param == 4 else 10 ** 9)
+    return request.param
 
 
 # (n, c, o, h, w, padding): odd and even sizes, every padding 0..2, a single tile, a 1-wide map
@@ -29,10 +41,13 @@ SHAPES = [
 ]
 
 
+# float32 error relative to the largest entry: ~1e-6 for F(2x2, 3x3), up to ~1e-5 for F(4x4, 3x3)
+# (its transforms have entries up to 8 and 1/24); NOTE [Winograd F(4x4, 3x3)]
 @pytest.mark.parametrize("dtype, tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
-@pytest.mark.parametrize("shape", SHAPES)
-def test_winograd_equals_im2col_forward_and_gradients(rng, shape, dtype, tol):
+@pytest.mark.parametrize("shape", SHAPES + [(8, 64, 48, 16, 16, (1, 1))])
+def test_winograd_equals_im2col_forward_and_gradients(rng, tile, shape, dtype, tol):
     n, c, o, h, w, padding = shape
+    assert winograd._tile_size((n, c, h, w), (o, c, 3, 3), *padding) == tile
     x = rng.standard_normal((n, c, h, w)).astype(dtype)
     wt = rng.standard_normal((o, c, 3, 3)).astype(dtype)
     b = rng.standard_normal(o).astype(dtype)
@@ -54,7 +69,7 @@ def test_winograd_equals_im2col_forward_and_gradients(rng, shape, dtype, tol):
 
 
 @pytest.mark.parametrize("padding", [0, 1, 2])
-def test_winograd_conv2d_gradcheck_and_double_backward(rng, every_shape, padding):
+def test_winograd_conv2d_gradcheck_and_double_backward(rng, tile, padding):
     x = ember.tensor(rng.standard_normal((2, 3, 5, 6)), requires_grad=True)
     w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
     b = ember.tensor(rng.standard_normal(4), requires_grad=True)
@@ -83,7 +98,7 @@ def test_winograd_conv2d_module_matches_im2col_path_in_a_training_step(rng, monk
     ours = run()
     monkeypatch.setattr(winograd, "_MIN_TILES", 10 ** 9)
     ref = run()
-    for a, r in zip(ours, ref):
+    for a, r in zip(ours, ref, strict=True):
         np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-4 * np.abs(r).max())
 
 
@@ -100,7 +115,7 @@ def test_winograd_layer_matches_torch_float32(rng):
     ty = torch.nn.functional.conv2d(*ref, padding=1)
     y.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    pairs = [(y.detach(), ty.detach())] + [(o.grad, r.grad) for o, r in zip(ours, ref)]
+    pairs = [(y.detach(), ty.detach())] + [(o.grad, r.grad) for o, r in zip(ours, ref, strict=True)]
     for a, r in pairs:
         r = r.numpy()
         np.testing.assert_allclose(a.numpy(), r, rtol=1e-4, atol=2e-5 * np.abs(r).max())
@@ -108,7 +123,7 @@ def test_winograd_layer_matches_torch_float32(rng):
 
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, expected", [
     ((8, 64, 32, 32), (64, 64, 3, 3), 1, 1, 1, 1, True),      # VGG-19 block 1
-    ((8, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1, 1, True),     # VGG-19 block 3: 128 tiles
+    ((8, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1, 1, True),     # VGG-19 block 3: 32 4x4 tiles
     ((8, 512, 4, 4), (512, 512, 3, 3), 1, 1, 1, 1, False),    # 32 tiles: weight transform loses
     ((8, 3, 32, 32), (64, 3, 3, 3), 1, 1, 1, 1, False),       # 3 input channels
     ((16, 192, 7, 7), (384, 192, 3, 3), 1, 1, 1, 1, False),   # 7x7: a quarter of a tile wasted
@@ -125,16 +140,30 @@ def test_winograd_applies_only_where_it_pays(x_shape, w_shape, stride, padding, 
     assert winograd.applies(x_shape, w_shape, geo, groups) is expected
 
 
-def test_winograd_forward_keeps_four_numbers_per_input_pixel(rng):
-    """What the forward keeps for the weight gradient: 16 per 2x2 output tile, against
-    im2col's 9 per output position."""
+@pytest.mark.parametrize("x_shape, w_shape, tile", [
+    ((8, 64, 32, 32), (64, 64, 3, 3), 4),      # VGG-19 block 1: 512 tiles of 4x4
+    ((8, 256, 8, 8), (256, 256, 3, 3), 4),     # VGG-19 block 3: 32 tiles of 4x4
+    ((4, 256, 8, 8), (256, 256, 3, 3), 0),     # 16 4x4 tiles, 64 2x2 tiles: im2col
+    ((16, 128, 6, 6), (128, 128, 3, 3), 2),    # 4x4 tiles: 36 of 64 outputs used; 2x2 tiles: all
+    ((8, 512, 4, 4), (512, 512, 3, 3), 0),     # 8 4x4 tiles, 32 2x2 tiles: im2col
+])
+def test_winograd_tile_size(x_shape, w_shape, tile):
+    assert winograd._tile_size(x_shape, w_shape, 1, 1) == tile
+
+
+@pytest.mark.parametrize("tile, per_pixel", [(2, 4), (4, 2.25)])
+def test_winograd_forward_keeps_few_numbers_per_input_pixel(rng, monkeypatch, tile, per_pixel):
+    """What the forward keeps for the weight gradient: 16 per 2x2 output tile or 36 per 4x4
+    one, against im2col's 9 per output position."""
+    monkeypatch.setattr(winograd, "_MIN_TILES_4", 32 if tile == 4 else 10 ** 9)
     x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
     w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
     keep = []
     kconv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1, keep)
     (v,) = keep
-    assert v.shape == (16, 64, 8 * 8 * 8)
-    assert v.size == 4 * x.size
+    side = 16 // tile
+    assert v.shape == ((tile + 2) ** 2, 64, 8 * side * side)
+    assert v.size == per_pixel * x.size
 
 
 @pytest.mark.parametrize("needs", ["x", "w", "both"])
@@ -152,11 +181,11 @@ def test_winograd_partial_gradients_and_a_retained_second_backward(rng, every_sh
     first = [t.grad.numpy().copy() for t in (x, w) if t.requires_grad]
     y.backward(ember.tensor(g))
     second = [t.grad.numpy() for t in (x, w) if t.requires_grad]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         np.testing.assert_allclose(b, 2 * a, rtol=1e-12)
     geo = kconv._geometry(w_np.shape, (1, 1), (1, 1), (1, 1))
     expected = {"x": kconv._conv_input_grad(g, w_np, x_np.shape, geo, 1).transpose(0, 1, 3, 2),
                 "w": kconv._conv_weight_grad(g, x_np, w_np.shape, geo, 1)}
     names = [n for n in ("x", "w") if needs in (n, "both")]
-    for name, got in zip(names, first):
+    for name, got in zip(names, first, strict=True):
         np.testing.assert_allclose(got, expected[name], rtol=1e-10, atol=1e-10)

@@ -45,12 +45,37 @@ The transforms round a little more than the direct sum: float32 results differ f
 ~1e-6 relative; float64 agrees to ~1e-15 (tests/nn/test_winograd.py, with gradcheck).
 Reference for the matrices: A. Lavin and S. Gray, "Fast Algorithms for Convolutional Neural
 Networks", CVPR 2016.
+
+NOTE [Winograd F(4x4, 3x3)]
+The same scheme with 4x4 output blocks from 6x6 input tiles (kernels in winograd4.py): 36
+GEMMs instead of 16, but on a quarter of the tiles, so 36/16 = 2.25 multiplications per output
+against F(2x2, 3x3)'s 4 and the direct form's 9, and the transformed input is 2.25 numbers per
+pixel instead of 4 (less memory kept for the weight gradient, less traffic in the transforms).
+The transformed weight is 36 numbers per filter, so it needs even more tiles per filter than
+F(2x2, 3x3) to pay; the tile-count threshold is _MIN_TILES_4 tiles of 4x4 (with the other
+conditions of `applies` unchanged), and below it F(2x2, 3x3) is tried as before. Forward + both
+gradients, one thread, CPU ms (a busy machine, smoke figures, scratch A/B of the two schemes):
+
+    layer (N, C -> O, map)     F(2x2)   F(4x4)
+    8, 64 -> 64, 32x32          17.3     11.8
+    8, 64 -> 128, 16x16          7.2      4.8
+    8, 128 -> 128, 16x16        13.0      9.3
+    8, 128 -> 128, 8x8           3.0      2.3
+    8, 256 -> 256, 8x8          12.2     11.3
+
+Accuracy is the price: the transforms have entries up to 8 and down to 1/24, and float32
+results differ from im2col's by up to ~1e-5 of the largest entry on 64-256 channels (F(2x2, 3x3):
+~1e-6; torch's direct convolution rounds like im2col). float64 agrees to ~1e-14. Training is
+not affected at that level (the Table 1 model steps match torch within their float32
+tolerances, tests/test_table1_models.py); code that needs the direct sum's rounding can raise
+_MIN_TILES_4.
 """
 
 import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from . import winograd4 as _w4
 from .planes import _crop_plane, _fill_interior
 
 # When Winograd beats im2col (measurements in `applies`): fewest tiles (2x2 output blocks over
@@ -58,6 +83,8 @@ from .planes import _crop_plane, _fill_interior
 _MIN_TILES = 128
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
+# Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)].
+_MIN_TILES_4 = 32
 # Largest transformed operand (elements) taken here: V and M are not chunked over the batch
 # like im2col (conv.py's _COLS_BUDGET), so bigger layers stay there and memory stays bounded.
 _MAX_PLANES = 1 << 26
@@ -74,21 +101,44 @@ def applies(x_shape, w_shape, geo, groups):
         return False
     if not (0 <= ph <= 2 and 0 <= pw <= 2):
         return False
+    return _tile_size(x_shape, w_shape, ph, pw) != 0
+
+
+def _fits(x_shape, w_shape, ph, pw, m, min_tiles, min_used):
+    """Whether tiles of m x m outputs pay: enough of them, enough of their outputs inside the
+    image, and transformed operands under _MAX_PLANES elements."""
     n, c, h, w = x_shape
-    if c < _MIN_CHANNELS or w_shape[0] < _MIN_CHANNELS:
+    th, tw = _tiles(h, w, ph, pw, m)
+    tiles = n * th * tw
+    if th <= 0 or tw <= 0 or tiles < min_tiles:
         return False
-    th, tw = _tiles(h, w, ph, pw)
-    if th <= 0 or tw <= 0 or n * th * tw < _MIN_TILES:
-        return False
-    if 16 * max(c, w_shape[0]) * n * th * tw > _MAX_PLANES:
+    if (m + 2) ** 2 * max(c, w_shape[0]) * tiles > _MAX_PLANES:
         return False
     oh, ow = h + 2 * ph - 2, w + 2 * pw - 2
-    return oh * ow >= _MIN_USED * 4 * th * tw
+    return oh * ow >= min_used * m * m * th * tw
 
 
-def _tiles(h, w, ph, pw):
-    """Tiles along each axis: ceil(output size / 2)."""
-    return (h + 2 * ph - 1) // 2, (w + 2 * pw - 1) // 2
+def _tile_size(x_shape, w_shape, ph, pw):
+    """Outputs per tile side: 4 (F(4x4, 3x3)), 2 (F(2x2, 3x3)) or 0 (im2col), for a 3x3
+    stride-1 convolution (NOTE [Winograd F(4x4, 3x3)])."""
+    if x_shape[1] < _MIN_CHANNELS or w_shape[0] < _MIN_CHANNELS:
+        return 0
+    if _fits(x_shape, w_shape, ph, pw, 4, _MIN_TILES_4, _MIN_USED):
+        return 4
+    if _fits(x_shape, w_shape, ph, pw, 2, _MIN_TILES, _MIN_USED):
+        return 2
+    return 0
+
+
+def _driver_tile(x_shape, w_shape, ph, pw):
+    """The drivers' tile size: `_tile_size`'s, and F(2x2, 3x3) for shapes called here directly
+    that `applies` would have sent to im2col (tests do)."""
+    return _tile_size(x_shape, w_shape, ph, pw) or 2
+
+
+def _tiles(h, w, ph, pw, m=2):
+    """Tiles along each axis: ceil(output size / m)."""
+    return (h + 2 * ph - 3 + m) // m, (w + 2 * pw - 3 + m) // m
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,29 +325,38 @@ def _k_winograd_weight_adjoint(du, gw):
 
 
 # ---------------------------------------------------------------------------------------------
-# Drivers (C-contiguous float arrays; `applies` has been checked).
+# Drivers (C-contiguous float arrays; `applies` has been checked). Each takes its tile size from
+# `_driver_tile`, so a forward and the backward of the same shapes agree on it.
+
+# (input, input adjoint, output, output adjoint, weight, weight adjoint) kernels per tile size
+_KERNELS = {
+    2: (_k_winograd_input, _k_winograd_input_adjoint, _k_winograd_output,
+        _k_winograd_output_adjoint, _k_winograd_weight, _k_winograd_weight_adjoint),
+    4: (_w4._k_input, _w4._k_input_adjoint, _w4._k_output, _w4._k_output_adjoint,
+        _w4._k_weight, _w4._k_weight_adjoint),
+}
 
 
-def _planes(rows, cols, dtype):
-    """An uninitialised (16, rows, cols) array whose planes are one cache line further apart
+def _planes(rows, cols, dtype, count=16):
+    """An uninitialised (count, rows, cols) array whose planes are one cache line further apart
     than contiguous ones. Contiguous planes of a power-of-two size start at addresses equal
     modulo 4 KiB, and a loop touching all 16 at once thrashes the same cache sets."""
     size = rows * cols + 64 // np.dtype(dtype).itemsize
-    flat = reusable_empty((16 * size,), dtype)  # NOTE [Reused buffers] in _backend.py
-    return flat.reshape(16, size)[:, :rows * cols].reshape(16, rows, cols)
+    flat = reusable_empty((count * size,), dtype)  # NOTE [Reused buffers] in _backend.py
+    return flat.reshape(count, size)[:, :rows * cols].reshape(count, rows, cols)
 
 
-def _transformed_input(x, ph, pw):
+def _transformed_input(x, ph, pw, m):
     n, c, h, w = x.shape
-    th, tw = _tiles(h, w, ph, pw)
-    v = _planes(c, n * th * tw, x.dtype)
-    _k_winograd_input(x, v, ph, pw, th, tw)
+    th, tw = _tiles(h, w, ph, pw, m)
+    v = _planes(c, n * th * tw, x.dtype, (m + 2) ** 2)
+    _KERNELS[m][0](x, v, ph, pw, th, tw)
     return v
 
 
-def _transformed_weight(w):
-    u = _planes(w.shape[0], w.shape[1], w.dtype)
-    _k_winograd_weight(w, u)
+def _transformed_weight(w, m):
+    u = _planes(w.shape[0], w.shape[1], w.dtype, (m + 2) ** 2)
+    _KERNELS[m][4](w, u)
     return u
 
 
@@ -309,51 +368,54 @@ def forward(x, w, bias, padding, keep=None):
     n, c, h, wd = x.shape
     o = w.shape[0]
     ph, pw = padding
-    th, tw = _tiles(h, wd, ph, pw)
-    v = _transformed_input(x, ph, pw)
-    m = _planes(o, v.shape[2], x.dtype)
-    np.matmul(_transformed_weight(w), v, out=m)
+    m = _driver_tile(x.shape, w.shape, ph, pw)
+    th, tw = _tiles(h, wd, ph, pw, m)
+    v = _transformed_input(x, ph, pw, m)
+    prod = _planes(o, v.shape[2], x.dtype, (m + 2) ** 2)
+    np.matmul(_transformed_weight(w, m), v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
-    _k_winograd_output(m, np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
+    _KERNELS[m][2](prod, np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
     if keep is not None:
         keep.append(v)
     return y
 
 
-def _transformed_grad(gy):
+def _transformed_grad(gy, m):
     n, o, oh, ow = gy.shape
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
-    dm = _planes(o, n * th * tw, gy.dtype)
-    _k_winograd_output_adjoint(gy, dm, th, tw)
+    th, tw = -(-oh // m), -(-ow // m)
+    dm = _planes(o, n * th * tw, gy.dtype, (m + 2) ** 2)
+    _KERNELS[m][3](gy, dm, th, tw)
     return dm
 
 
 def input_grad(gy, w, x_shape, padding, dm=None):
     """Gradient in x of `forward` (dm: gy already transformed, if at hand)."""
-    dm = _transformed_grad(gy) if dm is None else dm
-    u = _transformed_weight(w)
-    dv = _planes(x_shape[1], dm.shape[2], gy.dtype)
+    m = _driver_tile(x_shape, w.shape, *padding)
+    dm = _transformed_grad(gy, m) if dm is None else dm
+    u = _transformed_weight(w, m)
+    dv = _planes(x_shape[1], dm.shape[2], gy.dtype, (m + 2) ** 2)
     np.matmul(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
-    th, tw = _tiles(x_shape[2], x_shape[3], *padding)
-    _k_winograd_input_adjoint(dv, gx, padding[0], padding[1], th, tw)
+    th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
+    _KERNELS[m][1](dv, gx, padding[0], padding[1], th, tw)
     return gx
 
 
 def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     """Gradient in w of `forward`; packed: the transformed input `forward` kept, if any."""
-    dm = _transformed_grad(gy) if dm is None else dm
-    v = _transformed_input(x, *padding) if packed is None else packed
-    du = _planes(w_shape[0], w_shape[1], x.dtype)
+    m = _driver_tile(x.shape, w_shape, *padding)
+    dm = _transformed_grad(gy, m) if dm is None else dm
+    v = _transformed_input(x, *padding, m) if packed is None else packed
+    du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
     np.matmul(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
-    _k_winograd_weight_adjoint(du, gw)
+    _KERNELS[m][5](du, gw)
     return gw
 
 
 def backward(gy, x, w, padding, need_x, need_w, packed=None):
     """(gx, gw), None for those not requested; gy is transformed once for both."""
-    dm = _transformed_grad(gy)
+    dm = _transformed_grad(gy, _driver_tile(x.shape, w.shape, *padding))
     gx = input_grad(gy, w, x.shape, padding, dm) if need_x else None
     gw = weight_grad(gy, x, w.shape, padding, packed, dm) if need_w else None
     return gx, gw

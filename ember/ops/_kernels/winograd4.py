@@ -1,0 +1,272 @@
+"""The transform kernels of Winograd's F(4x4, 3x3): 4x4 output blocks from 6x6 input tiles, 36
+GEMMs. The drivers, the choice between this and F(2x2, 3x3) and the reasoning are in winograd.py
+(NOTE [Winograd convolution], NOTE [Winograd F(4x4, 3x3)]).
+
+Transformed arrays are (36, channels, T), p = 6*a + b for row a, column b of the 6x6 tile; tile
+t = (n * th + i) * tw + j covers outputs 4i..4i+3, 4j..4j+3 and padded input rows/columns
+4i..4i+5, 4j..4j+5. The matrices (interpolation points 0, +-1, +-2, infinity) are those of
+Lavin and Gray (CVPR 2016):
+
+    B^T = [[4, 0, -5, 0, 1, 0],         G = [[ 1/4,     0,    0],    A^T = [[1, 1,  1, 1,  1, 0],
+           [0, -4, -4, 1, 1, 0],              [-1/6, -1/6, -1/6],           [0, 1, -1, 2, -2, 0],
+           [0, 4, -4, -1, 1, 0],              [-1/6,  1/6, -1/6],           [0, 1,  1, 4,  4, 0],
+           [0, -2, -1, 2, 1, 0],              [1/24, 1/12,  1/6],           [0, 1, -1, 8, -8, 1]]
+           [0, 2, -1, -2, 1, 0],              [1/24, -1/12, 1/6],
+           [0, 4, 0, -5, 0, 1]]               [   0,    0,    1]]
+
+Constants reach the kernels in the arrays' dtype (``_consts``), so float32 stays float32.
+"""
+
+import numba
+import numpy as np
+
+from .planes import _crop_plane, _fill_interior
+
+_JIT = dict(nogil=True, cache=True, inline="always")
+
+
+@numba.njit(**_JIT)
+def _bt(d0, d1, d2, d3, d4, d5, four, five):
+    """B^T d for one column of 6 inputs."""
+    return (four * d0 - five * d2 + d4,
+            d3 + d4 - four * (d1 + d2),
+            four * (d1 - d2) - d3 + d4,
+            d4 - d2 - (d1 + d1) + (d3 + d3),
+            d4 - d2 + (d1 + d1) - (d3 + d3),
+            four * d1 - five * d3 + d5)
+
+
+@numba.njit(**_JIT)
+def _b(e0, e1, e2, e3, e4, e5, four, five):
+    """B e: the adjoint of `_bt`."""
+    return (four * e0,
+            four * (e2 - e1 + e5) + (e4 - e3) + (e4 - e3),
+            -five * e0 - four * (e1 + e2) - e3 - e4,
+            e1 - e2 + (e3 - e4) + (e3 - e4) - five * e5,
+            e0 + e1 + e2 + e3 + e4,
+            e5)
+
+
+@numba.njit(**_JIT)
+def _at(m0, m1, m2, m3, m4, m5, four, eight):
+    """A^T m: 6 products to 4 outputs."""
+    s, d = m1 + m2, m1 - m2
+    s2, d2 = m3 + m4, m3 - m4
+    return m0 + s + s2, d + d2 + d2, s + four * s2, d + eight * d2 + m5
+
+
+@numba.njit(**_JIT)
+def _a(y0, y1, y2, y3, four, eight):
+    """A y: the adjoint of `_at`."""
+    e, o = y0 + y2, y1 + y3
+    e4, o8 = y0 + four * y2, y1 + y1 + eight * y3
+    return y0, e + o, e - o, e4 + o8, e4 - o8, y3
+
+
+@numba.njit(**_JIT)
+def _g(g0, g1, g2, k):
+    """G g: 3 filter taps to 6 (k from `_consts`)."""
+    q, s, t, f = k[3], k[4], k[5], k[6]
+    even = g0 + g2
+    return q * g0, -s * (even + g1), s * (g1 - even), f * g0 + t * g1 + s * g2, \
+        f * g0 - t * g1 + s * g2, g2
+
+
+@numba.njit(**_JIT)
+def _gt(u0, u1, u2, u3, u4, u5, k):
+    """G^T u: the adjoint of `_g`."""
+    q, s, t, f = k[3], k[4], k[5], k[6]
+    a, c = u1 + u2, u3 + u4
+    return q * u0 - s * a + f * c, s * (u2 - u1) + t * (u3 - u4), s * (c - a) + u5
+
+
+@numba.njit(nogil=True, cache=True)
+def _consts(probe):
+    """(4, 5, 8, 1/4, 1/6, 1/12, 1/24) in the probe array's dtype."""
+    k = np.empty(7, dtype=probe.dtype)
+    k[0], k[1], k[2], k[3] = 4.0, 5.0, 8.0, 0.25
+    k[4], k[5], k[6] = 1.0 / 6.0, 1.0 / 12.0, 1.0 / 24.0
+    return k
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_input(x, v, ph, pw, th, tw):
+    """v[:, c, t] = B^T d B for every 6x6 input tile d of every (sample, channel)."""
+    n_batch, n_chan, h, w = x.shape
+    k = _consts(x)
+    four, five = k[0], k[1]
+    plane = np.zeros((4 * th + 2, 4 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
+    for c in range(n_chan):
+        for n in range(n_batch):
+            _fill_interior(plane, x[n, c], ph, pw)
+            for i in range(th):
+                r0, r1, r2 = plane[4 * i], plane[4 * i + 1], plane[4 * i + 2]
+                r3, r4, r5 = plane[4 * i + 3], plane[4 * i + 4], plane[4 * i + 5]
+                base = (n * th + i) * tw
+                vt = v[:, c, base:base + tw]
+                for j in range(tw):
+                    q = 4 * j
+                    c0 = _bt(r0[q], r1[q], r2[q], r3[q], r4[q], r5[q], four, five)  # columns
+                    c1 = _bt(r0[q + 1], r1[q + 1], r2[q + 1], r3[q + 1], r4[q + 1], r5[q + 1],
+                             four, five)
+                    c2 = _bt(r0[q + 2], r1[q + 2], r2[q + 2], r3[q + 2], r4[q + 2], r5[q + 2],
+                             four, five)
+                    c3 = _bt(r0[q + 3], r1[q + 3], r2[q + 3], r3[q + 3], r4[q + 3], r5[q + 3],
+                             four, five)
+                    c4 = _bt(r0[q + 4], r1[q + 4], r2[q + 4], r3[q + 4], r4[q + 4], r5[q + 4],
+                             four, five)
+                    c5 = _bt(r0[q + 5], r1[q + 5], r2[q + 5], r3[q + 5], r4[q + 5], r5[q + 5],
+                             four, five)
+                    for a in range(6):  # along each row
+                        e = _bt(c0[a], c1[a], c2[a], c3[a], c4[a], c5[a], four, five)
+                        p = 6 * a
+                        vt[p, j], vt[p + 1, j], vt[p + 2, j] = e[0], e[1], e[2]
+                        vt[p + 3, j], vt[p + 4, j], vt[p + 5, j] = e[3], e[4], e[5]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_input_adjoint(dv, gx, ph, pw, th, tw):
+    """gx = the adjoint of `_k_input`: B dV B^T of every tile, summed where tiles overlap,
+    padding cropped."""
+    n_batch, n_chan, h, w = gx.shape
+    k = _consts(gx)
+    four, five = k[0], k[1]
+    plane = np.empty((4 * th + 2, 4 * tw + 2), dtype=gx.dtype)
+    for c in range(n_chan):
+        for n in range(n_batch):
+            plane[:] = 0
+            for i in range(th):
+                base = (n * th + i) * tw
+                g = dv[:, c, base:base + tw]
+                for j in range(tw):
+                    e0 = _b(g[0, j], g[1, j], g[2, j], g[3, j], g[4, j], g[5, j], four, five)
+                    e1 = _b(g[6, j], g[7, j], g[8, j], g[9, j], g[10, j], g[11, j], four, five)
+                    e2 = _b(g[12, j], g[13, j], g[14, j], g[15, j], g[16, j], g[17, j], four,
+                            five)
+                    e3 = _b(g[18, j], g[19, j], g[20, j], g[21, j], g[22, j], g[23, j], four,
+                            five)
+                    e4 = _b(g[24, j], g[25, j], g[26, j], g[27, j], g[28, j], g[29, j], four,
+                            five)
+                    e5 = _b(g[30, j], g[31, j], g[32, j], g[33, j], g[34, j], g[35, j], four,
+                            five)
+                    for b in range(6):  # down each column, into the overlapping tiles' sum
+                        d = _b(e0[b], e1[b], e2[b], e3[b], e4[b], e5[b], four, five)
+                        q = 4 * j + b
+                        for a in range(6):
+                            plane[4 * i + a, q] += d[a]
+            _crop_plane(plane, gx[n, c], ph, pw)
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_output(m, bias, y, th, tw):
+    """y[n, o] = A^T m A for every tile (plus bias[o]; no bias when bias is empty)."""
+    n_batch, n_out, oh, ow = y.shape
+    k = _consts(y)
+    four, eight = k[0], k[2]
+    out = np.empty((4, 4 * tw), dtype=y.dtype)
+    zero = np.zeros(1, dtype=y.dtype)[0]  # a float64 0.0 would turn float32 sums into float64
+    for o in range(n_out):
+        bo = bias[o] if bias.size else zero
+        for n in range(n_batch):
+            for i in range(th):
+                base = (n * th + i) * tw
+                mt = m[:, o, base:base + tw]
+                for j in range(tw):
+                    c0 = _at(mt[0, j], mt[6, j], mt[12, j], mt[18, j], mt[24, j], mt[30, j],
+                             four, eight)  # down each column
+                    c1 = _at(mt[1, j], mt[7, j], mt[13, j], mt[19, j], mt[25, j], mt[31, j],
+                             four, eight)
+                    c2 = _at(mt[2, j], mt[8, j], mt[14, j], mt[20, j], mt[26, j], mt[32, j],
+                             four, eight)
+                    c3 = _at(mt[3, j], mt[9, j], mt[15, j], mt[21, j], mt[27, j], mt[33, j],
+                             four, eight)
+                    c4 = _at(mt[4, j], mt[10, j], mt[16, j], mt[22, j], mt[28, j], mt[34, j],
+                             four, eight)
+                    c5 = _at(mt[5, j], mt[11, j], mt[17, j], mt[23, j], mt[29, j], mt[35, j],
+                             four, eight)
+                    for a in range(4):  # along each row
+                        r = _at(c0[a], c1[a], c2[a], c3[a], c4[a], c5[a], four, eight)
+                        q = 4 * j
+                        out[a, q], out[a, q + 1] = r[0] + bo, r[1] + bo
+                        out[a, q + 2], out[a, q + 3] = r[2] + bo, r[3] + bo
+                for a in range(min(4, oh - 4 * i)):  # tile rows past the edge are dropped
+                    src = out[a]
+                    dst = y[n, o, 4 * i + a]
+                    for q in range(ow):
+                        dst[q] = src[q]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_output_adjoint(gy, dm, th, tw):
+    """dm[:, o, t] = A g A^T for the 4x4 block g of gy each tile produced (zeros past the
+    edge): the adjoint of `_k_output`."""
+    n_batch, n_out, oh, ow = gy.shape
+    k = _consts(gy)
+    four, eight = k[0], k[2]
+    g = np.zeros((4, 4 * tw), dtype=gy.dtype)  # columns past ow stay 0
+    for o in range(n_out):
+        for n in range(n_batch):
+            for i in range(th):
+                for a in range(4):
+                    row = g[a]
+                    if 4 * i + a < oh:
+                        src = gy[n, o, 4 * i + a]
+                        for q in range(ow):
+                            row[q] = src[q]
+                    else:
+                        row[:] = 0
+                base = (n * th + i) * tw
+                mt = dm[:, o, base:base + tw]
+                for j in range(tw):
+                    q = 4 * j
+                    c0 = _a(g[0, q], g[1, q], g[2, q], g[3, q], four, eight)  # down each column
+                    c1 = _a(g[0, q + 1], g[1, q + 1], g[2, q + 1], g[3, q + 1], four, eight)
+                    c2 = _a(g[0, q + 2], g[1, q + 2], g[2, q + 2], g[3, q + 2], four, eight)
+                    c3 = _a(g[0, q + 3], g[1, q + 3], g[2, q + 3], g[3, q + 3], four, eight)
+                    for a in range(6):  # along each row
+                        e = _a(c0[a], c1[a], c2[a], c3[a], four, eight)
+                        p = 6 * a
+                        mt[p, j], mt[p + 1, j], mt[p + 2, j] = e[0], e[1], e[2]
+                        mt[p + 3, j], mt[p + 4, j], mt[p + 5, j] = e[3], e[4], e[5]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_weight(w, u):
+    """u[:, o, c] = G g G^T for every 3x3 filter g = w[o, c]."""
+    n_out, n_chan = w.shape[0], w.shape[1]
+    k = _consts(w)
+    for o in range(n_out):
+        for c in range(n_chan):
+            g = w[o, c]
+            c0 = _g(g[0, 0], g[1, 0], g[2, 0], k)  # down each column
+            c1 = _g(g[0, 1], g[1, 1], g[2, 1], k)
+            c2 = _g(g[0, 2], g[1, 2], g[2, 2], k)
+            for a in range(6):  # along each row
+                e = _g(c0[a], c1[a], c2[a], k)
+                p = 6 * a
+                u[p, o, c], u[p + 1, o, c], u[p + 2, o, c] = e[0], e[1], e[2]
+                u[p + 3, o, c], u[p + 4, o, c], u[p + 5, o, c] = e[3], e[4], e[5]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_weight_adjoint(du, gw):
+    """gw[o, c] = G^T du G: the adjoint of `_k_weight`."""
+    n_out, n_chan = gw.shape[0], gw.shape[1]
+    k = _consts(gw)
+    for o in range(n_out):
+        for c in range(n_chan):
+            e0 = _gt(du[0, o, c], du[1, o, c], du[2, o, c], du[3, o, c], du[4, o, c],
+                     du[5, o, c], k)  # along each row
+            e1 = _gt(du[6, o, c], du[7, o, c], du[8, o, c], du[9, o, c], du[10, o, c],
+                     du[11, o, c], k)
+            e2 = _gt(du[12, o, c], du[13, o, c], du[14, o, c], du[15, o, c], du[16, o, c],
+                     du[17, o, c], k)
+            e3 = _gt(du[18, o, c], du[19, o, c], du[20, o, c], du[21, o, c], du[22, o, c],
+                     du[23, o, c], k)
+            e4 = _gt(du[24, o, c], du[25, o, c], du[26, o, c], du[27, o, c], du[28, o, c],
+                     du[29, o, c], k)
+            e5 = _gt(du[30, o, c], du[31, o, c], du[32, o, c], du[33, o, c], du[34, o, c],
+                     du[35, o, c], k)
+            g = gw[o, c]
+            for b in range(3):  # down each column
+                g[0, b], g[1, b], g[2, b] = _gt(e0[b], e1[b], e2[b], e3[b], e4[b], e5[b], k)
