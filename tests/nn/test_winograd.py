@@ -7,7 +7,7 @@ import ember
 from ember.autograd import gradcheck, gradgradcheck
 from ember.nn import functional as F
 from ember.ops._kernels import conv as kconv
-from ember.ops._kernels import winograd
+from ember.ops._kernels import split, winograd
 
 
 @pytest.fixture
@@ -189,3 +189,51 @@ def test_winograd_partial_gradients_and_a_retained_second_backward(rng, every_sh
     names = [n for n in ("x", "w") if needs in (n, "both")]
     for name, got in zip(names, first, strict=True):
         np.testing.assert_allclose(got, expected[name], rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("tile", [2, 4], indirect=True)
+def test_winograd_two_thread_halves_give_the_one_thread_numbers(rng, tile, monkeypatch):
+    """NOTE [Two halves on two threads]: every transform split over two threads writes what
+    one call writes, bit for bit (each half owns its channels)."""
+    x = rng.standard_normal((4, 9, 10, 11)).astype(np.float32)
+    w = rng.standard_normal((7, 9, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(7).astype(np.float32)
+    gy = rng.standard_normal((4, 7, 10, 11)).astype(np.float32)
+
+    def run():
+        keep = []
+        y = winograd.forward(x, w, b, (1, 1), keep).copy()
+        gx, gw = winograd.backward(gy, x, w, (1, 1), True, True, keep[0])
+        return y, gx.copy(), gw.copy()
+
+    monkeypatch.setattr(split, "_MIN_WORK", 0)
+    calls = []
+    original = split._helper
+    monkeypatch.setattr(split, "_helper", lambda: calls.append(1) or original())
+    halves = run()
+    # every transform ran in two halves: input, weight and output in the forward; gy's, the
+    # weight's again, the input adjoint and the weight adjoint in the backward
+    assert len(calls) == 7
+    monkeypatch.setattr(split, "_MIN_WORK", 1 << 62)
+    whole = run()
+    assert len(calls) == 7
+    for a, r in zip(halves, whole, strict=True):
+        np.testing.assert_array_equal(a, r)
+
+
+def test_split_run_propagates_errors_and_covers_the_range(monkeypatch):
+    monkeypatch.setattr(split, "_MIN_WORK", 0)
+    seen = np.zeros(10, dtype=np.int64)
+
+    def mark(out, lo, hi):
+        out[lo:hi] += 1
+
+    split.run(mark, 10, 1, seen)
+    np.testing.assert_array_equal(seen, np.ones(10))
+
+    def fail(lo, hi):
+        if lo > 0:
+            raise ValueError(f"upper half {lo}..{hi}")
+
+    with pytest.raises(ValueError, match="upper half 5..10"):
+        split.run(fail, 10, 1)

@@ -75,6 +75,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from . import split
 from . import winograd4 as _w4
 from .planes import _crop_plane, _fill_interior
 
@@ -187,11 +188,11 @@ def _gt(u0, u1, u2, u3, half):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_input(x, v, ph, pw, th, tw):
+def _k_winograd_input(x, v, ph, pw, th, tw, lo, hi):
     """v[:, c, t] = B^T d B for every 4x4 input tile d of every (sample, channel)."""
     n_batch, n_chan, h, w = x.shape
     plane = np.zeros((2 * th + 2, 2 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
-    for c in range(n_chan):
+    for c in range(lo, hi):
         for n in range(n_batch):
             _fill_interior(plane, x[n, c], ph, pw)
             for i in range(th):
@@ -210,12 +211,12 @@ def _k_winograd_input(x, v, ph, pw, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw):
+def _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw, lo, hi):
     """gx = the adjoint of `_k_winograd_input`: B dV B^T of every tile, summed where tiles
     overlap, padding cropped."""
     n_batch, n_chan, h, w = gx.shape
     plane = np.empty((2 * th + 2, 2 * tw + 2), dtype=gx.dtype)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         for n in range(n_batch):
             plane[:] = 0
             for i in range(th):
@@ -238,12 +239,12 @@ def _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_output(m, bias, y, th, tw):
+def _k_winograd_output(m, bias, y, th, tw, lo, hi):
     """y[n, o] = A^T m A for every tile (plus bias[o]; no bias when bias is empty)."""
     n_batch, n_out, oh, ow = y.shape
     out = np.empty((2, 2 * tw), dtype=y.dtype)
     zero = np.zeros(1, dtype=y.dtype)[0]  # a float64 0.0 would turn float32 sums into float64
-    for o in range(n_out):
+    for o in range(lo, hi):
         b = bias[o] if bias.size else zero
         for n in range(n_batch):
             for i in range(th):
@@ -266,12 +267,12 @@ def _k_winograd_output(m, bias, y, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_output_adjoint(gy, dm, th, tw):
+def _k_winograd_output_adjoint(gy, dm, th, tw, lo, hi):
     """dm[:, o, t] = A g A^T for the 2x2 block g of gy each tile produced (zeros past the edge):
     the adjoint of `_k_winograd_output`."""
     n_batch, n_out, oh, ow = gy.shape
     g = np.zeros((2, 2 * tw), dtype=gy.dtype)  # columns past ow stay 0
-    for o in range(n_out):
+    for o in range(lo, hi):
         for n in range(n_batch):
             for i in range(th):
                 for a in range(2):
@@ -293,11 +294,11 @@ def _k_winograd_output_adjoint(gy, dm, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_weight(w, u):
+def _k_winograd_weight(w, u, lo, hi):
     """u[:, o, c] = G g G^T for every 3x3 filter g = w[o, c]."""
-    n_out, n_chan = w.shape[0], w.shape[1]
+    n_chan = w.shape[1]
     half = np.full(1, 0.5, dtype=w.dtype)[0]
-    for o in range(n_out):
+    for o in range(lo, hi):
         for c in range(n_chan):
             g = w[o, c]
             c0 = _g(g[0, 0], g[1, 0], g[2, 0], half)  # down each column
@@ -309,11 +310,11 @@ def _k_winograd_weight(w, u):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_winograd_weight_adjoint(du, gw):
+def _k_winograd_weight_adjoint(du, gw, lo, hi):
     """gw[o, c] = G^T du G: the adjoint of `_k_winograd_weight`."""
-    n_out, n_chan = gw.shape[0], gw.shape[1]
+    n_chan = gw.shape[1]
     half = np.full(1, 0.5, dtype=gw.dtype)[0]
-    for o in range(n_out):
+    for o in range(lo, hi):
         for c in range(n_chan):
             e0 = _gt(du[0, o, c], du[1, o, c], du[2, o, c], du[3, o, c], half)  # along each row
             e1 = _gt(du[4, o, c], du[5, o, c], du[6, o, c], du[7, o, c], half)
@@ -350,13 +351,13 @@ def _transformed_input(x, ph, pw, m):
     n, c, h, w = x.shape
     th, tw = _tiles(h, w, ph, pw, m)
     v = _planes(c, n * th * tw, x.dtype, (m + 2) ** 2)
-    _KERNELS[m][0](x, v, ph, pw, th, tw)
+    split.run(_KERNELS[m][0], c, v.size, x, v, ph, pw, th, tw)  # NOTE [Two halves on two threads]
     return v
 
 
 def _transformed_weight(w, m):
     u = _planes(w.shape[0], w.shape[1], w.dtype, (m + 2) ** 2)
-    _KERNELS[m][4](w, u)
+    split.run(_KERNELS[m][4], w.shape[0], u.size, w, u)
     return u
 
 
@@ -374,7 +375,8 @@ def forward(x, w, bias, padding, keep=None):
     prod = _planes(o, v.shape[2], x.dtype, (m + 2) ** 2)
     np.matmul(_transformed_weight(w, m), v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
-    _KERNELS[m][2](prod, np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
+    split.run(_KERNELS[m][2], o, prod.size, prod,
+              np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
     if keep is not None:
         keep.append(v)
     return y
@@ -384,7 +386,7 @@ def _transformed_grad(gy, m):
     n, o, oh, ow = gy.shape
     th, tw = -(-oh // m), -(-ow // m)
     dm = _planes(o, n * th * tw, gy.dtype, (m + 2) ** 2)
-    _KERNELS[m][3](gy, dm, th, tw)
+    split.run(_KERNELS[m][3], o, dm.size, gy, dm, th, tw)
     return dm
 
 
@@ -397,7 +399,7 @@ def input_grad(gy, w, x_shape, padding, dm=None):
     np.matmul(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
-    _KERNELS[m][1](dv, gx, padding[0], padding[1], th, tw)
+    split.run(_KERNELS[m][1], x_shape[1], dv.size, dv, gx, padding[0], padding[1], th, tw)
     return gx
 
 
@@ -409,7 +411,7 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
     np.matmul(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
-    _KERNELS[m][5](du, gw)
+    split.run(_KERNELS[m][5], w_shape[0], du.size, du, gw)
     return gw
 
 

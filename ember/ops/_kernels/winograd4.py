@@ -90,13 +90,13 @@ def _consts(probe):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_input(x, v, ph, pw, th, tw):
+def _k_input(x, v, ph, pw, th, tw, lo, hi):
     """v[:, c, t] = B^T d B for every 6x6 input tile d of every (sample, channel)."""
     n_batch, n_chan, h, w = x.shape
     k = _consts(x)
     four, five = k[0], k[1]
     plane = np.zeros((4 * th + 2, 4 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
-    for c in range(n_chan):
+    for c in range(lo, hi):
         for n in range(n_batch):
             _fill_interior(plane, x[n, c], ph, pw)
             for i in range(th):
@@ -125,14 +125,14 @@ def _k_input(x, v, ph, pw, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_input_adjoint(dv, gx, ph, pw, th, tw):
+def _k_input_adjoint(dv, gx, ph, pw, th, tw, lo, hi):
     """gx = the adjoint of `_k_input`: B dV B^T of every tile, summed where tiles overlap,
     padding cropped."""
     n_batch, n_chan, h, w = gx.shape
     k = _consts(gx)
     four, five = k[0], k[1]
     plane = np.empty((4 * th + 2, 4 * tw + 2), dtype=gx.dtype)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         for n in range(n_batch):
             plane[:] = 0
             for i in range(th):
@@ -158,14 +158,14 @@ def _k_input_adjoint(dv, gx, ph, pw, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_output(m, bias, y, th, tw):
+def _k_output(m, bias, y, th, tw, lo, hi):
     """y[n, o] = A^T m A for every tile (plus bias[o]; no bias when bias is empty)."""
     n_batch, n_out, oh, ow = y.shape
     k = _consts(y)
     four, eight = k[0], k[2]
     out = np.empty((4, 4 * tw), dtype=y.dtype)
     zero = np.zeros(1, dtype=y.dtype)[0]  # a float64 0.0 would turn float32 sums into float64
-    for o in range(n_out):
+    for o in range(lo, hi):
         bo = bias[o] if bias.size else zero
         for n in range(n_batch):
             for i in range(th):
@@ -197,14 +197,14 @@ def _k_output(m, bias, y, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_output_adjoint(gy, dm, th, tw):
+def _k_output_adjoint(gy, dm, th, tw, lo, hi):
     """dm[:, o, t] = A g A^T for the 4x4 block g of gy each tile produced (zeros past the
     edge): the adjoint of `_k_output`."""
     n_batch, n_out, oh, ow = gy.shape
     k = _consts(gy)
     four, eight = k[0], k[2]
     g = np.zeros((4, 4 * tw), dtype=gy.dtype)  # columns past ow stay 0
-    for o in range(n_out):
+    for o in range(lo, hi):
         for n in range(n_batch):
             for i in range(th):
                 for a in range(4):
@@ -231,11 +231,11 @@ def _k_output_adjoint(gy, dm, th, tw):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_weight(w, u):
+def _k_weight(w, u, lo, hi):
     """u[:, o, c] = G g G^T for every 3x3 filter g = w[o, c]."""
-    n_out, n_chan = w.shape[0], w.shape[1]
+    n_chan = w.shape[1]
     k = _consts(w)
-    for o in range(n_out):
+    for o in range(lo, hi):
         for c in range(n_chan):
             g = w[o, c]
             c0 = _g(g[0, 0], g[1, 0], g[2, 0], k)  # down each column
@@ -249,11 +249,11 @@ def _k_weight(w, u):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_weight_adjoint(du, gw):
+def _k_weight_adjoint(du, gw, lo, hi):
     """gw[o, c] = G^T du G: the adjoint of `_k_weight`."""
-    n_out, n_chan = gw.shape[0], gw.shape[1]
+    n_chan = gw.shape[1]
     k = _consts(gw)
-    for o in range(n_out):
+    for o in range(lo, hi):
         for c in range(n_chan):
             e0 = _gt(du[0, o, c], du[1, o, c], du[2, o, c], du[3, o, c], du[4, o, c],
                      du[5, o, c], k)  # along each row
