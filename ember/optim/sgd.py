@@ -1,6 +1,7 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
+from ..ops._kernels import split
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
@@ -86,6 +87,22 @@ class SGD(Optimizer):
                     if buf is None:
                         buf = state["momentum_buffer"] = _zeros_like(p)
                         init = True
-                _elementwise_update(K._k_sgd_step, p, g, (buf,), -lr, gsign, momentum,
+                _elementwise_update(_sgd_step, p, g, (buf,), -lr, gsign, momentum,
                                     1.0 - dampening, weight_decay, nesterov, init)
         return loss
+
+
+# Fewest elements of a parameter updated on two threads. The update streams three or four
+# arrays through memory (~1 ns per element on one core), so a hand-off (~20-50 us) pays from a
+# few hundred thousand elements: VGG-19's and ResNet-50's big conv and linear weights.
+_SPLIT_ELEMENTS = 1 << 18
+
+
+def _sgd_step(p, g, buf, *scalars):
+    """K._k_sgd_step on flat arrays, in two halves on two threads for big parameters (NOTE [Two
+    halves on two threads] in ember/ops/_kernels/split.py; elementwise, so the same numbers)."""
+    split.run(_sgd_range, p.size, p.size, p, g, buf, scalars, min_work=_SPLIT_ELEMENTS)
+
+
+def _sgd_range(p, g, buf, scalars, lo, hi):
+    K._k_sgd_step(p[lo:hi], g[lo:hi], buf[lo:hi], *scalars)

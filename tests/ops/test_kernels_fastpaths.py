@@ -11,6 +11,7 @@ import pytest
 from ember.ops._kernels import conv as K
 from ember.ops._kernels import im2col as I
 from ember.ops._kernels import pointwise as P
+from ember.ops._kernels import split
 
 
 def _torch_conv(x, w, stride, padding, dilation, groups, gy):
@@ -33,7 +34,7 @@ def _check_conv(rng, n, c, hw, o, k, stride, padding, dilation, groups, dtype=np
     gx_alone = K.conv2d_backward(gy, x, w, *args, True, False, False)[0]
     ref = _torch_conv(x, w, stride, padding, dilation, groups, gy)
     tol = 1e-10 if dtype == np.float64 else 1e-4
-    for got, want in zip((y, gx, gw, gw_alone, gx_alone), ref + (ref[2], ref[1])):
+    for got, want in zip((y, gx, gw, gw_alone, gx_alone), ref + (ref[2], ref[1]), strict=True):
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
@@ -84,8 +85,13 @@ def test_conv_im2col_chunks_match_torch(rng, monkeypatch):
     ((2, 3, 6, 6), (3, 3), (3, 3), (0, 0), (2, 2)),
     ((2, 2, 3, 41), (3, 3), (1, 2), (1, 1), (1, 1)),  # strided: gathered at any width
 ])
-def test_gathered_im2col_matches_the_row_kernels(rng, dtype, shape, k, stride, padding, dilation):
-    # NOTE [Gathered im2col on small maps]: both packings and both adjoints agree
+@pytest.mark.parametrize("halves", [False, True])
+def test_gathered_im2col_matches_the_row_kernels(rng, monkeypatch, halves, dtype, shape, k,
+                                                 stride, padding, dilation):
+    # NOTE [Gathered im2col on small maps]: both packings and both adjoints agree, also when
+    # the gathers run in two halves of the channels on two threads (NOTE [Two halves on two
+    # threads]; the NaN-filled outputs show that every entry is written)
+    monkeypatch.setattr(split, "_MIN_WORK", 0 if halves else 1 << 62)
     x = rng.standard_normal(shape).astype(dtype)
     geo = K._geometry((1, shape[1]) + k, stride, padding, dilation)
     out_h, out_w = I._out_hw(shape[2], shape[3], geo)
@@ -282,7 +288,7 @@ def test_broadcast_arithmetic_and_gradients_match_torch(rng):
     g = rng.standard_normal(tuple(ty.shape)).astype(np.float32)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    for a, b in zip(e, t):
+    for a, b in zip(e, t, strict=True):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 

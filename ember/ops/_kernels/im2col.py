@@ -10,6 +10,7 @@ import functools
 import numba
 import numpy as np
 
+from . import split
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
 # run the prange loops on numba's thread pool; see NOTE [Kernel threading] in conv.py
@@ -132,14 +133,14 @@ def _gather_index(x_shape, geo, out_h, out_w):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_unfold_gather(x, cols, idx):
-    """im2col through the index table: cols (C*T, N, L), both C-contiguous."""
+def _k_unfold_gather(x, cols, idx, lo, hi):
+    """im2col through the index table: cols (C*T, N, L), both C-contiguous; channels [lo, hi)."""
     n_chan = x.shape[1]
     plane = x.shape[2] * x.shape[3]
     n_taps, m = idx.shape
     xf = x.ravel()
     rows = cols.reshape(n_chan * n_taps, m)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         src = xf[c * plane:]
         for t in range(n_taps):
             dst = rows[c * n_taps + t]
@@ -150,15 +151,17 @@ def _k_unfold_gather(x, cols, idx):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_fold_gather(cols, x, idx):
-    """col2im through the index table: x is overwritten with the sum of every patch entry."""
-    n_chan = x.shape[1]
+def _k_fold_gather(cols, x, idx, lo, hi):
+    """col2im through the index table: x[:, lo:hi] is overwritten with the sum of every patch
+    entry of channels [lo, hi) (each channel writes only its own planes)."""
+    n_batch, n_chan = x.shape[0], x.shape[1]
     plane = x.shape[2] * x.shape[3]
     n_taps, m = idx.shape
     xf = x.ravel()
-    _zero(xf)
+    for n in range(n_batch):
+        _zero(xf[(n * n_chan + lo) * plane:(n * n_chan + hi) * plane])
     rows = cols.reshape(n_chan * n_taps, m)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         dst = xf[c * plane:]
         for t in range(n_taps):
             src = rows[c * n_taps + t]
@@ -172,7 +175,9 @@ def _k_fold_gather(cols, x, idx):
 def _unfold(x, cols, geo, out_h, out_w):
     """im2col of x into the C-contiguous cols (C*kh*kw, N, L), by rows or gathered."""
     if _gathered(geo, x.shape[0], out_h, out_w):
-        _k_unfold_gather(x, cols, _gather_index(x.shape, geo, out_h, out_w))
+        # NOTE [Two halves on two threads] in split.py
+        split.run(_k_unfold_gather, x.shape[1], cols.size, x, cols,
+                  _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_fwd(x, cols, *geo, out_h, out_w)
 
@@ -180,7 +185,8 @@ def _unfold(x, cols, geo, out_h, out_w):
 def _fold(cols, x, geo, out_h, out_w):
     """col2im of the C-contiguous cols into x, the adjoint of `_unfold`."""
     if _gathered(geo, x.shape[0], out_h, out_w):
-        _k_fold_gather(cols, x, _gather_index(x.shape, geo, out_h, out_w))
+        split.run(_k_fold_gather, x.shape[1], cols.size, cols, x,
+                  _gather_index(x.shape, geo, out_h, out_w))
     else:
         _k_unfold_bwd(cols, x, *geo, out_h, out_w)
 

@@ -42,10 +42,11 @@ def _two_threads():
     return numba.get_num_threads() > 1 and threading.current_thread().name[:10] != "ember-half"
 
 
-def run(kernel, n, work, *args):
+def run(kernel, n, work, *args, min_work=None):
     """kernel(*args, lo, hi) over [0, n): in two halves on two threads when ``work`` (elements
-    touched) is large enough, else in one call. Exceptions of either half propagate."""
-    if n < 2 or work < _MIN_WORK or not _two_threads():
+    touched) reaches ``min_work`` (default _MIN_WORK), else in one call. Exceptions of either
+    half propagate."""
+    if n < 2 or work < (_MIN_WORK if min_work is None else min_work) or not _two_threads():
         kernel(*args, 0, n)
         return
     mid = n // 2
