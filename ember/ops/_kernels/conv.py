@@ -40,7 +40,10 @@ two pools fight for the cores: on 2 cores a conv forward + backward with paralle
 more than twice as long as with serial packing. So loops are written with prange (it marks the
 independent axis) but compiled serially; kernels are nogil, so callers may use threads. Set
 PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure first
-(``python benchmarks/kernels.py --only conv``).
+(``python benchmarks/kernels.py --only conv``). Kernels that take an explicit range of their
+channel loop run in two halves on two Python threads instead (NOTE [Two halves on two threads]
+in split.py: Winograd's transforms, the gathered im2col and col2im); OpenBLAS's idle workers
+yield the core (sched_yield) where numba's OpenMP pool spins.
 """
 
 
