@@ -11,7 +11,7 @@ is called twice: the upper half in one long-lived helper thread, the lower half 
 thread. The kernels are ``nogil``, so the halves run at the same time.
 
 `run` falls back to one call when there is one thread to use (``ember.set_num_threads(1)``, a
-1-CPU machine) or when the work is too small to pay for the hand-off (~20-50 us), and after a
+1-CPU machine) or when the work is too small to pay for the hand-off (_MIN_WORK), and after a
 fork (the helper thread does not exist in the child) it starts a new helper.
 """
 from __future__ import annotations
@@ -22,8 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 
-# Fewest elements of work (the caller's estimate) worth a second thread.
-_MIN_WORK = 1 << 16
+# Fewest elements of work (the caller's estimate) worth a second thread: from ~0.2 ms of work,
+# so that the hand-off (waking the helper, ~20-50 us) stays a small part of what it saves.
+_MIN_WORK = 1 << 18
 
 _pool: list = [None, None]  # (executor, pid that created it)
 _lock = threading.Lock()
