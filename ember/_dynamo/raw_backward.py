@@ -14,37 +14,28 @@ import math
 
 import numpy as np
 
-from .. import _tensor
 from ..autograd.grad_mode import _state
-from .codegen import Ctx, node_backward
+from .codegen import node_backward
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _linear(cls, ctx, grads, n):
-    from ..ops.nn.linear import _linear_weight_grad
-    from ..ops.products import Matmul
-    from ..ops.reduce import Sum
+    from ..ops.nn import linear
     g = grads[0]
     x, w = ctx._to_save
-    if (g is None or g.ndim != 2 or x.ndim != 2 or not g.flags.c_contiguous
-            or not g.dtype == x.dtype == w.dtype or g.dtype not in _FLOATS):
+    if g is None or not g.dtype == x.dtype == w.dtype or g.dtype not in _FLOATS or \
+            g.size == 0 or x.ndim < 1:
         return node_backward(cls, ctx, grads, n)
-    need = ctx.needs_input_grad
-    n_out, n_in = w.shape
-    gx = gw = gb = None
-    if need[0]:  # grad.matmul(weight): Matmul's forward, as the 2-D fast path calls it
-        gx = Matmul.forward(Ctx(()), g, w)
-    if need[1]:
-        prev = _state.enabled
-        _state.enabled = False
-        try:
-            gw = _linear_weight_grad(_tensor._make(g), _tensor._make(x), n_out, n_in)._data
-        finally:
-            _state.enabled = prev
-    if len(need) > 2 and need[2]:  # grad.reshape(-1, n_out).sum(0)
-        gb = Sum.forward(Ctx(()), g.reshape(-1, n_out), 0)
-    return (gx, gw, gb)[:n]
+    # eager's own array-level backward (one contiguous 2-D gradient, dW into a reused buffer),
+    # so the replay follows whatever GEMM and thread choices eager makes
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        res = linear._backward_numpy(g, x, w, ctx.needs_input_grad)
+    finally:
+        _state.enabled = prev
+    return tuple(None if r is None else r._data for r in res)[:n]
 
 
 def _embedding(cls, ctx, grads, n):

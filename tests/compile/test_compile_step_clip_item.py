@@ -217,3 +217,24 @@ def test_clip_with_a_tensor_max_norm_is_a_break():
 
     with pytest.raises(ember._dynamo.exc.Unsupported, match="clip_grad_norm_.. with arguments"):
         ember.compile(step, fullgraph=True)(*_data(1)[0])
+
+
+@pytest.mark.parametrize("kwargs", [{"dynamic": True}, {"backend": "eager"},
+                                    {"backend": "aot_eager"}])
+def test_returned_item_over_sizes_and_backends(kwargs):
+    model = _mlp()
+
+    def fn(x):
+        out = model(x)
+        return out.sum().item(), out.mean()
+
+    compiled = ember.compile(fn, **kwargs)
+    rng = np.random.default_rng(0)
+    for b in (4, 5, 7, 4):
+        x = ember.from_numpy(rng.standard_normal((b, 6)).astype(np.float32))
+        (got, mean), (expect, mean_e) = compiled(x), fn(x)
+        assert type(got) is float and got == pytest.approx(expect, rel=1e-5, abs=1e-6)
+        assert mean.item() == pytest.approx(mean_e.item(), rel=1e-5, abs=1e-6)
+    assert compiled.last_breaks == [] and compiled.stats["eager"] == 0
+    if kwargs.get("dynamic"):
+        assert compiled.stats["captures"] == 1 and compiled.stats["generalised"] == 2
