@@ -76,7 +76,15 @@ def wrap(value, rec, slot):
         return None
     out.__dict__["_rec"] = out.__dict__["_owner"] = rec
     out.__dict__["_slot"] = slot
+    rec.__dict__.setdefault("item_values", []).append(out)
     return out
+
+
+def release(rec):
+    """Detach rec's item values (one kept by the caller is then an ordinary number and does not
+    hold the recorder alive)."""
+    for v in rec.__dict__.pop("item_values", ()):
+        v.__dict__.clear()
 
 
 def slot_of(value, rec):

@@ -40,7 +40,9 @@ def capture_call(fn, args, kwargs, fullgraph):
             rec.remove()
     cap = rec.cap
     cap.n_inputs = len(inputs)
-    return _plain_result(result, rec), cap
+    result = _plain_result(result, rec)
+    item.release(rec)
+    return result, cap
 
 
 def _record_outputs(rec, outs):

@@ -238,3 +238,22 @@ def test_returned_item_over_sizes_and_backends(kwargs):
     assert compiled.last_breaks == [] and compiled.stats["eager"] == 0
     if kwargs.get("dynamic"):
         assert compiled.stats["captures"] == 1 and compiled.stats["generalised"] == 2
+
+
+def test_an_item_kept_by_the_function_is_a_plain_number_after_the_capture():
+    model = _mlp()
+    kept = []
+
+    def fn(x, y):
+        loss = _loss(model, x, y)
+        value = loss.item()
+        kept.append(value)  # a Python side effect: done on the capturing call only
+        return value
+
+    compiled = ember.compile(fn)
+    x, y = _data(1)[0]
+    first = compiled(x, y)
+    assert compiled.last_breaks == []
+    assert kept == [first] and f"{kept[0] + 1:.4f}" == f"{first + 1:.4f}"
+    assert compiled(x, y) == pytest.approx(first) and len(kept) == 1
+    assert compiled.last_breaks == [] and compiled.stats["hits"] == 1
