@@ -7,6 +7,7 @@ torch tensors given to ``assert_close`` are recognised by duck typing (``.detach
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -95,6 +96,32 @@ def assert_close(actual, expected, rtol=None, atol=None, *, equal_nan=False, che
         raise ValueError("assert_close: both 'rtol' and 'atol' must be either specified or "
                          f"omitted; got rtol={rtol} and atol={atol}")
     _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path="")
+
+
+# assert_allclose's own (older, looser) defaults; other dtypes compare exactly
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The older form of :func:`assert_close`, deprecated (FutureWarning) but still shipped by
+    torch.testing, which tutorials call: Python numbers and lists become tensors (``expected``
+    in ``actual``'s dtype), dtypes need not match, NaNs compare equal by default, and the
+    default tolerances are looser (float16 1e-3/1e-3, float32 1e-4/1e-5, float64 1e-5/1e-8,
+    exact otherwise, the looser of the two dtypes)."""
+    warnings.warn("ember.testing.assert_allclose() is deprecated and will be removed; use "
+                  "ember.testing.assert_close() instead.", FutureWarning, stacklevel=2)
+    import ember
+    if not isinstance(actual, Tensor):
+        actual = ember.tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = ember.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        rtol = atol = 0.0
+        for d in (actual.dtype, expected.dtype):
+            r, a = _ALLCLOSE_TOLERANCES.get(d.name, (0.0, 0.0))
+            rtol, atol = max(rtol, r), max(atol, a)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, msg=msg or None)
 
 
 def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):

@@ -58,6 +58,10 @@ TUTORIAL_FILES = {
     "beginner_source/examples_autograd/polynomial_custom_function.py":
         "02ed6c5cf613bbf2b631704eee62033b8bd746ef",
     "beginner_source/examples_nn/dynamic_net.py": "1d189709801e98f5f184af0567c7f06b8b5156c2",
+    "intermediate_source/fx_profiling_tutorial.py": "db77dcf6e3637924f43852c014f2af9978b0f891",
+    "intermediate_source/fx_conv_bn_fuser.py": "db77dcf6e3637924f43852c014f2af9978b0f891",
+    "intermediate_source/custom_function_double_backward_tutorial.py":
+        "0ece40a1f1c8b0adb2c03fe2cb480762b96c09ee",
 }
 
 
@@ -385,6 +389,35 @@ add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
     covers="dynamic control flow, weight sharing, SGD momentum",
     subs=[("for t in range(30000):", "for t in range(6000):  # compat: was 30000")],
     metric=r"^5999 ([0-9.]+)$", bar=("<=", 600))   # torch: 440.6 (seed 0)
+# the intermediate tutorials on torch.fx and autograd (issue 19: FX interpreters that time each
+# node, graph rewrites, must run unmodified); each epilogue prints a number that shows the
+# transformation kept the model's values (or the interpreter visited every node)
+_TI = "intermediate_source/"
+add(name="tutorials/fx_profiling", repo="pytorch/tutorials",
+    script=_TI + "fx_profiling_tutorial.py", copy=[_TI + "fx_profiling_tutorial.py"],
+    covers="torch.fx: Interpreter subclass timing every node (run/run_node overrides) of a "
+           "symbolically traced resnet18, Node keys, tabulate summary",
+    epilogue="print('compat-nodes-timed', len(interp.runtimes_sec))\n",
+    metric=r"compat-nodes-timed ([0-9]+)", bar=(">=", 71))
+add(name="tutorials/fx_conv_bn_fuser", repo="pytorch/tutorials",
+    script=_TI + "fx_conv_bn_fuser.py", copy=[_TI + "fx_conv_bn_fuser.py"],
+    covers="torch.fx: conv/batch-norm fusion pass (named_modules, Node.users, "
+           "replace_all_uses_with, erase_node, lint, recompile), jit.script of the fused "
+           "GraphModule, testing.assert_allclose",
+    subs=[("inp = torch.randn(10, 3, 224, 224)",
+           "inp = torch.randn(2, 3, 64, 64)  # compat: was (10, 3, 224, 224)")],
+    epilogue="print('compat-fused-err', max(float((m(inp) - rn18(inp)).abs().max())\n"
+             "      for m in (fused_rn18, jit_rn18)))\n",
+    metric=r"compat-fused-err ([0-9.eE+-]+)", bar=("<=", 1e-4))
+add(name="tutorials/custom_function_double_backward", repo="pytorch/tutorials",
+    script=_TI + "custom_function_double_backward_tutorial.py",
+    copy=[_TI + "custom_function_double_backward_tutorial.py"],
+    covers="custom autograd.Functions under double backward: gradcheck/gradgradcheck, "
+           "create_graph, intermediate results returned as outputs, a Function whose backward "
+           "is another Function; torchviz stand-in walks grad_fn.next_functions",
+    epilogue="g2, = torch.autograd.grad(grad_x, x)\n"
+             "print('compat-d2-err', abs(float(g2) - 12.0))\n",
+    metric=r"compat-d2-err ([0-9.eE+-]+)", bar=("<=", 1e-9))
 
 
 # ---------------------------------------------------------------- pytorch/examples
