@@ -69,8 +69,28 @@ def make_dual(tensor, tangent, *, level=None):
         out = tensor.view_as(tensor)
     finally:
         _state.fw_enabled = prev
-    out._fw = tangent.to(tensor.dtype).detach()
+    out._fw = _as_tangent_of(tensor, tangent)
     _track(out)
+    return out
+
+
+def _as_tangent_of(primal, tangent):
+    """The tangent a dual tensor keeps, as torch chooses it: the given tensor itself (same
+    object, same dtype) when its strides are the primal's, else a copy laid out like the primal
+    in the primal's dtype. A tangent that requires grad is detached (ember's forward AD does
+    not record forward-over-reverse graphs), so it is never the same object."""
+    if tangent.requires_grad:
+        tangent = tangent.detach()
+    elif tangent.stride() == primal.stride():
+        return tangent
+    from .._surface_functions import empty_strided
+    out = empty_strided(tuple(primal.shape), primal.stride(), dtype=primal.dtype)
+    prev = _state.fw_enabled
+    _state.fw_enabled = False
+    try:
+        out.copy_(tangent)
+    finally:
+        _state.fw_enabled = prev
     return out
 
 
@@ -107,6 +127,28 @@ def _propagate(cls, node, args, outs, params):
     for o, r in zip(outs, res):
         if r is not None and o.is_floating_point():
             o._fw = r.detach() if isinstance(r, Tensor) else _make(np.asarray(r))
+            _track(o)
+
+
+# NOTE [Function.jvp]: a user Function's jvp(ctx, *tangents) receives one tangent per
+# forward argument (zeros for a tensor without one, None for a non-tensor) and returns one per
+# output; forward ran without tangents, so what it saved on ctx are plain tensors. The results
+# become the outputs' tangents, detached like every tangent in ember.
+def _function_jvp(cls, ctx, args, tangents, outs):
+    from .._tensor import Tensor
+    full = [t if t is not None or not isinstance(a, Tensor) else a.detach().new_zeros(a.shape)
+            for a, t in zip(args, tangents)]
+    prev = _state.fw_enabled
+    _state.fw_enabled = False
+    try:
+        res = cls.jvp(ctx, *full)
+    finally:
+        _state.fw_enabled = prev
+    res = res if isinstance(res, tuple) else (res,)
+    for o, r in zip(outs, res):
+        if isinstance(o, Tensor) and isinstance(r, Tensor) and o.is_floating_point() and \
+                not any(o is a for a in args):
+            o._fw = r.detach()
             _track(o)
 
 

@@ -483,14 +483,23 @@ class Function:
         ctx._op = cls
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         versions = [a._vc[0] if isinstance(a, Tensor) else None for a in args]
-        prev = _state.enabled
+        # forward AD through a Function that defines jvp(): its forward sees no tangents and
+        # jvp() gives the outputs' (NOTE [Function.jvp]); without jvp() the ops inside forward
+        # propagate tangents themselves (torch would raise; ember is lenient there)
+        tangents = _fw_tangents(cls, args) if _fw_active[0] and _state.fw_enabled else None
+        prev, prev_fw = _state.enabled, _state.fw_enabled
         _state.enabled = False
+        if tangents is not None:
+            _state.fw_enabled = False
         try:
             raw = cls.forward(ctx, *args, **kwargs)
         finally:
-            _state.enabled = prev
+            _state.enabled, _state.fw_enabled = prev, prev_fw
         single = not isinstance(raw, tuple)
         outs = (raw,) if single else raw
+        if tangents is not None:
+            from .forward_ad import _function_jvp
+            _function_jvp(cls, ctx, args, tangents, outs)
         dirty = ctx._dirty
         for a, v in zip(args, versions):
             if isinstance(a, Tensor) and a._vc[0] != v and not any(a is d for d in dirty):
@@ -520,6 +529,15 @@ class Function:
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         _finish_function(ctx, cls, args, arrays, fixed, tensor_outs)
         return fixed[0] if single else tuple(fixed)
+
+
+def _fw_tangents(cls, args):
+    """The tangents of a Function's tensor arguments when forward AD must go through the
+    class's own jvp(): None when it defines none or no argument carries a tangent."""
+    if getattr(cls, "jvp", None) is None:
+        return None
+    tangents = [a._fw if isinstance(a, Tensor) else None for a in args]
+    return None if all(t is None for t in tangents) else tangents
 
 
 def _finish_function(ctx, cls, args, arrays, outs, tensor_outs):

@@ -6,6 +6,7 @@ import ember
 import ember.autograd.forward_ad as fwAD
 from ember.autograd import gradcheck
 from ember.autograd.functional import hessian, hvp, jacobian, jvp, vjp
+from ember.autograd.gradcheck import GradcheckError
 
 
 def _jvp_fw(fn, x, v):
@@ -52,6 +53,40 @@ def test_make_dual_shape_mismatch_raises():
             fwAD.make_dual(ember.ones(2), ember.ones(3))
 
 
+
+def test_make_dual_keeps_a_same_layout_tangent_and_copies_others():
+    # torch keeps the tangent object (and its dtype) when its strides are the primal's; a
+    # tangent laid out differently is copied into the primal's layout and dtype
+    x = ember.randn(3, 4, dtype=ember.float64)
+    t = ember.randn(3, 4)
+    tt = ember.randn(4, 3).T
+    with fwAD.dual_level():
+        kept = fwAD.unpack_dual(fwAD.make_dual(x, t)).tangent
+        copied = fwAD.unpack_dual(fwAD.make_dual(x, tt)).tangent
+        assert kept is t and kept.dtype == ember.float32
+        assert copied is not tt and copied.stride() == (4, 1)
+        assert copied.dtype == ember.float64
+        np.testing.assert_allclose(copied.numpy(), tt.numpy(), rtol=1e-7)
+        y = fwAD.make_dual(x, t) * 3
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(), 3 * t.numpy(),
+                                   rtol=1e-6)
+
+
+@pytest.mark.parity
+def test_make_dual_tangent_identity_matches_torch():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    import torch.autograd.forward_ad as tfw
+
+    def identities(mod, fw):
+        p, t = mod.zeros(3, 3, dtype=mod.float64), mod.ones(3, 3)
+        with fw.dual_level():
+            return (fw.unpack_dual(fw.make_dual(p, t)).tangent is t,
+                    fw.unpack_dual(fw.make_dual(p, t.T)).tangent is t,
+                    fw.unpack_dual(fw.make_dual(p.T, t)).tangent is t,
+                    fw.unpack_dual(fw.make_dual(p, t[:, ::2].repeat(1, 2)[:, :3])).tangent
+                    is t)
+    assert identities(ember, fwAD) == identities(torch, tfw)
+
 @pytest.mark.parity
 def test_functional_api_matches_torch(rng):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
@@ -77,3 +112,40 @@ def test_functional_api_matches_torch(rng):
                                TF.jvp(g(torch), ta, tv)[1].numpy(), rtol=1e-10)
     np.testing.assert_allclose(hvp(f(ember), ea, ev)[1].numpy(),
                                TF.hvp(f(torch), ta, tv)[1].numpy(), rtol=1e-10)
+
+
+class _ExpJvpOnly(ember.autograd.Function):
+    """A Function with a jvp() and no backward(), as forward-mode-only Functions are written."""
+    scale = 1.0
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.result = ember.exp(a)
+        return ctx.result
+
+    @staticmethod
+    def jvp(ctx, g):
+        return g * _ExpJvpOnly.scale * ctx.result
+
+
+def test_gradcheck_forward_only_function(rng):
+    x = ember.tensor(rng.standard_normal(4), dtype=ember.float64, requires_grad=True)
+    kw = dict(check_forward_ad=True, check_backward_ad=False, check_undefined_grad=False,
+              check_batched_grad=False)
+    assert gradcheck(_ExpJvpOnly.apply, (x,), **kw)
+    _ExpJvpOnly.scale = 2.0   # a wrong jvp must fail, or return False when asked to
+    try:
+        with pytest.raises(GradcheckError, match="forward AD"):
+            gradcheck(_ExpJvpOnly.apply, (x,), **kw)
+        assert gradcheck(_ExpJvpOnly.apply, (x,), raise_exception=False, **kw) is False
+    finally:
+        _ExpJvpOnly.scale = 1.0
+    # the backward check still runs by default, and a Function without backward fails it
+    with pytest.raises(NotImplementedError, match="backward"):
+        gradcheck(_ExpJvpOnly.apply, (x,), check_forward_ad=True)
+
+
+def test_gradcheck_needs_one_mode():
+    x = ember.ones(2, dtype=ember.float64, requires_grad=True)
+    with pytest.raises(AssertionError, match="at least one of check_forward_ad"):
+        gradcheck(ember.sin, (x,), check_forward_ad=False, check_backward_ad=False)

@@ -62,6 +62,8 @@ TUTORIAL_FILES = {
     "intermediate_source/fx_conv_bn_fuser.py": "db77dcf6e3637924f43852c014f2af9978b0f891",
     "intermediate_source/custom_function_double_backward_tutorial.py":
         "0ece40a1f1c8b0adb2c03fe2cb480762b96c09ee",
+    "intermediate_source/forward_ad_usage.py": "2dac3e41051684b8a9ad78263220c053bf35f5b2",
+    "intermediate_source/jacobians_hessians.py": "2dac3e41051684b8a9ad78263220c053bf35f5b2",
 }
 
 
@@ -418,6 +420,26 @@ add(name="tutorials/custom_function_double_backward", repo="pytorch/tutorials",
     epilogue="g2, = torch.autograd.grad(grad_x, x)\n"
              "print('compat-d2-err', abs(float(g2) - 12.0))\n",
     metric=r"compat-d2-err ([0-9.eE+-]+)", bar=("<=", 1e-9))
+
+add(name="tutorials/forward_ad_usage", repo="pytorch/tutorials",
+    script=_TI + "forward_ad_usage.py", copy=[_TI + "forward_ad_usage.py"],
+    covers="forward-mode AD: dual_level, make_dual/unpack_dual (tangent identity, copy for "
+           "another layout), dual tensors as module attributes, func.functional_call, a "
+           "Function with jvp(), gradcheck(check_forward_ad=True), functorch.jvp and "
+           "make_functional_with_buffers",
+    epilogue="print('compat-jvp-err', max(\n"
+             "    float((jvp_out - (input @ tangents[0].T + tangents[1])).abs().max()),\n"
+             "    float((tangent_out - 2 * primal * tangent).abs().max())))\n",
+    metric=r"compat-jvp-err ([0-9.eE+-]+)", bar=("<=", 1e-5))
+add(name="tutorials/jacobians_hessians", repo="pytorch/tutorials",
+    script=_TI + "jacobians_hessians.py", copy=[_TI + "jacobians_hessians.py"],
+    covers="torch.func: vjp under vmap, jacrev/jacfwd with argnums, hessian, "
+           "jacfwd(jacfwd)/jacrev(jacrev), vmap(hessian) with in_dims, jvp(grad) hvp; "
+           "torch.utils.benchmark.Timer",
+    subs=[(".timeit(500)", ".timeit(20)  # compat: was 500")],
+    epilogue="print('compat-hess-err', max(float((hess_api - h).abs().max())\n"
+             "      for h in (hess_fwdfwd, hess_revrev)))\n",
+    metric=r"compat-hess-err ([0-9.eE+-]+)", bar=("<=", 1e-4))
 
 
 # ---------------------------------------------------------------- pytorch/examples
