@@ -88,7 +88,9 @@ PACKAGE_GAPS = {
     "torch.ao": _QUANT, "torch.quantization": _QUANT, "torch.nn.quantized": _QUANT,
     "torch.nn.quantizable": _QUANT, "torch.nn.qat": _QUANT, "torch.nn.intrinsic": _QUANT,
     "torch.compiler": _INTERNAL, "torch.package": _INTERNAL, "torch.utils.hipify": _INTERNAL,
-    "torch.utils.benchmark": _INTERNAL, "torch.utils.jit": _INTERNAL,
+    "torch.utils.benchmark": "partly: Timer, Measurement, Compare over Python statements "
+    "(ember.utils.benchmark); the C++/callgrind timers, fuzzers and op benchmarks are not "
+    "mirrored", "torch.utils.jit": _INTERNAL,
     "torch.utils.backcompat": _INTERNAL, "torch.utils.bottleneck": _INTERNAL,
     "torch.utils.model_dump": _INTERNAL, "torch.utils.viz": _INTERNAL,
     "torch.masked": "masked tensors: not implemented",
