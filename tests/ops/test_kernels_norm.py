@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ember.ops._kernels import norm
+from ember.ops._kernels import norm, split
 
 TOL = {np.float64: {"rtol": 1e-10, "atol": 1e-10}, np.float32: {"rtol": 1e-4, "atol": 1e-4}}
 
@@ -138,3 +138,33 @@ def test_layernorm_matches_torch(rng, shape, dtype):
     gx, gw, gb = norm.layernorm_backward(g, x, w, mean, invstd)
     for got, want in [(y, ty), (gx, tx.grad), (gw, tw.grad), (gb, tb.grad)]:
         np.testing.assert_allclose(got, want.detach().numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("need_x", [True, False])
+def test_batchnorm_two_thread_halves_give_the_one_thread_numbers(rng, monkeypatch, need_x):
+    """NOTE [Two halves on two threads]: channels split over two threads, bit for bit the
+    numbers of one call (each channel's sums are taken in the same order)."""
+    x = rng.standard_normal((3, 7, 5, 4)).astype(np.float32)
+    w = rng.standard_normal(7).astype(np.float32)
+    b = rng.standard_normal(7).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+
+    def run():
+        y, mean, invstd = norm.batchnorm_forward_train(x, w, b, 1e-5)
+        y = y.copy()
+        grads = norm.batchnorm_backward_train(g, x, w, mean, invstd, need_x, True)
+        return [y, mean, invstd] + [a for a in grads if a is not None]
+
+    calls = []
+    original = split._helper
+    monkeypatch.setattr(split, "_helper", lambda: calls.append(1) or original())
+    monkeypatch.setattr(split, "_MIN_WORK", 0)
+    halves = run()
+    assert len(calls) == 2
+    monkeypatch.setattr(split, "_MIN_WORK", 1 << 62)
+    whole = run()
+    assert len(calls) == 2
+    for a, r in zip(halves, whole, strict=True):
+        np.testing.assert_array_equal(a, r)
+    ref_y = batchnorm_ref(x.astype(np.float64), w, b, 1e-5)[0]
+    np.testing.assert_allclose(halves[0], ref_y, **TOL[np.float32])

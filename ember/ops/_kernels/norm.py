@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from . import split
 
 PARALLEL = False
 _FAST = {"reassoc"}
@@ -60,26 +61,27 @@ def _sum_prod_dev(g, row, mean):
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FAST)
-def _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
+def _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out, lo, hi):
+    """Channels [lo, hi) (each writes only its own statistics and planes)."""
     n_batch, n_chan, length = x.shape
     count = n_batch * length
     total = np.zeros(n_chan)
     for n in range(n_batch):
-        for c in range(n_chan):
+        for c in range(lo, hi):
             total[c] += _sum(x[n, c])
     mean = total / count
     sq = np.zeros(n_chan)
     for n in range(n_batch):
-        for c in range(n_chan):
+        for c in range(lo, hi):
             sq[c] += _sum_sq_dev(x[n, c], mean[c])
     scale = np.empty(n_chan, x.dtype)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         mean_out[c] = mean[c]
         invstd_out[c] = 1.0 / math.sqrt(sq[c] / count + eps)
         # the elementwise pass runs in the input's dtype, on the stored statistics
         scale[c] = invstd_out[c] * weight[c]
     for n in range(n_batch):
-        for c in range(n_chan):
+        for c in range(lo, hi):
             mu = mean_out[c]
             sc = scale[c]
             shift = bias[c]
@@ -91,19 +93,20 @@ def _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FAST)
-def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
+def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb, lo, hi):
+    """Channels [lo, hi) (each writes only its own gradient entries and planes)."""
     n_batch, n_chan, length = x.shape
     count = n_batch * length
     sum_g = np.zeros(n_chan)
     sum_g_dev = np.zeros(n_chan)
     for n in range(n_batch):
-        for c in range(n_chan):
+        for c in range(lo, hi):
             sum_g[c] += _sum(gy[n, c])
             sum_g_dev[c] += _sum_prod_dev(gy[n, c], x[n, c], mean[c])
     scale = np.empty(n_chan)
     mean_g = np.empty(n_chan)
     proj = np.empty(n_chan)
-    for c in range(n_chan):
+    for c in range(lo, hi):
         istd = float(invstd[c])
         gb[c] = sum_g[c]
         gw[c] = sum_g_dev[c] * istd  # dL/dw = sum(g * xhat)
@@ -114,7 +117,7 @@ def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb):
     if not need_x:
         return
     for n in range(n_batch):
-        for c in range(n_chan):
+        for c in range(lo, hi):
             mu = mean[c]
             sc = scale[c]
             mg = mean_g[c]
@@ -156,7 +159,9 @@ def batchnorm_forward_train(x, weight, bias, eps):
     y = reusable_empty(x.shape, x.dtype)  # NOTE [Reused buffers] in _backend.py
     mean = np.empty(n_chan, x.dtype)
     invstd = np.empty(n_chan, x.dtype)
-    _k_batchnorm_fwd(x3, w, b, float(eps), y.reshape(x3.shape), mean, invstd)
+    # NOTE [Two halves on two threads] in split.py
+    split.run(_k_batchnorm_fwd, n_chan, x3.size, x3, w, b, float(eps), y.reshape(x3.shape),
+              mean, invstd)
     return y, mean, invstd
 
 
@@ -173,8 +178,8 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
     gx = np.empty_like(x) if need_x else np.empty((0, 0, 0), x.dtype)
     gw = np.empty(n_chan, x.dtype)
     gb = np.empty(n_chan, x.dtype)
-    _k_batchnorm_bwd(grad_y.reshape(x3.shape), x3, w, mean, invstd, bool(need_x),
-                     gx.reshape(x3.shape) if need_x else gx, gw, gb)
+    split.run(_k_batchnorm_bwd, n_chan, x3.size, grad_y.reshape(x3.shape), x3, w, mean, invstd,
+              bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb)
     return (gx if need_x else None), (gw if need_w else None), gb
 
 
