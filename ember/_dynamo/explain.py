@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from . import eval_frame
+from .capture import SideEffect
 from .exc import Unsupported
 
 
@@ -34,6 +35,7 @@ class ExplainOutput:
     ops_per_graph: list = field(default_factory=list)
     out_guards: list = field(default_factory=list)
     compile_times: str = ""
+    replayed_calls: list = field(default_factory=list)  # ember: calls and reads the replay repeats
 
     def __str__(self):
         lines = [f"Graph Count: {self.graph_count}",
@@ -48,6 +50,9 @@ class ExplainOutput:
         for i, ops in enumerate(self.ops_per_graph, 1):
             lines.append(f"  Ops {i}:")
             lines.extend(f"    {op}" for op in ops)
+        if self.replayed_calls:
+            lines.append("Replayed calls:")
+            lines.extend(f"  {c}" for c in self.replayed_calls)
         if self.compile_times:
             lines.append(f"Compile Times: {self.compile_times}")
         return "\n".join(lines) + "\n"
@@ -71,10 +76,15 @@ def explain(f, *extra_args, **extra_kwargs):
         reasons = [GraphCompileReason(r, [w]) for r, w in cap.breaks]
         ops = [inst.cls.__name__ for inst in cap.fwd if inst.node is not None or
                hasattr(inst, "tuple_out")]
+        # what the replay also does: the calls it repeats (zero_grad, the inline backward,
+        # clip_grad_norm_, step) and the item() numbers it reads after the step
+        calls = [f"{inst.cls.__name__}()" for inst in cap.fwd if isinstance(inst, SideEffect)]
+        calls += ["item() read after the replay" for o in cap.outputs
+                  if isinstance(o, tuple) and o[0] == "item"]
         graphs = [] if cap.breaks else [cap]
         return ExplainOutput(graphs, len(graphs), len(reasons), reasons,
                              len(ops) if graphs else 0, [ops] if graphs else [], [],
-                             f"capture {took * 1e3:.1f} ms")
+                             f"capture {took * 1e3:.1f} ms", calls if graphs else [])
 
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)

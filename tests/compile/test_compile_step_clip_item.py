@@ -257,3 +257,13 @@ def test_an_item_kept_by_the_function_is_a_plain_number_after_the_capture():
     assert kept == [first] and f"{kept[0] + 1:.4f}" == f"{first + 1:.4f}"
     assert compiled(x, y) == pytest.approx(first) and len(kept) == 1
     assert compiled.last_breaks == [] and compiled.stats["hits"] == 1
+
+
+def test_explain_lists_the_calls_the_replay_repeats():
+    model = _mlp()
+    opt = ember.optim.Adam(model.parameters(), lr=0.05)
+    explanation = ember._dynamo.explain(_clip_step(model, opt, "norm"))(*_data(1)[0])
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+    assert explanation.replayed_calls == ["zero_grad()", "backward()", "clip_grad_norm_()",
+                                          "step()", "item() read after the replay"]
+    assert "Replayed calls:\n  zero_grad()" in str(explanation)
