@@ -321,7 +321,13 @@ def _pack_hooked(s, outs):
     pack_hook, unpack_hook = _saved_hooks.stack[-1]
     t = s.tensor if s.output_nr is None else outs[s.output_nr]
     hooked = _Saved(None, None, None, 0, s.output_nr)
-    hooked.packed = pack_hook(t)
+    # what the hook itself computes is not hooked again (as in torch): a hook like
+    # `lambda x: x * 4` would otherwise pack the tensors its own op saves, without end
+    stack, _saved_hooks.stack = _saved_hooks.stack, ()
+    try:
+        hooked.packed = pack_hook(t)
+    finally:
+        _saved_hooks.stack = stack
     hooked.unpack_hook = unpack_hook
     return hooked
 

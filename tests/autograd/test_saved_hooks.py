@@ -85,3 +85,26 @@ def test_saved_hooks_calls_match_torch(rng):
     (s1, g1), (s2, g2) = run(ember), run(torch)
     assert s1 == s2
     np.testing.assert_allclose(g1, g2)
+
+
+@pytest.mark.parity
+def test_ops_inside_a_pack_hook_are_not_hooked_again():
+    # a pack hook that itself runs ops saving tensors (x * 4, t * w) used to recurse without
+    # end; torch hooks only the tensors the outer op saves (2 for x * x)
+    torch = pytest.importorskip("torch")
+
+    def count(mod):
+        calls = []
+        w = mod.ones(5, requires_grad=True)
+
+        def pack(t):
+            calls.append(1)
+            return t * w * 4
+
+        x = mod.full((5,), 3.0, requires_grad=True)
+        with mod.autograd.graph.saved_tensors_hooks(pack, lambda p: p / 4):
+            y = x * x
+        y.sum().backward()
+        return len(calls), x.grad.tolist()
+
+    assert count(ember) == count(torch) == (2, [6.0] * 5)

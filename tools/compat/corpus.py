@@ -64,6 +64,8 @@ TUTORIAL_FILES = {
         "0ece40a1f1c8b0adb2c03fe2cb480762b96c09ee",
     "intermediate_source/forward_ad_usage.py": "2dac3e41051684b8a9ad78263220c053bf35f5b2",
     "intermediate_source/jacobians_hessians.py": "2dac3e41051684b8a9ad78263220c053bf35f5b2",
+    "intermediate_source/autograd_saved_tensors_hooks_tutorial.py":
+        "c53e7d4efc0e39e455c531d21ec7db28ba220214",
 }
 
 
@@ -441,6 +443,14 @@ add(name="tutorials/jacobians_hessians", repo="pytorch/tutorials",
     epilogue="print('compat-hess-err', max(float((hess_api - h).abs().max())\n"
              "      for h in (hess_fwdfwd, hess_revrev)))\n",
     metric=r"compat-hess-err ([0-9.eE+-]+)", bar=("<=", 1e-4))
+
+add(name="tutorials/saved_tensors_hooks", repo="pytorch/tutorials",
+    script=_TI + "autograd_saved_tensors_hooks_tutorial.py",
+    copy=[_TI + "autograd_saved_tensors_hooks_tutorial.py"],
+    covers="grad_fn._saved_self/_saved_other/_saved_result (identity rules), "
+           "autograd.graph.saved_tensors_hooks packing to ints/tuples/strings/files, "
+           "save_on_cpu(pin_memory=True), unpack twice after a deleting hook, DataParallel",
+    bar=None)   # asserts its hooked gradients itself
 
 
 # ---------------------------------------------------------------- pytorch/examples
