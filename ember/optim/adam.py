@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._kernel_threads import parallel_range
 from . import _kernels as K
 from .optimizer import (
     _KERNEL_DTYPES,
@@ -20,6 +21,8 @@ from .optimizer import (
 )
 
 __all__ = ["Adam"]
+
+_GRAIN = 1 << 15  # elements per kernel-thread part of one parameter's update
 
 
 class Adam(Optimizer):
@@ -141,8 +144,13 @@ def _adam_fast(p, g, states, scalars, flags, converted):
     conv = converted.get(key)
     if conv is None:  # numbers in the kernel dtype: NOTE [Optimizer kernel numerics and speed]
         conv = converted[key] = tuple(np.array(scalars, dtype=dt))
-    flat = pa.reshape(-1)
-    K._k_adam_step(flat, ga.reshape(-1), *[flat if a is pa else a.reshape(-1) for a in arrays],
-                   *conv, *flags)
+    flat, gflat = pa.reshape(-1), ga.reshape(-1)
+    states_flat = [flat if a is pa else a.reshape(-1) for a in arrays]
+
+    def part(lo, hi):  # elementwise: the same numbers for any split (NOTE [Kernel threads])
+        K._k_adam_step(flat[lo:hi], gflat[lo:hi], *[a[lo:hi] for a in states_flat], *conv,
+                       *flags)
+
+    parallel_range(part, flat.size, _GRAIN)
     p._bump_version()
     return True

@@ -14,6 +14,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from ..._kernel_threads import parallel_range
 from .vmath import row_dot, row_max, row_sum, vexp
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -58,6 +59,11 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
                 grad_p[b, i, k] = 0
 
 
+def _grain(n_query, n_key):
+    # (batch x head) matrices per kernel-thread part: ~16k scores (NOTE [Kernel threads])
+    return max(1, (1 << 14) // (n_query * n_key))
+
+
 def attention_forward(q, k, v, scale, causal, keep=None):
     """(out, p): out = P v with P = softmax(q k^T * scale [causal]) (..., L, S), each dropped-out
     entry of P zeroed and the rest scaled by ``keep`` (an array shaped like P of 0 or 1/(1-p),
@@ -68,7 +74,9 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
     p = np.matmul(q, np.swapaxes(k, -1, -2),
                   out=reusable_empty(batch + (n_query, n_key), q.dtype))
-    _k_attention_softmax_fwd(p.reshape(-1, n_query, n_key), q.dtype.type(scale), causal)
+    scores, scale = p.reshape(-1, n_query, n_key), q.dtype.type(scale)
+    parallel_range(lambda lo, hi: _k_attention_softmax_fwd(scores[lo:hi], scale, causal),
+                   scores.shape[0], _grain(n_query, n_key))
     weights = p if keep is None else p * keep
     return np.matmul(weights, v, out=_out_buffer(q, v.shape[-1])), p
 
@@ -93,8 +101,10 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     dp = np.matmul(grad, np.swapaxes(v, -1, -2), out=reusable_empty(p.shape, p.dtype))
     if keep is not None:
         dp *= keep
-    _k_attention_softmax_bwd(dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key),
-                             q.dtype.type(scale), causal)
+    dps, ps = dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key)
+    scale = q.dtype.type(scale)
+    parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
+                   ps.shape[0], _grain(n_query, n_key))
     dq = np.matmul(dp, k)
     dk = np.matmul(np.swapaxes(dp, -1, -2), q)
     return dq, dk, dv

@@ -10,9 +10,11 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from ..._kernel_threads import parallel_range
 
 PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 _FAST = {"reassoc"}  # vectorized sums; NaN and inf still propagate
+_GRAIN = 1 << 15  # elements per kernel-thread part: NOTE [Kernel threads]
 
 
 def _row_exp(x2d):
@@ -185,6 +187,11 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
     if logits2d.size == 0:
         return np.zeros_like(logits2d)
     grad = np.empty_like(logits2d)
-    _k_cross_entropy_bwd(shifted_exp, total, target1d, w, ignore_index, float(label_smoothing),
-                         row_scale, grad)
+    smoothing = float(label_smoothing)
+
+    def rows(lo, hi):
+        _k_cross_entropy_bwd(shifted_exp[lo:hi], total[lo:hi], target1d[lo:hi], w, ignore_index,
+                             smoothing, row_scale[lo:hi], grad[lo:hi])
+
+    parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
     return grad

@@ -14,10 +14,12 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from ..._kernel_threads import parallel_range
 from . import split
 
 PARALLEL = False
 _FAST = {"reassoc"}
+_GRAIN = 1 << 14  # elements per kernel-thread part (layer norm): NOTE [Kernel threads]
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FAST, inline="always")
@@ -202,11 +204,12 @@ def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
-def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts):
-    """gx row by row; gw/gb partial sums per block of rows, so blocks never share an output."""
+def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo, blk_hi):
+    """gx row by row; gw/gb partial sums per block of rows, so blocks never share an output.
+    Runs blocks blk_lo..blk_hi-1 of the gw_parts.shape[0] blocks (one kernel-thread part)."""
     n_rows, dim = x.shape
     n_blocks = gw_parts.shape[0]
-    for blk in numba.prange(n_blocks):
+    for blk in range(blk_lo, blk_hi):
         gw_acc = gw_parts[blk]
         gb_acc = gb_parts[blk]
         for r in range(blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks):
@@ -250,7 +253,12 @@ def layernorm_forward(x2d, weight, bias, eps):
         mean[:] = np.nan  # torch: the mean of nothing
         invstd[:] = np.nan
         return y, mean, invstd
-    _k_layernorm_fwd(x2d, w, b, float(eps), y, mean, invstd)
+    eps = float(eps)
+
+    def rows(lo, hi):
+        _k_layernorm_fwd(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
+
+    parallel_range(rows, n_rows, max(1, _GRAIN // dim))  # NOTE [Kernel threads]
     return y, mean, invstd
 
 
@@ -270,7 +278,11 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
     gb_parts = np.zeros((n_blocks, dim), np.float64)
     gx = np.empty_like(x2d)
     if n_rows and dim:
-        _k_layernorm_bwd(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts)
+        def blocks(lo, hi):
+            _k_layernorm_bwd(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, lo, hi)
+
+        # the blocks are fixed above; the kernel threads share them out (NOTE [Kernel threads])
+        parallel_range(blocks, n_blocks, max(1, _GRAIN // max(1, n_rows // n_blocks * dim)))
     gw = gw_parts.sum(axis=0).astype(x2d.dtype)
     gb = gb_parts.sum(axis=0).astype(x2d.dtype)
     return gx, gw, gb

@@ -1,0 +1,171 @@
+"""Run a nogil numba kernel over contiguous parts of its rows on several threads at once.
+
+    from ember._kernel_threads import parallel_range
+    parallel_range(lambda lo, hi: _k_gelu_fwd(x[lo:hi], out[lo:hi]), x.size, grain=1 << 15)
+
+``parallel_range(fn, n, grain)`` calls ``fn(lo, hi)`` on contiguous parts of ``range(n)`` that
+cover it exactly once, on the calling thread and on ember's kernel workers at once, and returns
+when every part is done (an exception of any part is re-raised in the caller). ``fn``
+must release the GIL for the parts to overlap (a ``nogil=True`` numba kernel does) and its parts
+must write disjoint memory. Each part gets at least ``grain`` items, so small arrays run as one
+call on the calling thread. Results must not depend on the split (elementwise or row-wise work,
+or reductions over a fixed blocking): then they are the same for any thread count.
+
+NOTE [Kernel threads]
+OpenBLAS already runs every GEMM on all cores; ember's numba kernels (GELU, LayerNorm, the
+attention softmax, cross-entropy, Adam) ran on the calling thread only, while torch runs such
+kernels on all cores. numba's own ``parallel=True`` was measured against a pool like this one
+and is not used: its OpenMP layer busy-waits after each loop and so fights OpenBLAS's workers for
+the cores (NOTE [Kernel threading] in ops/_kernels/conv.py), and its workqueue layer aborts the
+process when two threads launch parallel kernels at once. This module instead keeps one sleeping
+Python thread per extra core (``get_num_threads() - 1`` of them, started on first use); a part is
+handed over through a lock (a few microseconds), and a kernel that releases the GIL then runs
+beside the caller's part. Only one caller uses the workers at a time: a call made while they are
+busy (another user thread, or a part that itself calls parallel_range) runs serially on its own
+thread, so nothing waits on a pool that waits on it. ``ember.set_num_threads(1)`` makes every call
+serial; the environment variable EMBER_KERNEL_THREADS=N (read on first use) sets the default
+count for these kernels alone, leaving BLAS as it is (EMBER_KERNEL_THREADS=1: the kernels run on
+the calling thread as before this module; for A/B runs). After ``fork`` the child starts fresh
+workers on first use.
+
+OpenBLAS's idle worker spins for a while after each GEMM (its THREAD_TIMEOUT) and calls
+sched_yield while it spins, so a kernel worker woken on that core still gets the core; ember sets
+no OpenBLAS variable. Measured figures: benchmarks/RESULTS.md, "Kernel threads".
+"""
+from __future__ import annotations
+
+import _thread
+import itertools
+import os
+import threading
+
+import numba
+
+from . import _threads
+
+__all__ = ["parallel_range", "num_workers"]
+
+
+class _Task:
+    """One parallel_range call: its chunks, claimed in order by whichever thread is free."""
+
+    def __init__(self, fn, bounds):
+        self.fn = fn
+        self.bounds = bounds
+        self.n_chunks = len(bounds) - 1
+        self.claim = itertools.count()     # next() is atomic under the GIL
+        self.finish = itertools.count()
+        self.all_done = _thread.allocate_lock()
+        self.all_done.acquire()            # released by whoever finishes the last chunk
+        self.errors = []
+
+    def work(self):
+        """Run chunks until none is left unclaimed."""
+        while True:
+            i = next(self.claim)
+            if i >= self.n_chunks:
+                return
+            try:
+                self.fn(self.bounds[i], self.bounds[i + 1])
+            except BaseException as exc:  # re-raised by the caller
+                self.errors.append(exc)
+            if next(self.finish) == self.n_chunks - 1:
+                self.all_done.release()
+
+
+class _Worker:
+    """A daemon thread that sleeps on ``go`` and then helps with the current task. ``go``
+    unlocked means a wake-up is pending: a worker still busy when woken looks at the current
+    task again as soon as it loops back, so no wake-up is lost."""
+
+    def __init__(self):
+        self.go = _thread.allocate_lock()
+        self.go.acquire()
+        threading.Thread(target=self._loop, name="ember-kernel", daemon=True).start()
+
+    def _loop(self):
+        while True:
+            self.go.acquire()
+            task = _current[0]
+            if task is not None:
+                task.work()  # returns at once if the caller already took every chunk
+
+    def wake(self):
+        try:
+            self.go.release()
+        except RuntimeError:  # already released: a wake-up is pending
+            pass
+
+
+_workers: list[_Worker] = []
+_current: list[_Task | None] = [None]
+_busy = [_thread.allocate_lock()]  # held by the one caller currently using the workers
+# chunks per thread: a worker that starts late (woken on a busy core) finds the caller has
+# taken the rest, instead of the caller waiting for a fixed half
+_CHUNKS_PER_THREAD = 4
+
+
+def _reset_after_fork():
+    # the threads did not survive the fork; their locks may be in any state
+    _workers.clear()
+    _current[0] = None
+    _busy[0] = _thread.allocate_lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _default_threads():
+    env = os.environ.get("EMBER_KERNEL_THREADS", "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            raise ValueError(f"EMBER_KERNEL_THREADS: expected a positive integer; got "
+                             f"{env!r}.") from None
+    return numba.config.NUMBA_NUM_THREADS
+
+
+_default = [None]
+
+
+def num_workers():
+    """How many threads a parallel_range call may use (the caller included): the value of
+    ``ember.set_num_threads`` if it was called, else EMBER_KERNEL_THREADS if set, else numba's
+    pool size (NUMBA_NUM_THREADS, which defaults to the number of cores). Not
+    ``numba.get_num_threads()``: that would launch numba's own thread pool."""
+    requested = _threads._requested[0]
+    if requested is not None:
+        return requested
+    if _default[0] is None:
+        _default[0] = _default_threads()
+    return _default[0]
+
+
+def parallel_range(fn, n, grain):
+    """Call ``fn(lo, hi)`` over contiguous parts covering ``range(n)``, concurrently; see the
+    module docstring."""
+    threads = num_workers()
+    n_chunks = min(threads * _CHUNKS_PER_THREAD, n // max(1, grain))
+    if threads < 2 or n_chunks < 2:
+        if n > 0:
+            fn(0, n)
+        return
+    busy = _busy[0]
+    if not busy.acquire(blocking=False):
+        fn(0, n)  # the workers serve another call: run here (never wait on them)
+        return
+    try:
+        task = _Task(fn, [n * i // n_chunks for i in range(n_chunks + 1)])
+        while len(_workers) < threads - 1:
+            _workers.append(_Worker())
+        _current[0] = task
+        for worker in _workers[:threads - 1]:
+            worker.wake()
+        task.work()
+        task.all_done.acquire()  # the chunks other threads claimed are finished
+        _current[0] = None
+        if task.errors:
+            raise task.errors[0]
+    finally:
+        busy.release()
