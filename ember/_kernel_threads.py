@@ -14,23 +14,30 @@ or reductions over a fixed blocking): then they are the same for any thread coun
 NOTE [Kernel threads]
 OpenBLAS already runs every GEMM on all cores; ember's numba kernels (GELU, LayerNorm, the
 attention softmax, cross-entropy, Adam) ran on the calling thread only, while torch runs such
-kernels on all cores. numba's own ``parallel=True`` was measured against a pool like this one
-and is not used: its OpenMP layer busy-waits after each loop and so fights OpenBLAS's workers for
-the cores (NOTE [Kernel threading] in ops/_kernels/conv.py), and its workqueue layer aborts the
-process when two threads launch parallel kernels at once. This module instead keeps one sleeping
-Python thread per extra core (``get_num_threads() - 1`` of them, started on first use); a part is
-handed over through a lock (a few microseconds), and a kernel that releases the GIL then runs
-beside the caller's part. Only one caller uses the workers at a time: a call made while they are
-busy (another user thread, or a part that itself calls parallel_range) runs serially on its own
-thread, so nothing waits on a pool that waits on it. ``ember.set_num_threads(1)`` makes every call
-serial; the environment variable EMBER_KERNEL_THREADS=N (read on first use) sets the default
-count for these kernels alone, leaving BLAS as it is (EMBER_KERNEL_THREADS=1: the kernels run on
-the calling thread as before this module; for A/B runs). After ``fork`` the child starts fresh
-workers on first use.
+kernels on all cores. numba's own ``parallel=True`` is not used: its OpenMP layer busy-waits
+after each loop and so fights OpenBLAS's workers for the cores (NOTE [Kernel threading] in
+ops/_kernels/conv.py), and its workqueue layer aborts the process when two threads launch
+parallel kernels at once. This module instead keeps one sleeping Python thread per extra core
+(``get_num_threads() - 1`` of them, started on first use); a part is handed over through a lock,
+and a kernel that releases the GIL then runs beside the caller's part. Only one caller uses the
+workers at a time: a call made while they are busy (another user thread, or a part that itself
+calls parallel_range) runs serially on its own thread, so nothing waits on a pool that waits on
+it. ``ember.set_num_threads(1)`` makes every call serial; the environment variable
+EMBER_KERNEL_THREADS=N (read on first use) sets the default count for these kernels alone,
+leaving BLAS as it is (EMBER_KERNEL_THREADS=1: the kernels run on the calling thread as before
+this module; for A/B runs). After ``fork`` the child starts fresh workers on first use.
 
-OpenBLAS's idle worker spins for a while after each GEMM (its THREAD_TIMEOUT) and calls
-sched_yield while it spins, so a kernel worker woken on that core still gets the core; ember sets
-no OpenBLAS variable. Measured figures: benchmarks/RESULTS.md, "Kernel threads".
+OpenBLAS's idle worker busy-waits for a while after each GEMM (its THREAD_TIMEOUT, 2^28 cycles
+by default, ~0.1 s; numpy's scipy-openblas build spins without sched_yield), so a kernel worker
+woken while it spins shares that core with it. Parts are therefore handed out in small chunks
+(``_CHUNKS_PER_THREAD`` per thread) claimed by whichever thread is free: a worker that starts late
+or runs slowly takes fewer chunks, and the caller never waits for more than the chunk a worker is
+running. ember sets no OpenBLAS variable (OPENBLAS_THREAD_TIMEOUT, read when numpy loads OpenBLAS,
+shortens the spinning; not measured on a quiet machine yet).
+
+Measuring (a busy machine gives no usable figure: on 2026-11-26 at load 9-16 the second core was
+never free): in one process, `python benchmarks/ab.py gpts "ember._threads._requested[0] = 1"
+"ember._threads._requested[0] = None"`; per process, EMBER_KERNEL_THREADS=1 against the default.
 """
 from __future__ import annotations
 
@@ -145,6 +152,10 @@ def num_workers():
 def parallel_range(fn, n, grain):
     """Call ``fn(lo, hi)`` over contiguous parts covering ``range(n)``, concurrently; see the
     module docstring."""
+    if n < 2 * grain:  # the common small case (a decoding step) decided first
+        if n > 0:
+            fn(0, n)
+        return
     threads = num_workers()
     n_chunks = min(threads * _CHUNKS_PER_THREAD, n // max(1, grain))
     if threads < 2 or n_chunks < 2:

@@ -222,3 +222,25 @@ def test_set_num_threads_caps_the_kernel_pool(monkeypatch):
     assert kthreads.num_workers() == 2
     monkeypatch.setattr(_threads, "_requested", [1])
     assert kthreads.num_workers() == 1
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide")
+@pytest.mark.parametrize("shape", [(1024, 1024), (37, 300), (1, 5)])
+def test_softmax_pieces_same_on_1_and_2_threads(shape, monkeypatch):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(np.float32) * 4
+    x[0, :] = -np.inf  # an all -inf row is shifted by 0
+
+    def run():
+        shift, e, total = kloss._row_exp(x)
+        return shift, e.copy(), total, kloss.softmax_forward(x).copy()
+
+    shift, e, total, p = _same_on_1_and_2(run, monkeypatch)
+    m = x.max(1)
+    ref_shift = np.where(np.isfinite(m), m, 0).astype(np.float32)
+    np.testing.assert_array_equal(shift, ref_shift)
+    ref_e = np.exp(x - ref_shift[:, None])
+    np.testing.assert_array_equal(e, ref_e)
+    np.testing.assert_array_equal(total, ref_e.sum(axis=1))
+    assert np.all(np.isnan(p[0]))  # 0/0, as torch
+    np.testing.assert_allclose(p[1:].sum(1), 1, rtol=1e-5)
