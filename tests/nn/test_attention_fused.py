@@ -142,3 +142,23 @@ def test_sdpa_fused_matches_torch(rng, sizes, is_causal, dtype):
     assert_close(out.detach().numpy(), expected.detach().numpy(), **tol)
     for a, b in zip(ours, ref, strict=True):
         assert_close(a.grad.numpy(), b.grad.numpy(), **tol)
+
+
+def test_sdpa_shape_fast_path_keeps_the_general_checks(rng):
+    # the array-shape fast path (a decoding step) must leave every error to the general path
+    q, k, v = (ember.tensor(a) for a in _inputs(rng, (2,), 3, 4))
+    with pytest.raises(TypeError, match="argument 'value' must be Tensor"):
+        F.scaled_dot_product_attention(q, k, v.numpy())
+    with pytest.raises(RuntimeError, match="same dtype"):
+        F.scaled_dot_product_attention(q, k, v.float())
+    with pytest.raises(RuntimeError, match=r"expected query \(..., L, E\)"):
+        F.scaled_dot_product_attention(q, k[..., :3], v)
+    # one query against a cache of keys, as a decoding step calls it: the fused op, the
+    # composite's values
+    q1 = q[:, :1]
+    out = F.scaled_dot_product_attention(q1, k, v, scale=0.7)
+    assert out.shape == (2, 1, 5)
+    assert_close(out, _composite(q1, k, v, scale=0.7), rtol=1e-12, atol=1e-12)
+    int_q = ember.ones(2, 3, 4, dtype=ember.int64)
+    with pytest.raises(RuntimeError):
+        F.scaled_dot_product_attention(int_q, int_q, int_q)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import _dtype as D
-from ..._tensor import _make
+from ..._tensor import Tensor, _make
 from ...ops.join import cat
 from ...ops.nn import attention as _ops
 from ...ops.products import matmul
@@ -66,6 +66,28 @@ def _fusable(query, key, value, attn_mask):
             and _batch_hook[0] is None and not _fw_active[0])
 
 
+_FAST_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _fast_call(query, key, value, attn_mask, dropout_p, scale):
+    """The scale when the call is the common fused case (what `_fusable` accepts, without a
+    mask or dropout, same-rank q/k/v), checked on the arrays' shapes; else None. A decoding
+    step calls attention once per layer and token, and the general checks build Size objects."""
+    if (attn_mask is not None or dropout_p != 0.0 or not isinstance(query, Tensor)
+            or not isinstance(key, Tensor) or not isinstance(value, Tensor)):
+        return None
+    from ...autograd.function import _batch_hook, _fw_active
+    q, k, v = query._data, key._data, value._data
+    qs, ks, vs = q.shape, k.shape, v.shape
+    if (q.dtype not in _FAST_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype
+            or len(qs) < 2 or len(ks) != len(qs) or len(vs) != len(qs)
+            or qs[:-2] != ks[:-2] or qs[:-2] != vs[:-2] or qs[-1] != ks[-1] or ks[-2] != vs[-2]
+            or q.size == 0 or k.size == 0 or v.size == 0
+            or _batch_hook[0] is not None or _fw_active[0]):
+        return None
+    return 1.0 / math.sqrt(qs[-1]) if scale is None else float(scale)
+
+
 def _repeat_heads(x, times):
     """(..., Hkv, S, E) -> (..., Hkv * times, S, E), each head repeated ``times`` in a row."""
     if times == 1:
@@ -87,6 +109,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> scaled_dot_product_attention(q, q, q).shape
         ember.Size([2, 3, 4])
     """
+    fast = _fast_call(query, key, value, attn_mask, dropout_p, scale)
+    if fast is not None:
+        return _ops.ScaledDotProductAttention.apply(query, key, value, fast, bool(is_causal),
+                                                    None)
     name = "scaled_dot_product_attention"
     for t, arg in ((query, "query"), (key, "key"), (value, "value")):
         _check_tensor(name, t, arg)
