@@ -14,8 +14,9 @@ def test_sgd_halves_match_one_call(rng, monkeypatch, momentum, nesterov, dtype):
     w0 = rng.standard_normal((3, 7, 11)).astype(dtype)  # 231 elements, split from 16
     grads = [rng.standard_normal(w0.shape).astype(dtype) for _ in range(3)]
     halves = []
-    monkeypatch.setattr(split, "_helper", lambda original=split._helper: halves.append(1)
-                        or original())
+    monkeypatch.setattr(split, "_parallel_range",
+                        lambda *a, original=split._parallel_range: halves.append(1)
+                        or original(*a))
 
     def run(split_from):
         monkeypatch.setattr(sgd, "_SPLIT_ELEMENTS", split_from)
