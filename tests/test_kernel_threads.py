@@ -244,3 +244,38 @@ def test_softmax_pieces_same_on_1_and_2_threads(shape, monkeypatch):
     np.testing.assert_array_equal(total, ref_e.sum(axis=1))
     assert np.all(np.isnan(p[0]))  # 0/0, as torch
     np.testing.assert_allclose(p[1:].sum(1), 1, rtol=1e-5)
+
+
+def test_blas_parallel_range_runs_parts_on_one_blas_thread_and_restores_it(threads):
+    funcs = kthreads._openblas()
+    if not funcs:
+        pytest.skip("numpy's BLAS is not an OpenBLAS that threadpoolctl finds")
+    get, _ = funcs
+    before = get()
+    counts, seen = [], np.zeros(64, np.int64)
+
+    def part(lo, hi):
+        counts.append(get())
+        seen[lo:hi] += 1
+
+    kthreads.blas_parallel_range(part, 64, 1)
+    np.testing.assert_array_equal(seen, np.ones(64, np.int64))
+    assert get() == before
+    if threads == 1:
+        assert counts == [before]  # one call, BLAS left as it was
+    else:
+        assert set(counts) == {1}
+
+
+def test_blas_parallel_range_restores_blas_after_an_error(threads):
+    funcs = kthreads._openblas()
+    if not funcs:
+        pytest.skip("numpy's BLAS is not an OpenBLAS that threadpoolctl finds")
+    before = funcs[0]()
+
+    def part(lo, hi):
+        raise ValueError("part failed")
+
+    with pytest.raises(ValueError, match="part failed"):
+        kthreads.blas_parallel_range(part, 64, 1)
+    assert funcs[0]() == before

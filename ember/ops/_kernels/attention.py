@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
-from ..._kernel_threads import parallel_range
+from ..._kernel_threads import blas_parallel_range, parallel_range
 from .vmath import row_dot, row_max, row_sum, vexp
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -72,13 +72,12 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
     batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
-    p = np.matmul(q, np.swapaxes(k, -1, -2),
-                  out=reusable_empty(batch + (n_query, n_key), q.dtype))
+    p = _bmm(q, np.swapaxes(k, -1, -2), reusable_empty(batch + (n_query, n_key), q.dtype))
     scores, scale = p.reshape(-1, n_query, n_key), q.dtype.type(scale)
     parallel_range(lambda lo, hi: _k_attention_softmax_fwd(scores[lo:hi], scale, causal),
                    scores.shape[0], _grain(n_query, n_key))
     weights = p if keep is None else p * keep
-    return np.matmul(weights, v, out=_out_buffer(q, v.shape[-1])), p
+    return _bmm(weights, v, _out_buffer(q, v.shape[-1])), p
 
 
 def _out_buffer(q, n_value):
@@ -97,14 +96,26 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
     n_query, n_key = p.shape[-2], p.shape[-1]
     weights = p if keep is None else p * keep
-    dv = np.matmul(np.swapaxes(weights, -1, -2), grad)
-    dp = np.matmul(grad, np.swapaxes(v, -1, -2), out=reusable_empty(p.shape, p.dtype))
+    dv = _bmm(np.swapaxes(weights, -1, -2), grad, np.empty(v.shape[:-1] + grad.shape[-1:],
+                                                             grad.dtype))
+    dp = _bmm(grad, np.swapaxes(v, -1, -2), reusable_empty(p.shape, p.dtype))
     if keep is not None:
         dp *= keep
     dps, ps = dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key)
     scale = q.dtype.type(scale)
     parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
                    ps.shape[0], _grain(n_query, n_key))
-    dq = np.matmul(dp, k)
-    dk = np.matmul(np.swapaxes(dp, -1, -2), q)
+    dq = _bmm(dp, k, np.empty(q.shape, np.result_type(dp, k)))
+    dk = _bmm(np.swapaxes(dp, -1, -2), q, np.empty(k.shape, np.result_type(dp, q)))
     return dq, dk, dv
+
+
+def _bmm(a, b, out):
+    """np.matmul(a, b, out=out) for operands with the same leading (batch) dims; with at least
+    two entries on the first batch axis, that axis is split over the kernel threads with BLAS
+    on one thread per part (NOTE [Small GEMMs on the kernel threads] in _kernel_threads.py)."""
+    if a.ndim < 3 or a.shape[0] < 2:
+        return np.matmul(a, b, out=out)
+    blas_parallel_range(lambda lo, hi: np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi]),
+                        a.shape[0], 1)
+    return out
