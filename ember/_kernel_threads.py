@@ -46,8 +46,6 @@ import itertools
 import os
 import threading
 
-import numba
-
 from . import _threads
 
 __all__ = ["parallel_range", "num_workers", "blas_parallel_range"]
@@ -130,7 +128,12 @@ def _default_threads():
         except ValueError:
             raise ValueError(f"EMBER_KERNEL_THREADS: expected a positive integer; got "
                              f"{env!r}.") from None
-    return numba.config.NUMBA_NUM_THREADS
+    # Off unless asked for: on a quiet machine (2026-11-26 05:46-05:51, table1.py per process,
+    # two alternating reps) the pool at 2 threads LOST against 1 - GPT-S 0.74-0.77x torch vs
+    # 0.83x, MobileNetV2 1.06-1.08x vs 1.19-1.21x - as a worker shares its core with the
+    # OpenBLAS thread still spinning after the last GEMM. EMBER_KERNEL_THREADS=N or
+    # ember.set_num_threads(N) turns it on.
+    return 1
 
 
 _default = [None]
@@ -138,9 +141,9 @@ _default = [None]
 
 def num_workers():
     """How many threads a parallel_range call may use (the caller included): the value of
-    ``ember.set_num_threads`` if it was called, else EMBER_KERNEL_THREADS if set, else numba's
-    pool size (NUMBA_NUM_THREADS, which defaults to the number of cores). Not
-    ``numba.get_num_threads()``: that would launch numba's own thread pool."""
+    ``ember.set_num_threads`` if it was called, else EMBER_KERNEL_THREADS if set, else 1 (see
+    `_default_threads`). Not ``numba.get_num_threads()``: that would launch numba's own thread
+    pool."""
     requested = _threads._requested[0]
     if requested is not None:
         return requested
@@ -240,3 +243,34 @@ def blas_parallel_range(fn, n, grain):
     finally:
         if before > 1:
             set_(before)
+
+
+# NOTE [One BLAS thread for small GEMMs]
+# OpenBLAS splits a GEMM over both cores once M*N*K passes its own threshold (~64^3), but below
+# a few million multiply-adds the hand-off and the spin-wait cost more than the second core
+# saves: the 3x256 MLP at batch 8 (GEMMs of 8x256x256) ran a step in 828 us on two threads and
+# 510 us with OPENBLAS_NUM_THREADS=1 (torch 546 us), quiet machine, 2026-11-26; on a busy one a
+# two-thread 32x256x256 product took 11.8 ms against 60 us on one. Linear's GEMMs in that range
+# therefore run with OpenBLAS at one thread (set and restored around the call, ~0.8 us).
+SMALL_GEMM = (1 << 18, 1 << 22)   # multiply-adds: OpenBLAS's own one-thread bound, our cap
+
+
+def small_gemm_enter(macs):
+    """Lower numpy's OpenBLAS to one thread for a GEMM of `macs` multiply-adds in the small
+    range; returns the count to restore with `small_gemm_exit` (0: nothing changed)."""
+    if not SMALL_GEMM[0] < macs < SMALL_GEMM[1]:
+        return 0
+    funcs = _blas[0] if _blas[0] is not None else _openblas()
+    if not funcs:
+        return 0
+    get, set_ = funcs
+    before = get()
+    if before > 1:
+        set_(1)
+        return before
+    return 0
+
+
+def small_gemm_exit(before):
+    if before:
+        _blas[0][1](before)

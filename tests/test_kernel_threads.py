@@ -213,7 +213,7 @@ def test_kernel_threads_env_default(monkeypatch):
     with pytest.raises(ValueError, match="EMBER_KERNEL_THREADS: expected a positive integer"):
         kthreads._default_threads()
     monkeypatch.delenv("EMBER_KERNEL_THREADS")
-    assert kthreads._default_threads() >= 1
+    assert kthreads._default_threads() == 1  # off unless asked for
 
 
 def test_set_num_threads_caps_the_kernel_pool(monkeypatch):
@@ -279,3 +279,38 @@ def test_blas_parallel_range_restores_blas_after_an_error(threads):
     with pytest.raises(ValueError, match="part failed"):
         kthreads.blas_parallel_range(part, 64, 1)
     assert funcs[0]() == before
+
+
+@pytest.mark.parametrize("rows, expect_one", [(8, True), (2048, False), (1, False)])
+def test_linear_small_gemms_run_on_one_blas_thread(rows, expect_one, monkeypatch):
+    # NOTE [One BLAS thread for small GEMMs]: 8x256x256 is in the capped range, 2048x256x256
+    # above it, 1x256x256 below OpenBLAS's own threading bound (left alone)
+    funcs = kthreads._openblas()
+    if not funcs:
+        pytest.skip("numpy's BLAS is not an OpenBLAS that threadpoolctl finds")
+    get, set_ = funcs
+    before = get()
+    set_(2)
+    try:
+        from ember.ops.nn import linear as lin
+        seen = []
+        real_gemm = lin.gemm
+
+        def spy(a, b, *args, **kwargs):
+            seen.append(get())
+            return real_gemm(a, b, *args, **kwargs)
+
+        monkeypatch.setattr(lin, "gemm", spy)
+        x = ember.randn(rows, 256, requires_grad=True)
+        layer = ember.nn.Linear(256, 256)
+        y = layer(x)
+        y.sum().backward()
+        assert seen and set(seen) == ({1} if expect_one else {2})
+        assert get() == 2                          # restored after forward and backward
+        ref = x.detach().numpy() @ layer.weight.detach().numpy().T + layer.bias.detach().numpy()
+        np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(layer.weight.grad.numpy(),
+                                   np.ones((256, rows), np.float32) @ x.detach().numpy(),
+                                   rtol=1e-5, atol=1e-4)
+    finally:
+        set_(before)

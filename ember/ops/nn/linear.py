@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import gemm, reusable_empty
+from ..._kernel_threads import small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
@@ -18,7 +19,11 @@ class Linear(Op):
         ctx.save_for_backward(x, weight)
         # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
-        y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
+        blas = small_gemm_enter(x.size * weight.shape[0])  # NOTE [One BLAS thread for small GEMMs]
+        try:
+            y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
+        finally:
+            small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
             y = y.astype(x.dtype)
         if bias is not None:
@@ -62,15 +67,19 @@ def _backward_numpy(g, x, w, need):
     n_out, n_in = w.shape
     g2 = np.ascontiguousarray(g).reshape(-1, n_out)
     gx = gw = gb = None
-    if need[0]:
-        if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
-            gx = _make(np.multiply(g2, w).reshape(x.shape))
-        else:
-            gx = _make(gemm(g2, w).reshape(x.shape))
-    if need[1]:
-        out = reusable_empty((n_out, n_in), g.dtype)
-        np.matmul(g2.T, x.reshape(-1, n_in), out=out)
-        gw = _make(out)
+    blas = small_gemm_enter(g2.shape[0] * n_out * n_in)  # NOTE [One BLAS thread for small GEMMs]
+    try:
+        if need[0]:
+            if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
+                gx = _make(np.multiply(g2, w).reshape(x.shape))
+            else:
+                gx = _make(gemm(g2, w).reshape(x.shape))
+        if need[1]:
+            out = reusable_empty((n_out, n_in), g.dtype)
+            np.matmul(g2.T, x.reshape(-1, n_in), out=out)
+            gw = _make(out)
+    finally:
+        small_gemm_exit(blas)
     if len(need) > 2 and need[2]:
         gb = _make(_column_sums(g2))
     return gx, gw, gb
