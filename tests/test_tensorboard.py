@@ -250,3 +250,15 @@ def test_event_contents_match_torch_summarywriter(tmp_path, rng):
             for tag in ca:
                 assert HParamsPluginData.FromString(ca[tag]) == \
                     HParamsPluginData.FromString(cb[tag]), tag
+
+
+def test_event_files_sort_in_open_order_across_uid_digits(tmp_path, monkeypatch):
+    # readers order a run's event files by name: an unpadded uid sorted "10" before "9"
+    from ember.utils.tensorboard import _record
+    monkeypatch.setattr(_record, "_uid", [9])
+    w = SummaryWriter(tmp_path)
+    w.add_scalar("a", 1.0, 0)
+    w.close()
+    w.add_scalar("a", 2.0, 1)
+    w.close()
+    assert [e.value for e in _accumulator(tmp_path).Scalars("a")] == [1.0, 2.0]

@@ -68,7 +68,7 @@ class EventFileWriter:
             uid = _uid[0]
             _uid[0] += 1
         name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}."
-                f"{os.getpid()}.{uid}{filename_suffix}")
+                f"{os.getpid()}.{uid:06d}{filename_suffix}")  # padded: name order = open order
         self._path = os.path.join(self._logdir, name)
         self._file = open(self._path, "wb")
         self._flush_secs = flush_secs
