@@ -38,10 +38,7 @@ def functions(kind: str, exc: type, message: str, *, quiet: tuple = ()) -> dict:
         fns[name] = unavailable
     for name in quiet:
         fns[name] = zero if "memory" in name else none
-    for name, fn in fns.items():
-        if fn in (unavailable, none, zero, false, seed_noop):
-            fns[name] = _named(fn, kind, name)
-    return fns
+    return {name: _named(fn, kind, name) for name, fn in fns.items()}
 
 
 def _named(fn, kind, name):
