@@ -38,8 +38,12 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         >>> f(ember.tensor([-1.0, 2.0]))
         tensor([0., 5.])
 
-    Differs from torch: the first call of each signature runs eagerly while it is recorded,
-    and a graph break runs that whole call eagerly (see docs/DEVIATIONS.md).
+    Differs from torch: the first call of each signature runs eagerly while it is recorded.
+    At a graph break where Python reads a value (``if t.sum() > 0``, ``print(t)``,
+    ``loss.item()`` used by Python) the ops before and after run as separate compiled graphs
+    while the function's Python runs each call; a call that takes another path than the
+    recorded one runs its remaining ops eagerly, and other breaks (NumPy code, custom
+    autograd Functions) run the whole call eagerly (see docs/DEVIATIONS.md).
     """
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "

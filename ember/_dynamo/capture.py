@@ -124,6 +124,8 @@ class Capture:
     spent_outputs: list = field(default_factory=list)  # outputs whose graph a backward() freed
     saved_needed: set = field(default_factory=set)    # forward slots the backward reads
     ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
+    splits: list = field(default_factory=list)  # (fwd position, reason, where, slots read):
+    #                                             breaks the call continues past (segments.py)
 
 
 def _where():
@@ -220,6 +222,8 @@ class Recorder:
         self.seen_vc = set()
         self.written = set()     # version counters written by recorded side effects
         self.counters = set()    # version counters of step counters the call increments
+        self.tensors = {}        # op output slot -> its tensor (the segments' backward walks)
+        self.item_reads = []     # (fwd position, where, slot) of each Tensor.item() of a value
         self._restore = []
 
     # ------------------------------------------------------------------ slots
@@ -241,6 +245,21 @@ class Recorder:
         if self.fullgraph:
             raise Unsupported(f"{reason} (at {where}); fullgraph=True forbids graph breaks. "
                               "Remove the construct or compile without fullgraph=True.")
+
+    def split(self, reason, slots=(), where=None, pos=None):
+        """A graph break the call continues past: the ops before it and after it become separate
+        graphs (see NOTE [Graph breaks that split] in segments.py). ``slots``: the values Python
+        reads there; ``pos``: the point of the split in the recorded forward (default: now)."""
+        where = where or _where()
+        if self.phase != "fwd" or getattr(self, "inline_done", False):
+            # after a backward() recorded inline the graph cannot be split any more
+            self.graph_break(reason, where)
+            return
+        if self.fullgraph:
+            raise Unsupported(f"{reason} (at {where}); fullgraph=True forbids graph breaks. "
+                              "Remove the construct or compile without fullgraph=True.")
+        self.cap.splits.append((len(self.cap.fwd) if pos is None else pos, reason, where,
+                                tuple(slots)))
 
     def resolve_tensor(self, t):
         arr = t._data
@@ -277,8 +296,9 @@ class Recorder:
         if isinstance(a, _tensor.Tensor):
             return ("s", self.resolve_tensor(a))
         if item.slot_of(a, self) is not None:
-            self.graph_break("data-dependent Python: the number Tensor.item() returned is "
-                             "passed to an op")
+            # the number is a constant of the graph after the split (guarded by its value)
+            self.split("data-dependent Python: the number Tensor.item() returned is passed "
+                       "to an op", (item.slot_of(a, self),), *item.read_point(a))
             return ("c", item.plain(a))
         if isinstance(a, np.ndarray):
             s = self.slots.get(id(a))
@@ -303,6 +323,8 @@ class Recorder:
             node = g
         idx = len(self.cap.fwd) if self.phase == "fwd" else -1
         out_slots = [self.new_slot(o._data, ("op", idx)) for o in outs_t]
+        if self.phase == "fwd":
+            self.tensors.update(zip(out_slots, outs_t, strict=True))
         nig = ()
         if _state.enabled and any(isinstance(a, _tensor.Tensor) and a._requires_grad
                                   for a in args):
@@ -310,6 +332,7 @@ class Recorder:
         inst = Instr(cls, ins, ps, out_slots, nig,
                      type(result) is tuple, [(o._data.shape, o._data.dtype) for o in outs_t],
                      node)
+        inst.rg = tuple(o._requires_grad for o in outs_t)
         if self.phase == "fwd":
             self.cap.fwd.append(inst)
             if node is not None:
@@ -451,7 +474,7 @@ class Recorder:
         rec = self
         T = _tensor.Tensor
         for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__",
-                     "numpy"):
+                     "numpy", "__repr__", "__str__", "__format__"):
             orig = getattr(T, name)
 
             def read(self_t, *a, _orig=orig, _name=name, **k):
@@ -470,9 +493,10 @@ class Recorder:
                         held = item.wrap(value, rec, s) if _name == "item" else None
                         if held is not None:
                             return held
-                        rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
-                                        "value the graph computes (only a returned "
-                                        "Tensor.item() is read after the replay)")
+                        what = "print/format" if _name in ("__repr__", "__str__",
+                                                             "__format__") else _name
+                        rec.split(f"data-dependent Python: Tensor.{what}() reads a value "
+                                  "the graph computes", (s,))
                         return value
                 return _orig(self_t, *a, **k)
 

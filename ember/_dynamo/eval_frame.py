@@ -155,9 +155,12 @@ class CompiledFunction:
         if entry.graph is None:
             self.stats["eager"] += 1
             return self._fn(*args, **kwargs)
-        self.stats["hits"] += 1
         counters["hits"] += 1
-        return entry.graph.run([v for v in flat if isinstance(v, _tensor.Tensor)])
+        tensors = [v for v in flat if isinstance(v, _tensor.Tensor)]
+        if getattr(entry.graph, "segmented", False):  # NOTE [Graph breaks that split]
+            return entry.graph.call(self._fn, args, kwargs, tensors, self.stats)
+        self.stats["hits"] += 1
+        return entry.graph.run(tensors)
 
     def _is_dynamic(self):
         return self.dynamic is True or (self.dynamic is None and (
@@ -283,6 +286,14 @@ class CompiledFunction:
         finally:
             _local.depth -= 1
         self.last_breaks = list(cap.breaks)
+        if cap.splits and not cap.breaks:  # NOTE [Graph breaks that split]
+            from .segments import SegmentedGraph
+            self.last_breaks = [(reason, where) for _, reason, where, _ in cap.splits]
+            counters["graph_breaks"] += len(cap.splits)
+            graph = SegmentedGraph(cap, self.backend, self.mode, self._name())
+            self.sources = graph.sources
+            self._cache[key] = CacheEntry(graph, self.last_breaks, "graph break")
+            return result
         if cap.breaks:
             counters["graph_breaks"] += len(cap.breaks)
             self._cache[key] = CacheEntry(None, cap.breaks, "graph break")

@@ -73,6 +73,8 @@ def explain(f, *extra_args, **extra_kwargs):
         finally:
             eval_frame._local.depth -= 1
         took = time.perf_counter() - t0
+        if cap.splits and not cap.breaks:  # NOTE [Graph breaks that split] in segments.py
+            return _explain_segments(cap, took)
         reasons = [GraphCompileReason(r, [w]) for r, w in cap.breaks]
         ops = [inst.cls.__name__ for inst in cap.fwd if inst.node is not None or
                hasattr(inst, "tuple_out")]
@@ -89,6 +91,15 @@ def explain(f, *extra_args, **extra_kwargs):
     if extra_args or extra_kwargs:
         return inner(*extra_args, **extra_kwargs)
     return inner
+
+
+def _explain_segments(cap, took):
+    """The report of a call split at graph breaks: one graph per segment."""
+    reasons = [GraphCompileReason(r, [w]) for _, r, w, _ in cap.splits]
+    graphs = [seg.cap for seg in cap.segments]
+    ops = [[inst.cls.__name__ for inst in g.fwd] for g in graphs]
+    return ExplainOutput(graphs, len(graphs), len(reasons), reasons, sum(map(len, ops)), ops,
+                         [], f"capture {took * 1e3:.1f} ms")
 
 
 def reset():

@@ -39,9 +39,10 @@ def _touch(v, what):
     if current_recorder() is not rec:
         return
     v.__dict__["_rec"] = None
-    rec.graph_break(f"data-dependent Python: the number Tensor.item() returned is used by "
-                    f"Python ({what}); returning it from the compiled function keeps the call "
-                    "compiled (it is then read after the replay)")
+    # the graph splits where the number was read (NOTE [Graph breaks that split])
+    rec.split(f"data-dependent Python: the number Tensor.item() returned is used by Python "
+              f"({what}); returning it from the compiled function keeps the call in one graph "
+              "(it is then read after the replay)", (v.__dict__["_slot"],), *read_point(v))
 
 
 def _reader(base, name):
@@ -76,6 +77,8 @@ def wrap(value, rec, slot):
         return None
     out.__dict__["_rec"] = out.__dict__["_owner"] = rec
     out.__dict__["_slot"] = slot
+    out.__dict__["_point"] = (_capture_where(), len(rec.cap.fwd))
+    rec.item_reads.append((len(rec.cap.fwd), out.__dict__["_point"][0], slot))
     rec.__dict__.setdefault("item_values", []).append(out)
     return out
 
@@ -85,6 +88,16 @@ def release(rec):
     hold the recorder alive)."""
     for v in rec.__dict__.pop("item_values", ()):
         v.__dict__.clear()
+
+
+def _capture_where():
+    from .capture import _where
+    return _where()
+
+
+def read_point(value):
+    """(where, position in the recorded forward) of the item() call that returned value."""
+    return value.__dict__.get("_point", (None, None))
 
 
 def slot_of(value, rec):

@@ -34,10 +34,13 @@ def capture_call(fn, args, kwargs, fullgraph):
                                          if isinstance(o, _tensor.Tensor) and o._requires_grad
                                          and isinstance(rec.cap.outputs[i], int)
                                          and rec.cap.kinds[rec.cap.outputs[i]][0] == "op"]
-            elif not rec.cap.breaks:
+            elif not rec.cap.breaks and not rec.cap.splits:
                 _walk_backward(rec, inputs, outs)
         finally:
             rec.remove()
+    if rec.cap.splits and not rec.cap.breaks:
+        from .segments import split_capture
+        split_capture(rec, outs)
     cap = rec.cap
     cap.n_inputs = len(inputs)
     result = _plain_result(result, rec)

@@ -259,6 +259,9 @@ def _inline(rec, loss, gradient, retain_graph, create_graph, inputs):
         return False
     if rec.cap.breaks:
         return False  # the call runs eagerly anyway
+    if rec.cap.splits:  # after a graph break: the engine runs it (NOTE [Graph breaks that split])
+        from .segments import split_backward
+        return split_backward(rec, loss, gradient, retain_graph, create_graph, inputs)
     why = None
     if retain_graph or create_graph or inputs is not None:
         why = "backward() with retain_graph, create_graph or inputs="

@@ -174,7 +174,9 @@ def test_other_uses_of_an_item_are_explained_breaks(body, what, capsys):
             np.testing.assert_allclose(got.numpy(), expect.numpy(), rtol=1e-6)
         else:
             assert got == expect
-    assert compiled.stats["eager"] == 1 and compiled.stats["hits"] == 0
+    # the ops before and after the break are replayed as two graphs (NOTE [Graph breaks
+    # that split])
+    assert compiled.stats["eager"] == 0 and compiled.stats["hits"] == 1
     assert len(compiled.last_breaks) == 1 and what in compiled.last_breaks[0][0]
     explanation = ember._dynamo.explain(fn)(x, y)
     assert explanation.graph_break_count == 1

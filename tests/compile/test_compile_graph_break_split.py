@@ -1,0 +1,243 @@
+"""ember.compile of functions with graph breaks (issue 19): the ops before and after a break run
+as separate compiled graphs, the break itself in Python (NOTE [Graph breaks that split] in
+ember/_dynamo/segments.py)."""
+from __future__ import annotations
+
+import copy
+import inspect
+
+import numpy as np
+import pytest
+
+import ember
+from ember import nn
+from ember._dynamo.exc import Unsupported
+from ember.autograd import function as _fn
+
+
+def _t(*shape, seed=0, grad=False):
+    rng = np.random.default_rng(seed)
+    return ember.tensor(rng.standard_normal(shape), dtype=ember.float64, requires_grad=grad)
+
+
+def _line_of(fn, text):
+    """file:line of the first line of fn's source containing text."""
+    lines, first = inspect.getsourcelines(fn)
+    line = first + next(i for i, s in enumerate(lines) if text in s)
+    return f"{inspect.getsourcefile(fn)}:{line}"
+
+
+@pytest.fixture
+def op_dispatches(monkeypatch):
+    """Counts ops dispatched eagerly (Op._run); a compiled replay calls none."""
+    count = [0]
+    orig = _fn.Op.__dict__["_run"].__func__
+
+    def counting(cls, *args, **params):
+        count[0] += 1
+        return orig(cls, *args, **params)
+
+    monkeypatch.setattr(_fn.Op, "_run", classmethod(counting))
+    return count
+
+
+def _item_break(x, w):
+    h = (x @ w).tanh()
+    scale = h.sum().item()          # the break: Python uses the number
+    if scale > -1e9:
+        h = h * 2
+    return (h.sin() + 1).sum()
+
+
+def test_break_compiles_before_and_after_and_equals_eager_in_float64(op_dispatches):
+    f = ember.compile(_item_break)
+    for seed in range(4):
+        x, w = _t(4, 3, seed=seed), _t(3, 5, seed=seed + 10, grad=True)
+        w_e = w.detach().clone().requires_grad_()
+        op_dispatches[0] = calls_at_start = 0
+        got = f(x, w)
+        before = op_dispatches[0]
+        got.backward()
+        want = _item_break(x, w_e)
+        want.backward()
+        np.testing.assert_allclose(got.item(), want.item(), rtol=1e-14)
+        np.testing.assert_allclose(w.grad.numpy(), w_e.grad.numpy(), rtol=1e-13)
+        if seed:  # a replay: no op of either side went through eager dispatch
+            assert got.grad_fn.name() == "CompiledFunctionBackward"
+            assert before == calls_at_start
+    assert f.stats["captures"] == 1 and f.stats["hits"] == 3
+    assert f.stats["recompiles"] == 0 and f.stats.get("diverged", 0) == 0
+
+
+def test_explain_counts_two_graphs_and_names_the_break_line():
+    x, w = _t(4, 3), _t(3, 5, grad=True)
+    report = ember._dynamo.explain(_item_break)(x, w)
+    assert report.graph_count == 2 and report.graph_break_count == 1
+    assert report.ops_per_graph == [["Matmul", "Tanh", "Sum"], ["Mul", "Sin", "Add", "Sum"]]
+    assert report.op_count == 7
+    reason = report.break_reasons[0]
+    assert "Tensor.item()" in reason.reason
+    assert reason.user_stack[0].startswith(_line_of(_item_break, ".item()"))
+    assert "Graph Count: 2" in str(report) and "Graph Break Count: 1" in str(report)
+
+
+def _two_breaks(x):
+    a = x.exp()
+    if a.sum() > 0:                 # break 1 (__bool__)
+        a = a + 1
+    print(a.mean())                 # break 2 (print)
+    return a * x
+
+
+def test_n_breaks_make_n_plus_one_graphs_and_print_runs_each_call(capsys):
+    x = _t(3)
+    report = ember._dynamo.explain(_two_breaks)(x)
+    assert report.graph_count == 3 and report.graph_break_count == 2
+    assert "__bool__" in report.break_reasons[0].reason
+    assert "print" in report.break_reasons[1].reason
+    assert report.break_reasons[1].user_stack[0].startswith(_line_of(_two_breaks, "print("))
+    capsys.readouterr()
+    f = ember.compile(_two_breaks)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x).numpy(), _two_breaks(x).numpy(), rtol=1e-15)
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == 6 and len(set(printed)) == 1  # every call prints, as torch's does
+    assert f.stats["hits"] == 2
+
+
+def test_fullgraph_still_raises_at_the_break():
+    with pytest.raises(Unsupported, match="fullgraph=True forbids graph breaks"):
+        ember.compile(_item_break, fullgraph=True)(_t(4, 3), _t(3, 5))
+
+
+def _branch(x):
+    h = x.sin()
+    c = x.cos()                     # used only on the second branch
+    if h.sum() > 0:
+        return h * 2
+    return c * 3 + h
+
+
+@pytest.mark.parametrize("first", [1.0, -1.0])
+def test_other_branch_than_captured_equals_eager_with_grads(first):
+    f = ember.compile(_branch)
+    for v in [first, 2.0, -2.0, 0.5, -0.7]:
+        x = ember.tensor([v, v / 2, v / 3], dtype=ember.float64, requires_grad=True)
+        xe = x.detach().clone().requires_grad_()
+        got, want = f(x), _branch(xe)
+        (got * got).sum().backward()
+        (want * want).sum().backward()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-15)
+        np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-14)
+    # calls on the captured path replay, the others leave it (and stay correct)
+    assert f.stats["hits"] == 2 and f.stats["diverged"] == 2 and f.stats["recompiles"] == 0
+
+
+def _loop(x):
+    for _ in range(4):
+        x = x * 1.5
+        if x.abs().max() > 2:       # a break whose outcome depends on the data
+            x = x / 2
+    return x.sum()
+
+
+def test_loop_with_data_dependent_break_equals_eager():
+    f = ember.compile(_loop)
+    for v in [0.3, 0.3, 1.0, 0.31, 3.0, 0.3]:
+        x = ember.tensor([v, -v], dtype=ember.float64, requires_grad=True)
+        xe = x.detach().clone().requires_grad_()
+        got, want = f(x), _loop(xe)
+        got.backward()
+        want.backward()
+        assert got.item() == pytest.approx(want.item(), rel=1e-15)
+        np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-15)
+    report = ember._dynamo.explain(_loop)(ember.tensor([0.3, -0.3], dtype=ember.float64))
+    assert report.graph_break_count == 4 and report.graph_count == 5
+    assert f.stats["hits"] >= 2 and f.stats["recompiles"] == 0
+
+
+class _Inner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.lin(x).relu()
+        if h.mean() > 10:            # break inside a nested module
+            h = h / 10
+        return h
+
+
+class _Outer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = _Inner(), _Inner()
+        self.head = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.head(self.b(self.a(x)).tanh())
+
+
+def test_nested_module_breaks_compile_and_match_eager_grads():
+    ember.manual_seed(0)
+    model = _Outer().double()
+    twin = copy.deepcopy(model)
+    compiled = ember.compile(model)
+    for seed in range(3):
+        x = _t(5, 4, seed=seed)
+        got, want = compiled(x).sum(), twin(x).sum()
+        got.backward()
+        want.backward()
+        assert got.item() == pytest.approx(want.item(), rel=1e-14)
+        for p, q in zip(model.parameters(), twin.parameters(), strict=True):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-13)
+    stats = compiled.dynamo_ctx.stats
+    assert stats["captures"] == 1 and stats["hits"] == 2 and stats["recompiles"] == 0
+    report = ember._dynamo.explain(model)(_t(5, 4))
+    assert report.graph_count == 3 and report.graph_break_count == 2
+
+
+def _train_pair(opt_cls, **kw):
+    ember.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1)).double()
+    twin = copy.deepcopy(model)
+    return (model, opt_cls(model.parameters(), **kw)), (twin, opt_cls(twin.parameters(), **kw))
+
+
+@pytest.mark.parametrize("opt_cls, kw", [(ember.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+                                         (ember.optim.Adam, {"lr": 0.01})])
+def test_training_step_with_break_before_backward_equals_eager(opt_cls, kw):
+    (model, opt), (twin, opt_e) = _train_pair(opt_cls, **kw)
+    seen = []
+
+    def make_step(m, o):
+        def step(x, y):
+            o.zero_grad()
+            loss = ((m(x) - y) ** 2).mean()
+            seen.append(float(loss))          # break: Python reads the number
+            loss.backward()                   # after the break: the engine, compiled backward
+            o.step()
+            return loss
+        return step
+
+    compiled, eager = ember.compile(make_step(model, opt)), make_step(twin, opt_e)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        x = ember.tensor(rng.standard_normal((6, 4)))
+        y = ember.tensor(rng.standard_normal((6, 1)))
+        a, b = compiled(x, y), eager(x, y)
+        assert a.item() == pytest.approx(b.item(), rel=1e-13)
+    assert seen[0::2] == pytest.approx(seen[1::2], rel=1e-13)
+    for p, q in zip(model.parameters(), twin.parameters(), strict=True):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-12)
+    assert compiled.stats["hits"] == 4 and compiled.stats["recompiles"] == 0
+    assert compiled.stats.get("diverged", 0) == 0
+    assert any("backward()" in r for r, _ in compiled.last_breaks)
+
+
+def test_a_changed_shape_recaptures_and_guards_hold():
+    f = ember.compile(_item_break)
+    for shape in [(4, 3), (4, 3), (2, 3), (4, 3)]:
+        x, w = _t(*shape), _t(3, 5)
+        np.testing.assert_allclose(f(x, w).item(), _item_break(x, w).item(), rtol=1e-14)
+    assert f.stats["captures"] == 2 and f.stats["hits"] == 2
