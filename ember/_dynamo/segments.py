@@ -75,10 +75,11 @@ def split_backward(rec, loss, gradient, retain_graph, create_graph, inputs):
 def split_capture(rec, outs):
     """Cut ``rec.cap`` at its splits into ``cap.segments`` (or record a break that makes the
     whole call eager)."""
+    from .grad_calls import LiveCall
     from .train_step import CallOut, InlineBackward
     cap = rec.cap
     for inst in cap.fwd:
-        if isinstance(inst, (CallOut, InlineBackward)):
+        if isinstance(inst, (CallOut, InlineBackward, LiveCall)):
             cap.breaks.append((f"{inst.cls.__name__}() in a call with a graph break", "<split>"))
             return
     done = {pos for pos, *_ in cap.splits}

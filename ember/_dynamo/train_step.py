@@ -228,6 +228,8 @@ def install(rec):
     from ..nn.utils import clip_grad
     for f in (clip_grad.clip_grad_norm_, clip_grad.clip_grad_value_):
         _hook_clip(rec, f)
+    from .grad_calls import install as install_grad_calls  # NOTE [Gradient-norm calls ...]
+    install_grad_calls(rec)
 
     orig_backward = _tensor.Tensor.__dict__["backward"]
     orig_fn = autograd.backward
