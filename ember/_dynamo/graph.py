@@ -36,16 +36,25 @@ def random_mask(recipe):
     return redraw(recipe)
 
 
-def to_graph_module(cap):
-    """(GraphModule, example inputs) for the forward of a capture."""
+def to_graph_module(cap, placeholders=None, nested_output=False):
+    """(GraphModule, example inputs) for the forward of a capture.
+
+    ``placeholders``: (name, index of the input tensor or None) per argument of the generated
+    forward (default: one per distinct input tensor, ``arg<k>``); ``nested_output``: return the
+    captured function's output structure instead of a flat tuple.
+    """
     from ..fx import Graph, GraphModule
     g = Graph()
     env, attrs = {}, {}
     example = []
-    for s, kind in enumerate(cap.kinds):
-        if kind[0] == "in":
-            env[s] = g.placeholder(f"arg{kind[1]}")
-            example.append(_tensor._make(cap.arrays[s]))
+    in_slot = {kind[1]: s for s, kind in enumerate(cap.kinds) if kind[0] == "in"}
+    if placeholders is None:
+        placeholders = [(f"arg{k}", k) for k in sorted(in_slot)]
+    for name, k in placeholders:
+        node = g.placeholder(name)
+        if k in in_slot:
+            env[in_slot[k]] = node
+            example.append(_tensor._make(cap.arrays[in_slot[k]]))
     for s, kind in enumerate(cap.kinds):
         if kind[0] == "ext":
             name = f"_tensor_{kind[1]}"
@@ -79,9 +88,9 @@ def to_graph_module(cap):
             import operator
             for j, s in enumerate(inst.outs):
                 env[s] = g.call_function(operator.getitem, (node, j))
-    outs = tuple(env[o] if isinstance(o, int) else env[o[1]] if o[0] == "item" else None
-                 for o in cap.outputs)
-    g.output(outs)
+    outs = tuple(ref(("s", o)) if isinstance(o, int) else ref(("s", o[1])) if o[0] == "item"
+                 else o[1] if nested_output else None for o in cap.outputs)
+    g.output(unflatten(cap.out_spec, iter(outs)) if nested_output else outs)
     return GraphModule(attrs, g), example
 
 

@@ -1,9 +1,7 @@
-"""``make_fx`` (functorch.make_fx): tracing by running a function on real tensors into an
-aten-level graph. ember's FX records Python-level calls only (ember.fx.symbolic_trace), so the
-name exists for ``import functorch`` and calling it raises."""
+"""``make_fx`` (functorch.make_fx): the same function as
+``ember.fx.experimental.proxy_tensor.make_fx`` (NOTE [make_fx by recording] there)."""
+from __future__ import annotations
 
+from ..fx.experimental.proxy_tensor import make_fx as make_fx
 
-def make_fx(f, decomposition_table=None, tracing_mode="real", _allow_non_fake_inputs=False,
-            **kwargs):
-    raise NotImplementedError("make_fx: ember has no aten-level tracing by execution; "
-                              "ember.fx.symbolic_trace records the Python-level calls instead")
+__all__ = ["make_fx"]

@@ -69,10 +69,12 @@ def test_combine_state_for_ensemble_vmaps_like_a_loop():
         ft.combine_state_for_ensemble([nn.Linear(3, 2), nn.Tanh()])
 
 
-def test_make_fx_is_importable_and_says_why_it_raises():
+def test_make_fx_is_the_proxy_tensor_one():
     from ember._functorch.python_key import make_fx
-    with pytest.raises(NotImplementedError, match="make_fx"):
-        make_fx(lambda x: x)(ember.ones(1))
+    from ember.fx.experimental.proxy_tensor import make_fx as fx_make_fx
+    assert make_fx is fx_make_fx
+    gm = make_fx(lambda x: x * 3)(ember.ones(2))
+    np.testing.assert_array_equal(gm(ember.tensor([1.0, 2.0])).numpy(), [3.0, 6.0])
 
 
 @pytest.mark.parity
