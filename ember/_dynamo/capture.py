@@ -358,6 +358,11 @@ class Recorder:
     # ------------------------------------------------------------------ install / remove
     def install(self):
         rec = self
+        if _tensor._backward[0] is None:
+            # Tensor.backward binds ember.autograd.backward on first use: bind the real one
+            # now, or a first backward() during a capture would keep this recorder's hook
+            from ..autograd import backward as real_backward
+            _tensor._backward[0] = real_backward
         _current.rec = self
         orig_run = _fn.Op.__dict__["_run"].__func__
 

@@ -158,6 +158,8 @@ class CompiledFunction:
         counters["hits"] += 1
         tensors = [v for v in flat if isinstance(v, _tensor.Tensor)]
         if getattr(entry.graph, "segmented", False):  # NOTE [Graph breaks that split]
+            if entry.graph.want_variant:  # NOTE [Paths of a split call]
+                return self._capture_variant(entry.graph, args, kwargs)
             return entry.graph.call(self._fn, args, kwargs, tensors, self.stats)
         self.stats["hits"] += 1
         return entry.graph.run(tensors)
@@ -322,6 +324,27 @@ class CompiledFunction:
             raise
         self.sources = getattr(graph, "sources", None)
         self._cache[key] = CacheEntry(graph)
+        return result
+
+    def _capture_variant(self, graph, args, kwargs):
+        """Record this call as another path of a split call (not a recompile)."""
+        from .segments import SegmentedGraph
+        from .trace import capture_call
+        graph.want_variant = False
+        self.stats["captures"] += 1
+        counters["captures"] += 1
+        _local.depth = getattr(_local, "depth", 0) + 1
+        try:
+            result, cap = capture_call(self._fn, args, kwargs, self.fullgraph)
+        finally:
+            _local.depth -= 1
+        graph.attempts = getattr(graph, "attempts", 0) + 1
+        if cap.splits and not cap.breaks:
+            new = SegmentedGraph(cap, self.backend, self.mode, self._name())
+            if not any(new.same_path(v) for v in graph.variants):
+                graph.add_variant(new)
+            elif graph.attempts < 2 * graph.max_variants:
+                graph.want_variant = True  # this call took a recorded path: try the next one
         return result
 
     def _dynamic_dims(self):

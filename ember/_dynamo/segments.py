@@ -24,7 +24,8 @@ at every call, but its ops do not run one by one ("lazy segments"):
   segment's compiled backward through the engine.
 * A call that leaves the recorded path (another branch of an ``if``, a different scalar
   argument, an op the capture did not see) runs the ops deferred so far eagerly, in order, and
-  the rest of the call eagerly: results stay eager's; ``stats["diverged"]`` counts such calls.
+  the rest of the call eagerly: results stay eager's; ``stats["diverged"]`` counts such calls,
+  and a later call on that path is recorded as a second path (NOTE [Paths of a split call]).
   A placeholder a compiled segment did not fill (a value not used later at capture) is
   recomputed from the segment's inputs if such a call uses it.
 
@@ -230,6 +231,8 @@ class SegmentedGraph:
         self.in_slots = {k[1]: s for s, k in enumerate(cap.kinds) if k[0] == "in"}
         self.splits = cap.splits
         self.segments = cap.segments
+        self.random = any(k[0] == "rand" for k in cap.kinds)
+        self.state_calls = _state_calls(cap)
         self.ends = [seg.end for seg in self.segments]
         for i, seg in enumerate(self.segments):
             seg.graph = compile_capture(seg.cap, backend, mode, f"{name}_graph{i}")
@@ -237,11 +240,34 @@ class SegmentedGraph:
         for inst in self.script:
             inst.node = None
         self.sources = [getattr(seg.graph, "sources", None) for seg in self.segments]
+        self.variants = [self]    # recordings of other paths (NOTE [Paths of a split call])
+        self.want_variant = False
+        self._prefix = {}
 
     segmented = True
+    max_variants = 4
 
     def guard_ext(self):
-        return all(seg.graph.guard_ext() for seg in self.segments)
+        return all(seg.graph.guard_ext() for v in self.variants for seg in v.segments)
+
+    def add_variant(self, other):
+        other.variants = self.variants
+        self.variants.append(other)
+
+    def same_path(self, other):
+        """Whether other recorded the same ops, cut at the same places."""
+        return len(self.script) == len(other.script) and self.ends == other.ends and \
+            all(_same_instr(x, y) for x, y in zip(self.script, other.script, strict=True))
+
+    def same_prefix(self, other, n):
+        """Whether other recorded the same first n ops, cut at the same places."""
+        hit = self._prefix.get((id(other), n))
+        if hit is None:
+            hit = [e for e in self.ends if e <= n] == [e for e in other.ends if e <= n] and \
+                len(other.script) > n and all(_same_instr(x, y) for x, y in zip(
+                    self.script[:n], other.script[:n], strict=False))
+            self._prefix[(id(other), n)] = hit
+        return hit
 
     def call(self, fn, args, kwargs, inputs, stats):
         """Run ``fn`` with its ops deferred into the compiled segments."""
@@ -258,7 +284,63 @@ class SegmentedGraph:
                 eval_frame._local.depth -= 1
         key = "diverged" if rp.eager else "hits"
         stats[key] = stats.get(key, 0) + 1
+        if rp.eager:  # record the path this call took on one of the next calls
+            self.want_variant = len(self.variants) < self.max_variants
         return result
+
+
+# NOTE [Paths of a split call]
+# A split call whose Python takes another branch after a break than the recorded one leaves the
+# recorded path (the rest of that call runs eagerly). The next call is then recorded again, and
+# its recording joins the first as a variant. At a segment start, an op that does not match the
+# current recording is looked up in the variants that recorded the same ops up to there (same
+# slots, same cuts): the replay switches to such a variant and stays compiled. Values the first
+# recording's segments did not return but the variant's later segments read are recomputed from
+# their segment's inputs (eagerly, once per call). At most ``max_variants`` recordings are kept.
+
+
+def _same_instr(x, y):
+    return x.cls is y.cls and x.outs == y.outs and x.params.keys() == y.params.keys() and \
+        _same_refs(x.args, y.args) and _same_refs(list(x.params.values()),
+                                                  list(y.params.values()))
+
+
+def _same_refs(p, q):
+    if len(p) != len(q):
+        return False
+    for r, t in zip(p, q, strict=True):
+        if r[0] != t[0]:
+            return False
+        a, b = r[1], t[1]
+        if r[0] == "s" or not (isinstance(a, np.ndarray) or isinstance(b, np.ndarray)):
+            try:
+                if not (type(a) is type(b) and bool(a == b)):
+                    return False
+            except Exception:
+                return False
+        elif not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and
+                  a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b)):
+            return False
+    return True
+
+
+def _state_calls(cap):
+    """(owner, name) of the calls that updated live state at capture (optimizer.step(),
+    zero_grad(), BatchNorm's running statistics): the replay runs the complete segment before
+    each, so the ops before it see the state it found at capture."""
+    import sys
+    out = []
+    for inst in cap.fwd:
+        if not isinstance(inst, SideEffect) or inst.fn is _count_up:
+            continue
+        fn, name = inst.fn, inst.fn.__name__
+        this = inst.args[0] if inst.args else None
+        owner = next((c for c in type(this).__mro__ if c.__dict__.get(name) is fn), None)
+        if owner is None:
+            owner = sys.modules.get(fn.__module__)
+        if owner is not None and name in owner.__dict__ and (owner, name) not in out:
+            out.append((owner, name))
+    return out
 
 
 class _Miss(Exception):
@@ -299,11 +381,7 @@ class _Replay:
         try:
             if self.k < len(g.ends) and self.pos == g.ends[self.k]:
                 self._flush()
-            if self.pos >= len(g.script):
-                raise _Miss
-            inst = g.script[self.pos]
-            if inst.cls is not cls or not self._match(inst, args, params):
-                raise _Miss
+            inst = self._next(cls, args, params)
         except _Miss:
             self.diverge()
             self._revive(args, params)
@@ -322,18 +400,43 @@ class _Replay:
         self.pos += 1
         return tuple(outs) if inst.tuple_out else outs[0]
 
+    def _next(self, cls, args, params):
+        """The recorded op this call matches next (switching to another recording of the same
+        path so far at a segment start: NOTE [Paths of a split call]), else raise _Miss."""
+        g, pos = self.g, self.pos
+        if pos < len(g.script):
+            inst = g.script[pos]
+            if inst.cls is cls and self._match(inst, args, params):
+                return inst
+        if self.pending:
+            raise _Miss
+        for v in g.variants:
+            if v is g or not g.same_prefix(v, pos) or v.script[pos].cls is not cls:
+                continue
+            self.g = v
+            if self._match(v.script[pos], args, params):
+                return v.script[pos]
+            self.g = g
+        raise _Miss
+
     def _match(self, inst, args, params):
         if len(args) != len(inst.args) or params.keys() != inst.params.keys():
             return False
-        return all(self._same(a, r) for a, r in zip(args, inst.args, strict=True)) and all(
-            self._same(params[k], r) for k, r in inst.params.items())
+        for a, r in zip(args, inst.args, strict=True):
+            if not self._same(a, r):
+                return False
+        for k, r in inst.params.items():
+            if not self._same(params[k], r):
+                return False
+        return True
 
     def _same(self, a, r):
         if r[0] == "c":
             v = r[1]
-            if isinstance(v, np.ndarray):
+            if isinstance(v, np.ndarray):  # a promoted Python scalar, mostly: compare bytes
                 return isinstance(a, np.ndarray) and a.shape == v.shape and \
-                    a.dtype == v.dtype and np.array_equal(a, v, equal_nan=a.dtype.kind in "fc")
+                    a.dtype == v.dtype and (a.tobytes() == v.tobytes() if a.size <= 64 else
+                                            np.array_equal(a, v, equal_nan=a.dtype.kind in "fc"))
             if a is v:
                 return True
             try:
@@ -341,6 +444,8 @@ class _Replay:
             except Exception:
                 return False
         s = r[1]
+        if self.slot_of.get(id(a)) == s:  # the common case: a value of this call
+            return True
         kind = self.g.kinds[s]
         if kind[0] == "ext":
             return a is self.g.ext[kind[1]]
@@ -365,6 +470,9 @@ class _Replay:
             ins = [self.tensors[s] for s in seg.inputs]
         except KeyError:
             raise _Miss from None
+        for t in ins:  # read by this recording, not returned by the one that ran before
+            if id(t) in self.dead:
+                self._recompute(self.dead[id(t)])
         res = seg.graph.run(ins)
         for s, r in zip(seg.outputs, res, strict=True):
             t = self.tensors[s]
@@ -499,11 +607,8 @@ class _Replay:
         self._before(_fn.Function, "apply", wrap=classmethod)
         from ..ops import registry
         self._before(registry, "write_into", static=True)
-        from ..nn.functional import _norm
-        if hasattr(_norm, "_update_running"):
-            self._before(_norm, "_update_running", static=True)
         from ..nn.functional import _dropout
-        if hasattr(_dropout, "_keep_mask"):
+        if self.g.random and hasattr(_dropout, "_keep_mask"):
             orig_mask = _dropout._keep_mask
 
             def keep_mask(shape, p, dtype):
@@ -511,18 +616,8 @@ class _Replay:
                     return orig_mask(shape, p, dtype)
                 return np.ones(shape, dtype)  # drawn by the compiled segment
             self._patch(_dropout, "_keep_mask", keep_mask)
-        from ..nn.modules.module import Module
-        from ..optim import lr_scheduler
-        from ..optim.optimizer import Optimizer
-        from .train_step import _subclasses
-        for cls in _subclasses(Optimizer):
-            for name in ("step", "zero_grad"):
-                if name in cls.__dict__:
-                    self._before(cls, name)
-        for cls in _subclasses(lr_scheduler.LRScheduler):
-            if "step" in cls.__dict__:
-                self._before(cls, "step")
-        self._before(Module, "zero_grad")
+        for owner, name in self.g.state_calls:  # optimizer.step() and the like
+            self._before(owner, name, static=True)
 
     def _reader(self, orig):
         rp, mine = self, self.tid
