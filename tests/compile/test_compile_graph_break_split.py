@@ -270,3 +270,40 @@ def test_first_backward_of_the_process_inside_a_capture_leaves_no_hook(tmp_path)
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[3.0, 3.0] True"
+
+
+class _BnDrop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin, self.bn = nn.Linear(4, 6), nn.BatchNorm1d(6)
+        self.drop, self.out = nn.Dropout(0.3), nn.Linear(6, 2)
+
+    def forward(self, x, scale=1.0):
+        h = self.bn(self.lin(x)).relu()
+        if h.sum() > -1e9:
+            h = h * scale
+        return self.out(self.drop(h))
+
+
+def test_batch_norm_and_dropout_in_training_with_a_break_replay_like_eager():
+    # the running-statistics update runs between graphs with the batch statistics the compiled
+    # graph computed; dropout masks are drawn by the graph in eager's order
+    ember.manual_seed(0)
+    model = _BnDrop().double()
+    twin = copy.deepcopy(model)
+    compiled = ember.compile(model)
+    x = _t(8, 4)
+    for i in range(4):
+        ember.manual_seed(100 + i)
+        got = compiled(x, scale=2.0)
+        got.sum().backward()
+        ember.manual_seed(100 + i)
+        want = twin(x, scale=2.0)
+        want.sum().backward()
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+        for p, q in zip(model.parameters(), twin.parameters(), strict=True):
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-11)
+    for b, c in zip(model.buffers(), twin.buffers(), strict=True):
+        np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-12)
+    stats = compiled.dynamo_ctx.stats
+    assert stats["hits"] == 3 and stats.get("diverged", 0) == 0
