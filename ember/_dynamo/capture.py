@@ -333,6 +333,7 @@ class Recorder:
                      type(result) is tuple, [(o._data.shape, o._data.dtype) for o in outs_t],
                      node)
         inst.rg = tuple(o._requires_grad for o in outs_t)
+        inst.strides = tuple(o._data.strides for o in outs_t)  # (a split call's placeholders)
         if self.phase == "fwd":
             self.cap.fwd.append(inst)
             if node is not None:

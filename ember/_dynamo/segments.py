@@ -36,6 +36,7 @@ a ``backward()`` recorded inline, and clip_grad_norm_ in a split call.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 
 import numpy as np
@@ -324,11 +325,22 @@ def _same_refs(p, q):
     return True
 
 
+def _placeholder(shape, dtype, strides):
+    """An uninitialised array of the recorded layout: Python that looks at strides
+    (``contiguous()``, ``is_contiguous()``) then does what it did at capture."""
+    arr = np.empty(shape, dtype)
+    if arr.strides == strides or arr.size == 0:
+        return arr
+    lo = sum((n - 1) * st for n, st in zip(shape, strides, strict=True) if st < 0)
+    hi = sum((n - 1) * st for n, st in zip(shape, strides, strict=True) if st > 0)
+    buf = np.empty(hi - lo + dtype.itemsize, np.uint8)
+    return np.ndarray(shape, dtype, buffer=buf, offset=-lo, strides=strides)
+
+
 def _state_calls(cap):
     """(owner, name) of the calls that updated live state at capture (optimizer.step(),
     zero_grad(), BatchNorm's running statistics): the replay runs the complete segment before
     each, so the ops before it see the state it found at capture."""
-    import sys
     out = []
     for inst in cap.fwd:
         if not isinstance(inst, SideEffect) or inst.fn is _count_up:
@@ -388,8 +400,9 @@ class _Replay:
             self._revive(args, params)
             return orig(cls, *args, **params)
         outs = []
-        for s, (shape, dtype), rg in zip(inst.outs, inst.meta, inst.rg, strict=True):
-            t = _tensor._make(np.empty(shape, dtype))
+        for s, (shape, dtype), rg, strides in zip(inst.outs, inst.meta, inst.rg, inst.strides,
+                                                  strict=True):
+            t = _tensor._make(_placeholder(shape, dtype, strides))
             self.holders[id(t._data)] = t
             if rg:
                 t._requires_grad = True
@@ -452,6 +465,10 @@ class _Replay:
         s = r[1]
         if self.slot_of.get(id(a)) == s:  # the common case: a value of this call
             return True
+        if isinstance(a, _tensor.Tensor):  # detach() or .data of one: the same array
+            t = self.tensors.get(s)
+            if t is not None and a._data is t._data:
+                return True
         kind = self.g.kinds[s]
         if kind[0] == "ext":
             return a is self.g.ext[kind[1]]
@@ -485,9 +502,7 @@ class _Replay:
             mine.update(recorded)
         self.out_dicts.clear()
         for s, r in zip(seg.outputs, res, strict=True):
-            t = self.tensors[s]
-            t.__dict__.clear()
-            t.__dict__.update(r.__dict__)
+            self._fill(self.tensors[s], r)
         keep = set(seg.outputs)
         for s in seg.defined:
             if s not in keep and s in self.tensors:
@@ -518,8 +533,7 @@ class _Replay:
             self._revive(args, params)
             res = self._orig_run(inst.cls, *args, **params)
             for t, r in zip(outs, res if inst.tuple_out else (res,), strict=True):
-                t.__dict__.clear()
-                t.__dict__.update(r.__dict__)
+                self._fill(t, r)
 
     def _revive(self, args, params):
         """Compute placeholders a segment did not fill before an eager op reads them."""
@@ -557,10 +571,23 @@ class _Replay:
         for s, r in env.items():
             t = self.tensors.get(s)
             if t is not None and self.dead.pop(id(t), None) is not None:
-                t.__dict__.clear()
-                t.__dict__.update(r.__dict__)
+                self._fill(t, r)
+
+    def _fill(self, t, r):
+        """Placeholder t becomes result r (data and autograd history). A tensor Python made
+        from the placeholder without an op (``detach()``, ``.data``) shares its array: then
+        the values are copied into that array, which t keeps."""
+        ph = t._data
+        t.__dict__.clear()
+        t.__dict__.update(r.__dict__)
+        if sys.getrefcount(ph) > 2:  # ph and getrefcount's argument: other holders remain
+            np.copyto(ph, r._data)
+            t._data = ph
+        else:
+            self.holders.pop(id(ph), None)
 
     def read(self, t):
+        t = self.holders.get(id(t._data), t)  # an alias of a placeholder reads through it
         if self.eager:
             if id(t) in self.dead:
                 self._recompute(self.dead[id(t)])

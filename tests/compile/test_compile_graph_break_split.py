@@ -307,3 +307,26 @@ def test_batch_norm_and_dropout_in_training_with_a_break_replay_like_eager():
         np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-12)
     stats = compiled.dynamo_ctx.stats
     assert stats["hits"] == 3 and stats.get("diverged", 0) == 0
+
+
+def _cut(h):
+    return h.sum() > -1e9
+
+
+@pytest.mark.parametrize("body", [
+    lambda h: h.detach() * 2 + h if _cut(h) else h,              # alias made after the break
+    lambda h: (lambda d: d * 2 + h if _cut(h) else h)(h.detach()),  # ... and before it
+    lambda h: h * 2 if h.data.numpy().sum() > -1e9 else h,       # NumPy reads through an alias
+    lambda h: h.t().contiguous().exp() if _cut(h) else h,        # layout decides contiguous()
+    lambda h: h.flip(0)[::2].contiguous() * 3 if _cut(h) else h,
+], ids=["detach_after", "detach_before", "data_numpy", "transpose_contiguous", "flip_step"])
+def test_aliases_and_layouts_of_deferred_values_replay_like_eager(body):
+    def f(x):
+        return body(x.sin())
+
+    compiled = ember.compile(f)
+    for seed in range(3):
+        x = _t(4, 3, seed=seed)
+        np.testing.assert_allclose(compiled(x).detach().numpy(), f(x).detach().numpy(),
+                                   rtol=1e-15)
+    assert compiled.stats["hits"] == 2 and compiled.stats.get("diverged", 0) == 0
