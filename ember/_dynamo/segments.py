@@ -615,6 +615,7 @@ class _Replay:
         setattr(obj, name, value)
 
     def remove(self):
+        _ACTIVE[0] = None
         for obj, name, old, had in reversed(self._restore):
             if had:
                 setattr(obj, name, old)
@@ -623,68 +624,92 @@ class _Replay:
         self._restore = []
 
     def install(self):
-        rp = self
-        mine = self.tid
-        orig_run = _fn.Op.__dict__["_run"].__func__
-        self._orig_run = lambda cls, *a, **k: orig_run(cls, *a, **k)
-
-        def _run(cls, *args, **params):
-            if threading.get_ident() != mine:
-                return orig_run(cls, *args, **params)
-            return rp.op(orig_run, cls, args, params)
-
-        self._patch(_fn.Op, "_run", classmethod(_run))
+        _ACTIVE[0] = self
+        self._orig_run = _fn.Op.__dict__["_run"].__func__
+        self._patch(_fn.Op, "_run", _hook("run", _fn.Op, "_run"))
         T = _tensor.Tensor
-        for name in ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy",
-                     "__repr__", "__str__", "__format__", "__array__"):
-            if name in T.__dict__ or hasattr(T, name):
-                self._patch(T, name, self._reader(getattr(T, name)))
-        self._before(T, "backward")
+        for name in _READS:
+            self._patch(T, name, _hook("read", T, name))
+        self._patch(T, "backward", _hook("before", T, "backward"))
         from .. import autograd
-        self._before(autograd, "backward", static=True)
-        self._before(_fn.Function, "apply", wrap=classmethod)
-        from ..ops import registry
-        self._before(registry, "write_into", static=True)
         from ..nn.functional import _dropout
+        from ..ops import registry
+        self._patch(autograd, "backward", _hook("before", autograd, "backward"))
+        self._patch(_fn.Function, "apply", _hook("before_cls", _fn.Function, "apply"))
+        self._patch(registry, "write_into", _hook("write", registry, "write_into"))
         if self.g.random and hasattr(_dropout, "_keep_mask"):
-            orig_mask = _dropout._keep_mask
-
-            def keep_mask(shape, p, dtype):
-                if rp.eager or threading.get_ident() != mine:
-                    return orig_mask(shape, p, dtype)
-                return np.ones(shape, dtype)  # drawn by the compiled segment
-            self._patch(_dropout, "_keep_mask", keep_mask)
+            self._patch(_dropout, "_keep_mask", _hook("mask", _dropout, "_keep_mask"))
         for owner, name in self.g.state_calls:  # optimizer.step() and the like
-            self._before(owner, name, static=True)
+            self._patch(owner, name, _hook("before", owner, name))
 
-    def _reader(self, orig):
-        rp, mine = self, self.tid
+    def before(self, a, k):
+        """Run the complete segment (or leave the path) before a call that needs values."""
+        self.boundary()
+        for x in (*a, *k.values()):
+            if isinstance(x, _tensor.Tensor) and id(x) in self.dead:
+                self._recompute(self.dead[id(x)])
 
+
+# The hooks a replay installs: built once per patched function (and again if that function was
+# replaced meanwhile); they find the running replay in _ACTIVE (one at a time: Recorder._lock).
+_ACTIVE = [None]
+_HOOKS: dict = {}
+_READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy",
+          "__repr__", "__str__", "__format__", "__array__")
+
+
+def _hook(kind, owner, name):
+    orig = getattr(owner, name) if kind == "read" else owner.__dict__[name]
+    cached = _HOOKS.get((kind, owner, name))
+    if cached is not None and cached[0] is orig:
+        return cached[1]
+    hook = _make_hook(kind, orig.__func__ if kind in ("run", "before_cls") else orig)
+    _HOOKS[(kind, owner, name)] = (orig, hook)
+    return hook
+
+
+def _current():
+    rp = _ACTIVE[0]
+    return rp if rp is not None and threading.get_ident() == rp.tid else None
+
+
+def _make_hook(kind, orig):
+    if kind == "run":
+        def _run(cls, *args, **params):
+            rp = _current()
+            if rp is None:
+                return orig(cls, *args, **params)
+            return rp.op(orig, cls, args, params)
+        return classmethod(_run)
+    if kind == "read":
         def read(t, *a, **k):
-            if threading.get_ident() == mine:
+            rp = _current()
+            if rp is not None:
                 rp.read(t)
             return orig(t, *a, **k)
         return read
+    if kind == "mask":
+        def keep_mask(shape, p, dtype):
+            rp = _current()
+            if rp is None or rp.eager:
+                return orig(shape, p, dtype)
+            return np.ones(shape, dtype)  # drawn by the compiled segment
+        return keep_mask
+    if kind == "write":
+        def write_into(t, arr, name):
+            rp = _current()
+            if rp is not None:
+                rp.before((t,), {})
+                if id(arr) in rp.holders:  # the result of a deferred op
+                    arr = rp.holders[id(arr)]._data
+            return orig(t, arr, name)
+        return write_into
 
-    def _before(self, owner, name, static=False, wrap=None):
-        """Patch ``owner.name`` to run the complete segment (or leave the path) first."""
-        if name not in owner.__dict__ and not static:
-            return
-        rp, mine = self, self.tid
-        orig = owner.__dict__[name]
-        if wrap is not None:
-            orig = orig.__func__
+    def call(*a, **k):
+        rp = _current()
+        if rp is not None:
+            rp.before(a, k)
+        return orig(*a, **k)
 
-        def call(*a, **k):
-            if threading.get_ident() == mine:
-                rp.boundary()
-                if name == "write_into" and id(a[1]) in rp.holders:  # a deferred op's result
-                    a = (a[0], rp.holders[id(a[1])]._data, *a[2:])
-                for x in (*a, *k.values()):
-                    if isinstance(x, _tensor.Tensor) and id(x) in rp.dead:
-                        rp._recompute(rp.dead[id(x)])
-            return orig(*a, **k)
-
-        call.__name__ = getattr(orig, "__name__", name)
-        self._patch(owner, name, wrap(call) if wrap is not None else call)
-
+    call.__name__ = getattr(orig, "__name__", "call")
+    return classmethod(call) if kind == "before_cls" else call
