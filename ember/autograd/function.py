@@ -40,13 +40,14 @@ class _Saved:
     """One saved value: the input tensor itself, or an output's array + version counter."""
 
     __slots__ = ("tensor", "array", "vc", "version", "output_nr", "checksum", "packed",
-                 "unpack_hook")
+                 "unpack_hook", "arg")
 
-    def __init__(self, tensor, array, vc, version, output_nr):
+    def __init__(self, tensor, array, vc, version, output_nr, arg=None):
         self.tensor, self.array, self.vc, self.version, self.output_nr = (
             tensor, array, vc, version, output_nr)
         self.checksum = None
         self.unpack_hook = None  # set with `packed` when saved_tensors_hooks were active
+        self.arg = arg  # the argument position it came from: its name (saved_attrs.py)
 
 
 def _checksum(a):
@@ -297,10 +298,14 @@ def _pack(node, v, args, arrays, outs, out_arrays):
         else:
             s = _Saved(v, None, v._vc, v._vc[0], None)
     else:
-        for a, arr in zip(args, arrays):
-            if v is arr and isinstance(a, Tensor):
-                s = _Saved(a, None, a._vc, a._vc[0], None)
-                break
+        arg = None  # a non-tensor argument saved as it was (a scalar exponent)
+        for k, (a, arr) in enumerate(zip(args, arrays)):
+            if v is arr:
+                if isinstance(a, Tensor):
+                    s = _Saved(a, None, a._vc, a._vc[0], None, k)
+                    break
+                if arg is None:
+                    arg = k
         else:
             for i, arr in enumerate(out_arrays):
                 if v is arr:
@@ -308,7 +313,7 @@ def _pack(node, v, args, arrays, outs, out_arrays):
                     s = _Saved(None, arr, o._vc, o._vc[0], i)
                     break
             else:  # a private intermediate: nobody else can modify it
-                s = _Saved(_make(np.asarray(v)), None, None, 0, None)
+                s = _Saved(_make(np.asarray(v)), None, None, 0, None, arg)
     if _saved_hooks.stack:
         return _pack_hooked(s, outs)
     if Anomaly.enabled:
@@ -320,7 +325,7 @@ def _pack_hooked(s, outs):
     """Hand the saved tensor to the innermost pack hook; keep only what it returns."""
     pack_hook, unpack_hook = _saved_hooks.stack[-1]
     t = s.tensor if s.output_nr is None else outs[s.output_nr]
-    hooked = _Saved(None, None, None, 0, s.output_nr)
+    hooked = _Saved(None, None, None, 0, s.output_nr, s.arg)
     # what the hook itself computes is not hooked again (as in torch): a hook like
     # `lambda x: x * 4` would otherwise pack the tensors its own op saves, without end
     stack, _saved_hooks.stack = _saved_hooks.stack, ()

@@ -62,6 +62,17 @@ class Node:
     def release(self):
         pass
 
+    def __getattr__(self, name):
+        # only reached when normal lookup misses: torch's per-op saved values by name
+        if name.startswith(("_saved_", "_raw_saved_")):
+            from .saved_attrs import lookup
+            return lookup(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __dir__(self):
+        from .saved_attrs import saved_names
+        return sorted(set(super().__dir__()) | set(saved_names(self)))
+
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients."""
         if self._post_hooks is None:

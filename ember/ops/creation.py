@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import check_device
+from .._size import int_sizes
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import _state
 from .registry import check_inplace, export, write_into
@@ -164,7 +165,7 @@ def _size(size, size_kw=None, op="factory"):
         size = tuple(size[0])
     elif len(size) == 1 and isinstance(size[0], Tensor) and size[0].dim() == 1:
         size = tuple(int(s) for s in size[0].tolist())
-    out = tuple(int(s) for s in size)
+    out = int_sizes(size, op)
     if any(s < 0 for s in out):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
                            f"{list(out)}")
@@ -212,7 +213,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     return _filled(fill_value, (tuple(size),) if not isinstance(size, int) else (size,), dtype,
-                   requires_grad, device, out)
+                   requires_grad, device, out, op="full")
 
 
 def _like(fill):
@@ -236,18 +237,18 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     return _filled(fill_value, tuple(input.shape), dt, requires_grad, device)
 
 
-def _new(fill):
+def _new(fill, op):
     def m(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         if len(size) == 1 and isinstance(size[0], (tuple, list)):
             size = tuple(size[0])
-        return _filled(fill, size, dtype or self.dtype, requires_grad, device)
+        return _filled(fill, size, dtype or self.dtype, requires_grad, device, op=op)
 
     return m
 
 
-Tensor.new_zeros = _new(0)
-Tensor.new_ones = _new(1)
-Tensor.new_empty = _new(0)
+Tensor.new_zeros = _new(0, "new_zeros")
+Tensor.new_ones = _new(1, "new_ones")
+Tensor.new_empty = _new(0, "new_empty")
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,

@@ -10,16 +10,16 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import check_device, data_ptr
-from .._size import Size
+from .._size import Size, int_sizes
 from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
 from ..autograd.function import Op
 from .registry import export, norm_dims, register, sum_to
 
 
-def _shape_arg(shape):
+def _shape_arg(shape, op="view"):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    return int_sizes(shape, op, "shape" if op in ("view", "reshape") else "size")
 
 
 def _infer(name, numel, shape, src_shape):
@@ -94,7 +94,8 @@ def view(input, *shape, size=None, dtype=None):
 def reshape(input, *shape_args, shape=None):
     """A view when strides allow it, else a copy, with the given shape."""
     shape = _infer("reshape", input._data.size,
-                   _shape_arg(shape_args if shape is None else (shape,) + shape_args),
+                   _shape_arg(shape_args if shape is None else (shape,) + shape_args,
+                              "reshape"),
                    input._data.shape)
     if shape == input._data.shape:
         return View.apply(input, shape)
@@ -129,7 +130,7 @@ class Permute(Op):
 
 
 def permute(input, *dims_args, dims=None):
-    dims = _shape_arg(dims_args if dims is None else (dims,) + dims_args)
+    dims = _shape_arg(dims_args if dims is None else (dims,) + dims_args, "permute")
     nd = input._data.ndim
     if len(dims) != nd:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
@@ -207,7 +208,7 @@ class Expand(Op):
 
 
 def expand(input, *sizes, size=None, implicit=False):
-    sizes = _shape_arg(sizes if size is None else (size,) + sizes)
+    sizes = _shape_arg(sizes if size is None else (size,) + sizes, "expand")
     src = input._data.shape
     if len(sizes) < len(src):
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "

@@ -7,6 +7,7 @@ COMPAT_SEED (run.py --seed) draws other samples of the same classes."""
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import torch
@@ -56,7 +57,26 @@ class _Generated(torch.utils.data.Dataset):
 
 
 class MNIST(_Generated):
-    pass
+    # torchvision keeps the pre-0.2.2 names as warning properties; old tutorials use them
+    @property
+    def train_data(self):
+        warnings.warn("train_data has been renamed data", stacklevel=2)
+        return self.data
+
+    @property
+    def test_data(self):
+        warnings.warn("test_data has been renamed data", stacklevel=2)
+        return self.data
+
+    @property
+    def train_labels(self):
+        warnings.warn("train_labels has been renamed targets", stacklevel=2)
+        return self.targets
+
+    @property
+    def test_labels(self):
+        warnings.warn("test_labels has been renamed targets", stacklevel=2)
+        return self.targets
 
 
 class FashionMNIST(_Generated):
