@@ -373,7 +373,7 @@ def forward(x, w, bias, padding, keep=None):
     th, tw = _tiles(h, wd, ph, pw, m)
     v = _transformed_input(x, ph, pw, m)
     prod = _planes(o, v.shape[2], x.dtype, (m + 2) ** 2)
-    np.matmul(_transformed_weight(w, m), v, out=prod)
+    split.gemm(_transformed_weight(w, m), v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
     split.run(_KERNELS[m][2], o, prod.size, prod,
               np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
@@ -396,7 +396,7 @@ def input_grad(gy, w, x_shape, padding, dm=None):
     dm = _transformed_grad(gy, m) if dm is None else dm
     u = _transformed_weight(w, m)
     dv = _planes(x_shape[1], dm.shape[2], gy.dtype, (m + 2) ** 2)
-    np.matmul(u.transpose(0, 2, 1), dm, out=dv)
+    split.gemm(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
     split.run(_KERNELS[m][1], x_shape[1], dv.size, dv, gx, padding[0], padding[1], th, tw)
@@ -409,7 +409,7 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     dm = _transformed_grad(gy, m) if dm is None else dm
     v = _transformed_input(x, *padding, m) if packed is None else packed
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
-    np.matmul(dm, v.transpose(0, 2, 1), out=du)
+    split.gemm(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
     split.run(_KERNELS[m][5], w_shape[0], du.size, du, gw)
     return gw

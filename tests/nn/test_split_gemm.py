@@ -1,0 +1,121 @@
+"""Convolution GEMMs on the kernel threads (NOTE [Convolution GEMMs on the kernel threads] in
+ember/ops/_kernels/split.py): off by default; when on, every split product equals NumPy's, the
+convolutions' values and gradients are unchanged, and OpenBLAS's thread count is restored."""
+import numpy as np
+import pytest
+
+import ember
+from ember import _kernel_threads, _threads
+from ember.autograd import gradcheck
+from ember.nn import functional as F
+from ember.ops._kernels import split
+
+
+@pytest.fixture
+def split_mode(monkeypatch):
+    """The mode on: EMBER_SPLIT_GEMMS=1's flag and a kernel pool of two threads; every product
+    from 1 multiply-add up is split, in blocks of 2 rows or columns."""
+    monkeypatch.setattr(split, "_split_gemms", [True])
+    monkeypatch.setattr(_threads, "_requested", [2])
+    monkeypatch.setattr(split, "_GEMM_MIN_MACS", 1)
+    monkeypatch.setattr(split, "_GEMM_ALIGN", 2)
+    parts = []
+    original = _kernel_threads.parallel_range
+    monkeypatch.setattr(_kernel_threads, "parallel_range",
+                        lambda fn, n, grain: parts.append(n) or original(fn, n, grain))
+    return parts
+
+
+def test_split_gemms_is_off_by_default_and_needs_the_kernel_pool(monkeypatch):
+    monkeypatch.delenv("EMBER_SPLIT_GEMMS", raising=False)
+    monkeypatch.setattr(split, "_split_gemms", [None])
+    monkeypatch.setattr(_threads, "_requested", [2])
+    assert not split.split_gemms()
+    monkeypatch.setenv("EMBER_SPLIT_GEMMS", "1")
+    monkeypatch.setattr(split, "_split_gemms", [None])
+    assert split.split_gemms()
+    monkeypatch.setattr(_threads, "_requested", [1])  # no second kernel thread: nothing to split
+    assert not split.split_gemms()
+
+
+@pytest.mark.parametrize("a_shape, b_shape, transpose_a, transpose_b", [
+    ((1, 70, 40), (1, 40, 33), False, False),    # rows (70 >= 33), an unaligned last block
+    ((1, 20, 40), (1, 40, 97), False, True),     # columns, b a transposed view
+    ((36, 24, 16), (36, 16, 50), True, False),   # planes of a batched product
+    ((2, 24, 16), (5, 2, 16, 30), False, False),  # planes of b, a broadcast
+    ((48, 10), (10, 64), False, False),          # 2-D
+])
+def test_split_gemm_equals_numpy(rng, split_mode, a_shape, b_shape, transpose_a, transpose_b):
+    a = rng.standard_normal(a_shape)
+    b = rng.standard_normal(b_shape)
+    if transpose_a:
+        a = np.ascontiguousarray(a.swapaxes(-1, -2)).swapaxes(-1, -2)
+    if transpose_b:
+        b = np.ascontiguousarray(b.swapaxes(-1, -2)).swapaxes(-1, -2)
+    expected = np.matmul(a, b)
+    np.testing.assert_allclose(split.gemm(a, b), expected, rtol=1e-13, atol=1e-13)
+    out = np.empty_like(expected)
+    assert split.gemm(a, b, out=out) is out
+    np.testing.assert_allclose(out, expected, rtol=1e-13, atol=1e-13)
+    assert split_mode and all(n >= 2 for n in split_mode)  # it did run in parts
+
+
+def test_split_gemm_restores_openblas_threads(rng, split_mode):
+    funcs = _kernel_threads._openblas()
+    if not funcs:
+        pytest.skip("numpy's OpenBLAS not found by threadpoolctl: nothing is set or restored")
+    get, set_ = funcs
+    before = get()
+    set_(2)
+    seen = []
+    original = split._one_blas_thread
+
+    def lowered():
+        restore = original()
+        seen.append(get())
+        return restore
+    try:
+        split._one_blas_thread = lowered
+        split.gemm(rng.standard_normal((64, 64)), rng.standard_normal((64, 64)))
+        assert seen == [1]  # the parts ran on one OpenBLAS thread each
+        assert get() == 2
+    finally:
+        split._one_blas_thread = original
+        set_(before)
+
+
+@pytest.mark.parametrize("kwargs, x_shape, w_shape", [
+    (dict(padding=1), (2, 4, 7, 6), (6, 4, 3, 3)),                       # im2col
+    (dict(stride=2, padding=(1, 2), dilation=(2, 1)), (2, 4, 9, 8), (5, 4, 3, 2)),
+    (dict(groups=2), (2, 4, 5, 5), (6, 2, 3, 3)),                        # planes = groups
+    (dict(), (3, 6, 2, 2), (8, 6, 1, 1)),                                # pointwise, columns
+    (dict(), (3, 4, 9, 9), (5, 4, 1, 1)),                                # pointwise, per sample
+])
+def test_convolution_gradcheck_with_split_gemms(rng, split_mode, kwargs, x_shape, w_shape):
+    x = ember.tensor(rng.standard_normal(x_shape), requires_grad=True)
+    w = ember.tensor(rng.standard_normal(w_shape), requires_grad=True)
+    b = ember.tensor(rng.standard_normal(w_shape[0]), requires_grad=True)
+    # a non-contiguous input: the convolution sees a transposed view of a leaf
+    xt = ember.tensor(np.ascontiguousarray(x.detach().numpy().swapaxes(2, 3)),
+                      requires_grad=True)
+    assert gradcheck(lambda x_, w_, b_: F.conv2d(x_, w_, b_, **kwargs), (x, w, b))
+    assert gradcheck(lambda x_, w_: F.conv2d(x_.transpose(2, 3), w_, **kwargs), (xt, w))
+    assert split_mode  # products were split
+
+
+@pytest.mark.parametrize("shape", [(4, 24, 16, 16), (8, 32, 8, 8)])
+def test_winograd_layer_with_split_gemms_matches_the_default(rng, monkeypatch, shape):
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((shape[1], shape[1], 3, 3)).astype(np.float32)
+    g = rng.standard_normal(shape).astype(np.float32)
+
+    def step():
+        xt, wt = ember.tensor(x, requires_grad=True), ember.tensor(w, requires_grad=True)
+        F.conv2d(xt, wt, padding=1).backward(ember.tensor(g))
+        return xt.grad.numpy(), wt.grad.numpy()
+
+    default = step()
+    monkeypatch.setattr(split, "_split_gemms", [True])
+    monkeypatch.setattr(_threads, "_requested", [2])
+    for got, want in zip(step(), default, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
