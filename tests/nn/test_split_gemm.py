@@ -119,3 +119,31 @@ def test_winograd_layer_with_split_gemms_matches_the_default(rng, monkeypatch, s
     monkeypatch.setattr(_threads, "_requested", [2])
     for got, want in zip(step(), default, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("pool_args", [(2, 2, 0), (3, 2, 1), (3, 2, 0)])
+def test_max_pool_and_relu_in_parts_give_the_one_call_numbers(rng, monkeypatch, pool_args):
+    """Max pooling (forward and backward) and relu / relu6 (and their gradients) run in parts
+    over planes / elements on the kernel threads when the pool is on: the same numbers, bit for
+    bit, as one call (NOTE [Two halves on two threads] in split.py)."""
+    x_np = rng.standard_normal((4, 6, 11, 12)).astype(np.float32)
+    g_np = rng.standard_normal((4, 6, 11, 12)).astype(np.float32)
+
+    def step():
+        x = ember.tensor(x_np, requires_grad=True)
+        h = F.relu6(F.relu(x) * 3 - 1)
+        y = F.max_pool2d(h, *pool_args)
+        (y * ember.tensor(rng_g[: y.numel()].reshape(tuple(y.shape)))).sum().backward()
+        return y.detach().numpy().copy(), x.grad.numpy().copy()
+
+    rng_g = g_np.reshape(-1)
+    whole = step()
+    calls = []
+    original = split._parallel_range
+    monkeypatch.setattr(split, "_parallel_range", lambda *a: calls.append(1) or original(*a))
+    monkeypatch.setattr(split, "_MIN_WORK", 0)
+    monkeypatch.setattr(_threads, "_requested", [2])
+    parts = step()
+    assert len(calls) >= 6  # relu, relu6, max pool and their gradients
+    for got, want in zip(parts, whole, strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -94,9 +94,9 @@ def _one_blas_thread():
 
 def blas_parts(fn, size, align=None):
     """fn(lo, hi) over [0, size) - parts of a product's rows, columns or planes that call BLAS -
-    in two or more parts on the kernel threads with OpenBLAS at one thread when split_gemms(),
-    else in one call (NOTE [Convolution GEMMs on the kernel threads]). Parts start at multiples
-    of `align` (default _GEMM_ALIGN)."""
+    one part per kernel thread, with OpenBLAS at one thread, when split_gemms(); else one call
+    (NOTE [Convolution GEMMs on the kernel threads]). Parts start at multiples of `align`
+    (default _GEMM_ALIGN)."""
     if not split_gemms():
         fn(0, size)
         return
@@ -104,11 +104,12 @@ def blas_parts(fn, size, align=None):
     try:
         align = _GEMM_ALIGN if align is None else align
         blocks = -(-size // align)
-        if blocks < 2:
+        parts = min(_kt.num_workers(), blocks)
+        if parts < 2:
             fn(0, size)
         else:
-            _kt.parallel_range(lambda lo, hi: fn(lo * align, min(hi * align, size)), blocks,
-                               -(-blocks // 2))
+            bounds = [min(size, align * (blocks * i // parts)) for i in range(parts + 1)]
+            _kt.parallel_range(lambda lo, hi: fn(bounds[lo], bounds[hi]), parts, 1)
     finally:
         if before:
             _kt._openblas()[1](before)
