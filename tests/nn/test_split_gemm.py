@@ -147,3 +147,21 @@ def test_max_pool_and_relu_in_parts_give_the_one_call_numbers(rng, monkeypatch, 
     assert len(calls) >= 6  # relu, relu6, max pool and their gradients
     for got, want in zip(parts, whole, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("rows", [6, 80])
+def test_linear_with_split_gemms(rng, split_mode, monkeypatch, rows):
+    """Linear's big products run in parts too (few rows: turned round, NOTE [GEMM orientation]);
+    values in float32 against NumPy, gradients by gradcheck in float64."""
+    from ember.ops.nn import linear
+    monkeypatch.setattr(linear, "SMALL_GEMM", (0, 1))  # every product counts as big
+    x = rng.standard_normal((rows, 20)).astype(np.float32)
+    w = rng.standard_normal((24, 20)).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+    y = F.linear(ember.tensor(x), ember.tensor(w), ember.tensor(b))
+    np.testing.assert_allclose(y.numpy(), x @ w.T + b, rtol=1e-5, atol=1e-5)
+    before = len(split_mode)
+    xd = ember.tensor(x.astype(np.float64), requires_grad=True)
+    wd = ember.tensor(w.astype(np.float64), requires_grad=True)
+    assert gradcheck(lambda x_, w_: F.linear(x_, w_), (xd, wd))
+    assert len(split_mode) > before  # the backward's products were split as well

@@ -135,3 +135,13 @@ def gemm(a, b, out=None):
     else:
         blas_parts(lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]), n)
     return out
+
+
+def gemm_oriented(a, b):
+    """`gemm` for 2-D a @ b, turned round as ember._backend.gemm does where OpenBLAS is faster
+    that way (NOTE [GEMM orientation] in _backend.py): Linear's big products when
+    split_gemms(), so that they too leave OpenBLAS's worker asleep."""
+    from ..._backend import turns_round
+    if turns_round(a, b):
+        return np.ascontiguousarray(gemm(b.T, a.T).T)
+    return gemm(a, b)
