@@ -165,3 +165,43 @@ def test_linear_with_split_gemms(rng, split_mode, monkeypatch, rows):
     wd = ember.tensor(w.astype(np.float64), requires_grad=True)
     assert gradcheck(lambda x_, w_: F.linear(x_, w_), (xd, wd))
     assert len(split_mode) > before  # the backward's products were split as well
+
+
+def test_winograd_takes_4x4_maps_only_with_split_gemms(monkeypatch):
+    """NOTE [Winograd with every pass on two threads]: F(2x2, 3x3) from 32 tiles in the mode,
+    from 128 otherwise; 2x2 maps stay with im2col either way."""
+    from ember.ops._kernels import winograd
+    deep, tiny = (8, 512, 4, 4), (8, 512, 2, 2)
+    w = (512, 512, 3, 3)
+    assert winograd._tile_size(deep, w, 1, 1) == 0
+    monkeypatch.setattr(split, "_split_gemms", [True])
+    monkeypatch.setattr(_threads, "_requested", [2])
+    assert winograd._tile_size(deep, w, 1, 1) == 2
+    assert winograd._tile_size(tiny, w, 1, 1) == 0
+
+
+@pytest.mark.parametrize("on_in_forward", [False, True])
+def test_mode_switched_between_forward_and_backward(rng, monkeypatch, on_in_forward):
+    """What the forward kept (im2col matrix or Winograd's transformed input) is not used by a
+    backward that took the other algorithm: the gradients are still right."""
+    x_np = rng.standard_normal((8, 16, 4, 4))
+    w_np = rng.standard_normal((16, 16, 3, 3))
+    g = rng.standard_normal((8, 16, 4, 4))
+    from ember.ops._kernels import winograd
+    monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
+
+    def mode(on):
+        monkeypatch.setattr(split, "_split_gemms", [on])
+        monkeypatch.setattr(_threads, "_requested", [2 if on else 1])
+
+    def grads(switch):
+        mode(on_in_forward)
+        x = ember.tensor(x_np, requires_grad=True)
+        w = ember.tensor(w_np, requires_grad=True)
+        y = F.conv2d(x, w, padding=1)
+        mode(on_in_forward != switch)
+        y.backward(ember.tensor(g))
+        return x.grad.numpy(), w.grad.numpy()
+
+    for got, want in zip(grads(True), grads(False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)

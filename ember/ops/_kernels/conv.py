@@ -403,6 +403,8 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
         _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg), x_cols, gy_cols)
         return result
     length = out_h * out_w
+    if packed is not None and packed.shape != (c * kh * kw, n, length):
+        packed = None  # kept for another algorithm (the forward took Winograd's)
     # the first chunk's product is the accumulator and later ones reuse one buffer: no zeroed
     # array and no per-chunk temporary (on 2x2 maps the (O, C*9) products dwarf the inputs)
     gw = partial = None
