@@ -51,7 +51,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
-from . import winograd
+from . import split, winograd
 from .depthwise import (
     _channels_last_depthwise,
     _k_depthwise_cl_bwd,
@@ -173,7 +173,7 @@ def _gemm_batch_columns(w3, a, out, cols=None):
     n, c_in, length = a.shape
     if cols is None:
         cols = _to_columns(a)
-    prod = np.matmul(w3, cols.reshape(groups, c_in // groups, n * length))
+    prod = split.gemm(w3, cols.reshape(groups, c_in // groups, n * length))
     out[...] = prod.reshape(out.shape[1], n, length).transpose(1, 0, 2)
 
 
@@ -193,15 +193,19 @@ def _pointwise_weight_grad(gy, x, groups, gw, x_cols=None, gy_cols=None):
             x_cols = _to_columns(x.reshape(n, c, length))
         gy_cols = gy_cols.reshape(groups, og, n * length)
         x_cols = x_cols.reshape(groups, cg, n * length)
-        return np.matmul(gy_cols, x_cols.transpose(0, 2, 1), out=gw)
+        return split.gemm(gy_cols, x_cols.transpose(0, 2, 1), out=gw)
     gy4 = gy.reshape(n, groups, og, length)
     xt4 = x.reshape(n, groups, cg, length).transpose(0, 1, 3, 2)
     # accumulate per-sample products in one cache-resident buffer instead of an (N, O, C) stack
-    np.matmul(gy4[0], xt4[0], out=gw)
-    partial = np.empty_like(gw)
-    for i in range(1, n):
-        np.matmul(gy4[i], xt4[i], out=partial)
-        gw += partial
+
+    def rows(lo, hi):  # output rows [lo, hi) of every group
+        part = gw[:, lo:hi]
+        np.matmul(gy4[0][:, lo:hi], xt4[0], out=part)
+        partial = np.empty_like(part)
+        for i in range(1, n):
+            np.matmul(gy4[i][:, lo:hi], xt4[i], out=partial)
+            part += partial
+    split.blas_parts(rows, og)  # NOTE [Convolution GEMMs on the kernel threads]
     return gw
 
 
@@ -297,7 +301,7 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
             _gemm_batch_columns(w3, x3, y.reshape(n, o, h * wd), cols)
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
-            np.matmul(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
+            split.gemm(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
         return _with_bias(y, bias)
     length = out_h * out_w
     no_bias = np.empty(0, dtype=x.dtype)
@@ -315,9 +319,9 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
         cols = packed if keep is not None else _im2col(xs, geo, out_h, out_w, buf)
         cols = cols.reshape(groups, cg * kh * kw, nb * length)
         if nb == 1 and bias is None:  # the product is already sample n0's (O, L) plane
-            np.matmul(w3, cols, out=y[n0].reshape(groups, o // groups, length))
+            split.gemm(w3, cols, out=y[n0].reshape(groups, o // groups, length))
             continue
-        prod = np.matmul(w3, cols).reshape(o, nb, length)
+        prod = split.gemm(w3, cols).reshape(o, nb, length)
         _k_unbatch(prod, no_bias if bias is None else bias, y[n0:n0 + nb].reshape(nb, o, length))
     return y
 
@@ -347,7 +351,7 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
             _gemm_batch_columns(wt, gy.reshape(n, o, h * wd), gx.reshape(n, c, h * wd), gy_cols)
         else:
             gy4 = gy.reshape(n, groups, o // groups, h * wd)
-            np.matmul(wt, gy4, out=gx.reshape(n, groups, cg, h * wd))
+            split.gemm(wt, gy4, out=gx.reshape(n, groups, cg, h * wd))
         return gx
     length = out_h * out_w
     chunk = _batch_chunk(c * kh * kw, length)
@@ -360,10 +364,10 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
         gy_t = _batch_major(gys.reshape(nb, o, length), gy_buf)
         gy_t = gy_t.reshape(groups, o // groups, nb * length)
         if cols_buf is None:
-            cols = np.matmul(wt, gy_t)
+            cols = split.gemm(wt, gy_t)
         else:
             cols = cols_buf[:c * kh * kw * nb * length].reshape(groups, cg * kh * kw, nb * length)
-            np.matmul(wt, gy_t, out=cols)
+            split.gemm(wt, gy_t, out=cols)
         cols = cols.reshape(c * kh * kw, nb, length)
         _fold(cols, gx[n0:n0 + nb], geo, out_h, out_w)
     return gx
@@ -399,6 +403,8 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
         _pointwise_weight_grad(gy, x, groups, result.reshape(groups, og, cg), x_cols, gy_cols)
         return result
     length = out_h * out_w
+    if packed is not None and packed.shape != (c * kh * kw, n, length):
+        packed = None  # kept for another algorithm (the forward took Winograd's)
     # the first chunk's product is the accumulator and later ones reuse one buffer: no zeroed
     # array and no per-chunk temporary (on 2x2 maps the (O, C*9) products dwarf the inputs)
     gw = partial = None
@@ -424,11 +430,11 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
             # the result outlives the step: NOTE [Reused buffers]
             result = reusable_empty(w_shape, x.dtype)
             out = None if transposed else result.reshape(groups, og, cg * kh * kw)
-            gw = np.matmul(a, b, out=out)
+            gw = split.gemm(a, b, out=out)
             continue
         if partial is None:
             partial = np.empty_like(gw)
-        np.matmul(a, b, out=partial)
+        split.gemm(a, b, out=partial)
         gw += partial
     if transposed:
         np.copyto(result.reshape(groups, og, cg * kh * kw), gw.transpose(0, 2, 1))

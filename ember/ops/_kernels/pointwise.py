@@ -13,6 +13,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty, reusable_like, row_order
+from . import split
 
 
 @numba.njit(nogil=True, cache=True)
@@ -231,7 +232,9 @@ def clamp(x, lo, hi):
         return np.clip(x, lo, hi, out=reusable_like(x))
     out = reusable_empty(x.shape, x.dtype) if x.flags.c_contiguous else _like(x)
     typed = x.dtype.type  # bounds in the array's dtype: float32 stays float32 in the loop
-    _k_clamp(flats[0], typed(lo), typed(hi), out.ravel(order="K"))
+    flat_out = out.ravel(order="K")
+    # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
+    split.run(_clamp_part, flat_out.size, flat_out.size, flats[0], typed(lo), typed(hi), flat_out)
     return out
 
 
@@ -247,8 +250,18 @@ def masked_grad(g, x, lo, hi):
         x = np.ascontiguousarray(x)
     out = reusable_empty(g.shape, g.dtype)  # NOTE [Reused buffers] in _backend.py
     typed = x.dtype.type  # bounds in the array's dtype: float32 compares stay float32
-    _k_masked_grad(g.reshape(-1), x.reshape(-1), typed(lo), typed(hi), out.reshape(-1))
+    # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
+    split.run(_masked_grad_part, out.size, out.size, g.reshape(-1), x.reshape(-1), typed(lo),
+              typed(hi), out.reshape(-1))
     return out
+
+
+def _masked_grad_part(g, x, lo, hi, out, start, stop):
+    _k_masked_grad(g[start:stop], x[start:stop], lo, hi, out[start:stop])
+
+
+def _clamp_part(x, lo, hi, out, start, stop):
+    _k_clamp(x[start:stop], lo, hi, out[start:stop])
 
 
 def _fused(kernel, g, y):

@@ -10,6 +10,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from . import split
 from .planes import _N_BLOCKS, _block
 
 PARALLEL = False
@@ -255,14 +256,25 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
               and (out_h - 1) * stride[0] + kernel[0] <= x.shape[-2]
               and (out_w - 1) * stride[1] + kernel[1] <= x.shape[-1])  # no ceil_mode overhang
     if direct and tuple(kernel) == (2, 2) and tuple(stride) == (2, 2):
-        _k_maxpool2x2_fwd(_planes(x), _planes(y), _planes(indices))
+        kernel_args = (_k_maxpool2x2_fwd,)
     elif direct:
-        _k_maxpool_direct_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
-                              stride[0], stride[1])
+        kernel_args = (_k_maxpool_direct_fwd, kernel[0], kernel[1], stride[0], stride[1])
     else:
-        _k_maxpool_fwd(_planes(x), _planes(y), _planes(indices), kernel[0], kernel[1],
-                       stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
+        kernel_args = (_k_maxpool_fwd, kernel[0], kernel[1], stride[0], stride[1], padding[0],
+                       padding[1], dilation[0], dilation[1])
+    xp, yp, ip = _planes(x), _planes(y), _planes(indices)
+    # planes are independent: in parts on the kernel threads (NOTE [Two halves on two threads])
+    split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip)
     return y, indices
+
+
+def _on_planes(kernel_args, x, y, idx, lo, hi):
+    """A pooling kernel on planes [lo, hi) of (P, H, W) x and its outputs."""
+    kernel_args[0](x[lo:hi], y[lo:hi], idx[lo:hi], *kernel_args[1:])
+
+
+def _bwd_on_planes(gy, idx, gx, lo, hi):
+    _k_maxpool_bwd(gy[lo:hi], idx[lo:hi], gx[lo:hi])
 
 
 def maxpool2d_backward(grad_y, indices, input_shape):
@@ -272,8 +284,8 @@ def maxpool2d_backward(grad_y, indices, input_shape):
         return gx
     planes = gx.reshape(-1, gx.shape[-2] * gx.shape[-1])
     n = planes.shape[0]
-    _k_maxpool_bwd(np.ascontiguousarray(grad_y.reshape(n, -1)),
-                   np.ascontiguousarray(indices.reshape(n, -1)), planes)
+    split.run(_bwd_on_planes, n, gx.size, np.ascontiguousarray(grad_y.reshape(n, -1)),
+              np.ascontiguousarray(indices.reshape(n, -1)), planes)
     return gx
 
 

@@ -18,6 +18,11 @@ thread is free): it falls back to one call when the work is too small to pay for
 """
 from __future__ import annotations
 
+import os
+
+import numpy as np
+
+from ... import _kernel_threads as _kt
 from ..._kernel_threads import parallel_range as _parallel_range
 
 # Fewest elements of work (the caller's estimate) worth a second thread: from ~0.2 ms of work,
@@ -36,3 +41,107 @@ def run(kernel, n, work, *args, min_work=None):
     # parts of at least half the threshold's work (work / n per index of the range)
     grain = max(1, -(-n * (threshold // 2) // max(1, work)))
     _parallel_range(lambda lo, hi: kernel(*args, lo, hi), n, grain)
+
+
+# NOTE [Convolution GEMMs on the kernel threads]
+# OpenBLAS threads each GEMM itself, and its idle worker then spins for ~0.1 s on the second
+# core, so ember's kernel workers (the numba passes between the GEMMs: batch norm, Winograd's
+# transforms, im2col, the optimizer) lose that core to it: with the kernel pool on, a quiet
+# machine ran MobileNetV2 and GPT-S slower than without it (NOTE [Kernel threads] in
+# _kernel_threads.py). In this mode one pool does all of a convolution's parallel work: each
+# GEMM runs on the kernel threads in parts (planes of a batched product, or rows / columns of
+# one product), each part on OpenBLAS at one thread, so OpenBLAS's worker never wakes and never
+# spins. A product is split along the larger of its output dimensions (each part then packs a
+# slice of the bigger operand and all of the smaller one) into blocks of _GEMM_ALIGN rows or
+# columns; products under _GEMM_MIN_MACS multiply-adds run whole (still on one OpenBLAS thread).
+# Off by default (a thread-count change is judged on a quiet machine only): EMBER_SPLIT_GEMMS=1
+# together with the kernel pool (EMBER_KERNEL_THREADS=2 or ember.set_num_threads(2)) turns it on.
+# Each part computes its own outputs over the whole K axis, so the numbers do not depend on the
+# split (up to the BLAS kernel's handling of a block's edge).
+_GEMM_MIN_MACS = 1 << 21
+_GEMM_ALIGN = 16
+_split_gemms = [None]
+
+
+def split_gemms():
+    """Whether convolution GEMMs run on the kernel threads (NOTE [Convolution GEMMs on the kernel
+    threads]): EMBER_SPLIT_GEMMS=1 and a kernel pool of two or more threads."""
+    if _split_gemms[0] is None:
+        _split_gemms[0] = os.environ.get("EMBER_SPLIT_GEMMS", "").strip() == "1"
+    return _split_gemms[0] and _kt.num_workers() >= 2
+
+
+def _planes(a, lo, hi, nd):
+    """Planes [lo, hi) of the leading axis of a product with nd dims, for an operand a of that
+    product (an operand without that axis, or with size 1 there, is broadcast: all of it)."""
+    if a.ndim < nd or a.shape[0] == 1:
+        return a
+    return a[lo:hi]
+
+
+def _one_blas_thread():
+    """Set numpy's OpenBLAS to one thread; returns the count to restore (0: unchanged)."""
+    funcs = _kt._openblas()
+    if not funcs:
+        return 0
+    get, set_ = funcs
+    before = get()
+    if before > 1:
+        set_(1)
+        return before
+    return 0
+
+
+def blas_parts(fn, size, align=None):
+    """fn(lo, hi) over [0, size) - parts of a product's rows, columns or planes that call BLAS -
+    one part per kernel thread, with OpenBLAS at one thread, when split_gemms(); else one call
+    (NOTE [Convolution GEMMs on the kernel threads]). Parts start at multiples of `align`
+    (default _GEMM_ALIGN)."""
+    if not split_gemms():
+        fn(0, size)
+        return
+    before = _one_blas_thread()
+    try:
+        align = _GEMM_ALIGN if align is None else align
+        blocks = -(-size // align)
+        parts = min(_kt.num_workers(), blocks)
+        if parts < 2:
+            fn(0, size)
+        else:
+            bounds = [min(size, align * (blocks * i // parts)) for i in range(parts + 1)]
+            _kt.parallel_range(lambda lo, hi: fn(bounds[lo], bounds[hi]), parts, 1)
+    finally:
+        if before:
+            _kt._openblas()[1](before)
+
+
+def gemm(a, b, out=None):
+    """np.matmul(a, b, out=out), in parts on the kernel threads when split_gemms() (NOTE
+    [Convolution GEMMs on the kernel threads]); returns the product."""
+    if not split_gemms():
+        return np.matmul(a, b, out=out)
+    if out is None:
+        shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
+        out = np.empty(shape, np.result_type(a, b))
+    m, n, k = out.shape[-2], out.shape[-1], a.shape[-1]
+    nd = out.ndim
+    if out.size * k < _GEMM_MIN_MACS:
+        blas_parts(lambda lo, hi: np.matmul(a, b, out=out), 1)  # whole, on one BLAS thread
+    elif nd > 2 and out.shape[0] >= 2:
+        blas_parts(lambda lo, hi: np.matmul(_planes(a, lo, hi, nd), _planes(b, lo, hi, nd),
+                                            out=out[lo:hi]), out.shape[0], 1)
+    elif m >= n:
+        blas_parts(lambda lo, hi: np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :]), m)
+    else:
+        blas_parts(lambda lo, hi: np.matmul(a, b[..., lo:hi], out=out[..., lo:hi]), n)
+    return out
+
+
+def gemm_oriented(a, b):
+    """`gemm` for 2-D a @ b, turned round as ember._backend.gemm does where OpenBLAS is faster
+    that way (NOTE [GEMM orientation] in _backend.py): Linear's big products when
+    split_gemms(), so that they too leave OpenBLAS's worker asleep."""
+    from ..._backend import turns_round
+    if turns_round(a, b):
+        return np.ascontiguousarray(gemm(b.T, a.T).T)
+    return gemm(a, b)

@@ -82,6 +82,9 @@ from .planes import _crop_plane, _fill_interior
 # When Winograd beats im2col (measurements in `applies`): fewest tiles (2x2 output blocks over
 # the batch), fewest channels, and the smallest share of the tiles' outputs inside the image.
 _MIN_TILES = 128
+# Fewest F(2x2, 3x3) tiles when the GEMMs and transforms all run on the kernel threads (NOTE
+# [Winograd with every pass on two threads]).
+_MIN_TILES_SPLIT = 32
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
 # Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)].
@@ -126,9 +129,21 @@ def _tile_size(x_shape, w_shape, ph, pw):
         return 0
     if _fits(x_shape, w_shape, ph, pw, 4, _MIN_TILES_4, _MIN_USED):
         return 4
-    if _fits(x_shape, w_shape, ph, pw, 2, _MIN_TILES, _MIN_USED):
+    min_tiles = _MIN_TILES_SPLIT if split.split_gemms() else _MIN_TILES
+    if _fits(x_shape, w_shape, ph, pw, 2, min_tiles, _MIN_USED):
         return 2
     return 0
+
+
+# NOTE [Winograd with every pass on two threads]
+# _MIN_TILES = 128 leaves the 4x4 maps of deep layers (32 tiles at batch 8) to im2col because,
+# with OpenBLAS threading the GEMMs and the transforms running on one core, the transforms
+# (the 16-plane weight transform above all) cost what the smaller GEMMs save. Counted in CPU
+# time instead (one thread, forward + both gradients, min of 12, busy machine), F(2x2, 3x3)
+# wins there: (8, 512 -> 512, 4x4) 20.4 -> 16.9 ms, (8, 256 -> 512, 4x4) 9.7 -> 7.2, (8, 256 ->
+# 256, 4x4) 4.8 -> 3.6; it still loses on 2x2 maps (8 tiles: 6.0 -> 10.1). So when every pass
+# runs on the kernel threads (NOTE [Convolution GEMMs on the kernel threads] in split.py) the
+# threshold is _MIN_TILES_SPLIT = 32 (a training step of VGG-19: -6.5% CPU, ResNet-50: -1.7%).
 
 
 def _driver_tile(x_shape, w_shape, ph, pw):
@@ -373,7 +388,7 @@ def forward(x, w, bias, padding, keep=None):
     th, tw = _tiles(h, wd, ph, pw, m)
     v = _transformed_input(x, ph, pw, m)
     prod = _planes(o, v.shape[2], x.dtype, (m + 2) ** 2)
-    np.matmul(_transformed_weight(w, m), v, out=prod)
+    split.gemm(_transformed_weight(w, m), v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
     split.run(_KERNELS[m][2], o, prod.size, prod,
               np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
@@ -396,7 +411,7 @@ def input_grad(gy, w, x_shape, padding, dm=None):
     dm = _transformed_grad(gy, m) if dm is None else dm
     u = _transformed_weight(w, m)
     dv = _planes(x_shape[1], dm.shape[2], gy.dtype, (m + 2) ** 2)
-    np.matmul(u.transpose(0, 2, 1), dm, out=dv)
+    split.gemm(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
     split.run(_KERNELS[m][1], x_shape[1], dv.size, dv, gx, padding[0], padding[1], th, tw)
@@ -407,9 +422,11 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     """Gradient in w of `forward`; packed: the transformed input `forward` kept, if any."""
     m = _driver_tile(x.shape, w_shape, *padding)
     dm = _transformed_grad(gy, m) if dm is None else dm
-    v = _transformed_input(x, *padding, m) if packed is None else packed
+    if packed is None or packed.shape != (dm.shape[0], x.shape[1], dm.shape[2]):
+        packed = _transformed_input(x, *padding, m)  # none kept, or for another tile size
+    v = packed
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
-    np.matmul(dm, v.transpose(0, 2, 1), out=du)
+    split.gemm(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
     split.run(_KERNELS[m][5], w_shape[0], du.size, du, gw)
     return gw

@@ -4,11 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import gemm, reusable_empty
-from ..._kernel_threads import small_gemm_enter, small_gemm_exit
+from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
+from .._kernels import split as _ksplit
 from ..products import rows_matmul
+
+
+def _split(macs):
+    """Whether a product of `macs` multiply-adds runs in parts on the kernel threads (NOTE
+    [Convolution GEMMs on the kernel threads] in ops/_kernels/split.py; off by default)."""
+    return macs >= SMALL_GEMM[1] and _ksplit.split_gemms()
 
 
 class Linear(Op):
@@ -21,7 +28,10 @@ class Linear(Op):
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
         blas = small_gemm_enter(x.size * weight.shape[0])  # NOTE [One BLAS thread for small GEMMs]
         try:
-            y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
+            if x.ndim == 2 and _split(x.size * weight.shape[0]):
+                y = _ksplit.gemm_oriented(x, weight.T)
+            else:
+                y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
         finally:
             small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
@@ -68,15 +78,16 @@ def _backward_numpy(g, x, w, need):
     g2 = np.ascontiguousarray(g).reshape(-1, n_out)
     gx = gw = gb = None
     blas = small_gemm_enter(g2.shape[0] * n_out * n_in)  # NOTE [One BLAS thread for small GEMMs]
+    split = _split(g2.shape[0] * n_out * n_in)
     try:
         if need[0]:
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
                 gx = _make(np.multiply(g2, w).reshape(x.shape))
             else:
-                gx = _make(gemm(g2, w).reshape(x.shape))
+                gx = _make((_ksplit.gemm_oriented if split else gemm)(g2, w).reshape(x.shape))
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
-            np.matmul(g2.T, x.reshape(-1, n_in), out=out)
+            (_ksplit.gemm if split else np.matmul)(g2.T, x.reshape(-1, n_in), out=out)
             gw = _make(out)
     finally:
         small_gemm_exit(blas)
