@@ -9,10 +9,10 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import check_device, data_ptr
+from .._backend import check_device, data_ptr, reusable_empty
 from .._size import Size, int_sizes
 from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
-from ..autograd.function import Op
+from ..autograd.function import Op, _batch_hook
 from .registry import export, norm_dims, register, sum_to
 
 
@@ -514,7 +514,94 @@ register("select")(select)
 
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input.ndim, "unbind")
-    return tuple(select(input, d, i) for i in range(input.shape[d]))
+    n = input.shape[d]
+    if n == 0 or _batch_hook[0] is not None:  # vmap batches select, not the pieces op
+        return tuple(select(input, d, i) for i in range(n))
+    return Unbind.apply(input, dim=d, sizes=(1,) * n, squeeze=True)
+
+
+# NOTE [Pieces of one tensor]
+# unbind and split return views of consecutive pieces of their input along one dim. Each piece
+# as a separate select/narrow has a backward that builds a zero tensor of the input's full
+# shape and writes its piece into it, and the engine then adds those n full-size tensors: for
+# a transformer's q, k, v = qkv.view(B, T, 3, H, E).permute(2, 0, 3, 1, 4).unbind(0), three
+# (3, B, H, T, E) zero fills and two sums per block, and the sum comes out in the permuted
+# order, so the Linear before it copied it once more. One op for all the pieces writes the
+# pieces' gradients into ONE buffer instead (zeros only where a piece got no gradient), laid
+# out in the input's memory order, so that the permute and view before it stay views and the
+# Linear's backward reads the gradient as it is. Its backward cuts the incoming gradient into
+# pieces again, so double backward works.
+
+
+class _Pieces(Op):
+    """Consecutive pieces of x along ``dim`` of the given ``sizes`` (views); ``squeeze`` drops
+    the dim (unbind). See NOTE [Pieces of one tensor]."""
+
+    view = True
+
+    @classmethod
+    def forward(cls, ctx, x, dim, sizes, squeeze):
+        ctx.materialize_grads = False  # a piece without a gradient is zeros in the buffer only
+        ctx.piece_op, ctx.dim, ctx.sizes, ctx.squeeze = cls, dim, sizes, squeeze
+        ctx.shape, ctx.order = x.shape, _memory_order(x)
+        return tuple(x[key] for key in _piece_keys(x.ndim, dim, sizes, squeeze))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _JoinGrads.apply(*grads, dim=ctx.dim, sizes=ctx.sizes, squeeze=ctx.squeeze,
+                                shape=ctx.shape, order=ctx.order, piece_op=ctx.piece_op)
+
+    @staticmethod
+    def jvp(ctx, tangent):
+        return ctx.piece_op.apply(tangent, dim=ctx.dim, sizes=ctx.sizes, squeeze=ctx.squeeze)
+
+
+class Unbind(_Pieces):
+    """unbind's pieces (grad_fn UnbindBackward0, as in torch)."""
+
+
+class Split(_Pieces):
+    """split's pieces of one size (grad_fn SplitBackward0)."""
+
+
+class SplitWithSizes(_Pieces):
+    """split's pieces of listed sizes (grad_fn SplitWithSizesBackward0)."""
+
+
+class _JoinGrads(Op):
+    """The pieces' gradients written side by side into one buffer shaped like the input."""
+
+    @staticmethod
+    def forward(ctx, *grads, dim, sizes, squeeze, shape, order, piece_op):
+        ctx.dim, ctx.sizes, ctx.squeeze, ctx.piece_op = dim, sizes, squeeze, piece_op
+        dtype = next(g.dtype for g in grads if g is not None)
+        buf = reusable_empty(tuple(shape[i] for i in order), dtype).transpose(np.argsort(order))
+        for g, key in zip(grads, _piece_keys(len(shape), dim, sizes, squeeze), strict=True):
+            buf[key] = 0 if g is None else g
+        return buf
+
+    @staticmethod
+    def backward(ctx, grad):
+        pieces = ctx.piece_op.apply(grad, dim=ctx.dim, sizes=ctx.sizes, squeeze=ctx.squeeze)
+        return tuple(p if need else None for p, need in zip(pieces, ctx.needs_input_grad,
+                                                                  strict=True))
+
+
+def _piece_keys(ndim, dim, sizes, squeeze):
+    """The basic-index keys of the pieces."""
+    lead = (slice(None),) * dim
+    keys, start = [], 0
+    for n in sizes:
+        # the Ellipsis keeps a 0-d piece an array (a NumPy scalar otherwise)
+        keys.append(lead + ((start,) if squeeze else (slice(start, start + n),)) + (Ellipsis,))
+        start += n
+    return keys
+
+
+def _memory_order(x):
+    """x's axes from the outermost in memory to the innermost (by stride; ties keep the axis
+    order), so that an array allocated in that order and transposed back has x's layout."""
+    return tuple(sorted(range(x.ndim), key=lambda i: -abs(x.strides[i])))
 
 
 def split(tensor, split_size_or_sections, dim=0):
@@ -531,11 +618,14 @@ def split(tensor, split_size_or_sections, dim=0):
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got split_sizes="
                                f"{sizes}")
-    out, start = [], 0
-    for s in sizes:
-        out.append(narrow(tensor, d, start, s))
-        start += s
-    return tuple(out)
+    if _batch_hook[0] is not None:  # vmap batches narrow, not the pieces op
+        out, start = [], 0
+        for s in sizes:
+            out.append(narrow(tensor, d, start, s))
+            start += s
+        return tuple(out)
+    op = Split if isinstance(split_size_or_sections, (int, np.integer)) else SplitWithSizes
+    return op.apply(tensor, dim=d, sizes=tuple(int(s) for s in sizes), squeeze=False)
 
 
 def chunk(input, chunks, dim=0):
