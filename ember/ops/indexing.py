@@ -287,11 +287,24 @@ def _copy_(self, other, non_blocking=False):
 Tensor.copy_ = _copy_
 
 
+def _drop_leading_ones(value):
+    """torch drops a written value's leading size-1 dims before broadcasting it into the
+    selection (``x[i] = model(batch_of_one)`` writes a (1, n) row into an (n,) row, and a (1,)
+    value into one element); copy_ itself keeps the stricter rule."""
+    shape = value._data.shape
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.reshape(shape[k:])
+
+
 def setitem(self, key, value):
     k, basic = _convert_key(self, key)
     split = None if basic else _split_ints(k)
     if split is not None:   # see _split_ints: write through the integer-indexed view
         return setitem(getitem(self, split[0]), split[1], value)
+    if isinstance(value, Tensor) and value._data.ndim and value._data.shape[0] == 1:
+        value = _drop_leading_ones(value)
     record = _state.enabled and (self._requires_grad or (isinstance(value, Tensor) and
                                                           value._requires_grad))
     if not record:

@@ -7,7 +7,8 @@ fetch_mirrors.sh).
 Fields of a Program:
   copy     repository paths copied into the temp dir (the script's own directory, usually)
   script   the program, relative to the temp dir (for kind "d2l": the chapter's .md)
-  kind     "script" (python script args), "pytest" (python -m pytest script), "d2l" (the
+  kind     "script" (python script args), "pytest" (python -m pytest script), "ipynb" (a
+           notebook's code cells run as one script; subs edit that script), "d2l" (the
            chapter's PyTorch cells, run as one script)
   subs     textual (old, new) replacements applied to the temp copy, for programs whose small
            settings are constants rather than flags; each `old` must occur
@@ -41,6 +42,7 @@ COMMITS = {
     "MorvanZhou/PyTorch-Tutorial": "dbe154a9e56635e51c6b0c2ccea8ae36cfb585a7",
     "kuangliu/pytorch-cifar": "49b7aa97b0c12fe0d4054e670403a16b6b834ddd",
     "karpathy/micrograd": "c911406e5ace8742e5841a7e0df113ecb5d54685",
+    "karpathy/nn-zero-to-hero": "73c3fcc741f0ec104ca850b1fb0df90e7e8d4cde",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -59,6 +61,7 @@ LICENCES = {
     "MorvanZhou/PyTorch-Tutorial": "MIT (LICENCE)",
     "kuangliu/pytorch-cifar": "MIT",
     "karpathy/micrograd": "MIT",
+    "karpathy/nn-zero-to-hero": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -814,6 +817,31 @@ add(name="micrograd/test_engine", repo="karpathy/micrograd", kind="pytest",
     metric=r"([0-9]+) passed", bar=(">=", 2))
 
 
+# ---------------------------------------------------------------- karpathy/nn-zero-to-hero
+# the makemore lecture notebooks ("Neural Networks: Zero to Hero"), code cells run in order
+# (kind "ipynb") on a generated names.txt; 200000 training steps become a few hundred
+_NZ = "karpathy/nn-zero-to-hero"
+_NZL = "lectures/makemore/"
+_SPLIT_LOSS = r"^val ([0-9.]+)"
+# part 1 (bigrams) and part 2 (MLP) run cells that use names from later cells or from an
+# exploratory session (P before its cell, prob[arange(32), Y] on the full set): not runnable in
+# order under torch either; part 3 needs ipywidgets
+add(name="zero2hero/backprop", repo=_NZ, kind="ipynb",
+    script=_NZL + "makemore_part4_backprop.ipynb",
+    copy=[_NZL + "makemore_part4_backprop.ipynb"], data=["names_txt"],
+    covers="manual backprop through an MLP with batch norm, compared with autograd tensor by "
+           "tensor (retain_grad, torch.all(dt == t.grad), allclose), then trained with it",
+    subs=[("max_steps = 200000", "max_steps = 300  # compat: was 200000")],
+    metric=_SPLIT_LOSS, bar=("<=", 2.8))   # torch 2.30..2.33; ln 27 = 3.30 at the start
+add(name="zero2hero/wavenet", repo=_NZ, kind="ipynb", script=_NZL + "makemore_part5_cnn1.ipynb",
+    copy=[_NZL + "makemore_part5_cnn1.ipynb"], data=["names_txt"],
+    covers="WaveNet-style hierarchy from hand-written Linear/BatchNorm1d/Tanh/Embedding/"
+           "FlattenConsecutive/Sequential classes, train/eval flags, sampling",
+    # a multiple of 1000: the loss plot averages lossi.view(-1, 1000)
+    subs=[("max_steps = 200000", "max_steps = 1000  # compat: was 200000")],
+    metric=_SPLIT_LOSS, bar=("<=", 2.5))   # torch 1.98..2.01
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -838,9 +866,9 @@ SPREAD: dict = {
     'rasbt/pkg_test_ch02': {0: 1, 1: 1, 2: 1},
     'rasbt/pkg_test_ch03': {0: 1, 1: 1, 2: 1},
     'rasbt/pkg_test_generate': {0: 1, 1: 1, 2: 1},
-    'rasbt/pkg_test_llama3': {0: 2},
-    'rasbt/ch04_kv_cache_tests': {0: 8},
-    'rasbt/ch04_swa_tests': {0: 2},
+    'rasbt/pkg_test_llama3': {0: 2, 1: 2, 2: 2},
+    'rasbt/ch04_kv_cache_tests': {0: 8, 1: 8, 2: 8},
+    'rasbt/ch04_swa_tests': {0: 2, 1: 2, 2: 2},
     'llama2c/train': {0: 2.789, 1: 2.945, 2: 2.529},
     'llama2c/train_bf16_resume': {0: 3.797, 1: 3.826, 2: 3.667},
     'nanogpt/train': {0: 2.236, 1: 2.198, 2: 2.26},
@@ -911,25 +939,27 @@ SPREAD: dict = {
     'morvan/gan': {0: 1.388, 1: 1.299, 2: 1.352},
     'morvan/dynamic_graph': {0: 0.1021, 1: 0.03598, 2: 0.009303},
     'morvan/dropout': {0: 0.07734, 1: 0.1006, 2: 0.1179},
-    'cifar/main': {0: 14.4},
-    'cifar/vgg': {0: 10},
-    'cifar/resnet': {0: 10},
-    'cifar/preact_resnet': {0: 10},
-    'cifar/googlenet': {0: 10},
-    'cifar/densenet': {0: 10},
-    'cifar/resnext': {0: 10},
-    'cifar/mobilenet': {0: 10},
-    'cifar/mobilenetv2': {0: 10},
-    'cifar/dpn': {0: 10},
-    'cifar/shufflenetv2': {0: 10},
-    'cifar/senet': {0: 10},
-    'cifar/efficientnet': {0: 10},
-    'cifar/regnet': {0: 10},
-    'cifar/pnasnet': {0: 10},
-    'cifar/dla_simple': {0: 10},
-    'cifar/dla': {0: 10},
-    'cifar/lenet': {0: 10},
-    'micrograd/test_engine': {0: 2},
+    'cifar/main': {0: 14.4, 1: 12.6, 2: 11},
+    'cifar/vgg': {0: 10, 1: 10, 2: 10},
+    'cifar/resnet': {0: 10, 1: 10, 2: 10},
+    'cifar/preact_resnet': {0: 10, 1: 10, 2: 10},
+    'cifar/googlenet': {0: 10, 1: 10, 2: 10},
+    'cifar/densenet': {0: 10, 1: 10, 2: 10},
+    'cifar/resnext': {0: 10, 1: 10, 2: 10},
+    'cifar/mobilenet': {0: 10, 1: 10, 2: 10},
+    'cifar/mobilenetv2': {0: 10, 1: 10, 2: 10},
+    'cifar/dpn': {0: 10, 1: 10, 2: 10},
+    'cifar/shufflenetv2': {0: 10, 1: 10, 2: 10},
+    'cifar/senet': {0: 10, 1: 10, 2: 10},
+    'cifar/efficientnet': {0: 10, 1: 10, 2: 10},
+    'cifar/regnet': {0: 10, 1: 10, 2: 10},
+    'cifar/pnasnet': {0: 10, 1: 10, 2: 10},
+    'cifar/dla_simple': {0: 10, 1: 10, 2: 10},
+    'cifar/dla': {0: 10, 1: 10, 2: 10},
+    'cifar/lenet': {0: 10, 1: 10, 2: 10},
+    'micrograd/test_engine': {0: 2, 1: 2, 2: 2},
+    'zero2hero/backprop': {0: 2.331, 1: 2.295, 2: 2.325},
+    'zero2hero/wavenet': {0: 1.98, 1: 2.006, 2: 1.99},
 }
 
 

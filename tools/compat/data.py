@@ -97,6 +97,21 @@ def char_names(cwd: Path, seed: int) -> None:
         (d / f"{lang}.txt").write_text("\n".join(names) + "\n")
 
 
+def names_txt(cwd: Path, seed: int, n: int = 8000) -> None:
+    """names.txt, one lower-case made-up name per line (makemore's input): syllables whose
+    order follows a few rules, so a character model has something to learn."""
+    rng = random.Random(seed)
+    # every letter occurs: the bigram lecture indexes a 27 x 27 table by itos[0..26]
+    onsets = ["", *"bcdfghjklmnpqrstvwxz", "ch", "sh"]
+    vowels = ["a", "e", "i", "o", "u", "y", "ay", "ee", "ia"]
+    endings = ["", "", "n", "h", "lyn", "ra", "son", "elle", "y"]
+    names = []
+    for _ in range(n):
+        parts = [rng.choice(onsets) + rng.choice(vowels) for _ in range(rng.randint(1, 3))]
+        names.append("".join(parts) + rng.choice(endings))
+    (cwd / "names.txt").write_text("\n".join(names) + "\n")
+
+
 def shakespeare_bins(cwd: Path, seed: int) -> None:
     """llm.c's GPT-2 token shards (header of 256 int32, magic 20240520, version 1, count; then
     uint16 tokens) for dev/data/tinyshakespeare/tiny_shakespeare_{train,val}.bin."""

@@ -23,7 +23,7 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
     git --git-dir="$gitdir" ls-tree -r "$commit" | while read -r mode type sha path; do
         [ "$type" = blob ] || continue
         case "$path" in
-            *.py|*.md|*.txt|*.json|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
+            *.py|*.md|*.txt|*.json|*.ipynb|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
             *) continue ;;
         esac
         git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue

@@ -104,6 +104,28 @@ def _extract_d2l(md: Path) -> str:
     return _TAB + "\n\n".join(out) + "\n"
 
 
+def _extract_ipynb(path: Path) -> str:
+    """A notebook's code cells in order, as one script: IPython magics (`%...`) and shell
+    lines (`!...`) dropped. A cell's bare last expression (shown by Jupyter) is evaluated and
+    discarded, which is what running it as a statement does."""
+    nb = json.loads(path.read_text())
+    cells = []
+    for cell in nb.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        lines = (src if isinstance(src, str) else "".join(src)).splitlines()
+        cells.append("\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!"))))
+    return "\n\n".join(cells) + "\n"
+
+
+def _script_path(prog) -> str:
+    """The file that runs (and that substitutions edit): a notebook's extracted .py."""
+    if prog.kind == "ipynb":
+        return str(Path(prog.script).with_suffix(".py"))
+    return prog.script
+
+
 def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH", "PYTORCH"))}
     paths = [str(HERE / "stubs")]
@@ -144,8 +166,11 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
                 shutil.copytree(s, d, dirs_exist_ok=True)
             else:
                 shutil.copy2(s, d)
+        if prog.kind == "ipynb":  # the notebook's code cells become the script
+            nb = tmp / prog.script
+            nb.with_suffix(".py").write_text(_extract_ipynb(nb))
         for old, new in prog.subs:
-            target = tmp / prog.script
+            target = tmp / _script_path(prog)
             text = target.read_text()
             if old not in text:
                 return {"status": "FAIL", "metric": None, "seconds": 0.0,
@@ -163,7 +188,7 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
             cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                    str(tmp / prog.script)] + prog.args
         else:
-            script = tmp / prog.script
+            script = tmp / _script_path(prog)
             if prog.epilogue:
                 text = script.read_text() + "\n" + prog.epilogue
                 script = script.with_name("_compat_" + script.name)
