@@ -8,6 +8,7 @@ from ..._kernel_threads import small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
+from .._kernels.outer import outer
 from ..products import rows_matmul
 
 
@@ -70,8 +71,8 @@ def _backward_numpy(g, x, w, need):
     blas = small_gemm_enter(g2.shape[0] * n_out * n_in)  # NOTE [One BLAS thread for small GEMMs]
     try:
         if need[0]:
-            if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
-                gx = _make(np.multiply(g2, w).reshape(x.shape))
+            if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
+                gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
             else:
                 gx = _make(gemm(g2, w).reshape(x.shape))
         if need[1]:
