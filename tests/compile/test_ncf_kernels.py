@@ -147,3 +147,54 @@ def test_cat_of_lookups_used_twice_is_not_rewritten():
     u = ember.tensor([1, 2, 3])
     np.testing.assert_array_equal(c(u).detach().numpy(), f(u).detach().numpy())
     assert "Embedding x2 + Cat" not in c.sources[0]
+
+
+def test_replay_blas_threads_switch_sets_and_restores(monkeypatch):
+    from ember._dynamo import runtime
+    from ember._kernel_threads import _openblas
+    funcs = _openblas()
+    if not funcs:
+        pytest.skip("numpy's OpenBLAS is not reachable through threadpoolctl here")
+    get, set_ = funcs
+    seen = []
+
+    class Recording(ember.optim.SGD):
+        def step(self, closure=None):
+            seen.append(get())
+            return super().step(closure)
+
+    w = ember.nn.Parameter(ember.ones(3))
+    opt = Recording([w], lr=0.1)
+
+    def train(x):
+        opt.zero_grad()
+        loss = (w * x).sum()
+        loss.backward()
+        opt.step()
+        return loss
+
+    before = get()
+    set_(2)
+    try:
+        monkeypatch.setattr(runtime, "REPLAY_BLAS_THREADS", [1])
+        c = ember.compile(train)
+        for _ in range(3):
+            c(ember.ones(3))
+        assert seen[0] == 2 and seen[1:] == [1, 1]  # the capture runs eagerly, replays at 1
+        assert get() == 2
+    finally:
+        set_(before)
+    np.testing.assert_allclose(w.detach().numpy(), np.full(3, 0.7), rtol=1e-6)
+
+
+def test_replay_blas_threads_env_must_be_a_positive_integer(monkeypatch):
+    from ember._dynamo import runtime
+    monkeypatch.setenv("EMBER_COMPILE_BLAS_THREADS", "two")
+    with pytest.raises(ValueError, match="EMBER_COMPILE_BLAS_THREADS: expected a positive "
+                       "integer; got 'two'"):
+        runtime._read_env()
+    monkeypatch.setenv("EMBER_COMPILE_BLAS_THREADS", "0")
+    with pytest.raises(ValueError, match="got 0"):
+        runtime._read_env()
+    monkeypatch.setenv("EMBER_COMPILE_BLAS_THREADS", " 1 ")
+    assert runtime._read_env() == 1
