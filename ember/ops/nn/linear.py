@@ -8,7 +8,6 @@ from ..._kernel_threads import small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
-from .._kernels.outer import outer
 from ..products import rows_matmul
 
 
@@ -72,6 +71,7 @@ def _backward_numpy(g, x, w, need):
     try:
         if need[0]:
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
+                from .._kernels.outer import outer  # (local: the import block is busy today)
                 gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
             else:
                 gx = _make(gemm(g2, w).reshape(x.shape))
