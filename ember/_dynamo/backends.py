@@ -52,6 +52,9 @@ def compile_capture(cap, backend, mode, name, shadow=None):
         if be == "inductor":
             from .fusion import fuse
             fused_f, fused_b = fuse(cap)
+            if shadow is None:  # templates for other sizes know only instructions and groups
+                from .fusion import gather_cats
+                fused_f = gather_cats(cap, fused_f)
         fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name)
         graph = CompiledGraph(cap, fwd, bwd, src)
         if shadow is not None:

@@ -155,6 +155,8 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
                     e.defined.add(s)
         elif not (check and isinstance(item, SideEffect)):
             item.emit(e)
+            for i in getattr(item, "ctx_indices", ()):  # ctxs an item sets (GatherCat)
+                ctx_of[i] = f"c{i}"
     outs = []
     for o in cap.outputs:
         if isinstance(o, tuple):  # a Python value, or a number item() reads after the replay

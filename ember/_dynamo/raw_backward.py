@@ -39,11 +39,11 @@ def _linear(cls, ctx, grads, n):
 
 
 def _embedding(cls, ctx, grads, n):
-    from ..ops._kernels import pointwise
+    from ..ops.nn.embedding import dense_grad
     g = grads[0]
     if g is None or ctx.padding_idx is not None or ctx.scale or g.dtype not in _FLOATS:
         return node_backward(cls, ctx, grads, n)
-    gw = pointwise.index_add_rows(ctx.num, ctx.indices.reshape(-1), g.reshape(-1, g.shape[-1]))
+    gw = dense_grad(ctx.num, ctx.indices.reshape(-1), g.reshape(-1, g.shape[-1]))
     return (gw, None, None, None)[:n]
 
 

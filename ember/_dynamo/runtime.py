@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 
@@ -102,7 +103,11 @@ class CompiledGraph:
 
     def run(self, inputs):
         arrays = [t._data for t in inputs]
-        out_arrays, values = self.fwd(arrays, self.ext, inputs)
+        blas = _blas_enter()
+        try:
+            out_arrays, values = self.fwd(arrays, self.ext, inputs)
+        finally:
+            _blas_exit(blas)
         outs = []
         for i, a in enumerate(out_arrays):
             if i in self.py:
@@ -140,3 +145,56 @@ class CompiledGraph:
 
 
 _ids = itertools.count()
+
+
+# NOTE [BLAS threads in a replay]
+# An A/B switch for the lead's quiet-machine runs, off by default: EMBER_COMPILE_BLAS_THREADS=N
+# (read at import) runs each compiled replay with OpenBLAS at N threads, restoring the count
+# after. NCF's step has three GEMMs of 2^23 multiply-adds (fc1), just above the one-thread cap
+# of NOTE [One BLAS thread for small GEMMs], so they hand work to OpenBLAS's second thread,
+# which then spins between GEMMs; on a busy machine a two-thread GEMM waits for a core (compile
+# .py's main-thread CPU for the step went from ~4 ms at one BLAS thread to 18-50 ms at two).
+# Whether one thread also wins on a quiet machine cannot be measured here (see COORD): hence
+# a switch, not a default.
+REPLAY_BLAS_THREADS = [None]
+
+
+def _read_env():
+    env = os.environ.get("EMBER_COMPILE_BLAS_THREADS", "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        raise ValueError(f"EMBER_COMPILE_BLAS_THREADS: expected a positive integer; got "
+                         f"{env!r}.") from None
+    if n < 1:
+        raise ValueError(f"EMBER_COMPILE_BLAS_THREADS: expected a positive integer; got {n}.")
+    return n
+
+
+REPLAY_BLAS_THREADS[0] = _read_env()
+
+
+def _blas_enter():
+    """Set OpenBLAS to REPLAY_BLAS_THREADS for a replay; returns the count to restore (0:
+    nothing changed)."""
+    n = REPLAY_BLAS_THREADS[0]
+    if n is None:
+        return 0
+    from .._kernel_threads import _blas, _openblas
+    funcs = _blas[0] if _blas[0] is not None else _openblas()
+    if not funcs:
+        return 0
+    get, set_ = funcs
+    before = get()
+    if before == n:
+        return 0
+    set_(n)
+    return before
+
+
+def _blas_exit(before):
+    if before:
+        from .._kernel_threads import _blas
+        _blas[0][1](before)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._kernel_threads import parallel_range
+from .._kernel_threads import num_workers, parallel_range
 from . import _kernels as K
 from .optimizer import (
     _KERNEL_DTYPES,
@@ -95,6 +95,8 @@ class Adam(Optimizer):
             gsign = -1.0 if group["maximize"] else 1.0
             decoupled = bool(group.get("decoupled_weight_decay", False))
             scalars_by_step, converted = {}, {}  # NOTE [Adam's per-parameter cost]
+            # one kernel call for many parameters unless the kernel threads split each one
+            batch = {} if num_workers() < 2 else None
             for p, g in _grads(group, type(self).__name__):
                 state = self.state[p]
                 if len(state) == 0:
@@ -117,8 +119,12 @@ class Adam(Optimizer):
                         bias_correction2 ** 0.5)
                 flags = (amsgrad, decoupled and weight_decay != 0)
                 states = (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
+                if batch is not None and _batchable(p, g, states, batch, scalars, flags):
+                    continue
                 if not _adam_fast(p, g, states, scalars, flags, converted):
                     _elementwise_update(K._k_adam_step, p, g, states, *scalars, *flags)
+            if batch:
+                _run_batches(batch)
         return loss
 
 
@@ -154,3 +160,42 @@ def _adam_fast(p, g, states, scalars, flags, converted):
     parallel_range(part, flat.size, _GRAIN)
     p._bump_version()
     return True
+
+
+def _batchable(p, g, states, batch, scalars, flags):
+    """Queue the update of p for `_run_batches` when its arrays are what `_adam_fast` takes
+    without a copy (contiguous, one float dtype); False otherwise (nothing queued)."""
+    pa, ga = p._data, g._data
+    dt = pa.dtype
+    if dt not in _KERNEL_DTYPES or ga.dtype != dt or not (
+            pa.flags.c_contiguous and pa.flags.writeable and ga.flags.c_contiguous):
+        return False
+    arrays = [pa.reshape(-1), ga.reshape(-1)]
+    for s in states:
+        a = pa if s is None else s._data
+        if a.dtype != dt or not a.flags.c_contiguous:
+            return False
+        arrays.append(a.reshape(-1))
+    if states[2] is None:
+        arrays[4] = arrays[0]  # the unused amsgrad buffer: a placeholder (see _kernels.py)
+    batch.setdefault((scalars, dt, flags), []).append((p, arrays))
+    return True
+
+
+_EMPTY = {}  # dtype -> a 0-element array padding the kernel's fixed-length tuples
+
+
+def _run_batches(batch):
+    """One K._k_adam_multi call per K._MULTI queued parameters sharing scalars and dtype
+    (NOTE [One Adam call for many parameters] in _kernels.py)."""
+    for (scalars, dt, flags), items in batch.items():
+        conv = tuple(np.array(scalars, dtype=dt))  # NOTE [Optimizer kernel numerics and speed]
+        pad = _EMPTY.get(dt)
+        if pad is None:
+            pad = _EMPTY[dt] = np.empty(0, dt)
+        for lo in range(0, len(items), K._MULTI):
+            part = items[lo:lo + K._MULTI]
+            cols = [[a[j] for _, a in part] + [pad] * (K._MULTI - len(part)) for j in range(5)]
+            K._k_adam_multi(*[tuple(c) for c in cols], *conv, *flags)
+            for p, _ in part:
+                p._bump_version()

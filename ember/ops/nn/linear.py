@@ -81,8 +81,9 @@ def _backward_numpy(g, x, w, need):
     split = _split(g2.shape[0] * n_out * n_in)
     try:
         if need[0]:
-            if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
-                gx = _make(np.multiply(g2, w).reshape(x.shape))
+            if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
+                from .._kernels.outer import outer  # (local: the import block is busy today)
+                gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
             else:
                 gx = _make((_ksplit.gemm_oriented if split else gemm)(g2, w).reshape(x.shape))
         if need[1]:
