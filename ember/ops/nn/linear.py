@@ -21,7 +21,7 @@ class Linear(Op):
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
         blas = small_gemm_enter(x.size * weight.shape[0])  # NOTE [One BLAS thread for small GEMMs]
         try:
-            y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
+            y = _product(x, weight.T)
         finally:
             small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
@@ -50,6 +50,18 @@ class Linear(Op):
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _product(x, wt):
+    """x @ W^T over the rows of x. A C-contiguous float x writes into a reused buffer (NOTE
+    [Reused buffers] in _backend.py: a transformer's activations are fresh multi-MB arrays
+    every step, faulted in page by page otherwise); other layouts keep rows_matmul's."""
+    if (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == wt.dtype and x.ndim >= 1
+            and x.size and wt.shape[1]):
+        out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
+        gemm(x.reshape(-1, x.shape[-1]), wt, out=out.reshape(-1, wt.shape[1]))
+        return out
+    return rows_matmul(x, wt) if x.ndim > 2 else gemm(x, wt)
+
+
 def _numpy_backward_ok(g, x, w):
     """Whether the gradients can be NumPy GEMMs on the arrays: no create_graph (nothing to
     record), one float dtype, at least one row (see `_backward_numpy`)."""
@@ -73,7 +85,9 @@ def _backward_numpy(g, x, w, need):
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a multiply
                 gx = _make(np.multiply(g2, w).reshape(x.shape))
             else:
-                gx = _make(gemm(g2, w).reshape(x.shape))
+                out = reusable_empty(x.shape, g.dtype)  # NOTE [Reused buffers]
+                gemm(g2, w, out=out.reshape(g2.shape[0], n_in))
+                gx = _make(out)
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
             np.matmul(g2.T, x.reshape(-1, n_in), out=out)
