@@ -105,7 +105,7 @@ _REUSE_BYTES = [0]
 _REUSE_PER_SHAPE = 16
 _REUSE_LIMIT = 512 << 20
 # Smaller arrays come from malloc's heap without faults; pooling them would only cost lookups
-_REUSE_MIN_BYTES = 1 << 17
+_REUSE_MIN_BYTES = REUSE_MIN_BYTES = 1 << 17  # public: callers test it before a lookup
 # References to a pooled array nobody else holds, seen inside the loop of `reusable_empty`: the
 # pool's list, the loop variable and getrefcount's argument (exact on CPython before 3.14)
 _FREE_REFS = 3

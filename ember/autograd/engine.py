@@ -12,7 +12,7 @@ import threading
 
 import numpy as np
 
-from .._backend import is_reused
+from .._backend import is_reused, reusable_empty
 from .._dtype import from_numpy_dtype
 from .._tensor import Tensor, _make
 from ..profiler.profiler import _active as _prof
@@ -149,7 +149,8 @@ def _add_owned(a, b, owned):
     if id(a) in owned:
         np.add(x, y, out=x)
         return a
-    s = _make(np.add(x, y, out=np.empty_like(x, order="C")))  # out=: 0-d stays an array
+    # out=: 0-d stays an array; a reused buffer: NOTE [Reused buffers] in _backend.py
+    s = _make(np.add(x, y, out=reusable_empty(x.shape, x.dtype)))
     owned.add(id(s))
     return s
 

@@ -10,6 +10,7 @@ import inspect
 import numpy as np
 
 from .. import _dtype as D
+from .._backend import REUSE_MIN_BYTES, reusable_like
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
 from ..profiler.profiler import _active as _prof
@@ -91,6 +92,10 @@ class Add(Op):
         if alpha != 1:
             return a + alpha * b
         if a.shape == b.shape:  # nothing to broadcast: NumPy's loop (per-op overhead)
+            if a.nbytes >= REUSE_MIN_BYTES and a.dtype == b.dtype:  # a residual stream's sums
+                out = reusable_like(a)  # NOTE [Reused buffers] in _backend.py
+                if out is not None:
+                    return np.add(a, b, out=out)
             return a + b
         out = _broadcast_binary("add", a, b)  # NOTE [Row-broadcast binary ops]
         return a + b if out is None else out

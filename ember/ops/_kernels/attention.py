@@ -88,16 +88,17 @@ def _out_buffer(q, n_value):
     a copy; C-contiguous otherwise."""
     if q.ndim == 4 and q.strides[1] < q.strides[2]:
         b, h, n_query, _ = q.shape
-        return np.empty((b, n_query, h, n_value), q.dtype).transpose(0, 2, 1, 3)
-    return np.empty(q.shape[:-1] + (n_value,), q.dtype)
+        return reusable_empty((b, n_query, h, n_value), q.dtype).transpose(0, 2, 1, 3)
+    return reusable_empty(q.shape[:-1] + (n_value,), q.dtype)
 
 
 def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
     n_query, n_key = p.shape[-2], p.shape[-1]
     weights = p if keep is None else p * keep
-    dv = _bmm(np.swapaxes(weights, -1, -2), grad, np.empty(v.shape[:-1] + grad.shape[-1:],
-                                                             grad.dtype))
+    # the three gradients come from the reuse pool (NOTE [Reused buffers] in _backend.py)
+    dv = _bmm(np.swapaxes(weights, -1, -2), grad,
+              reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype))
     dp = _bmm(grad, np.swapaxes(v, -1, -2), reusable_empty(p.shape, p.dtype))
     if keep is not None:
         dp *= keep
@@ -105,8 +106,8 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     scale = q.dtype.type(scale)
     parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
                    ps.shape[0], _grain(n_query, n_key))
-    dq = _bmm(dp, k, np.empty(q.shape, np.result_type(dp, k)))
-    dk = _bmm(np.swapaxes(dp, -1, -2), q, np.empty(k.shape, np.result_type(dp, q)))
+    dq = _bmm(dp, k, reusable_empty(q.shape, np.result_type(dp, k)))
+    dk = _bmm(np.swapaxes(dp, -1, -2), q, reusable_empty(k.shape, np.result_type(dp, q)))
     return dq, dk, dv
 
 

@@ -195,7 +195,7 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
         row_scale = np.full(n_rows, scale, np.float64)
     if logits2d.size == 0:
         return np.zeros_like(logits2d)
-    grad = np.empty_like(logits2d)
+    grad = reusable_empty(logits2d.shape, dtype)  # NOTE [Reused buffers] in _backend.py
     smoothing = float(label_smoothing)
 
     def rows(lo, hi):

@@ -246,7 +246,7 @@ def layernorm_forward(x2d, weight, bias, eps):
     n_rows, dim = x2d.shape
     w = np.ones(dim, x2d.dtype) if weight is None else weight
     b = np.zeros(dim, x2d.dtype) if bias is None else bias
-    y = np.empty_like(x2d)
+    y = reusable_empty(x2d.shape, x2d.dtype)  # NOTE [Reused buffers] in _backend.py
     mean = np.empty(n_rows, x2d.dtype)
     invstd = np.empty(n_rows, x2d.dtype)
     if dim == 0:
@@ -276,7 +276,7 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
     n_blocks = max(1, min(n_rows, 16))
     gw_parts = np.zeros((n_blocks, dim), np.float64)
     gb_parts = np.zeros((n_blocks, dim), np.float64)
-    gx = np.empty_like(x2d)
+    gx = reusable_empty(x2d.shape, x2d.dtype)  # NOTE [Reused buffers] in _backend.py
     if n_rows and dim:
         def blocks(lo, hi):
             _k_layernorm_bwd(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, lo, hi)

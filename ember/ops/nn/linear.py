@@ -31,7 +31,7 @@ class Linear(Op):
             if x.ndim == 2 and _split(x.size * weight.shape[0]):
                 y = _ksplit.gemm_oriented(x, weight.T)
             else:
-                y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
+                y = _product(x, weight.T)
         finally:
             small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
@@ -60,6 +60,18 @@ class Linear(Op):
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
+def _product(x, wt):
+    """x @ W^T over the rows of x. A C-contiguous float x writes into a reused buffer (NOTE
+    [Reused buffers] in _backend.py: a transformer's activations are fresh multi-MB arrays
+    every step, faulted in page by page otherwise); other layouts keep rows_matmul's."""
+    if (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == wt.dtype and x.ndim >= 1
+            and x.size and wt.shape[1]):
+        out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
+        gemm(x.reshape(-1, x.shape[-1]), wt, out=out.reshape(-1, wt.shape[1]))
+        return out
+    return rows_matmul(x, wt) if x.ndim > 2 else gemm(x, wt)
+
+
 def _numpy_backward_ok(g, x, w):
     """Whether the gradients can be NumPy GEMMs on the arrays: no create_graph (nothing to
     record), one float dtype, at least one row (see `_backward_numpy`)."""
@@ -85,7 +97,12 @@ def _backward_numpy(g, x, w, need):
                 from .._kernels.outer import outer  # (local: the import block is busy today)
                 gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
             else:
-                gx = _make((_ksplit.gemm_oriented if split else gemm)(g2, w).reshape(x.shape))
+                if split:
+                    gx = _make(_ksplit.gemm_oriented(g2, w).reshape(x.shape))
+                else:
+                    out = reusable_empty(x.shape, g.dtype)  # NOTE [Reused buffers]
+                    gemm(g2, w, out=out.reshape(g2.shape[0], n_in))
+                    gx = _make(out)
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
             (_ksplit.gemm if split else np.matmul)(g2.T, x.reshape(-1, n_in), out=out)
