@@ -1,7 +1,9 @@
 """Linear maps of ``ember.nn.functional``: linear, bilinear."""
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...amp._state import maybe_autocast
+from ...amp._state import state as _autocast
 from ...ops.nn.linear import Linear
 from ._utils import _check_tensor
 
@@ -21,9 +23,12 @@ def linear(input, weight, bias=None):
         >>> ember.nn.functional.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
         ember.Size([2, 4])
     """
-    input, weight, bias = maybe_autocast("linear", input, weight, bias)
-    _check_tensor("linear", input)
-    _check_tensor("linear", weight, "weight")
+    if _autocast.enabled:
+        input, weight, bias = maybe_autocast("linear", input, weight, bias)
+    if not isinstance(input, Tensor):
+        _check_tensor("linear", input)
+    if not isinstance(weight, Tensor):
+        _check_tensor("linear", weight, "weight")
     # the common case checked on the arrays' shapes (a decoding step calls linear ~17 times
     # per token; the general checks below build Size objects and cost ~10 us each call)
     xs, ws = input._data.shape, weight._data.shape
