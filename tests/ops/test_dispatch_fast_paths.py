@@ -151,3 +151,39 @@ def test_large_row_broadcast_still_uses_the_kernel():
     out = broadcast_binary("add", a, b)
     assert out is not None
     np.testing.assert_array_equal(out, a + b)
+
+
+# ------------------------------------------------------------------ nn decode-path checks
+def test_embedding_index_checks_short_and_long_inputs():
+    w = _t(10, 3)
+    for idx in (np.array([[4]]), np.arange(40).reshape(4, 10) % 10):
+        got = ember.nn.functional.embedding(ember.from_numpy(idx), w)
+        np.testing.assert_array_equal(got.numpy(), w.numpy()[idx])
+    for bad, shown in ((np.array([[10]]), "index 10"), (np.array([3, -1]), "index -1"),
+                       (np.full(40, 12), "index 12"), (np.r_[np.arange(39) % 10, -1], "index -1")):
+        with pytest.raises(IndexError, match=shown):
+            ember.nn.functional.embedding(ember.from_numpy(bad), w)
+    empty = ember.nn.functional.embedding(ember.empty(0, dtype=ember.int64), w)
+    assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3, 200])
+def test_layer_norm_rows_match_numpy(rows):
+    x = _t(rows, 64)
+    w, b = _t(64, seed=1), _t(64, seed=2)
+    got = ember.nn.functional.layer_norm(x, (64,), w, b, 1e-5).numpy()
+    a = x.numpy()
+    want = (a - a.mean(-1, keepdims=True)) / np.sqrt(a.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(got, want * w.numpy() + b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_linear_is_profiled_and_records_under_grad():
+    from ember.profiler import profile
+    x, w, b = _t(1, 1, 4), _t(3, 4, seed=1).requires_grad_(), _t(3, seed=2)
+    with profile() as prof:
+        y = ember.nn.functional.linear(x, w, b)
+    assert "linear" in [e.name for e in prof.events]
+    assert y.grad_fn is not None and y.grad_fn.name() == "LinearBackward0"
+    with ember.no_grad():
+        assert ember.nn.functional.linear(x, w, b).grad_fn is None
+    assert gradcheck(lambda t: ember.nn.functional.linear(x, t, b), (w,))

@@ -5,6 +5,7 @@ from ..._tensor import Tensor
 from ...amp._state import maybe_autocast
 from ...amp._state import state as _autocast
 from ...ops.nn.linear import Linear
+from ...profiler.profiler import _active as _prof
 from ._utils import _check_tensor
 
 __all__ = [
@@ -36,6 +37,8 @@ def linear(input, weight, bias=None):
     if (len(ws) == 2 and len(xs) >= 1 and xs[-1] == ws[1] and same
             and (bias is None or (bias._data.shape == ws[:1]
                                   and bias._data.dtype == weight._data.dtype))):
+        if _prof.prof is None:  # what apply calls when not profiling: a call less
+            return Linear._run(input, weight, bias)
         return Linear.apply(input, weight, bias)
     if weight.ndim not in (1, 2):
         raise RuntimeError(f"linear: expected a 1-D or 2-D weight, got shape "
