@@ -20,7 +20,9 @@ def _check_indices(name, input, num):
     a = input._data
     if not a.size:
         return a.astype(np.int64, copy=False)
-    if a.size <= 16:  # a decoding step's token: min/max of a short list beat two reductions
+    if a.size <= 16 and type(a) is np.ndarray:
+        # a decoding step's token: min/max of a short list beat two reductions (vmap's batched
+        # arrays take the reductions: their values cannot be read as a list)
         values = a.ravel().tolist()
         low, high = min(values), max(values)
     else:
