@@ -196,7 +196,27 @@ def _split_ints(key):
     return tuple(first), tuple(rest)
 
 
+_BOUND_TYPES = (int, type(None))  # a slice bound kept as it is
+
+
+def _plain_key(key):
+    """Whether every entry of a key tuple is a Python int, None, ... or a slice with int/None
+    bounds and no step: a basic index _convert_key would return unchanged (x[:, -1], x[0])."""
+    for k in key:
+        t = type(k)
+        if t is int or k is None or k is Ellipsis:
+            continue
+        if (t is slice and k.step is None and type(k.start) in _BOUND_TYPES
+                and type(k.stop) in _BOUND_TYPES):
+            continue
+        return False
+    return True
+
+
 def getitem(self, key):
+    plain = key if type(key) is tuple else (key,)
+    if _plain_key(plain):  # the common case without _convert_key's conversions
+        return BasicIndex.apply(self, plain)
     k, basic = _convert_key(self, key)
     if basic:
         return BasicIndex.apply(self, k)

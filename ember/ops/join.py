@@ -30,6 +30,10 @@ def cat(tensors, dim=0, *, out=None):
                         f"{type(tensors).__name__}")
     if not tensors:
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
+    d = _same_layout(tensors, dim)
+    if d is not None:  # nothing to check, skip or convert: the tensors go to the op as given
+        res = Cat.apply(d, *tensors)
+        return res if out is None else write_out(out, res, "cat")
     ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
     ref = ts[0]
     if ref.ndim == 0:
@@ -53,6 +57,30 @@ def cat(tensors, dim=0, *, out=None):
     if out is not None:
         return write_out(out, res, "cat")
     return res
+
+
+def _same_layout(tensors, dim):
+    """The common case of cat, read on the arrays: tensors of one dtype and ndim >= 1 whose
+    shapes agree except along ``dim`` (an int in range). Returns the non-negative dim, or None
+    when cat must take its general path (checks, empty-tensor rule, dtype promotion)."""
+    first = tensors[0]
+    if not isinstance(first, Tensor) or type(dim) is not int:
+        return None
+    a = first._data
+    nd, dt, shape = a.ndim, a.dtype, a.shape
+    if not -nd <= dim < nd:
+        return None
+    d = dim % nd
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            return None
+        b = t._data
+        if b.dtype != dt or b.ndim != nd:
+            return None
+        s = b.shape
+        if s != shape and (s[:d] != shape[:d] or s[d + 1:] != shape[d + 1:]):
+            return None
+    return d
 
 
 FUNCTIONS["cat"] = FUNCTIONS["concat"] = FUNCTIONS["concatenate"] = cat

@@ -286,13 +286,17 @@ def _arg(name, npf):
             if keepdim:
                 return _make(np.asarray(r, np.int64).reshape((1,) * a.ndim))
             return _make(np.asarray(r, np.int64))
-        d = norm_dims(dim, a.ndim, name)[0] if a.ndim else 0
+        if type(dim) is int and -a.ndim <= dim < a.ndim:  # in range: no general check
+            d = dim % a.ndim
+        else:
+            d = norm_dims(dim, a.ndim, name)[0] if a.ndim else 0
         if a.ndim == 0:
             return _make(np.zeros((), np.int64))
         if a.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size; got "
                              f"input of shape {list(a.shape)}.")
-        return _make(npf(a, axis=d, keepdims=keepdim).astype(np.int64))
+        # the array's method: what np.argmax/argmin call, without their Python dispatch (1 us)
+        return _make(getattr(a, name)(axis=d, keepdims=keepdim).astype(np.int64, copy=False))
 
     fn.__name__ = name
     return fn

@@ -19,10 +19,15 @@ from .registry import export, norm_dims, register, sum_to
 def _shape_arg(shape, op="view"):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return int_sizes(shape, op, "shape" if op in ("view", "reshape") else "size")
+    for s in shape:  # a loop, not a generator: Python ints, the common case, are kept as they are
+        if type(s) is not int:
+            return int_sizes(shape, op, "shape" if op in ("view", "reshape") else "size")
+    return shape
 
 
 def _infer(name, numel, shape, src_shape):
+    if min(shape, default=0) >= 0 and math.prod(shape) == numel:
+        return shape  # nothing to infer and the sizes fit (per-op overhead: view, reshape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError(f"{name}: only one dimension can be inferred; got shape {list(shape)}")
@@ -136,10 +141,15 @@ def permute(input, *dims_args, dims=None):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
+    if sorted(dims) == _IOTA[nd]:  # a permutation of 0..nd-1 as given: nothing to wrap
+        return Permute.apply(input, dims)
     d = tuple(_wrap_dim(x, nd, "permute") for x in dims)
     if len(set(d)) != nd:
         raise RuntimeError(f"permute(): duplicate dims are not allowed; got {list(dims)}")
     return Permute.apply(input, d)
+
+
+_IOTA = [list(range(n)) for n in range(65)]  # 0..n-1 by n, for permute's check (NumPy: n <= 64)
 
 
 register("permute")(permute)
@@ -151,7 +161,8 @@ def transpose(input, dim0, dim1):
     nd = input._data.ndim
     if nd == 0:
         return View.apply(input, ())
-    a, b = _wrap_dim(dim0, nd, "transpose"), _wrap_dim(dim1, nd, "transpose")
+    a = dim0 if 0 <= dim0 < nd else _wrap_dim(dim0, nd, "transpose")
+    b = dim1 if 0 <= dim1 < nd else _wrap_dim(dim1, nd, "transpose")
     order = list(range(nd))
     order[a], order[b] = order[b], order[a]
     return Permute.apply(input, tuple(order))

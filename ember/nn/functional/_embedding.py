@@ -18,8 +18,17 @@ def _check_indices(name, input, num):
         raise RuntimeError(f"{name}: Expected tensor for argument #1 'indices' to have one of the "
                            f"following scalar types: Long, Int; but got {got} instead")
     a = input._data
-    if a.size and (a.min() < 0 or a.max() >= num):
-        bad = a.max() if a.max() >= num else a.min()
+    if not a.size:
+        return a.astype(np.int64, copy=False)
+    if a.size <= 16 and type(a) is np.ndarray:
+        # a decoding step's token: min/max of a short list beat two reductions (vmap's batched
+        # arrays take the reductions: their values cannot be read as a list)
+        values = a.ravel().tolist()
+        low, high = min(values), max(values)
+    else:
+        low, high = a.min(), a.max()
+    if low < 0 or high >= num:
+        bad = high if high >= num else low
         raise IndexError(f"{name}: index out of range in self: index {bad} for a weight with "
                          f"{num} rows (num_embeddings).")
     return a.astype(np.int64, copy=False)

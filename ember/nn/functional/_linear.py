@@ -1,8 +1,11 @@
 """Linear maps of ``ember.nn.functional``: linear, bilinear."""
 from __future__ import annotations
 
+from ..._tensor import Tensor
 from ...amp._state import maybe_autocast
+from ...amp._state import state as _autocast
 from ...ops.nn.linear import Linear
+from ...profiler.profiler import _active as _prof
 from ._utils import _check_tensor
 
 __all__ = [
@@ -21,9 +24,12 @@ def linear(input, weight, bias=None):
         >>> ember.nn.functional.linear(ember.ones(2, 3), ember.ones(4, 3)).shape
         ember.Size([2, 4])
     """
-    input, weight, bias = maybe_autocast("linear", input, weight, bias)
-    _check_tensor("linear", input)
-    _check_tensor("linear", weight, "weight")
+    if _autocast.enabled:
+        input, weight, bias = maybe_autocast("linear", input, weight, bias)
+    if not isinstance(input, Tensor):
+        _check_tensor("linear", input)
+    if not isinstance(weight, Tensor):
+        _check_tensor("linear", weight, "weight")
     # the common case checked on the arrays' shapes (a decoding step calls linear ~17 times
     # per token; the general checks below build Size objects and cost ~10 us each call)
     xs, ws = input._data.shape, weight._data.shape
@@ -31,6 +37,8 @@ def linear(input, weight, bias=None):
     if (len(ws) == 2 and len(xs) >= 1 and xs[-1] == ws[1] and same
             and (bias is None or (bias._data.shape == ws[:1]
                                   and bias._data.dtype == weight._data.dtype))):
+        if _prof.prof is None:  # what apply calls when not profiling: a call less
+            return Linear._run(input, weight, bias)
         return Linear.apply(input, weight, bias)
     if weight.ndim not in (1, 2):
         raise RuntimeError(f"linear: expected a 1-D or 2-D weight, got shape "

@@ -254,11 +254,15 @@ def layernorm_forward(x2d, weight, bias, eps):
         invstd[:] = np.nan
         return y, mean, invstd
     eps = float(eps)
+    grain = max(1, _GRAIN // dim)
+    if n_rows < 2 * grain:  # one part (a decoding step's row): no closure, slices or pool call
+        _k_layernorm_fwd(x2d, w, b, eps, y, mean, invstd)
+        return y, mean, invstd
 
     def rows(lo, hi):
         _k_layernorm_fwd(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
 
-    parallel_range(rows, n_rows, max(1, _GRAIN // dim))  # NOTE [Kernel threads]
+    parallel_range(rows, n_rows, grain)  # NOTE [Kernel threads]
     return y, mean, invstd
 
 

@@ -7,8 +7,6 @@ float64); `masked_grad` falls back to NumPy for anything else (broadcast or stri
 other dtypes), so callers need not check.
 """
 
-import math
-
 import numba
 import numpy as np
 
@@ -197,9 +195,12 @@ def broadcast_binary(op, a, b):
     if (not isinstance(a, np.ndarray) or not isinstance(b, np.ndarray)
             or a.shape == b.shape or a.dtype != b.dtype or a.dtype not in _FLOATS):
         return None
-    shape = np.broadcast_shapes(a.shape, b.shape)  # the ValueError NumPy's own loop would raise
+    # the ValueError NumPy's own loop would raise; np.broadcast over the arrays takes 0.4 us,
+    # np.broadcast_shapes 1.6 (it builds arrays of its own): per-op overhead of small operands
+    both = np.broadcast(a, b)
+    shape = both.shape
     length = shape[-1] if shape else 0
-    if len(shape) < 2 or length < _ROWS_MIN_LENGTH or math.prod(shape) < _ROWS_MIN_SIZE:
+    if len(shape) < 2 or length < _ROWS_MIN_LENGTH or both.size < _ROWS_MIN_SIZE:
         return None
     # an operand of the output's shape that is dense in a permuted order (the result of
     # elementwise ops on permuted views) gives the output its layout, as NumPy's loop does: work
