@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import os
 
 import numpy as np
@@ -81,6 +82,7 @@ class CompiledGraph:
                       if isinstance(o, tuple) and o[0] == "item"}
         self.ext_meta = [(t._data.shape, t._data.dtype, t._requires_grad) for t in cap.ext]
         self.spent = cap.spent_outputs
+        self.blas_threads = replay_blas_threads(cap)
 
     def _spent(self, outs):
         """Outputs whose backward ran inside the call: they require grad, and a further
@@ -103,7 +105,7 @@ class CompiledGraph:
 
     def run(self, inputs):
         arrays = [t._data for t in inputs]
-        blas = _blas_enter()
+        blas = _blas_enter(self.blas_threads)
         try:
             out_arrays, values = self.fwd(arrays, self.ext, inputs)
         finally:
@@ -148,14 +150,17 @@ _ids = itertools.count()
 
 
 # NOTE [BLAS threads in a replay]
-# An A/B switch for the lead's quiet-machine runs, off by default: EMBER_COMPILE_BLAS_THREADS=N
-# (read at import) runs each compiled replay with OpenBLAS at N threads, restoring the count
-# after. NCF's step has three GEMMs of 2^23 multiply-adds (fc1), just above the one-thread cap
-# of NOTE [One BLAS thread for small GEMMs], so they hand work to OpenBLAS's second thread,
-# which then spins between GEMMs; on a busy machine a two-thread GEMM waits for a core (compile
-# .py's main-thread CPU for the step went from ~4 ms at one BLAS thread to 18-50 ms at two).
-# Whether one thread also wins on a quiet machine cannot be measured here (see COORD): hence
-# a switch, not a default.
+# A replay whose largest matrix product is below MID_GEMM multiply-adds runs with OpenBLAS at
+# one thread (restored after). NCF's training step has three GEMMs of 2^23 multiply-adds
+# (fc1), just above eager Linear's one-thread cap (NOTE [One BLAS thread for small GEMMs]), so
+# at the default they hand work to OpenBLAS's second thread, which then spins between GEMMs
+# while the replay's other kernels want that core. Quiet machine, 2026-11-26 08:40 UTC
+# (benchmarks/compile.py --only ncf, three alternating reps, benchmarks/RESULTS.md): the
+# compiled NCF step took 7.1-7.5 ms at the default and 3.9-4.4 ms at one thread (eager 5.7-5.9
+# ms). Graphs with a bigger product (a transformer block's 2^27-2^28) keep the default: there
+# the second thread pays. EMBER_COMPILE_BLAS_THREADS=N (read at import) forces N for every
+# replay, for A/B runs.
+MID_GEMM = 1 << 24
 REPLAY_BLAS_THREADS = [None]
 
 
@@ -176,10 +181,25 @@ def _read_env():
 REPLAY_BLAS_THREADS[0] = _read_env()
 
 
-def _blas_enter():
-    """Set OpenBLAS to REPLAY_BLAS_THREADS for a replay; returns the count to restore (0:
-    nothing changed)."""
-    n = REPLAY_BLAS_THREADS[0]
+def replay_blas_threads(cap):
+    """OpenBLAS's thread count for a capture's replays (None: leave it as it is), from the
+    largest Linear/matmul product the capture ran: NOTE [BLAS threads in a replay]."""
+    if REPLAY_BLAS_THREADS[0] is not None:
+        return REPLAY_BLAS_THREADS[0]
+    largest = 0
+    for inst in cap.fwd:
+        if inst.cls.__name__ not in ("Linear", "Matmul") or not inst.meta or not inst.args:
+            continue
+        kind, value = inst.args[0]
+        x = cap.arrays[value] if kind == "s" else value
+        inner = np.shape(x)[-1] if np.ndim(x) else 1
+        largest = max(largest, math.prod(inst.meta[0][0]) * inner)
+    return 1 if 0 < largest < MID_GEMM else None
+
+
+def _blas_enter(n):
+    """Set OpenBLAS to n threads for a replay; returns the count to restore (0: nothing
+    changed)."""
     if n is None:
         return 0
     from .._kernel_threads import _blas, _openblas

@@ -198,3 +198,38 @@ def test_replay_blas_threads_env_must_be_a_positive_integer(monkeypatch):
         runtime._read_env()
     monkeypatch.setenv("EMBER_COMPILE_BLAS_THREADS", " 1 ")
     assert runtime._read_env() == 1
+
+
+def _replay_threads_of(model, x):
+    """The OpenBLAS thread count ember.compile chose for the replays of model(x)."""
+    c = ember.compile(lambda t: model(t))
+    c(x)
+    c(x)
+    return _graph_threads(c)[0]
+
+
+def _graph_threads(c):
+    return [e.graph.blas_threads for e in c._cache.values()]
+
+
+def test_replay_blas_threads_one_for_mid_size_products_only(monkeypatch):
+    # NOTE [BLAS threads in a replay]: below MID_GEMM multiply-adds the replay runs at one
+    # OpenBLAS thread (NCF's 4096 x 64 x 32 products); a bigger product keeps the default
+    from ember._dynamo import runtime
+    monkeypatch.setattr(runtime, "REPLAY_BLAS_THREADS", [None])
+    ember.manual_seed(0)
+    ncf_like = ember.nn.Sequential(ember.nn.Linear(64, 32), ember.nn.ReLU(), ember.nn.Linear(32, 1))
+    assert 4096 * 64 * 32 < runtime.MID_GEMM
+    assert _replay_threads_of(ncf_like, ember.randn(4096, 64)) == 1
+    big = ember.nn.Linear(512, 512)
+    assert 1024 * 512 * 512 >= runtime.MID_GEMM
+    assert _replay_threads_of(big, ember.randn(1024, 512)) is None
+    mm = ember.compile(lambda a, b: a @ b)
+    a, b = ember.randn(2048, 128), ember.randn(128, 128)
+    np.testing.assert_allclose(mm(a, b).numpy(), mm(a, b).numpy())  # capture, then a replay
+    assert _graph_threads(mm) == [None]
+    no_product = ember.compile(lambda a: (a * 2).sum())
+    no_product(ember.ones(3))
+    assert _graph_threads(no_product) == [None]
+    monkeypatch.setattr(runtime, "REPLAY_BLAS_THREADS", [2])  # the A/B switch wins
+    assert _replay_threads_of(ember.nn.Linear(4, 4), ember.randn(8, 4)) == 2
