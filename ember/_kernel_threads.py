@@ -255,22 +255,31 @@ def blas_parallel_range(fn, n, grain):
 SMALL_GEMM = (1 << 18, 1 << 22)   # multiply-adds: OpenBLAS's own one-thread bound, our cap
 
 
-def small_gemm_enter(macs):
-    """Lower numpy's OpenBLAS to one thread for a GEMM of `macs` multiply-adds in the small
-    range; returns the count to restore with `small_gemm_exit` (0: nothing changed)."""
-    if not SMALL_GEMM[0] < macs < SMALL_GEMM[1]:
-        return 0
+def blas_threads_enter(n):
+    """Set numpy's OpenBLAS to `n` threads; returns the count to restore with
+    `blas_threads_exit` (0: nothing changed, or no OpenBLAS reachable)."""
     funcs = _blas[0] if _blas[0] is not None else _openblas()
     if not funcs:
         return 0
     get, set_ = funcs
     before = get()
-    if before > 1:
-        set_(1)
-        return before
-    return 0
+    if before == n:
+        return 0
+    set_(n)
+    return before
 
 
-def small_gemm_exit(before):
+def blas_threads_exit(before):
     if before:
         _blas[0][1](before)
+
+
+def small_gemm_enter(macs):
+    """Lower numpy's OpenBLAS to one thread for a GEMM of `macs` multiply-adds in the small
+    range; returns the count to restore with `small_gemm_exit` (0: nothing changed)."""
+    if not SMALL_GEMM[0] < macs < SMALL_GEMM[1]:
+        return 0
+    return blas_threads_enter(1)
+
+
+small_gemm_exit = blas_threads_exit

@@ -198,23 +198,14 @@ def replay_blas_threads(cap):
 
 
 def _blas_enter(n):
-    """Set OpenBLAS to n threads for a replay; returns the count to restore (0: nothing
-    changed)."""
+    """Set OpenBLAS to n threads for a replay (None: leave it); returns the count to restore."""
     if n is None:
         return 0
-    from .._kernel_threads import _blas, _openblas
-    funcs = _blas[0] if _blas[0] is not None else _openblas()
-    if not funcs:
-        return 0
-    get, set_ = funcs
-    before = get()
-    if before == n:
-        return 0
-    set_(n)
-    return before
+    from .._kernel_threads import blas_threads_enter
+    return blas_threads_enter(n)
 
 
 def _blas_exit(before):
     if before:
-        from .._kernel_threads import _blas
-        _blas[0][1](before)
+        from .._kernel_threads import blas_threads_exit
+        blas_threads_exit(before)

@@ -68,19 +68,19 @@ def test_split_gemm_restores_openblas_threads(rng, split_mode):
     before = get()
     set_(2)
     seen = []
-    original = split._one_blas_thread
+    original = _kernel_threads.blas_threads_enter
 
-    def lowered():
-        restore = original()
+    def lowered(n):
+        restore = original(n)
         seen.append(get())
         return restore
     try:
-        split._one_blas_thread = lowered
+        _kernel_threads.blas_threads_enter = lowered
         split.gemm(rng.standard_normal((64, 64)), rng.standard_normal((64, 64)))
         assert seen == [1]  # the parts ran on one OpenBLAS thread each
         assert get() == 2
     finally:
-        split._one_blas_thread = original
+        _kernel_threads.blas_threads_enter = original
         set_(before)
 
 

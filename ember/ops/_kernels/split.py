@@ -79,19 +79,6 @@ def _planes(a, lo, hi, nd):
     return a[lo:hi]
 
 
-def _one_blas_thread():
-    """Set numpy's OpenBLAS to one thread; returns the count to restore (0: unchanged)."""
-    funcs = _kt._openblas()
-    if not funcs:
-        return 0
-    get, set_ = funcs
-    before = get()
-    if before > 1:
-        set_(1)
-        return before
-    return 0
-
-
 def blas_parts(fn, size, align=None):
     """fn(lo, hi) over [0, size) - parts of a product's rows, columns or planes that call BLAS -
     one part per kernel thread, with OpenBLAS at one thread, when split_gemms(); else one call
@@ -100,7 +87,7 @@ def blas_parts(fn, size, align=None):
     if not split_gemms():
         fn(0, size)
         return
-    before = _one_blas_thread()
+    before = _kt.blas_threads_enter(1)
     try:
         align = _GEMM_ALIGN if align is None else align
         blocks = -(-size // align)
@@ -111,8 +98,7 @@ def blas_parts(fn, size, align=None):
             bounds = [min(size, align * (blocks * i // parts)) for i in range(parts + 1)]
             _kt.parallel_range(lambda lo, hi: fn(bounds[lo], bounds[hi]), parts, 1)
     finally:
-        if before:
-            _kt._openblas()[1](before)
+        _kt.blas_threads_exit(before)
 
 
 def gemm(a, b, out=None):
