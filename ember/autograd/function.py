@@ -325,6 +325,11 @@ def _pack_hooked(s, outs):
     """Hand the saved tensor to the innermost pack hook; keep only what it returns."""
     pack_hook, unpack_hook = _saved_hooks.stack[-1]
     t = s.tensor if s.output_nr is None else outs[s.output_nr]
+    return pack_with(pack_hook, unpack_hook, t, s)
+
+
+def pack_with(pack_hook, unpack_hook, t, s):
+    """A saved value like `s` holding only pack_hook(t), rebuilt by unpack_hook on use."""
     hooked = _Saved(None, None, None, 0, s.output_nr, s.arg)
     # what the hook itself computes is not hooked again (as in torch): a hook like
     # `lambda x: x * 4` would otherwise pack the tensors its own op saves, without end

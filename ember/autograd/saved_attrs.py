@@ -25,8 +25,6 @@ import inspect
 
 import numpy as np
 
-from .grad_mode import _saved_hooks
-
 # forward parameter names that mean "an array argument" rather than a schema name
 _ARRAY_NAMES = frozenset({"a", "b", "c", "x", "y", "z", "u", "v", "arr", "other", "input",
                           "self", "t", "x1", "x2", "lhs", "rhs"})
@@ -188,18 +186,8 @@ class SavedTensor:
         if not callable(pack_hook) or not callable(unpack_hook):
             raise TypeError("register_hooks: expected two callables (pack_hook, unpack_hook); "
                             f"got {type(pack_hook).__name__} and {type(unpack_hook).__name__}")
-        t = node._unpack(s)
-        from .function import _Saved
-        hooked = _Saved(None, None, None, 0, s.output_nr)
-        hooked.arg = s.arg
-        # what the hook computes is not hooked again (as for saved_tensors_hooks)
-        stack, _saved_hooks.stack = _saved_hooks.stack, ()
-        try:
-            hooked.packed = pack_hook(t)
-        finally:
-            _saved_hooks.stack = stack
-        hooked.unpack_hook = unpack_hook
-        saved[self._index] = hooked
+        from .function import pack_with
+        saved[self._index] = pack_with(pack_hook, unpack_hook, node._unpack(s), s)
 
     def unpack(self):
         """The saved tensor (through its unpack hook, if one is set)."""
