@@ -64,6 +64,29 @@ def _grain(n_query, n_key):
     return max(1, (1 << 14) // (n_query * n_key))
 
 
+# NOTE [Causal attention in query tiles]
+# With a causal mask, query i sees keys 0..i only, so about half of each (L, S) score matrix
+# is masked. The GEMMs skip that half in blocks: the queries are cut into tiles of rows and
+# tile lo..hi-1 is multiplied with keys 0..hi-1 only (scores, P V, dP = G V^T, dQ = dS K); the
+# products whose rows are keys (dV = P^T G, dK = dS^T Q) take key tile lo..hi-1 against queries
+# lo..L-1, the only queries that see it. With 4 tiles that is 10 of 16 blocks (62.5 % of the
+# full products; smaller tiles make BLAS calls too small to run at speed). The masked entries
+# of P and dS are zeros written by the softmax kernels, and the tiles leave out only products
+# with those zeros: the results are the full products' up to the order of additions in BLAS.
+_TILE_MIN = 32   # rows per tile at least (BLAS slows down below)
+_TILES_MAX = 8   # and at most this many tiles
+
+
+def _tiles(n_query, n_key, causal):
+    """[(lo, hi, n)]: query rows lo..hi-1 see keys 0..n-1 at most (NOTE [Causal attention in
+    query tiles]); one tile of everything without ``causal`` or for short sequences."""
+    if not causal or n_query < 2 * _TILE_MIN:
+        return [(0, n_query, n_key)]
+    size = max(_TILE_MIN, -(-n_query // _TILES_MAX))
+    return [(lo, min(lo + size, n_query), min(lo + size, n_query, n_key))
+            for lo in range(0, n_query, size)]
+
+
 def attention_forward(q, k, v, scale, causal, keep=None):
     """(out, p): out = P v with P = softmax(q k^T * scale [causal]) (..., L, S), each dropped-out
     entry of P zeroed and the rest scaled by ``keep`` (an array shaped like P of 0 or 1/(1-p),
@@ -72,12 +95,19 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
     batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
-    p = _bmm(q, np.swapaxes(k, -1, -2), reusable_empty(batch + (n_query, n_key), q.dtype))
+    tiles = _tiles(n_query, n_key, causal)
+    p = reusable_empty(batch + (n_query, n_key), q.dtype)
+    k_t = np.swapaxes(k, -1, -2)
+    for lo, hi, n in tiles:  # only the scores a query sees (NOTE [Causal attention in ...])
+        _bmm(q[..., lo:hi, :], k_t[..., :n], p[..., lo:hi, :n])
     scores, scale = p.reshape(-1, n_query, n_key), q.dtype.type(scale)
     parallel_range(lambda lo, hi: _k_attention_softmax_fwd(scores[lo:hi], scale, causal),
                    scores.shape[0], _grain(n_query, n_key))
     weights = p if keep is None else p * keep
-    return _bmm(weights, v, _out_buffer(q, v.shape[-1])), p
+    out = _out_buffer(q, v.shape[-1])
+    for lo, hi, n in tiles:
+        _bmm(weights[..., lo:hi, :n], v[..., :n, :], out[..., lo:hi, :])
+    return out, p
 
 
 def _out_buffer(q, n_value):
@@ -95,19 +125,34 @@ def _out_buffer(q, n_value):
 def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
     n_query, n_key = p.shape[-2], p.shape[-1]
+    tiles = _tiles(n_query, n_key, causal)
     weights = p if keep is None else p * keep
     # the three gradients come from the reuse pool (NOTE [Reused buffers] in _backend.py)
-    dv = _bmm(np.swapaxes(weights, -1, -2), grad,
-              reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype))
-    dp = _bmm(grad, np.swapaxes(v, -1, -2), reusable_empty(p.shape, p.dtype))
+    dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
+    dq = reusable_empty(q.shape, np.result_type(p, k))
+    dk = reusable_empty(k.shape, np.result_type(p, q))
+    if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
+        dv[..., n_query:, :] = 0
+        dk[..., n_query:, :] = 0
+    # the products with the keys as rows (dV, dK) take key tile lo..n-1 against the queries
+    # lo..L-1, the only ones that see it (NOTE [Causal attention in query tiles])
+    key_tiles = [(lo, n) for lo, _, n in tiles if n > lo]
+    for lo, n in key_tiles:
+        _bmm(np.swapaxes(weights[..., lo:, lo:n], -1, -2), grad[..., lo:, :], dv[..., lo:n, :])
+    dp = reusable_empty(p.shape, p.dtype)
+    v_t = np.swapaxes(v, -1, -2)
+    for lo, hi, n in tiles:
+        _bmm(grad[..., lo:hi, :], v_t[..., :n], dp[..., lo:hi, :n])
     if keep is not None:
         dp *= keep
     dps, ps = dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key)
     scale = q.dtype.type(scale)
     parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
                    ps.shape[0], _grain(n_query, n_key))
-    dq = _bmm(dp, k, reusable_empty(q.shape, np.result_type(dp, k)))
-    dk = _bmm(np.swapaxes(dp, -1, -2), q, reusable_empty(k.shape, np.result_type(dp, q)))
+    for lo, hi, n in tiles:
+        _bmm(dp[..., lo:hi, :n], k[..., :n, :], dq[..., lo:hi, :])
+    for lo, n in key_tiles:
+        _bmm(np.swapaxes(dp[..., lo:, lo:n], -1, -2), q[..., lo:, :], dk[..., lo:n, :])
     return dq, dk, dv
 
 

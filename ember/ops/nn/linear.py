@@ -4,7 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..._backend import gemm, reusable_empty
-from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
+from ..._kernel_threads import (
+    SMALL_GEMM,
+    blas_threads_enter,
+    blas_threads_exit,
+    small_gemm_enter,
+    small_gemm_exit,
+)
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
@@ -26,12 +32,14 @@ class Linear(Op):
         ctx.save_for_backward(x, weight)
         # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
-        blas = small_gemm_enter(x.size * weight.shape[0])  # NOTE [One BLAS thread for small GEMMs]
+        macs = x.size * weight.shape[0]
+        blas = small_gemm_enter(macs)  # NOTE [One BLAS thread for small GEMMs]
         try:
-            if x.ndim == 2 and _split(x.size * weight.shape[0]):
+            split = _split(macs)
+            if x.ndim == 2 and split:
                 y = _ksplit.gemm_oriented(x, weight.T)
-            else:
-                y = _product(x, weight.T)
+            else:  # a transformer's (B, T, d) activations split as one (B*T, d) product
+                y = _product(x, weight.T, split)
         finally:
             small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
@@ -60,14 +68,16 @@ class Linear(Op):
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def _product(x, wt):
+def _product(x, wt, split=False):
     """x @ W^T over the rows of x. A C-contiguous float x writes into a reused buffer (NOTE
     [Reused buffers] in _backend.py: a transformer's activations are fresh multi-MB arrays
-    every step, faulted in page by page otherwise); other layouts keep rows_matmul's."""
+    every step, faulted in page by page otherwise); other layouts keep rows_matmul's. With
+    ``split`` (x has more than 2 dims here) the product runs in parts on the kernel threads."""
     if (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == wt.dtype and x.ndim >= 1
             and x.size and wt.shape[1]):
         out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
-        gemm(x.reshape(-1, x.shape[-1]), wt, out=out.reshape(-1, wt.shape[1]))
+        (_ksplit.gemm if split else gemm)(x.reshape(-1, x.shape[-1]), wt,
+                                          out=out.reshape(-1, wt.shape[1]))
         return out
     return rows_matmul(x, wt) if x.ndim > 2 else gemm(x, wt)
 
@@ -107,11 +117,21 @@ def _backward_numpy(g, x, w, need):
             out = reusable_empty((n_out, n_in), g.dtype)
             (_ksplit.gemm if split else np.matmul)(g2.T, x.reshape(-1, n_in), out=out)
             gw = _make(out)
+        if len(need) > 2 and need[2]:
+            # under `split` still on one OpenBLAS thread: a matrix-vector product on two would
+            # wake OpenBLAS's worker, which then spins beside the kernel threads
+            gb = _make(_column_sums(g2) if not split else _one_blas_thread(_column_sums, g2))
     finally:
         small_gemm_exit(blas)
-    if len(need) > 2 and need[2]:
-        gb = _make(_column_sums(g2))
     return gx, gw, gb
+
+
+def _one_blas_thread(fn, *args):
+    before = blas_threads_enter(1)
+    try:
+        return fn(*args)
+    finally:
+        blas_threads_exit(before)
 
 
 _ONES = {}  # (rows, dtype) -> a read-only vector of ones for `_column_sums`
