@@ -155,16 +155,58 @@ def test_winograd_tile_size(x_shape, w_shape, tile):
 @pytest.mark.parametrize("tile, per_pixel", [(2, 4), (4, 2.25)])
 def test_winograd_forward_keeps_few_numbers_per_input_pixel(rng, monkeypatch, tile, per_pixel):
     """What the forward keeps for the weight gradient: 16 per 2x2 output tile or 36 per 4x4
-    one, against im2col's 9 per output position."""
+    one, against im2col's 9 per output position; and the transformed weight for the input
+    gradient (NOTE [Keeping the transformed weight])."""
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 32 if tile == 4 else 10 ** 9)
     x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
-    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    w = rng.standard_normal((64, 48, 3, 3)).astype(np.float32)
     keep = []
-    kconv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1, keep)
-    (v,) = keep
+    kconv.conv2d_forward(x[:, :48].copy(), w, None, (1, 1), (1, 1), (1, 1), 1, keep)
+    v, u = keep
     side = 16 // tile
-    assert v.shape == ((tile + 2) ** 2, 64, 8 * side * side)
-    assert v.size == per_pixel * x.size
+    assert v.shape == ((tile + 2) ** 2, 48, 8 * side * side)
+    assert v.size == per_pixel * x[:, :48].size
+    assert u.shape == ((tile + 2) ** 2, 64, 48)
+
+
+@pytest.mark.parametrize("tile", [2, 4], indirect=True)
+def test_winograd_backward_uses_the_forwards_transformed_weight(rng, tile, monkeypatch):
+    """NOTE [Keeping the transformed weight]: a training step transforms the weight once (in
+    the forward), and its gradients are those of a backward that transforms it again; a kept
+    weight of another shape or dtype is not used."""
+    x = ember.tensor(rng.standard_normal((2, 3, 9, 8)).astype(np.float32), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((5, 3, 3, 3)).astype(np.float32), requires_grad=True)
+    g = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)
+    calls = []
+    made = winograd._transformed_weight
+    monkeypatch.setattr(winograd, "_transformed_weight",
+                        lambda *a: calls.append(1) or made(*a))
+    F.conv2d(x, w, padding=1).backward(ember.tensor(g))
+    assert len(calls) == 1
+    xp, wp = x.detach().numpy(), w.detach().numpy()
+    fresh = kconv.conv2d_backward(g, xp, wp, (1, 1), (1, 1), (1, 1), 1, True, True, False)
+    assert len(calls) == 2
+    np.testing.assert_array_equal(x.grad.numpy(), fresh[0])
+    np.testing.assert_array_equal(w.grad.numpy(), fresh[1])
+    keep = []
+    kconv.conv2d_forward(xp, wp, None, (1, 1), (1, 1), (1, 1), 1, keep)
+    u = keep[1]
+    for wrong in (u[:, :4], u.astype(np.float64)):
+        gx = kconv.conv2d_backward(g, xp, wp, (1, 1), (1, 1), (1, 1), 1, True, False, False,
+                                   packed_weight=wrong)[0]
+        np.testing.assert_array_equal(gx, fresh[0])
+
+
+def test_winograd_kept_weight_is_not_reused_after_an_in_place_change(rng, every_shape):
+    """The kept transformed weight belongs to the forward's weight: changing the weight in
+    place before backward raises autograd's saved-tensor error, as for any saved input."""
+    x = ember.tensor(rng.standard_normal((1, 2, 6, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((3, 2, 3, 3)), requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    with ember.no_grad():
+        w.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
 
 
 @pytest.mark.parametrize("needs", ["x", "w", "both"])

@@ -453,8 +453,8 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
         stride, padding, dilation: (int, int) tuples. groups: int dividing C and O.
         keep: optional list; receives the im2col matrix when one is built, to pass to
             `conv2d_weight_grad` (NOTE [Keeping the forward's im2col]), or the transformed
-            input of a layer computed by Winograd's algorithm: 3x3, stride 1, big enough maps
-            (NOTE [Winograd convolution] in winograd.py).
+            input and weight of a layer computed by Winograd's algorithm: 3x3, stride 1, big
+            enough maps (NOTE [Winograd convolution] in winograd.py).
 
     Returns:
         y (N, O, OH, OW) with OH = (H + 2*ph - dh*(kh-1) - 1) // sh + 1 (same for W).
@@ -466,15 +466,16 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
 
 
 def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, need_w, need_b,
-                    packed=None):
+                    packed=None, packed_weight=None):
     """Gradients of `conv2d_forward`; returns (gx, gw, gb), None for those not requested.
 
-    packed: what `conv2d_forward` appended to ``keep`` for this x, if anything. A channels-last
-    depthwise layer computes both gradients in one pass over grad_y.
+    packed, packed_weight: what `conv2d_forward` appended to ``keep`` for this x and w, if
+    anything (the second: Winograd's transformed weight). A channels-last depthwise layer
+    computes both gradients in one pass over grad_y.
     """
     geo = _geometry(w.shape, stride, padding, dilation)
     if winograd.applies(x.shape, w.shape, geo, groups):
-        gx, gw = winograd.backward(grad_y, x, w, padding, need_x, need_w, packed)
+        gx, gw = winograd.backward(grad_y, x, w, padding, need_x, need_w, packed, packed_weight)
         return gx, gw, _bias_grad(grad_y) if need_b else None
     gy = grad_y
     if need_x and need_w and _is_depthwise(x.shape[1], w.shape, groups):

@@ -30,7 +30,8 @@ from ._common import _back, _prep
 def _transposed_padding(in_hw, out_hw, kernel, stride, padding, dilation):
     """output_padding that makes conv_transpose of spatial size in_hw produce out_hw."""
     return tuple(o - ((i - 1) * s - 2 * p + d * (k - 1) + 1)
-                 for i, o, k, s, p, d in zip(in_hw, out_hw, kernel, stride, padding, dilation))
+                 for i, o, k, s, p, d in zip(in_hw, out_hw, kernel, stride, padding, dilation,
+                                                 strict=True))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,6 +52,9 @@ class Conv2d(Op):
         y = _kconv.conv2d_forward(_prep(x), _prep(w), bias, stride, padding, dilation, groups,
                                   keep)
         ctx.packed = keep[0] if keep else None
+        # Winograd's transformed weight, for the input gradient (NOTE [Keeping the transformed
+        # weight] in _kernels/winograd.py)
+        ctx.packed_weight = keep[1] if keep and len(keep) > 1 else None
         return _back(y, x.dtype)
 
     @staticmethod
@@ -58,8 +62,9 @@ class Conv2d(Op):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         packed, ctx.packed = ctx.packed, None  # used once: a retained graph packs again
+        packed_weight, ctx.packed_weight = ctx.packed_weight, None
         if not _grad_state.enabled:  # no create_graph: the kernels directly, no graph nodes
-            return _conv_grads_direct(ctx, grad, x, w, packed)
+            return _conv_grads_direct(ctx, grad, x, w, packed, packed_weight)
         gx = gw = gb = None
         if need[0]:
             gx = ConvTranspose2d.apply(grad, w, None, out_hw=tuple(x.shape[2:]), **ctx.geo)
@@ -70,7 +75,7 @@ class Conv2d(Op):
         return gx, gw, gb
 
 
-def _conv_grads_direct(ctx, grad, x, w, packed):
+def _conv_grads_direct(ctx, grad, x, w, packed, packed_weight=None):
     """Conv2d's three gradients straight from the kernels (what ConvTranspose2d and ConvWeight
     compute, without their nodes): the backward of a step that builds no graph of its own."""
     need = ctx.needs_input_grad
@@ -82,7 +87,7 @@ def _conv_grads_direct(ctx, grad, x, w, packed):
     geo = ctx.geo
     gx, gw, gb = _kconv.conv2d_backward(
         gy, xp, wp, geo["stride"], geo["padding"], geo["dilation"], geo["groups"], need[0],
-        need[1], ctx.has_bias and need[2], packed)
+        need[1], ctx.has_bias and need[2], packed, packed_weight)
     dt = x._data.dtype
     return tuple(None if g is None else _make(_back(g, dt)) for g in (gx, gw, gb))
 
