@@ -8,9 +8,10 @@ GRUCell) per step. The projected input is split into its steps by one SplitRows 
 backward is one concatenation instead of T full-size scatters. Packed sequences are sorted by
 decreasing length: the batch shrinks at each step (forward direction) or grows (reverse
 direction); finished rows are set aside for h_n.
-An unpacked LSTM without projection (the common case) runs the whole time loop inside one
-node, ember.ops.nn.rnn.LSTMLayer: same per-step arithmetic, no per-step graph nodes, and its
-backward forms grad W_hh with one GEMM over all T*B rows.
+An unpacked LSTM without projection (the common case) runs the whole layer, input projection
+included, inside one node, ember.ops.nn.rnn.LSTMLayer: same per-step arithmetic, no per-step
+graph nodes, gate-major arrays (NOTE [Gate-major LSTM layer]), and its backward forms each
+weight gradient and grad x with one GEMM over all T*B rows.
 nn.LSTMCell, which user code loops over in Python, runs each call as one node as well
 (ember.ops.nn.rnn.LSTMCellStep: both GEMMs, the bias adds and the cell), for float32/float64
 inputs of one dtype; other dtypes compose matmuls with the LSTMCell op.
@@ -262,6 +263,11 @@ class RNNBase(Module):
         b_ih = getattr(self, f"bias_ih_l{layer}{suffix}") if self.bias else None
         b_hh = getattr(self, f"bias_hh_l{layer}{suffix}") if self.bias else None
         w_hr_t = getattr(self, f"weight_hr_l{layer}{suffix}").t() if self.proj_size else None
+        if self.mode == "LSTM" and not packed and not self.proj_size and batch_sizes:
+            # every step has the full batch: the fused layer op runs the whole time loop,
+            # input projection included (NOTE [Gate-major LSTM layer] in ops/nn/rnn.py)
+            w_hh = getattr(self, f"weight_hh_l{layer}{suffix}")
+            return _ops.LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=(d == 1))
         # see NOTE [RNN time loop]: one GEMM projects every time step
         flat = x if packed else x.reshape(-1, x.shape[-1])
         step_bias = None
@@ -269,11 +275,6 @@ class RNNBase(Module):
             xw, step_bias = _linear(flat, w_ih, b_ih), b_hh
         else:  # both biases ride on the projection (added in place, no separate add node)
             xw = _linear(flat, w_ih, b_ih + b_hh if self.bias else None)
-        if self.mode == "LSTM" and not packed and not self.proj_size and batch_sizes:
-            # every step has the full batch: the fused layer op runs the whole time loop
-            w_hh = getattr(self, f"weight_hh_l{layer}{suffix}")
-            xw = xw.reshape(len(batch_sizes), -1, xw.shape[-1])
-            return _ops.LSTMLayer.apply(xw, h0, c0, w_hh, reverse=(d == 1))
         if packed:
             pieces = _ops.SplitRows.apply(xw, sizes=tuple(batch_sizes))
         else:

@@ -171,6 +171,56 @@ def lstm_cell_backward(grad_h, grad_c, saved, c_prev, grad_gates=None):
 
 
 # ---------------------------------------------------------------------------------------------
+# LSTM layer steps in gate-major layout: NOTE [Gate-major LSTM layer] in ember/ops/nn/rnn.py.
+# A step's arrays are (rows, B) with the batch innermost, C-contiguous, passed flat: gates
+# (4H * B,) hold rows i, f, g, o one after another and the states (H * B,). Each loop below then
+# runs over thousands of contiguous elements and vectorises (vmath's sigmoid/tanh are
+# branch-free); rows of B elements each would leave too short a loop (B = 32: the vectorised body
+# of 16 lanes unrolled four times never runs).
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_lstm_step_fwd_t(z, act, c_prev, c, tanh_c, h):
+    """One step from the pre-activations z (4H * B,): act = [sigmoid(i), sigmoid(f), tanh(g),
+    sigmoid(o)], c = f * c_prev + i * g, tanh_c = tanh(c), h = o * tanh_c."""
+    n = c.size
+    for j in range(2 * n):  # i and f
+        act[j] = vsigmoid(z[j])
+    for j in range(2 * n, 3 * n):  # g
+        act[j] = vtanh(z[j])
+    for j in range(3 * n, 4 * n):  # o
+        act[j] = vsigmoid(z[j])
+    for j in range(n):
+        cv = act[n + j] * c_prev[j] + act[j] * act[2 * n + j]
+        c[j] = cv
+        tc = vtanh(cv)
+        tanh_c[j] = tc
+        h[j] = act[3 * n + j] * tc
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
+    """Backward of one step: the gradient reaching h is dh + g_out (the caller passes zeros
+    for an output without gradient); dc holds the gradient reaching c on entry and the one
+    reaching c_prev on exit. Writes grad_gates (4H * B,)."""
+    n = dc.size
+    for j in range(n):
+        i = act[j]
+        f = act[n + j]
+        g = act[2 * n + j]
+        o = act[3 * n + j]
+        tc = tanh_c[j]
+        gh = dh[j] + g_out[j]
+        # total gradient reaching c: directly, and through h = o * tanh(c)
+        d = dc[j] + gh * o * (one - tc * tc)
+        grad_gates[j] = d * g * i * (one - i)                    # sigmoid'
+        grad_gates[n + j] = d * c_prev[j] * f * (one - f)
+        grad_gates[2 * n + j] = d * i * (one - g * g)            # tanh'
+        grad_gates[3 * n + j] = gh * tc * o * (one - o)
+        dc[j] = d * f
+
+
+# ---------------------------------------------------------------------------------------------
 # GRU, gate order (r, z, n) as in torch, with gi = x @ W_ih.T + b_ih, gh = h @ W_hh.T + b_hh:
 #     r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n)
 #     h = (1 - z) * n + z * h_prev

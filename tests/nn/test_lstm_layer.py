@@ -1,0 +1,126 @@
+"""The gate-major LSTM layer op (NOTE [Gate-major LSTM layer]): values and gradients against
+torch and float64 gradcheck, with the edge cases its layout could get wrong (batch of one, one
+step, reverse direction, no bias, outputs whose gradient is missing, inputs not requiring
+grad, float32 vs float64)."""
+import numpy as np
+import pytest
+
+import ember
+from ember.ops._kernels import rnn as K
+from ember.ops.nn.rnn import LSTMLayer
+
+
+def _args(rng, steps, batch, inp, hidden, bias=True, dtype=np.float64):
+    def t(*shape, scale=0.5):
+        return ember.tensor((rng.standard_normal(shape) * scale).astype(dtype),
+                            requires_grad=True)
+    b = (t(4 * hidden), t(4 * hidden)) if bias else (None, None)
+    return (t(steps, batch, inp, scale=1.0), t(batch, hidden), t(batch, hidden),
+            t(4 * hidden, inp), t(4 * hidden, hidden), *b)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("steps, batch, inp, hidden", [(3, 2, 3, 4), (1, 1, 2, 1), (4, 3, 1, 2)])
+def test_lstm_layer_gradcheck(rng, reverse, bias, steps, batch, inp, hidden):
+    args = _args(rng, steps, batch, inp, hidden, bias)
+    args = tuple(a for a in args if a is not None)
+
+    def f(*a):
+        x, h0, c0, w_ih, w_hh, *b = a
+        b_ih, b_hh = b if b else (None, None)
+        return LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=reverse)
+
+    assert ember.autograd.gradcheck(f, args)
+    for k in range(3):  # one output used at a time: the other gradients arrive as None
+        assert ember.autograd.gradcheck(lambda *a, k=k: f(*a)[k], args)
+
+
+def test_lstm_layer_inputs_without_grad(rng):
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh = _args(rng, 3, 2, 3, 4)
+    x, h0 = x.detach(), h0.detach()
+    out, h, c = LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    (out.sum() + c.sum()).backward()
+    assert x.grad is None and h0.grad is None
+    assert c0.grad is not None and w_ih.grad is not None and b_hh.grad is not None
+    # both biases get the same gradient, in two different arrays
+    np.testing.assert_array_equal(b_ih.grad.numpy(), b_hh.grad.numpy())
+    b_ih.grad.add_(1.0)
+    assert not np.array_equal(b_ih.grad.numpy(), b_hh.grad.numpy())
+
+
+def test_lstm_layer_weight_modified_before_backward_raises(rng):
+    x, h0, c0, w_ih, w_hh, b_ih, b_hh = _args(rng, 2, 2, 3, 4)
+    out, _, _ = LSTMLayer.apply(x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    with ember.no_grad():
+        w_hh.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_lstm_step_kernels_match_numpy(rng, dtype):
+    """The flat gate-major step kernels against the batch-major NumPy formulas."""
+    hidden, batch = 5, 3
+    z = rng.standard_normal((4 * hidden, batch)).astype(dtype) * 3
+    c_prev = rng.standard_normal((hidden, batch)).astype(dtype)
+    act = np.empty_like(z)
+    c, tanh_c, h = (np.empty_like(c_prev) for _ in range(3))
+    K._k_lstm_step_fwd_t(z.reshape(-1), act.reshape(-1), c_prev.reshape(-1), c.reshape(-1),
+                         tanh_c.reshape(-1), h.reshape(-1))
+    ref_h, ref_c, ref_saved = K.lstm_cell_forward(np.ascontiguousarray(z.T),
+                                                  np.ascontiguousarray(c_prev.T))
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12,
+                                                                    "atol": 1e-14}
+    np.testing.assert_allclose(h.T, ref_h, **tol)
+    np.testing.assert_allclose(c.T, ref_c, **tol)
+    np.testing.assert_allclose(act.T, ref_saved[0], **tol)
+    gh, go, gc = (rng.standard_normal((hidden, batch)).astype(dtype) for _ in range(3))
+    dc = gc.copy()
+    grad = np.empty_like(z)
+    K._k_lstm_step_bwd_t(gh.reshape(-1), go.reshape(-1), dc.reshape(-1), act.reshape(-1),
+                         tanh_c.reshape(-1), c_prev.reshape(-1), grad.reshape(-1), dtype(1))
+    ref_gg, ref_gc = K.lstm_cell_backward(np.ascontiguousarray((gh + go).T),
+                                          np.ascontiguousarray(gc.T), ref_saved,
+                                          np.ascontiguousarray(c_prev.T))
+    np.testing.assert_allclose(grad.T, ref_gg, **tol)
+    np.testing.assert_allclose(dc.T, ref_gc, **tol)
+
+
+def _pair(torch, dtype, **kw):
+    ref = torch.nn.LSTM(**kw).to(getattr(torch, np.dtype(dtype).name))
+    ours = ember.nn.LSTM(**kw, dtype=getattr(ember, np.dtype(dtype).name))
+    ours.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                          ref.state_dict().items()})
+    return ours, ref
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [
+    dict(input_size=6, hidden_size=5, num_layers=2, bidirectional=True, batch_first=True),
+    dict(input_size=3, hidden_size=8, bias=False),
+    dict(input_size=4, hidden_size=3, num_layers=3),
+])
+@pytest.mark.parametrize("loss_on", ["out", "h_n", "c_n"])
+def test_lstm_module_matches_torch(rng, dtype, kw, loss_on):
+    """Values and every gradient, with the loss on one of the three results only."""
+    torch = pytest.importorskip("torch")
+    ours, ref = _pair(torch, dtype, **kw)
+    x = rng.standard_normal((7, 4, kw["input_size"])).astype(dtype)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, (eh, ec) = ours(ex)
+    to, (th, tc) = ref(tx)
+    tol = {"rtol": 2e-5, "atol": 2e-6} if dtype == np.float32 else {"rtol": 1e-10,
+                                                                    "atol": 1e-12}
+    for a, b in ((eo, to), (eh, th), (ec, tc)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    pick = {"out": 0, "h_n": 1, "c_n": 2}[loss_on]
+    e, t = (eo, eh, ec)[pick], (to, th, tc)[pick]
+    w = rng.standard_normal(tuple(t.shape)).astype(dtype)
+    (e * ember.tensor(w)).sum().backward()
+    (t * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol)
+    for name, p in ref.named_parameters():
+        np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), **tol,
+                                   err_msg=name)
