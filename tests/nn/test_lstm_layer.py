@@ -124,3 +124,29 @@ def test_lstm_module_matches_torch(rng, dtype, kw, loss_on):
     for name, p in ref.named_parameters():
         np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), **tol,
                                    err_msg=name)
+
+
+def test_lstm_loop_blas_threads_switch_restores_and_keeps_values(rng, monkeypatch):
+    """EMBER_LSTM_BLAS_THREADS (NOTE [BLAS threads in the LSTM time loop]): same values, and
+    OpenBLAS's thread count is restored after forward and backward."""
+    from ember import _kernel_threads as kt
+    from ember.ops.nn import rnn as ops
+
+    funcs = kt._openblas()
+    if not funcs:
+        pytest.skip("numpy's OpenBLAS is not reachable through threadpoolctl here")
+    get, _ = funcs
+    args = _args(rng, 3, 2, 3, 4, dtype=np.float32)
+    ref = [a.detach().numpy() for a in LSTMLayer.apply(*args)]
+    before = get()
+    monkeypatch.setattr(ops, "_LOOP_BLAS", [1])
+    outs = LSTMLayer.apply(*args)
+    assert get() == before
+    for a, b in zip(outs, ref, strict=True):
+        np.testing.assert_array_equal(a.detach().numpy(), b)
+    outs[0].sum().backward()
+    assert get() == before and args[4].grad is not None
+    monkeypatch.setattr(ops, "_LOOP_BLAS", [None])
+    monkeypatch.setenv("EMBER_LSTM_BLAS_THREADS", "two")
+    with pytest.raises(ValueError, match="EMBER_LSTM_BLAS_THREADS: expected a positive"):
+        LSTMLayer.apply(*args)

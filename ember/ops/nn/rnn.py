@@ -3,9 +3,12 @@ work. The LSTM and GRU cells use the fused numba backward and are ``once_differe
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..._backend import gemm, reusable_empty
+from ..._kernel_threads import blas_threads_enter, blas_threads_exit
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
 from .._kernels import rnn as _krnn
@@ -109,7 +112,30 @@ class LSTMCellStep(Op):
 # The backward keeps the same layout: each step's gate gradient (computed contiguous for the
 # step's GEMM W_hh^T @ g) is copied into its columns of one (4H, T*B) array G, so that
 # grad W_hh = G @ H_prev, grad W_ih = G @ X and grad x = G^T @ W_ih are one GEMM each over all
-# T*B rows, and both biases' gradient is one GEMV of G. Only the layer's output is transposed back to (T, B, H), once, at the end.
+# T*B rows, and both biases' gradient is one GEMV of G. Only the layer's output is transposed
+# back to (T, B, H), once, at the end.
+
+
+# NOTE [BLAS threads in the LSTM time loop]
+# Each step's recurrent product is W_hh @ h^T, 4H * H * B multiply-adds (8.4M for GNMT-S's
+# H=256, B=32): above the 4M cap under which Linear runs its GEMMs on one OpenBLAS thread (NOTE
+# [One BLAS thread for small GEMMs]), but near it, and there are T of them back to back per
+# layer and direction. EMBER_LSTM_BLAS_THREADS=N (read on first use) runs the time loops of
+# forward and backward with OpenBLAS at N threads (restored after; the whole-sequence GEMMs keep
+# BLAS's count). Unset, nothing changes. An A/B switch for a quiet machine: a busy one cannot
+# tell (NOTE [Kernel threads] in _kernel_threads.py).
+_LOOP_BLAS = [None]
+
+
+def _loop_blas_enter():
+    if _LOOP_BLAS[0] is None:
+        env = os.environ.get("EMBER_LSTM_BLAS_THREADS", "").strip()
+        try:
+            _LOOP_BLAS[0] = max(0, int(env)) if env else 0
+        except ValueError:
+            raise ValueError("EMBER_LSTM_BLAS_THREADS: expected a positive integer; got "
+                             f"{env!r}.") from None
+    return blas_threads_enter(_LOOP_BLAS[0]) if _LOOP_BLAS[0] else 0
 
 
 class LSTMLayer(Op):
@@ -143,13 +169,17 @@ class LSTMLayer(Op):
         h = np.ascontiguousarray(h0.T, dt)
         c = np.ascontiguousarray(c0.T, dt)
         z = np.empty((4 * hidden, batch), dt)
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            np.matmul(w, h, out=z)
-            np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
-            _krnn._k_lstm_step_fwd_t(z.reshape(-1), acts[t].reshape(-1), c.reshape(-1),
-                                     cs[t].reshape(-1), tanh_cs[t].reshape(-1),
-                                     hs[t].reshape(-1))
-            h, c = hs[t], cs[t]
+        blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
+        try:
+            for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+                np.matmul(w, h, out=z)
+                np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
+                _krnn._k_lstm_step_fwd_t(z.reshape(-1), acts[t].reshape(-1), c.reshape(-1),
+                                         cs[t].reshape(-1), tanh_cs[t].reshape(-1),
+                                         hs[t].reshape(-1))
+                h, c = hs[t], cs[t]
+        finally:
+            blas_threads_exit(blas)
         out = reusable_empty((steps, batch, hidden), dt)
         np.copyto(out, hs.transpose(0, 2, 1))
         ctx.reverse, ctx.has_bias = reverse, b_ih is not None
@@ -181,15 +211,19 @@ class LSTMLayer(Op):
         gates = reusable_empty((4 * hidden, rows), dt)  # G: NOTE [Gate-major LSTM layer]
         g = np.empty((4 * hidden, batch), dt)  # this step's gate gradient, contiguous
         one = dt.type(1)
-        for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
-            t = order[k]
-            c_prev = c0t if k == 0 else cs[order[k - 1]]
-            _krnn._k_lstm_step_bwd_t(dh.reshape(-1), g_out[t if grad_out is not None else 0]
-                                     .reshape(-1), dc.reshape(-1), acts[t].reshape(-1),
-                                     tanh_cs[t].reshape(-1), c_prev.reshape(-1),
-                                     g.reshape(-1), one)
-            np.matmul(w.T, g, out=dh)
-            gates[:, t * batch:(t + 1) * batch] = g
+        blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
+        try:
+            for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
+                t = order[k]
+                c_prev = c0t if k == 0 else cs[order[k - 1]]
+                _krnn._k_lstm_step_bwd_t(dh.reshape(-1), g_out[t if grad_out is not None else 0]
+                                         .reshape(-1), dc.reshape(-1), acts[t].reshape(-1),
+                                         tanh_cs[t].reshape(-1), c_prev.reshape(-1),
+                                         g.reshape(-1), one)
+                np.matmul(w.T, g, out=dh)
+                gates[:, t * batch:(t + 1) * batch] = g
+        finally:
+            blas_threads_exit(blas)
         return (*LSTMLayer._input_grads(ctx, need, x, gates, w_x),
                 _make(_back(dh.T.copy(), ctx.dtypes[1])) if need[1] else None,
                 _make(_back(dc.T.copy(), ctx.dtypes[2])) if need[2] else None,
