@@ -169,19 +169,23 @@ class LSTMLayer(Op):
         h = np.ascontiguousarray(h0.T, dt)
         c = np.ascontiguousarray(c0.T, dt)
         z = np.empty((4 * hidden, batch), dt)
+        z_flat = z.reshape(-1)
+        # per-step flat views, made once (the kernel reads every step's arrays flat)
+        flat = [a.reshape(steps, -1) for a in (acts, cs, tanh_cs, hs)]
+        c_flat = c.reshape(-1)
         blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
         try:
             for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
                 np.matmul(w, h, out=z)
                 np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
-                _krnn._k_lstm_step_fwd_t(z.reshape(-1), acts[t].reshape(-1), c.reshape(-1),
-                                         cs[t].reshape(-1), tanh_cs[t].reshape(-1),
-                                         hs[t].reshape(-1))
-                h, c = hs[t], cs[t]
+                _krnn._k_lstm_step_fwd_t(z_flat, flat[0][t], c_flat, flat[1][t], flat[2][t],
+                                         flat[3][t])
+                h, c_flat = hs[t], flat[1][t]
         finally:
             blas_threads_exit(blas)
         out = reusable_empty((steps, batch, hidden), dt)
         np.copyto(out, hs.transpose(0, 2, 1))
+        c = c_flat.reshape(hidden, batch)
         ctx.reverse, ctx.has_bias = reverse, b_ih is not None
         ctx.dtypes = tuple(None if a is None else a.dtype
                            for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh))
@@ -207,19 +211,21 @@ class LSTMLayer(Op):
             np.ascontiguousarray(grad_h._data.T, dt)
         dc = np.zeros((hidden, batch), dt) if grad_c is None else \
             np.array(grad_c._data.T, dt, order="C")
-        c0t = np.ascontiguousarray(c0.T, dt)
+        c0_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
         gates = reusable_empty((4 * hidden, rows), dt)  # G: NOTE [Gate-major LSTM layer]
         g = np.empty((4 * hidden, batch), dt)  # this step's gate gradient, contiguous
         one = dt.type(1)
+        # per-step flat views, made once (the kernel reads every step's arrays flat)
+        g_out = g_out.reshape(g_out.shape[0], -1)
+        acts_flat, tanh_cs_flat, cs_flat = (a.reshape(steps, -1) for a in (acts, tanh_cs, cs))
+        dh_flat, dc_flat, g_flat = dh.reshape(-1), dc.reshape(-1), g.reshape(-1)
         blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
         try:
             for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
                 t = order[k]
-                c_prev = c0t if k == 0 else cs[order[k - 1]]
-                _krnn._k_lstm_step_bwd_t(dh.reshape(-1), g_out[t if grad_out is not None else 0]
-                                         .reshape(-1), dc.reshape(-1), acts[t].reshape(-1),
-                                         tanh_cs[t].reshape(-1), c_prev.reshape(-1),
-                                         g.reshape(-1), one)
+                c_prev = c0_flat if k == 0 else cs_flat[order[k - 1]]
+                _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if grad_out is not None else 0], dc_flat,
+                                         acts_flat[t], tanh_cs_flat[t], c_prev, g_flat, one)
                 np.matmul(w.T, g, out=dh)
                 gates[:, t * batch:(t + 1) * batch] = g
         finally:
