@@ -150,3 +150,19 @@ def test_lstm_loop_blas_threads_switch_restores_and_keeps_values(rng, monkeypatc
     monkeypatch.setenv("EMBER_LSTM_BLAS_THREADS", "two")
     with pytest.raises(ValueError, match="EMBER_LSTM_BLAS_THREADS: expected a positive"):
         LSTMLayer.apply(*args)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch, hidden", [(1, 3), (5, 16), (33, 7)])
+def test_lstm_cell_fused_kernel_matches_numpy_path(rng, monkeypatch, dtype, batch, hidden):
+    """The one-pass cell kernel (every contiguous float batch) against the NumPy-ufunc path
+    (the fallback for other layouts), forced here with a zero row cap."""
+    gates = (rng.standard_normal((batch, 4 * hidden)) * 4).astype(dtype)
+    c_prev = rng.standard_normal((batch, hidden)).astype(dtype)
+    fused = K.lstm_cell_forward(gates, c_prev)
+    monkeypatch.setattr(K, "_FUSED_MAX_ROWS", 0)
+    ufuncs = K.lstm_cell_forward(gates, c_prev)
+    tol = {"rtol": 1e-6, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-14,
+                                                                    "atol": 1e-15}
+    for a, b in zip(fused[:2] + fused[2], ufuncs[:2] + ufuncs[2], strict=True):
+        np.testing.assert_allclose(a, b, **tol)
