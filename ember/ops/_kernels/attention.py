@@ -128,9 +128,13 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     tiles = _tiles(n_query, n_key, causal)
     weights = p if keep is None else p * keep
     # the three gradients come from the reuse pool (NOTE [Reused buffers] in _backend.py)
-    dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
-    dq = reusable_empty(q.shape, np.result_type(p, k))
-    dk = reusable_empty(k.shape, np.result_type(p, q))
+    joint = _pieces_like(q, k, v, np.result_type(p, k, grad))
+    if joint is not None:  # NOTE [Gradients of q, k, v as pieces of one buffer]
+        dq, dk, dv = joint
+    else:
+        dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
+        dq = reusable_empty(q.shape, np.result_type(p, k))
+        dk = reusable_empty(k.shape, np.result_type(p, q))
     if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
         dv[..., n_query:, :] = 0
         dk[..., n_query:, :] = 0
@@ -154,6 +158,46 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     for lo, n in key_tiles:
         _bmm(np.swapaxes(dp[..., lo:, lo:n], -1, -2), q[..., lo:, :], dk[..., lo:n, :])
     return dq, dk, dv
+
+
+# NOTE [Gradients of q, k, v as pieces of one buffer]
+# A transformer block takes q, k, v as pieces of one projection (qkv.view(B, T, 3, H, E)
+# .permute(2, 0, 3, 1, 4).unbind(0)); unbind's backward writes the three gradients side by side
+# into one buffer laid out like that projection (NOTE [Pieces of one tensor] in ops/views.py),
+# a copy of 3 x (B, H, T, E) elements per block. When q, k and v are such pieces - views of one
+# C-contiguous array holding exactly the three, with one layout - the backward writes dq, dk,
+# dv straight into a new buffer laid out like that array, at the same places; unbind's backward
+# finds its gradients already in place and returns the buffer without copying.
+
+
+def _pieces_like(q, k, v, dtype):
+    """(dq, dk, dv) as views of one new (reused) buffer laid out like the one array q, k and v
+    are pieces of, or None when they are not such pieces (see the NOTE above). Pieces means:
+    the three stacked at offsets o, o + d, o + 2d (in any order) cover that array exactly once,
+    so the views never overlap (q, k, v may not be one piece twice, nor overlapping slices)."""
+    base = q.base
+    if (base is None or k.base is not base or v.base is not base or base.dtype != dtype
+            or not base.flags.c_contiguous or q.dtype != dtype or q.size == 0
+            or base.size != 3 * q.size or not q.shape == k.shape == v.shape
+            or not q.strides == k.strides == v.strides):
+        return None
+    start = base.ctypes.data
+    offsets = sorted(a.ctypes.data - start for a in (q, k, v))
+    step = offsets[1] - offsets[0]
+    if offsets[0] != 0 or step <= 0 or offsets[2] - offsets[1] != step:
+        return None
+    # (3,) + q.shape with strides (step,) + q.strides must be C-contiguous up to the order of
+    # its axes: each stride the product of the sizes of the axes below it
+    expected = base.itemsize
+    for stride, size in sorted(zip((step,) + q.strides, (3,) + q.shape, strict=True)):
+        if size == 1:
+            continue
+        if stride != expected:
+            return None
+        expected *= size
+    buf = reusable_empty(base.shape, dtype)
+    return tuple(np.ndarray(a.shape, dtype, buffer=buf, offset=a.ctypes.data - start,
+                            strides=a.strides) for a in (q, k, v))
 
 
 def _bmm(a, b, out):
