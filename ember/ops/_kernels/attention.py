@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
-from ..._kernel_threads import blas_parallel_range, parallel_range
+from ..._kernel_threads import blas_parallel_range, num_workers
 from .vmath import row_dot, row_max, row_sum, vexp
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -59,11 +59,6 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
                 grad_p[b, i, k] = 0
 
 
-def _grain(n_query, n_key):
-    # (batch x head) matrices per kernel-thread part: ~16k scores (NOTE [Kernel threads])
-    return max(1, (1 << 14) // (n_query * n_key))
-
-
 # NOTE [Causal attention in query tiles]
 # With a causal mask, query i sees keys 0..i only, so about half of each (L, S) score matrix
 # is masked. The GEMMs skip that half in blocks: the queries are cut into tiles of rows and
@@ -94,19 +89,23 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     dims, L, S >= 1, any strides (NumPy's batched matmul takes strided matrices as they are,
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
-    batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
+    n_query, n_key = q.shape[-2], k.shape[-2]
     tiles = _tiles(n_query, n_key, causal)
-    p = reusable_empty(batch + (n_query, n_key), q.dtype)
-    k_t = np.swapaxes(k, -1, -2)
-    for lo, hi, n in tiles:  # only the scores a query sees (NOTE [Causal attention in ...])
-        _bmm(q[..., lo:hi, :], k_t[..., :n], p[..., lo:hi, :n])
-    scores, scale = p.reshape(-1, n_query, n_key), q.dtype.type(scale)
-    parallel_range(lambda lo, hi: _k_attention_softmax_fwd(scores[lo:hi], scale, causal),
-                   scores.shape[0], _grain(n_query, n_key))
-    weights = p if keep is None else p * keep
+    p = reusable_empty(q.shape[:-2] + (n_query, n_key), q.dtype)
     out = _out_buffer(q, v.shape[-1])
-    for lo, hi, n in tiles:
-        _bmm(weights[..., lo:hi, :n], v[..., :n, :], out[..., lo:hi, :])
+    k_t = np.swapaxes(k, -1, -2)
+    scale = q.dtype.type(scale)
+
+    def part(cut):
+        q_, k_t_, v_, p_, out_ = (cut(a) for a in (q, k_t, v, p, out))
+        for lo, hi, n in tiles:  # only the scores a query sees (NOTE [Causal attention in ...])
+            np.matmul(q_[..., lo:hi, :], k_t_[..., :n], out=p_[..., lo:hi, :n])
+        _k_attention_softmax_fwd(p_.reshape(-1, n_query, n_key), scale, causal)
+        weights = p_ if keep is None else p_ * cut(keep)
+        for lo, hi, n in tiles:
+            np.matmul(weights[..., lo:hi, :n], v_[..., :n, :], out=out_[..., lo:hi, :])
+
+    _over_batch(part, q)
     return out, p
 
 
@@ -126,38 +125,63 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
     n_query, n_key = p.shape[-2], p.shape[-1]
     tiles = _tiles(n_query, n_key, causal)
-    weights = p if keep is None else p * keep
-    # the three gradients come from the reuse pool (NOTE [Reused buffers] in _backend.py)
-    joint = _pieces_like(q, k, v, np.result_type(p, k, grad))
-    if joint is not None:  # NOTE [Gradients of q, k, v as pieces of one buffer]
-        dq, dk, dv = joint
-    else:
-        dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
-        dq = reusable_empty(q.shape, np.result_type(p, k))
-        dk = reusable_empty(k.shape, np.result_type(p, q))
-    if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
-        dv[..., n_query:, :] = 0
-        dk[..., n_query:, :] = 0
     # the products with the keys as rows (dV, dK) take key tile lo..n-1 against the queries
     # lo..L-1, the only ones that see it (NOTE [Causal attention in query tiles])
     key_tiles = [(lo, n) for lo, _, n in tiles if n > lo]
-    for lo, n in key_tiles:
-        _bmm(np.swapaxes(weights[..., lo:, lo:n], -1, -2), grad[..., lo:, :], dv[..., lo:n, :])
+    joint = _pieces_like(q, k, v, np.result_type(p, k, grad))
+    if joint is not None:  # NOTE [Gradients of q, k, v as pieces of one buffer]
+        dq, dk, dv = joint
+    else:  # from the reuse pool (NOTE [Reused buffers] in _backend.py)
+        dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
+        dq = reusable_empty(q.shape, np.result_type(p, k))
+        dk = reusable_empty(k.shape, np.result_type(p, q))
     dp = reusable_empty(p.shape, p.dtype)
     v_t = np.swapaxes(v, -1, -2)
-    for lo, hi, n in tiles:
-        _bmm(grad[..., lo:hi, :], v_t[..., :n], dp[..., lo:hi, :n])
-    if keep is not None:
-        dp *= keep
-    dps, ps = dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key)
     scale = q.dtype.type(scale)
-    parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
-                   ps.shape[0], _grain(n_query, n_key))
-    for lo, hi, n in tiles:
-        _bmm(dp[..., lo:hi, :n], k[..., :n, :], dq[..., lo:hi, :])
-    for lo, n in key_tiles:
-        _bmm(np.swapaxes(dp[..., lo:, lo:n], -1, -2), q[..., lo:, :], dk[..., lo:n, :])
+
+    def part(cut):
+        g_, q_, k_, v_t_, p_, dq_, dk_, dv_, dp_ = (
+            cut(a) for a in (grad, q, k, v_t, p, dq, dk, dv, dp))
+        if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
+            dv_[..., n_query:, :] = 0
+            dk_[..., n_query:, :] = 0
+        weights = p_ if keep is None else p_ * cut(keep)
+        for lo, n in key_tiles:
+            np.matmul(np.swapaxes(weights[..., lo:, lo:n], -1, -2), g_[..., lo:, :],
+                      out=dv_[..., lo:n, :])
+        for lo, hi, n in tiles:
+            np.matmul(g_[..., lo:hi, :], v_t_[..., :n], out=dp_[..., lo:hi, :n])
+        if keep is not None:
+            dp_ *= cut(keep)
+        _k_attention_softmax_bwd(dp_.reshape(-1, n_query, n_key),
+                                 p_.reshape(-1, n_query, n_key), scale, causal)
+        for lo, hi, n in tiles:
+            np.matmul(dp_[..., lo:hi, :n], k_[..., :n, :], out=dq_[..., lo:hi, :])
+        for lo, n in key_tiles:
+            np.matmul(np.swapaxes(dp_[..., lo:, lo:n], -1, -2), q_[..., lo:, :],
+                      out=dk_[..., lo:n, :])
+
+    _over_batch(part, q)
     return dq, dk, dv
+
+
+def _over_batch(part, q):
+    """part(cut) once over everything (cut = identity), or - with the kernel threads on and a
+    batch axis of 2 or more entries with only size-1 axes before it - over parts of that axis
+    on the kernel threads (cut(a) = a's part), BLAS on one thread per part (NOTE [Small GEMMs
+    on the kernel threads] in _kernel_threads.py). One hand-off per call: each part runs all
+    of its products and its softmax rows. The parts of P stay C-contiguous."""
+    axis = next((i for i in range(q.ndim - 2) if q.shape[i] != 1), None)
+    if axis is None or q.shape[axis] < 2 or num_workers() < 2:
+        part(_whole)
+        return
+    lead = (slice(None),) * axis
+    blas_parallel_range(lambda lo, hi: part(lambda a: a[lead + (slice(lo, hi),)]),
+                        q.shape[axis], 1)
+
+
+def _whole(a):
+    return a
 
 
 # NOTE [Gradients of q, k, v as pieces of one buffer]
@@ -198,14 +222,3 @@ def _pieces_like(q, k, v, dtype):
     buf = reusable_empty(base.shape, dtype)
     return tuple(np.ndarray(a.shape, dtype, buffer=buf, offset=a.ctypes.data - start,
                             strides=a.strides) for a in (q, k, v))
-
-
-def _bmm(a, b, out):
-    """np.matmul(a, b, out=out) for operands with the same leading (batch) dims; with at least
-    two entries on the first batch axis, that axis is split over the kernel threads with BLAS
-    on one thread per part (NOTE [Small GEMMs on the kernel threads] in _kernel_threads.py)."""
-    if a.ndim < 3 or a.shape[0] < 2:
-        return np.matmul(a, b, out=out)
-    blas_parallel_range(lambda lo, hi: np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi]),
-                        a.shape[0], 1)
-    return out
