@@ -9,6 +9,7 @@ every row sees key 0 and no row is all masked).
 """
 
 import math
+import os
 
 import numba
 import numpy as np
@@ -68,14 +69,26 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
 # full products; smaller tiles make BLAS calls too small to run at speed). The masked entries
 # of P and dS are zeros written by the softmax kernels, and the tiles leave out only products
 # with those zeros: the results are the full products' up to the order of additions in BLAS.
+# The tiles' products are smaller (32 x 64 x 32..128 for GPT-S): below OpenBLAS's threading
+# bound (~2^18 multiply-adds), where the whole (128 x 64 x 128) squares ran on two OpenBLAS
+# threads. Fewer FLOPs on one thread against more on two is for a quiet machine to judge:
+# EMBER_CAUSAL_TILES=0 turns the tiles off (read on first use; for A/B runs).
 _TILE_MIN = 32   # rows per tile at least (BLAS slows down below)
 _TILES_MAX = 8   # and at most this many tiles
+_tiles_on = [None]
+
+
+def _tiles_enabled():
+    if _tiles_on[0] is None:
+        _tiles_on[0] = os.environ.get("EMBER_CAUSAL_TILES", "1").strip() != "0"
+    return _tiles_on[0]
 
 
 def _tiles(n_query, n_key, causal):
     """[(lo, hi, n)]: query rows lo..hi-1 see keys 0..n-1 at most (NOTE [Causal attention in
-    query tiles]); one tile of everything without ``causal`` or for short sequences."""
-    if not causal or n_query < 2 * _TILE_MIN:
+    query tiles]); one tile of everything without ``causal``, for short sequences, or with
+    EMBER_CAUSAL_TILES=0."""
+    if not causal or n_query < 2 * _TILE_MIN or not _tiles_enabled():
         return [(0, n_query, n_key)]
     size = max(_TILE_MIN, -(-n_query // _TILES_MAX))
     return [(lo, min(lo + size, n_query), min(lo + size, n_query, n_key))
