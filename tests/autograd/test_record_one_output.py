@@ -72,3 +72,25 @@ def test_finish1_runs_for_single_array_outputs(monkeypatch):
     monkeypatch.setattr(fn, "_finish1", lambda *a: calls.append(a[1].__name__) or real(*a))
     ember.randn(2, requires_grad=True).exp()
     assert calls == ["Exp"]
+
+
+def test_ops_naming_their_node_from_operands_take_the_general_finish(monkeypatch):
+    calls = []
+    real = fn._finish
+    monkeypatch.setattr(fn, "_finish", lambda *a: calls.append(a[1].__name__) or real(*a))
+
+    class Named(fn.Op):
+        grad_name_for = staticmethod(lambda arrays: None)
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    x = ember.ones(3, requires_grad=True)
+    Named.apply(x).sum().backward()
+    assert calls == ["Named"]
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
