@@ -524,8 +524,9 @@ register("select")(select)
 
 
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input.ndim, "unbind")
-    n = input.shape[d]
+    shape = input._data.shape  # the array's tuple: Size objects cost a decoding step's time
+    d = _wrap_dim(dim, len(shape), "unbind")
+    n = shape[d]
     if n == 0 or _batch_hook[0] is not None:  # vmap batches select, not the pieces op
         return tuple(select(input, d, i) for i in range(n))
     return Unbind.apply(input, dim=d, sizes=(1,) * n, squeeze=True)
@@ -554,7 +555,11 @@ class _Pieces(Op):
     def forward(cls, ctx, x, dim, sizes, squeeze):
         ctx.materialize_grads = False  # a piece without a gradient is zeros in the buffer only
         ctx.piece_op, ctx.dim, ctx.sizes, ctx.squeeze = cls, dim, sizes, squeeze
-        ctx.shape, ctx.order = x.shape, _memory_order(x)
+        if ctx.needs_input_grad:  # set when the call is recorded: the backward's layout
+            ctx.shape, ctx.order = x.shape, _memory_order(x)
+        if squeeze and dim == 0:  # unbind(0) (a decoding step's q, k, v): plain indexing
+            # x[i] of an array of ndim >= 1 is an array (0-d for a 1-D x), never a scalar
+            return tuple([x[i, ...] for i in range(len(sizes))])
         return tuple(x[key] for key in _piece_keys(x.ndim, dim, sizes, squeeze))
 
     @staticmethod

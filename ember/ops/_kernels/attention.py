@@ -60,6 +60,68 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
                 grad_p[b, i, k] = 0
 
 
+# NOTE [One query row]
+# A decoding step attends one new query per head to the cached keys: (B, H, 1, E) against
+# (B, H, S, E). There the two batched GEMMs are B*H dot-product loops of S*E multiply-adds
+# (4 heads x ~80 keys x 64: ~20k), and NumPy's batched matmul, the buffers and the thread
+# hand-off of `attention_forward` cost more than the arithmetic (14.7 us a call against torch's
+# 7.2). One kernel computes scores, softmax (the same vexp) and P v per head; the results agree
+# with the two-GEMM path to rounding (tests/nn/test_attention_one_query.py).
+_ONE_QUERY_MAX_WORK = 1 << 16  # B * H * S * E up to this: the loop; beyond, BLAS
+
+
+@numba.njit(**_OPTS)
+def _k_attention_one_query(q, k, v, scale, causal, p, out):
+    """q (N, 1, E), k (N, S, E), v (N, S, Ev) any strides -> p (N, 1, S) = softmax(q k^T *
+    scale) and out (N, 1, Ev) = p v; with ``causal`` the query sees key 0 only (top-left)."""
+    n_batch, n_key = k.shape[0], k.shape[1]
+    n_value = v.shape[2]
+    seen = 1 if causal else n_key
+    for b in range(n_batch):
+        row = p[b, 0]
+        qb = q[b, 0]
+        for s in range(seen):
+            row[s] = row_dot(qb, k[b, s]) * scale
+        live = row[:seen]
+        m = row_max(live)
+        m = m if m != -math.inf else row.dtype.type(0)  # see _shift in softmax.py
+        for s in range(seen):
+            live[s] = vexp(live[s] - m)
+        total = row_sum(live)
+        for s in range(seen):
+            live[s] = live[s] / total
+        for s in range(seen, n_key):
+            row[s] = 0
+        o = out[b, 0]
+        for e in range(n_value):
+            o[e] = 0
+        for s in range(seen):
+            w = row[s]
+            vb = v[b, s]
+            for e in range(n_value):
+                o[e] += w * vb[e]
+
+
+def attention_one_query(q, k, v, scale, causal):
+    """`attention_forward` without dropout for one query row (q (..., 1, E)) and little work
+    (NOTE [One query row]); None when that does not apply."""
+    n_key, n_embed = k.shape[-2], k.shape[-1]
+    n_value = v.shape[-1]
+    batch = q.shape[:-2]
+    n_batch = math.prod(batch)
+    if q.shape[-2] != 1 or n_batch * n_key * max(n_embed, n_value) > _ONE_QUERY_MAX_WORK:
+        return None
+    # 3-D views: reshape of (..., 1, E) views made by transposing heads is a view (the
+    # merged axes are the batch ones, or of length 1); a copy would only cost time
+    q3 = q.reshape(n_batch, 1, n_embed)
+    k3 = k.reshape(n_batch, n_key, n_embed)
+    v3 = v.reshape(n_batch, n_key, n_value)
+    p = np.empty((n_batch, 1, n_key), q.dtype)
+    out = np.empty((n_batch, 1, n_value), q.dtype)
+    _k_attention_one_query(q3, k3, v3, q.dtype.type(scale), causal, p, out)
+    return out.reshape(batch + (1, n_value)), p.reshape(batch + (1, n_key))
+
+
 # NOTE [Causal attention in query tiles]
 # With a causal mask, query i sees keys 0..i only, so about half of each (L, S) score matrix
 # is masked. The GEMMs skip that half in blocks: the queries are cut into tiles of rows and
@@ -102,6 +164,10 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     dims, L, S >= 1, any strides (NumPy's batched matmul takes strided matrices as they are,
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
+    if keep is None and q.shape[-2] == 1:  # a decoding step: NOTE [One query row]
+        res = attention_one_query(q, k, v, scale, causal)
+        if res is not None:
+            return res
     n_query, n_key = q.shape[-2], k.shape[-2]
     tiles = _tiles(n_query, n_key, causal)
     p = reusable_empty(q.shape[:-2] + (n_query, n_key), q.dtype)

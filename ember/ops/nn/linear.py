@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._backend import gemm, reusable_empty, turns_round
+from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
 from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
@@ -36,7 +36,13 @@ class Linear(Op):
                 return _rows_in_parts(x, weight.T, bias)
             if x.ndim == 2 and split:
                 y = _ksplit.gemm_oriented(x, weight.T)
-            else:
+            elif (bias is not None and x.ndim == 2 and x.dtype in _FLOATS
+                  and x.dtype == weight.dtype == bias.dtype and x.flags.c_contiguous
+                  and x.shape[0] * weight.shape[0] * x.itemsize < REUSE_MIN_BYTES):
+                # a small batch (the decode path, a small MLP): the bias goes in with the
+                # GEMM's own result pass (NOTE [GEMM orientation]); too small for the pool
+                return gemm(x, weight.T, bias=bias)
+            else:  # a transformer's (B, T, d) activations split as one (B*T, d) product
                 y = _product(x, weight.T, split)
         finally:
             small_gemm_exit(blas)
