@@ -201,13 +201,20 @@ def turns_round(a, b):
             and b.T.flags.c_contiguous)
 
 
-def gemm(a, b, out=None):
-    """np.matmul(a, b, out=out), turned round for the 2-D case of NOTE [GEMM orientation]; out,
-    if given, is C-contiguous."""
+def gemm(a, b, out=None, bias=None):
+    """np.matmul(a, b, out=out) (+ bias, a row broadcast over the result's rows), turned round
+    for the 2-D case of NOTE [GEMM orientation]; out, if given, is C-contiguous. A turned
+    product adds the bias in the pass that copies the transpose into place (one pass less)."""
     if not turns_round(a, b):
-        return np.matmul(a, b, out=out)
+        out = np.matmul(a, b, out=out)
+        if bias is not None:
+            out += bias
+        return out
     prod_t = np.matmul(b.T, a.T)  # (N, M): the weight-major product
     if out is None:
         out = np.empty((a.shape[0], b.shape[1]), a.dtype)
-    np.copyto(out, prod_t.T)
+    if bias is None:
+        np.copyto(out, prod_t.T)
+    else:
+        np.add(prod_t.T, bias, out=out)
     return out

@@ -524,8 +524,9 @@ register("select")(select)
 
 
 def unbind(input, dim=0):
-    d = _wrap_dim(dim, input.ndim, "unbind")
-    n = input.shape[d]
+    shape = input._data.shape  # the array's tuple: Size objects cost a decoding step's time
+    d = _wrap_dim(dim, len(shape), "unbind")
+    n = shape[d]
     if n == 0 or _batch_hook[0] is not None:  # vmap batches select, not the pieces op
         return tuple(select(input, d, i) for i in range(n))
     return Unbind.apply(input, dim=d, sizes=(1,) * n, squeeze=True)
@@ -554,7 +555,11 @@ class _Pieces(Op):
     def forward(cls, ctx, x, dim, sizes, squeeze):
         ctx.materialize_grads = False  # a piece without a gradient is zeros in the buffer only
         ctx.piece_op, ctx.dim, ctx.sizes, ctx.squeeze = cls, dim, sizes, squeeze
-        ctx.shape, ctx.order = x.shape, _memory_order(x)
+        if ctx.needs_input_grad:  # set when the call is recorded: the backward's layout
+            ctx.shape, ctx.order = x.shape, _memory_order(x)
+        if squeeze and dim == 0:  # unbind(0) (a decoding step's q, k, v): plain indexing
+            # x[i] of an array of ndim >= 1 is an array (0-d for a 1-D x), never a scalar
+            return tuple([x[i, ...] for i in range(len(sizes))])
         return tuple(x[key] for key in _piece_keys(x.ndim, dim, sizes, squeeze))
 
     @staticmethod
@@ -585,9 +590,13 @@ class _JoinGrads(Op):
     @staticmethod
     def forward(ctx, *grads, dim, sizes, squeeze, shape, order, piece_op):
         ctx.dim, ctx.sizes, ctx.squeeze, ctx.piece_op = dim, sizes, squeeze, piece_op
+        keys = _piece_keys(len(shape), dim, sizes, squeeze)
+        joined = _joined_already(grads, keys, shape, order)
+        if joined is not None:
+            return joined
         dtype = next(g.dtype for g in grads if g is not None)
         buf = reusable_empty(tuple(shape[i] for i in order), dtype).transpose(np.argsort(order))
-        for g, key in zip(grads, _piece_keys(len(shape), dim, sizes, squeeze), strict=True):
+        for g, key in zip(grads, keys, strict=True):
             buf[key] = 0 if g is None else g
         return buf
 
@@ -596,6 +605,23 @@ class _JoinGrads(Op):
         pieces = ctx.piece_op.apply(grad, dim=ctx.dim, sizes=ctx.sizes, squeeze=ctx.squeeze)
         return tuple(p if need else None for p, need in zip(pieces, ctx.needs_input_grad,
                                                                   strict=True))
+
+
+def _joined_already(grads, keys, shape, order):
+    """The buffer that the gradients already are the pieces of, laid out as `_JoinGrads` would
+    lay it out (fused attention writes dq, dk, dv so: NOTE [Gradients of q, k, v as pieces of
+    one buffer] in ops/_kernels/attention.py), or None."""
+    base = grads[0].base if grads[0] is not None else None
+    if (base is None or not base.flags.c_contiguous or base.size != math.prod(shape)
+            or any(g is None or g.base is not base for g in grads)):
+        return None
+    buf = base.reshape(tuple(shape[i] for i in order)).transpose(np.argsort(order))
+    for g, key in zip(grads, keys, strict=True):
+        piece = buf[key]
+        if (piece.ctypes.data != g.ctypes.data or piece.shape != g.shape
+                or piece.strides != g.strides or piece.dtype != g.dtype):
+            return None
+    return buf
 
 
 def _piece_keys(ndim, dim, sizes, squeeze):

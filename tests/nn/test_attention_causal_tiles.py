@@ -134,3 +134,20 @@ def test_tiled_causal_on_permuted_projection_matches_torch(rng):
         results.append((out.detach().numpy(), x.grad.numpy()))
     for ours, ref in zip(*results, strict=True):
         assert_close(ours, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_tiles_switch_off_gives_one_tile(rng, monkeypatch):
+    # EMBER_CAUSAL_TILES=0 (an A/B switch) computes the full products: same values
+    arrays = _inputs(rng, (2,), 70, 70, 4, np.float64)
+    grad = rng.standard_normal((2, 70, 4))
+    results = []
+    for env in ("1", "0"):
+        monkeypatch.setenv("EMBER_CAUSAL_TILES", env)
+        monkeypatch.setattr(katt, "_tiles_on", [None])
+        assert (len(katt._tiles(70, 70, True)) > 1) == (env == "1")
+        xs = [ember.tensor(a, requires_grad=True) for a in arrays]
+        out = F.scaled_dot_product_attention(*xs, is_causal=True)
+        out.backward(ember.tensor(grad))
+        results.append([out.detach().numpy()] + [x.grad.numpy() for x in xs])
+    for tiled, whole in zip(*results, strict=True):
+        np.testing.assert_allclose(tiled, whole, rtol=1e-12, atol=1e-12)

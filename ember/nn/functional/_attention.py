@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import _dtype as D
 from ..._tensor import Tensor, _make
+from ...autograd.function import _batch_hook, _fw_active
 from ...ops.join import cat
 from ...ops.nn import attention as _ops
 from ...ops.products import matmul
@@ -76,7 +77,6 @@ def _fast_call(query, key, value, attn_mask, dropout_p, scale):
     if (attn_mask is not None or dropout_p != 0.0 or not isinstance(query, Tensor)
             or not isinstance(key, Tensor) or not isinstance(value, Tensor)):
         return None
-    from ...autograd.function import _batch_hook, _fw_active
     q, k, v = query._data, key._data, value._data
     qs, ks, vs = q.shape, k.shape, v.shape
     if (q.dtype not in _FAST_DTYPES or k.dtype != q.dtype or v.dtype != q.dtype

@@ -9,12 +9,13 @@ every row sees key 0 and no row is all masked).
 """
 
 import math
+import os
 
 import numba
 import numpy as np
 
 from ..._backend import reusable_empty
-from ..._kernel_threads import blas_parallel_range, parallel_range
+from ..._kernel_threads import blas_parallel_range, num_workers
 from .vmath import row_dot, row_max, row_sum, vexp
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -59,9 +60,66 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
                 grad_p[b, i, k] = 0
 
 
-def _grain(n_query, n_key):
-    # (batch x head) matrices per kernel-thread part: ~16k scores (NOTE [Kernel threads])
-    return max(1, (1 << 14) // (n_query * n_key))
+# NOTE [One query row]
+# A decoding step attends one new query per head to the cached keys: (B, H, 1, E) against
+# (B, H, S, E). There the two batched GEMMs are B*H dot-product loops of S*E multiply-adds
+# (4 heads x ~80 keys x 64: ~20k), and NumPy's batched matmul, the buffers and the thread
+# hand-off of `attention_forward` cost more than the arithmetic (14.7 us a call against torch's
+# 7.2). One kernel computes scores, softmax (the same vexp) and P v per head; the results agree
+# with the two-GEMM path to rounding (tests/nn/test_attention_one_query.py).
+_ONE_QUERY_MAX_WORK = 1 << 16  # B * H * S * E up to this: the loop; beyond, BLAS
+
+
+@numba.njit(**_OPTS)
+def _k_attention_one_query(q, k, v, scale, causal, p, out):
+    """q (N, 1, E), k (N, S, E), v (N, S, Ev) any strides -> p (N, 1, S) = softmax(q k^T *
+    scale) and out (N, 1, Ev) = p v; with ``causal`` the query sees key 0 only (top-left)."""
+    n_batch, n_key = k.shape[0], k.shape[1]
+    n_value = v.shape[2]
+    seen = 1 if causal else n_key
+    for b in range(n_batch):
+        row = p[b, 0]
+        qb = q[b, 0]
+        for s in range(seen):
+            row[s] = row_dot(qb, k[b, s]) * scale
+        live = row[:seen]
+        m = row_max(live)
+        m = m if m != -math.inf else row.dtype.type(0)  # see _shift in softmax.py
+        for s in range(seen):
+            live[s] = vexp(live[s] - m)
+        total = row_sum(live)
+        for s in range(seen):
+            live[s] = live[s] / total
+        for s in range(seen, n_key):
+            row[s] = 0
+        o = out[b, 0]
+        for e in range(n_value):
+            o[e] = 0
+        for s in range(seen):
+            w = row[s]
+            vb = v[b, s]
+            for e in range(n_value):
+                o[e] += w * vb[e]
+
+
+def attention_one_query(q, k, v, scale, causal):
+    """`attention_forward` without dropout for one query row (q (..., 1, E)) and little work
+    (NOTE [One query row]); None when that does not apply."""
+    n_key, n_embed = k.shape[-2], k.shape[-1]
+    n_value = v.shape[-1]
+    batch = q.shape[:-2]
+    n_batch = math.prod(batch)
+    if q.shape[-2] != 1 or n_batch * n_key * max(n_embed, n_value) > _ONE_QUERY_MAX_WORK:
+        return None
+    # 3-D views: reshape of (..., 1, E) views made by transposing heads is a view (the
+    # merged axes are the batch ones, or of length 1); a copy would only cost time
+    q3 = q.reshape(n_batch, 1, n_embed)
+    k3 = k.reshape(n_batch, n_key, n_embed)
+    v3 = v.reshape(n_batch, n_key, n_value)
+    p = np.empty((n_batch, 1, n_key), q.dtype)
+    out = np.empty((n_batch, 1, n_value), q.dtype)
+    _k_attention_one_query(q3, k3, v3, q.dtype.type(scale), causal, p, out)
+    return out.reshape(batch + (1, n_value)), p.reshape(batch + (1, n_key))
 
 
 # NOTE [Causal attention in query tiles]
@@ -73,14 +131,26 @@ def _grain(n_query, n_key):
 # full products; smaller tiles make BLAS calls too small to run at speed). The masked entries
 # of P and dS are zeros written by the softmax kernels, and the tiles leave out only products
 # with those zeros: the results are the full products' up to the order of additions in BLAS.
+# The tiles' products are smaller (32 x 64 x 32..128 for GPT-S): below OpenBLAS's threading
+# bound (~2^18 multiply-adds), where the whole (128 x 64 x 128) squares ran on two OpenBLAS
+# threads. Fewer FLOPs on one thread against more on two is for a quiet machine to judge:
+# EMBER_CAUSAL_TILES=0 turns the tiles off (read on first use; for A/B runs).
 _TILE_MIN = 32   # rows per tile at least (BLAS slows down below)
 _TILES_MAX = 8   # and at most this many tiles
+_tiles_on = [None]
+
+
+def _tiles_enabled():
+    if _tiles_on[0] is None:
+        _tiles_on[0] = os.environ.get("EMBER_CAUSAL_TILES", "1").strip() != "0"
+    return _tiles_on[0]
 
 
 def _tiles(n_query, n_key, causal):
     """[(lo, hi, n)]: query rows lo..hi-1 see keys 0..n-1 at most (NOTE [Causal attention in
-    query tiles]); one tile of everything without ``causal`` or for short sequences."""
-    if not causal or n_query < 2 * _TILE_MIN:
+    query tiles]); one tile of everything without ``causal``, for short sequences, or with
+    EMBER_CAUSAL_TILES=0."""
+    if not causal or n_query < 2 * _TILE_MIN or not _tiles_enabled():
         return [(0, n_query, n_key)]
     size = max(_TILE_MIN, -(-n_query // _TILES_MAX))
     return [(lo, min(lo + size, n_query), min(lo + size, n_query, n_key))
@@ -94,19 +164,27 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     dims, L, S >= 1, any strides (NumPy's batched matmul takes strided matrices as they are,
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
-    batch, n_query, n_key = q.shape[:-2], q.shape[-2], k.shape[-2]
+    if keep is None and q.shape[-2] == 1:  # a decoding step: NOTE [One query row]
+        res = attention_one_query(q, k, v, scale, causal)
+        if res is not None:
+            return res
+    n_query, n_key = q.shape[-2], k.shape[-2]
     tiles = _tiles(n_query, n_key, causal)
-    p = reusable_empty(batch + (n_query, n_key), q.dtype)
-    k_t = np.swapaxes(k, -1, -2)
-    for lo, hi, n in tiles:  # only the scores a query sees (NOTE [Causal attention in ...])
-        _bmm(q[..., lo:hi, :], k_t[..., :n], p[..., lo:hi, :n])
-    scores, scale = p.reshape(-1, n_query, n_key), q.dtype.type(scale)
-    parallel_range(lambda lo, hi: _k_attention_softmax_fwd(scores[lo:hi], scale, causal),
-                   scores.shape[0], _grain(n_query, n_key))
-    weights = p if keep is None else p * keep
+    p = reusable_empty(q.shape[:-2] + (n_query, n_key), q.dtype)
     out = _out_buffer(q, v.shape[-1])
-    for lo, hi, n in tiles:
-        _bmm(weights[..., lo:hi, :n], v[..., :n, :], out[..., lo:hi, :])
+    k_t = np.swapaxes(k, -1, -2)
+    scale = q.dtype.type(scale)
+
+    def part(cut):
+        q_, k_t_, v_, p_, out_ = (cut(a) for a in (q, k_t, v, p, out))
+        for lo, hi, n in tiles:  # only the scores a query sees (NOTE [Causal attention in ...])
+            np.matmul(q_[..., lo:hi, :], k_t_[..., :n], out=p_[..., lo:hi, :n])
+        _k_attention_softmax_fwd(p_.reshape(-1, n_query, n_key), scale, causal)
+        weights = p_ if keep is None else p_ * cut(keep)
+        for lo, hi, n in tiles:
+            np.matmul(weights[..., lo:hi, :n], v_[..., :n, :], out=out_[..., lo:hi, :])
+
+    _over_batch(part, q)
     return out, p
 
 
@@ -126,42 +204,100 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
     """(dq, dk, dv) of `attention_forward` given dL/dout (..., L, Ev), any strides."""
     n_query, n_key = p.shape[-2], p.shape[-1]
     tiles = _tiles(n_query, n_key, causal)
-    weights = p if keep is None else p * keep
-    # the three gradients come from the reuse pool (NOTE [Reused buffers] in _backend.py)
-    dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
-    dq = reusable_empty(q.shape, np.result_type(p, k))
-    dk = reusable_empty(k.shape, np.result_type(p, q))
-    if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
-        dv[..., n_query:, :] = 0
-        dk[..., n_query:, :] = 0
     # the products with the keys as rows (dV, dK) take key tile lo..n-1 against the queries
     # lo..L-1, the only ones that see it (NOTE [Causal attention in query tiles])
     key_tiles = [(lo, n) for lo, _, n in tiles if n > lo]
-    for lo, n in key_tiles:
-        _bmm(np.swapaxes(weights[..., lo:, lo:n], -1, -2), grad[..., lo:, :], dv[..., lo:n, :])
+    joint = _pieces_like(q, k, v, np.result_type(p, k, grad))
+    if joint is not None:  # NOTE [Gradients of q, k, v as pieces of one buffer]
+        dq, dk, dv = joint
+    else:  # from the reuse pool (NOTE [Reused buffers] in _backend.py)
+        dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
+        dq = reusable_empty(q.shape, np.result_type(p, k))
+        dk = reusable_empty(k.shape, np.result_type(p, q))
     dp = reusable_empty(p.shape, p.dtype)
     v_t = np.swapaxes(v, -1, -2)
-    for lo, hi, n in tiles:
-        _bmm(grad[..., lo:hi, :], v_t[..., :n], dp[..., lo:hi, :n])
-    if keep is not None:
-        dp *= keep
-    dps, ps = dp.reshape(-1, n_query, n_key), p.reshape(-1, n_query, n_key)
     scale = q.dtype.type(scale)
-    parallel_range(lambda lo, hi: _k_attention_softmax_bwd(dps[lo:hi], ps[lo:hi], scale, causal),
-                   ps.shape[0], _grain(n_query, n_key))
-    for lo, hi, n in tiles:
-        _bmm(dp[..., lo:hi, :n], k[..., :n, :], dq[..., lo:hi, :])
-    for lo, n in key_tiles:
-        _bmm(np.swapaxes(dp[..., lo:, lo:n], -1, -2), q[..., lo:, :], dk[..., lo:n, :])
+
+    def part(cut):
+        g_, q_, k_, v_t_, p_, dq_, dk_, dv_, dp_ = (
+            cut(a) for a in (grad, q, k, v_t, p, dq, dk, dv, dp))
+        if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
+            dv_[..., n_query:, :] = 0
+            dk_[..., n_query:, :] = 0
+        weights = p_ if keep is None else p_ * cut(keep)
+        for lo, n in key_tiles:
+            np.matmul(np.swapaxes(weights[..., lo:, lo:n], -1, -2), g_[..., lo:, :],
+                      out=dv_[..., lo:n, :])
+        for lo, hi, n in tiles:
+            np.matmul(g_[..., lo:hi, :], v_t_[..., :n], out=dp_[..., lo:hi, :n])
+        if keep is not None:
+            dp_ *= cut(keep)
+        _k_attention_softmax_bwd(dp_.reshape(-1, n_query, n_key),
+                                 p_.reshape(-1, n_query, n_key), scale, causal)
+        for lo, hi, n in tiles:
+            np.matmul(dp_[..., lo:hi, :n], k_[..., :n, :], out=dq_[..., lo:hi, :])
+        for lo, n in key_tiles:
+            np.matmul(np.swapaxes(dp_[..., lo:, lo:n], -1, -2), q_[..., lo:, :],
+                      out=dk_[..., lo:n, :])
+
+    _over_batch(part, q)
     return dq, dk, dv
 
 
-def _bmm(a, b, out):
-    """np.matmul(a, b, out=out) for operands with the same leading (batch) dims; with at least
-    two entries on the first batch axis, that axis is split over the kernel threads with BLAS
-    on one thread per part (NOTE [Small GEMMs on the kernel threads] in _kernel_threads.py)."""
-    if a.ndim < 3 or a.shape[0] < 2:
-        return np.matmul(a, b, out=out)
-    blas_parallel_range(lambda lo, hi: np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi]),
-                        a.shape[0], 1)
-    return out
+def _over_batch(part, q):
+    """part(cut) once over everything (cut = identity), or - with the kernel threads on and a
+    batch axis of 2 or more entries with only size-1 axes before it - over parts of that axis
+    on the kernel threads (cut(a) = a's part), BLAS on one thread per part (NOTE [Small GEMMs
+    on the kernel threads] in _kernel_threads.py). One hand-off per call: each part runs all
+    of its products and its softmax rows. The parts of P stay C-contiguous."""
+    axis = next((i for i in range(q.ndim - 2) if q.shape[i] != 1), None)
+    if axis is None or q.shape[axis] < 2 or num_workers() < 2:
+        part(_whole)
+        return
+    lead = (slice(None),) * axis
+    blas_parallel_range(lambda lo, hi: part(lambda a: a[lead + (slice(lo, hi),)]),
+                        q.shape[axis], 1)
+
+
+def _whole(a):
+    return a
+
+
+# NOTE [Gradients of q, k, v as pieces of one buffer]
+# A transformer block takes q, k, v as pieces of one projection (qkv.view(B, T, 3, H, E)
+# .permute(2, 0, 3, 1, 4).unbind(0)); unbind's backward writes the three gradients side by side
+# into one buffer laid out like that projection (NOTE [Pieces of one tensor] in ops/views.py),
+# a copy of 3 x (B, H, T, E) elements per block. When q, k and v are such pieces - views of one
+# C-contiguous array holding exactly the three, with one layout - the backward writes dq, dk,
+# dv straight into a new buffer laid out like that array, at the same places; unbind's backward
+# finds its gradients already in place and returns the buffer without copying.
+
+
+def _pieces_like(q, k, v, dtype):
+    """(dq, dk, dv) as views of one new (reused) buffer laid out like the one array q, k and v
+    are pieces of, or None when they are not such pieces (see the NOTE above). Pieces means:
+    the three stacked at offsets o, o + d, o + 2d (in any order) cover that array exactly once,
+    so the views never overlap (q, k, v may not be one piece twice, nor overlapping slices)."""
+    base = q.base
+    if (base is None or k.base is not base or v.base is not base or base.dtype != dtype
+            or not base.flags.c_contiguous or q.dtype != dtype or q.size == 0
+            or base.size != 3 * q.size or not q.shape == k.shape == v.shape
+            or not q.strides == k.strides == v.strides):
+        return None
+    start = base.ctypes.data
+    offsets = sorted(a.ctypes.data - start for a in (q, k, v))
+    step = offsets[1] - offsets[0]
+    if offsets[0] != 0 or step <= 0 or offsets[2] - offsets[1] != step:
+        return None
+    # (3,) + q.shape with strides (step,) + q.strides must be C-contiguous up to the order of
+    # its axes: each stride the product of the sizes of the axes below it
+    expected = base.itemsize
+    for stride, size in sorted(zip((step,) + q.strides, (3,) + q.shape, strict=True)):
+        if size == 1:
+            continue
+        if stride != expected:
+            return None
+        expected *= size
+    buf = reusable_empty(base.shape, dtype)
+    return tuple(np.ndarray(a.shape, dtype, buffer=buf, offset=a.ctypes.data - start,
+                            strides=a.strides) for a in (q, k, v))

@@ -15,6 +15,7 @@ from ..._kernel_threads import parallel_range
 PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 _FAST = {"reassoc"}  # vectorized sums; NaN and inf still propagate
 _GRAIN = 1 << 15  # elements per kernel-thread part: NOTE [Kernel threads]
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _row_exp(x2d):
@@ -120,6 +121,100 @@ def _k_cross_entropy_bwd(shifted_exp, total, target, weight, ignore_index, smoot
         dst[t] -= scale * hard
 
 
+# NOTE [Small cross-entropy in one kernel]
+# At a small batch (the 3x256 MLP at batch 8: (8, 10) logits) the NumPy passes of `_row_exp`,
+# the log, the target check and the reductions are ~10 calls of 1-2 us each around ~80
+# exponentials: the loss took 42 us against torch's 5. Up to _SMALL_CE elements one numba call
+# does all of it (scalar libm exp is no loss at that size); the results agree with the NumPy
+# path to rounding (tests/nn/test_small_cross_entropy.py).
+_SMALL_CE = 1 << 12
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_cross_entropy_small(x, target, weight, ignore_index, smoothing, shifted_exp, total,
+                           losses, sums):
+    """The forward of `cross_entropy_forward` for small C-contiguous (M, K) logits: fills
+    shifted_exp, total, losses (float64) and sums = (sum of losses, sum of row weights); returns
+    the first row whose target is out of range (and not ignored), else -1. ``weight`` None
+    means all ones."""
+    n_rows, n_classes = x.shape
+    for r in range(n_rows):
+        t = target[r]
+        if t != ignore_index and (t < 0 or t >= n_classes):
+            return r
+    loss_sum = 0.0
+    weight_sum = 0.0
+    for r in range(n_rows):
+        row = x[r]
+        m = -np.inf
+        for k in range(n_classes):
+            if row[k] > m:  # a NaN never wins here, but its exp below makes the row NaN
+                m = row[k]
+        if not np.isfinite(m):  # an all -inf row: shift by 0 (torch's result -inf)
+            m = 0.0
+        tot = 0.0
+        e = shifted_exp[r]
+        for k in range(n_classes):
+            e[k] = np.exp(row[k] - m)
+            tot += e[k]
+        total[r] = tot
+        t = target[r]
+        if t == ignore_index:
+            losses[r] = 0.0
+            continue
+        lse = m + np.log(tot)
+        w_t = 1.0 if weight is None else weight[t]
+        loss = (1.0 - smoothing) * w_t * (lse - row[t])
+        if smoothing > 0.0:
+            smooth = 0.0
+            for k in range(n_classes):
+                w_k = 1.0 if weight is None else weight[k]
+                smooth += w_k * (lse - row[k])
+            loss += smoothing / n_classes * smooth
+        losses[r] = loss
+        loss_sum += loss
+        weight_sum += w_t
+    sums[0] = loss_sum
+    sums[1] = weight_sum
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_first_bad_target(target, n_classes, ignore_index):
+    for r in range(target.shape[0]):
+        t = target[r]
+        if t != ignore_index and (t < 0 or t >= n_classes):
+            return r
+    return -1
+
+
+def _target_error(bad, n_classes, ignore_index):
+    return IndexError(f"cross_entropy: Target {bad} is out of bounds; expected class "
+                      f"indices in [0, {n_classes}) or ignore_index={ignore_index}.")
+
+
+def _small_forward(logits2d, target1d, weight, ignore_index, smoothing, reduction):
+    """`cross_entropy_forward` in one kernel call: NOTE [Small cross-entropy in one kernel]."""
+    n_rows, n_classes = logits2d.shape
+    dtype = logits2d.dtype
+    shifted_exp = np.empty((n_rows, n_classes), dtype)
+    total = np.empty(n_rows, dtype)
+    losses = np.empty(n_rows, np.float64)
+    sums = np.zeros(2, np.float64)
+    bad = _k_cross_entropy_small(logits2d, target1d, weight, ignore_index, smoothing,
+                                 shifted_exp, total, losses, sums)
+    if bad >= 0:
+        raise _target_error(target1d[bad], n_classes, ignore_index)
+    total_weight = float(sums[1])
+    if reduction == "none":
+        loss = losses.astype(dtype)
+    elif reduction == "sum":
+        loss = np.asarray(sums[0], dtype)
+    else:
+        loss = np.asarray(sums[0] / total_weight if total_weight != 0 else np.nan, dtype)
+    return loss, (shifted_exp, total, total_weight)
+
+
 def _check_targets(target, n_classes, ignore_index):
     valid = target[target != ignore_index]
     if valid.size and (valid.min() < 0 or valid.max() >= n_classes):
@@ -148,6 +243,11 @@ def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smooth
         raise ValueError(f"cross_entropy: {reduction} is not a valid value for reduction; "
                          f"expected 'none', 'mean' or 'sum'.")
     n_rows, n_classes = logits2d.shape
+    if (0 < logits2d.size <= _SMALL_CE and logits2d.dtype in _FLOATS
+            and logits2d.flags.c_contiguous and target1d.dtype == np.int64
+            and (weight is None or weight.dtype == logits2d.dtype)):
+        return _small_forward(logits2d, target1d, weight, ignore_index, float(label_smoothing),
+                              reduction)
     _check_targets(target1d, n_classes, ignore_index)
     dtype = logits2d.dtype
     w = np.ones(n_classes, dtype) if weight is None else weight
@@ -183,7 +283,12 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
     n_rows, n_classes = logits2d.shape
     # the kernel indexes by target without bounds checks: check in this call, never trust the
     # forward's check (the targets may have been written since, e.g. through a .numpy() alias)
-    _check_targets(target1d, n_classes, ignore_index)
+    if logits2d.size <= _SMALL_CE and target1d.dtype == np.int64:
+        bad = _k_first_bad_target(target1d, n_classes, ignore_index)
+        if bad >= 0:
+            raise _target_error(target1d[bad], n_classes, ignore_index)
+    else:
+        _check_targets(target1d, n_classes, ignore_index)
     dtype = logits2d.dtype
     w = np.ones(n_classes, dtype) if weight is None else weight
     if reduction == "none":
@@ -202,5 +307,9 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
         _k_cross_entropy_bwd(shifted_exp[lo:hi], total[lo:hi], target1d[lo:hi], w, ignore_index,
                              smoothing, row_scale[lo:hi], grad[lo:hi])
 
+    if n_rows < 2 * max(1, _GRAIN // n_classes):  # one part: no closure, no hand-off
+        _k_cross_entropy_bwd(shifted_exp, total, target1d, w, ignore_index, smoothing, row_scale,
+                             grad)
+        return grad
     parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
     return grad

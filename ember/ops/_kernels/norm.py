@@ -196,9 +196,16 @@ def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
         row = x[r]
         mean = _sum(row) / dim
         invstd = 1.0 / math.sqrt(_sum_sq_dev(row, mean) / dim + eps)
+        # statistics in float64, the output pass in x's dtype (float32: twice the SIMD lanes
+        # and no conversions; 138 -> 100 us for (1024, 256) on one core). The mean is the pair
+        # mean_x + rest (rest = what rounding it to x's dtype lost), subtracted one after the
+        # other, so a mean far from 0 next to the spread keeps the float64 pass's accuracy
+        mean_x = row.dtype.type(mean)
+        rest = row.dtype.type(mean - mean_x)
+        invstd_x = row.dtype.type(invstd)
         dst = y[r]
         for t in range(dim):
-            dst[t] = (row[t] - mean) * invstd * weight[t] + bias[t]
+            dst[t] = ((row[t] - mean_x) - rest) * invstd_x * weight[t] + bias[t]
         mean_out[r] = mean
         invstd_out[r] = invstd
 
@@ -216,16 +223,17 @@ def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo
             g = gy[r]
             row = x[r]
             mu = mean[r]
-            istd = float(invstd[r])
-            # with gw_t = g_t * w_t: dL/dx = invstd * (gw - mean(gw) - xhat * mean(gw * xhat))
+            istd = invstd[r]
+            # with gw_t = g_t * w_t: dL/dx = invstd * (gw - mean(gw) - xhat * mean(gw * xhat));
+            # the row sums in float64, the elementwise passes in x's dtype (as the forward's)
             sum_gw = 0.0
             sum_gw_dev = 0.0
             for t in range(dim):
                 gwt = g[t] * weight[t]
                 sum_gw += gwt
                 sum_gw_dev += gwt * (row[t] - mu)
-            mean_gw = sum_gw / dim
-            proj = sum_gw_dev * istd * istd / dim
+            mean_gw = row.dtype.type(sum_gw / dim)
+            proj = row.dtype.type(sum_gw_dev * float(istd) * float(istd) / dim)
             dst = gx[r]
             for t in range(dim):
                 dev = row[t] - mu

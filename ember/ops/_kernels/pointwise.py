@@ -228,6 +228,13 @@ def clamp(x, lo, hi):
     (AMD EPYC, (8,64,32,32): 194 vs 47 us), and ``np.maximum`` turns -0.0 into 0.0 where torch
     keeps -0.0. Falls back to ``np.clip`` for other dtypes and non-dense layouts.
     """
+    if x.dtype in _FLOATS and x.flags.c_contiguous and x.size < split._MIN_WORK:
+        # a small dense array (a small batch's activations): the kernel straight away, with
+        # none of the layout and threading steps below (~2 us of a 4 us relu)
+        out = reusable_empty(x.shape, x.dtype)
+        typed = x.dtype.type
+        _k_clamp(x.reshape(-1), typed(lo), typed(hi), out.reshape(-1))
+        return out
     flats = _flat_views(x)
     if flats is None:
         return np.clip(x, lo, hi, out=reusable_like(x))
@@ -242,6 +249,13 @@ def clamp(x, lo, hi):
 def masked_grad(g, x, lo, hi):
     """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere; ``lo``/``hi`` may be
     +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
+    if (g.dtype in _FLOATS and g.dtype == x.dtype and g.shape == x.shape
+            and g.size < split._MIN_WORK and g.flags.c_contiguous and x.flags.c_contiguous):
+        # small and dense: the kernel straight away, as in clamp
+        out = reusable_empty(g.shape, g.dtype)
+        typed = x.dtype.type
+        _k_masked_grad(g.reshape(-1), x.reshape(-1), typed(lo), typed(hi), out.reshape(-1))
+        return out
     if not _fusable(g, x):
         if not (g.shape == x.shape and g.dtype == x.dtype and g.dtype in _FLOATS):
             return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))

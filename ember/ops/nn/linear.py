@@ -3,14 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._backend import gemm, reusable_empty
-from ..._kernel_threads import (
-    SMALL_GEMM,
-    blas_threads_enter,
-    blas_threads_exit,
-    small_gemm_enter,
-    small_gemm_exit,
-)
+from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
+from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
@@ -36,8 +30,18 @@ class Linear(Op):
         blas = small_gemm_enter(macs)  # NOTE [One BLAS thread for small GEMMs]
         try:
             split = _split(macs)
+            if split and _rows_in_parts_ok(x, weight, bias):
+                # a transformer's (B, T, d) activations as one (B*T, d) product, in parts of
+                # rows that each add the bias to their rows
+                return _rows_in_parts(x, weight.T, bias)
             if x.ndim == 2 and split:
                 y = _ksplit.gemm_oriented(x, weight.T)
+            elif (bias is not None and x.ndim == 2 and x.dtype in _FLOATS
+                  and x.dtype == weight.dtype == bias.dtype and x.flags.c_contiguous
+                  and x.shape[0] * weight.shape[0] * x.itemsize < REUSE_MIN_BYTES):
+                # a small batch (the decode path, a small MLP): the bias goes in with the
+                # GEMM's own result pass (NOTE [GEMM orientation]); too small for the pool
+                return gemm(x, weight.T, bias=bias)
             else:  # a transformer's (B, T, d) activations split as one (B*T, d) product
                 y = _product(x, weight.T, split)
         finally:
@@ -82,6 +86,30 @@ def _product(x, wt, split=False):
     return rows_matmul(x, wt) if x.ndim > 2 else gemm(x, wt)
 
 
+def _rows_in_parts_ok(x, weight, bias):
+    """Whether `_rows_in_parts` computes this forward: C-contiguous float x with at least as
+    many rows as outputs (else split.gemm splits the columns), one dtype throughout."""
+    n_rows = x.size // x.shape[-1] if x.ndim and x.shape[-1] else 0
+    return (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == weight.dtype
+            and n_rows >= weight.shape[0] and (bias is None or bias.dtype == x.dtype))
+
+
+def _rows_in_parts(x, wt, bias):
+    """x @ W^T + b in parts of x's rows on the kernel threads (split-GEMM mode): each part one
+    OpenBLAS call on one thread plus the bias added to its rows, so that the bias pass is not
+    left to the calling thread alone; into a reused buffer (NOTE [Reused buffers])."""
+    out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
+    x2, out2 = x.reshape(-1, x.shape[-1]), out.reshape(-1, wt.shape[1])
+
+    def part(lo, hi):
+        np.matmul(x2[lo:hi], wt, out=out2[lo:hi])
+        if bias is not None:
+            out2[lo:hi] += bias
+
+    _ksplit.blas_parts(part, x2.shape[0])
+    return out
+
+
 def _numpy_backward_ok(g, x, w):
     """Whether the gradients can be NumPy GEMMs on the arrays: no create_graph (nothing to
     record), one float dtype, at least one row (see `_backward_numpy`)."""
@@ -107,31 +135,31 @@ def _backward_numpy(g, x, w, need):
                 from .._kernels.outer import outer  # (local: the import block is busy today)
                 gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
             else:
-                if split:
+                if split and turns_round(g2, w):
                     gx = _make(_ksplit.gemm_oriented(g2, w).reshape(x.shape))
                 else:
                     out = reusable_empty(x.shape, g.dtype)  # NOTE [Reused buffers]
-                    gemm(g2, w, out=out.reshape(g2.shape[0], n_in))
+                    (_ksplit.gemm if split else gemm)(g2, w, out=out.reshape(g2.shape[0], n_in))
                     gx = _make(out)
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
             (_ksplit.gemm if split else np.matmul)(g2.T, x.reshape(-1, n_in), out=out)
             gw = _make(out)
         if len(need) > 2 and need[2]:
-            # under `split` still on one OpenBLAS thread: a matrix-vector product on two would
-            # wake OpenBLAS's worker, which then spins beside the kernel threads
-            gb = _make(_column_sums(g2) if not split else _one_blas_thread(_column_sums, g2))
+            gb = _make(_column_sums(g2) if not split else _column_sums_in_parts(g2))
     finally:
         small_gemm_exit(blas)
     return gx, gw, gb
 
 
-def _one_blas_thread(fn, *args):
-    before = blas_threads_enter(1)
-    try:
-        return fn(*args)
-    finally:
-        blas_threads_exit(before)
+def _column_sums_in_parts(g2):
+    """`_column_sums` in parts of the columns on the kernel threads, each on one OpenBLAS thread
+    (split-GEMM mode: on two, BLAS's matrix-vector product would wake OpenBLAS's spinning
+    worker beside the kernel threads)."""
+    out = np.empty(g2.shape[1], g2.dtype)
+    _ksplit.blas_parts(lambda lo, hi: np.copyto(out[lo:hi], _column_sums(g2[:, lo:hi])),
+                       g2.shape[1])
+    return out
 
 
 _ONES = {}  # (rows, dtype) -> a read-only vector of ones for `_column_sums`

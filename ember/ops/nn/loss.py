@@ -23,6 +23,8 @@ from .activation import Softmax
 
 def _to_rows(x, cdim):
     """(M, C) C-contiguous rows of an array with its class dim moved last."""
+    if cdim == x.ndim - 1 and x.flags.c_contiguous:  # (N, C) logits: nothing moves
+        return x.reshape(-1, x.shape[-1]), x.shape
     moved = np.moveaxis(x, cdim, -1)
     return np.ascontiguousarray(moved).reshape(-1, moved.shape[-1]), moved.shape
 
@@ -33,7 +35,9 @@ class CrossEntropyLoss(Op):
     @staticmethod
     def forward(ctx, x, target, weight, ignore_index, smoothing, reduction, cdim):
         rows, _ = _to_rows(x, cdim)
-        t = np.ascontiguousarray(target, dtype=np.int64).reshape(-1)
+        t = target.reshape(-1) if target.dtype == np.int64 else target.astype(np.int64).reshape(-1)
+        if not t.flags.c_contiguous:
+            t = np.ascontiguousarray(t)
         w = None if weight is None else np.ascontiguousarray(weight, dtype=x.dtype)
         loss, saved = _kloss.cross_entropy_forward(rows, t, w, ignore_index, smoothing,
                                                    reduction)
@@ -70,6 +74,8 @@ class CrossEntropyBackward(Op):
         rows, moved_shape = _to_rows(x, cdim)
         g = _kloss.cross_entropy_backward(grad, rows, target, kernel_saved, weight, ignore_index,
                                           smoothing, reduction)
+        if cdim == len(moved_shape) - 1:
+            return g.reshape(moved_shape)
         return np.ascontiguousarray(np.moveaxis(g.reshape(moved_shape), -1, cdim))
 
     @staticmethod
