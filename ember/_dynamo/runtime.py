@@ -106,9 +106,11 @@ class CompiledGraph:
     def run(self, inputs):
         arrays = [t._data for t in inputs]
         blas = _blas_enter(self.blas_threads)
+        kernel = _kernel_enter(REPLAY_KERNEL_THREADS[0] if self.blas_threads == 1 else None)
         try:
             out_arrays, values = self.fwd(arrays, self.ext, inputs)
         finally:
+            _kernel_exit(kernel)
             _blas_exit(blas)
         outs = []
         for i, a in enumerate(out_arrays):
@@ -179,6 +181,54 @@ def _read_env():
 
 
 REPLAY_BLAS_THREADS[0] = _read_env()
+
+
+# NOTE [Kernel threads in a replay]
+# EMBER_COMPILE_KERNEL_THREADS=N (read at import; default off) runs the replays that NOTE [BLAS
+# threads in a replay] puts on one OpenBLAS thread with ember's kernel threads at N (NOTE
+# [Kernel threads] in _kernel_threads.py), eager code keeping its own setting: the second core,
+# which such a replay leaves idle, then takes part of Adam's update, of the embedding lookups and
+# of their gradients (NCF: ~1.7 of its ~3.8 ms, one thread, smoke). Results are the same for
+# any thread count (each kernel splits elementwise or over disjoint rows). An explicit
+# ember.set_num_threads() wins over it. Off by default until a quiet A/B says otherwise: the pool
+# lost the quiet window for eager models, where OpenBLAS's spinning thread held the second
+# core; here OpenBLAS is at one thread, unless an eager step with a multi-threaded GEMM ran
+# within OpenBLAS's spin time (~0.1 s) before.
+REPLAY_KERNEL_THREADS = [None]
+
+
+def _read_kernel_env():
+    env = os.environ.get("EMBER_COMPILE_KERNEL_THREADS", "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"EMBER_COMPILE_KERNEL_THREADS: expected a positive integer; got "
+                         f"{env!r}.")
+    return n
+
+
+REPLAY_KERNEL_THREADS[0] = _read_kernel_env()
+
+
+def _kernel_enter(n):
+    """Let parallel_range use n threads during a replay (None: leave it); returns what to
+    restore."""
+    if n is None:
+        return None
+    from .. import _kernel_threads
+    before = _kernel_threads._default[0]
+    _kernel_threads._default[0] = n
+    return (before,)
+
+
+def _kernel_exit(before):
+    if before is not None:
+        from .. import _kernel_threads
+        _kernel_threads._default[0] = before[0]
 
 
 def replay_blas_threads(cap):
