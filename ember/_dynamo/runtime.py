@@ -194,7 +194,13 @@ REPLAY_BLAS_THREADS[0] = _read_env()
 # lost the quiet window for eager models, where OpenBLAS's spinning thread held the second
 # core; here OpenBLAS is at one thread, unless an eager step with a multi-threaded GEMM ran
 # within OpenBLAS's spin time (~0.1 s) before.
+# EMBER_COMPILE_SPLIT_GEMMS=1 (with the switch above at 2 or more) also runs such a replay's
+# bigger GEMMs in parts on those threads (NOTE [Convolution GEMMs on the kernel threads] in
+# ops/_kernels/split.py: NCF's fc1, 2^23 multiply-adds, forward and backward); a split GEMM
+# may round differently from a whole one (the BLAS kernel's block edges), so this one is equal
+# to eager up to float rounding, not bit for bit.
 REPLAY_KERNEL_THREADS = [None]
+REPLAY_SPLIT_GEMMS = [False]
 
 
 def _read_kernel_env():
@@ -212,6 +218,7 @@ def _read_kernel_env():
 
 
 REPLAY_KERNEL_THREADS[0] = _read_kernel_env()
+REPLAY_SPLIT_GEMMS[0] = os.environ.get("EMBER_COMPILE_SPLIT_GEMMS", "").strip() == "1"
 
 
 def _kernel_enter(n):
@@ -220,15 +227,21 @@ def _kernel_enter(n):
     if n is None:
         return None
     from .. import _kernel_threads
-    before = _kernel_threads._default[0]
+    from ..ops._kernels import split
+    split.split_gemms()  # reads EMBER_SPLIT_GEMMS once, so that the exit restores it
+    before = (_kernel_threads._default[0], split._split_gemms[0])
     _kernel_threads._default[0] = n
-    return (before,)
+    if REPLAY_SPLIT_GEMMS[0]:
+        split._split_gemms[0] = True
+    return before
 
 
 def _kernel_exit(before):
     if before is not None:
         from .. import _kernel_threads
+        from ..ops._kernels import split
         _kernel_threads._default[0] = before[0]
+        split._split_gemms[0] = before[1]
 
 
 def replay_blas_threads(cap):

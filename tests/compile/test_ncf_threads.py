@@ -144,3 +144,33 @@ def test_replay_kernel_threads_env_must_be_a_positive_integer(monkeypatch):
     assert runtime._read_kernel_env() == 2
     monkeypatch.delenv("EMBER_COMPILE_KERNEL_THREADS")
     assert runtime._read_kernel_env() is None
+
+
+def test_replay_split_gemms_switch_is_close_to_eager_and_restored(monkeypatch):
+    from ember._dynamo import runtime
+    from ember.ops._kernels import split
+    monkeypatch.setattr(runtime, "REPLAY_KERNEL_THREADS", [2])
+    monkeypatch.setattr(runtime, "REPLAY_SPLIT_GEMMS", [True])
+    seen = []
+    real = split.blas_parts
+
+    def spy(fn, size, align=None):
+        seen.append(split.split_gemms())
+        return real(fn, size, align)
+
+    monkeypatch.setattr(split, "blas_parts", spy)
+    ember.manual_seed(0)
+    lin = ember.nn.Linear(64, 32)  # 4096 x 64 x 32 = 2^23 multiply-adds: split
+    twin = copy.deepcopy(lin)
+    x = ember.from_numpy(np.random.default_rng(5).standard_normal((4096, 64)).astype(np.float32))
+    c = ember.compile(lambda t: lin(t).square().sum())
+    for _ in range(3):
+        lin.zero_grad()
+        got = c(x)
+        got.backward()
+    assert any(seen) and not split.split_gemms()  # split inside replays only, then restored
+    want = twin(x).square().sum()
+    want.backward()
+    np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
+    np.testing.assert_allclose(lin.weight.grad.numpy(), twin.weight.grad.numpy(), rtol=1e-4,
+                               atol=1e-3)
