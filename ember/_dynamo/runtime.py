@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 
 import numpy as np
 
@@ -221,27 +222,37 @@ REPLAY_KERNEL_THREADS[0] = _read_kernel_env()
 REPLAY_SPLIT_GEMMS[0] = os.environ.get("EMBER_COMPILE_SPLIT_GEMMS", "").strip() == "1"
 
 
+_KERNEL_LOCK = threading.Lock()
+_KERNEL_ACTIVE = [0, None]  # replays inside _kernel_enter, and the settings to restore
+
+
 def _kernel_enter(n):
-    """Let parallel_range use n threads during a replay (None: leave it); returns what to
-    restore."""
+    """Let parallel_range use n threads during a replay (None: leave it); returns whether it
+    did. Replays running at once on several threads share one setting, restored by the last."""
     if n is None:
-        return None
+        return False
     from .. import _kernel_threads
     from ..ops._kernels import split
-    split.split_gemms()  # reads EMBER_SPLIT_GEMMS once, so that the exit restores it
-    before = (_kernel_threads._default[0], split._split_gemms[0])
-    _kernel_threads._default[0] = n
-    if REPLAY_SPLIT_GEMMS[0]:
-        split._split_gemms[0] = True
-    return before
+    with _KERNEL_LOCK:
+        if _KERNEL_ACTIVE[0] == 0:
+            split.split_gemms()  # reads EMBER_SPLIT_GEMMS once, so that the exit restores it
+            _KERNEL_ACTIVE[1] = (_kernel_threads._default[0], split._split_gemms[0])
+            _kernel_threads._default[0] = n
+            if REPLAY_SPLIT_GEMMS[0]:
+                split._split_gemms[0] = True
+        _KERNEL_ACTIVE[0] += 1
+    return True
 
 
-def _kernel_exit(before):
-    if before is not None:
-        from .. import _kernel_threads
-        from ..ops._kernels import split
-        _kernel_threads._default[0] = before[0]
-        split._split_gemms[0] = before[1]
+def _kernel_exit(entered):
+    if not entered:
+        return
+    from .. import _kernel_threads
+    from ..ops._kernels import split
+    with _KERNEL_LOCK:
+        _KERNEL_ACTIVE[0] -= 1
+        if _KERNEL_ACTIVE[0] == 0:
+            _kernel_threads._default[0], split._split_gemms[0] = _KERNEL_ACTIVE[1]
 
 
 def replay_blas_threads(cap):

@@ -174,3 +174,15 @@ def test_replay_split_gemms_switch_is_close_to_eager_and_restored(monkeypatch):
     np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
     np.testing.assert_allclose(lin.weight.grad.numpy(), twin.weight.grad.numpy(), rtol=1e-4,
                                atol=1e-3)
+
+
+def test_replay_kernel_threads_nested_enter_restores_once():
+    from ember._dynamo import runtime
+    before = _kernel_threads._default[0]
+    a = runtime._kernel_enter(2)
+    b = runtime._kernel_enter(2)  # a replay on another thread meanwhile
+    runtime._kernel_exit(a)
+    assert _kernel_threads._default[0] == 2  # the other replay still runs with the pool
+    runtime._kernel_exit(b)
+    assert _kernel_threads._default[0] == before
+    assert runtime._kernel_enter(None) is False
