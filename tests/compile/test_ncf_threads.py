@@ -186,3 +186,38 @@ def test_replay_kernel_threads_nested_enter_restores_once():
     runtime._kernel_exit(b)
     assert _kernel_threads._default[0] == before
     assert runtime._kernel_enter(None) is False
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_replay_relu_backward_of_a_column_slice_equals_masked_grad(dtype):
+    from ember._dynamo.raw_backward import _relu
+    from ember.ops._kernels import pointwise
+    from ember.ops.unary import relu
+    rng = np.random.default_rng(6)
+    y = np.maximum(rng.standard_normal((300, 16)), 0).astype(dtype)
+    y[0, :4] = [np.inf, np.nan, -0.0, 1e-300]  # eager's rule: 0 < y < inf passes the gradient
+    ctx = type("Ctx", (), {"_to_save": (y,)})()
+    g = rng.standard_normal((300, 48)).astype(dtype)[:, 32:]
+    (got,) = _relu(relu, ctx, (g,), 1)
+    want = pointwise.masked_grad(np.ascontiguousarray(g), y, 0, np.inf)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_compiled_relu_after_cat_backward_equals_eager():
+    ember.manual_seed(0)
+    fc = ember.nn.Linear(8, 16)
+    twin = copy.deepcopy(fc)
+    x = ember.randn(64, 8)
+    a = ember.randn(64, 32, requires_grad=True)
+    w = ember.randn(48)
+
+    def f(m, a):
+        return (ember.cat([a, ember.relu(m(x))], dim=1) * w).sum()
+
+    c = ember.compile(lambda a: f(fc, a))
+    for _ in range(2):
+        fc.zero_grad()
+        c(a).backward()
+    f(twin, a).backward()
+    np.testing.assert_array_equal(fc.weight.grad.numpy(), twin.weight.grad.numpy())
+    np.testing.assert_array_equal(fc.bias.grad.numpy(), twin.bias.grad.numpy())
