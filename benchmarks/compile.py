@@ -1,7 +1,7 @@
 """ember.compile side by side with eager ember, torch eager and torch.compile, in one run.
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
-                                 [--no-torch-compile]
+                                 [--no-torch-compile] [--block N]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -45,20 +45,35 @@ except ImportError:  # the torch columns stay empty
     torch = None
 
 
-def _timed(fns, steps):
+def _order(fns, steps, block):
+    """The (name, fn) sequence to time: step by step interleaved, or with ``block`` steps of one
+    framework in a row (its first two untimed: None marks them)."""
+    if not block:
+        return [(k, f) for _ in range(steps) for k, f in fns.items()]
+    seq = []
+    for _ in range(-(-steps // block)):
+        for k, f in fns.items():
+            seq += [(None, f)] * 2 + [(k, f)] * block
+    return seq
+
+
+def _timed(fns, steps, block=0):
     """{name: (median wall ms, median cpu ms, median main-thread cpu ms)} running the fns
-    interleaved step by step. The process CPU time counts BLAS worker threads, including their
-    spin-waits; the main thread's CPU time is the work on the step's critical path."""
+    interleaved step by step (or in blocks: see --block). The process CPU time counts BLAS
+    worker threads, including their spin-waits; the main thread's CPU time is the work on the
+    step's critical path."""
     wall = {k: [] for k in fns}
     cpu = {k: [] for k in fns}
     main = {k: [] for k in fns}
-    for _ in range(steps):
-        for k, f in fns.items():
-            w, c, t = time.perf_counter(), time.process_time(), time.thread_time()
+    for k, f in _order(fns, steps, block):
+        if k is None:
             f()
-            main[k].append((time.thread_time() - t) * 1e3)
-            cpu[k].append((time.process_time() - c) * 1e3)
-            wall[k].append((time.perf_counter() - w) * 1e3)
+            continue
+        w, c, t = time.perf_counter(), time.process_time(), time.thread_time()
+        f()
+        main[k].append((time.thread_time() - t) * 1e3)
+        cpu[k].append((time.process_time() - c) * 1e3)
+        wall[k].append((time.perf_counter() - w) * 1e3)
     return {k: (statistics.median(wall[k]), statistics.median(cpu[k]),
                 statistics.median(main[k])) for k in fns}
 
@@ -139,7 +154,7 @@ _WHAT = {
 }
 
 
-def _row(name, make, steps, use_torch_compile):
+def _row(name, make, steps, use_torch_compile, block=0):
     fns = {}
     step, _ = make(ember, None)
     fns["ember eager"] = step
@@ -157,7 +172,7 @@ def _row(name, make, steps, use_torch_compile):
                 tstep()
             print(f"  (torch.compile warm-up of {name}: {time.perf_counter() - t0:.1f} s)")
             fns["torch.compile"] = tstep
-    res = _timed(fns, steps)
+    res = _timed(fns, steps, block)
     base = res["ember eager"]
     print(f"{name}: {_WHAT.get(name, '')}")
     for k, (w, c, m) in res.items():
@@ -234,6 +249,12 @@ def main():
     ap.add_argument("--only", default="ncf,block,block_small,fusion,compile_time,recompiles")
     ap.add_argument("--models", default="ncf,mobilenet_v2")
     ap.add_argument("--no-torch-compile", action="store_true")
+    # time each framework `--block` steps in a row (after two untimed ones) instead of step by
+    # step: OpenBLAS's worker spins ~0.1 s after a multi-threaded GEMM (eager ember's, torch's),
+    # so step-by-step interleaving hands that spinning thread to the next framework's step,
+    # which matters when a compiled replay runs its own kernel threads
+    # (EMBER_COMPILE_KERNEL_THREADS: NOTE [Kernel threads in a replay] in _dynamo/runtime.py)
+    ap.add_argument("--block", type=int, default=0)
     a = ap.parse_args()
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")
@@ -241,7 +262,7 @@ def main():
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
         if name in only:
-            _row(name, rows[name], a.steps, not a.no_torch_compile)
+            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block)
     if "recompiles" in only:
         _recompiles(a.steps)
     if "compile_time" in only:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import threading
 
 import numpy as np
 
@@ -106,9 +107,11 @@ class CompiledGraph:
     def run(self, inputs):
         arrays = [t._data for t in inputs]
         blas = _blas_enter(self.blas_threads)
+        kernel = _kernel_enter(REPLAY_KERNEL_THREADS[0] if self.blas_threads == 1 else None)
         try:
             out_arrays, values = self.fwd(arrays, self.ext, inputs)
         finally:
+            _kernel_exit(kernel)
             _blas_exit(blas)
         outs = []
         for i, a in enumerate(out_arrays):
@@ -179,6 +182,77 @@ def _read_env():
 
 
 REPLAY_BLAS_THREADS[0] = _read_env()
+
+
+# NOTE [Kernel threads in a replay]
+# EMBER_COMPILE_KERNEL_THREADS=N (read at import; default off) runs the replays that NOTE [BLAS
+# threads in a replay] puts on one OpenBLAS thread with ember's kernel threads at N (NOTE
+# [Kernel threads] in _kernel_threads.py), eager code keeping its own setting: the second core,
+# which such a replay leaves idle, then takes part of Adam's update, of the embedding lookups and
+# of their gradients (NCF: ~1.7 of its ~3.8 ms, one thread, smoke). Results are the same for
+# any thread count (each kernel splits elementwise or over disjoint rows). An explicit
+# ember.set_num_threads() wins over it. Off by default until a quiet A/B says otherwise: the pool
+# lost the quiet window for eager models, where OpenBLAS's spinning thread held the second
+# core; here OpenBLAS is at one thread, unless an eager step with a multi-threaded GEMM ran
+# within OpenBLAS's spin time (~0.1 s) before.
+# EMBER_COMPILE_SPLIT_GEMMS=1 (with the switch above at 2 or more) also runs such a replay's
+# bigger GEMMs in parts on those threads (NOTE [Convolution GEMMs on the kernel threads] in
+# ops/_kernels/split.py: NCF's fc1, 2^23 multiply-adds, forward and backward); a split GEMM
+# may round differently from a whole one (the BLAS kernel's block edges), so this one is equal
+# to eager up to float rounding, not bit for bit.
+REPLAY_KERNEL_THREADS = [None]
+REPLAY_SPLIT_GEMMS = [False]
+
+
+def _read_kernel_env():
+    env = os.environ.get("EMBER_COMPILE_KERNEL_THREADS", "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"EMBER_COMPILE_KERNEL_THREADS: expected a positive integer; got "
+                         f"{env!r}.")
+    return n
+
+
+REPLAY_KERNEL_THREADS[0] = _read_kernel_env()
+REPLAY_SPLIT_GEMMS[0] = os.environ.get("EMBER_COMPILE_SPLIT_GEMMS", "").strip() == "1"
+
+
+_KERNEL_LOCK = threading.Lock()
+_KERNEL_ACTIVE = [0, None]  # replays inside _kernel_enter, and the settings to restore
+
+
+def _kernel_enter(n):
+    """Let parallel_range use n threads during a replay (None: leave it); returns whether it
+    did. Replays running at once on several threads share one setting, restored by the last."""
+    if n is None:
+        return False
+    from .. import _kernel_threads
+    from ..ops._kernels import split
+    with _KERNEL_LOCK:
+        if _KERNEL_ACTIVE[0] == 0:
+            split.split_gemms()  # reads EMBER_SPLIT_GEMMS once, so that the exit restores it
+            _KERNEL_ACTIVE[1] = (_kernel_threads._default[0], split._split_gemms[0])
+            _kernel_threads._default[0] = n
+            if REPLAY_SPLIT_GEMMS[0]:
+                split._split_gemms[0] = True
+        _KERNEL_ACTIVE[0] += 1
+    return True
+
+
+def _kernel_exit(entered):
+    if not entered:
+        return
+    from .. import _kernel_threads
+    from ..ops._kernels import split
+    with _KERNEL_LOCK:
+        _KERNEL_ACTIVE[0] -= 1
+        if _KERNEL_ACTIVE[0] == 0:
+            _kernel_threads._default[0], split._split_gemms[0] = _KERNEL_ACTIVE[1]
 
 
 def replay_blas_threads(cap):

@@ -5,10 +5,16 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
+from ..._kernel_threads import num_workers, parallel_range
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
 from .._kernels import pointwise as _kpoint
+
+# rows x D elements per kernel-thread part of a gradient or a lookup (NOTE [Kernel threads];
+# off unless the kernel threads are on, e.g. in a compiled replay with
+# EMBER_COMPILE_KERNEL_THREADS: NOTE [Kernel threads in a replay] in _dynamo/runtime.py)
+_GRAIN = 1 << 16
 
 
 class Embedding(Op):
@@ -17,7 +23,7 @@ class Embedding(Op):
     @staticmethod
     def forward(ctx, weight, indices, padding_idx, scale_grad_by_freq):
         remember(ctx, weight, indices, padding_idx, scale_grad_by_freq)
-        return np.take(weight, indices, axis=0)
+        return lookup(weight, indices)
 
     @staticmethod
     def backward(ctx, grad):
@@ -41,22 +47,45 @@ class Embedding(Op):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_add_rows(acc, idx, rows):
-    """acc[idx[k]] += rows[k] for k in order (pointwise._k_index_add_rows' sums, with unsigned
-    column offsets so that the row loop vectorizes: NOTE [Unsigned loop indices] in
-    optim/_kernels.py). Returns -1, or the first k whose index is outside [0, len(acc))."""
+def _k_add_rows(acc, idx, rows, row_stride, lo, hi, zero):
+    """Rows lo..hi of acc set to ``zero`` (0 in acc's dtype), then acc[idx[k]] += row k for
+    the k (in order) whose index falls in lo..hi (pointwise._k_index_add_rows' sums), row k
+    being rows[k * row_stride:][:D] of the flat ``rows`` (a column slice of a wider gradient
+    needs no copy). Parts over disjoint row ranges give the same sums as one call. Unsigned
+    offsets, so that the row loop vectorizes: NOTE [Unsigned loop indices] in
+    optim/_kernels.py. Returns -1, or the first k whose index is outside [0, len(acc))."""
     n, dim = acc.shape
-    flat, flat_rows = acc.ravel(), rows.ravel()
+    flat = acc.ravel()
     width = numba.uint64(dim)
+    stride = numba.uint64(row_stride)
+    for t in range(numba.uint64(lo) * width, numba.uint64(hi) * width):
+        flat[t] = zero
     for k in range(idx.shape[0]):
         i = idx[k]
         if i < 0 or i >= n:
             return k
-        src = numba.uint64(k) * width
+        if i < lo or i >= hi:
+            continue
+        src = numba.uint64(k) * stride
         dst = numba.uint64(i) * width
         for t in range(width):
-            flat[dst + t] += flat_rows[src + t]
+            flat[dst + t] += rows[src + t]
     return -1
+
+
+def _flat_rows(rows):
+    """(flat 1-D array, row stride in elements) over a 2-D array whose rows are each
+    contiguous (a column slice: cat's backward hands each table of NCF's MLP branch half of a
+    (B, 64) gradient); other layouts are copied first."""
+    if rows.flags.c_contiguous:
+        return rows.reshape(-1), rows.shape[1]
+    item = rows.itemsize
+    s0, s1 = rows.strides
+    if s1 != item or s0 % item or s0 < rows.shape[1] * item or rows.shape[0] == 0:
+        rows = np.ascontiguousarray(rows)
+        return rows.reshape(-1), rows.shape[1]
+    n = (rows.shape[0] - 1) * (s0 // item) + rows.shape[1]
+    return np.lib.stride_tricks.as_strided(rows, shape=(n,), strides=(item,)), s0 // item
 
 
 def dense_grad(num, idx, rows):
@@ -68,18 +97,25 @@ def dense_grad(num, idx, rows):
     and first writes cost ~45 us a table; the gradient is now a pooled buffer (NOTE [Reused
     buffers] in _backend.py: reused once zero_grad() has dropped last step's .grad) zeroed in
     place, then the rows are scatter-added by the same kernel and in the same order as before,
-    so the values are unchanged."""
+    so the values are unchanged. A column slice of a wider gradient is read in place (its
+    rows' starts a fixed stride apart): copying it first cost ~27 us a table (4096 rows of 32
+    float32, hot, smoke) and half a MB more of cache."""
     if rows.dtype not in _kpoint._FLOATS:
         return _kpoint.index_add_rows(num, idx, rows)
     acc = reusable_empty((num, rows.shape[1]), rows.dtype)
-    acc.fill(0)
     idx = np.ascontiguousarray(idx, np.int64)
-    # a column slice (NCF: cat's backward hands each table half of a (B, 64) gradient) is
-    # copied first: the kernel's loop over a strided row does not vectorize (70 against 24 us
-    # for 4096 rows of 32 float32, plus ~15 us for the copy; smoke)
-    bad = _k_add_rows(acc, idx, np.ascontiguousarray(rows))
-    if bad >= 0:
-        raise IndexError(f"index_add: index {idx[bad]} is out of range for {num} rows")
+    flat, stride = _flat_rows(rows)
+    zero = acc.dtype.type(0)
+    bad = []
+
+    def part(lo, hi):  # NOTE [Kernel threads]: parts own disjoint rows of acc
+        k = _k_add_rows(acc, idx, flat, stride, lo, hi, zero)
+        if k >= 0:
+            bad.append(k)
+
+    parallel_range(part, num, max(1, _GRAIN // max(1, rows.shape[1])))
+    if bad:
+        raise IndexError(f"index_add: index {idx[min(bad)]} is out of range for {num} rows")
     return acc
 
 
@@ -90,15 +126,15 @@ def remember(ctx, weight, indices, padding_idx, scale_grad_by_freq):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_gather_cols(out, weight, idx, col):
-    """out[r, col:col + D] = weight[idx[r]]; returns -1, or the first r whose index is outside
-    [0, len(weight)) (nothing written for it or after it), which eager's lookup rejects. Flat
-    unsigned offsets: numba's negative-index check on signed ones kept the row copy scalar
-    (80 us against 25 us for 4096 rows of 32 float32, smoke)."""
+def _k_gather_cols(out, weight, idx, col, lo, hi):
+    """out[r, col:col + D] = weight[idx[r]] for r in lo..hi; returns -1, or the first r whose
+    index is outside [0, len(weight)) (nothing written for it or after it in the range), which
+    eager's lookup rejects. Flat unsigned offsets: numba's negative-index check on signed ones
+    kept the row copy scalar (80 us against 25 us for 4096 rows of 32 float32, smoke)."""
     n, dim = weight.shape
     flat_out, flat_w = out.ravel(), weight.ravel()
     width = numba.uint64(out.shape[1])
-    for r in range(idx.shape[0]):
+    for r in range(lo, hi):
         i = idx[r]
         if i < 0 or i >= n:
             return r
@@ -107,6 +143,38 @@ def _k_gather_cols(out, weight, idx, col):
         for t in range(numba.uint64(dim)):
             flat_out[dst + t] = flat_w[src + t]
     return -1
+
+
+def _gather_parts(flat, tables, n_rows):
+    """Rows of the (n_rows, total) ``flat`` from ``tables`` = [(weight, int64 indices, first
+    column)], in row parts on the kernel threads; returns the first bad (row, table) or None."""
+    dim = sum(w.shape[1] for w, _, _ in tables)
+    bad = []
+
+    def part(lo, hi):  # NOTE [Kernel threads]: parts write disjoint rows
+        for j, (w, i64, col) in enumerate(tables):
+            r = _k_gather_cols(flat, w, i64, col, lo, hi)
+            if r >= 0:
+                bad.append((r, j))
+                return
+
+    parallel_range(part, n_rows, max(1, _GRAIN // max(1, dim)))
+    return min(bad) if bad else None
+
+
+def lookup(weight, indices):
+    """``np.take(weight, indices, axis=0)``: with the kernel threads on (a compiled replay with
+    EMBER_COMPILE_KERNEL_THREADS) a float table's rows are copied in parts by the threads; the
+    same values either way. An index out of range goes to np.take, which raises."""
+    if num_workers() < 2 or weight.dtype not in _kpoint._FLOATS or weight.ndim != 2 or \
+            indices.size * weight.shape[1] < 2 * _GRAIN:
+        return np.take(weight, indices, axis=0)
+    out = np.empty(tuple(indices.shape) + (weight.shape[1],), weight.dtype)
+    i64 = np.ascontiguousarray(indices, np.int64).reshape(-1)
+    if _gather_parts(out.reshape(-1, weight.shape[1]), [(np.ascontiguousarray(weight), i64, 0)],
+                     i64.size) is not None:
+        return np.take(weight, indices, axis=0)
+    return out
 
 
 def gather_cat(ctxs, weights, indices, padding_idx, scale):
@@ -119,12 +187,15 @@ def gather_cat(ctxs, weights, indices, padding_idx, scale):
     out = np.empty(tuple(indices[0].shape) + (total,), weights[0].dtype)
     flat = out.reshape(-1, total)
     col = 0
+    tables = []
     for ctx, w, idx, pad, sc in zip(ctxs, weights, indices, padding_idx, scale, strict=True):
         remember(ctx, w, idx, pad, sc)
-        i64 = np.ascontiguousarray(idx, np.int64).reshape(-1)
-        bad = _k_gather_cols(flat, np.ascontiguousarray(w), i64, col)
-        if bad >= 0:
-            raise IndexError(f"embedding: index out of range in self: index {i64[bad]} for a "
-                             f"weight with {w.shape[0]} rows (num_embeddings).")
+        tables.append((np.ascontiguousarray(w), np.ascontiguousarray(idx, np.int64).reshape(-1),
+                       col))
         col += w.shape[1]
+    bad = _gather_parts(flat, tables, flat.shape[0])
+    if bad is not None:
+        w, i64, _ = tables[bad[1]]
+        raise IndexError(f"embedding: index out of range in self: index {i64[bad[0]]} for a "
+                         f"weight with {w.shape[0]} rows (num_embeddings).")
     return out
