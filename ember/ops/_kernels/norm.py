@@ -14,7 +14,7 @@ import numba
 import numpy as np
 
 from ..._backend import reusable_empty
-from ..._kernel_threads import parallel_range
+from ..._kernel_threads import conv_scope, parallel_range
 from . import split
 
 PARALLEL = False
@@ -161,9 +161,10 @@ def batchnorm_forward_train(x, weight, bias, eps):
     y = reusable_empty(x.shape, x.dtype)  # NOTE [Reused buffers] in _backend.py
     mean = np.empty(n_chan, x.dtype)
     invstd = np.empty(n_chan, x.dtype)
-    # NOTE [Two halves on two threads] in split.py
-    split.run(_k_batchnorm_fwd, n_chan, x3.size, x3, w, b, float(eps), y.reshape(x3.shape),
-              mean, invstd)
+    # NOTE [Two halves on two threads] in split.py; NOTE [Conv threads] in _kernel_threads.py
+    with conv_scope():
+        split.run(_k_batchnorm_fwd, n_chan, x3.size, x3, w, b, float(eps), y.reshape(x3.shape),
+                  mean, invstd)
     return y, mean, invstd
 
 
@@ -180,8 +181,9 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
     gx = np.empty_like(x) if need_x else np.empty((0, 0, 0), x.dtype)
     gw = np.empty(n_chan, x.dtype)
     gb = np.empty(n_chan, x.dtype)
-    split.run(_k_batchnorm_bwd, n_chan, x3.size, grad_y.reshape(x3.shape), x3, w, mean, invstd,
-              bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb)
+    with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
+        split.run(_k_batchnorm_bwd, n_chan, x3.size, grad_y.reshape(x3.shape), x3, w, mean,
+                  invstd, bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb)
     return (gx if need_x else None), (gw if need_w else None), gb
 
 
