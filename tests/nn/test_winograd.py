@@ -283,3 +283,28 @@ def test_split_run_propagates_errors_and_covers_the_range(monkeypatch):
 
     with pytest.raises(ValueError, match=r"upper part \d+\.\.\d+"):
         split.run(fail, 10, 1)
+
+
+@pytest.mark.parametrize("shape, padding", [((2, 3, 9, 7), (1, 1)), ((1, 2, 6, 6), (0, 0)),
+                                            ((2, 1, 5, 11), (2, 1)), ((1, 1, 3, 3), (0, 2))])
+def test_winograd4_input_transform_is_bt_d_b(rng, shape, padding):
+    """F(4x4, 3x3)'s input transform (two passes per row of tiles) against B^T d B of every
+    6x6 tile of the zero-padded input, with B^T from winograd4.py's docstring (float64)."""
+    from ember.ops._kernels import winograd4
+    bt = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+                   [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], float)
+    x = rng.standard_normal(shape)
+    n, c, h, w = shape
+    ph, pw = padding
+    th, tw = winograd._tiles(h, w, ph, pw, 4)
+    v = np.full((36, c, n * th * tw), np.nan)
+    winograd4._k_input(x, v, ph, pw, th, tw, 0, c)
+    padded = np.zeros((n, c, 4 * th + 2, 4 * tw + 2))
+    padded[:, :, ph:ph + h, pw:pw + w] = x
+    for i in range(th):
+        for j in range(tw):
+            d = padded[:, :, 4 * i:4 * i + 6, 4 * j:4 * j + 6]
+            want = np.einsum("ab,ncbe,fe->afnc", bt, d, bt).reshape(36, n, c)
+            t = np.arange(n) * th * tw + i * tw + j
+            np.testing.assert_allclose(v[:, :, t], want.transpose(0, 2, 1), rtol=1e-12,
+                                       atol=1e-12)

@@ -91,35 +91,38 @@ def _consts(probe):
 
 @numba.njit(nogil=True, cache=True)
 def _k_input(x, v, ph, pw, th, tw, lo, hi):
-    """v[:, c, t] = B^T d B for every 6x6 input tile d of every (sample, channel)."""
+    """v[:, c, t] = B^T d B for every 6x6 input tile d of every (sample, channel).
+
+    In two passes per row of tiles: B^T down every column of the padded row at once (one loop
+    over the whole width, which vectorizes, and each column shared by two neighbouring tiles is
+    transformed once), then B^T along each tile's 6 columns. The same arithmetic as a tile at a
+    time, so the same numbers; (8, 64, 32, 32) 0.99 -> 0.62 ms, (8, 128, 16, 16) 0.51 -> 0.34 ms
+    (one thread, best CPU time of 20)."""
     n_batch, n_chan, h, w = x.shape
     k = _consts(x)
     four, five = k[0], k[1]
-    plane = np.zeros((4 * th + 2, 4 * tw + 2), dtype=x.dtype)  # padded copy; border stays 0
+    width = 4 * tw + 2
+    plane = np.zeros((4 * th + 2, width), dtype=x.dtype)  # padded copy; border stays 0
+    cols = np.empty((6, width), dtype=x.dtype)  # B^T down each column of one row of tiles
     for c in range(lo, hi):
         for n in range(n_batch):
             _fill_interior(plane, x[n, c], ph, pw)
             for i in range(th):
                 r0, r1, r2 = plane[4 * i], plane[4 * i + 1], plane[4 * i + 2]
                 r3, r4, r5 = plane[4 * i + 3], plane[4 * i + 4], plane[4 * i + 5]
+                c0, c1, c2, c3, c4, c5 = cols[0], cols[1], cols[2], cols[3], cols[4], cols[5]
+                for q in range(width):
+                    e = _bt(r0[q], r1[q], r2[q], r3[q], r4[q], r5[q], four, five)
+                    c0[q], c1[q], c2[q], c3[q], c4[q], c5[q] = e[0], e[1], e[2], e[3], e[4], e[5]
                 base = (n * th + i) * tw
                 vt = v[:, c, base:base + tw]
-                for j in range(tw):
-                    q = 4 * j
-                    c0 = _bt(r0[q], r1[q], r2[q], r3[q], r4[q], r5[q], four, five)  # columns
-                    c1 = _bt(r0[q + 1], r1[q + 1], r2[q + 1], r3[q + 1], r4[q + 1], r5[q + 1],
-                             four, five)
-                    c2 = _bt(r0[q + 2], r1[q + 2], r2[q + 2], r3[q + 2], r4[q + 2], r5[q + 2],
-                             four, five)
-                    c3 = _bt(r0[q + 3], r1[q + 3], r2[q + 3], r3[q + 3], r4[q + 3], r5[q + 3],
-                             four, five)
-                    c4 = _bt(r0[q + 4], r1[q + 4], r2[q + 4], r3[q + 4], r4[q + 4], r5[q + 4],
-                             four, five)
-                    c5 = _bt(r0[q + 5], r1[q + 5], r2[q + 5], r3[q + 5], r4[q + 5], r5[q + 5],
-                             four, five)
-                    for a in range(6):  # along each row
-                        e = _bt(c0[a], c1[a], c2[a], c3[a], c4[a], c5[a], four, five)
-                        p = 6 * a
+                for a in range(6):  # along each row of each tile
+                    row = cols[a]
+                    p = 6 * a
+                    for j in range(tw):
+                        q = 4 * j
+                        e = _bt(row[q], row[q + 1], row[q + 2], row[q + 3], row[q + 4],
+                                row[q + 5], four, five)
                         vt[p, j], vt[p + 1, j], vt[p + 2, j] = e[0], e[1], e[2]
                         vt[p + 3, j], vt[p + 4, j], vt[p + 5, j] = e[3], e[4], e[5]
 
