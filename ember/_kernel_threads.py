@@ -48,7 +48,7 @@ import threading
 
 from . import _threads
 
-__all__ = ["parallel_range", "num_workers", "blas_parallel_range"]
+__all__ = ["parallel_range", "num_workers", "blas_parallel_range", "conv_scope"]
 
 
 class _Task:
@@ -147,6 +147,8 @@ def num_workers():
     requested = _threads._requested[0]
     if requested is not None:
         return requested
+    if _scoped[0]:  # inside a large convolution with EMBER_CONV_THREADS: NOTE [Conv threads]
+        return _scoped[0]
     if _default[0] is None:
         _default[0] = _default_threads()
     return _default[0]
@@ -283,3 +285,82 @@ def small_gemm_enter(macs):
 
 
 small_gemm_exit = blas_threads_exit
+
+
+# NOTE [Conv threads]
+# The kernel pool at two threads won VGG-19 and ResNet-50 in the quiet window only together with
+# the convolutions' GEMMs split over it (split.py's split mode: +7 % and +3 % img/s), and lost
+# GPT-S and MobileNetV2 (a pool worker shares its core with OpenBLAS's spinning thread after a
+# Linear's GEMM). EMBER_CONV_THREADS=N (read once; default off) gives the pool and the split
+# GEMMs to the convolution family alone: inside a convolution of at least CONV_MIN_MACS
+# multiply-adds (EMBER_CONV_MIN_MACS; the GEMM work that pays for the hand-offs), and inside
+# batch norm and pooling, `num_workers()` is N and `split.split_gemms()` is true; everywhere
+# else (Linear, attention, GELU, the optimizer) nothing changes. ember.set_num_threads() still
+# decides for every op when it was called. A thread-count change is judged on a quiet machine:
+#     EMBER_CONV_THREADS=2 python benchmarks/table1.py --only vgg19,resnet50 --no-inproc ...
+# against the same command without it.
+CONV_MIN_MACS = 1 << 24
+_scoped = [0]               # kernel threads in force inside the current convolution-family op
+_conv_threads = [None]      # EMBER_CONV_THREADS (0: off), read on first use
+
+
+def _conv_setting():
+    env = os.environ.get("EMBER_CONV_THREADS", "").strip()
+    n = 0
+    if env:
+        try:
+            n = int(env)
+        except ValueError:
+            raise ValueError(f"EMBER_CONV_THREADS: expected a positive integer; got "
+                             f"{env!r}.") from None
+        if n < 1:
+            raise ValueError(f"EMBER_CONV_THREADS: expected a positive integer; got {env!r}.")
+    macs = os.environ.get("EMBER_CONV_MIN_MACS", "").strip()
+    if macs:
+        try:
+            globals()["CONV_MIN_MACS"] = int(macs)
+        except ValueError:
+            raise ValueError(f"EMBER_CONV_MIN_MACS: expected an integer; got {macs!r}.") from None
+    _conv_threads[0] = n if n >= 2 else 0
+    return _conv_threads[0]
+
+
+class _ConvScope:
+    """Sets `_scoped` for the duration of a with-block and restores what was there."""
+
+    __slots__ = ("n", "before")
+
+    def __init__(self, n):
+        self.n = n
+
+    def __enter__(self):
+        self.before = _scoped[0]
+        _scoped[0] = self.n
+
+    def __exit__(self, *exc):
+        _scoped[0] = self.before
+
+
+class _NoScope:
+    __slots__ = ()
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        pass
+
+
+_NO_SCOPE = _NoScope()
+
+
+def conv_scope(macs=None):
+    """A context for one convolution-family op (NOTE [Conv threads]): the kernel pool of
+    EMBER_CONV_THREADS threads and split GEMMs inside when the switch is on and ``macs`` (the
+    op's multiply-adds; None for batch norm and pooling) reaches CONV_MIN_MACS; else a no-op."""
+    n = _conv_threads[0]
+    if n is None:
+        n = _conv_setting()
+    if not n or (macs is not None and macs < CONV_MIN_MACS) or _threads._requested[0] is not None:
+        return _NO_SCOPE
+    return _ConvScope(n)

@@ -283,3 +283,48 @@ def test_split_run_propagates_errors_and_covers_the_range(monkeypatch):
 
     with pytest.raises(ValueError, match=r"upper part \d+\.\.\d+"):
         split.run(fail, 10, 1)
+
+
+@pytest.mark.parametrize("shape, padding", [((2, 3, 9, 7), (1, 1)), ((1, 2, 6, 6), (0, 0)),
+                                            ((2, 1, 5, 11), (2, 1)), ((1, 1, 3, 3), (0, 2))])
+def test_winograd4_input_transform_is_bt_d_b(rng, shape, padding):
+    """F(4x4, 3x3)'s input transform (two passes per row of tiles) against B^T d B of every
+    6x6 tile of the zero-padded input, with B^T from winograd4.py's docstring (float64)."""
+    from ember.ops._kernels import winograd4
+    bt = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+                   [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], float)
+    x = rng.standard_normal(shape)
+    n, c, h, w = shape
+    ph, pw = padding
+    th, tw = winograd._tiles(h, w, ph, pw, 4)
+    v = np.full((36, c, n * th * tw), np.nan)
+    winograd4._k_input(x, v, ph, pw, th, tw, 0, c)
+    padded = np.zeros((n, c, 4 * th + 2, 4 * tw + 2))
+    padded[:, :, ph:ph + h, pw:pw + w] = x
+    for i in range(th):
+        for j in range(tw):
+            d = padded[:, :, 4 * i:4 * i + 6, 4 * j:4 * j + 6]
+            want = np.einsum("ab,ncbe,fe->afnc", bt, d, bt).reshape(36, n, c)
+            t = np.arange(n) * th * tw + i * tw + j
+            np.testing.assert_allclose(v[:, :, t], want.transpose(0, 2, 1), rtol=1e-12,
+                                       atol=1e-12)
+
+
+@pytest.mark.parametrize("shape, bias", [((2, 3, 9, 7), True), ((1, 2, 4, 4), False),
+                                         ((1, 1, 98, 101), True)])  # 625 tiles: two chunks
+def test_winograd4_output_transform_is_at_m_a(rng, shape, bias):
+    """F(4x4, 3x3)'s output transform (per channel, over chunks of rows of tiles) against
+    A^T m A + bias of every tile, the rows and columns past the edge dropped (float64)."""
+    from ember.ops._kernels import winograd4
+    at = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0],
+                   [0, 1, -1, 8, -8, 1]], float)
+    n, o, oh, ow = shape
+    th, tw = -(-oh // 4), -(-ow // 4)
+    m = rng.standard_normal((36, o, n * th * tw))
+    b = rng.standard_normal(o) if bias else np.empty(0)
+    y = np.full(shape, np.nan)
+    winograd4._k_output(m, b, y, th, tw, 0, o)
+    tiles = m.reshape(6, 6, o, n, th, tw)
+    full = np.einsum("ka,abonij,lb->onikjl", at, tiles, at).reshape(o, n, 4 * th, 4 * tw)
+    want = full.transpose(1, 0, 2, 3)[:, :, :oh, :ow] + (b.reshape(1, -1, 1, 1) if bias else 0)
+    np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)

@@ -60,6 +60,42 @@ def test_batchnorm_float32_large_mean_is_stable(rng):
     np.testing.assert_allclose(1 / invstd.astype(np.float64) ** 2 - 1e-5, var, rtol=1e-4)
 
 
+def test_batchnorm_statistics_with_an_outlying_first_value(rng):
+    """NOTE [Shifted sums for batch norm]: the shift is each channel's first value; one far
+    from the rest (channel 0), a constant channel (variance exactly 0) and float64 agreeing
+    with the two-pass reference to ~1e-12."""
+    x = rng.standard_normal((16, 3, 9))
+    x[0, 0, 0] = 1e3
+    x[:, 1] = 7.25
+    _, mean, invstd = norm.batchnorm_forward_train(x, None, None, 1e-5)
+    _, mean_ref, invstd_ref = batchnorm_ref(x, np.ones(3), np.zeros(3), 1e-5)
+    np.testing.assert_allclose(mean, mean_ref, rtol=1e-12)
+    np.testing.assert_allclose(invstd, invstd_ref, rtol=1e-12)
+    assert mean[1] == 7.25 and invstd[1] == 1 / np.sqrt(1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("which", ["both", "mean", "var"])
+def test_update_running_stats_matches_the_formula(rng, dtype, which):
+    mean = rng.standard_normal(5).astype(dtype)
+    invstd = rng.uniform(0.5, 2.0, 5).astype(dtype)
+    invstd[0] = 1 / np.sqrt(dtype(1e-5))  # variance 0 after removing eps: clamped at 0
+    run_mean = rng.standard_normal(5).astype(dtype)
+    run_var = rng.uniform(0.5, 2.0, 5).astype(dtype)
+    count, momentum, eps = 12, 0.1, 1e-5
+    var = np.maximum(1 / invstd.astype(np.float64) ** 2 - eps, 0.0) * count / (count - 1)
+    want_mean = 0.9 * run_mean.astype(np.float64) + 0.1 * mean
+    want_var = 0.9 * run_var.astype(np.float64) + 0.1 * var
+    empty = np.empty(0, dtype)
+    got_mean, got_var = run_mean.copy(), run_var.copy()
+    norm.update_running_stats(mean, invstd, eps, count, momentum,
+                              got_mean if which != "var" else empty,
+                              got_var if which != "mean" else empty)
+    tol = TOL[dtype]["rtol"] if dtype == np.float32 else 1e-15
+    np.testing.assert_allclose(got_mean, want_mean if which != "var" else run_mean, rtol=tol)
+    np.testing.assert_allclose(got_var, want_var if which != "mean" else run_var, rtol=tol)
+
+
 def test_batchnorm_optional_weight_bias_and_flags(rng):
     x = rng.standard_normal((3, 2, 4))
     y, mean, invstd = norm.batchnorm_forward_train(x, None, None, 1e-5)

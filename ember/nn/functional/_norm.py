@@ -12,6 +12,7 @@ import ember
 
 from ..._tensor import Tensor, _make
 from ...autograd.grad_mode import no_grad
+from ...ops._kernels import norm as _knorm
 from ...ops.nn.norm import NativeBatchNorm, NativeLayerNorm
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -142,6 +143,17 @@ def _update_running(stats, running_mean, running_var, momentum, eps, count, grou
     The kernel returns invstd = 1 / sqrt(biased_var + eps); the running variance is unbiased:
     var * count / (count - 1). ``groups`` > 1 averages per-instance statistics (instance norm).
     """
+    if groups == 1 and _running_in_place(running_mean) and _running_in_place(running_var):
+        # batch norm's case in one kernel call: the ten NumPy calls below cost ~12 us a layer
+        empty = _NO_RUNNING[stats["mean"].dtype]
+        _knorm.update_running_stats(
+            stats["mean"], stats["invstd"], float(eps), int(count), float(momentum),
+            empty if running_mean is None else running_mean._data,
+            empty if running_var is None else running_var._data)
+        for running in (running_mean, running_var):
+            if running is not None:
+                running._bump_version()
+        return
     mean = stats["mean"].astype(np.float64)
     var = np.maximum(1.0 / stats["invstd"].astype(np.float64) ** 2 - eps, 0.0)
     var = var * count / max(count - 1, 1)
@@ -154,6 +166,18 @@ def _update_running(stats, running_mean, running_var, momentum, eps, count, grou
     for running, batch in ((running_mean, mean), (running_var, var)):
         if running is not None:
             _write_running(running, (1 - momentum) * running._data + momentum * batch)
+
+
+_NO_RUNNING = {np.dtype(t): np.empty(0, t) for t in (np.float32, np.float64)}
+
+
+def _running_in_place(running):
+    """Whether the kernel may write this running statistic (None: nothing to write)."""
+    if running is None:
+        return True
+    data = running._data
+    return (data.dtype in _FAST_DTYPES and data.ndim == 1 and data.flags.c_contiguous
+            and data.flags.writeable)
 
 
 def _write_running(running, new):

@@ -50,6 +50,7 @@ yield the core (sched_yield) where numba's OpenMP pool spins.
 import numba
 import numpy as np
 
+from ... import _kernel_threads as _kt
 from ..._backend import reusable_empty
 from . import split, winograd
 from .depthwise import (
@@ -460,9 +461,16 @@ def conv2d_forward(x, w, bias, stride, padding, dilation, groups, keep=None):
         y (N, O, OH, OW) with OH = (H + 2*ph - dh*(kh-1) - 1) // sh + 1 (same for W).
     """
     geo = _geometry(w.shape, stride, padding, dilation)
-    if winograd.applies(x.shape, w.shape, geo, groups):  # NOTE [Winograd convolution]
-        return winograd.forward(x, w, bias, padding, keep)
-    return _conv_forward(x, w, geo, groups, keep, bias)
+    with _kt.conv_scope(_macs(x.shape, w.shape, geo)):  # NOTE [Conv threads]
+        if winograd.applies(x.shape, w.shape, geo, groups):  # NOTE [Winograd convolution]
+            return winograd.forward(x, w, bias, padding, keep)
+        return _conv_forward(x, w, geo, groups, keep, bias)
+
+
+def _macs(x_shape, w_shape, geo):
+    """Multiply-adds of the direct convolution (each of its three products has as many)."""
+    out_h, out_w = _out_hw(x_shape[2], x_shape[3], geo)
+    return x_shape[0] * w_shape[0] * out_h * out_w * w_shape[1] * w_shape[2] * w_shape[3]
 
 
 def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, need_w, need_b,
@@ -474,6 +482,13 @@ def conv2d_backward(grad_y, x, w, stride, padding, dilation, groups, need_x, nee
     computes both gradients in one pass over grad_y.
     """
     geo = _geometry(w.shape, stride, padding, dilation)
+    with _kt.conv_scope(_macs(x.shape, w.shape, geo)):  # NOTE [Conv threads]
+        return _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
+                                packed, packed_weight)
+
+
+def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b, packed,
+                     packed_weight):
     if winograd.applies(x.shape, w.shape, geo, groups):
         gx, gw = winograd.backward(grad_y, x, w, padding, need_x, need_w, packed, packed_weight)
         return gx, gw, _bias_grad(grad_y) if need_b else None
@@ -503,9 +518,10 @@ def conv2d_weight_grad(grad_y, x, w_shape, stride, padding, dilation, groups, pa
     packed: the im2col matrix `conv2d_forward` kept for this x (``keep``), if any.
     """
     geo = _geometry(w_shape, stride, padding, dilation)
-    if winograd.applies(x.shape, w_shape, geo, groups):
-        return winograd.weight_grad(grad_y, x, w_shape, padding, packed)
-    return _conv_weight_grad(grad_y, x, tuple(w_shape), geo, groups, packed)
+    with _kt.conv_scope(_macs(x.shape, w_shape, geo)):  # NOTE [Conv threads]
+        if winograd.applies(x.shape, w_shape, geo, groups):
+            return winograd.weight_grad(grad_y, x, w_shape, padding, packed)
+        return _conv_weight_grad(grad_y, x, tuple(w_shape), geo, groups, packed)
 
 
 def _bias_grad(grad_y):
@@ -531,7 +547,8 @@ def conv_transpose2d_forward(x, w, bias, stride, padding, dilation, groups, outp
               in zip((h, wd), w.shape[2:], stride, padding, dilation, output_padding,
                      strict=True)]
     y_shape = (n, w.shape[1] * groups, *out_hw)
-    y = _conv_input_grad(x, w, y_shape, geo, groups)
+    with _kt.conv_scope(_macs(y_shape, w.shape, geo)):  # NOTE [Conv threads]
+        y = _conv_input_grad(x, w, y_shape, geo, groups)
     if bias is not None:
         y += bias.reshape(1, -1, 1, 1)
     return y

@@ -10,6 +10,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from ..._kernel_threads import conv_scope
 from . import split
 from .planes import _N_BLOCKS, _block
 
@@ -264,7 +265,8 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
                        padding[1], dilation[0], dilation[1])
     xp, yp, ip = _planes(x), _planes(y), _planes(indices)
     # planes are independent: in parts on the kernel threads (NOTE [Two halves on two threads])
-    split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip)
+    with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
+        split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip)
     return y, indices
 
 
@@ -284,8 +286,9 @@ def maxpool2d_backward(grad_y, indices, input_shape):
         return gx
     planes = gx.reshape(-1, gx.shape[-2] * gx.shape[-1])
     n = planes.shape[0]
-    split.run(_bwd_on_planes, n, gx.size, np.ascontiguousarray(grad_y.reshape(n, -1)),
-              np.ascontiguousarray(indices.reshape(n, -1)), planes)
+    with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
+        split.run(_bwd_on_planes, n, gx.size, np.ascontiguousarray(grad_y.reshape(n, -1)),
+                  np.ascontiguousarray(indices.reshape(n, -1)), planes)
     return gx
 
 

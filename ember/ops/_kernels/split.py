@@ -65,10 +65,11 @@ _split_gemms = [None]
 
 def split_gemms():
     """Whether convolution GEMMs run on the kernel threads (NOTE [Convolution GEMMs on the kernel
-    threads]): EMBER_SPLIT_GEMMS=1 and a kernel pool of two or more threads."""
+    threads]): EMBER_SPLIT_GEMMS=1 and a kernel pool of two or more threads, or inside a large
+    convolution with EMBER_CONV_THREADS (NOTE [Conv threads] in _kernel_threads.py)."""
     if _split_gemms[0] is None:
         _split_gemms[0] = os.environ.get("EMBER_SPLIT_GEMMS", "").strip() == "1"
-    return _split_gemms[0] and _kt.num_workers() >= 2
+    return (_split_gemms[0] or _kt._scoped[0] > 1) and _kt.num_workers() >= 2
 
 
 def _planes(a, lo, hi, nd):
