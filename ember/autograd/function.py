@@ -72,6 +72,8 @@ class OpNode(Node):
     _non_diff = ()
     _guards = ()  # (tensor, version, checksum or None): see NOTE [Guarded inputs]
 
+    _builtin = False  # True on the per-name node classes of built-in ops (node_class)
+
     def name(self):
         return self._op.__name__ + "Backward0"
 
@@ -167,7 +169,7 @@ class OpNode(Node):
         if not isinstance(out, tuple):
             out = (out,)
         n = len(self.next_functions)
-        if len(out) < n and type(self) is OpNode:
+        if len(out) < n and self._builtin:
             # built-in ops may leave out the trailing non-tensor arguments (dim, flags)
             out = out + (None,) * (n - len(out))
         return out
@@ -276,6 +278,10 @@ def _finish(node, op, args, arrays, outs, out_arrays):
     """Connect a freshly computed op call into the graph and pack what it saved."""
     node._op = op
     node._seq = next(_seq)
+    if op.grad_name_for is not None:  # a name that depends on the operands
+        name = op.grad_name_for(arrays)
+        if name is not None:
+            node.__class__ = node_class(name)
     # a list comprehension, not a generator into tuple(): this runs for every recorded op
     node.next_functions = tuple([
         _edge(a) if isinstance(a, Tensor) and a._requires_grad else _NO_EDGE for a in args])
@@ -392,6 +398,42 @@ def pack_with(pack_hook, unpack_hook, t, s):
     return hooked
 
 
+# NOTE [Node class names]
+# A built-in op's node is an instance of a small OpNode subclass named as torch names the
+# backward of that call (type(t.grad_fn).__name__ and t.grad_fn.name() are what programs print
+# and compare): "<Op>Backward0" by default, or the op's ``grad_name``. Where torch's name
+# depends on the operands (matmul of two matrices is MmBackward0, of two batches BmmBackward0)
+# the op sets ``grad_name_for(arrays)``, asked only for recorded calls; where it depends on the
+# entry point (max() over everything is MaxBackward1, amax() AmaxBackward0, both the same op)
+# the entry renames its result's node with ``rename_node``. Only the name changes: the class
+# adds no behaviour, and the op (node._op) is the same.
+_node_classes: dict = {}
+
+
+def _class_name(self):
+    return type(self).__name__
+
+
+def node_class(name):
+    """The OpNode subclass called ``name`` (made once, then shared)."""
+    cls = _node_classes.get(name)
+    if cls is None:
+        cls = type(name, (OpNode,), {"name": _class_name, "_builtin": True,
+                                     "__module__": "ember.autograd.graph"})
+        _node_classes[name] = cls
+    return cls
+
+
+def rename_node(result, name):
+    """Give the node that produced ``result`` (a tensor or a tuple's first tensor) the class
+    called ``name``; returns ``result``. See NOTE [Node class names]."""
+    first = result[0] if type(result) is tuple else result
+    node = first._grad_fn
+    if node is not None and node._builtin:
+        node.__class__ = node_class(name)
+    return result
+
+
 # NOTE [What save_for_backward keeps]
 # In an Op's forward, saved arrays are matched by identity: an array that IS an input's array
 # is saved as that input tensor (version-checked, and differentiable for double backward); one
@@ -411,6 +453,14 @@ class Op:
 
     view = False  # the output is a view of the first argument (shares its storage)
     holomorphic = False  # complex grads: see NOTE [Complex gradients]
+    grad_name = None  # the node's class name when not "<Op>Backward0": NOTE [Node class names]
+    grad_name_for = None  # staticmethod(arrays) -> a name or None, for recorded calls
+    _node_cls = OpNode
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        own = cls.__dict__.get("grad_name")
+        cls._node_cls = node_class(own or cls.__name__ + "Backward0")
 
     @classmethod
     def apply(cls, *args, **params):
@@ -429,7 +479,7 @@ class Op:
         # 0.15 us of a 2.7 us 4x4 matmul (benchmarks/overhead.py)
         # forward is called with the arrays spelled out (not *arrays: 0.13 us a call)
         record = False
-        node = OpNode()
+        node = cls._node_cls()
         n = len(args)
         if n == 1:
             x = args[0]

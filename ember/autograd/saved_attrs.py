@@ -89,7 +89,8 @@ def _entry_names(node):
     saved = node._saved
     if not isinstance(saved, list):
         return []
-    inputs = _input_names(node._op)
+    # a node named after a torch op (MmBackward0 for a matmul of matrices) uses that op's schema
+    inputs = _SCHEMA_NAMES.get(type(node).__name__[:-9]) or _input_names(node._op)
     n_out = node.num_outputs
     edges = node.next_functions
     used = set()
@@ -133,7 +134,7 @@ def saved_names(node):
 
 def _is_op_node(node):
     from .function import OpNode
-    return type(node) is OpNode and node._op is not None
+    return isinstance(node, OpNode) and node._builtin and node._op is not None
 
 
 def lookup(node, attr):

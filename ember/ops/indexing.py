@@ -74,6 +74,10 @@ def _int(v):
 
 
 def _index_error(e, x):
+    if x.ndim == 0:  # the torch 0.3 idiom loss.data[0]: say how to read a 0-d tensor
+        return IndexError("index: invalid index of a 0-dim tensor: it has no dimension to "
+                          "index; got an integer, slice or index tensor, expected None, ... or "
+                          "True. Use tensor.item() to read a 0-dim tensor as a Python number.")
     msg = str(e).replace("axis", "dimension")
     return IndexError(f"index: {msg} (tensor of shape {list(x.shape)})")
 

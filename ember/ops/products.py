@@ -11,7 +11,7 @@ from .._backend import gemm, row_order
 from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
-from ..autograd.function import Op, _batch_hook, _fw_active
+from ..autograd.function import Op, _batch_hook, _fw_active, rename_node
 from ..profiler.profiler import _active as _prof
 from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, export, register, sum_to, write_out
@@ -34,10 +34,19 @@ def rows_matmul(a, b):
     return out.transpose(np.argsort(perm))
 
 
+def _matmul_grad_name(arrays):
+    # torch's node for a product of two matrices is MmBackward0; with batch dims its matmul
+    # folds or batches the operands and its outermost node is the UnsafeViewBackward0 back to
+    # the batch shape (bmm() renames its result BmmBackward0): NOTE [Node class names]
+    a, b = arrays
+    return "MmBackward0" if a.ndim == 2 == b.ndim else "UnsafeViewBackward0"
+
+
 class Matmul(Op):
     """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
 
     holomorphic = True  # see NOTE [Complex gradients]
+    grad_name_for = staticmethod(_matmul_grad_name)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -155,6 +164,8 @@ def _matmul_general(input, other):
         out = out.squeeze(-2)
     if squeeze_b:
         out = out.squeeze(-1)
+        if a.ndim == 2:  # matrix @ vector: torch's node is MvBackward0
+            rename_node(out, "MvBackward0")
     return out
 
 
@@ -206,7 +217,7 @@ def bmm(input, mat2):
                            f"be: [{input.shape[0]}, {input.shape[2]}] but got: "
                            f"[{mat2.shape[0]}, {mat2.shape[1]}] (shapes {list(input.shape)} and "
                            f"{list(mat2.shape)}).")
-    return matmul(input, mat2)
+    return rename_node(matmul(input, mat2), "BmmBackward0")
 
 
 def mv(input, vec):
@@ -216,7 +227,7 @@ def mv(input, vec):
     if input.shape[1] != vec.shape[0]:
         raise RuntimeError(f"mv: size mismatch, got mat ({input.shape[0]}x{input.shape[1]}), "
                            f"vec ({vec.shape[0]}); expected mat.shape[1] == vec.shape[0]")
-    return matmul(input, vec)
+    return rename_node(matmul(input, vec), "MvBackward0")
 
 
 class Dot(Op):

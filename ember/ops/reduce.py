@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
-from ..autograd.function import Op
+from ..autograd.function import Op, rename_node
 from .gather import _scatter_into_zeros
 from .indexing import where
 from .registry import keepdim_needs_dim, norm_dims, register, write_out
@@ -196,10 +196,12 @@ class _Extreme(Op):
 
 class MaxDim(_Extreme):
     np_arg = staticmethod(np.argmax)
+    grad_name = "MaxBackward0"  # torch's names: NOTE [Node class names]
 
 
 class MinDim(_Extreme):
     np_arg = staticmethod(np.argmin)
+    grad_name = "MinBackward0"
 
 
 class _AmaxAmin(Op):
@@ -242,6 +244,8 @@ register("amin")(Amin)
 
 
 def _max_min(name, dim_op, ext, pairwise):
+    full_name = name.capitalize() + "Backward1"
+
     def fn(input, dim=None, keepdim=False, *, other=None, out=None):
         if isinstance(dim, Tensor) or other is not None:
             if other is not None and dim is not None:
@@ -255,7 +259,9 @@ def _max_min(name, dim_op, ext, pairwise):
                 raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                    "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                    "argument.")
-            return ext.apply(input)
+            # the same op as amax/amin (ties share the gradient, as in torch), under torch's
+            # node name for a full max()/min(): NOTE [Node class names]
+            return rename_node(ext.apply(input), full_name)
         res = values_indices[name](*dim_op.apply(input, dim, keepdim))
         if out is not None:
             write_out(out[0], res.values, name)

@@ -13,7 +13,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import reusable_empty
 from .._tensor import _make
-from ..autograd.function import Op
+from ..autograd.function import Op, node_class
 from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
 from ._kernels import pointwise as _kpoint
@@ -94,6 +94,7 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
         Unary.holomorphic = complex_ok and holomorphic
         Unary.__name__ = "".join(p.capitalize() for p in name.split("_"))
         Unary.__qualname__ = Unary.__name__
+        Unary._node_cls = node_class(Unary.__name__ + "Backward0")  # named after the rename
         Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
         if public:
             register(name, inplace=inplace, aliases=aliases, params=f)(Unary)

@@ -43,6 +43,8 @@ COMMITS = {
     "kuangliu/pytorch-cifar": "49b7aa97b0c12fe0d4054e670403a16b6b834ddd",
     "karpathy/micrograd": "c911406e5ace8742e5841a7e0df113ecb5d54685",
     "karpathy/nn-zero-to-hero": "73c3fcc741f0ec104ca850b1fb0df90e7e8d4cde",
+    "graykode/nlp-tutorial": "d05e31ec81d56d70c1db89b99ab07e948f7ebc11",
+    "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -62,6 +64,8 @@ LICENCES = {
     "kuangliu/pytorch-cifar": "MIT",
     "karpathy/micrograd": "MIT",
     "karpathy/nn-zero-to-hero": "MIT",
+    "graykode/nlp-tutorial": "MIT",
+    "eriklindernoren/PyTorch-GAN": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -840,6 +844,85 @@ add(name="zero2hero/wavenet", repo=_NZ, kind="ipynb", script=_NZL + "makemore_pa
     # a multiple of 1000: the loss plot averages lossi.view(-1, 1000)
     subs=[("max_steps = 200000", "max_steps = 1000  # compat: was 200000")],
     metric=_SPLIT_LOSS, bar=("<=", 2.5))   # torch 1.98..2.01
+
+
+# ---------------------------------------------------------------- graykode/nlp-tutorial
+# single-file NLP models on a few hard-coded sentences, each trained to (near) zero loss
+_GK = "graykode/nlp-tutorial"
+_COST = r"cost = ([0-9.]+)"
+add(name="nlp/nnlm", repo=_GK, script="1-1.NNLM/NNLM.py",
+    covers="neural probabilistic language model (Embedding, tanh, skip weight, torch.mm)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/word2vec", repo=_GK, script="1-2.Word2Vec/Word2Vec-Skipgram(Softmax).py",
+    covers="skip-gram word2vec with softmax (bias-free Linear, weight.tolist, matplotlib)",
+    metric=_COST, bar=None)
+add(name="nlp/textcnn", repo=_GK, script="2-1.TextCNN/TextCNN.py",
+    covers="TextCNN (Conv2d over embeddings, max_pool2d, cat of pooled features, unsqueeze)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/textrnn", repo=_GK, script="3-1.TextRNN/TextRNN.py",
+    covers="nn.RNN next-word model (hidden state passed in, transpose to time-major)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/textlstm", repo=_GK, script="3-2.TextLSTM/TextLSTM.py",
+    covers="character LSTM (one-hot FloatTensor inputs, (h, c) passed in)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/bilstm", repo=_GK, script="3-3.Bi-LSTM/Bi-LSTM.py",
+    covers="bidirectional LSTM next-word model",
+    metric=_COST, bar=("<=", 2.0))
+add(name="nlp/seq2seq", repo=_GK, script="4-1.Seq2Seq/Seq2Seq.py",
+    covers="RNN encoder-decoder with teacher forcing, greedy translation",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/seq2seq_attention", repo=_GK,
+    script="4-2.Seq2Seq(Attention)/Seq2Seq(Attention).py",
+    covers="Bahdanau-style attention decoder step by step (torch.empty, torch.dot, matshow)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/bilstm_attention", repo=_GK,
+    script="4-3.Bi-LSTM(Attention)/Bi-LSTM(Attention).py",
+    covers="bidirectional LSTM with attention over outputs (bmm, softmax, attention map plot)",
+    metric=_COST, bar=("<=", 0.05))
+add(name="nlp/transformer", repo=_GK, script="5-1.Transformer/Transformer.py",
+    covers="encoder-decoder Transformer from scratch (masked_fill_, sinusoid table, "
+           "Embedding.from_pretrained)",
+    metric=_COST, bar=None)
+add(name="nlp/transformer_greedy", repo=_GK,
+    script="5-1.Transformer/Transformer(Greedy_decoder).py",
+    covers="Transformer with a greedy decoder (in-place writes into a dec_input, torch.max dim)",
+    metric=_COST, bar=None)
+add(name="nlp/bert", repo=_GK, script="5-2.BERT/BERT.py",
+    covers="BERT pre-training (masked LM via gather, next-sentence, gelu via erf, "
+           "random masking)",
+    metric=_COST, bar=None)
+
+
+# ---------------------------------------------------------------- eriklindernoren/PyTorch-GAN
+# the MNIST GANs (torchvision's MNIST is the generated stand-in): one epoch of COMPAT_DATA_N
+# images; image samples are written by the save_image stand-in. cogan and pixelda need MNIST-M
+# (a download), the image-to-image models need photo folders, cluster_gan has no flags; bgan
+# and dragan iterate over an undefined `mnist_loader` (NameError under torch too). Two fail
+# under torch 2.13 as written and are kept for the error ember must raise too: began indexes a
+# 0-d loss with .data[0] (IndexError) and softmax_gan backpropagates through a graph whose saved
+# tensor a later in-place op changed (RuntimeError).
+_EL = "eriklindernoren/PyTorch-GAN"
+_GAN_FLAGS = ["--n_epochs", "1", "--batch_size", "32", "--sample_interval", "5"]
+_GAN_ENV = {"COMPAT_DATA_N": "320"}
+_D_LOSS = r"\[D loss: (-?[0-9.]+)"
+for _name, _covers in [
+        ("gan", "MLP GAN (BatchNorm1d with eps given positionally, LeakyReLU inplace, BCELoss)"),
+        ("dcgan", "DCGAN (Upsample, Conv2d, BatchNorm2d, Dropout2d, weights_init by classname)"),
+        ("lsgan", "least-squares GAN (MSELoss on discriminator outputs)"),
+        ("wgan", "WGAN (RMSprop, weight clipping with clamp_, n_critic steps)"),
+        ("wgan_gp", "WGAN-GP (autograd.grad with create_graph for the gradient penalty)"),
+        ("wgan_div", "WGAN-div (gradient of real and fake outputs, pow of the grad norm)"),
+        ("acgan", "auxiliary-classifier GAN (Embedding of labels, two heads, CrossEntropy)"),
+        ("cgan", "conditional GAN (label Embedding concatenated to the noise)"),
+        ("infogan", "InfoGAN (categorical and continuous codes, itertools.chain of params)"),
+        ("began", "BEGAN (autoencoder discriminator, equilibrium k updated per step)"),
+        ("ebgan", "energy-based GAN (autoencoder discriminator, pull-away term)"),
+        ("softmax_gan", "softmax GAN (log of the sum of exp over the batch)"),
+        ("relativistic_gan", "relativistic GAN (BCEWithLogits of output differences)"),
+        ("aae", "adversarial autoencoder (reparameterisation, L1 + adversarial loss)"),
+        ("sgan", "semi-supervised GAN (discriminator with a class head)")]:
+    add(name=f"gan/{_name}", repo=_EL, script=f"implementations/{_name}/{_name}.py",
+        covers=_covers, args=_GAN_FLAGS, env=_GAN_ENV, metric=_D_LOSS, bar=None)
 
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
