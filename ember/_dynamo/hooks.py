@@ -19,11 +19,17 @@ write. They replace functions for their duration, in one of two ways:
   so the replay swaps code only for class attributes. A function with a closure cannot take a
   forwarder without one (``forwarder`` returns None): the caller sets the attribute.
 
-``Patches`` records either kind of change and undoes them in reverse order.
+``Patches`` records either kind of change and undoes them in reverse order. The second half of
+this file is the replay's hooks (replay.py installs them for each call).
 """
 from __future__ import annotations
 
+import threading
 import types
+
+import numpy as np
+
+from .. import _tensor
 
 
 class Patches:
@@ -73,3 +79,102 @@ def forwarder(fn, hook, tag):
     ns: dict = {}
     exec(compile(src, fn.__code__.co_filename, "exec"), fn.__globals__, ns)
     return ns[fn.__name__].__code__
+
+
+# ---------------------------------------------------------------------------- the replay's hooks
+# The hooks a replay installs, by code swap where it can (NOTE [Hooks by code swap]):
+# built once per hooked function (again if that function was replaced meanwhile); they find the
+# running replay in _ACTIVE (one at a time: Recorder._lock).
+_ACTIVE = [None]
+_HOOKS: dict = {}
+_READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy",
+          "__repr__", "__str__", "__format__", "__array__")
+
+
+def _hook_into(patches, plan, kind, owner, name):
+    """Hook ``owner.name`` with a hook of ``kind`` for one replay, and add what was done to
+    ``plan`` (the next call of the same graph repeats it after a check)."""
+    fn = getattr(owner, name) if kind == "read" else owner.__dict__[name]
+    if kind == "read" and fn is getattr(object, name, None):
+        return  # object's own __str__: it calls __repr__, which is hooked
+    if kind in ("run", "before_cls"):
+        fn = fn.__func__
+    key = (kind, owner, name)
+    hit = _HOOKS.get(key)
+    if hit is None or hit[0] is not fn or hit[1] is not getattr(fn, "__code__", None):
+        orig = original(fn) if type(fn) is types.FunctionType else fn
+        hook = _make_hook(kind, orig)
+        # a class's attribute by code swap; a module's by setting it (cheap, and a function
+        # object kept elsewhere, as a dropout mask's recipe keeps _keep_mask, stays unhooked)
+        code = forwarder(fn, hook, f"{kind}_{name}_{len(_HOOKS)}") if isinstance(
+            owner, type) else None
+        attr = None
+        if code is None:  # a module's function, a closure, a builtin: set the attribute
+            def attr(*a, _hook=hook, **k):
+                return _hook(a, k)
+            attr = classmethod(attr) if kind in ("run", "before_cls") else attr
+        hit = _HOOKS[key] = (fn, getattr(fn, "__code__", None), orig, code, attr)
+    fn, code0, orig, code, attr = hit
+    where = next(c for c in owner.__mro__ if name in vars(c)) if kind == "read" else owner
+    plan.append((vars(where), name, vars(where)[name], fn, code0, code, owner, attr))
+    if code is not None:
+        patches.swap(fn, code)
+    else:
+        patches.set(owner, name, attr)
+
+
+def _current():
+    rp = _ACTIVE[0]
+    return rp if rp is not None and threading.get_ident() == rp.tid else None
+
+
+def _mask_args(shape, p, dtype):
+    return shape, dtype
+
+
+def _write_args(t, arr, name):
+    return t, arr, name
+
+
+def _make_hook(kind, orig):
+    """The hook: called with the hooked function's arguments as a tuple and a dict."""
+    if kind == "run":
+        def run(a, k):
+            rp = _current()
+            if rp is None:
+                return orig(*a, **k)
+            return rp.op(orig, a[0], a[1:], k)
+        return run
+    if kind == "read":
+        def read(a, k):
+            rp = _current()
+            if rp is not None and isinstance(a[0], _tensor.Tensor):
+                rp.read(a[0])
+            return orig(*a, **k)
+        return read
+    if kind == "mask":
+        def keep_mask(a, k):
+            rp = _current()
+            if rp is None or rp.eager:
+                return orig(*a, **k)
+            shape, dtype = _mask_args(*a, **k)
+            return np.ones(shape, dtype)  # drawn by the compiled segment
+        return keep_mask
+    if kind == "write":
+        def write_into(a, k):
+            rp = _current()
+            if rp is None:
+                return orig(*a, **k)
+            t, arr, name = _write_args(*a, **k)
+            rp.before((t,), {})
+            if id(arr) in rp.holders:  # the result of a deferred op
+                arr = rp.holders[id(arr)]._data
+            return orig(t, arr, name)
+        return write_into
+
+    def call(a, k):
+        rp = _current()
+        if rp is not None:
+            rp.before(a, k)
+        return orig(*a, **k)
+    return call

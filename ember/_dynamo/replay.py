@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import sys
 import threading
-import types
 
 import numpy as np
 
 from .. import _tensor
 from ..autograd import function as _fn
 from .capture import Recorder, SideEffect, _count_up, flatten, redraw
-from .hooks import Patches, forwarder, original
+from .hooks import _ACTIVE, _HOOKS, _READS, Patches, _hook_into
 
 _Tensor = _tensor.Tensor
 _new = object.__new__
@@ -50,6 +49,7 @@ class SegmentedGraph:
         self.variants = [self]    # recordings of other paths (NOTE [Paths of a split call])
         self.want_variant = False
         self._prefix = {}
+        self.hook_plan = None     # what install() did on the last call (_hook_into)
 
     segmented = True
     max_variants = 4
@@ -104,6 +104,21 @@ class SegmentedGraph:
 # slots, same cuts): the replay switches to such a variant and stays compiled. Values the first
 # recording's segments did not return but the variant's later segments read are recomputed from
 # their segment's inputs (eagerly, once per call). At most ``max_variants`` recordings are kept.
+
+
+# NOTE [A segment run ahead]
+# Deferring an op costs a placeholder now and a fill later. When a segment's first op matches
+# and every input of the segment is at hand (the function's inputs, earlier segments' results),
+# the replay runs the compiled segment right there and hands its results out as Python calls
+# the ops, each still matched against the recording; values the graph does not return get a
+# placeholder that is recomputed if used (as after a deferred run). The ops are pure, so a
+# result handed out is the one eager computes even if the call leaves the path later in the
+# segment; what Python does mid-segment that could change what the later ops read (a
+# backward(), an in-place write, a custom Function, a state update) leaves the path, as it
+# does with deferred ops. A recording with random masks (dropout) defers instead: drawing
+# the segment's masks up front would change the order of eager's draws if the call left the
+# path. CPU time, busy machine, benchmarks/graph_break.py --cpu-time: this and the code-swap
+# hooks took the call with one break from 0.76-0.84x eager to 0.96-1.00x.
 
 
 def _same_instr(x, y):
@@ -186,6 +201,7 @@ class _Replay:
         self.out_dicts = []    # (this call's dict, the recorded one) of pending ops
         self.eager = False
         self.end = g.ends[0] if g.ends else -1  # script position where segment k ends
+        self.ahead = None      # slot -> result of segment k, when it ran at its first op
         self.tid = threading.get_ident()
         self._patches = Patches()
         by_array = {}
@@ -210,24 +226,69 @@ class _Replay:
             self.diverge()
             self._revive(args, params)
             return orig(cls, *args, **params)
-        tensors, slot_of, holders, lazy = self.tensors, self.slot_of, self.holders, self.lazy
+        if self.ahead is None and not self.pending and not self.g.random:
+            self._run_ahead()
+        if self.ahead is not None:
+            return self._hand_out(inst)
+        lazy = self.lazy
         outs = []
         for s, shape, dtype, rg, strides in inst.plan:
-            arr = np.empty(shape, dtype) if strides is None else _placeholder(shape, dtype,
-                                                                                strides)
-            t = _new(_Tensor)  # _tensor._make(arr), inlined: once per deferred op
-            t._data = arr
-            t._vc = [0]
-            if rg:
-                t._requires_grad = True
-            holders[id(arr)] = t
-            tensors[s] = t
-            slot_of[id(t)] = s
+            t = self._stand_in(s, shape, dtype, rg, strides)
             lazy.add(id(t))
             outs.append(t)
         self.pending.append((inst, args, params, outs))
         self.pos += 1
         return tuple(outs) if inst.tuple_out else outs[0]
+
+    def _stand_in(self, s, shape, dtype, rg, strides):
+        """A placeholder tensor for slot s, filled when its segment runs (or recomputed)."""
+        arr = np.empty(shape, dtype) if strides is None else _placeholder(shape, dtype, strides)
+        t = _new(_Tensor)  # _tensor._make(arr), inlined: once per deferred op
+        t._data = arr
+        t._vc = [0]
+        if rg:
+            t._requires_grad = True
+        self.holders[id(arr)] = t
+        self.tensors[s] = t
+        self.slot_of[id(t)] = s
+        return t
+
+    def _run_ahead(self):
+        """At a segment's first op, when its inputs are at hand: run its compiled graph now and
+        hand the results out op by op (NOTE [A segment run ahead])."""
+        seg = self.g.segments[self.k]
+        ins = []
+        for s in seg.inputs:
+            t = self.tensors.get(s)
+            if t is None or id(t) in self.lazy:
+                return
+            ins.append(t)
+        for t in ins:
+            if id(t) in self.dead:
+                self._recompute(self.dead[id(t)])
+        self.ahead = dict(zip(seg.outputs, seg.graph.run(ins), strict=True))
+
+    def _hand_out(self, inst):
+        ready, outs = self.ahead, []
+        for s, shape, dtype, rg, strides in inst.plan:
+            t = ready.get(s)
+            if t is None:  # a value the graph does not return: computed again if Python uses it
+                t = self._stand_in(s, shape, dtype, rg, strides)
+                self.dead[id(t)] = self.k
+            else:
+                self.tensors[s] = t
+                self.slot_of[id(t)] = s
+            outs.append(t)
+        if self.out_dicts:
+            self._copy_out_dicts()
+        self.pos += 1
+        return tuple(outs) if inst.tuple_out else outs[0]
+
+    def _copy_out_dicts(self):
+        for mine, recorded in self.out_dicts:
+            mine.clear()
+            mine.update(recorded)
+        self.out_dicts.clear()
 
     def _next(self, cls, args, params):
         """The recorded op this call matches next (switching to another recording of the same
@@ -237,7 +298,7 @@ class _Replay:
             inst = g.script[pos]
             if inst.cls is cls and self._match(inst, args, params):
                 return inst
-        if self.pending:
+        if self.pending or self.ahead is not None:  # only at a segment's start
             raise _Miss
         for v in g.variants:
             if v is g or not g.same_prefix(v, pos) or v.script[pos].cls is not cls:
@@ -315,6 +376,11 @@ class _Replay:
 
     # ------------------------------------------------------------------ segments
     def _flush(self):
+        if self.ahead is not None:  # it ran at its first op: only move on
+            self.ahead = None
+            self.k += 1
+            self.end = self.g.ends[self.k] if self.k < len(self.g.ends) else -1
+            return
         seg = self.g.segments[self.k]
         if self.pos != seg.end:
             raise _Miss
@@ -326,10 +392,7 @@ class _Replay:
             if id(t) in self.dead:
                 self._recompute(self.dead[id(t)])
         res = seg.graph.run(ins)
-        for mine, recorded in self.out_dicts:
-            mine.clear()
-            mine.update(recorded)
-        self.out_dicts.clear()
+        self._copy_out_dicts()
         for s, r in zip(seg.outputs, res, strict=True):
             self._fill(self.tensors[s], r)
         for s in seg.unreturned:
@@ -343,7 +406,13 @@ class _Replay:
 
     def boundary(self):
         """Python is about to need values: run the complete segment, or leave the path."""
-        if self.eager or not self.pending:
+        if self.eager:
+            return
+        if self.ahead is not None:  # it ran already; state Python changes mid-segment would
+            if self.pos != self.end:  # not reach the ops after this point: leave the path
+                self.diverge()
+            return
+        if not self.pending:
             return
         try:
             self._flush()
@@ -353,6 +422,7 @@ class _Replay:
     def diverge(self):
         """Run the deferred ops eagerly, in order; the rest of the call runs eagerly."""
         self.eager = True
+        self.ahead = None
         self.out_dicts.clear()
         pending, self.pending = self.pending, []
         self.lazy.clear()
@@ -442,23 +512,38 @@ class _Replay:
     # ------------------------------------------------------------------ hooks
     def install(self):
         _ACTIVE[0] = self
-        p = self._patches = Patches()
-        self._orig_run = _hook_into(p, "run", _fn.Op, "_run")
         _fn._run_hooked[0] = True  # matmul's unrecorded fast path checks it
+        p = self._patches = Patches()
+        plan = self.g.hook_plan
+        if plan and all(d.get(name) is holder and (code is None or fn.__code__ is code0)
+                        for d, name, holder, fn, code0, code, _, _ in plan):
+            for _, name, _, fn, _, code, owner, attr in plan:  # as the last call did
+                if code is not None:
+                    p.swap(fn, code)
+                else:
+                    p.set(owner, name, attr)
+            return
+        plan = self.g.hook_plan = []
+        _hook_into(p, plan, "run", _fn.Op, "_run")
         T = _tensor.Tensor
         for name in _READS:
-            _hook_into(p, "read", T, name)
-        _hook_into(p, "before", T, "backward")
+            _hook_into(p, plan, "read", T, name)
+        _hook_into(p, plan, "before", T, "backward")
         from .. import autograd
         from ..nn.functional import _dropout
         from ..ops import registry
-        _hook_into(p, "before", autograd, "backward")
-        _hook_into(p, "before_cls", _fn.Function, "apply")
-        _hook_into(p, "write", registry, "write_into")
+        _hook_into(p, plan, "before", autograd, "backward")
+        _hook_into(p, plan, "before_cls", _fn.Function, "apply")
+        _hook_into(p, plan, "write", registry, "write_into")
         if self.g.random and hasattr(_dropout, "_keep_mask"):
-            _hook_into(p, "mask", _dropout, "_keep_mask")
+            _hook_into(p, plan, "mask", _dropout, "_keep_mask")
         for owner, name in self.g.state_calls:  # optimizer.step() and the like
-            _hook_into(p, "before", owner, name)
+            _hook_into(p, plan, "before", owner, name)
+
+    @property
+    def _orig_run(self):
+        """Op._run as it runs without the replay's hook."""
+        return _HOOKS[("run", _fn.Op, "_run")][2]
 
     def remove(self):
         _ACTIVE[0] = None
@@ -471,100 +556,3 @@ class _Replay:
         for x in (*a, *k.values()):
             if isinstance(x, _tensor.Tensor) and id(x) in self.dead:
                 self._recompute(self.dead[id(x)])
-
-
-# The hooks a replay installs, by code swap where it can (NOTE [Hooks by code swap] in hooks.py):
-# built once per hooked function (again if that function was replaced meanwhile); they find the
-# running replay in _ACTIVE (one at a time: Recorder._lock).
-_ACTIVE = [None]
-_HOOKS: dict = {}
-_READS = ("item", "tolist", "__bool__", "__float__", "__int__", "__index__", "numpy",
-          "__repr__", "__str__", "__format__", "__array__")
-
-
-def _hook_into(patches, kind, owner, name):
-    """Hook ``owner.name`` with a hook of ``kind`` for one replay; returns the function the hook
-    calls through (None: nothing to hook)."""
-    fn = getattr(owner, name) if kind == "read" else owner.__dict__[name]
-    if kind == "read" and fn is getattr(object, name, None):
-        return None  # object's own __str__: it calls __repr__, which is hooked
-    if kind in ("run", "before_cls"):
-        fn = fn.__func__
-    key = (kind, owner, name)
-    hit = _HOOKS.get(key)
-    if hit is None or hit[0] is not fn or hit[1] is not getattr(fn, "__code__", None):
-        orig = original(fn) if type(fn) is types.FunctionType else fn
-        hook = _make_hook(kind, orig)
-        # a class's attribute by code swap; a module's by setting it (cheap, and a function
-        # object kept elsewhere, as a dropout mask's recipe keeps _keep_mask, stays unhooked)
-        code = forwarder(fn, hook, f"{kind}_{name}_{len(_HOOKS)}") if isinstance(
-            owner, type) else None
-        attr = None
-        if code is None:  # a module's function, a closure, a builtin: set the attribute
-            def attr(*a, _hook=hook, **k):
-                return _hook(a, k)
-            attr = classmethod(attr) if kind in ("run", "before_cls") else attr
-        hit = _HOOKS[key] = (fn, getattr(fn, "__code__", None), orig, code, attr)
-    fn, _, orig, code, attr = hit
-    if code is not None:
-        patches.swap(fn, code)
-    else:
-        patches.set(owner, name, attr)
-    return orig
-
-
-def _current():
-    rp = _ACTIVE[0]
-    return rp if rp is not None and threading.get_ident() == rp.tid else None
-
-
-def _mask_args(shape, p, dtype):
-    return shape, dtype
-
-
-def _write_args(t, arr, name):
-    return t, arr, name
-
-
-def _make_hook(kind, orig):
-    """The hook: called with the hooked function's arguments as a tuple and a dict."""
-    if kind == "run":
-        def run(a, k):
-            rp = _current()
-            if rp is None:
-                return orig(*a, **k)
-            return rp.op(orig, a[0], a[1:], k)
-        return run
-    if kind == "read":
-        def read(a, k):
-            rp = _current()
-            if rp is not None and isinstance(a[0], _tensor.Tensor):
-                rp.read(a[0])
-            return orig(*a, **k)
-        return read
-    if kind == "mask":
-        def keep_mask(a, k):
-            rp = _current()
-            if rp is None or rp.eager:
-                return orig(*a, **k)
-            shape, dtype = _mask_args(*a, **k)
-            return np.ones(shape, dtype)  # drawn by the compiled segment
-        return keep_mask
-    if kind == "write":
-        def write_into(a, k):
-            rp = _current()
-            if rp is None:
-                return orig(*a, **k)
-            t, arr, name = _write_args(*a, **k)
-            rp.before((t,), {})
-            if id(arr) in rp.holders:  # the result of a deferred op
-                arr = rp.holders[id(arr)]._data
-            return orig(t, arr, name)
-        return write_into
-
-    def call(a, k):
-        rp = _current()
-        if rp is not None:
-            rp.before(a, k)
-        return orig(*a, **k)
-    return call
