@@ -77,7 +77,8 @@ def forwarder(fn, hook, tag):
     fn.__globals__[name] = hook
     src = f"def {fn.__name__}(*args, **kwargs):\n    return {name}(args, kwargs)\n"
     ns: dict = {}
-    exec(compile(src, fn.__code__.co_filename, "exec"), fn.__globals__, ns)
+    # its own file name: a traceback through the hook says what it is
+    exec(compile(src, f"<ember hook of {fn.__qualname__}>", "exec"), fn.__globals__, ns)
     return ns[fn.__name__].__code__
 
 

@@ -12,6 +12,7 @@ from .. import _tensor
 from ..autograd import function as _fn
 from .capture import Recorder, SideEffect, _count_up, flatten, redraw
 from .hooks import _ACTIVE, _HOOKS, _READS, Patches, _hook_into
+from .runtime import _blas_enter, _blas_exit
 
 _Tensor = _tensor.Tensor
 _new = object.__new__
@@ -46,6 +47,11 @@ class SegmentedGraph:
                          for s, (shape, dt), rg, st in zip(inst.outs, inst.meta, inst.rg,
                                                            inst.strides, strict=True)]
         self.sources = [getattr(seg.graph, "sources", None) for seg in self.segments]
+        # one BLAS thread count for the whole call when every segment asks for the same (NOTE
+        # [BLAS threads in a replay] in runtime.py): set once, not around each segment's run,
+        # and it covers the segments' backward too
+        counts = {getattr(seg.graph, "blas_threads", None) for seg in self.segments}
+        self.blas_threads = counts.pop() if len(counts) == 1 else None
         self.variants = [self]    # recordings of other paths (NOTE [Paths of a split call])
         self.want_variant = False
         self._prefix = {}
@@ -82,12 +88,14 @@ class SegmentedGraph:
         rp = _Replay(self, inputs)
         eval_frame._local.depth = getattr(eval_frame._local, "depth", 0) + 1
         with Recorder._lock:  # the hooks are global: one replay or capture at a time
-            rp.install()
+            blas = _blas_enter(self.blas_threads)
             try:
+                rp.install()  # (inside: remove() undoes what a failing install did)
                 result = fn(*args, **kwargs)
                 rp.finish(result)
             finally:
                 rp.remove()
+                _blas_exit(blas)
                 eval_frame._local.depth -= 1
         key = "diverged" if rp.eager else "hits"
         stats[key] = stats.get(key, 0) + 1
@@ -221,22 +229,36 @@ class _Replay:
         try:
             if self.pos == self.end:
                 self._flush()
-            inst = self._next(cls, args, params)
+            script = self.g.script
+            inst = script[self.pos] if self.pos < len(script) else None
+            if inst is None or inst.cls is not cls or not self._match(inst, args, params):
+                inst = self._next(cls, args, params)
         except _Miss:
             self.diverge()
             self._revive(args, params)
             return orig(cls, *args, **params)
         if self.ahead is None and not self.pending and not self.g.random:
             self._run_ahead()
-        if self.ahead is not None:
-            return self._hand_out(inst)
-        lazy = self.lazy
+        ready = self.ahead
         outs = []
-        for s, shape, dtype, rg, strides in inst.plan:
-            t = self._stand_in(s, shape, dtype, rg, strides)
-            lazy.add(id(t))
-            outs.append(t)
-        self.pending.append((inst, args, params, outs))
+        if ready is not None:  # hand out what the segment computed
+            for s, shape, dtype, rg, strides in inst.plan:
+                t = ready.get(s)
+                if t is None:  # a value the graph does not return: computed again if used
+                    t = self._stand_in(s, shape, dtype, rg, strides)
+                    self.dead[id(t)] = self.k
+                else:
+                    self.tensors[s] = t
+                    self.slot_of[id(t)] = s
+                outs.append(t)
+            if self.out_dicts:
+                self._copy_out_dicts()
+        else:  # defer
+            for s, shape, dtype, rg, strides in inst.plan:
+                t = self._stand_in(s, shape, dtype, rg, strides)
+                self.lazy.add(id(t))
+                outs.append(t)
+            self.pending.append((inst, args, params, outs))
         self.pos += 1
         return tuple(outs) if inst.tuple_out else outs[0]
 
@@ -268,22 +290,6 @@ class _Replay:
                 self._recompute(self.dead[id(t)])
         self.ahead = dict(zip(seg.outputs, seg.graph.run(ins), strict=True))
 
-    def _hand_out(self, inst):
-        ready, outs = self.ahead, []
-        for s, shape, dtype, rg, strides in inst.plan:
-            t = ready.get(s)
-            if t is None:  # a value the graph does not return: computed again if Python uses it
-                t = self._stand_in(s, shape, dtype, rg, strides)
-                self.dead[id(t)] = self.k
-            else:
-                self.tensors[s] = t
-                self.slot_of[id(t)] = s
-            outs.append(t)
-        if self.out_dicts:
-            self._copy_out_dicts()
-        self.pos += 1
-        return tuple(outs) if inst.tuple_out else outs[0]
-
     def _copy_out_dicts(self):
         for mine, recorded in self.out_dicts:
             mine.clear()
@@ -291,13 +297,10 @@ class _Replay:
         self.out_dicts.clear()
 
     def _next(self, cls, args, params):
-        """The recorded op this call matches next (switching to another recording of the same
-        path so far at a segment start: NOTE [Paths of a split call]), else raise _Miss."""
-        g, pos = self.g, self.pos
-        if pos < len(g.script):
-            inst = g.script[pos]
-            if inst.cls is cls and self._match(inst, args, params):
-                return inst
+        """The recorded op this call matches when the current recording's next op does not: one
+        of another recording of the same path so far, at a segment start (NOTE [Paths of a split
+        call]); else raise _Miss."""
+        g, pos = self.g, self.pos  # (op() tried g.script[pos] already)
         if self.pending or self.ahead is not None:  # only at a segment's start
             raise _Miss
         for v in g.variants:
