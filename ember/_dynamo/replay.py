@@ -506,8 +506,12 @@ class _Replay:
                 self.diverge()
             else:
                 self.boundary()
-        flat = []
-        flatten(result, flat)
+        if not self.dead:
+            return
+        flat = [result]
+        if type(result) is not _tensor.Tensor:  # (a tensor, mostly)
+            flat = []
+            flatten(result, flat)
         for t in flat:
             if isinstance(t, _tensor.Tensor) and id(t) in self.dead:
                 self._recompute(self.dead[id(t)])
@@ -518,14 +522,19 @@ class _Replay:
         _fn._run_hooked[0] = True  # matmul's unrecorded fast path checks it
         p = self._patches = Patches()
         plan = self.g.hook_plan
-        if plan and all(d.get(name) is holder and (code is None or fn.__code__ is code0)
-                        for d, name, holder, fn, code0, code, _, _ in plan):
-            for _, name, _, fn, _, code, owner, attr in plan:  # as the last call did
+        if plan:  # as the last call did, while what it hooked is still there
+            undo = p.undo
+            for d, name, holder, fn, code0, code, owner, attr in plan:
+                if d.get(name) is not holder or (code is not None and fn.__code__ is not code0):
+                    p.restore()  # something was replaced meanwhile: hook it again
+                    break
                 if code is not None:
-                    p.swap(fn, code)
+                    undo.append((fn, "__code__", code0, True))
+                    fn.__code__ = code
                 else:
                     p.set(owner, name, attr)
-            return
+            else:
+                return
         plan = self.g.hook_plan = []
         _hook_into(p, plan, "run", _fn.Op, "_run")
         T = _tensor.Tensor
