@@ -23,7 +23,6 @@ import os
 import re
 import sys
 import threading
-import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,6 +32,7 @@ from ..autograd import function as _fn
 from ..autograd.grad_mode import _state
 from . import item
 from .exc import Unsupported
+from .hooks import Patches, forwarder, original
 
 _EMBER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -224,7 +224,8 @@ class Recorder:
         self.counters = set()    # version counters of step counters the call increments
         self.tensors = {}        # op output slot -> its tensor (the segments' backward walks)
         self.item_reads = []     # (fwd position, where, slot) of each Tensor.item() of a value
-        self._restore = []
+        self._patches = Patches()
+        self._restore = self._patches.undo  # (train_step.py and grad_calls.py add to it)
 
     # ------------------------------------------------------------------ slots
     def new_slot(self, arr, kind):
@@ -440,18 +441,11 @@ class Recorder:
                 return
 
     def _patch(self, obj, name, value):
-        had = name in vars(obj)
-        self._restore.append((obj, name, vars(obj).get(name), had))
-        setattr(obj, name, value)
+        self._patches.set(obj, name, value)
 
     def remove(self):
         _current.rec = None
-        for obj, name, old, had in reversed(self._restore):
-            if had:
-                setattr(obj, name, old)
-            else:
-                delattr(obj, name)
-        self._restore = []
+        self._patches.restore()
 
     def _hook_make(self):
         # _make / _make_view are imported by name all over ember, so the function objects are
@@ -459,22 +453,15 @@ class Recorder:
         rec = self
         for fname in ("_make", "_make_view"):
             f = getattr(_tensor, fname)
-            orig = types.FunctionType(f.__code__, f.__globals__, fname, f.__defaults__)
+            orig = original(f)
 
-            def logged(*a, _orig=orig):
-                t = _orig(*a)
+            def logged(a, k, _orig=orig):
+                t = _orig(*a, **k)
                 if rec.depth == 0 and threading.get_ident() == rec.tid:
                     rec.made.setdefault(id(t._data), (_creator(), _where()))
                 return t
 
-            _tensor.__dict__["_compile_" + fname] = logged
-            src = {"_make": "def _make(arr, vc=None):\n    return _compile__make(arr, vc)\n",
-                   "_make_view": "def _make_view(arr, src):\n"
-                                 "    return _compile__make_view(arr, src)\n"}[fname]
-            ns = {}
-            exec(compile(src, _tensor.__file__, "exec"), f.__globals__, ns)
-            self._restore.append((f, "__code__", f.__code__, True))
-            f.__code__ = ns[fname].__code__
+            self._patches.swap(f, forwarder(f, logged, "capture" + fname))
 
     def _hook_reads(self):
         rec = self

@@ -289,7 +289,7 @@ class CompiledFunction:
             _local.depth -= 1
         self.last_breaks = list(cap.breaks)
         if cap.splits and not cap.breaks:  # NOTE [Graph breaks that split]
-            from .segments import SegmentedGraph
+            from .replay import SegmentedGraph
             self.last_breaks = [(reason, where) for _, reason, where, _ in cap.splits]
             counters["graph_breaks"] += len(cap.splits)
             graph = SegmentedGraph(cap, self.backend, self.mode, self._name())
@@ -328,7 +328,7 @@ class CompiledFunction:
 
     def _capture_variant(self, graph, args, kwargs):
         """Record this call as another path of a split call (not a recompile)."""
-        from .segments import SegmentedGraph
+        from .replay import SegmentedGraph
         from .trace import capture_call
         graph.want_variant = False
         self.stats["captures"] += 1

@@ -569,6 +569,9 @@ def _record(node, args):
 
 _batch_hook = [None]  # set by ember.func.vmap while it runs (ember/func/_batched.py)
 _fw_active = [False]  # set while a forward-AD dual_level is open (checked on every op)
+# set while a compiled call's replay hooks Op._run by swapping its code, which leaves
+# Op.__dict__ as it is (NOTE [Hooks by code swap] in ember/_dynamo/hooks.py)
+_run_hooked = [False]
 
 
 def _profiled(cls, args, params):

@@ -11,7 +11,7 @@ from .._backend import gemm, row_order
 from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
-from ..autograd.function import Op, _batch_hook, _fw_active, rename_node
+from ..autograd.function import Op, _batch_hook, _fw_active, _run_hooked, rename_node
 from ..profiler.profiler import _active as _prof
 from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, export, register, sum_to, write_out
@@ -91,7 +91,8 @@ class Matmul(Op):
         return ga, gb
 
 
-_PLAIN_RUN = Op.__dict__["_run"]  # Op._run as defined: a capture replaces it while it records
+# Op._run as defined: a capture replaces it while it records (a replay sets _run_hooked)
+_PLAIN_RUN = Op.__dict__["_run"]
 
 
 def matmul(input, other):
@@ -103,7 +104,8 @@ def matmul(input, other):
             if _prof.prof is None:  # what apply calls when not profiling: a call less
                 if (not (input._requires_grad or other._requires_grad) and a.shape[1] != 1
                         and b.flags.c_contiguous and _batch_hook[0] is None
-                        and not _fw_active[0] and Op.__dict__["_run"] is _PLAIN_RUN):
+                        and not _fw_active[0] and Op.__dict__["_run"] is _PLAIN_RUN
+                        and not _run_hooked[0]):
                     # NOTE [Unrecorded 2-D matmul]: nothing to record and no hook that sees
                     # op calls (vmap, forward AD, the profiler, compile capture, which patches
                     # Op._run): Matmul's forward on this path is one np.matmul, and Op._run

@@ -12,7 +12,6 @@ import pytest
 import ember
 from ember import nn
 from ember._dynamo.exc import Unsupported
-from ember.autograd import function as _fn
 
 
 def _t(*shape, seed=0, grad=False):
@@ -28,17 +27,9 @@ def _line_of(fn, text):
 
 
 @pytest.fixture
-def op_dispatches(monkeypatch):
+def op_dispatches(count_dispatches):
     """Counts ops dispatched eagerly (Op._run); a compiled replay calls none."""
-    count = [0]
-    orig = _fn.Op.__dict__["_run"].__func__
-
-    def counting(cls, *args, **params):
-        count[0] += 1
-        return orig(cls, *args, **params)
-
-    monkeypatch.setattr(_fn.Op, "_run", classmethod(counting))
-    return count
+    return count_dispatches()
 
 
 def _item_break(x, w):
