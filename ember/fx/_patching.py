@@ -14,6 +14,15 @@ last tracer finishes. See NOTE [Function patching while tracing].
 # ``Proxy.__radd__``); ``Module.__call__`` and ``Module.__getattr__`` (modules become
 # call_module nodes, parameters get_attr nodes). Functions imported by name before tracing
 # (``from ember import relu``) are not seen; ``ember.fx.wrap`` covers user functions.
+
+# NOTE [Autowrapped modules]
+# A symbolic trace also wraps the public functions of its Tracer's ``autowrap_modules``
+# (``math`` by default, as torch.fx: ``math.sqrt(proxy)`` records a node). Only there: a trace
+# that runs real ops (jit.trace's concrete tracer) or a Proxy built by hand through a
+# GraphAppendingTracer (which keeps the wrappers while it lives) leaves ``math`` alone. numba
+# resolves ``math.exp``, ``math.fabs``... when it compiles a kernel, and a kernel compiled for
+# the first time while ``math.fabs`` is a wrapper fails ("No definition for lowering
+# fabs(float32)"); a trace that never computes never compiles a kernel.
 """
 from __future__ import annotations
 
@@ -25,6 +34,8 @@ import types
 _lock = threading.RLock()
 _depth = [0]
 _saved: list = []           # (owner, name, original) restored on exit
+_auto_depth = [0]
+_saved_auto: list = []      # the same for autowrapped modules (math)
 _local = threading.local()  # per-thread stack of tracers; the innermost records
 _WRAPPED: dict[int, object] = {}  # id(wrapper) -> original
 _WRAPPER_OF: dict[int, object] = {}  # id(original) -> installed wrapper
@@ -166,12 +177,23 @@ def _make_tensor_getitem(orig):
 
 
 def _namespaces():
-    import math
-
     from ._codegen import _public_namespaces
-    # math functions called on a Proxy (math.sqrt(d)) are recorded too, as torch.fx's
-    # autowrap_modules=(math,) does
-    return [mod for _, mod in _public_namespaces()] + [math]
+    return [mod for _, mod in _public_namespaces()]
+
+
+def _wrap_functions_of(mod, wrappers: dict, saved: list) -> None:
+    for name, obj in list(vars(mod).items()):
+        if name.startswith("_") or name in _SKIP or isinstance(obj, (type, types.ModuleType)):
+            continue
+        if not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType,
+                                functools.partial)) or _is_wrapper(obj):
+            continue
+        w = wrappers.get(id(obj))
+        if w is None:
+            w = wrappers[id(obj)] = _make_wrapper(obj)
+            _WRAPPER_OF[id(obj)] = w
+        saved.append((mod, name, obj))
+        setattr(mod, name, w)
 
 
 def _install():
@@ -179,18 +201,7 @@ def _install():
     from ember.nn import Module
     wrappers: dict[int, object] = {}
     for mod in _namespaces():
-        for name, obj in list(vars(mod).items()):
-            if name.startswith("_") or name in _SKIP or isinstance(obj, (type, types.ModuleType)):
-                continue
-            if not isinstance(obj, (types.FunctionType, types.BuiltinFunctionType,
-                                    functools.partial)) or _is_wrapper(obj):
-                continue
-            w = wrappers.get(id(obj))
-            if w is None:
-                w = wrappers[id(obj)] = _make_wrapper(obj)
-                _WRAPPER_OF[id(obj)] = w
-            _saved.append((mod, name, obj))
-            setattr(mod, name, w)
+        _wrap_functions_of(mod, wrappers, _saved)
     for name in _TENSOR_BINARY:
         orig = ember.Tensor.__dict__.get(name)
         if orig is not None:
@@ -216,9 +227,13 @@ def _install():
 
 
 def _uninstall():
+    _restore(_saved)
     _WRAPPER_OF.clear()
-    while _saved:
-        owner, name, orig = _saved.pop()
+
+
+def _restore(saved: list) -> None:
+    while saved:
+        owner, name, orig = saved.pop()
         w = owner[name] if isinstance(owner, dict) else owner.__dict__.get(name)
         _WRAPPED.pop(id(w), None)
         if isinstance(owner, dict):
@@ -253,16 +268,27 @@ def _module_getattr(self, name):
     return tracer.getattr(name, value, {})
 
 
-def acquire() -> None:
-    """Install the wrappers (reference counted)."""
+def acquire(autowrap: tuple = ()) -> None:
+    """Install the wrappers (reference counted); ``autowrap``: further modules whose public
+    functions record too while a symbolic trace runs (NOTE [Autowrapped modules])."""
     with _lock:
         if _depth[0] == 0:
             _install()
         _depth[0] += 1
+        if autowrap:
+            if _auto_depth[0] == 0:
+                wrappers: dict[int, object] = {}
+                for mod in autowrap:
+                    _wrap_functions_of(mod, wrappers, _saved_auto)
+            _auto_depth[0] += 1
 
 
-def release() -> None:
+def release(autowrap: tuple = ()) -> None:
     with _lock:
+        if autowrap:
+            _auto_depth[0] -= 1
+            if _auto_depth[0] == 0:
+                _restore(_saved_auto)
         _depth[0] -= 1
         if _depth[0] == 0:
             _uninstall()
@@ -275,11 +301,12 @@ class patched:
         self.tracer = tracer
 
     def __enter__(self):
-        acquire()
+        self.autowrap = tuple(getattr(self.tracer, "_autowrap_modules", ()))
+        acquire(self.autowrap)
         _stack().append(self.tracer)
         return self
 
     def __exit__(self, *exc):
         _stack().pop()
-        release()
+        release(self.autowrap)
         return False

@@ -115,6 +115,7 @@ class ConcreteTracer(fx.Tracer):
 
     def __init__(self, leaf_modules: bool = True):
         super().__init__()
+        self._autowrap_modules = ()  # runs real kernels: NOTE [Autowrapped modules]
         self._leaf_modules = leaf_modules
 
     def is_leaf_module(self, m, qualname: str) -> bool:
