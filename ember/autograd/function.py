@@ -487,21 +487,25 @@ class Op:
                 record = x._requires_grad
                 x = x._data
             arrays = (x,)
-            if record:
-                record = _record(node, args)
+            if record:  # _record unrolled: the one argument needs its gradient
+                if _state.enabled:
+                    node.needs_input_grad = _NEED_FIRST
+                else:
+                    record = False
             raw = cls.forward(node, x, **params) if params else cls.forward(node, x)
         elif n == 2:
             x, y = args
+            x_needs = y_needs = False
             if isinstance(x, Tensor):
-                record = x._requires_grad
+                x_needs = x._requires_grad
                 x = x._data
             if isinstance(y, Tensor):
-                if y._requires_grad:
-                    record = True
+                y_needs = y._requires_grad
                 y = y._data
             arrays = (x, y)
-            if record:
-                record = _record(node, args)
+            if (x_needs or y_needs) and _state.enabled:  # _record unrolled
+                record = True
+                node.needs_input_grad = (x_needs, y_needs)
             raw = cls.forward(node, x, y, **params) if params else cls.forward(node, x, y)
         else:
             arrays = []
@@ -567,6 +571,7 @@ def _record(node, args):
     return True
 
 
+_NEED_FIRST = (True,)  # needs_input_grad of a recorded one-argument call
 _batch_hook = [None]  # set by ember.func.vmap while it runs (ember/func/_batched.py)
 _fw_active = [False]  # set while a forward-AD dual_level is open (checked on every op)
 # set while a compiled call's replay hooks Op._run by swapping its code, which leaves
