@@ -63,3 +63,13 @@ def test_relu_gradcheck_and_masked_grad_of_views():
     xs = np.linspace(-1, 1, 20).reshape(5, 4).T  # non-contiguous x
     np.testing.assert_array_equal(pointwise.masked_grad(g, xs, 0, np.inf),
                                   np.where(xs > 0, g, 0))
+
+
+def test_typed_bounds_table_stays_small_and_keeps_the_dtype():
+    x = np.linspace(-2, 2, 9).astype(np.float32)
+    for _ in range(200):  # NaN bounds never match a key: the table is cleared, not grown
+        pointwise.clamp(x, float("nan"), 1.0)
+    assert len(pointwise._BOUNDS) <= 65
+    lo, hi = pointwise._typed_bounds(np.dtype(np.float32), -1.5, 1.5)
+    assert type(lo) is np.float32 and type(hi) is np.float32
+    np.testing.assert_array_equal(pointwise.clamp(x, -1.5, 1.5), np.clip(x, -1.5, 1.5))
