@@ -130,6 +130,8 @@ def _backward_numpy(g, x, w, need):
     blas = small_gemm_enter(g2.shape[0] * n_out * n_in)  # NOTE [One BLAS thread for small GEMMs]
     split = _split(g2.shape[0] * n_out * n_in)
     try:
+        if split and need[0] and need[1] and n_out > 1 and not turns_round(g2, w):
+            return _backward_as_tasks(g2, x, w, need)
         if need[0]:
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
                 from .._kernels.outer import outer  # (local: the import block is busy today)
@@ -150,6 +152,28 @@ def _backward_numpy(g, x, w, need):
     finally:
         small_gemm_exit(blas)
     return gx, gw, gb
+
+
+def _backward_as_tasks(g2, x, w, need):
+    """`_backward_numpy` in split-GEMM mode with both products needed: dx = G W and dW = G^T X
+    have the same number of multiply-adds, so each runs whole on its own kernel thread (one
+    OpenBLAS thread each), and the bias gradient on whichever thread is free first: one
+    hand-off instead of one per product, and each operand packed once, not once per part."""
+    from ..._kernel_threads import blas_threads_enter, blas_threads_exit, parallel_range
+    n_out, n_in = w.shape
+    gx = reusable_empty(x.shape, g2.dtype)  # NOTE [Reused buffers]
+    gw = reusable_empty((n_out, n_in), g2.dtype)
+    gb = np.empty(n_out, g2.dtype) if len(need) > 2 and need[2] else None
+    tasks = [lambda: np.matmul(g2, w, out=gx.reshape(g2.shape[0], n_in)),
+             lambda: np.matmul(g2.T, x.reshape(-1, n_in), out=gw)]
+    if gb is not None:
+        tasks.append(lambda: np.copyto(gb, _column_sums(g2)))
+    before = blas_threads_enter(1)
+    try:
+        parallel_range(lambda lo, hi: [tasks[i]() for i in range(lo, hi)], len(tasks), 1)
+    finally:
+        blas_threads_exit(before)
+    return _make(gx), _make(gw), None if gb is None else _make(gb)
 
 
 def _column_sums_in_parts(g2):
