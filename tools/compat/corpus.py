@@ -45,6 +45,7 @@ COMMITS = {
     "karpathy/nn-zero-to-hero": "73c3fcc741f0ec104ca850b1fb0df90e7e8d4cde",
     "graykode/nlp-tutorial": "d05e31ec81d56d70c1db89b99ab07e948f7ebc11",
     "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
+    "rtqichen/torchdiffeq": "657943acefa826ef04c025ebeb1ff5e9d60dc268",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -66,6 +67,7 @@ LICENCES = {
     "karpathy/nn-zero-to-hero": "MIT",
     "graykode/nlp-tutorial": "MIT",
     "eriklindernoren/PyTorch-GAN": "MIT",
+    "rtqichen/torchdiffeq": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -905,6 +907,14 @@ _EL = "eriklindernoren/PyTorch-GAN"
 _GAN_FLAGS = ["--n_epochs", "1", "--batch_size", "32", "--sample_interval", "5"]
 _GAN_ENV = {"COMPAT_DATA_N": "320"}
 _D_LOSS = r"\[D loss: (-?[0-9.]+)"
+# the discriminator's last loss after ten batches, bounded above with margin over torch's
+# seeds (a diverging or NaN run fails); its scale is each model's own (BCE near ln 2, MSE,
+# Wasserstein estimates below zero, gradient penalties)
+_GAN_BARS = {"gan": ("<=", 1.0), "dcgan": ("<=", 1.0), "lsgan": ("<=", 1.0),
+             "wgan": ("<=", 0.5), "wgan_gp": ("<=", 15), "wgan_div": ("<=", 5),
+             "acgan": ("<=", 3), "cgan": ("<=", 0.5), "infogan": ("<=", 1.5),
+             "ebgan": ("<=", 3), "relativistic_gan": ("<=", 1.0), "aae": ("<=", 1.0),
+             "sgan": ("<=", 3)}
 for _name, _covers in [
         ("gan", "MLP GAN (BatchNorm1d with eps given positionally, LeakyReLU inplace, BCELoss)"),
         ("dcgan", "DCGAN (Upsample, Conv2d, BatchNorm2d, Dropout2d, weights_init by classname)"),
@@ -922,7 +932,35 @@ for _name, _covers in [
         ("aae", "adversarial autoencoder (reparameterisation, L1 + adversarial loss)"),
         ("sgan", "semi-supervised GAN (discriminator with a class head)")]:
     add(name=f"gan/{_name}", repo=_EL, script=f"implementations/{_name}/{_name}.py",
-        covers=_covers, args=_GAN_FLAGS, env=_GAN_ENV, metric=_D_LOSS, bar=None)
+        covers=_covers, args=_GAN_FLAGS, env=_GAN_ENV, metric=_D_LOSS,
+        bar=_GAN_BARS.get(_name))
+
+
+# ---------------------------------------------------------------- rtqichen/torchdiffeq
+# the ODE-solver library's own tests (pure PyTorch: adaptive Runge-Kutta, adjoint method,
+# events, custom norms) and its demo, run against the copied library
+_TD = "rtqichen/torchdiffeq"
+# odeint_tests' TestSolverError (every solver on every problem) takes minutes of CPU and is
+# left out with -k, as is TestMinMaxStep (it fails under torch 2.13 too: this SciPy's LSODA
+# ignores min_step, 191 evaluations where the test wants < 50); event_tests fails under torch 2.13 too (radauIIA5 on a float32 reversed
+# sine misses its tolerance) and is left out
+_TD_TESTS = {
+    "api": ("solvers on tuples of states, gradients through them", []),
+    "gradient": ("gradcheck through odeint and the adjoint method, adjoint against odeint",
+                 []),
+    "odeint": ("jumps in t, grid constructors, min/max step, callbacks, scipy solvers",
+               ["-k", "not TestSolverError and not TestMinMaxStep"]),
+}
+for _t, (_covers, _args) in _TD_TESTS.items():
+    add(name=f"torchdiffeq/{_t}_tests", repo=_TD, kind="pytest", copy=["torchdiffeq", "tests"],
+        script=f"tests/{_t}_tests.py", pythonpath=[".", "tests"], cwd="tests", args=_args,
+        covers="torchdiffeq's own tests: " + _covers, metric=r"([0-9]+) passed",
+        bar=(">=", {"api": 2, "gradient": 4, "odeint": 7, "norm": 4}[_t]))
+add(name="torchdiffeq/ode_demo", repo=_TD, script="examples/ode_demo.py",
+    copy=["torchdiffeq", "examples"], pythonpath=["."],
+    args=["--niters", "100", "--test_freq", "50"],
+    covers="neural ODE fitted to a spiral (odeint through an nn.Module, RMSprop)",
+    metric=r"Total Loss ([0-9.]+)", bar=("<=", 1.0))
 
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
