@@ -945,8 +945,9 @@ _TD = "rtqichen/torchdiffeq"
 # ignores min_step, 191 evaluations where the test wants < 50); event_tests fails under torch
 # 2.13 too (radauIIA5 on a float32 reversed sine misses its tolerance) and is left out;
 # norm_tests passes under torch at seed 0 and fails under ember at its seminorm check (the
-# seminorm adjoint of dopri8 in float64 took 67 evaluations, the default norm 54): a count
-# that depends on the random network, not yet known to be a gap, left out
+# seminorm adjoint of dopri8 in float64 took 67 evaluations, the default norm 54): the count
+# depends on the network manual_seed(0) draws; with equal weights ember counts exactly
+# torch's evaluations (docs/COMPAT.md), so it is left out as a verdict of the draw
 _TD_TESTS = {
     "api": ("solvers on tuples of states, gradients through them", []),
     "gradient": ("gradcheck through odeint and the adjoint method, adjoint against odeint",
@@ -1108,7 +1109,7 @@ SPREAD: dict = {
     'nlp/seq2seq_attention': {0: 2.6e-05, 1: 3.2e-05},
     'nlp/bilstm_attention': {0: 0.000105, 1: 7e-05},
     'nlp/transformer': {0: 0.8387, 1: 1.667},
-    'nlp/transformer_greedy': {0: 1.687},
+    'nlp/transformer_greedy': {0: 1.687, 1: 1.667},
     'gan/gan': {0: 0.4175, 1: 0.437},
     'gan/dcgan': {0: 0.6931, 1: 0.6932},
     'gan/lsgan': {0: 0.4802, 1: 0.4628},
@@ -1117,11 +1118,11 @@ SPREAD: dict = {
     'gan/wgan_div': {0: -1.435, 1: -1.285},
     'gan/acgan': {0: 1.498, 1: 1.498},
     'gan/cgan': {0: 0.0117, 1: 0.01432},
-    'gan/infogan': {0: 0.4499},
-    'gan/ebgan': {0: 1.274},
-    'gan/relativistic_gan': {0: 0.6873},
-    'gan/aae': {0: 0.6841},
-    'gan/sgan': {0: 1.545},
+    'gan/infogan': {0: 0.4499, 1: 0.4527},
+    'gan/ebgan': {0: 1.274, 1: 1.184},
+    'gan/relativistic_gan': {0: 0.6873, 1: 0.6886},
+    'gan/aae': {0: 0.6841, 1: 0.6773},
+    'gan/sgan': {0: 1.545, 1: 1.545},
     'torchdiffeq/latent_ode': {0: -1.523e+04},
     'torchdiffeq/cnf': {0: 2.549},
     'torchdiffeq/ode_demo': {0: 0.3481},
