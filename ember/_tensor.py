@@ -258,7 +258,10 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        # shares storage but not the version counter (unlike detach()): writes through .data
+        # are invisible to autograd's saved-tensor check, as in torch, which programs use to
+        # update in place what a pending backward still reads (torchdiffeq's _UncheckedAssign)
+        return _make(self._data, [0])
 
     @data.setter
     def data(self, value):

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from ..autograd.function import Op, guard_inputs
+from ..autograd.function import Op, guard_inputs, rename_node
 from ..autograd.grad_mode import _state
 from .registry import (
     FUNCTIONS,
@@ -127,6 +127,8 @@ class BasicIndex(Op):
 
 class AdvancedIndex(Op):
     """x[key] with integer or boolean tensors: a copy (gradient scatter-adds)."""
+
+    grad_name = "IndexBackward0"  # torch's name: NOTE [Node class names]
 
     @staticmethod
     def forward(ctx, x, key):
@@ -433,8 +435,8 @@ def masked_fill(input, mask, value):
         v = np.asarray(value).astype(input._data.dtype)
     out = Where.apply(m, v, input)
     if out._data.shape != input._data.shape:
-        out = out.expand(input.shape).contiguous()
-    return out
+        return out.expand(input.shape).contiguous()
+    return rename_node(out, "MaskedFillBackward0")  # torch's name: NOTE [Node class names]
 
 
 register("masked_fill", inplace=True)(masked_fill)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor, _wrap_dim
-from ..autograd.function import Op
+from ..autograd.function import Op, rename_node
 from .registry import FUNCTIONS, result_dtype, with_out, write_out
 from .views import split, unsqueeze
 
@@ -97,7 +97,8 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(shape)} at entry 0 and {list(t.shape)} at entry {i}")
     d = _wrap_dim(dim, len(shape) + 1, "stack")
-    return cat([unsqueeze(t, d) for t in tensors], d, out=out)
+    res = cat([unsqueeze(t, d) for t in tensors], d, out=out)
+    return res if out is not None else rename_node(res, "StackBackward0")
 
 
 def hstack(tensors):

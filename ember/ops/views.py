@@ -12,7 +12,7 @@ from .. import _dtype as D
 from .._backend import check_device, data_ptr, reusable_empty
 from .._size import Size, int_sizes
 from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
-from ..autograd.function import Op, _batch_hook
+from ..autograd.function import Op, _batch_hook, rename_node
 from .registry import export, norm_dims, register, sum_to
 
 
@@ -165,7 +165,7 @@ def transpose(input, dim0, dim1):
     b = dim1 if 0 <= dim1 < nd else _wrap_dim(dim1, nd, "transpose")
     order = list(range(nd))
     order[a], order[b] = order[b], order[a]
-    return Permute.apply(input, tuple(order))
+    return rename_node(Permute.apply(input, tuple(order)), "TransposeBackward0")
 
 
 register("transpose", aliases=("swapdims",))(transpose)
@@ -184,7 +184,8 @@ def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
-    return transpose(input, 0, 1) if input.ndim == 2 else View.apply(input, tuple(input.shape))
+    out = transpose(input, 0, 1) if input.ndim == 2 else View.apply(input, tuple(input.shape))
+    return rename_node(out, "TBackward0")  # torch's node names: NOTE [Node class names]
 
 
 register("t")(t)
@@ -287,7 +288,9 @@ def squeeze(input, *dims_args, dim=None):
     else:
         dims = norm_dims(dim, len(shape), "squeeze")
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-    return View.apply(input, new)
+    # torch's names: squeeze() 0, squeeze(dim) 1, squeeze(dims) 2
+    kind = 0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1
+    return rename_node(View.apply(input, new), f"SqueezeBackward{kind}")
 
 
 def unsqueeze(input, dim):
@@ -295,7 +298,7 @@ def unsqueeze(input, dim):
     shape = list(input._data.shape)
     d = _wrap_dim(dim, len(shape) + 1, "unsqueeze")
     shape.insert(d, 1)
-    return View.apply(input, tuple(shape))
+    return rename_node(View.apply(input, tuple(shape)), "UnsqueezeBackward0")
 
 
 register("squeeze", inplace=False)(squeeze)
@@ -329,6 +332,8 @@ register("ravel")(lambda input: reshape(input, (-1,)))
 
 class Contiguous(Op):
     """A C-contiguous copy."""
+
+    grad_name = "CloneBackward0"  # torch's contiguous() clones: NOTE [Node class names]
 
     @staticmethod
     def forward(ctx, x):
@@ -365,6 +370,8 @@ register("clone")(Clone)
 
 class Cast(Op):
     """Convert to another dtype; gradients flow back in the input's dtype."""
+
+    grad_name = "ToCopyBackward0"  # torch's name for to()/float()/type(): NOTE [Node class names]
 
     @staticmethod
     def forward(ctx, x, dt):

@@ -2,7 +2,8 @@
 ``y.grad_fn.name()``, ``type(y.grad_fn).__name__``). torch names a node after the ATen op that
 ran, so its name depends on how the op was called: ``a.max()`` is MaxBackward1 and
 ``a.max(1)`` MaxBackward0 (ember: one amax op, one max-over-dim op), a product of two matrices is
-MmBackward0 and of batches UnsafeViewBackward0 (ember: one matmul op). Found by the
+MmBackward0 and of batches UnsafeViewBackward0 (ember: one matmul op); ``t()`` is TBackward0
+and ``transpose`` TransposeBackward0 (ember: one permute op). Found by the
 nn-zero-to-hero backprop notebook, which prints ``(a - b).abs().max()``."""
 import math
 
@@ -26,6 +27,14 @@ CASES = [
     ("4-D @ 4-D", "b4 @ b4.transpose(-1, -2)"), ("4-D @ 2-D", "b4 @ a.t()"),
     ("mv", "lib.mv(a, v)"), ("2-D @ 1-D", "a @ v"), ("dot", "v @ v"),
     ("sum", "a.sum()"), ("exp", "a.exp()"), ("mul", "a * 2"),
+    # views and copies named by the entry point (ember: permute, view, where, cat underneath)
+    ("t", "a.t()"), ("transpose", "a.transpose(0, 1)"), ("swapaxes", "a.swapaxes(0, 1)"),
+    ("mT", "b3.mT"), ("T", "a.T"), ("permute", "b3.permute(2, 0, 1)"),
+    ("unsqueeze", "a.unsqueeze(0)"), ("squeeze()", "a[None].squeeze()"),
+    ("squeeze(dim)", "a[None].squeeze(0)"), ("squeeze(dims)", "b4[:1, :1].squeeze((0, 1))"),
+    ("stack", "lib.stack([a, a], 1)"), ("masked_fill", "a.masked_fill(a > 0, 0.0)"),
+    ("contiguous", "a.t().contiguous()"), ("to(float64)", "a.to(lib.float64)"),
+    ("double", "a.double()"), ("index by list", "a[[0, 2]]"), ("index by mask", "a[a > 0]"),
 ]
 
 
@@ -92,6 +101,15 @@ def test_saved_values_of_renamed_nodes_use_torch_schema_names():
     m = a.max()
     assert m.grad_fn.name() == "MaxBackward1"
     assert math.isclose(float(m), float(a.detach().numpy().max()))
+
+
+def test_renamed_views_keep_their_gradients():
+    a = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    for fn in (lambda x: x.t(), lambda x: x.transpose(0, 1), lambda x: x.unsqueeze(1),
+               lambda x: x[None].squeeze(0), lambda x: ember.stack([x, x * 2], 1),
+               lambda x: x.masked_fill(x > 0, 0.5), lambda x: x.t().contiguous(),
+               lambda x: x[[2, 0]]):
+        assert ember.autograd.gradcheck(fn, (a,))
 
 
 def test_no_node_without_grad():
