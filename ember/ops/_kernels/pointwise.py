@@ -10,7 +10,8 @@ other dtypes), so callers need not check.
 import numba
 import numpy as np
 
-from ..._backend import REUSE_MIN_BYTES, reusable_empty, reusable_like, row_order
+from ... import _backend
+from ..._backend import reusable_empty, reusable_like, row_order
 from . import split
 
 
@@ -238,8 +239,9 @@ def _typed_bounds(dtype, lo, hi):
 
 def _small_out(a):
     """An uninitialised C-contiguous array like the C-contiguous ``a``: from the reuse pool
-    when it is big enough to be pooled (NOTE [Reused buffers] in _backend.py)."""
-    if a.nbytes < REUSE_MIN_BYTES:
+    when it is big enough to be pooled (NOTE [Reused buffers] in _backend.py; the threshold
+    read from the module, so a test that pools small arrays reaches these too)."""
+    if a.nbytes < _backend._REUSE_MIN_BYTES:
         return np.empty(a.shape, a.dtype)
     return reusable_empty(a.shape, a.dtype)
 
