@@ -304,17 +304,23 @@ _scoped = [0]               # kernel threads in force inside the current convolu
 _conv_threads = [None]      # EMBER_CONV_THREADS (0: off), read on first use
 
 
+def env_positive_int(name):
+    """The positive integer in environment variable ``name``, None when unset or blank; a
+    ValueError naming the variable otherwise (the A/B switches' one parser)."""
+    env = os.environ.get(name, "").strip()
+    if not env:
+        return None
+    try:
+        n = int(env)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{name}: expected a positive integer; got {env!r}.")
+    return n
+
+
 def _conv_setting():
-    env = os.environ.get("EMBER_CONV_THREADS", "").strip()
-    n = 0
-    if env:
-        try:
-            n = int(env)
-        except ValueError:
-            raise ValueError(f"EMBER_CONV_THREADS: expected a positive integer; got "
-                             f"{env!r}.") from None
-        if n < 1:
-            raise ValueError(f"EMBER_CONV_THREADS: expected a positive integer; got {env!r}.")
+    n = env_positive_int("EMBER_CONV_THREADS") or 0
     macs = os.environ.get("EMBER_CONV_MIN_MACS", "").strip()
     if macs:
         try:

@@ -168,17 +168,8 @@ REPLAY_BLAS_THREADS = [None]
 
 
 def _read_env():
-    env = os.environ.get("EMBER_COMPILE_BLAS_THREADS", "").strip()
-    if not env:
-        return None
-    try:
-        n = int(env)
-    except ValueError:
-        raise ValueError(f"EMBER_COMPILE_BLAS_THREADS: expected a positive integer; got "
-                         f"{env!r}.") from None
-    if n < 1:
-        raise ValueError(f"EMBER_COMPILE_BLAS_THREADS: expected a positive integer; got {n}.")
-    return n
+    from .._kernel_threads import env_positive_int
+    return env_positive_int("EMBER_COMPILE_BLAS_THREADS")
 
 
 REPLAY_BLAS_THREADS[0] = _read_env()
@@ -205,17 +196,8 @@ REPLAY_SPLIT_GEMMS = [False]
 
 
 def _read_kernel_env():
-    env = os.environ.get("EMBER_COMPILE_KERNEL_THREADS", "").strip()
-    if not env:
-        return None
-    try:
-        n = int(env)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ValueError(f"EMBER_COMPILE_KERNEL_THREADS: expected a positive integer; got "
-                         f"{env!r}.")
-    return n
+    from .._kernel_threads import env_positive_int
+    return env_positive_int("EMBER_COMPILE_KERNEL_THREADS")
 
 
 REPLAY_KERNEL_THREADS[0] = _read_kernel_env()
