@@ -21,6 +21,21 @@ from .vmath import row_dot, row_max, row_sum, vexp
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
 
 
+@numba.njit(**_OPTS, inline="always")
+def _softmax_live(row, seen):
+    """row[:seen] -> its softmax in place (the row's scaled scores), row[seen:] -> 0."""
+    live = row[:seen]
+    m = row_max(live)
+    m = m if m != -math.inf else row.dtype.type(0)  # see _shift in softmax.py
+    for k in range(seen):
+        live[k] = vexp(live[k] - m)
+    total = row_sum(live)
+    for k in range(seen):
+        live[k] = live[k] / total
+    for k in range(seen, row.size):
+        row[k] = 0
+
+
 @numba.njit(**_OPTS)
 def _k_attention_softmax_fwd(scores, scale, causal):
     """scores (N, L, S) -> softmax(scores * scale) per row, in place; with ``causal`` the keys
@@ -33,15 +48,7 @@ def _k_attention_softmax_fwd(scores, scale, causal):
             live = row[:seen]
             for k in range(seen):
                 live[k] = live[k] * scale
-            m = row_max(live)
-            m = m if m != -math.inf else row.dtype.type(0)  # see _shift in softmax.py
-            for k in range(seen):
-                live[k] = vexp(live[k] - m)
-            total = row_sum(live)
-            for k in range(seen):
-                live[k] = live[k] / total
-            for k in range(seen, n_key):
-                row[k] = 0
+            _softmax_live(row, seen)
 
 
 @numba.njit(**_OPTS)
@@ -82,16 +89,7 @@ def _k_attention_one_query(q, k, v, scale, causal, p, out):
         qb = q[b, 0]
         for s in range(seen):
             row[s] = row_dot(qb, k[b, s]) * scale
-        live = row[:seen]
-        m = row_max(live)
-        m = m if m != -math.inf else row.dtype.type(0)  # see _shift in softmax.py
-        for s in range(seen):
-            live[s] = vexp(live[s] - m)
-        total = row_sum(live)
-        for s in range(seen):
-            live[s] = live[s] / total
-        for s in range(seen, n_key):
-            row[s] = 0
+        _softmax_live(row, seen)
         o = out[b, 0]
         for e in range(n_value):
             o[e] = 0
