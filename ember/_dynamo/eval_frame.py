@@ -247,9 +247,19 @@ class CompiledFunction:
             _local.depth -= 1
             _random.set_rng_state(state)
 
+    def _record(self, args, kwargs):
+        """One eager run of the function under the recorder, counted as a capture."""
+        from .trace import capture_call
+        self.stats["captures"] += 1
+        counters["captures"] += 1
+        _local.depth = getattr(_local, "depth", 0) + 1
+        try:
+            return capture_call(self._fn, args, kwargs, self.fullgraph)
+        finally:
+            _local.depth -= 1
+
     def _capture(self, key, args, kwargs):
         from .backends import compile_capture
-        from .trace import capture_call
         # NOTE [Dynamic shapes]: a capture records concrete sizes; with dynamic shapes its
         # graph keeps a template, and later signatures that differ only in sizes replay it
         # with the sizes rewritten (_generalise; NOTE [Size generalisation] in symbolic.py)
@@ -279,14 +289,8 @@ class CompiledFunction:
                           "used specialisation is dropped. Inputs whose shapes keep changing "
                           "should use dynamic=True.", UserWarning, stacklevel=3)
             self._cache.popitem(last=False)
-        self.stats["captures"] += 1
-        counters["captures"] += 1
         counters["frames"] += 1
-        _local.depth = getattr(_local, "depth", 0) + 1
-        try:
-            result, cap = capture_call(self._fn, args, kwargs, self.fullgraph)
-        finally:
-            _local.depth -= 1
+        result, cap = self._record(args, kwargs)
         self.last_breaks = list(cap.breaks)
         if cap.splits and not cap.breaks:  # NOTE [Graph breaks that split]
             from .replay import SegmentedGraph
@@ -329,15 +333,8 @@ class CompiledFunction:
     def _capture_variant(self, graph, args, kwargs):
         """Record this call as another path of a split call (not a recompile)."""
         from .replay import SegmentedGraph
-        from .trace import capture_call
         graph.want_variant = False
-        self.stats["captures"] += 1
-        counters["captures"] += 1
-        _local.depth = getattr(_local, "depth", 0) + 1
-        try:
-            result, cap = capture_call(self._fn, args, kwargs, self.fullgraph)
-        finally:
-            _local.depth -= 1
+        result, cap = self._record(args, kwargs)
         graph.attempts = getattr(graph, "attempts", 0) + 1
         if cap.splits and not cap.breaks:
             new = SegmentedGraph(cap, self.backend, self.mode, self._name())
