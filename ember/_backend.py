@@ -10,6 +10,10 @@ import sys
 
 import numpy as np
 
+from . import _onepool
+
+_pool_on = _onepool._on  # [None | bool]: see NOTE [One pool]
+
 xp = np  # the array module tensors are stored in
 
 
@@ -206,7 +210,7 @@ def gemm(a, b, out=None, bias=None):
     for the 2-D case of NOTE [GEMM orientation]; out, if given, is C-contiguous. A turned
     product adds the bias in the pass that copies the transpose into place (one pass less)."""
     if not turns_round(a, b):
-        out = np.matmul(a, b, out=out)
+        out = (np.matmul if _pool_on[0] is False else _onepool.matmul)(a, b, out=out)
         if bias is not None:
             out += bias
         return out

@@ -30,8 +30,10 @@ def set_num_threads(int):
     """Use ``int`` threads for BLAS and for numba kernels (see the module note on numba)."""
     n = int
     _check(n, "set_num_threads")
-    from threadpoolctl import threadpool_limits  # imported on use: ember imports without it
-    _blas_limiter[0] = threadpool_limits(limits=n, user_api="blas")
+    from . import _onepool
+    if not _onepool.enabled():  # with the one pool, BLAS stays at one thread (NOTE [One pool])
+        from threadpoolctl import threadpool_limits  # imported on use: ember imports without it
+        _blas_limiter[0] = threadpool_limits(limits=n, user_api="blas")
     numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     _requested[0] = n
 

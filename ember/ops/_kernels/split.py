@@ -23,6 +23,7 @@ import os
 import numpy as np
 
 from ... import _kernel_threads as _kt
+from ... import _onepool
 from ..._kernel_threads import parallel_range as _parallel_range
 
 # Fewest elements of work (the caller's estimate) worth a second thread: from ~0.2 ms of work,
@@ -106,7 +107,7 @@ def gemm(a, b, out=None):
     """np.matmul(a, b, out=out), in parts on the kernel threads when split_gemms() (NOTE
     [Convolution GEMMs on the kernel threads]); returns the product."""
     if not split_gemms():
-        return np.matmul(a, b, out=out)
+        return _onepool.matmul(a, b, out=out)  # np.matmul unless the one pool is on
     if out is None:
         shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1])
         out = np.empty(shape, np.result_type(a, b))

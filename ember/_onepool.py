@@ -1,0 +1,304 @@
+"""One pool of threads for ember's GEMMs and its parallel kernels (NOTE [One pool]).
+
+    from ember import _onepool
+    _onepool.matmul(a, b, out=out)          # np.matmul, split over the pool when it is on
+    _k_gelu = _onepool.twin(_gelu_loop)     # a prange loop compiled serial and parallel
+    _k_gelu.pick(x.size)(x, out)            # the parallel one when the pool is on and x is big
+
+NOTE [One pool]
+On two cores, two thread pools fight. OpenBLAS's idle worker spins for ~0.1 s after each GEMM
+(NOTE [Kernel threads] in _kernel_threads.py), so any other pool that wakes in that time - ember's
+Python kernel threads, numba's OpenMP workers - shares its core with a spinner: every scheme that
+ran ember's non-GEMM kernels on a second thread beside OpenBLAS's threaded GEMMs lost on a quiet
+machine. torch has one OpenMP pool for its GEMMs and its elementwise work. This module gives ember
+the same: numba's threading layer (OpenMP or TBB) runs both.
+- A GEMM with enough work is cut into blocks of rows (or of columns, when the result is wide and
+  short), and one numba parallel loop hands the blocks to the pool; each block calls OpenBLAS's
+  sgemm/dgemm through scipy's BLAS table at one thread, so OpenBLAS's own workers never wake.
+  Blocks compute whole output rows over the full K axis, so results do not depend on the split.
+- A kernel written with prange is compiled twice (`twin`): serially, for small inputs and for
+  when the pool is off, and with ``parallel=True``.
+- While the pool is on, both OpenBLAS libraries (numpy's and scipy's) run one thread: a GEMM that
+  does not come through here runs on one core instead of waking a spinner beside the pool.
+The pool is off by default until a quiet-machine A/B says otherwise: EMBER_ONE_POOL=1 turns it
+on (read at first use; `set_enabled` for tests and A/Bs). It is never on in a forked child (GNU
+OpenMP cannot run in the child of a process that used it), nor with numba's workqueue layer,
+which aborts when two threads launch parallel loops at once, nor at one thread.
+"""
+from __future__ import annotations
+
+import os
+
+import numba
+import numpy as np
+from numba import types
+from numba.core.extending import get_cython_function_address
+
+__all__ = ["enabled", "set_enabled", "matmul", "twin", "MIN_MACS"]
+
+# A GEMM under this many multiply-adds runs as one np.matmul call: launching the pool costs a
+# few microseconds, a 64x256x256 product ~70 us on one core.
+MIN_MACS = 1 << 20
+# Blocks of rows or columns start at multiples of this (whole SIMD panels for sgemm's kernels).
+_ALIGN = 16
+
+_on = [None]          # None: not decided yet; then True / False
+_forced = [None]      # set_enabled's value, over the environment
+
+
+def _decide():
+    want = _forced[0]
+    if want is None:
+        want = os.environ.get("EMBER_ONE_POOL", "").strip() == "1"
+    on = bool(want) and numba.config.NUMBA_NUM_THREADS >= 2 and _layer_ok()
+    if on:
+        _blas_one_thread()
+    _on[0] = on
+    return on
+
+
+def enabled():
+    """Whether GEMMs and twin kernels run on the pool now."""
+    on = _on[0]
+    return _decide() if on is None else on
+
+
+def set_enabled(flag):
+    """Turn the pool on (True), off (False) or back to EMBER_ONE_POOL (None); returns the
+    previous state. BLAS thread counts are restored when it goes off."""
+    before = enabled()
+    _forced[0] = flag
+    _decide()
+    if before and not _on[0]:
+        _blas_restore()
+    return before
+
+
+def _after_fork_in_child():
+    _on[0] = False
+    _forced[0] = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+@numba.njit(parallel=True, cache=True)
+def _probe(n):
+    s = 0
+    for i in numba.prange(n):
+        s += i
+    return s
+
+
+_layer = [None]
+
+
+def _layer_ok():
+    if _layer[0] is None:
+        try:
+            _probe(4)
+            _layer[0] = numba.threading_layer() in ("omp", "tbb")
+        except Exception:  # no usable threading layer: the pool stays off
+            _layer[0] = False
+    return _layer[0]
+
+
+# ---- BLAS thread counts ----------------------------------------------------------------
+
+_saved = []  # (controller, threads before) of each OpenBLAS set to one thread
+
+
+def _blas_one_thread():
+    if _saved:
+        return
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (loads scipy's OpenBLAS)
+        from threadpoolctl import ThreadpoolController
+    except ImportError:
+        return
+    for lib in ThreadpoolController().lib_controllers:
+        if lib.internal_api == "openblas":
+            _saved.append((lib, lib.num_threads))
+            lib.set_num_threads(1)
+
+
+def _blas_restore():
+    while _saved:
+        lib, n = _saved.pop()
+        lib.set_num_threads(n)
+
+
+# ---- GEMM ------------------------------------------------------------------------------
+
+_GEMM_SIG = types.void(*([types.uintp] * 13))
+
+
+class _BlasRoutine(types.WrapperAddressProtocol):
+    """sgemm / dgemm from scipy's BLAS table, passed to the numba loop as a first-class function
+    (an argument, not a global, so that the compiled loop can be cached on disk)."""
+
+    def __init__(self, name):
+        self.name = name
+        self._address = None
+
+    def __wrapper_address__(self):
+        if self._address is None:
+            self._address = get_cython_function_address("scipy.linalg.cython_blas", self.name)
+        return self._address
+
+    def signature(self):
+        return _GEMM_SIG
+
+
+_ROUTINES = {}
+
+
+def _routine(dtype):
+    r = _ROUTINES.get(dtype)
+    if r is None:
+        import numba.experimental.function_type  # noqa: F401  (registers the typeof above)
+        r = _ROUTINES[dtype] = _BlasRoutine("sgemm" if dtype == np.float32 else "dgemm")
+    return r
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _k_gemm_blocks(f, scalars, ta, tb, a, lda, sa, b, ldb, sb, c, ldc, sc, m, n, k, bounds, rows,
+                   planes, item):
+    """Row-major C[p] = op(A[p]) @ op(B[p]) for `planes` products, each cut into the blocks of
+    rows (rows=True) or columns given by `bounds`; one BLAS call per (plane, block). a/b/c are
+    addresses, lda/ldb/ldc leading dimensions and sa/sb/sc plane strides in elements; ta/tb say
+    that A/B is stored transposed (column-major). `scalars` holds alpha = 1 and beta = 0."""
+    nb = bounds.size - 1
+    u = np.uint64
+    for t in numba.prange(planes * nb):
+        p = t // nb
+        lo = bounds[t % nb]
+        hi = bounds[t % nb + 1]
+        args = np.empty(6, np.int32)
+        flags = np.empty(2, np.uint8)
+        # column-major view: C^T (n x m) = op(B)^T (n x k) @ op(A)^T (k x m)
+        flags[0] = 84 if tb else 78  # 'T' / 'N'
+        flags[1] = 84 if ta else 78
+        a_at = a + p * sa * item
+        b_at = b + p * sb * item
+        c_at = c + p * sc * item
+        if rows:
+            args[0] = n
+            args[1] = hi - lo
+            a_at += lo * (1 if ta else lda) * item
+            c_at += lo * ldc * item
+        else:
+            args[0] = hi - lo
+            args[1] = m
+            b_at += lo * (ldb if tb else 1) * item
+            c_at += lo * item
+        args[2] = k
+        args[3] = ldb
+        args[4] = lda
+        args[5] = ldc
+        base = args.ctypes.data
+        sp = scalars.ctypes.data
+        f(u(flags.ctypes.data), u(flags.ctypes.data + 1), u(base), u(base + 4), u(base + 8),
+          u(sp), u(b_at), u(base + 12), u(a_at), u(base + 16), u(sp + item), u(c_at),
+          u(base + 20))
+
+
+_SCALARS = {np.dtype(np.float32): np.array([1.0, 0.0], np.float32),
+            np.dtype(np.float64): np.array([1.0, 0.0], np.float64)}
+
+
+def _layout(x, item):
+    """(transposed, leading dimension) of the last two axes of x for BLAS, or None when neither
+    axis is unit-stride."""
+    s0, s1 = x.strides[-2] // item, x.strides[-1] // item
+    r, c = x.shape[-2], x.shape[-1]
+    if s1 == 1 or c == 1:
+        return False, max(s0, c, 1)
+    if s0 == 1 or r == 1:
+        return True, max(s1, r, 1)
+    return None
+
+
+def _plane_stride(x, item):
+    if x.ndim == 2 or x.shape[0] == 1:
+        return 0
+    return x.strides[0] // item
+
+
+def _bounds(size, parts):
+    blocks = -(-size // _ALIGN)
+    parts = max(1, min(parts, blocks))
+    return np.array([min(size, _ALIGN * (blocks * i // parts)) for i in range(parts + 1)],
+                    np.int64)
+
+
+def matmul(a, b, out=None):
+    """np.matmul(a, b, out=out), run on the pool when it is on and the product is big enough:
+    2-D products, and 3-D ones (a leading axis of planes, either operand broadcast). Other
+    cases, and everything when the pool is off, are one np.matmul call."""
+    if (not enabled() or a.ndim < 2 or b.ndim < 2 or a.ndim > 3 or b.ndim > 3
+            or a.dtype != b.dtype or a.dtype not in _SCALARS):
+        return np.matmul(a, b, out=out)
+    m, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    planes = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
+    if b.shape[-2] != k or m * n * k * planes < MIN_MACS or (
+            a.ndim == 3 and b.ndim == 3 and 1 != a.shape[0] != b.shape[0] != 1):
+        return np.matmul(a, b, out=out)
+    item = a.itemsize
+    la, lb = _layout(a, item), _layout(b, item)
+    if la is None or lb is None:
+        return np.matmul(a, b, out=out)
+    shape = ((planes,) if max(a.ndim, b.ndim) == 3 else ()) + (m, n)
+    if out is None:
+        out = np.empty(shape, a.dtype)
+    elif (out.shape != shape or out.dtype != a.dtype or out.strides[-1] != item
+          or out.strides[-2] < n * item):
+        return np.matmul(a, b, out=out)
+    threads = numba.get_num_threads()
+    if planes >= threads:
+        bounds, rows = np.array([0, m], np.int64), True
+    elif m >= n or m >= 2 * _ALIGN * threads:
+        bounds, rows = _bounds(m, threads), True
+    else:
+        bounds, rows = _bounds(n, threads), False
+    _k_gemm_blocks(_routine(a.dtype), _SCALARS[a.dtype], la[0], lb[0], a.ctypes.data, la[1],
+                   _plane_stride(a, item), b.ctypes.data, lb[1], _plane_stride(b, item),
+                   out.ctypes.data, out.strides[-2] // item, _plane_stride(out, item), m, n, k,
+                   bounds, rows, planes, item)
+    return out
+
+
+# ---- kernels compiled twice ------------------------------------------------------------
+
+# A twin kernel's parallel version is used from this many units of work (elements, or whatever
+# the caller counts): below it, launching the pool costs more than the second core saves.
+MIN_WORK = 1 << 15
+
+
+class Twin:
+    """A python loop (prange marks its parallel axis) compiled serially and with parallel=True;
+    `pick(work)` returns the one to call."""
+
+    def __init__(self, fn, min_work, options):
+        self.serial = numba.njit(nogil=True, cache=True, **options)(fn)
+        self.parallel = numba.njit(nogil=True, cache=True, parallel=True, **options)(fn)
+        self.min_work = min_work
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def pick(self, work):
+        if work >= self.min_work and (_on[0] if _on[0] is not None else enabled()):
+            return self.parallel
+        return self.serial
+
+    def __call__(self, *args):
+        return self.serial(*args)
+
+
+def twin(fn=None, *, min_work=MIN_WORK, **options):
+    """Decorator: compile `fn` serially and in parallel (NOTE [One pool]); call `.pick(work)`
+    to choose. Calling the result directly runs the serial version."""
+    if fn is None:
+        return lambda f: Twin(f, min_work, options)
+    return Twin(fn, min_work, options)
