@@ -18,3 +18,16 @@ def _seed_ember():
     """Every test starts from ember's generator seeded with 0 (order-independent results)."""
     ember.manual_seed(0)
     yield
+
+
+@pytest.fixture
+def one_pool():
+    """Run the test with ember's one pool on (NOTE [One pool] in ember/_onepool.py): GEMMs and
+    twin kernels on numba's threading layer. Skips where that layer cannot run it."""
+    from ember import _onepool
+    _onepool.set_enabled(True)
+    if not _onepool.enabled():
+        _onepool.set_enabled(None)
+        pytest.skip("the one pool needs numba's omp or tbb threading layer and 2 threads")
+    yield
+    _onepool.set_enabled(None)

@@ -14,13 +14,8 @@ pytestmark = pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
 
 
 @pytest.fixture
-def pool():
-    before = _onepool.set_enabled(True)
-    if not _onepool.enabled():
-        _onepool.set_enabled(before)
-        pytest.skip(f"numba threading layer {numba.threading_layer()!r} is not omp/tbb")
+def pool(one_pool):
     yield
-    _onepool.set_enabled(None)
 
 
 def _ref(a, b):
