@@ -31,8 +31,9 @@ import os
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.core.extending import get_cython_function_address
+from numba.core.extending import get_cython_function_address, intrinsic
 
 __all__ = ["enabled", "set_enabled", "matmul", "twin", "MIN_MACS"]
 
@@ -93,9 +94,25 @@ def _probe(n):
 _layer = [None]
 
 
+def _preload_tbb():
+    """numba picks TBB first (it never makes the caller wait for a descheduled worker: on a busy
+    machine an OpenMP loop here waited ~20 ms for its second thread). The `tbb` wheel puts
+    libtbb.so.12 in the environment's lib/, which numba's extension does not search in a
+    virtual environment: load it globally first so that numba finds it by name."""
+    import ctypes
+    import sys
+    path = os.path.join(sys.prefix, "lib", "libtbb.so.12")
+    if sys.platform.startswith("linux") and os.path.exists(path):
+        try:
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        except OSError:  # unusable: numba falls back to OpenMP
+            pass
+
+
 def _layer_ok():
     if _layer[0] is None:
         try:
+            _preload_tbb()
             _probe(4)
             _layer[0] = numba.threading_layer() in ("omp", "tbb")
         except Exception:  # no usable threading layer: the pool stays off
@@ -130,34 +147,35 @@ def _blas_restore():
 
 # ---- GEMM ------------------------------------------------------------------------------
 
-_GEMM_SIG = types.void(*([types.uintp] * 13))
+@intrinsic
+def _call13(typingctx, address, args):
+    """Call the C function at `address` with the 13 pointer-sized integers in `args` (BLAS's
+    Fortran gemm takes every argument by pointer). The address is an argument rather than a
+    global, so that a kernel using this is cached on disk (the library's address changes from
+    one process to the next)."""
+    if not (isinstance(args, types.UniTuple) and args.count == 13
+            and isinstance(args.dtype, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, llargs):
+        word = ir.IntType(64)
+        fnty = ir.FunctionType(ir.VoidType(), [word] * 13)
+        fn = builder.inttoptr(llargs[0], fnty.as_pointer())
+        builder.call(fn, [builder.extract_value(llargs[1], i) for i in range(13)])
+        return context.get_dummy_value()
+
+    return types.void(address, args), codegen
 
 
-class _BlasRoutine(types.WrapperAddressProtocol):
-    """sgemm / dgemm from scipy's BLAS table, passed to the numba loop as a first-class function
-    (an argument, not a global, so that the compiled loop can be cached on disk)."""
-
-    def __init__(self, name):
-        self.name = name
-        self._address = None
-
-    def __wrapper_address__(self):
-        if self._address is None:
-            self._address = get_cython_function_address("scipy.linalg.cython_blas", self.name)
-        return self._address
-
-    def signature(self):
-        return _GEMM_SIG
-
-
-_ROUTINES = {}
+_ADDRESSES = {}
 
 
 def _routine(dtype):
-    r = _ROUTINES.get(dtype)
+    """The address of sgemm / dgemm in scipy's BLAS table."""
+    r = _ADDRESSES.get(dtype)
     if r is None:
-        import numba.experimental.function_type  # noqa: F401  (registers the typeof above)
-        r = _ROUTINES[dtype] = _BlasRoutine("sgemm" if dtype == np.float32 else "dgemm")
+        r = _ADDRESSES[dtype] = get_cython_function_address(
+            "scipy.linalg.cython_blas", "sgemm" if dtype == np.float32 else "dgemm")
     return r
 
 
@@ -165,7 +183,8 @@ def _routine(dtype):
 def _k_gemm_blocks(f, scalars, ta, tb, a, lda, sa, b, ldb, sb, c, ldc, sc, m, n, k, bounds, rows,
                    planes, item):
     """Row-major C[p] = op(A[p]) @ op(B[p]) for `planes` products, each cut into the blocks of
-    rows (rows=True) or columns given by `bounds`; one BLAS call per (plane, block). a/b/c are
+    rows (rows=True) or columns given by `bounds`; one BLAS call per (plane, block). f is the
+    address of sgemm/dgemm; a/b/c are
     addresses, lda/ldb/ldc leading dimensions and sa/sb/sc plane strides in elements; ta/tb say
     that A/B is stored transposed (column-major). `scalars` holds alpha = 1 and beta = 0."""
     nb = bounds.size - 1
@@ -198,9 +217,9 @@ def _k_gemm_blocks(f, scalars, ta, tb, a, lda, sa, b, ldb, sb, c, ldc, sc, m, n,
         args[5] = ldc
         base = args.ctypes.data
         sp = scalars.ctypes.data
-        f(u(flags.ctypes.data), u(flags.ctypes.data + 1), u(base), u(base + 4), u(base + 8),
-          u(sp), u(b_at), u(base + 12), u(a_at), u(base + 16), u(sp + item), u(c_at),
-          u(base + 20))
+        _call13(f, (u(flags.ctypes.data), u(flags.ctypes.data + 1), u(base), u(base + 4),
+                    u(base + 8), u(sp), u(b_at), u(base + 12), u(a_at), u(base + 16),
+                    u(sp + item), u(c_at), u(base + 20)))
 
 
 _SCALARS = {np.dtype(np.float32): np.array([1.0, 0.0], np.float32),
