@@ -1,7 +1,7 @@
 """ember.compile side by side with eager ember, torch eager and torch.compile, in one run.
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
-                                 [--no-torch-compile] [--block N]
+                                 [--no-torch-compile] [--block N] [--pool-ab]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import ember  # noqa: E402
+from ember import _onepool  # noqa: E402
 from examples.models.table1 import WORKLOADS  # noqa: E402
 
 try:
@@ -66,6 +67,9 @@ def _timed(fns, steps, block=0):
     cpu = {k: [] for k in fns}
     main = {k: [] for k in fns}
     for k, f in _order(fns, steps, block):
+        if isinstance(f, tuple):  # (prep, step): prep runs untimed before each step
+            f[0]()
+            f = f[1]
         if k is None:
             f()
             continue
@@ -154,17 +158,29 @@ _WHAT = {
 }
 
 
-def _row(name, make, steps, use_torch_compile, block=0):
+def _pool(flag):
+    return lambda: _onepool.set_enabled(flag)
+
+
+def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
     fns = {}
     step, _ = make(ember, None)
-    fns["ember eager"] = step
+    fns["ember eager"] = (_pool(False), step) if pool_ab else step
+    if pool_ab:  # the same eager step on ember's one pool (NOTE [One pool])
+        fns["eager pool"] = (_pool(True), step)
     step, compiled = make(ember, ember.compile)
     for _ in range(3):  # capture, then warm-up replays
         step()
-    fns["ember.compile"] = step
+    fns["ember.compile"] = (_pool(False), step) if pool_ab else step
+    if pool_ab:
+        fns["compile pool"] = (_pool(True), step)
+        _onepool.set_enabled(True)
+        step()  # the parallel kernels' first use (compile or load from numba's cache)
+        _onepool.set_enabled(False)
     if torch is not None:
         torch.set_num_threads(max(1, ember.get_num_threads()))
-        fns["torch eager"] = make(torch, None)[0]
+        fns["torch eager"] = (_pool(False), make(torch, None)[0]) if pool_ab else \
+            make(torch, None)[0]
         if use_torch_compile:
             t0 = time.perf_counter()
             tstep = make(torch, torch.compile)[0]
@@ -173,6 +189,8 @@ def _row(name, make, steps, use_torch_compile, block=0):
             print(f"  (torch.compile warm-up of {name}: {time.perf_counter() - t0:.1f} s)")
             fns["torch.compile"] = tstep
     res = _timed(fns, steps, block)
+    if pool_ab:
+        _onepool.set_enabled(None)
     base = res["ember eager"]
     print(f"{name}: {_WHAT.get(name, '')}")
     for k, (w, c, m) in res.items():
@@ -255,14 +273,20 @@ def main():
     # which matters when a compiled replay runs its own kernel threads
     # (EMBER_COMPILE_KERNEL_THREADS: NOTE [Kernel threads in a replay] in _dynamo/runtime.py)
     ap.add_argument("--block", type=int, default=0)
+    # ember's one pool (NOTE [One pool] in ember/_onepool.py) on and off in one run: rows
+    # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
+    # (use with --block: switching the pool changes OpenBLAS's thread count)
+    ap.add_argument("--pool-ab", action="store_true")
     a = ap.parse_args()
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")
+    print(f"one pool (EMBER_ONE_POOL): {'on' if _onepool.enabled() else 'off'}"
+          f"{' (rows with and without it: --pool-ab)' if a.pool_ab else ''}")
     rows = {"ncf": _ncf_step, "block": _block_step, "fusion": _fusion_step,
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
         if name in only:
-            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block)
+            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab)
     if "recompiles" in only:
         _recompiles(a.steps)
     if "compile_time" in only:

@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from .. import _onepool
 from .capture import Instr
 
 # NOTE [What fuses]
@@ -431,7 +432,7 @@ def cache_dir():
 _loaded: dict = {}
 
 
-def _kernel_source(group, flat):
+def _kernel_source(group, flat, parallel=False):
     n_in = len(group.inputs)
     nd = len(group.shape)
     scal = group.nscalar
@@ -450,6 +451,8 @@ def _kernel_source(group, flat):
     else:
         idx = ", ".join(f"i{d}" for d in range(nd))
         loops = [f"for i{d} in range(o0.shape[{d}]):" for d in range(nd)]
+    if parallel:  # the outermost loop over the pool (NOTE [Fused kernels on the one pool])
+        loops[0] = loops[0].replace(" in range(", " in prange(", 1)
     src = [f"def kernel({outs}, {ins}):"]
     for d, loop in enumerate(loops):
         src.append("    " * (d + 1) + loop)
@@ -458,13 +461,17 @@ def _kernel_source(group, flat):
     return "\n".join(src) + "\n"
 
 
-def _load(group, flat):
-    src = _kernel_source(group, flat)
+def _load(group, flat, parallel=False):
+    src = _kernel_source(group, flat, parallel)
     dtype = np.dtype(group.dtype).name
     # error_model="numpy": x / 0 gives inf/nan as NumPy does (numba's default raises
     # ZeroDivisionError), and without that check loops with a division vectorise
-    full = _HEADER.format(dtype=dtype, erf_p=_horner(_ERF_P), erf_q=_horner(_ERF_Q)) + \
-        "\n\n@njit(cache=True, nogil=True, error_model=\"numpy\")\n" + src
+    full = _HEADER.format(dtype=dtype, erf_p=_horner(_ERF_P), erf_q=_horner(_ERF_Q))
+    if parallel:
+        full = full.replace("from numba import njit\n", "from numba import njit, prange\n") + \
+            "\n\n@njit(cache=True, nogil=True, parallel=True, error_model=\"numpy\")\n" + src
+    else:
+        full += "\n\n@njit(cache=True, nogil=True, error_model=\"numpy\")\n" + src
     h = hashlib.sha1(full.encode()).hexdigest()[:16]
     if h in _loaded:
         return _loaded[h]
@@ -482,6 +489,18 @@ def _load(group, flat):
     return mod.kernel
 
 
+# NOTE [Fused kernels on the one pool]
+# With ember's one pool on (NOTE [One pool] in ember/_onepool.py) a fused group of at least
+# MIN_POOL_WORK elements runs a second version of its kernel: the same source with its outermost
+# loop a prange and parallel=True, so numba's threading layer - the pool the GEMMs run on -
+# splits it into contiguous blocks of the flat index (or of the first dim of a strided kernel,
+# which must then be 2 or more). Each element is computed by the same expression either way, so
+# the values are the serial kernel's bit for bit. The parallel version is its own generated file
+# (another hash), written and compiled only when first used with the pool on: with the pool off
+# no kernel compiles twice. Smaller groups stay serial: a launch of the pool costs a few us.
+MIN_POOL_WORK = 1 << 15
+
+
 def _row_ordered(x):
     """Rows laid out in C order, possibly with gaps between them (a slice of wider rows)."""
     st = x.strides
@@ -492,10 +511,21 @@ def _row_ordered(x):
 def _launcher(group):
     """A Python function allocating the outputs and calling the flat or the strided kernel."""
     shape, dt = group.shape, group.dtype
-    len(group.outputs)
     scal = group.nscalar
     kflat, knd = _load(group, True), _load(group, False)
     size = math.prod(shape)
+    # the parallel twins, compiled at their first use (NOTE [Fused kernels on the one pool])
+    twins = {}
+    big = size >= MIN_POOL_WORK
+    nd_splits = len(shape) > 0 and shape[0] >= 2
+
+    def pick(flat):
+        if not (big and _onepool.enabled() and (flat or nd_splits)):
+            return kflat if flat else knd
+        k = twins.get(flat)
+        if k is None:
+            k = twins[flat] = _load(group, flat, parallel=True)
+        return k
 
     perms = group.perms
     allc = all(p is None for p in perms)
@@ -526,11 +556,11 @@ def _launcher(group):
                 flat = False
                 args.append(x)
         if flat:
-            kflat(*[o.reshape(size) for o in outs],
-                  *[a if s else a.reshape(size) for a, s in zip(args, scal, strict=False)])
+            pick(True)(*[o.reshape(size) for o in outs],
+                       *[a if s else a.reshape(size) for a, s in zip(args, scal, strict=False)])
         else:
-            knd(*outs, *[a if s else np.broadcast_to(a, shape)
-                         for a, s in zip(args, scal, strict=False)])
+            pick(False)(*outs, *[a if s else np.broadcast_to(a, shape)
+                                 for a, s in zip(args, scal, strict=False)])
         return tuple(outs)
 
     return launch

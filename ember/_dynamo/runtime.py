@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from .. import _tensor
+from .. import _onepool, _tensor
 from ..autograd import function as _fn
 from ..autograd.grad_mode import _state
 from .capture import unflatten
@@ -194,6 +194,14 @@ REPLAY_BLAS_THREADS[0] = _read_env()
 REPLAY_KERNEL_THREADS = [None]
 REPLAY_SPLIT_GEMMS = [False]
 
+# NOTE [A replay on the one pool]
+# With ember's one pool on (EMBER_ONE_POOL=1, NOTE [One pool] in ember/_onepool.py) a replay
+# changes no thread setting: the pool already holds OpenBLAS at one thread and runs the GEMMs
+# (_onepool.matmul) and the parallel kernels (twins: the generated fused kernels, NOTE [Fused
+# kernels on the one pool] in fusion.py; the embedding kernels) on numba's threading layer. So
+# EMBER_COMPILE_BLAS_THREADS, EMBER_COMPILE_KERNEL_THREADS and EMBER_COMPILE_SPLIT_GEMMS are
+# ignored while it is on: ember's Python kernel threads would be a second pool beside it.
+
 
 def _read_kernel_env():
     from .._kernel_threads import env_positive_int
@@ -211,7 +219,7 @@ _KERNEL_ACTIVE = [0, None]  # replays inside _kernel_enter, and the settings to 
 def _kernel_enter(n):
     """Let parallel_range use n threads during a replay (None: leave it); returns whether it
     did. Replays running at once on several threads share one setting, restored by the last."""
-    if n is None:
+    if n is None or _onepool.enabled():  # NOTE [A replay on the one pool]
         return False
     from .. import _kernel_threads
     from ..ops._kernels import split
@@ -255,7 +263,7 @@ def replay_blas_threads(cap):
 
 def _blas_enter(n):
     """Set OpenBLAS to n threads for a replay (None: leave it); returns the count to restore."""
-    if n is None:
+    if n is None or _onepool.enabled():  # NOTE [A replay on the one pool]
         return 0
     from .._kernel_threads import blas_threads_enter
     return blas_threads_enter(n)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import num_workers, parallel_range
 from ..._tensor import _make
@@ -73,6 +74,46 @@ def _k_add_rows(acc, idx, rows, row_stride, lo, hi, zero):
     return -1
 
 
+# NOTE [Embedding kernels on the one pool]
+# With ember's one pool on (NOTE [One pool] in ember/_onepool.py) the lookups, the cat of lookups
+# and the weight gradient run their row kernels in one part per pool thread through a numba
+# prange (never ember's Python kernel threads: one pool, not two). The parts are the ones the
+# kernel threads use - disjoint rows of the output, and for the gradient disjoint rows of the
+# table, each part scanning the whole batch in order - so the values are the serial kernel's
+# bit for bit. Used from _POOL_WORK elements (NCF: 4096 x 32 per lookup; the gradient zeroes
+# and scatters 10000 x 32 + 4096 x 32 per table).
+_POOL_WORK = 1 << 15
+
+
+def _on_pool(work):
+    return work >= _POOL_WORK and _onepool.enabled()
+
+
+def _pool_bounds(n):
+    parts = max(1, min(numba.get_num_threads(), n))
+    return np.array([n * i // parts for i in range(parts + 1)], np.int64)
+
+
+@_onepool.twin
+def _k_add_rows_parts(acc, idx, rows, row_stride, bounds, zero):
+    """_k_add_rows over the row ranges bounds[p]..bounds[p + 1], one part per prange step;
+    each part's result (-1 or the first bad k) in the returned array."""
+    res = np.empty(bounds.size - 1, np.int64)
+    for p in numba.prange(bounds.size - 1):
+        res[p] = _k_add_rows(acc, idx, rows, row_stride, bounds[p], bounds[p + 1], zero)
+    return res
+
+
+@_onepool.twin
+def _k_gather_cols_parts(out, weight, idx, col, bounds):
+    """_k_gather_cols over the row ranges bounds[p]..bounds[p + 1], one part per prange step;
+    each part's result (-1 or its first bad row) in the returned array."""
+    res = np.empty(bounds.size - 1, np.int64)
+    for p in numba.prange(bounds.size - 1):
+        res[p] = _k_gather_cols(out, weight, idx, col, bounds[p], bounds[p + 1])
+    return res
+
+
 def _flat_rows(rows):
     """(flat 1-D array, row stride in elements) over a 2-D array whose rows are each
     contiguous (a column slice: cat's backward hands each table of NCF's MLP branch half of a
@@ -107,13 +148,16 @@ def dense_grad(num, idx, rows):
     flat, stride = _flat_rows(rows)
     zero = acc.dtype.type(0)
     bad = []
+    if _on_pool((num + idx.size) * rows.shape[1]):
+        res = _k_add_rows_parts.parallel(acc, idx, flat, stride, _pool_bounds(num), zero)
+        bad = [int(k) for k in res if k >= 0]
+    else:
+        def part(lo, hi):  # NOTE [Kernel threads]: parts own disjoint rows of acc
+            k = _k_add_rows(acc, idx, flat, stride, lo, hi, zero)
+            if k >= 0:
+                bad.append(k)
 
-    def part(lo, hi):  # NOTE [Kernel threads]: parts own disjoint rows of acc
-        k = _k_add_rows(acc, idx, flat, stride, lo, hi, zero)
-        if k >= 0:
-            bad.append(k)
-
-    parallel_range(part, num, max(1, _GRAIN // max(1, rows.shape[1])))
+        parallel_range(part, num, max(1, _GRAIN // max(1, rows.shape[1])))
     if bad:
         raise IndexError(f"index_add: index {idx[min(bad)]} is out of range for {num} rows")
     return acc
@@ -149,6 +193,14 @@ def _gather_parts(flat, tables, n_rows):
     """Rows of the (n_rows, total) ``flat`` from ``tables`` = [(weight, int64 indices, first
     column)], in row parts on the kernel threads; returns the first bad (row, table) or None."""
     dim = sum(w.shape[1] for w, _, _ in tables)
+    if _on_pool(n_rows * dim):  # NOTE [Embedding kernels on the one pool]
+        bounds = _pool_bounds(n_rows)
+        for j, (w, i64, col) in enumerate(tables):
+            res = _k_gather_cols_parts.parallel(flat, w, i64, col, bounds)
+            rows = [int(r) for r in res if r >= 0]
+            if rows:
+                return min(rows), j
+        return None
     bad = []
 
     def part(lo, hi):  # NOTE [Kernel threads]: parts write disjoint rows
@@ -163,11 +215,13 @@ def _gather_parts(flat, tables, n_rows):
 
 
 def lookup(weight, indices):
-    """``np.take(weight, indices, axis=0)``: with the kernel threads on (a compiled replay with
-    EMBER_COMPILE_KERNEL_THREADS) a float table's rows are copied in parts by the threads; the
-    same values either way. An index out of range goes to np.take, which raises."""
-    if num_workers() < 2 or weight.dtype not in _kpoint._FLOATS or weight.ndim != 2 or \
-            indices.size * weight.shape[1] < 2 * _GRAIN:
+    """``np.take(weight, indices, axis=0)``: with the one pool on (NOTE [Embedding kernels on
+    the one pool]) or the kernel threads (a compiled replay with EMBER_COMPILE_KERNEL_THREADS)
+    a float table's rows are copied in parts; the same values either way. An index out of
+    range goes to np.take, which raises."""
+    if weight.dtype not in _kpoint._FLOATS or weight.ndim != 2 or not (
+            _on_pool(indices.size * weight.shape[1]) or
+            num_workers() >= 2 and indices.size * weight.shape[1] >= 2 * _GRAIN):
         return np.take(weight, indices, axis=0)
     out = np.empty(tuple(indices.shape) + (weight.shape[1],), weight.dtype)
     i64 = np.ascontiguousarray(indices, np.int64).reshape(-1)
