@@ -10,8 +10,6 @@ inputs) goes back to the op's own backward.
 """
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
@@ -50,8 +48,8 @@ def _embedding(cls, ctx, grads, n):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_relu_grad_rows(g, stride, y, lo, hi, out):
-    """out = g where lo < y < hi, else 0 (pointwise._k_masked_grad's rule), for a 2-D y/out
+def _k_relu_grad_rows(g, stride, y, out):
+    """out = 0 where y <= 0, else g (relu's rule in pointwise._k_masked_grad), for a 2-D y/out
     and a gradient whose row r is g[r * stride:][:cols] (a column slice read in place)."""
     rows, cols = out.shape
     flat_y, flat_out = y.ravel(), out.ravel()
@@ -60,7 +58,7 @@ def _k_relu_grad_rows(g, stride, y, lo, hi, out):
         src, dst = numba.uint64(r) * step, numba.uint64(r) * width
         for t in range(width):
             v = flat_y[dst + t]
-            flat_out[dst + t] = g[src + t] if (v > lo and v < hi) else 0
+            flat_out[dst + t] = 0 if v <= 0 else g[src + t]
 
 
 def _relu(cls, ctx, grads, n):
@@ -76,11 +74,10 @@ def _relu(cls, ctx, grads, n):
         if y.ndim == 2 and y.size and g.strides[1] == g.itemsize:
             flat, stride = _flat_rows(g)
             out = reusable_empty(y.shape, y.dtype)
-            typed = y.dtype.type  # as masked_grad: bounds in the array's dtype
-            _k_relu_grad_rows(flat, stride, y, typed(0), typed(math.inf), out)
+            _k_relu_grad_rows(flat, stride, y, out)  # passes at y = +inf and NaN, as torch
             return (out,)
         g = np.ascontiguousarray(g)
-    return (pointwise.masked_grad(g, y, 0, math.inf),)
+    return (pointwise.masked_grad(g, y, 0, None),)
 
 
 def raw_backward(cls):

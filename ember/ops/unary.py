@@ -374,8 +374,10 @@ def frac(x):
     return x - np.trunc(x)
 
 
-@unary_op(lambda g, y: g * (y > 0).to(g.dtype), save="y", keep_int=True,
-          df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, math.inf), quiet=True)
+# torch's rule: the gradient is zeroed where y <= 0 and passes elsewhere, +inf and NaN included
+# (a select, not g * mask: an inf/NaN g where y <= 0 gives 0)
+@unary_op(lambda g, y: where(y <= 0, 0.0, g), save="y", keep_int=True,
+          df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, None), quiet=True)
 def relu(x):
     return _kpoint.clamp(x, 0, math.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
 
@@ -474,10 +476,12 @@ class Clamp(Op):
     @staticmethod
     def forward(ctx, x, lo=None, hi=None):
         y = x
+        # bound first: at a tie NumPy returns the second operand, so x = -0.0 clamped at 0
+        # stays -0.0, as torch's (and the fused kernel's) x < lo ? lo : x
         if lo is not None:
-            y = np.maximum(y, lo)
+            y = np.maximum(lo, y)
         if hi is not None:
-            y = np.minimum(y, hi)
+            y = np.minimum(hi, y)
         if y is x:
             y = x.copy()
         ctx.save_for_backward(x, lo, hi)
@@ -491,15 +495,16 @@ class Clamp(Op):
             mask = x >= lo
         if hi is not None:
             mask = (x <= hi) if mask is None else mask & (x <= hi)
-        gx = grad * mask.to(grad.dtype) if mask is not None else grad
+        # selects, as torch: an inf/NaN grad where the mask is off gives 0 (a product gives NaN)
+        gx = where(mask, grad, 0.0) if mask is not None else grad
         glo = ghi = None
         # y = min(max(x, lo), hi): when lo > hi every output is hi, so lo gets no gradient
         if lo is not None and ctx.needs_input_grad[1]:
             pick = (x < lo) if hi is None else (x < lo) & (lo < hi)
-            glo = sum_to(grad * pick.to(grad.dtype), lo.shape)
+            glo = sum_to(where(pick, grad, 0.0), lo.shape)
         if hi is not None and ctx.needs_input_grad[2]:
             pick = (x > hi) if lo is None else (x > hi) | (hi < lo)
-            ghi = sum_to(grad * pick.to(grad.dtype), hi.shape)
+            ghi = sum_to(where(pick, grad, 0.0), hi.shape)
         return sum_to(gx, x.shape), glo, ghi
 
 

@@ -195,12 +195,13 @@ def test_replay_relu_backward_of_a_column_slice_equals_masked_grad(dtype):
     from ember.ops.unary import relu
     rng = np.random.default_rng(6)
     y = np.maximum(rng.standard_normal((300, 16)), 0).astype(dtype)
-    y[0, :4] = [np.inf, np.nan, -0.0, 1e-300]  # eager's rule: 0 < y < inf passes the gradient
+    y[0, :4] = [np.inf, np.nan, -0.0, 1e-300]  # torch's rule: zeroed where y <= 0 only
     ctx = type("Ctx", (), {"_to_save": (y,)})()
     g = rng.standard_normal((300, 48)).astype(dtype)[:, 32:]
     (got,) = _relu(relu, ctx, (g,), 1)
-    want = pointwise.masked_grad(np.ascontiguousarray(g), y, 0, np.inf)
+    want = pointwise.masked_grad(np.ascontiguousarray(g), y, 0, None)
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    np.testing.assert_array_equal(got[0, :3], [g[0, 0], g[0, 1], 0])  # +inf and NaN pass
 
 
 def test_compiled_relu_after_cat_backward_equals_eager():

@@ -144,27 +144,31 @@ def test_pointwise_grads_match_numpy(rng, dtype):
     g = rng.standard_normal((3, 4, 5)).astype(dtype)
     x = rng.standard_normal((3, 4, 5)).astype(dtype) * 3
     x[0, 0, :2] = [0.0, np.nan]
-    np.testing.assert_array_equal(P.masked_grad(g, x, 0, math.inf), np.where(x > 0, g, 0))
+    x[0, 1, :2] = [np.inf, -np.inf]
+    # torch's rules: hardtanh passes strictly inside (NaN: 0); relu (hi=None) zeroes x <= 0 only
+    np.testing.assert_array_equal(P.masked_grad(g, x, 0, None), np.where(x <= 0, 0, g))
+    np.testing.assert_array_equal(P.masked_grad(g, x, 0, math.inf),
+                                  np.where((x > 0) & (x < np.inf), g, 0))
     np.testing.assert_array_equal(P.masked_grad(g, x, -1.0, 1.0),
                                   np.where((x > -1) & (x < 1), g, 0))
-    y = np.tanh(x)
+    y = np.tanh(np.nan_to_num(x))
     np.testing.assert_allclose(P.tanh_grad(g, y), g * (1 - y * y), rtol=1e-6)
     np.testing.assert_allclose(P.sigmoid_grad(g, y), g * y * (1 - y), rtol=1e-6)
     for fn in (P.masked_grad, P.tanh_grad, P.sigmoid_grad):  # the kernels keep the dtype
-        args = (0, math.inf) if fn is P.masked_grad else ()
+        args = (0, None) if fn is P.masked_grad else ()
         assert fn(g, y, *args).dtype == dtype
     # strided and broadcast gradients take the NumPy fallback
     np.testing.assert_allclose(P.tanh_grad(g[:, ::2], y[:, ::2]),
                                g[:, ::2] * (1 - y[:, ::2] ** 2), rtol=1e-6)
-    np.testing.assert_array_equal(P.masked_grad(np.ones((), dtype), x, 0, math.inf),
-                                  (x > 0).astype(dtype))
+    np.testing.assert_array_equal(P.masked_grad(np.ones((), dtype), x, 0, None),
+                                  (~(x <= 0)).astype(dtype))
     # a strided gradient of the same shape (a slice of a concatenation's gradient) and a
     # strided x: copied dense, then the kernel
     wide = rng.standard_normal((3, 4, 9)).astype(dtype)
     np.testing.assert_array_equal(P.masked_grad(wide[..., 4:], x, -1.0, 1.0),
                                   np.where((x > -1) & (x < 1), wide[..., 4:], 0))
-    np.testing.assert_array_equal(P.masked_grad(g, wide[..., :5], 0, math.inf),
-                                  np.where(wide[..., :5] > 0, g, 0))
+    np.testing.assert_array_equal(P.masked_grad(g, wide[..., :5], 0, None),
+                                  np.where(wide[..., :5] <= 0, 0, g))
 
 
 @pytest.mark.parametrize("fn,ref", [(P.tanh_grad, lambda g, y: g * (1 - y * y)),

@@ -223,7 +223,10 @@ def prelu(input, weight):
         w = weight.reshape(shape)
     else:
         w = weight.reshape(())
-    return input.relu() - w * (-input).relu()
+    # torch's rule: x where x > 0, else w * x, with the gradients of that select (x = 0, -inf
+    # and NaN take w). The inner where keeps an x = +inf out of w's gradient (0 * inf = NaN)
+    positive = input > 0
+    return ember.where(positive, input, w * ember.where(positive, 0.0, input))
 
 
 def glu(input, dim=-1):

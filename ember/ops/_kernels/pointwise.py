@@ -17,10 +17,16 @@ from . import split
 
 @numba.njit(nogil=True, cache=True)
 def _k_masked_grad(g, x, lo, hi, out):
-    """out[t] = g[t] where lo < x[t] < hi, else 0 (flat arrays)."""
-    for t in range(out.size):
-        v = x[t]
-        out[t] = g[t] if (v > lo and v < hi) else 0
+    """out[t] = g[t] where lo < x[t] < hi, else 0 (flat arrays): hardtanh's rule, NaN gives 0.
+    A NaN ``hi`` is relu's rule instead: zeroed only where x[t] <= lo, so +inf and NaN pass.
+    See NOTE [Gradients at NaN]."""
+    if hi != hi:
+        for t in range(out.size):
+            out[t] = 0 if x[t] <= lo else g[t]
+    else:
+        for t in range(out.size):
+            v = x[t]
+            out[t] = g[t] if (v > lo and v < hi) else 0
 
 
 @numba.njit(nogil=True, cache=True)
@@ -233,7 +239,7 @@ def _typed_bounds(dtype, lo, hi):
     if got is None:
         if len(_BOUNDS) > 64:  # NaN bounds never match a key: keep the table small
             _BOUNDS.clear()
-        got = _BOUNDS[key] = (dtype.type(lo), dtype.type(hi))
+        got = _BOUNDS[key] = (dtype.type(lo), dtype.type(_no_bound(hi)))
     return got
 
 
@@ -271,9 +277,23 @@ def clamp(x, lo, hi):
     return out
 
 
+# NOTE [Gradients at NaN]
+# torch 2.13's CPU kernels, checked on tensors of 64 elements: relu's gradient is zeroed where
+# its output is <= 0 and passes everywhere else, +inf and NaN included (one rule in every code
+# path). hardtanh/relu6 pass it strictly inside (min_val, max_val): 0 at the bounds, beyond
+# them and at NaN. (torch's scalar loop, which only handles a tensor's last few elements or a
+# tensor shorter than one SIMD vector, passes it at NaN instead; the vector loop that computes
+# all the rest gives 0, and ember follows that.) Both are selects: an inf or NaN incoming
+# gradient where the mask is off gives 0.
+def _no_bound(hi):
+    # a NaN hi selects relu's rule in _k_masked_grad (no upper bound; NaN x passes)
+    return np.nan if hi is None else hi
+
+
 def masked_grad(g, x, lo, hi):
-    """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere; ``lo``/``hi`` may be
-    +-inf. The derivative of relu (x > 0), hardtanh and relu6."""
+    """The gradient g passed where lo < x < hi (strictly) and 0 elsewhere (NaN x too): the
+    derivative of hardtanh and relu6. ``hi=None``: relu's derivative, g zeroed only where
+    x <= lo (passes at +inf and NaN). See NOTE [Gradients at NaN]."""
     if (g.dtype in _FLOATS and g.dtype == x.dtype and g.shape == x.shape
             and g.size < split._MIN_WORK and g.flags.c_contiguous and x.flags.c_contiguous):
         # small and dense: the kernel straight away, as in clamp
@@ -283,6 +303,8 @@ def masked_grad(g, x, lo, hi):
         return out
     if not _fusable(g, x):
         if not (g.shape == x.shape and g.dtype == x.dtype and g.dtype in _FLOATS):
+            if hi is None:
+                return np.where(x <= lo, np.zeros((), g.dtype), g)
             return np.where((x > lo) & (x < hi), g, np.zeros((), g.dtype))
         # strided (a column slice of a concatenation's gradient, as NCF's two branches
         # receive): one dense copy and the kernel beat NumPy's four strided passes ~7x
@@ -292,7 +314,7 @@ def masked_grad(g, x, lo, hi):
     typed = x.dtype.type  # bounds in the array's dtype: float32 compares stay float32
     # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
     split.run(_masked_grad_part, out.size, out.size, g.reshape(-1), x.reshape(-1), typed(lo),
-              typed(hi), out.reshape(-1))
+              typed(_no_bound(hi)), out.reshape(-1))
     return out
 
 

@@ -34,8 +34,9 @@ def leaky_relu(x, negative_slope):
     return np.where(x > 0, x, x * negative_slope)
 
 
-# the gradient passes strictly inside (min_val, max_val), as in torch
-@unary_op(lambda g, x, lo, hi: g * _mask((x > lo) & (x < hi), g),
+# the gradient passes strictly inside (min_val, max_val), 0 at NaN, as torch's vector loop
+# (NOTE [Gradients at NaN] in ops/_kernels/pointwise.py); a select, so an inf/NaN g outside gives 0
+@unary_op(lambda g, x, lo, hi: where((x > lo) & (x < hi), g, 0.0),
           df_np=lambda g, x, lo, hi: _kpoint.masked_grad(g, x, lo, hi), public=False)
 def hardtanh(x, min_val, max_val):
     """x clipped to [min_val, max_val]."""
@@ -43,8 +44,9 @@ def hardtanh(x, min_val, max_val):
 
 
 def _elu_bwd(g, x, alpha, scale, input_scale):
-    # x > 0: scale; else scale * alpha * input_scale * exp(x * input_scale). The exp is taken of
-    # min(x, 0): where() differentiates both branches and exp(large x) = inf would give NaN
+    # x > 0: scale; else (NaN too: NaN, as torch's vector loop) scale * alpha * input_scale *
+    # exp(x * input_scale). The exp is taken of min(x, 0): where() differentiates both branches
+    # and exp(large x) = inf would give NaN
     neg = (x.clamp(max=0) * input_scale).exp() * (alpha * scale * input_scale)
     return g * where(x > 0, scale, neg)
 
@@ -57,7 +59,8 @@ def _elu_bwd_np(g, x, alpha, scale, input_scale):
 @unary_op(_elu_bwd, df_np=_elu_bwd_np, public=False)
 def elu(x, alpha, scale, input_scale):
     """ELU / SELU / CELU: the shared exponential unit."""
-    neg = np.expm1(np.minimum(x, 0) * input_scale) * (alpha * scale)
+    # minimum(0, x) returns x at a tie, so -0.0 stays -0.0 (expm1(-0.0) = -0.0), as torch
+    neg = np.expm1(np.minimum(0, x) * input_scale) * (alpha * scale)
     return np.where(x > 0, x * scale, neg)
 
 
@@ -107,13 +110,14 @@ def hardsigmoid(x):
 
 
 def _hardswish_bwd(g, x):
-    # torch's convention at the kinks: 0 below -3, x/3 + 1/2 on [-3, 3], 1 above 3
+    # torch's convention at the kinks: 0 up to -3, x/3 + 1/2 strictly between, 1 from 3 on;
+    # NaN falls in the middle branch (NaN, as torch's vector loop)
     mid = x / 3 + 0.5
-    return g * where(x < -3, 0.0, where(x <= 3, mid, 1.0))
+    return g * where(x <= -3, 0.0, where(x >= 3, 1.0, mid))
 
 
 @unary_op(_hardswish_bwd, public=False,
-          df_np=lambda g, x: g * np.where(x < -3, 0, np.where(x <= 3, x / 3 + 0.5, 1)))
+          df_np=lambda g, x: g * np.where(x <= -3, 0, np.where(x >= 3, 1, x / 3 + 0.5)))
 def hardswish(x):
     """x * relu6(x + 3) / 6."""
     return x * np.clip(x + 3, 0, 6) / 6
@@ -142,25 +146,28 @@ def log_sigmoid(x):
     return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 
 
-@unary_op(lambda g, x, lam: g * _mask(x.abs() > lam, g),
+# The shrinks keep NaN (the value tests for the flat region |x| <= lambd) but their gradient
+# passes only where |x| > lambd, 0 at NaN; threshold's value and gradient both pass NaN. All
+# as torch's vector loops (NOTE [Gradients at NaN] in ops/_kernels/pointwise.py).
+@unary_op(lambda g, x, lam: where(x.abs() > lam, g, 0.0),
           df_np=lambda g, x, lam: np.where(np.abs(x) > lam, g, 0), public=False)
 def softshrink(x, lambd):
     """Shrink toward 0 by lambd."""
-    return np.where(x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))
+    return np.where(np.abs(x) <= lambd, 0, x - np.copysign(lambd, x))
 
 
-@unary_op(lambda g, x, lam: g * _mask(x.abs() > lam, g),
+@unary_op(lambda g, x, lam: where(x.abs() > lam, g, 0.0),
           df_np=lambda g, x, lam: np.where(np.abs(x) > lam, g, 0), public=False)
 def hardshrink(x, lambd):
     """x where |x| > lambd, else 0."""
-    return np.where(np.abs(x) > lambd, x, 0)
+    return np.where(np.abs(x) <= lambd, 0, x)
 
 
-@unary_op(lambda g, x, th, v: g * _mask(x > th, g),
-          df_np=lambda g, x, th, v: np.where(x > th, g, 0), public=False)
+@unary_op(lambda g, x, th, v: where(x <= th, 0.0, g),
+          df_np=lambda g, x, th, v: np.where(x <= th, 0, g), public=False)
 def threshold(x, threshold, value):
-    """x if x > threshold else value."""
-    return np.where(x > threshold, x, value)
+    """x if x > threshold else value (NaN stays NaN)."""
+    return np.where(x <= threshold, value, x)
 
 
 def _rows(x, dim):
