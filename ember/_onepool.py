@@ -28,6 +28,7 @@ which aborts when two threads launch parallel loops at once, nor at one thread.
 from __future__ import annotations
 
 import os
+import types as types_module
 
 import numba
 import numpy as np
@@ -295,13 +296,27 @@ def matmul(a, b, out=None):
 MIN_WORK = 1 << 15
 
 
+def _renamed(fn, suffix):
+    """A copy of fn under another qualified name. numba's disk cache keys a compiled version by
+    the function's name, line and signature, not by its compile options: without the copy, the
+    serial and the parallel twin share one cache entry and a later process loads whichever was
+    compiled first for both."""
+    copy = types_module.FunctionType(fn.__code__, fn.__globals__, fn.__name__ + suffix,
+                                     fn.__defaults__, fn.__closure__)
+    copy.__qualname__ = fn.__qualname__ + suffix
+    copy.__module__ = fn.__module__
+    copy.__doc__ = fn.__doc__
+    return copy
+
+
 class Twin:
     """A python loop (prange marks its parallel axis) compiled serially and with parallel=True;
     `pick(work)` returns the one to call."""
 
     def __init__(self, fn, min_work, options):
         self.serial = numba.njit(nogil=True, cache=True, **options)(fn)
-        self.parallel = numba.njit(nogil=True, cache=True, parallel=True, **options)(fn)
+        self.parallel = numba.njit(nogil=True, cache=True, parallel=True, **options)(
+            _renamed(fn, "_parallel"))
         self.min_work = min_work
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__

@@ -115,6 +115,16 @@ def test_twin_picks_by_work_and_state(pool):
     assert _scale.pick(1000) is _scale.serial
 
 
+def test_twin_versions_cache_apart():
+    # numba keys its disk cache by function name, line and signature, not by compile options:
+    # the two versions must be cached under different names, or a later process loads the one
+    # compiled first for both (the serial twin then ran the parallel code, and the reverse)
+    serial = _scale.serial._cache._cache_file._index_name
+    parallel = _scale.parallel._cache._cache_file._index_name
+    assert serial != parallel
+    assert "_scale" in serial and "_scale_parallel" in parallel
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_off_in_forked_child(pool):
     pid = os.fork()
