@@ -286,7 +286,8 @@ def matmul(a, b, out=None):
     planes = 1
     for size in batch:
         planes *= size
-    if b.shape[-2] != k or m * n * k * planes < MIN_MACS:
+    if b.shape[-2] != k or m * n * k * planes < MIN_MACS or min(m, n) < _ALIGN:
+        # (BLAS's matrix-vector path is many times faster than a block GEMM with n = 1)
         return np.matmul(a, b, out=out)
     item = a.itemsize
     la, lb = _layout(a, item), _layout(b, item)

@@ -78,6 +78,10 @@ def test_matmul_falls_back_to_numpy(pool):
     strided = rng.standard_normal((400, 400)).astype(np.float32)[::2, ::2]  # no unit stride
     np.testing.assert_allclose(_onepool.matmul(strided, strided), strided @ strided, rtol=1e-4,
                                atol=1e-4)
+    for m, k, n in [(12800, 256, 1), (1, 12800, 256), (8, 4096, 4096)]:  # thin: BLAS's own path
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        y = rng.standard_normal((k, n)).astype(np.float32)
+        _close(_onepool.matmul(x, y), x, y, 1e-5)
     empty = np.zeros((0, 5), np.float32)
     assert _onepool.matmul(empty, np.ones((5, 7), np.float32)).shape == (0, 7)
     with pytest.raises(ValueError, match="mismatch"):
