@@ -214,7 +214,7 @@ def gemm(a, b, out=None, bias=None):
         if bias is not None:
             out += bias
         return out
-    prod_t = np.matmul(b.T, a.T)  # (N, M): the weight-major product
+    prod_t = (np.matmul if _pool_on[0] is False else _onepool.matmul)(b.T, a.T)  # (N, M)
     if out is None:
         out = np.empty((a.shape[0], b.shape[1]), a.dtype)
     if bias is None:

@@ -181,16 +181,16 @@ def _routine(dtype):
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
-def _k_gemm_blocks(f, scalars, ta, tb, a, lda, sa, b, ldb, sb, c, ldc, sc, m, n, k, bounds, rows,
-                   planes, item):
-    """Row-major C[p] = op(A[p]) @ op(B[p]) for `planes` products, each cut into the blocks of
+def _k_gemm_blocks(f, scalars, ta, tb, a, lda, oa, b, ldb, ob, c, ldc, oc, m, n, k, bounds, rows):
+    """Row-major C[p] = op(A[p]) @ op(B[p]) for each plane p, each product cut into the blocks of
     rows (rows=True) or columns given by `bounds`; one BLAS call per (plane, block). f is the
-    address of sgemm/dgemm; a/b/c are
-    addresses, lda/ldb/ldc leading dimensions and sa/sb/sc plane strides in elements; ta/tb say
-    that A/B is stored transposed (column-major). `scalars` holds alpha = 1 and beta = 0."""
+    address of sgemm/dgemm; a/b/c are addresses, lda/ldb/ldc leading dimensions and oa/ob/oc
+    the byte offsets of each operand's planes (one per product); ta/tb say that A/B is stored
+    transposed (column-major). `scalars` holds alpha = 1 and beta = 0."""
     nb = bounds.size - 1
+    item = scalars.itemsize
     u = np.uint64
-    for t in numba.prange(planes * nb):
+    for t in numba.prange(oc.size * nb):
         p = t // nb
         lo = bounds[t % nb]
         hi = bounds[t % nb + 1]
@@ -199,9 +199,9 @@ def _k_gemm_blocks(f, scalars, ta, tb, a, lda, sa, b, ldb, sb, c, ldc, sc, m, n,
         # column-major view: C^T (n x m) = op(B)^T (n x k) @ op(A)^T (k x m)
         flags[0] = 84 if tb else 78  # 'T' / 'N'
         flags[1] = 84 if ta else 78
-        a_at = a + p * sa * item
-        b_at = b + p * sb * item
-        c_at = c + p * sc * item
+        a_at = a + oa[p]
+        b_at = b + ob[p]
+        c_at = c + oc[p]
         if rows:
             args[0] = n
             args[1] = hi - lo
@@ -239,10 +239,29 @@ def _layout(x, item):
     return None
 
 
-def _plane_stride(x, item):
-    if x.ndim == 2 or x.shape[0] == 1:
-        return 0
-    return x.strides[0] // item
+_OFFSETS = {}  # (batch shape, batch strides) -> byte offset of each plane, C order
+
+
+def _offsets(batch, x):
+    """The byte offset of each of x's planes (its last two axes) for a product over the batch
+    shape `batch`; x's batch axes align on the right and broadcast (size 1, or missing)."""
+    lead = len(batch) - (x.ndim - 2)
+    strides = (0,) * lead + tuple(0 if x.shape[i] == 1 else x.strides[i]
+                                  for i in range(x.ndim - 2))
+    key = (batch, strides)
+    off = _OFFSETS.get(key)
+    if off is None:
+        off = np.zeros((), np.int64)
+        for d, (size, stride) in enumerate(zip(batch, strides)):
+            if stride:
+                shape = [1] * len(batch)
+                shape[d] = size
+                off = off + np.arange(size, dtype=np.int64).reshape(shape) * stride
+        off = np.ascontiguousarray(np.broadcast_to(off, batch)).reshape(-1)
+        if len(_OFFSETS) >= 512:
+            _OFFSETS.clear()
+        _OFFSETS[key] = off
+    return off
 
 
 def _bounds(size, parts):
@@ -254,38 +273,44 @@ def _bounds(size, parts):
 
 def matmul(a, b, out=None):
     """np.matmul(a, b, out=out), run on the pool when it is on and the product is big enough:
-    2-D products, and 3-D ones (a leading axis of planes, either operand broadcast). Other
-    cases, and everything when the pool is off, are one np.matmul call."""
-    if (not enabled() or a.ndim < 2 or b.ndim < 2 or a.ndim > 3 or b.ndim > 3
-            or a.dtype != b.dtype or a.dtype not in _SCALARS):
+    float32/float64 operands whose last two axes have a unit stride, any batch axes (broadcast
+    as np.matmul does). Other cases, and everything when the pool is off, are one np.matmul."""
+    if (not enabled() or a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype
+            or a.dtype not in _SCALARS):
         return np.matmul(a, b, out=out)
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
-    planes = max(a.shape[0] if a.ndim == 3 else 1, b.shape[0] if b.ndim == 3 else 1)
-    if b.shape[-2] != k or m * n * k * planes < MIN_MACS or (
-            a.ndim == 3 and b.ndim == 3 and 1 != a.shape[0] != b.shape[0] != 1):
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:  # np.matmul raises its own error
+        return np.matmul(a, b, out=out)
+    planes = 1
+    for size in batch:
+        planes *= size
+    if b.shape[-2] != k or m * n * k * planes < MIN_MACS or min(m, n) < _ALIGN:
+        # (BLAS's matrix-vector path is many times faster than a block GEMM with n = 1)
         return np.matmul(a, b, out=out)
     item = a.itemsize
     la, lb = _layout(a, item), _layout(b, item)
     if la is None or lb is None:
         return np.matmul(a, b, out=out)
-    shape = ((planes,) if max(a.ndim, b.ndim) == 3 else ()) + (m, n)
+    shape = batch + (m, n)
     if out is None:
         out = np.empty(shape, a.dtype)
     elif (out.shape != shape or out.dtype != a.dtype or out.strides[-1] != item
           or out.strides[-2] < n * item):
         return np.matmul(a, b, out=out)
     threads = numba.get_num_threads()
-    if planes >= threads:
+    if planes >= threads:  # whole planes
         bounds, rows = np.array([0, m], np.int64), True
     elif m >= n or m >= 2 * _ALIGN * threads:
         bounds, rows = _bounds(m, threads), True
     else:
         bounds, rows = _bounds(n, threads), False
     _k_gemm_blocks(_routine(a.dtype), _SCALARS[a.dtype], la[0], lb[0], a.ctypes.data, la[1],
-                   _plane_stride(a, item), b.ctypes.data, lb[1], _plane_stride(b, item),
-                   out.ctypes.data, out.strides[-2] // item, _plane_stride(out, item), m, n, k,
-                   bounds, rows, planes, item)
+                   _offsets(batch, a), b.ctypes.data, lb[1], _offsets(batch, b),
+                   out.ctypes.data, out.strides[-2] // item, _offsets(batch, out), m, n, k,
+                   bounds, rows)
     return out
 
 

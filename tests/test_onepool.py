@@ -55,15 +55,33 @@ def test_matmul_planes(pool):
         _close(_onepool.matmul(x, y), x, y, 1e-5)
 
 
+def test_matmul_batch_axes(pool):
+    rng = np.random.default_rng(4)
+    q = rng.standard_normal((2, 64, 4, 32)).astype(np.float32).transpose(0, 2, 1, 3)  # permuted
+    kt = rng.standard_normal((2, 64, 4, 32)).astype(np.float32).transpose(0, 2, 3, 1)
+    _close(_onepool.matmul(q, kt), q, kt, 1e-5)
+    for x, y in [(rng.standard_normal((3, 1, 40, 96)), rng.standard_normal((1, 5, 96, 80))),
+                 (rng.standard_normal((2, 3, 40, 96)), rng.standard_normal((96, 300))),
+                 (rng.standard_normal((300, 96)), rng.standard_normal((2, 3, 96, 40)))]:
+        x, y = x.astype(np.float32), y.astype(np.float32)
+        _close(_onepool.matmul(x, y), x, y, 1e-5)
+    flipped = rng.standard_normal((4, 100, 100)).astype(np.float32)[::-1]  # negative plane step
+    _close(_onepool.matmul(flipped, flipped), flipped, flipped, 1e-5)
+    with pytest.raises(ValueError):
+        _onepool.matmul(np.ones((2, 64, 64), np.float32), np.ones((3, 64, 64), np.float32))
+
+
 def test_matmul_falls_back_to_numpy(pool):
     rng = np.random.default_rng(2)
     ints = rng.integers(0, 5, (300, 300))
     np.testing.assert_array_equal(_onepool.matmul(ints, ints), ints @ ints)  # not a BLAS dtype
-    four = rng.standard_normal((2, 2, 64, 64)).astype(np.float32)
-    np.testing.assert_allclose(_onepool.matmul(four, four), four @ four, rtol=1e-5)
     strided = rng.standard_normal((400, 400)).astype(np.float32)[::2, ::2]  # no unit stride
     np.testing.assert_allclose(_onepool.matmul(strided, strided), strided @ strided, rtol=1e-4,
                                atol=1e-4)
+    for m, k, n in [(12800, 256, 1), (1, 12800, 256), (8, 4096, 4096)]:  # thin: BLAS's own path
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        y = rng.standard_normal((k, n)).astype(np.float32)
+        _close(_onepool.matmul(x, y), x, y, 1e-5)
     empty = np.zeros((0, 5), np.float32)
     assert _onepool.matmul(empty, np.ones((5, 7), np.float32)).shape == (0, 7)
     with pytest.raises(ValueError, match="mismatch"):
