@@ -1,6 +1,9 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov momentum and weight decay."""
 from __future__ import annotations
 
+import numba
+
+from .. import _onepool
 from ..ops._kernels import split
 from . import _kernels as K
 from .optimizer import (
@@ -106,3 +109,16 @@ def _sgd_step(p, g, buf, *scalars):
 
 def _sgd_range(p, g, buf, scalars, lo, hi):
     K._k_sgd_step(p[lo:hi], g[lo:hi], buf[lo:hi], *scalars)
+
+
+@_onepool.twin
+def _p_sgd_range(p, g, buf, scalars, n, parts):
+    """`_sgd_range` over [0, n) in `parts` slices on the one pool (NOTE [Ranges on the one pool]
+    in ember/ops/_kernels/split.py); slices start at multiples of 16 elements (whole vectors)."""
+    for t in numba.prange(parts):
+        lo = n * t // parts // 16 * 16
+        hi = n if t == parts - 1 else n * (t + 1) // parts // 16 * 16
+        K._k_sgd_step(p[lo:hi], g[lo:hi], buf[lo:hi], *scalars)
+
+
+split.pooled(_sgd_range, _p_sgd_range)

@@ -51,6 +51,7 @@ import numba
 import numpy as np
 
 from ... import _kernel_threads as _kt
+from ... import _onepool
 from ..._backend import reusable_empty
 from . import split, winograd
 from .depthwise import (
@@ -86,10 +87,11 @@ def _is_depthwise(n_in, w_shape, groups):
 
 def _depthwise(stride1_kernel, kernel, a, b, out, geo):
     """Run the flat stride-1 variant when it applies; see NOTE [Flat stride-1 depthwise]."""
+    work = out.size * geo[0] * geo[1]  # twins: NOTE [One pool] in ember/_onepool.py
     if geo[2] == geo[3] == 1:
-        stride1_kernel(a, b, out, *geo[4:])
+        stride1_kernel.pick(work)(a, b, out, *geo[4:])
     else:
-        kernel(a, b, out, *geo[2:])
+        kernel.pick(work)(a, b, out, *geo[2:])
 
 
 # NOTE [Strided depthwise backward on the stride-1 grid]
@@ -163,7 +165,49 @@ def _weight_grad_as_columns(o, c, groups, length):
 def _to_columns(a):
     """(N, C, L) -> contiguous (C, N*L)."""
     n, c, length = a.shape
+    if _onepool.enabled():
+        out = np.empty((c, n, length), a.dtype)
+        _swap_leading(a, out)
+        return out.reshape(c, n * length)
     return np.ascontiguousarray(a.transpose(1, 0, 2)).reshape(c, n * length)
+
+
+@_onepool.twin
+def _k_swap_leading(src, dst):
+    """dst[j, i] = src[i, j] for (I, J, L) src and (J, I, L) dst: the batch <-> channel copies
+    around the batch-wide GEMMs, on the one pool (NOTE [One pool] in ember/_onepool.py)."""
+    n_i, n_j, length = src.shape
+    for j in numba.prange(n_j):
+        for i in range(n_i):
+            a = src[i, j]
+            b = dst[j, i]
+            for t in range(length):
+                b[t] = a[t]
+
+
+def _swap_leading(src, dst):
+    """np.copyto(dst, src.transpose(1, 0, 2)), on the pool when it is on and the copy is big;
+    src (I, J, L) with a unit-stride last axis, dst C-contiguous."""
+    if src.strides[2] != src.itemsize or not dst.flags.c_contiguous:
+        np.copyto(dst, src.transpose(1, 0, 2))
+        return
+    _k_swap_leading.pick(dst.size)(src, dst)
+
+
+@_onepool.twin
+def _k_sum_planes(stack, out):
+    """out = stack[0] + stack[1] + ... in that order (the order of the serial accumulation),
+    for (P, M) stack and (M,) out; columns in parallel on the one pool."""
+    n_planes, m = stack.shape
+    n_blocks = min(m // 1024 + 1, 64)
+    for blk in numba.prange(n_blocks):
+        lo, hi = blk * m // n_blocks, (blk + 1) * m // n_blocks
+        for t in range(lo, hi):
+            out[t] = stack[0, t]
+        for p in range(1, n_planes):
+            row = stack[p]
+            for t in range(lo, hi):
+                out[t] += row[t]
 
 
 def _gemm_batch_columns(w3, a, out, cols=None):
@@ -175,6 +219,9 @@ def _gemm_batch_columns(w3, a, out, cols=None):
     if cols is None:
         cols = _to_columns(a)
     prod = split.gemm(w3, cols.reshape(groups, c_in // groups, n * length))
+    if _onepool.enabled():
+        _swap_leading(prod.reshape(out.shape[1], n, length), out)
+        return
     out[...] = prod.reshape(out.shape[1], n, length).transpose(1, 0, 2)
 
 
@@ -195,6 +242,13 @@ def _pointwise_weight_grad(gy, x, groups, gw, x_cols=None, gy_cols=None):
         gy_cols = gy_cols.reshape(groups, og, n * length)
         x_cols = x_cols.reshape(groups, cg, n * length)
         return split.gemm(gy_cols, x_cols.transpose(0, 2, 1), out=gw)
+    if groups == 1 and n > 1 and _onepool.enabled():
+        # the per-sample products as planes of one product on the pool, then their sum in
+        # sample order (the partials are no bigger than the inputs on this branch)
+        stack = _onepool.matmul(gy.reshape(n, o, length),
+                                x.reshape(n, c, length).transpose(0, 2, 1))
+        _k_sum_planes.pick(stack.size)(stack.reshape(n, o * c), gw.reshape(o * c))
+        return gw
     gy4 = gy.reshape(n, groups, og, length)
     xt4 = x.reshape(n, groups, cg, length).transpose(0, 1, 3, 2)
     # accumulate per-sample products in one cache-resident buffer instead of an (N, O, C) stack
@@ -237,19 +291,23 @@ def _batch_major(a, buf):
     if nb == 1 and a.flags.c_contiguous:
         return a.reshape(o, 1, length)
     if buf is None:
+        if _onepool.enabled():
+            out = np.empty((o, nb, length), a.dtype)
+            _swap_leading(a, out)
+            return out
         return np.ascontiguousarray(a.transpose(1, 0, 2))
     out = buf[:a.size].reshape(o, nb, length)
-    np.copyto(out, a.transpose(1, 0, 2))
+    _swap_leading(a, out)
     return out
 
 
-@numba.njit(nogil=True, cache=True)
+@_onepool.twin
 def _k_unbatch(prod, bias, y):
     """y[n, o] = prod[o, n] + bias[o] (no bias when bias is empty): the transposing copy of the
     batch-wide GEMM's (O, nb, L) product into NCHW, with the bias added on the way (one pass
     over y instead of two: VGG-19's forward 1.3 ms faster)."""
     n_out, n_batch, length = prod.shape
-    for n in range(n_batch):
+    for n in numba.prange(n_batch):
         for o in range(n_out):
             src = prod[o, n]
             dst = y[n, o]
@@ -296,10 +354,12 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
             if keep is not None and _weight_grad_as_columns(o, c, groups, h * wd):
                 # held until the backward: from the pool, NOTE [Reused buffers]
                 kept = reusable_empty((c, n, h * wd), x.dtype)
-                np.copyto(kept, x3.transpose(1, 0, 2))
+                _swap_leading(x3, kept)
                 keep.append(kept)
                 cols = kept.reshape(c, n * h * wd)
             _gemm_batch_columns(w3, x3, y.reshape(n, o, h * wd), cols)
+        elif groups == 1 and _onepool.enabled():  # planes form for the pool
+            split.gemm(w3[0], x.reshape(n, c, h * wd), out=y.reshape(n, o, h * wd))
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
             split.gemm(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
@@ -323,7 +383,8 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
             split.gemm(w3, cols, out=y[n0].reshape(groups, o // groups, length))
             continue
         prod = split.gemm(w3, cols).reshape(o, nb, length)
-        _k_unbatch(prod, no_bias if bias is None else bias, y[n0:n0 + nb].reshape(nb, o, length))
+        _k_unbatch.pick(prod.size)(prod, no_bias if bias is None else bias,
+                                   y[n0:n0 + nb].reshape(nb, o, length))
     return y
 
 
@@ -343,13 +404,15 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
             _k_depthwise_cl_bwd(gy, gx, _taps_last(w), gx, no_gw, True, False, *geo[2:])
         else:
             gy, geo = _spread_strided(gy, x_shape, geo)
-            _k_depthwise_s1_input_bwd(gy, w, gx, *geo[4:])
+            _k_depthwise_s1_input_bwd.pick(gy.size * kh * kw)(gy, w, gx, *geo[4:])
         return gx
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
             _gemm_batch_columns(wt, gy.reshape(n, o, h * wd), gx.reshape(n, c, h * wd), gy_cols)
+        elif groups == 1 and _onepool.enabled():  # planes form for the pool
+            split.gemm(wt[0], gy.reshape(n, o, h * wd), out=gx.reshape(n, c, h * wd))
         else:
             gy4 = gy.reshape(n, groups, o // groups, h * wd)
             split.gemm(wt, gy4, out=gx.reshape(n, groups, cg, h * wd))
@@ -393,7 +456,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
             return _taps_first(gw, w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         gy, geo = _spread_strided(gy, x.shape, geo)
-        _k_depthwise_s1_weight_bwd(gy, x, per_sample, *geo[4:])
+        _k_depthwise_s1_weight_bwd.pick(gy.size * kh * kw)(gy, x, per_sample, *geo[4:])
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
     if _is_pointwise(geo):

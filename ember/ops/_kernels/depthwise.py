@@ -3,12 +3,14 @@
 Per-plane direct kernels, flat stride-1 variants and channels-last variants for small maps; the
 drivers in conv.py choose between them. Arrays follow conv.py's conventions (C-contiguous NCHW,
 float32 or float64). Loops use prange but are compiled serially: see NOTE [Kernel threading] in
-conv.py.
+conv.py; the per-plane kernels are twins that run on the one pool when it is on (NOTE [One pool]
+in ember/_onepool.py).
 """
 
 import numba
 import numpy as np
 
+from ... import _onepool
 from .planes import (
     _N_BLOCKS,
     _axpy_strided,
@@ -18,10 +20,8 @@ from .planes import (
     _zero,
 )
 
-PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 
-
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
     """Direct depthwise convolution: output channel o reads only input channel o // multiplier."""
     n_batch, n_chan, height, width = x.shape
@@ -69,7 +69,7 @@ def _spread_rows(rows, width, flat):
             dst[t] = src[t]
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw):
     """Stride-1 depthwise convolution; see NOTE [Flat stride-1 depthwise]."""
     n_batch, n_chan, height, width = x.shape
@@ -105,7 +105,7 @@ def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw):
             _crop_plane(acc.reshape(out_h, wp), y[n, o], 0, 0)
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw):
     """Input gradient of stride-1 depthwise conv; see NOTE [Flat stride-1 depthwise]."""
     n_batch, n_chan, height, width = gx.shape
@@ -145,7 +145,7 @@ def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw):
             _crop_plane(buf, gx[n, c], ph, pw)
 
 
-@numba.njit(nogil=True, cache=True, fastmath={"reassoc"}, parallel=PARALLEL)
+@_onepool.twin(fastmath={"reassoc"})
 def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw):
     """Weight gradient of stride-1 depthwise conv as one dot product per tap; reassoc lets
     LLVM vectorize the sum. See NOTE [Flat stride-1 depthwise]."""

@@ -10,11 +10,12 @@ import functools
 import numba
 import numpy as np
 
+from ... import _onepool
 from . import split
 from .planes import _N_BLOCKS, _block, _crop_plane, _fill_interior, _zero
 
-# run the prange loops on numba's thread pool; see NOTE [Kernel threading] in conv.py
-PARALLEL = False
+# The prange loops run serially (NOTE [Kernel threading] in conv.py), in parallel on the one
+# pool when it is on (twins: NOTE [One pool] in ember/_onepool.py).
 
 
 def _out_hw(height, width, geo):
@@ -26,7 +27,7 @@ def _out_hw(height, width, geo):
 
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_unfold_fwd(x, cols, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
     """im2col: cols[(c*kh + i)*kw + j, n, oh*out_w + ow] = x[n, c, oh*sh-ph+i*dh, ow*sw-pw+j*dw].
 
@@ -58,7 +59,7 @@ def _k_unfold_fwd(x, cols, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
                                 dst[t] = src[t * sw]
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_unfold_bwd(cols, x, kh, kw, sh, sw, ph, pw, dh, dw, out_h, out_w):
     """col2im, the adjoint of im2col: x is overwritten with the sum of every patch entry."""
     n_batch, n_chan, height, width = x.shape
@@ -172,6 +173,23 @@ def _k_fold_gather(cols, x, idx, lo, hi):
                     dst[k] += src[q]
 
 
+# parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
+@_onepool.twin
+def _p_unfold_gather(x, cols, idx, n, parts):
+    for p in numba.prange(parts):
+        _k_unfold_gather(x, cols, idx, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_fold_gather(cols, x, idx, n, parts):
+    for p in numba.prange(parts):
+        _k_fold_gather(cols, x, idx, n * p // parts, n * (p + 1) // parts)
+
+
+split.pooled(_k_unfold_gather, _p_unfold_gather)
+split.pooled(_k_fold_gather, _p_fold_gather)
+
+
 def _unfold(x, cols, geo, out_h, out_w):
     """im2col of x into the C-contiguous cols (C*kh*kw, N, L), by rows or gathered."""
     if _gathered(geo, x.shape[0], out_h, out_w):
@@ -179,7 +197,7 @@ def _unfold(x, cols, geo, out_h, out_w):
         split.run(_k_unfold_gather, x.shape[1], cols.size, x, cols,
                   _gather_index(x.shape, geo, out_h, out_w))
     else:
-        _k_unfold_fwd(x, cols, *geo, out_h, out_w)
+        _k_unfold_fwd.pick(cols.size)(x, cols, *geo, out_h, out_w)
 
 
 def _fold(cols, x, geo, out_h, out_w):
@@ -188,7 +206,7 @@ def _fold(cols, x, geo, out_h, out_w):
         split.run(_k_fold_gather, x.shape[1], cols.size, cols, x,
                   _gather_index(x.shape, geo, out_h, out_w))
     else:
-        _k_unfold_bwd(cols, x, *geo, out_h, out_w)
+        _k_unfold_bwd.pick(cols.size)(cols, x, *geo, out_h, out_w)
 
 
 
@@ -224,7 +242,7 @@ def unfold(x, kernel_size, dilation, padding, stride):
     out_h, out_w = _out_hw(h, wd, geo)
     cols = np.empty((n, c * kh * kw, out_h * out_w), dtype=x.dtype)
     if cols.size:
-        _k_unfold_fwd(x, cols.transpose(1, 0, 2), *geo, out_h, out_w)
+        _k_unfold_fwd.pick(cols.size)(x, cols.transpose(1, 0, 2), *geo, out_h, out_w)
     return cols
 
 
@@ -244,5 +262,5 @@ def fold(cols, output_size, kernel_size, dilation, padding, stride):
             f"output_size {output_size}; expected ({n}, C*{kh * kw}, {out_h * out_w}).")
     x = np.empty((n, rows // (kh * kw), h, wd), dtype=cols.dtype)
     if x.size:
-        _k_unfold_bwd(cols.transpose(1, 0, 2), x, *geo, out_h, out_w)
+        _k_unfold_bwd.pick(cols.size)(cols.transpose(1, 0, 2), x, *geo, out_h, out_w)
     return x

@@ -13,6 +13,7 @@ import math
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import conv_scope, parallel_range
 from . import split
@@ -156,6 +157,25 @@ def _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb, lo, hi):
             dst = gx[n, c]
             for t in range(length):
                 dst[t] = sc * (g[t] - mg - (src[t] - mu) * pr)
+
+
+# parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
+@_onepool.twin
+def _p_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out, n, parts):
+    for p in numba.prange(parts):
+        _k_batchnorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out, n * p // parts,
+                         n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb, n, parts):
+    for p in numba.prange(parts):
+        _k_batchnorm_bwd(gy, x, weight, mean, invstd, need_x, gx, gw, gb, n * p // parts,
+                         n * (p + 1) // parts)
+
+
+split.pooled(_k_batchnorm_fwd, _p_batchnorm_fwd)
+split.pooled(_k_batchnorm_bwd, _p_batchnorm_bwd)
 
 
 def _as_ncl(x):

@@ -2,7 +2,9 @@
 
 Leading dimensions (N, C or just C) are flattened into independent planes; outputs keep them.
 Max-pool indices are int64 offsets into each H*W input plane, as torch's ``return_indices``.
-Loops run over planes with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
+Loops run over planes with prange, compiled serially: see NOTE [Kernel threading] in conv.py;
+the max and average pooling kernels are twins that run on the one pool when it is on (NOTE [One
+pool] in ember/_onepool.py).
 """
 
 import numba
@@ -10,6 +12,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from ... import _onepool
 from ..._kernel_threads import conv_scope
 from . import split
 from .planes import _N_BLOCKS, _block
@@ -130,7 +133,7 @@ def _maxpool_plane(x, y, idx, p, buf, best, best_at, kh, kw, sh, sw, ph, pw, dh,
             idx[p, oh, ow] = best_at[ow]
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
     """Max pooling one output row at a time; the padding (and the ceil_mode overhang) is a
     -inf border of a padded copy of the plane, so no loop tests bounds."""
@@ -150,7 +153,7 @@ def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
             _maxpool_plane(x, y, idx, p, buf, best, best_at, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_maxpool_bwd(gy, idx, gx):
     """Route each output gradient to the input element that won the max (sums over overlaps).
 
@@ -162,17 +165,17 @@ def _k_maxpool_bwd(gy, idx, gx):
     g = gy.reshape(-1)
     where = idx.reshape(-1)
     flat = gx.reshape(-1)
-    for t in range(flat.size):
-        flat[t] = 0
     for p in numba.prange(n_planes):
         base = p * size
+        for t in range(base, base + size):
+            flat[t] = 0
         for t in range(p * n_out, (p + 1) * n_out):
             at = where[t]
             if 0 <= at < size:  # a window wholly in padding points nowhere
                 flat[base + at] += g[t]
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_maxpool2x2_fwd(x, y, idx):
     """2x2 windows with stride 2, no padding or dilation (the common CNN case): each output
     reads its four inputs directly, no padded copy of the plane and no scratch rows (which
@@ -207,7 +210,7 @@ def _k_maxpool2x2_fwd(x, y, idx):
                 irow[ow] = at
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_maxpool_direct_fwd(x, y, idx, kh, kw, sh, sw):
     """Any window and stride without padding or dilation, every window inside the plane: each
     output folds its taps directly (3x3/2 on 7x7-15x15 maps: 3x faster than the padded-copy
@@ -264,6 +267,9 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
         kernel_args = (_k_maxpool_fwd, kernel[0], kernel[1], stride[0], stride[1], padding[0],
                        padding[1], dilation[0], dilation[1])
     xp, yp, ip = _planes(x), _planes(y), _planes(indices)
+    if _onepool.enabled():  # one pool, never two: NOTE [One pool]
+        kernel_args[0].pick(x.size)(xp, yp, ip, *kernel_args[1:])
+        return y, indices
     # planes are independent: in parts on the kernel threads (NOTE [Two halves on two threads])
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
         split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip)
@@ -286,6 +292,10 @@ def maxpool2d_backward(grad_y, indices, input_shape):
         return gx
     planes = gx.reshape(-1, gx.shape[-2] * gx.shape[-1])
     n = planes.shape[0]
+    if _onepool.enabled():  # one pool, never two: NOTE [One pool]
+        _k_maxpool_bwd.pick(gx.size)(np.ascontiguousarray(grad_y.reshape(n, -1)),
+                                     np.ascontiguousarray(indices.reshape(n, -1)), planes)
+        return gx
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
         split.run(_bwd_on_planes, n, gx.size, np.ascontiguousarray(grad_y.reshape(n, -1)),
                   np.ascontiguousarray(indices.reshape(n, -1)), planes)
@@ -310,7 +320,7 @@ def _avg_window(o, k, s, p, size, count_include_pad):
     return lo, hi, padded_len if count_include_pad else hi - lo
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_avgpool_fwd(x, y, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override):
     n_planes, height, width = x.shape
     out_h, out_w = y.shape[1], y.shape[2]
@@ -327,7 +337,7 @@ def _k_avgpool_fwd(x, y, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_over
                 y[p, oh, ow] = total / divisor
 
 
-@numba.njit(nogil=True, cache=True, parallel=PARALLEL)
+@_onepool.twin
 def _k_avgpool_bwd(gy, gx, kh, kw, sh, sw, ph, pw, count_include_pad, divisor_override):
     n_planes, height, width = gx.shape
     out_h, out_w = gy.shape[1], gy.shape[2]
@@ -368,8 +378,9 @@ def avgpool2d_forward(x, kernel, stride, padding, ceil_mode, count_include_pad,
                                         ceil_mode, divisor_override)
     y = np.empty(x.shape[:-2] + (out_h, out_w), dtype=x.dtype)
     if y.size:
-        _k_avgpool_fwd(_planes(x), _planes(y), kernel[0], kernel[1], stride[0], stride[1],
-                       padding[0], padding[1], bool(count_include_pad), divisor)
+        _k_avgpool_fwd.pick(x.size)(_planes(x), _planes(y), kernel[0], kernel[1], stride[0],
+                                    stride[1], padding[0], padding[1], bool(count_include_pad),
+                                    divisor)
     return y
 
 
@@ -380,8 +391,9 @@ def avgpool2d_backward(grad_y, input_shape, kernel, stride, padding, ceil_mode,
                            divisor_override)
     gx = np.empty(tuple(input_shape), dtype=grad_y.dtype)
     if gx.size:
-        _k_avgpool_bwd(_planes(grad_y), _planes(gx), kernel[0], kernel[1], stride[0], stride[1],
-                       padding[0], padding[1], bool(count_include_pad), divisor)
+        _k_avgpool_bwd.pick(gx.size)(_planes(grad_y), _planes(gx), kernel[0], kernel[1],
+                                     stride[0], stride[1], padding[0], padding[1],
+                                     bool(count_include_pad), divisor)
     return gx
 
 

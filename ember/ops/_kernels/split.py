@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+import numba
 import numpy as np
 
 from ... import _kernel_threads as _kt
@@ -31,10 +32,40 @@ from ..._kernel_threads import parallel_range as _parallel_range
 _MIN_WORK = 1 << 18
 
 
+# NOTE [Ranges on the one pool]
+# With the one pool on (NOTE [One pool] in ember/_onepool.py) a range kernel never goes to the
+# kernel threads (one pool, never two): `run` hands it to its parts driver, a twin kernel that
+# calls it on `parts` contiguous slices of [0, n) from one prange loop, so the slices run on the
+# pool that also runs the GEMMs. A driver is registered beside its kernel (`pooled`); drivers
+# are written out per kernel (not made by a closure factory) so that numba caches them on disk.
+# A kernel without a driver, or with less work than the driver's min_work, runs in one call.
+# Each slice calls the unchanged kernel, so the numbers are those of the serial call.
+_DRIVERS = {}
+
+
+def pooled(kernel, driver):
+    """Register `driver`, a twin with signature (*kernel args, n, parts), that runs `kernel`'s
+    range [0, n) in `parts` slices on the pool (NOTE [Ranges on the one pool])."""
+    _DRIVERS[kernel] = driver
+
+
+def pool_parts(n):
+    """Slices of a range of n for a pool driver: one per pool thread."""
+    return max(1, min(n, numba.get_num_threads()))
+
+
 def run(kernel, n, work, *args, min_work=None):
     """kernel(*args, lo, hi) over [0, n): in parts on the kernel threads when ``work``
-    (elements touched) reaches ``min_work`` (default _MIN_WORK), else in one call. Exceptions
-    of any part propagate."""
+    (elements touched) reaches ``min_work`` (default _MIN_WORK), else in one call; on the one
+    pool instead when it is on (NOTE [Ranges on the one pool]). Exceptions of any part
+    propagate."""
+    if _onepool.enabled():
+        driver = _DRIVERS.get(kernel)
+        if driver is not None and n >= 2 and work >= driver.min_work:
+            driver.parallel(*args, n, pool_parts(n))
+        else:
+            kernel(*args, 0, n)
+        return
     threshold = _MIN_WORK if min_work is None else min_work
     if n < 2 or work < threshold:
         kernel(*args, 0, n)
@@ -70,6 +101,8 @@ def split_gemms():
     convolution with EMBER_CONV_THREADS (NOTE [Conv threads] in _kernel_threads.py)."""
     if _split_gemms[0] is None:
         _split_gemms[0] = os.environ.get("EMBER_SPLIT_GEMMS", "").strip() == "1"
+    if _onepool.enabled():  # the one pool runs the GEMMs: NOTE [One pool]
+        return False
     return (_split_gemms[0] or _kt._scoped[0] > 1) and _kt.num_workers() >= 2
 
 

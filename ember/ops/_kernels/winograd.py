@@ -74,6 +74,7 @@ _MIN_TILES_4.
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import reusable_empty
 from . import split
 from . import winograd4 as _w4
@@ -129,7 +130,8 @@ def _tile_size(x_shape, w_shape, ph, pw):
         return 0
     if _fits(x_shape, w_shape, ph, pw, 4, _MIN_TILES_4, _MIN_USED):
         return 4
-    min_tiles = _MIN_TILES_SPLIT if split.split_gemms() else _MIN_TILES
+    # every pass on the pool too: NOTE [Winograd with every pass on two threads]
+    min_tiles = _MIN_TILES_SPLIT if split.split_gemms() or _onepool.enabled() else _MIN_TILES
     if _fits(x_shape, w_shape, ph, pw, 2, min_tiles, _MIN_USED):
         return 2
     return 0
@@ -338,6 +340,51 @@ def _k_winograd_weight_adjoint(du, gw, lo, hi):
             g = gw[o, c]
             for b in range(3):  # down each column
                 g[0, b], g[1, b], g[2, b] = _gt(e0[b], e1[b], e2[b], e3[b], half)
+
+
+# parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
+@_onepool.twin
+def _p_winograd_input(x, v, ph, pw, th, tw, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_input(x, v, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_winograd_input_adjoint(dv, gx, ph, pw, th, tw, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_winograd_output(m, bias, y, th, tw, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_output(m, bias, y, th, tw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_winograd_output_adjoint(gy, dm, th, tw, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_output_adjoint(gy, dm, th, tw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_winograd_weight(w, u, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_weight(w, u, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_winograd_weight_adjoint(du, gw, n, parts):
+    for p in numba.prange(parts):
+        _k_winograd_weight_adjoint(du, gw, n * p // parts, n * (p + 1) // parts)
+
+
+split.pooled(_k_winograd_input, _p_winograd_input)
+split.pooled(_k_winograd_input_adjoint, _p_winograd_input_adjoint)
+split.pooled(_k_winograd_output, _p_winograd_output)
+split.pooled(_k_winograd_output_adjoint, _p_winograd_output_adjoint)
+split.pooled(_k_winograd_weight, _p_winograd_weight)
+split.pooled(_k_winograd_weight_adjoint, _p_winograd_weight_adjoint)
 
 
 # ---------------------------------------------------------------------------------------------
