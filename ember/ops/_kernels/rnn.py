@@ -7,9 +7,13 @@ transcendental at all because the forward saves the activated gates. Loops run o
 with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
 """
 
+import warnings
+
 import numba
 import numpy as np
+from numba.core.errors import NumbaIRAssumptionWarning
 
+from ... import _onepool
 from .vmath import vsigmoid, vtanh
 
 PARALLEL = False
@@ -230,6 +234,88 @@ def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
         dg[j] = d * i * (one - g * g)                    # tanh'
         do[j] = gh * tc * o * (one - o)
         dc[j] = d * f
+
+
+# ---------------------------------------------------------------------------------------------
+# The same steps on the one pool (NOTE [One pool] in ember/_onepool.py; NOTE [LSTM layer on the
+# one pool] in ember/ops/nn/rnn.py): the hidden units are cut into `blocks` spans of whole rows,
+# one per thread; a span covers elements [lo, hi) of every gate's flat segment, so each loop
+# below still runs over long contiguous stretches. Every element is computed as in the kernels
+# above (elementwise), so the results do not depend on the split.
+# A step moves ~4H * B elements (32k for GNMT-S): a few tens of microseconds on one core.
+_STEP_MIN_WORK = 1 << 14
+# Compiling vmath's inlined tanh twice in one prange body, numba's pedantic SSA check warns
+# ("variable '_ov_vtanh...' is not in scope"; the code is right: the tests compare it with the
+# serial kernels and NumPy). Silenced for the names of ember's vmath overloads only.
+warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAssumptionWarning)
+
+
+@_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
+def _k_lstm_step_fwd_pool(z, p, act, c_prev, c, tanh_c, h, rows, blocks):
+    """_k_lstm_step_fwd_t from the pre-activation z + p (the recurrent product plus the step's
+    input projection, added here instead of by a pass of its own), `blocks` spans of the
+    `rows` hidden units in parallel."""
+    n = c.size
+    width = n // rows
+    for b in numba.prange(blocks):
+        lo = width * (rows * b // blocks)
+        hi = width * (rows * (b + 1) // blocks)
+        for q in (0, 1, 3):  # i, f, o
+            zq, pq = z[q * n + lo:q * n + hi], p[q * n + lo:q * n + hi]
+            aq = act[q * n + lo:q * n + hi]
+            for j in range(hi - lo):
+                aq[j] = vsigmoid(zq[j] + pq[j])
+        zg, pg = z[2 * n + lo:2 * n + hi], p[2 * n + lo:2 * n + hi]
+        ai, af = act[lo:hi], act[n + lo:n + hi]
+        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        for j in range(hi - lo):
+            ag[j] = vtanh(zg[j] + pg[j])
+        cp, cb, tb, hb = c_prev[lo:hi], c[lo:hi], tanh_c[lo:hi], h[lo:hi]
+        for j in range(hi - lo):
+            cv = af[j] * cp[j] + ai[j] * ag[j]
+            cb[j] = cv
+            tc = vtanh(cv)
+            tb[j] = tc
+            hb[j] = ao[j] * tc
+
+
+@_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
+def _k_lstm_step_bwd_pool(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, grad_rows, one, rows,
+                          blocks):
+    """One backward step as _k_lstm_step_bwd_t, `blocks` spans of hidden units in parallel;
+    each span also copies its rows of the gate gradient (4H, B) into grad_rows, the step's
+    columns of the whole layer's gate gradient G (NOTE [Gate-major LSTM layer])."""
+    n = dc.size
+    width = n // rows
+    for b in numba.prange(blocks):
+        r0 = rows * b // blocks
+        r1 = rows * (b + 1) // blocks
+        lo, hi = width * r0, width * r1
+        ai, af = act[lo:hi], act[n + lo:n + hi]
+        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        di, df = grad_gates[lo:hi], grad_gates[n + lo:n + hi]
+        dg, do = grad_gates[2 * n + lo:2 * n + hi], grad_gates[3 * n + lo:3 * n + hi]
+        dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
+        tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
+        for j in range(hi - lo):
+            i = ai[j]
+            f = af[j]
+            g = ag[j]
+            o = ao[j]
+            tc = tcb[j]
+            gh = dhb[j] + gob[j]
+            d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
+            di[j] = d * g * i * (one - i)
+            df[j] = d * cpb[j] * f * (one - f)
+            dg[j] = d * i * (one - g * g)
+            do[j] = gh * tc * o * (one - o)
+            dcb[j] = d * f
+        for q in range(4):
+            for r in range(q * rows + r0, q * rows + r1):
+                src = grad_gates[r * width:(r + 1) * width]
+                dst = grad_rows[r]
+                for k in range(width):
+                    dst[k] = src[k]
 
 
 # ---------------------------------------------------------------------------------------------
