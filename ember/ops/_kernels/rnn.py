@@ -328,31 +328,64 @@ def _k_lstm_step_bwd_pool(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, grad_r
 def _k_gru_cell_fwd(act, h_prev, h, one):
     n_batch, hidden = h.shape
     for b in numba.prange(n_batch):
+        az, an = act[b, hidden:2 * hidden], act[b, 2 * hidden:3 * hidden]
+        hp, hb = h_prev[b], h[b]
         for k in range(hidden):
-            z = act[b, hidden + k]
-            h[b, k] = (one - z) * act[b, 2 * hidden + k] + z * h_prev[b, k]
+            z = az[k]
+            hb[k] = (one - z) * an[k] + z * hp[k]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_gru_cell_fwd_fused(gi, gh, h_prev, h, saved, one):
+    """The whole GRU cell in one pass per row, each gate as its own view (loops from 0, as in
+    _k_lstm_cell_fwd_fused), with vmath's vectorisable sigmoid and tanh: replaces eight NumPy
+    calls and a kernel. saved gets [r, z, n, gh_n] as `gru_cell_forward` documents."""
+    n_batch, hidden = h.shape
+    for b in range(n_batch):
+        gi_rz, gh_rz, s_rz = gi[b, :2 * hidden], gh[b, :2 * hidden], saved[b, :2 * hidden]
+        for k in range(2 * hidden):  # r and z
+            s_rz[k] = vsigmoid(gi_rz[k] + gh_rz[k])
+        s_r, s_z = saved[b, :hidden], saved[b, hidden:2 * hidden]
+        gi_n, gh_n = gi[b, 2 * hidden:], gh[b, 2 * hidden:]
+        s_n, s_ghn = saved[b, 2 * hidden:3 * hidden], saved[b, 3 * hidden:]
+        hp, hb = h_prev[b], h[b]
+        for k in range(hidden):
+            ghn = gh_n[k]
+            s_ghn[k] = ghn
+            n = vtanh(gi_n[k] + s_r[k] * ghn)
+            s_n[k] = n
+            z = s_z[k]
+            hb[k] = (one - z) * n + z * hp[k]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev, one):
+    """Each gate as its own view of its row (loops from 0): indexing rows at offsets
+    (saved[b, 2 * hidden + k]) vectorises worse, as in the LSTM kernels."""
     n_batch, hidden = h_prev.shape
     for b in numba.prange(n_batch):
+        s_r, s_z = saved[b, :hidden], saved[b, hidden:2 * hidden]
+        s_n, s_ghn = saved[b, 2 * hidden:3 * hidden], saved[b, 3 * hidden:]
+        di_r, di_z, di_n = (grad_gi[b, :hidden], grad_gi[b, hidden:2 * hidden],
+                            grad_gi[b, 2 * hidden:])
+        dh_r, dh_z, dh_n = (grad_gh[b, :hidden], grad_gh[b, hidden:2 * hidden],
+                            grad_gh[b, 2 * hidden:])
+        gb, hp, dhp = grad_h[b], h_prev[b], grad_h_prev[b]
         for k in range(hidden):
-            r = saved[b, k]
-            z = saved[b, hidden + k]
-            n = saved[b, 2 * hidden + k]
-            gh_n = saved[b, 3 * hidden + k]
-            g = grad_h[b, k]
+            r = s_r[k]
+            z = s_z[k]
+            n = s_n[k]
+            g = gb[k]
             d_n = g * (one - z) * (one - n * n)      # through tanh into gi_n + r * gh_n
-            d_r = d_n * gh_n * r * (one - r)
-            d_z = g * (h_prev[b, k] - n) * z * (one - z)
-            grad_gi[b, k] = d_r
-            grad_gi[b, hidden + k] = d_z
-            grad_gi[b, 2 * hidden + k] = d_n
-            grad_gh[b, k] = d_r
-            grad_gh[b, hidden + k] = d_z
-            grad_gh[b, 2 * hidden + k] = d_n * r
-            grad_h_prev[b, k] = g * z
+            d_r = d_n * s_ghn[k] * r * (one - r)
+            d_z = g * (hp[k] - n) * z * (one - z)
+            di_r[k] = d_r
+            di_z[k] = d_z
+            di_n[k] = d_n
+            dh_r[k] = d_r
+            dh_z[k] = d_z
+            dh_n[k] = d_n * r
+            dhp[k] = g * z
 
 
 def gru_cell_forward(gi, gh, h_prev):
@@ -368,6 +401,12 @@ def gru_cell_forward(gi, gh, h_prev):
     """
     hidden = h_prev.shape[1]
     saved = np.empty(gi.shape[:1] + (4 * hidden,), dtype=gi.dtype)
+    if _FUSED_MAX_ROWS >= gi.shape[0] and gi.dtype == gh.dtype == h_prev.dtype and \
+            gi.dtype in _FLOATS and gi.flags.c_contiguous and gh.flags.c_contiguous and \
+            h_prev.flags.c_contiguous:
+        h = np.empty_like(h_prev)
+        _k_gru_cell_fwd_fused(gi, gh, h_prev, h, saved, h.dtype.type(1))
+        return h, saved
     rz = np.add(gi[:, :2 * hidden], gh[:, :2 * hidden])
     _sigmoid(rz, saved[:, :2 * hidden])
     saved[:, 3 * hidden:] = gh[:, 2 * hidden:]
