@@ -126,7 +126,16 @@ def test_lstm_module_matches_torch(rng, dtype, kw, loss_on):
                                    err_msg=name)
 
 
-def test_lstm_loop_blas_threads_switch_restores_and_keeps_values(rng, monkeypatch):
+@pytest.fixture
+def pool_off():
+    """The one pool off for a test (the BLAS-threads switch applies to the serial loops)."""
+    from ember import _onepool
+    _onepool.set_enabled(False)
+    yield
+    _onepool.set_enabled(None)
+
+
+def test_lstm_loop_blas_threads_switch_restores_and_keeps_values(rng, monkeypatch, pool_off):
     """EMBER_LSTM_BLAS_THREADS (NOTE [BLAS threads in the LSTM time loop]): same values, and
     OpenBLAS's thread count is restored after forward and backward."""
     from ember import _kernel_threads as kt
@@ -166,3 +175,108 @@ def test_lstm_cell_fused_kernel_matches_numpy_path(rng, monkeypatch, dtype, batc
                                                                     "atol": 1e-15}
     for a, b in zip(fused[:2] + fused[2], ufuncs[:2] + ufuncs[2], strict=True):
         np.testing.assert_allclose(a, b, **tol)
+
+
+# ---- the one pool (NOTE [LSTM layer on the one pool]) ------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("blocks", [1, 2, 3])
+def test_lstm_step_pool_kernels_match_serial_kernels(rng, one_pool, dtype, blocks):
+    """The span-parallel step kernels against the flat serial ones, with spans of uneven
+    sizes; the backward also fills the step's columns of the gate gradient G."""
+    hidden, batch, steps = 7, 3, 4
+    z = (rng.standard_normal((4 * hidden, batch)) * 3).astype(dtype)
+    p = rng.standard_normal((4 * hidden, batch)).astype(dtype)
+    c_prev = rng.standard_normal((hidden, batch)).astype(dtype)
+    ref = [np.empty_like(z)] + [np.empty_like(c_prev) for _ in range(3)]  # act, c, tanh_c, h
+    K._k_lstm_step_fwd_t((z + p).reshape(-1), *(a.reshape(-1) for a in ref[:1]),
+                         c_prev.reshape(-1), *(a.reshape(-1) for a in ref[1:]))
+    ours = [np.empty_like(a) for a in ref]
+    K._k_lstm_step_fwd_pool.parallel(z.reshape(-1), p.reshape(-1), ours[0].reshape(-1),
+                                     c_prev.reshape(-1), *(a.reshape(-1) for a in ours[1:]),
+                                     hidden, blocks)
+    for a, b in zip(ours, ref, strict=True):
+        np.testing.assert_array_equal(a, b)
+    act, tanh_c = ref[0], ref[2]
+    dh, g_out, dc = (rng.standard_normal((hidden, batch)).astype(dtype) for _ in range(3))
+    dc_ref, g_ref = dc.copy(), np.empty_like(z)
+    K._k_lstm_step_bwd_t(dh.reshape(-1), g_out.reshape(-1), dc_ref.reshape(-1),
+                         act.reshape(-1), tanh_c.reshape(-1), c_prev.reshape(-1),
+                         g_ref.reshape(-1), dtype(1))
+    g = np.empty_like(z)
+    gates = np.full((4 * hidden, steps * batch), np.nan, dtype)
+    K._k_lstm_step_bwd_pool.parallel(dh.reshape(-1), g_out.reshape(-1), dc.reshape(-1),
+                                     act.reshape(-1), tanh_c.reshape(-1), c_prev.reshape(-1),
+                                     g.reshape(-1), gates[:, 2 * batch:3 * batch], dtype(1),
+                                     hidden, blocks)
+    np.testing.assert_array_equal(g, g_ref)
+    np.testing.assert_array_equal(dc, dc_ref)
+    np.testing.assert_array_equal(gates[:, 2 * batch:3 * batch], g_ref)
+    assert np.isnan(np.delete(gates, np.s_[2 * batch:3 * batch], axis=1)).all()
+
+
+def _count_parallel(monkeypatch, twin):
+    calls = []
+    inner = twin.parallel
+
+    def counted(*args):
+        calls.append(1)
+        return inner(*args)
+
+    monkeypatch.setattr(twin, "parallel", counted)
+    return calls
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [
+    dict(input_size=32, hidden_size=64, num_layers=2, bidirectional=True),
+    dict(input_size=32, hidden_size=64, bias=False, batch_first=True),
+])
+@pytest.mark.parametrize("loss_on", ["out", "c_n"])
+def test_lstm_module_on_one_pool_matches_torch(rng, one_pool, monkeypatch, dtype, kw, loss_on):
+    """Pool on, at a size where the parallel step kernels and the pool's GEMMs run (4H * B =
+    16k elements a step, 1M multiply-adds per recurrent product): values and every gradient."""
+    torch = pytest.importorskip("torch")
+    fwd = _count_parallel(monkeypatch, K._k_lstm_step_fwd_pool)
+    bwd = _count_parallel(monkeypatch, K._k_lstm_step_bwd_pool)
+    ours, ref = _pair(torch, dtype, **kw)
+    shape = (64, 3, 32) if kw.get("batch_first") else (3, 64, 32)
+    x = rng.standard_normal(shape).astype(dtype)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, (eh, ec) = ours(ex)
+    to, (th, tc) = ref(tx)
+    tol = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10,
+                                                                    "atol": 1e-12}
+    for a, b in ((eo, to), (eh, th), (ec, tc)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    e, t = (eo, to) if loss_on == "out" else (ec, tc)
+    w = rng.standard_normal(tuple(t.shape)).astype(dtype)
+    (e * ember.tensor(w)).sum().backward()
+    (t * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol)
+    for name, p in ref.named_parameters():
+        np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), **tol,
+                                   err_msg=name)
+    layers = kw.get("num_layers", 1) * (2 if kw.get("bidirectional") else 1)
+    assert len(fwd) == len(bwd) == 3 * layers  # every step of every layer ran on the pool
+
+
+def test_lstm_layer_pool_on_and_off_agree(rng, one_pool):
+    """The pool's loops against the serial loops on the same inputs (float64, tiny: the twins'
+    serial versions and np.matmul) - the pool path's own bookkeeping (step-major projection,
+    G's columns, reverse order, missing output gradient)."""
+    from ember import _onepool
+    args = _args(rng, 4, 3, 5, 6)
+    for reverse in (False, True):
+        results = []
+        for on in (True, False):
+            _onepool.set_enabled(on)
+            for a in args:
+                a.grad = None
+            out, h, c = LSTMLayer.apply(*args, reverse=reverse)
+            (h.sum() + (c * c).sum()).backward()
+            results.append([out.detach().numpy(), h.detach().numpy()]
+                           + [a.grad.numpy() for a in args])
+        for a, b in zip(*results, strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)

@@ -292,3 +292,30 @@ def test_lstm_noncontiguous_and_batch_one_input(rng):
     np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())
     np.testing.assert_array_equal(h.detach().numpy(), rh.detach().numpy())
     assert tuple(out.shape) == (1, 6, 4) and tuple(c.shape) == (1, 1, 4)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_gru_float32_matches_torch(rng, bidirectional):
+    """float32 nn.GRU (the one-pass cell kernel with vmath's sigmoid/tanh) against torch:
+    outputs, h_n and every gradient."""
+    torch = _torch()
+    kw = dict(input_size=6, hidden_size=40, num_layers=2, bidirectional=bidirectional)
+    ref = torch.nn.GRU(**kw)
+    ours = R.GRU(**kw)
+    ours.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                          ref.state_dict().items()})
+    x = rng.standard_normal((7, 8, 6)).astype(np.float32)
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    eo, eh = ours(ex)
+    to, th = ref(tx)
+    tol = {"rtol": 2e-5, "atol": 2e-6}
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), **tol)
+    np.testing.assert_allclose(eh.detach().numpy(), th.detach().numpy(), **tol)
+    w = rng.standard_normal(tuple(to.shape)).astype(np.float32)
+    ((eo * ember.tensor(w)).sum() + eh.sum()).backward()
+    ((to * torch.tensor(w)).sum() + th.sum()).backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol)
+    for name, p in ref.named_parameters():
+        np.testing.assert_allclose(getattr(ours, name).grad.numpy(), p.grad.numpy(), **tol,
+                                   err_msg=name)

@@ -144,3 +144,38 @@ def test_gru_cell_matches_torch(rng, dtype):
              (grad_gi.sum(0), cell.bias_ih.grad), (grad_gh.sum(0), cell.bias_hh.grad)]
     for got, want in pairs:
         np.testing.assert_allclose(got, want.detach().numpy(), **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("batch, hidden", [(1, 3), (5, 16), (33, 7)])
+def test_gru_cell_fused_kernel_matches_numpy_path(rng, monkeypatch, dtype, batch, hidden):
+    """The one-pass GRU kernel (contiguous float inputs of one dtype) against the NumPy-ufunc
+    path (other layouts), forced here with a zero row cap; saturated gates included."""
+    gi = (rng.standard_normal((batch, 3 * hidden)) * 4).astype(dtype)
+    gh = (rng.standard_normal((batch, 3 * hidden)) * 4).astype(dtype)
+    gi[0, :3] = [-200.0, 200.0, 60.0]  # r -> 0, z -> 1, n -> 1 without overflow warnings
+    h_prev = rng.standard_normal((batch, hidden)).astype(dtype)
+    fused = rnn.gru_cell_forward(gi, gh, h_prev)
+    monkeypatch.setattr(rnn, "_FUSED_MAX_ROWS", 0)
+    ufuncs = rnn.gru_cell_forward(gi, gh, h_prev)
+    tol = {"rtol": 1e-6, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-14,
+                                                                    "atol": 1e-15}
+    for a, b in zip(fused, ufuncs, strict=True):
+        assert a.dtype == dtype
+        np.testing.assert_allclose(a, b, **tol)
+    assert np.isfinite(fused[0]).all() and np.isfinite(fused[1]).all()
+
+
+def test_gru_cell_forward_mixed_layouts_take_numpy_path(rng):
+    """A non-contiguous gh (a column slice) or mixed dtypes still compute the cell."""
+    hidden = 4
+    gi = rng.standard_normal((3, 3 * hidden))
+    wide = rng.standard_normal((3, 6 * hidden))
+    h_prev = rng.standard_normal((3, hidden))
+    grad_h = rng.standard_normal((3, hidden))
+    gh = wide[:, ::2]
+    want = gru_ref(gi, gh, h_prev, grad_h)
+    h, saved = rnn.gru_cell_forward(gi, gh, h_prev)
+    np.testing.assert_allclose(h, want[0], **TOL[np.float64])
+    h32, _ = rnn.gru_cell_forward(gi.astype(np.float32), gh.copy(), h_prev)
+    np.testing.assert_allclose(h32, want[0], **TOL[np.float32])

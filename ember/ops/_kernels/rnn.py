@@ -7,9 +7,13 @@ transcendental at all because the forward saves the activated gates. Loops run o
 with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
 """
 
+import warnings
+
 import numba
 import numpy as np
+from numba.core.errors import NumbaIRAssumptionWarning
 
+from ... import _onepool
 from .vmath import vsigmoid, vtanh
 
 PARALLEL = False
@@ -233,6 +237,88 @@ def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
 
 
 # ---------------------------------------------------------------------------------------------
+# The same steps on the one pool (NOTE [One pool] in ember/_onepool.py; NOTE [LSTM layer on the
+# one pool] in ember/ops/nn/rnn.py): the hidden units are cut into `blocks` spans of whole rows,
+# one per thread; a span covers elements [lo, hi) of every gate's flat segment, so each loop
+# below still runs over long contiguous stretches. Every element is computed as in the kernels
+# above (elementwise), so the results do not depend on the split.
+# A step moves ~4H * B elements (32k for GNMT-S): a few tens of microseconds on one core.
+_STEP_MIN_WORK = 1 << 14
+# Compiling vmath's inlined tanh twice in one prange body, numba's pedantic SSA check warns
+# ("variable '_ov_vtanh...' is not in scope"; the code is right: the tests compare it with the
+# serial kernels and NumPy). Silenced for the names of ember's vmath overloads only.
+warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAssumptionWarning)
+
+
+@_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
+def _k_lstm_step_fwd_pool(z, p, act, c_prev, c, tanh_c, h, rows, blocks):
+    """_k_lstm_step_fwd_t from the pre-activation z + p (the recurrent product plus the step's
+    input projection, added here instead of by a pass of its own), `blocks` spans of the
+    `rows` hidden units in parallel."""
+    n = c.size
+    width = n // rows
+    for b in numba.prange(blocks):
+        lo = width * (rows * b // blocks)
+        hi = width * (rows * (b + 1) // blocks)
+        for q in (0, 1, 3):  # i, f, o
+            zq, pq = z[q * n + lo:q * n + hi], p[q * n + lo:q * n + hi]
+            aq = act[q * n + lo:q * n + hi]
+            for j in range(hi - lo):
+                aq[j] = vsigmoid(zq[j] + pq[j])
+        zg, pg = z[2 * n + lo:2 * n + hi], p[2 * n + lo:2 * n + hi]
+        ai, af = act[lo:hi], act[n + lo:n + hi]
+        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        for j in range(hi - lo):
+            ag[j] = vtanh(zg[j] + pg[j])
+        cp, cb, tb, hb = c_prev[lo:hi], c[lo:hi], tanh_c[lo:hi], h[lo:hi]
+        for j in range(hi - lo):
+            cv = af[j] * cp[j] + ai[j] * ag[j]
+            cb[j] = cv
+            tc = vtanh(cv)
+            tb[j] = tc
+            hb[j] = ao[j] * tc
+
+
+@_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
+def _k_lstm_step_bwd_pool(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, grad_rows, one, rows,
+                          blocks):
+    """One backward step as _k_lstm_step_bwd_t, `blocks` spans of hidden units in parallel;
+    each span also copies its rows of the gate gradient (4H, B) into grad_rows, the step's
+    columns of the whole layer's gate gradient G (NOTE [Gate-major LSTM layer])."""
+    n = dc.size
+    width = n // rows
+    for b in numba.prange(blocks):
+        r0 = rows * b // blocks
+        r1 = rows * (b + 1) // blocks
+        lo, hi = width * r0, width * r1
+        ai, af = act[lo:hi], act[n + lo:n + hi]
+        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        di, df = grad_gates[lo:hi], grad_gates[n + lo:n + hi]
+        dg, do = grad_gates[2 * n + lo:2 * n + hi], grad_gates[3 * n + lo:3 * n + hi]
+        dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
+        tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
+        for j in range(hi - lo):
+            i = ai[j]
+            f = af[j]
+            g = ag[j]
+            o = ao[j]
+            tc = tcb[j]
+            gh = dhb[j] + gob[j]
+            d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
+            di[j] = d * g * i * (one - i)
+            df[j] = d * cpb[j] * f * (one - f)
+            dg[j] = d * i * (one - g * g)
+            do[j] = gh * tc * o * (one - o)
+            dcb[j] = d * f
+        for q in range(4):
+            for r in range(q * rows + r0, q * rows + r1):
+                src = grad_gates[r * width:(r + 1) * width]
+                dst = grad_rows[r]
+                for k in range(width):
+                    dst[k] = src[k]
+
+
+# ---------------------------------------------------------------------------------------------
 # GRU, gate order (r, z, n) as in torch, with gi = x @ W_ih.T + b_ih, gh = h @ W_hh.T + b_hh:
 #     r = sigmoid(gi_r + gh_r), z = sigmoid(gi_z + gh_z), n = tanh(gi_n + r * gh_n)
 #     h = (1 - z) * n + z * h_prev
@@ -242,31 +328,64 @@ def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
 def _k_gru_cell_fwd(act, h_prev, h, one):
     n_batch, hidden = h.shape
     for b in numba.prange(n_batch):
+        az, an = act[b, hidden:2 * hidden], act[b, 2 * hidden:3 * hidden]
+        hp, hb = h_prev[b], h[b]
         for k in range(hidden):
-            z = act[b, hidden + k]
-            h[b, k] = (one - z) * act[b, 2 * hidden + k] + z * h_prev[b, k]
+            z = az[k]
+            hb[k] = (one - z) * an[k] + z * hp[k]
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_gru_cell_fwd_fused(gi, gh, h_prev, h, saved, one):
+    """The whole GRU cell in one pass per row, each gate as its own view (loops from 0, as in
+    _k_lstm_cell_fwd_fused), with vmath's vectorisable sigmoid and tanh: replaces eight NumPy
+    calls and a kernel. saved gets [r, z, n, gh_n] as `gru_cell_forward` documents."""
+    n_batch, hidden = h.shape
+    for b in range(n_batch):
+        gi_rz, gh_rz, s_rz = gi[b, :2 * hidden], gh[b, :2 * hidden], saved[b, :2 * hidden]
+        for k in range(2 * hidden):  # r and z
+            s_rz[k] = vsigmoid(gi_rz[k] + gh_rz[k])
+        s_r, s_z = saved[b, :hidden], saved[b, hidden:2 * hidden]
+        gi_n, gh_n = gi[b, 2 * hidden:], gh[b, 2 * hidden:]
+        s_n, s_ghn = saved[b, 2 * hidden:3 * hidden], saved[b, 3 * hidden:]
+        hp, hb = h_prev[b], h[b]
+        for k in range(hidden):
+            ghn = gh_n[k]
+            s_ghn[k] = ghn
+            n = vtanh(gi_n[k] + s_r[k] * ghn)
+            s_n[k] = n
+            z = s_z[k]
+            hb[k] = (one - z) * n + z * hp[k]
 
 
 @numba.njit(nogil=True, cache=True, parallel=PARALLEL)
 def _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev, one):
+    """Each gate as its own view of its row (loops from 0): indexing rows at offsets
+    (saved[b, 2 * hidden + k]) vectorises worse, as in the LSTM kernels."""
     n_batch, hidden = h_prev.shape
     for b in numba.prange(n_batch):
+        s_r, s_z = saved[b, :hidden], saved[b, hidden:2 * hidden]
+        s_n, s_ghn = saved[b, 2 * hidden:3 * hidden], saved[b, 3 * hidden:]
+        di_r, di_z, di_n = (grad_gi[b, :hidden], grad_gi[b, hidden:2 * hidden],
+                            grad_gi[b, 2 * hidden:])
+        dh_r, dh_z, dh_n = (grad_gh[b, :hidden], grad_gh[b, hidden:2 * hidden],
+                            grad_gh[b, 2 * hidden:])
+        gb, hp, dhp = grad_h[b], h_prev[b], grad_h_prev[b]
         for k in range(hidden):
-            r = saved[b, k]
-            z = saved[b, hidden + k]
-            n = saved[b, 2 * hidden + k]
-            gh_n = saved[b, 3 * hidden + k]
-            g = grad_h[b, k]
+            r = s_r[k]
+            z = s_z[k]
+            n = s_n[k]
+            g = gb[k]
             d_n = g * (one - z) * (one - n * n)      # through tanh into gi_n + r * gh_n
-            d_r = d_n * gh_n * r * (one - r)
-            d_z = g * (h_prev[b, k] - n) * z * (one - z)
-            grad_gi[b, k] = d_r
-            grad_gi[b, hidden + k] = d_z
-            grad_gi[b, 2 * hidden + k] = d_n
-            grad_gh[b, k] = d_r
-            grad_gh[b, hidden + k] = d_z
-            grad_gh[b, 2 * hidden + k] = d_n * r
-            grad_h_prev[b, k] = g * z
+            d_r = d_n * s_ghn[k] * r * (one - r)
+            d_z = g * (hp[k] - n) * z * (one - z)
+            di_r[k] = d_r
+            di_z[k] = d_z
+            di_n[k] = d_n
+            dh_r[k] = d_r
+            dh_z[k] = d_z
+            dh_n[k] = d_n * r
+            dhp[k] = g * z
 
 
 def gru_cell_forward(gi, gh, h_prev):
@@ -282,6 +401,12 @@ def gru_cell_forward(gi, gh, h_prev):
     """
     hidden = h_prev.shape[1]
     saved = np.empty(gi.shape[:1] + (4 * hidden,), dtype=gi.dtype)
+    if _FUSED_MAX_ROWS >= gi.shape[0] and gi.dtype == gh.dtype == h_prev.dtype and \
+            gi.dtype in _FLOATS and gi.flags.c_contiguous and gh.flags.c_contiguous and \
+            h_prev.flags.c_contiguous:
+        h = np.empty_like(h_prev)
+        _k_gru_cell_fwd_fused(gi, gh, h_prev, h, saved, h.dtype.type(1))
+        return h, saved
     rz = np.add(gi[:, :2 * hidden], gh[:, :2 * hidden])
     _sigmoid(rz, saved[:, :2 * hidden])
     saved[:, 3 * hidden:] = gh[:, 2 * hidden:]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 
+import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import gemm, reusable_empty
 from ..._kernel_threads import blas_threads_enter, blas_threads_exit
 from ..._tensor import _make
@@ -123,7 +125,8 @@ class LSTMCellStep(Op):
 # layer and direction. EMBER_LSTM_BLAS_THREADS=N (read on first use) runs the time loops of
 # forward and backward with OpenBLAS at N threads (restored after; the whole-sequence GEMMs keep
 # BLAS's count). Unset, nothing changes. An A/B switch for a quiet machine: a busy one cannot
-# tell (NOTE [Kernel threads] in _kernel_threads.py).
+# tell (NOTE [Kernel threads] in _kernel_threads.py). With the one pool on, BLAS stays at one
+# thread and the switch is not read (NOTE [LSTM layer on the one pool]).
 _LOOP_BLAS = [None]
 
 
@@ -136,6 +139,117 @@ def _loop_blas_enter():
             raise ValueError("EMBER_LSTM_BLAS_THREADS: expected a positive integer; got "
                              f"{env!r}.") from None
     return blas_threads_enter(_LOOP_BLAS[0]) if _LOOP_BLAS[0] else 0
+
+
+def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
+    """The forward time loop of LSTMLayer (NOTE [Gate-major LSTM layer]): fills the saved
+    sequences (acts, cs, tanh_cs, hs), each (T, rows, B), and returns the last (h, c), (H, B)."""
+    acts, cs, tanh_cs, hs = saved
+    dt, hidden, batch = acts.dtype, cs.shape[1], cs.shape[2]
+    rows = xa.shape[0] * batch
+    proj = reusable_empty((4 * hidden, rows), dt)  # NOTE [Reused buffers]
+    np.matmul(w_x, xa.reshape(rows, -1).T, out=proj)
+    if bias is not None:  # both biases ride on the projection, added once
+        proj += bias[:, None]
+    h = np.ascontiguousarray(h0.T, dt)
+    c_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
+    z = np.empty((4 * hidden, batch), dt)
+    z_flat = z.reshape(-1)
+    # per-step flat views, made once (the kernel reads every step's arrays flat)
+    flat = [a.reshape(a.shape[0], -1) for a in saved]
+    blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
+    try:
+        for t in order:
+            np.matmul(w, h, out=z)
+            np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
+            _krnn._k_lstm_step_fwd_t(z_flat, flat[0][t], c_flat, flat[1][t], flat[2][t],
+                                     flat[3][t])
+            h, c_flat = hs[t], flat[1][t]
+    finally:
+        blas_threads_exit(blas)
+    return h, c_flat.reshape(hidden, batch)
+
+
+def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
+    """The backward time loop of LSTMLayer: dh, dc (H, B) hold the gradients reaching the last
+    step's h and c on entry and h0's and c0's on exit; g_out (T, H * B) the output's gradient
+    (None: none flows); writes each step's gate gradient into its columns of gates (4H, T*B)."""
+    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    dt, batch = dh.dtype, dh.shape[1]
+    if g_out is None:
+        g_out = np.zeros((1, dh.size), dt)  # every step reads row 0
+    g = np.empty((gates.shape[0], batch), dt)  # this step's gate gradient, contiguous
+    one = dt.type(1)
+    dh_flat, dc_flat, g_flat = dh.reshape(-1), dc.reshape(-1), g.reshape(-1)
+    blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
+    try:
+        for k in range(len(order) - 1, -1, -1):  # undo the steps in reverse processing order
+            t = order[k]
+            c_prev = c0_flat if k == 0 else cs[order[k - 1]]
+            _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if g_out.shape[0] > 1 else 0], dc_flat,
+                                     acts[t], tanh_cs[t], c_prev, g_flat, one)
+            np.matmul(w.T, g, out=dh)
+            gates[:, t * batch:(t + 1) * batch] = g
+    finally:
+        blas_threads_exit(blas)
+
+
+# NOTE [LSTM layer on the one pool]
+# With the one pool on (NOTE [One pool] in ember/_onepool.py) OpenBLAS runs one thread, so the
+# layer's GEMMs go through _onepool.matmul and its step kernels are twins that cut the hidden
+# units into one span per thread (_k_lstm_step_fwd_pool / _bwd_pool in ops/_kernels/rnn.py).
+# Per step: the recurrent product on the pool, then the cell kernel on the pool - two launches
+# of ~2 us beside ~100 us of work at GNMT-S's size (4H * H * B = 8.4M multiply-adds, 32k
+# elements). The input projection is computed step-major, (T, 4H, B) by one batched product,
+# so that each step's slice is contiguous and the kernel adds it as it reads the recurrent
+# product (no strided add pass); in the backward the kernel copies each span's gate gradient
+# rows into G's columns itself. Values match the loops above elementwise; only the GEMMs'
+# blocking differs. Pool off, the loops above run unchanged.
+
+
+def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
+    """_steps_fwd on the one pool (NOTE [LSTM layer on the one pool])."""
+    acts, cs, tanh_cs, hs = saved
+    steps, hidden, batch = cs.shape
+    dt = acts.dtype
+    proj = reusable_empty((steps, 4 * hidden, batch), dt)  # proj[t] = W_ih @ x[t]^T
+    _onepool.matmul(w_x, xa.transpose(0, 2, 1), out=proj)
+    if bias is not None:
+        proj += bias[:, None]
+    h = np.ascontiguousarray(h0.T, dt)
+    c_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
+    z = np.empty((4 * hidden, batch), dt)
+    z_flat = z.reshape(-1)
+    proj_flat = proj.reshape(steps, -1)
+    flat = [a.reshape(steps, -1) for a in saved]
+    step = _krnn._k_lstm_step_fwd_pool.pick(z.size)
+    blocks = numba.get_num_threads() if step is _krnn._k_lstm_step_fwd_pool.parallel else 1
+    for t in order:
+        _onepool.matmul(w, h, out=z)
+        step(z_flat, proj_flat[t], flat[0][t], c_flat, flat[1][t], flat[2][t], flat[3][t],
+             hidden, blocks)
+        h, c_flat = hs[t], flat[1][t]
+    return h, c_flat.reshape(hidden, batch)
+
+
+def _steps_bwd_pool(dh, dc, g_out, c0_flat, w, saved, order, gates):
+    """_steps_bwd on the one pool (NOTE [LSTM layer on the one pool])."""
+    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    dt, (hidden, batch) = dh.dtype, dh.shape
+    if g_out is None:
+        g_out = np.zeros((1, dh.size), dt)
+    g = np.empty((gates.shape[0], batch), dt)
+    one = dt.type(1)
+    dh_flat, dc_flat, g_flat = dh.reshape(-1), dc.reshape(-1), g.reshape(-1)
+    step = _krnn._k_lstm_step_bwd_pool.pick(g.size)
+    blocks = numba.get_num_threads() if step is _krnn._k_lstm_step_bwd_pool.parallel else 1
+    w_t = w.T
+    for k in range(len(order) - 1, -1, -1):
+        t = order[k]
+        c_prev = c0_flat if k == 0 else cs[order[k - 1]]
+        step(dh_flat, g_out[t if g_out.shape[0] > 1 else 0], dc_flat, acts[t], tanh_cs[t],
+             c_prev, g_flat, gates[:, t * batch:(t + 1) * batch], one, hidden, blocks)
+        _onepool.matmul(w_t, g, out=dh)
 
 
 class LSTMLayer(Op):
@@ -153,39 +267,21 @@ class LSTMLayer(Op):
     def forward(ctx, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse=False):
         xa = _prep(x)
         dt = xa.dtype
-        steps, batch, rows = xa.shape[0], xa.shape[1], xa.shape[0] * xa.shape[1]
+        steps, batch = xa.shape[0], xa.shape[1]
         w_x = _prep(w_ih).astype(dt, copy=False)
         w = _prep(w_hh).astype(dt, copy=False)
         hidden = w.shape[1]
-        proj = reusable_empty((4 * hidden, rows), dt)  # NOTE [Reused buffers]
-        np.matmul(w_x, xa.reshape(rows, -1).T, out=proj)
-        if b_ih is not None:  # both biases ride on the projection, added once
-            proj += np.add(b_ih, b_hh, dtype=dt, casting="unsafe")[:, None]
         # the sequences saved for backward are big and made every step: NOTE [Reused buffers]
         acts = reusable_empty((steps, 4 * hidden, batch), dt)
         cs = reusable_empty((steps, hidden, batch), dt)
         tanh_cs = reusable_empty((steps, hidden, batch), dt)
         hs = reusable_empty((steps, hidden, batch), dt)
-        h = np.ascontiguousarray(h0.T, dt)
-        c = np.ascontiguousarray(c0.T, dt)
-        z = np.empty((4 * hidden, batch), dt)
-        z_flat = z.reshape(-1)
-        # per-step flat views, made once (the kernel reads every step's arrays flat)
-        flat = [a.reshape(steps, -1) for a in (acts, cs, tanh_cs, hs)]
-        c_flat = c.reshape(-1)
-        blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
-        try:
-            for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-                np.matmul(w, h, out=z)
-                np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
-                _krnn._k_lstm_step_fwd_t(z_flat, flat[0][t], c_flat, flat[1][t], flat[2][t],
-                                         flat[3][t])
-                h, c_flat = hs[t], flat[1][t]
-        finally:
-            blas_threads_exit(blas)
+        bias = None if b_ih is None else np.add(b_ih, b_hh, dtype=dt, casting="unsafe")
+        order = range(steps - 1, -1, -1) if reverse else range(steps)
+        steps_fwd = _steps_fwd_pool if _onepool.enabled() else _steps_fwd
+        h, c = steps_fwd(xa, w_x, w, bias, h0, c0, order, (acts, cs, tanh_cs, hs))
         out = reusable_empty((steps, batch, hidden), dt)
         np.copyto(out, hs.transpose(0, 2, 1))
-        c = c_flat.reshape(hidden, batch)
         ctx.reverse, ctx.has_bias = reverse, b_ih is not None
         ctx.dtypes = tuple(None if a is None else a.dtype
                            for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh))
@@ -202,34 +298,19 @@ class LSTMLayer(Op):
         steps, batch, hidden = out.shape
         rows = steps * batch
         order = list(range(steps - 1, -1, -1) if ctx.reverse else range(steps))
-        if grad_out is None:
-            g_out = np.zeros((1, hidden, batch), dt)  # every step reads slice 0
-        else:
+        g_out = None
+        if grad_out is not None:
             g_out = reusable_empty((steps, hidden, batch), dt)
             np.copyto(g_out, grad_out._data.transpose(0, 2, 1), casting="unsafe")
+            g_out = g_out.reshape(steps, -1)
         dh = np.zeros((hidden, batch), dt) if grad_h is None else \
             np.ascontiguousarray(grad_h._data.T, dt)
         dc = np.zeros((hidden, batch), dt) if grad_c is None else \
             np.array(grad_c._data.T, dt, order="C")
         c0_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
         gates = reusable_empty((4 * hidden, rows), dt)  # G: NOTE [Gate-major LSTM layer]
-        g = np.empty((4 * hidden, batch), dt)  # this step's gate gradient, contiguous
-        one = dt.type(1)
-        # per-step flat views, made once (the kernel reads every step's arrays flat)
-        g_out = g_out.reshape(g_out.shape[0], -1)
-        acts_flat, tanh_cs_flat, cs_flat = (a.reshape(steps, -1) for a in (acts, tanh_cs, cs))
-        dh_flat, dc_flat, g_flat = dh.reshape(-1), dc.reshape(-1), g.reshape(-1)
-        blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
-        try:
-            for k in range(steps - 1, -1, -1):  # undo the steps in reverse processing order
-                t = order[k]
-                c_prev = c0_flat if k == 0 else cs_flat[order[k - 1]]
-                _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if grad_out is not None else 0], dc_flat,
-                                         acts_flat[t], tanh_cs_flat[t], c_prev, g_flat, one)
-                np.matmul(w.T, g, out=dh)
-                gates[:, t * batch:(t + 1) * batch] = g
-        finally:
-            blas_threads_exit(blas)
+        steps_bwd = _steps_bwd_pool if _onepool.enabled() else _steps_bwd
+        steps_bwd(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, gates)
         return (*LSTMLayer._input_grads(ctx, need, x, gates, w_x),
                 _make(_back(dh.T.copy(), ctx.dtypes[1])) if need[1] else None,
                 _make(_back(dc.T.copy(), ctx.dtypes[2])) if need[2] else None,
@@ -241,7 +322,7 @@ class LSTMLayer(Op):
         if not need[0]:
             return (None,)
         gx = reusable_empty((gates.shape[1], w_x.shape[1]), gates.dtype)
-        np.matmul(gates.T, w_x, out=gx)
+        _onepool.matmul(gates.T, w_x, out=gx)
         return (_make(_back(gx.reshape(x.shape), ctx.dtypes[0])),)
 
     @staticmethod
@@ -253,7 +334,7 @@ class LSTMLayer(Op):
         gw_ih = gw_hh = gb_ih = gb_hh = None
         if need[3]:
             gw_ih = reusable_empty((4 * hidden, x.shape[2]), dt)  # NOTE [Reused buffers]
-            np.matmul(gates, x.reshape(rows, -1), out=gw_ih)
+            _onepool.matmul(gates, x.reshape(rows, -1), out=gw_ih)
             gw_ih = _make(_back(gw_ih, ctx.dtypes[3]))
         if need[4]:
             h_prev = reusable_empty((steps, batch, hidden), dt)  # the h each step read
@@ -264,7 +345,7 @@ class LSTMLayer(Op):
                 h_prev[0] = h0
                 h_prev[1:] = out[:-1]
             gw_hh = reusable_empty((4 * hidden, hidden), dt)
-            np.matmul(gates, h_prev.reshape(rows, hidden), out=gw_hh)
+            _onepool.matmul(gates, h_prev.reshape(rows, hidden), out=gw_hh)
             gw_hh = _make(_back(gw_hh, ctx.dtypes[4]))
         if ctx.has_bias and (need[5] or need[6]):
             gb = np.matmul(gates, np.ones(rows, dt))  # a GEMV: half the time of a row sum
