@@ -477,9 +477,7 @@ def _wrap_dim(dim, ndim, op="dim"):
 
 
 def _to_nested(data):
-    """Turn nested sequences possibly holding tensors into something np.array accepts."""
-    if isinstance(data, Tensor):
-        return data._data
-    if isinstance(data, (list, tuple)):
-        return [_to_nested(d) for d in data]
-    return data
+    """Turn nested sequences possibly holding tensors into something np.array accepts, reading
+    a tensor inside a sequence as one number as tensor() does."""
+    from .ops.creation import _unwrap
+    return _unwrap(data)

@@ -70,7 +70,23 @@ def _unwrap(data):
     if isinstance(data, Tensor):
         return data._data
     if _is_sequence(data):
-        return [_unwrap(d) for d in data]
+        return [_element(d) for d in data]
+    return data
+
+
+def _element(data):
+    """An element of a sequence given to tensor(). A tensor there is read as one number, as
+    torch reads it (`torch.tensor([t])` with t of shape (1,) is (1,), not (1, 1)): programs
+    collect `[a]` for a one-element action tensor `a` and build a batch from the lists
+    (minimalRL's ppo-continuous). NumPy arrays there stay sequences, as in torch."""
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("tensor(): only one element tensors can be converted to Python "
+                             f"scalars; got an element of shape {tuple(data.shape)}, expected "
+                             "one element. Join tensors with torch.stack or torch.cat.")
+        return data._data.reshape(()).item()
+    if _is_sequence(data):
+        return [_element(d) for d in data]
     return data
 
 
@@ -78,8 +94,9 @@ def _unwrap(data):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (nested lists, NumPy arrays, scalars, tensors)."""
     dt = _dt(dtype, _infer_dtype(data))
+    values = _unwrap(data)
     try:
-        arr = np.array(_unwrap(data), dtype=dt.np)
+        arr = np.array(values, dtype=dt.np)
     except (ValueError, OverflowError) as e:
         raise ValueError(f"tensor(): could not build a tensor of dtype {dt} from the data: {e}")\
             from None

@@ -33,8 +33,32 @@ def _bcast_error(name, a, b):
     return RuntimeError(f"{name}: shapes {list(sa)} and {list(sb)} do not broadcast")
 
 
-def _binary_fn(name, cls, result=None):
-    """Public function for a binary op: dtype promotion, then the Op."""
+# NOTE [NumPy array operands]
+# torch's `tensor <op> ndarray` works, through NumPy: Tensor's operator refuses the array, Python
+# asks the array's reflected operator, NumPy computes on the tensor's values (its __array__,
+# which refuses a tensor that requires grad) and wraps the result back into a tensor. So the
+# result follows NumPy's dtype rules (float32 * float64 array -> float64), builds no graph, and
+# `x += a` rebinds x to a new tensor. Functions and methods (torch.add(x, a), x.add(a)) raise
+# TypeError. minimalRL's vtrace does `rhos * (td_target - v).numpy()`. The operators take the
+# array on their slow path only (a same-dtype tensor pair never sees the check).
+_OPERATOR_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
+                    "div": np.true_divide, "floor_divide": np.floor_divide,
+                    "remainder": np.remainder, "pow": np.power, "eq": np.equal,
+                    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
+                    "bitwise_xor": np.bitwise_xor, "bitwise_left_shift": np.left_shift,
+                    "bitwise_right_shift": np.right_shift}
+
+
+def _ndarray_operand(ufunc, input, other):
+    """`input <op> other` for a NumPy array `other`, as torch computes it (see NOTE [NumPy
+    array operands])."""
+    return _make(np.asarray(ufunc(input.__array__(), other)))
+
+
+def _binary_fn(name, cls, result=None, operator=False):
+    """Public function for a binary op: dtype promotion, then the Op. Its `as_operator` is the
+    same for Tensor's Python operator, which also takes a NumPy array operand."""
+    ufunc = _OPERATOR_UFUNCS.get(name) if operator else None
 
     def fn(input, other, **kw):
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \
@@ -44,6 +68,8 @@ def _binary_fn(name, cls, result=None):
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{name}(): expected at least one Tensor argument, got "
                                 f"{type(input).__name__} and {type(other).__name__}")
+            if ufunc is not None and isinstance(other, np.ndarray):
+                return _ndarray_operand(ufunc, input, other)
             a, b = promote_args(name, input, other)
             if result is not None:
                 a, b = result(a), result(b)
@@ -67,6 +93,8 @@ def _binary_fn(name, cls, result=None):
         [inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
          inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in extra])
+    if not operator and name in _OPERATOR_UFUNCS:
+        fn.as_operator = _binary_fn(name, cls, result, operator=True)
     return fn
 
 
@@ -201,6 +229,9 @@ def _div(input, other, *, rounding_mode=None):
     return _div_round(input, other, rounding_mode=rounding_mode)
 
 
+_div.as_operator = _div_true.as_operator  # a / b never rounds
+
+
 register("add", inplace=True)(_add)
 register("sub", inplace=True, aliases=("subtract",))(_sub)
 register("mul", inplace=True, aliases=("multiply",))(_mul)
@@ -215,6 +246,11 @@ def floor_divide(input, other):
     return _floor_divide(input, other, rounding_mode="floor")
 
 
+def _floor_divide_operator(input, other):
+    return _floor_divide.as_operator(input, other, rounding_mode="floor")
+
+
+floor_divide.as_operator = _floor_divide_operator
 register("floor_divide", inplace=True)(floor_divide)
 
 
@@ -311,6 +347,7 @@ def _pow(input, exponent):
 
 
 _pow_fn = _binary_fn("pow", Pow)
+_pow.as_operator = _pow_fn.as_operator
 register("pow", inplace=True)(_pow)
 register("float_power", method=True)(
     lambda input, exponent: _pow(input.double() if isinstance(input, Tensor) else float(input),

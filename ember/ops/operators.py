@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
+
 from .._tensor import Tensor
 from .registry import FUNCTIONS as F
 from .registry import IMPLS
@@ -13,16 +15,26 @@ def _binary(name, reflected=False):
     if reflected:
         def op(self, other):
             return fn(other, self)
-    elif inspect.isfunction(fn):
+        return op
+    # the operator form also takes a NumPy array operand (NOTE [NumPy array operands])
+    fn = getattr(fn, "as_operator", fn)
+    if inspect.isfunction(fn):
         return fn  # fn(input, other) is already the method: one call less per operator
-    else:
-        def op(self, other):
-            return fn(self, other)
+    def op(self, other):
+        return fn(self, other)
     return op
+
+
+def _rtruediv(self, other):
+    if isinstance(other, np.ndarray):
+        return self.reciprocal() * other  # as torch: array / tensor goes through tensor * array
+    return F["div"](other, self)
 
 
 def _inplace(name):
     def op(self, other):
+        if isinstance(other, np.ndarray):
+            return NotImplemented  # Python then rebinds to `self <op> other`, as torch does
         return getattr(self, name + "_")(other)
     return op
 
@@ -34,6 +46,7 @@ for dunder, name in (("add", "add"), ("sub", "sub"), ("mul", "mul"), ("truediv",
     setattr(Tensor, f"__{dunder}__", _binary(name))
     setattr(Tensor, f"__r{dunder}__", _binary(name, reflected=True))
     setattr(Tensor, f"__i{dunder}__", _inplace(name))
+Tensor.__rtruediv__ = _rtruediv
 
 for dunder, name in (("eq", "eq"), ("ne", "ne"), ("lt", "lt"), ("le", "le"), ("gt", "gt"),
                      ("ge", "ge")):

@@ -46,6 +46,9 @@ COMMITS = {
     "graykode/nlp-tutorial": "d05e31ec81d56d70c1db89b99ab07e948f7ebc11",
     "eriklindernoren/PyTorch-GAN": "36d3c77e5ff20ebe0aeefd322326a134a279b93e",
     "rtqichen/torchdiffeq": "657943acefa826ef04c025ebeb1ff5e9d60dc268",
+    "seungeunrho/minimalRL": "c8efed8481e3cd40e9739cfde220a55522555b57",
+    "VincentStimper/normalizing-flows": "c6616b1a9f04c0e894b9e045e66bd504db17ef5e",
+    "karpathy/pytorch-normalizing-flows": "b60e119b37be10ce2930ef9fa17e58686aaf2b3d",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -68,6 +71,9 @@ LICENCES = {
     "graykode/nlp-tutorial": "MIT",
     "eriklindernoren/PyTorch-GAN": "MIT",
     "rtqichen/torchdiffeq": "MIT",
+    "seungeunrho/minimalRL": "MIT",
+    "VincentStimper/normalizing-flows": "MIT",
+    "karpathy/pytorch-normalizing-flows": "none stated (README credits; run from the mirror only)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -979,6 +985,131 @@ add(name="torchdiffeq/ode_demo", repo=_TD, script="examples/ode_demo.py",
     args=["--niters", "100", "--test_freq", "50"],
     covers="neural ODE fitted to a spiral (odeint through an nn.Module, RMSprop)",
     metric=r"Total Loss ([0-9.]+)", bar=("<=", 1.0))
+
+
+# ---------------------------------------------------------------- seungeunrho/minimalRL
+# one-file RL algorithms on gymnasium's CartPole and Pendulum (stubs/gym: gym 0.26's API over
+# gymnasium). Episodes are cut from 10000 to 61, so the last "avg score" printed is episodes
+# 41-60 (bar None: 60 episodes are too few for a learning bar; exit 0 is the bar). a2c and a3c
+# are written for gym < 0.26 (env.seed, four-tuple step) and fail under torch too: left out.
+_MR = "seungeunrho/minimalRL"
+_EPIS = ("range(10000):", "range(61):  # compat: was 10000")
+_SCORE = r"(?:avg score|score) : ?(-?[0-9.]+)"
+for _name, _covers in [
+        ("REINFORCE", "REINFORCE (Categorical policy, per-step backward accumulating grads)"),
+        ("actor_critic", "actor-critic with TD targets (Categorical, smooth_l1_loss, detach)"),
+        ("dqn", "DQN (replay buffer of tuples, target network load_state_dict, gather, max(1))"),
+        ("ppo", "PPO clipped objective with GAE (Categorical, exp of log-ratio, clamp, min)"),
+        ("ppo-lstm", "PPO with an LSTM policy (hidden state carried between steps, detach)"),
+        ("ppo-continuous", "PPO on Pendulum (Normal policy, softplus std, minibatches)"),
+        ("acer", "ACER (replay with importance weights clamp, Categorical, gather)"),
+        ("sac", "SAC on Pendulum (Normal rsample, tanh squash, learnable log_alpha, twin Q)"),
+        ("ddpg", "DDPG on Pendulum (OU noise, soft target update, autoreset env)"),
+        ("vtrace", "V-trace off-policy actor-critic (clipped importance ratios, Categorical)")]:
+    add(name=f"minimalRL/{_name}", repo=_MR, script=f"{_name}.py", copy=[f"{_name}.py"],
+        covers=_covers, subs=[_EPIS], metric=_SCORE, bar=None)
+
+
+# ---------------------------------------------------------------- VincentStimper/normalizing-flows
+# normflows' own unit tests (each file a pytest run against the copied package): flows checked
+# for invertibility and log-determinants, base distributions, MADE masks, rational-quadratic
+# splines. distribution_test.py and flow_test.py hold base classes only.
+_NF = "VincentStimper/normalizing-flows"
+_NF_TESTS = {
+    "core": "NormalizingFlow models: forward_kld, reverse_kld, sample, log_prob, save/load",
+    "distributions/base": "base distributions: DiagGaussian, GaussianMixture, "
+                          "ClassCondDiagGaussian, Uniform, resampled bases",
+    "distributions/decoder": "VAE decoders (NNDiagGaussianDecoder, NNBernoulliDecoder)",
+    "distributions/encoder": "VAE encoders (Dirac, Uniform, NNDiagGaussian)",
+    "distributions/prior": "2-D priors (ImagePrior, TwoModes, Sinusoidal, Smiley, ...)",
+    "distributions/target": "targets (TwoMoons, CircularGaussianMixture, RingMixture)",
+    "flows/affine/autoregressive": "masked affine autoregressive flow (MADE masks)",
+    "flows/affine/coupling": "affine coupling (RealNVP), MaskedAffineFlow",
+    "flows/affine/glow": "Glow block (ActNorm, invertible 1x1 conv by LU, coupling)",
+    "flows/base": "Composite and Reverse flows",
+    "flows/mixing": "Permute, Invertible1x1Conv, InvertibleAffine (LU and plain)",
+    "flows/neural_spline/autoregressive": "autoregressive rational-quadratic spline flow",
+    "flows/neural_spline/coupling": "coupling rational-quadratic spline flows",
+    "flows/neural_spline/wrapper": "spline flow wrappers (circular and auto-regressive)",
+    "flows/periodic": "PeriodicWrap and PeriodicShift",
+    "flows/planar": "planar flow (inverse left to a few cases)",
+    "flows/radial": "radial flow",
+    "flows/residual": "residual flow (Lipschitz nets by spectral normalisation, Russian-"
+                      "roulette log-det estimate)",
+    "flows/stochastic": "MetropolisHastings and HamiltonianMonteCarlo flows",
+    "nets/made": "MADE network (masked linear layers, autoregressive property by gradients)",
+    "transforms": "Logit and Shift transforms",
+    "utils/splines": "rational-quadratic spline functions (searchsorted, inverse by roots)",
+}
+for _t, _covers in _NF_TESTS.items():
+    add(name=f"normflows/{_t}", repo=_NF, kind="pytest", copy=["normflows"],
+        script=f"normflows/{_t}_test.py", pythonpath=["."], cwd=".",
+        covers="normflows' own tests: " + _covers, metric=r"([0-9]+) passed", bar=None)
+
+
+# the package's example notebooks, run from the copied package with training cut short (the
+# plots every show_iter steps go to matplotlib's Agg backend); a program passes on exit 0
+_NF_NB = {
+    "real_nvp": ("RealNVP on a two-moons target: MLP with init_zeros, forward_kld, "
+                 "Adam with weight decay, sampling a grid for plots", 20000, 1000, []),
+    "neural_spline_flow": ("autoregressive rational-quadratic splines fitted to sklearn moons, "
+                           "LU-linear permutations", 10000, 500, []),
+    "planar": ("planar flows fitted by reverse KL to a TwoModes target (annealing)",
+               20000, 2000, []),
+    "residual": ("residual flows (Lipschitz MLPs, spectral norm iterations, log-det "
+                 "estimate) on sklearn moons", 20000, 500, []),
+    "circular_nsf": ("circular neural spline flows on a torus target (von Mises-like "
+                     "mixtures, PeriodicWrap)", 20000, 5000, []),
+    "augmented_flow": ("augmented flow: a 2-D target lifted to 4-D with a Gaussian "
+                       "augmentation", 20000, 1000, []),
+    "conditional_flow": ("conditional splines and masked affine flows: context vectors fed "
+                         "to every layer, ConditionalDiagGaussian target", 5000, None, []),
+    "image": ("flow fitted to an image prior (ImagePrior of a PNG read by plt.imread)",
+              10000, 2000, ["target_png"]),
+    "paper_example_nsf": ("the paper's example: spline flow on a cylinder target, circular "
+                          "base, CosineAnnealingLR", 10000, 2500,
+                          [("num_samples = 2 ** 14", "num_samples = 2 ** 9  # compat: was 14")]),
+}
+for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
+    _subs = [(f"max_iter = {_iters}", f"max_iter = 40  # compat: was {_iters}")]
+    if _show:
+        _subs.append((f"show_iter = {_show}", f"show_iter = 20  # compat: was {_show}"))
+    _data = [m for m in _more if isinstance(m, str)]
+    add(name=f"normflows/nb_{_t}", repo=_NF, kind="ipynb", script=f"examples/{_t}.ipynb",
+        copy=["normflows", f"examples/{_t}.ipynb"], cwd="examples", pythonpath=["."],
+        covers=_covers, subs=_subs + [m for m in _more if not isinstance(m, str)],
+        data=_data, metric=None, bar=None)
+
+
+# ------------------------------------------------------------- karpathy/pytorch-normalizing-flows
+# the nflib notebook: a flow fitted to two moons (sklearn's make_moons), 300 steps instead of
+# 1000; the flow the notebook builds is chosen by substitution among the ones it lists in
+# comments (NSF coupling is what it runs as written)
+_KF = "karpathy/pytorch-normalizing-flows"
+_NSF_LINE = "nfs_flow = NSF_CL if True else NSF_AR"
+_NSF_BLOCK = ("flows = [nfs_flow(dim=2, K=8, B=3, hidden_dim=16) for _ in range(3)]\n"
+              "convs = [Invertible1x1Conv(dim=2) for _ in flows]\n"
+              "norms = [ActNorm(dim=2) for _ in flows]\n"
+              "flows = list(itertools.chain(*zip(norms, convs, flows)))")
+_KF_FLOWS = {
+    "nsf_coupling": ("neural spline coupling + ActNorm + invertible 1x1 (TransformedDistribution "
+                     "of Uniform by SigmoidTransform().inv as prior)", []),
+    "nsf_autoregressive": ("neural spline autoregressive flow (MADE-free per-dim nets)",
+                           [(_NSF_LINE, "nfs_flow = NSF_AR")]),
+    "realnvp": ("RealNVP affine half flows",
+                [(_NSF_BLOCK, "flows = [AffineHalfFlow(dim=2, parity=i%2) for i in range(9)]")]),
+    "maf": ("MAF with MADE nets and ActNorm",
+            [(_NSF_BLOCK, "flows = [MAF(dim=2, parity=i%2) for i in range(4)]\n"
+                          "norms = [ActNorm(dim=2) for _ in flows]\n"
+                          "flows = list(itertools.chain(*zip(norms, flows)))")]),
+    "iaf": ("IAF (sampling-fast MADE flow)",
+            [(_NSF_BLOCK, "flows = [IAF(dim=2, parity=i%2) for i in range(3)]")]),
+}
+for _t, (_covers, _subs) in _KF_FLOWS.items():
+    add(name=f"nflib/{_t}", repo=_KF, kind="ipynb", script="nflib1.ipynb",
+        copy=["nflib1.ipynb", "nflib"], cwd=".", pythonpath=["."],
+        covers=_covers, subs=_subs + [("for k in range(1000):", "for k in range(301):")],
+        metric=r"^(-?[0-9.]+)$", bar=None)
 
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py

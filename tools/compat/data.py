@@ -207,3 +207,15 @@ def char_input_txt(cwd: Path, seed: int) -> None:
     It holds every character of chargpt's sampling prompt, "O God, O God!"."""
     (cwd / "input.txt").write_text("O God, O God!\n" + english(3000, seed).replace(". ", ".\n")
                                    + "\n")
+
+
+def target_png(cwd: Path, seed: int) -> None:
+    """img.png, the picture normflows' image example fits a flow to (ImagePrior reads channel
+    0 and inverts it): a dark ring and a bar on white, 64 x 64 RGB."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:64, 0:64]
+    r = np.hypot(yy - 32 + rng.integers(-3, 4), xx - 32)
+    ink = (np.abs(r - 18) < 4) | ((np.abs(yy - 32) < 3) & (np.abs(xx - 32) < 14))
+    img = np.where(ink, 0, 255).astype(np.uint8)
+    Image.fromarray(np.stack([img] * 3, axis=-1)).save(cwd / "img.png")
