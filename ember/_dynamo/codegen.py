@@ -61,8 +61,9 @@ class _Emitter:
         self.cap = cap
         self.check = check
         self.lines = []
+        from .fusion import add
         self.glob = {"_np": np, "_Ctx": Ctx, "_nb": node_backward, "_redraw": redraw,
-                     "_A": np.asarray, "_chk": check_shape}
+                     "_A": np.asarray, "_chk": check_shape, "_add": add}
         self.defined = set()
 
     def const(self, value, prefix="K"):
@@ -217,7 +218,7 @@ def _emit_misc(b, item):
     if item.kind == "zeros":
         b.lines.append(f"v{item.out} = _np.zeros({a[0]!r}, {b.const(a[1])})")
     elif item.kind == "add":
-        b.lines.append(f"v{item.out} = _np.add({b.val(a[0])}, {b.val(a[1])})")
+        b.lines.append(f"v{item.out} = _add({b.val(a[0])}, {b.val(a[1])})")
     elif item.kind == "reshape":
         b.lines.append(f"v{item.out} = {b.val(a[0])}.reshape({a[1]!r})")
     elif item.kind == "astype":

@@ -15,10 +15,13 @@ import math
 import os
 import sys
 
+import numba
 import numpy as np
 
 from .. import _onepool
 from .capture import Instr
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 # NOTE [What fuses]
 # Measured on this machine (benchmarks/compile.py, "fusion" rows): a chain of cheap ops
@@ -290,8 +293,9 @@ def _fusible(cap, inst, run):
 
 
 def _close(cap, run, uses, backward):
-    """A FusedGroup for a run of two or more instructions; a single one stays as it is."""
-    if len(run) < 2 and not (run and _key(run[0].cls) in _FLOAT32_ONLY):
+    """A FusedGroup for a run of two or more instructions; a single one stays as it is,
+    unless the one pool is on and it is big (NOTE [Fused kernels on the one pool])."""
+    if len(run) < 2 and not (run and (_key(run[0].cls) in _FLOAT32_ONLY or _pool_sized(run[0]))):
         return list(run)  # one cheap op: NumPy's loop is as good
     shape, dt = run[0].meta[0]
     inputs, names, lines = [], {}, []
@@ -499,6 +503,32 @@ def _load(group, flat, parallel=False):
 # (another hash), written and compiled only when first used with the pool on: with the pool off
 # no kernel compiles twice. Smaller groups stay serial: a launch of the pool costs a few us.
 MIN_POOL_WORK = 1 << 15
+# A single elementwise op stays a NumPy call (its loop is as fast as numba's on one core) unless
+# the pool is on when the call is captured and it has MIN_POOL_WORK elements: then it becomes a
+# group of one, whose parallel kernel runs on both cores (a transformer block's residual adds
+# and attention scale, 2^17 elements each).
+
+
+def _pool_sized(inst):
+    return math.prod(inst.meta[0][0]) >= MIN_POOL_WORK and _onepool.enabled()
+
+
+@_onepool.twin(min_work=MIN_POOL_WORK)
+def _k_add(a, b, out):
+    for i in numba.prange(out.size):
+        out[i] = a[i] + b[i]
+
+
+def add(a, b):
+    """np.add(a, b) (a backward's sum of two gradients of one value), on the one pool for two
+    C-contiguous float arrays of one shape and dtype with MIN_POOL_WORK elements or more."""
+    if (a.size >= MIN_POOL_WORK and a.shape == b.shape and a.dtype == b.dtype
+            and a.dtype in _FLOATS and a.flags.c_contiguous and b.flags.c_contiguous
+            and _onepool.enabled()):
+        out = np.empty(a.shape, a.dtype)
+        _k_add.parallel(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+        return out
+    return np.add(a, b)
 
 
 def _row_ordered(x):

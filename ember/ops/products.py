@@ -7,6 +7,7 @@ import string
 import numpy as np
 
 from .. import _dtype as D
+from .. import _onepool
 from .._backend import gemm, row_order
 from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
@@ -25,12 +26,14 @@ def _same_dtype(name, a, b):
 
 def rows_matmul(a, b):
     """(..., K) @ (K, N) as one GEMM over the rows of a, taken in a's memory order (a permuted a
-    is not copied); the result has a's layout of the leading axes."""
+    is not copied); the result has a's layout of the leading axes. On ember's one pool when it
+    is on (NOTE [One pool] in _onepool.py: a transformer's (B, T, d) Linear layers)."""
     if a.flags.c_contiguous:  # the common case: rows already in order, no permutation
-        return np.matmul(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + b.shape[1:])
+        return _onepool.matmul(a.reshape(-1, a.shape[-1]), b).reshape(
+            a.shape[:-1] + b.shape[1:])
     perm = row_order(a)
     at = a.transpose(perm)
-    out = np.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
+    out = _onepool.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
     return out.transpose(np.argsort(perm))
 
 
@@ -63,7 +66,7 @@ class Matmul(Op):
             # Rows are taken in memory order, so a permuted a is not copied.
             out = rows_matmul(a, b)
         elif b.flags.c_contiguous:  # what gemm does then, without its two calls (0.1 us)
-            out = np.matmul(a, b)
+            out = (np.matmul if _onepool._on[0] is False else _onepool.matmul)(a, b)
         else:
             out = gemm(a, b)  # np.matmul, turned round where faster
         # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype

@@ -77,6 +77,40 @@ def test_small_or_unsplittable_groups_stay_serial(one_pool, parallel_loads):
     assert parallel_loads == []
 
 
+def test_one_big_op_is_a_group_only_when_captured_on_the_pool(one_pool, parallel_loads):
+    rng = np.random.default_rng(9)
+    x = ember.from_numpy(rng.standard_normal((256, 512)).astype(np.float32))
+    b = ember.from_numpy(rng.standard_normal(512).astype(np.float32))
+
+    def f(x, b):
+        return x + b
+
+    on, off, eager = _run(f, x, b)  # captured with the pool on: a group of one
+    assert parallel_loads == [((256, 512), False)]  # the strided kernel: b broadcasts
+    np.testing.assert_array_equal(on.numpy(), eager.numpy())
+    np.testing.assert_array_equal(off.numpy(), eager.numpy())
+    _onepool.set_enabled(False)
+    c = ember.compile(f)
+    for _ in range(2):  # captured with the pool off: NumPy's add, as before
+        got = c(x, b)
+    _onepool.set_enabled(True)
+    c(x, b)
+    assert len(parallel_loads) == 1
+    np.testing.assert_array_equal(got.numpy(), eager.numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_backward_gradient_sum_on_the_pool(one_pool, dtype):
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((128, 300)).astype(dtype)
+    b = rng.standard_normal((128, 300)).astype(dtype)
+    got = fusion.add(a, b)
+    np.testing.assert_array_equal(got, np.add(a, b))
+    assert got.flags.c_contiguous and got.dtype == dtype
+    for x, y in ((a.T, b.T), (a, b[:1]), (a[:4], b[:4]), (a, b.astype(np.float16))):
+        np.testing.assert_array_equal(fusion.add(x, y), np.add(x, y))  # NumPy's, as before
+
+
 def test_fused_gelu_chain_gradients_on_the_pool(one_pool, parallel_loads):
     rng = np.random.default_rng(3)
     data = rng.standard_normal((64, 1024)).astype(np.float32)
@@ -247,3 +281,32 @@ def test_replay_thread_switches_are_off_with_the_pool_on(one_pool, monkeypatch):
     finally:
         runtime._kernel_exit(entered)
     assert _kernel_threads._default[0] == before
+
+
+def test_rows_matmul_and_matmul_on_the_pool(one_pool, monkeypatch):
+    from ember.ops import products
+    calls = []
+    real = _onepool.matmul
+
+    def spy(a, b, out=None):
+        calls.append((a.shape, b.shape))
+        return real(a, b, out=out)
+
+    monkeypatch.setattr(_onepool, "matmul", spy)
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((8, 64, 256)).astype(np.float32)
+    w = rng.standard_normal((768, 256)).astype(np.float32)
+    for x in (a, a.transpose(1, 0, 2)):  # rows in order, and permuted rows (not copied)
+        got = products.rows_matmul(x, w.T)
+        np.testing.assert_allclose(got, np.matmul(x, w.T), rtol=1e-5, atol=1e-4)
+        assert got.shape == x.shape[:-1] + (768,)
+    assert calls == [((512, 256), (256, 768))] * 2
+    lin = ember.nn.Linear(256, 768)
+    y = lin(ember.from_numpy(a))
+    want = np.matmul(a, lin.weight.detach().numpy().T) + lin.bias.detach().numpy()
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-5, atol=1e-4)
+    m = ember.from_numpy(rng.standard_normal((4, 128, 256)).astype(np.float32))
+    n = ember.from_numpy(rng.standard_normal((4, 256, 64)).astype(np.float32))
+    np.testing.assert_allclose((m @ n).numpy(), np.matmul(m.numpy(), n.numpy()), rtol=1e-5,
+                               atol=1e-4)
+    assert calls[-1] == ((4, 128, 256), (4, 256, 64))
