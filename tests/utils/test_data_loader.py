@@ -105,6 +105,19 @@ def test_worker_batches_arrive_in_shared_memory(leak_check):
         x.add_(1)  # the main process owns a writable batch
 
 
+def test_workers_run_one_intra_op_thread(leak_check):
+    class Threads(Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return ember.get_num_threads()
+
+    before = ember.get_num_threads()
+    assert list(DataLoader(Threads(), batch_size=None, num_workers=1)) == [1, 1]
+    assert ember.get_num_threads() == before  # the main process keeps its setting
+
+
 def test_non_tensor_data_and_custom_collate_through_workers(leak_check):
     class Mixed(Dataset):
         def __len__(self):

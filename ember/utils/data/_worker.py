@@ -222,6 +222,10 @@ def worker_loop(is_iterable, dataset, task_queue, sock, auto_collation, collate_
     # Ctrl-C goes to the whole process group: the main process handles it and stops us
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent_pid = os.getppid()
+    # one intra-op thread per worker, as torch's workers: N workers beside the main process
+    # would otherwise each run a pool as wide as the machine
+    from ..._threads import set_num_threads
+    set_num_threads(1)
     seed = seed_worker(base_seed, worker_id)
     _worker_info = WorkerInfo(id=worker_id, num_workers=num_workers, seed=seed,
                               dataset=dataset)
