@@ -101,15 +101,24 @@ def _patches(clock):
             out.append((np, name, _TimedUfunc(clock, bucket, obj)))
         elif inspect.isfunction(obj) or inspect.isbuiltin(obj) or callable(obj):
             out.append((np, name, _timer(clock, bucket, obj)))
+    from ember._onepool import Twin
     wrapped = {}
+
+    def wrap(ns, name, obj, bucket):
+        if id(obj) not in wrapped:
+            wrapped[id(obj)] = _timer(clock, bucket, obj, getattr(obj, "__name__", name))
+        out.append((ns, name, wrapped[id(obj)]))
+
     for modname, mod in list(sys.modules.items()):
         if not (modname == "ember" or modname.startswith("ember.")) or mod is None:
             continue
         for name, obj in list(vars(mod).items()):
             if isinstance(obj, CPUDispatcher):
-                if id(obj) not in wrapped:
-                    wrapped[id(obj)] = _timer(clock, "numba", obj)
-                out.append((mod, name, wrapped[id(obj)]))
+                # the one pool's GEMM loop is BLAS work (NOTE [One pool])
+                wrap(mod, name, obj, "blas" if name == "_k_gemm_blocks" else "numba")
+            elif isinstance(obj, Twin):  # both compiled versions of a twin kernel
+                wrap(obj, "serial", obj.serial, "numba")
+                wrap(obj, "parallel", obj.parallel, "numba")
     return out
 
 

@@ -91,6 +91,29 @@ def test_shares_buckets_blas_numpy_numba_and_restores_numpy():
     assert any(k.startswith("blas:") for k in top)
 
 
+def test_shares_time_both_versions_of_twin_kernels(monkeypatch):
+    import types
+
+    import numba
+    import profile_shares
+
+    from ember import _onepool
+
+    def _twice(x, out):
+        for i in numba.prange(x.size):
+            out[i] = 2.0 * x[i]
+
+    twin = _onepool.twin(_twice)
+    mod = types.ModuleType("ember._profile_shares_probe")
+    mod.k = twin
+    monkeypatch.setitem(sys.modules, mod.__name__, mod)
+    serial, x = twin.serial, np.ones(8)
+    out = np.empty_like(x)
+    total, per, calls, top = profile_shares.instrumented(lambda: mod.k.serial(x, out), 3)
+    assert "numba:_twice" in top and calls == 1  # per step
+    assert twin.serial is serial  # restored
+
+
 def test_share_and_peak_arithmetic():
     from profile_shares import percent_of_peak, shares_from
     s = shares_from({"blas": 3.0, "numba": 1.0, "numpy": 0.0, "python": 4.0})
