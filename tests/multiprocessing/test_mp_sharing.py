@@ -128,6 +128,7 @@ def _increment_and_reply(inbox, outbox):
     outbox.put((t.is_shared(), type(t).__name__, t.requires_grad, t.grad is None,
                 getattr(t, "tag", None)))
     outbox.put(ember.full((3,), 7.0))  # a tensor created here travels back
+    inbox.get(timeout=30)  # the sender stays alive until the receiver has its tensor
 
 
 def _roundtrip(ctx):
@@ -141,6 +142,7 @@ def _roundtrip(ctx):
     inbox.put(param)
     facts = outbox.get(timeout=30)
     back = outbox.get(timeout=30)
+    inbox.put("received")
     p.join(30)
     assert p.exitcode == 0
     assert param.tolist() == [1.0, 1.0, 1.0, 1.0]
