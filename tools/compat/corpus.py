@@ -1081,6 +1081,29 @@ for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
         data=_data, metric=None, bar=None)
 
 
+# Glow on CIFAR-10 (the torchvision stand-in's generated images) and the flow VAE on MNIST,
+# both cut to a few steps and narrow layers; the VAE runs with each flow type it offers
+add(name="normflows/nb_glow", repo=_NF, kind="ipynb", script="examples/glow.ipynb",
+    copy=["normflows", "examples/glow.ipynb"], cwd="examples", pythonpath=["."],
+    covers="multiscale Glow (GlowBlock: ActNorm, invertible 1x1 conv by LU, affine coupling "
+           "CNNs; Squeeze, Merge, class-conditional bases), Adamax, bits per dim",
+    subs=[("K = 16", "K = 2  # compat: was 16"),
+          ("hidden_channels = 256", "hidden_channels = 32  # compat: was 256"),
+          ("batch_size = 128", "batch_size = 32  # compat: was 128"),
+          ("max_iter = 20000", "max_iter = 6  # compat: was 20000")],
+    env={"COMPAT_DATA_N": "256"}, metric=r"Bits per dim: +(-?[0-9.]+)", bar=None)
+for _flow in ("Planar", "Radial", "RealNVP"):
+    add(name=f"normflows/nb_vae_{_flow.lower()}", repo=_NF, kind="ipynb",
+        script="examples/vae.ipynb", copy=["normflows", "examples/vae.ipynb"],
+        cwd="examples", pythonpath=["."],
+        covers=f"flow VAE on binarised MNIST with {_flow} flows in the latent space "
+               "(NNDiagGaussian encoder, NNBernoulliDecoder, MultivariateNormal prior)",
+        subs=[("n_epochs = 15", "n_epochs = 1  # compat: was 15"),
+              ("n_flows = 40", "n_flows = 8  # compat: was 40"),
+              ("flow_type = 'Planar'", f"flow_type = '{_flow}'")],
+        env={"COMPAT_DATA_N": "640"}, metric=r"Loss: (-?[0-9.]+)", bar=None)
+
+
 # ------------------------------------------------------------- karpathy/pytorch-normalizing-flows
 # the nflib notebook: a flow fitted to two moons (sklearn's make_moons), 300 steps instead of
 # 1000; the flow the notebook builds is chosen by substitution among the ones it lists in
