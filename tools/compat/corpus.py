@@ -1068,7 +1068,10 @@ _NF_NB = {
               10000, 2000, ["target_png"]),
     "paper_example_nsf": ("the paper's example: spline flow on a cylinder target, circular "
                           "base, CosineAnnealingLR", 10000, 2500,
-                          [("num_samples = 2 ** 14", "num_samples = 2 ** 9  # compat: was 14")]),
+                          [("num_samples = 2 ** 14", "num_samples = 2 ** 9  # compat: was 14"),
+                           ("grid_size = 300", "grid_size = 60  # compat: was 300"),
+                           ("K = 12", "K = 4  # compat: was 12"),
+                           ("(2, 1, 512,", "(2, 1, 64,  # compat: was 512\n")]),
 }
 for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
     _subs = [(f"max_iter = {_iters}", f"max_iter = 40  # compat: was {_iters}")]
