@@ -1085,7 +1085,8 @@ for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
 
 
 # Glow on CIFAR-10 (the torchvision stand-in's generated images) and the flow VAE on MNIST,
-# both cut to a few steps and narrow layers; the VAE runs with each flow type it offers
+# both cut to a few steps and narrow layers; the VAE runs with Planar and Radial flows (its
+# RealNVP option, MLP scale nets without a bound, reaches NaN in the first epoch under torch too)
 add(name="normflows/nb_glow", repo=_NF, kind="ipynb", script="examples/glow.ipynb",
     copy=["normflows", "examples/glow.ipynb"], cwd="examples", pythonpath=["."],
     covers="multiscale Glow (GlowBlock: ActNorm, invertible 1x1 conv by LU, affine coupling "
@@ -1095,7 +1096,7 @@ add(name="normflows/nb_glow", repo=_NF, kind="ipynb", script="examples/glow.ipyn
           ("batch_size = 128", "batch_size = 32  # compat: was 128"),
           ("max_iter = 20000", "max_iter = 6  # compat: was 20000")],
     env={"COMPAT_DATA_N": "256"}, metric=r"Bits per dim: +(-?[0-9.]+)", bar=None)
-for _flow in ("Planar", "Radial", "RealNVP"):
+for _flow in ("Planar", "Radial"):
     add(name=f"normflows/nb_vae_{_flow.lower()}", repo=_NF, kind="ipynb",
         script="examples/vae.ipynb", copy=["normflows", "examples/vae.ipynb"],
         cwd="examples", pythonpath=["."],
