@@ -203,7 +203,7 @@ def scalar_dtype(v) -> dtype:
     """The dtype a Python scalar participates with in promotion."""
     if isinstance(v, bool):
         return bool_
-    if isinstance(v, int):
+    if isinstance(v, (int, np.integer)):  # a NumPy integer scalar counts as a Python int
         return int64
     if isinstance(v, (complex, np.complexfloating)):
         return get_default_complex_dtype()

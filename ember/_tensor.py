@@ -341,15 +341,22 @@ class Tensor:
 
     def __bool__(self):
         if self._data.size != 1:
-            count = "no" if self._data.size == 0 else "more than one"
-            raise RuntimeError(f"Boolean value of Tensor with {count} value is ambiguous")
+            count = "no values" if self._data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {count} is ambiguous")
         return bool(self._data.reshape(()))
 
+    def _python_scalar(self):
+        # float()/int()/complex() refuse with torch's ValueError (item() with RuntimeError)
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars; got "
+                             f"a tensor of shape {tuple(self._data.shape)}")
+        return self._data.reshape(()).item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._python_scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._python_scalar())
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -357,7 +364,7 @@ class Tensor:
         return int(self.item())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._python_scalar())
 
     __hash__ = object.__hash__
 
@@ -394,6 +401,13 @@ class Tensor:
         if dtype is not None and np.dtype(dtype) != a.dtype:
             return a.astype(dtype)
         return np.array(a, copy=True) if copy else a
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """NumPy's functions on a tensor return a tensor, as torch's do (np.exp(t) is a tensor;
+        a bool result comes back as uint8, as torch makes it)."""
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return _make(np.asarray(array))
 
     def __dlpack__(self, *args, **kwargs):
         if self._requires_grad:

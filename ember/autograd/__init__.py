@@ -65,11 +65,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of outputs with respect to inputs (nothing is accumulated into .grad)."""
+    """The gradients of outputs with respect to inputs (nothing is accumulated into .grad).
+    With ``is_grads_batched=True`` each grad_output carries a leading batch dim and the result
+    is one vector-Jacobian product per batch entry, stacked (rows of a Jacobian)."""
     from .engine import _make_root_grads, execute
     outs = _tuple(outputs)
     ins = _tuple(inputs)
     gouts = _tuple(grad_outputs) or (None,) * len(outs)
+    if is_grads_batched:
+        return _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused,
+                             materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
@@ -127,3 +132,26 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(".profiler", __name__)
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
+
+
+def _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused, materialize):
+    """grad(..., is_grads_batched=True): one backward pass per entry of the grad_outputs'
+    leading dim (torch vmaps the backward; the rows are the same), results stacked on dim 0."""
+    from ..ops.join import stack
+    if any(g is None for g in gouts):
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs for every output; "
+                           "got None, expected tensors with a leading batch dim.")
+    sizes = {g.shape[0] if g.dim() else None for g in gouts}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("grad: is_grads_batched=True expects every grad_output to have the "
+                           f"same leading batch dim; got shapes {[tuple(g.shape) for g in gouts]}")
+    (n,) = sizes
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [grad(outs, ins, tuple(g[i] for g in gouts), retain_graph=True if i < n - 1 else keep,
+                 create_graph=create_graph, allow_unused=allow_unused,
+                 materialize_grads=materialize) for i in range(n)]
+    out = []
+    for j in range(len(ins)):
+        col = [r[j] for r in rows]
+        out.append(None if any(c is None for c in col) else stack(col))
+    return tuple(out)

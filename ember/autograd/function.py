@@ -9,6 +9,7 @@ it the moment the last tensor referring to it goes away (see NOTE [No cycles]).
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import traceback
 
@@ -613,8 +614,20 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Save what backward needs, from the inputs and output of a ``forward(*args)`` that
+        takes no ctx (torch 2's form, the one torch.func transforms require). A subclass that
+        defines it gets ``forward(*args)`` then ``setup_context(ctx, inputs, output)``."""
+        raise NotImplementedError("setup_context is not implemented.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        separate = cls.setup_context is not Function.setup_context
+        if separate:  # inputs as forward binds them, defaults included, as torch passes them
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = tuple(bound.args), bound.kwargs
         record = _state.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx()
         ctx._op = cls
@@ -629,7 +642,11 @@ class Function:
         if tangents is not None:
             _state.fw_enabled = False
         try:
-            raw = cls.forward(ctx, *args, **kwargs)
+            if separate:
+                raw = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, raw)
+            else:
+                raw = cls.forward(ctx, *args, **kwargs)
         finally:
             _state.enabled, _state.fw_enabled = prev, prev_fw
         single = not isinstance(raw, tuple)

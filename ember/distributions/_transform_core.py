@@ -21,7 +21,6 @@ class Transform:
     """
 
     bijective = False
-    sign = None  # +1 or -1 for monotone scalar transforms
     domain = constraints.real
     codomain = constraints.real
 
@@ -87,6 +86,14 @@ class Transform:
         x = self._inverse(y)
         self._cached_x_y = x, y
         return x
+
+    @property
+    def sign(self):
+        """+1 or -1, the sign of the Jacobian's determinant; monotone scalar transforms set it
+        (a class attribute there), others raise NotImplementedError as torch's do."""
+        raise NotImplementedError(f"{type(self).__name__}.sign: this transform has no sign "
+                                  "of its Jacobian's determinant (it is not a monotone scalar "
+                                  "map)")
 
     def _call(self, x):
         raise NotImplementedError

@@ -130,6 +130,9 @@ def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray`` (constant time; writes are seen both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"from_numpy(): expected np.ndarray (got {type(ndarray).__name__})")
+    if not ndarray.dtype.isnative:  # checked first, as torch does (ValueError, not TypeError)
+        raise ValueError("from_numpy(): given numpy array has byte order different from the "
+                         "native byte order. Conversion between byte orders is not supported.")
     D.from_numpy_dtype(ndarray.dtype)
     if any(s < 0 for s in ndarray.strides):
         raise ValueError("At least one stride in the given numpy array is negative, and tensors "

@@ -40,13 +40,19 @@ def _bcast_error(name, a, b):
 # result follows NumPy's dtype rules (float32 * float64 array -> float64), builds no graph, and
 # `x += a` rebinds x to a new tensor. Functions and methods (torch.add(x, a), x.add(a)) raise
 # TypeError. minimalRL's vtrace does `rhos * (td_target - v).numpy()`. The operators take the
-# array on their slow path only (a same-dtype tensor pair never sees the check).
+# array on their slow path only (a same-dtype tensor pair never sees the check). `x != a` has no
+# NumPy answer in torch (Python's identity fallback: True), nor have == and != with operands
+# that are neither tensors, numbers nor arrays (`h == None` is False, as old RNN code expects).
 _OPERATOR_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply,
                     "div": np.true_divide, "floor_divide": np.floor_divide,
                     "remainder": np.remainder, "pow": np.power, "eq": np.equal,
                     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or,
                     "bitwise_xor": np.bitwise_xor, "bitwise_left_shift": np.left_shift,
                     "bitwise_right_shift": np.right_shift}
+
+
+# the operands == and != compare elementwise; anything else gets Python's identity answer
+_NUMBERS = (Tensor, int, float, complex, bool, np.number, np.bool_)
 
 
 def _ndarray_operand(ufunc, input, other):
@@ -59,6 +65,7 @@ def _binary_fn(name, cls, result=None, operator=False):
     """Public function for a binary op: dtype promotion, then the Op. Its `as_operator` is the
     same for Tensor's Python operator, which also takes a NumPy array operand."""
     ufunc = _OPERATOR_UFUNCS.get(name) if operator else None
+    identity_fallback = operator and name in ("eq", "ne")
 
     def fn(input, other, **kw):
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \
@@ -70,6 +77,9 @@ def _binary_fn(name, cls, result=None, operator=False):
                                 f"{type(input).__name__} and {type(other).__name__}")
             if ufunc is not None and isinstance(other, np.ndarray):
                 return _ndarray_operand(ufunc, input, other)
+            if identity_fallback and not isinstance(other, _NUMBERS):
+                # x == None, x != "a", x == [1, 2]: Python's identity answer, as in torch
+                return NotImplemented
             a, b = promote_args(name, input, other)
             if result is not None:
                 a, b = result(a), result(b)
@@ -93,7 +103,7 @@ def _binary_fn(name, cls, result=None, operator=False):
         [inspect.Parameter("input", inspect.Parameter.POSITIONAL_OR_KEYWORD),
          inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in extra])
-    if not operator and name in _OPERATOR_UFUNCS:
+    if not operator and (name in _OPERATOR_UFUNCS or name == "ne"):
         fn.as_operator = _binary_fn(name, cls, result, operator=True)
     return fn
 

@@ -25,10 +25,13 @@ def _binary(name, reflected=False):
     return op
 
 
+_div = IMPLS.get("div", F["div"])
+
+
 def _rtruediv(self, other):
     if isinstance(other, np.ndarray):
         return self.reciprocal() * other  # as torch: array / tensor goes through tensor * array
-    return F["div"](other, self)
+    return _div(other, self)
 
 
 def _inplace(name):

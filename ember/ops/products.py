@@ -2,6 +2,7 @@
 tensordot. The ``ember.linalg`` ops (decompositions, norms) are in ops/linalg/."""
 from __future__ import annotations
 
+import operator
 import string
 
 import numpy as np
@@ -422,8 +423,37 @@ class Einsum(Op):
         return tuple(grads)
 
 
+def _sublist_letters(sublist) -> str:
+    """One operand's subscript list (ints in [0, 52), Ellipsis) as equation letters."""
+    letters = []
+    for s in sublist:
+        if s is Ellipsis:
+            letters.append("...")
+            continue
+        s = operator.index(s)
+        if not 0 <= s < len(string.ascii_letters):
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             f"range [0, 52); got {s}")
+        letters.append(string.ascii_letters[s])
+    return "".join(letters)
+
+
+def _einsum_from_sublists(args):
+    """einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]): the equation and operands
+    (NumPy's sublist form, which torch.einsum also takes)."""
+    operands = list(args[0:len(args) - len(args) % 2:2])
+    specs = [_sublist_letters(sub) for sub in args[1::2][:len(operands)]]
+    equation = ",".join(specs)
+    if len(args) % 2:
+        equation += "->" + _sublist_letters(args[-1])
+    return equation, tuple(operands)
+
+
 def einsum(equation, *operands):
-    """Einstein summation, e.g. einsum('bij,bjk->bik', a, b); supports '...'."""
+    """Einstein summation, e.g. einsum('bij,bjk->bik', a, b); supports '...' and the sublist
+    form einsum(a, [0, 1], b, [1, 2], [0, 2])."""
+    if isinstance(equation, Tensor):
+        equation, operands = _einsum_from_sublists((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     specs, out = _parse_einsum(equation, operands)

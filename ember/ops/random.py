@@ -244,6 +244,9 @@ def poisson(input, generator=None):
 @export
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Indices sampled from the rows of ``input`` (non-negative weights)."""
+    if input._data.dtype.kind not in "fV":  # V: bfloat16's storage
+        raise RuntimeError("multinomial only supports floating-point dtypes for input; got "
+                           f"{input.dtype}, expected a floating dtype such as torch.float32")
     w = np.asarray(input._data, np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim; got {w.ndim}")

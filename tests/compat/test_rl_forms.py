@@ -143,3 +143,26 @@ def test_functions_and_reflected_operators_still_refuse_arrays_like_torch(expr):
     for lib in (ember, torch):
         with pytest.raises(TypeError):
             eval(expr, {"torch": lib, "x": lib.ones(3), "a": np.arange(3.0)})
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_multinomial_of_integer_weights_raises_like_torch(dtype):
+    # policies sample with torch.multinomial(probs, 1); torch refuses non-floating weights
+    with pytest.raises(RuntimeError, match="floating"):
+        torch.multinomial(torch.tensor([1, 2, 3]).to(getattr(torch, dtype)), 1)
+    with pytest.raises(RuntimeError, match=r"floating.*got ember\." + dtype):
+        ember.multinomial(ember.tensor([1, 2, 3]).to(getattr(ember, dtype)), 1)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_multinomial_of_floating_weights_samples_the_only_nonzero(dtype):
+    w = ember.tensor([0.0, 0.0, 2.0]).to(getattr(ember, dtype))
+    assert ember.multinomial(w, 3, replacement=True).tolist() == [2, 2, 2]
+
+
+def test_from_numpy_non_native_byte_order_raises_value_error_like_torch():
+    a = np.zeros(2, dtype=">f4")
+    with pytest.raises(ValueError, match="byte order"):
+        torch.from_numpy(a)
+    with pytest.raises(ValueError, match="byte order"):
+        ember.from_numpy(a)

@@ -1068,7 +1068,10 @@ _NF_NB = {
               10000, 2000, ["target_png"]),
     "paper_example_nsf": ("the paper's example: spline flow on a cylinder target, circular "
                           "base, CosineAnnealingLR", 10000, 2500,
-                          [("num_samples = 2 ** 14", "num_samples = 2 ** 9  # compat: was 14")]),
+                          [("num_samples = 2 ** 14", "num_samples = 2 ** 9  # compat: was 14"),
+                           ("grid_size = 300", "grid_size = 60  # compat: was 300"),
+                           ("K = 12", "K = 4  # compat: was 12"),
+                           ("(2, 1, 512,", "(2, 1, 64,  # compat: was 512\n")]),
 }
 for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
     _subs = [(f"max_iter = {_iters}", f"max_iter = 40  # compat: was {_iters}")]
@@ -1079,6 +1082,30 @@ for _t, (_covers, _iters, _show, _more) in _NF_NB.items():
         copy=["normflows", f"examples/{_t}.ipynb"], cwd="examples", pythonpath=["."],
         covers=_covers, subs=_subs + [m for m in _more if not isinstance(m, str)],
         data=_data, metric=None, bar=None)
+
+
+# Glow on CIFAR-10 (the torchvision stand-in's generated images) and the flow VAE on MNIST,
+# both cut to a few steps and narrow layers; the VAE runs with Planar and Radial flows (its
+# RealNVP option, MLP scale nets without a bound, reaches NaN in the first epoch under torch too)
+add(name="normflows/nb_glow", repo=_NF, kind="ipynb", script="examples/glow.ipynb",
+    copy=["normflows", "examples/glow.ipynb"], cwd="examples", pythonpath=["."],
+    covers="multiscale Glow (GlowBlock: ActNorm, invertible 1x1 conv by LU, affine coupling "
+           "CNNs; Squeeze, Merge, class-conditional bases), Adamax, bits per dim",
+    subs=[("K = 16", "K = 2  # compat: was 16"),
+          ("hidden_channels = 256", "hidden_channels = 32  # compat: was 256"),
+          ("batch_size = 128", "batch_size = 32  # compat: was 128"),
+          ("max_iter = 20000", "max_iter = 6  # compat: was 20000")],
+    env={"COMPAT_DATA_N": "256"}, metric=r"Bits per dim: +(-?[0-9.]+)", bar=None)
+for _flow in ("Planar", "Radial"):
+    add(name=f"normflows/nb_vae_{_flow.lower()}", repo=_NF, kind="ipynb",
+        script="examples/vae.ipynb", copy=["normflows", "examples/vae.ipynb"],
+        cwd="examples", pythonpath=["."],
+        covers=f"flow VAE on binarised MNIST with {_flow} flows in the latent space "
+               "(NNDiagGaussian encoder, NNBernoulliDecoder, MultivariateNormal prior)",
+        subs=[("n_epochs = 15", "n_epochs = 1  # compat: was 15"),
+              ("n_flows = 40", "n_flows = 8  # compat: was 40"),
+              ("flow_type = 'Planar'", f"flow_type = '{_flow}'")],
+        env={"COMPAT_DATA_N": "640"}, metric=r"Loss: (-?[0-9.]+)", bar=None)
 
 
 # ------------------------------------------------------------- karpathy/pytorch-normalizing-flows
