@@ -63,11 +63,15 @@ CONV_CASES = [
       depthwise._k_depthwise_s1_weight_bwd)),
     ("depthwise stride 2", (4, 32, 32, 32), (32, 1, 3, 3), dict(groups=32, padding=1, stride=2),
      (depthwise._k_depthwise_fwd,)),
-    ("depthwise channels last", (8, 32, 4, 4), (32, 1, 3, 3), dict(groups=32, padding=1), ()),
+    ("depthwise channels last", (16, 64, 8, 8), (64, 1, 3, 3), dict(groups=64, padding=1),
+     (depthwise._p_depthwise_cl_fwd, depthwise._p_depthwise_cl_bwd)),
+    ("depthwise channels last stride 2", (32, 64, 8, 8), (64, 1, 3, 3),
+     dict(groups=64, padding=1, stride=2), (depthwise._p_depthwise_cl_bwd,)),
     ("dilated", (4, 16, 20, 20), (16, 16, 3, 3), dict(padding=2, dilation=2), ()),
 ]
 # float32 on a subset: the kernels are the same code for both dtypes
-FLOAT32_CASES = {"gathered im2col", "winograd F(4x4)", "pointwise planes", "depthwise stride 1"}
+FLOAT32_CASES = {"gathered im2col", "winograd F(4x4)", "pointwise planes", "depthwise stride 1",
+                 "depthwise channels last"}
 CONV_PARAMS = ([pytest.param(c, np.float64, id=f"{c[0]}-float64") for c in CONV_CASES]
                + [pytest.param(c, np.float32, id=f"{c[0]}-float32") for c in CONV_CASES
                   if c[0] in FLOAT32_CASES])

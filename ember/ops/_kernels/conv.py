@@ -119,6 +119,16 @@ def _spread_strided(gy, x_shape, geo):
     return spread, (kh, kw, 1, 1, ph, pw, dh, dw)
 
 
+def _channels_last(kernel, out, *args):
+    """A channels-last depthwise kernel over all of out's channels: parts of them on the one
+    pool when it is on (NOTE [Ranges on the one pool] in split.py), else one call."""
+    n_chan = out.shape[1]
+    if _onepool.enabled():
+        split.run(kernel, n_chan, out.size, *args)
+    else:
+        kernel(*args, 0, n_chan)
+
+
 def _taps_last(w):
     """A depthwise weight (C, 1, kh, kw) as the (kh, kw, C) the channels-last kernels read."""
     return np.ascontiguousarray(w.reshape(w.shape[0], w.shape[2], w.shape[3]).transpose(1, 2, 0))
@@ -341,7 +351,7 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
         return _with_bias(y, bias)
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
-            _k_depthwise_cl_fwd(x, _taps_last(w), y, *geo[2:])
+            _channels_last(_k_depthwise_cl_fwd, y, x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return _with_bias(y, bias)
@@ -401,7 +411,8 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(gy.shape, w.shape, groups):
             no_gw = np.empty((0, 0, 0), dtype=gy.dtype)  # gx stands in for the unread x
-            _k_depthwise_cl_bwd(gy, gx, _taps_last(w), gx, no_gw, True, False, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, gy, gy, gx, _taps_last(w), gx, no_gw, True,
+                           False, *geo[2:])
         else:
             gy, geo = _spread_strided(gy, x_shape, geo)
             _k_depthwise_s1_input_bwd.pick(gy.size * kh * kw)(gy, w, gx, *geo[4:])
@@ -452,7 +463,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
         if _channels_last_depthwise(gy.shape, w_shape, groups):
             gw = np.empty((kh, kw, o), dtype=x.dtype)
             # w and gx are not read without the input gradient: gw and x stand in for them
-            _k_depthwise_cl_bwd(gy, x, gw, x, gw, False, True, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, gy, gy, x, gw, x, gw, False, True, *geo[2:])
             return _taps_first(gw, w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         gy, geo = _spread_strided(gy, x.shape, geo)
@@ -560,7 +571,8 @@ def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
         if _channels_last_depthwise(grad_y.shape, w.shape, groups):
             gx = np.empty(x.shape, dtype=grad_y.dtype)
             gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
-            _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, grad_y, grad_y, x, _taps_last(w), gx, gw, True,
+                           True, *geo[2:])
             return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients
     gy_cols = None
