@@ -114,9 +114,31 @@ def _spread_strided(gy, x_shape, geo):
         return gy, geo
     grid = (x_shape[2] + 2 * ph - dh * (kh - 1), x_shape[3] + 2 * pw - dw * (kw - 1))
     spread = reusable_empty(gy.shape[:2] + grid, gy.dtype)  # NOTE [Reused buffers]
-    spread.fill(0)
-    spread[:, :, :gy.shape[2] * sh:sh, :gy.shape[3] * sw:sw] = gy
+    if _onepool.enabled() and gy.flags.c_contiguous:
+        _k_spread.pick(spread.size)(gy.reshape((-1,) + gy.shape[2:]),
+                                    spread.reshape((-1,) + grid), sh, sw)
+    else:
+        spread.fill(0)
+        spread[:, :, :gy.shape[2] * sh:sh, :gy.shape[3] * sw:sw] = gy
     return spread, (kh, kw, 1, 1, ph, pw, dh, dw)
+
+
+@_onepool.twin
+def _k_spread(gy, spread, sh, sw):
+    """spread = zeros with spread[p, i*sh, j*sw] = gy[p, i, j], plane by plane (the pool's form
+    of `_spread_strided`'s two NumPy passes)."""
+    n_planes, out_h, out_w = gy.shape
+    for p in numba.prange(n_planes):
+        plane = spread[p]
+        for r in range(plane.shape[0]):
+            row = plane[r]
+            for t in range(row.size):
+                row[t] = 0
+        for i in range(out_h):
+            src = gy[p, i]
+            dst = plane[i * sh]
+            for j in range(out_w):
+                dst[j * sw] = src[j]
 
 
 def _channels_last(kernel, out, *args):
@@ -600,8 +622,27 @@ def conv2d_weight_grad(grad_y, x, w_shape, stride, padding, dilation, groups, pa
 
 
 def _bias_grad(grad_y):
+    if _onepool.enabled() and grad_y.flags.c_contiguous and grad_y.size >= _k_bias_grad.min_work:
+        n, o = grad_y.shape[0], grad_y.shape[1]
+        gb = np.empty(o, grad_y.dtype)
+        _k_bias_grad.parallel(grad_y.reshape(n, o, -1), gb)
+        return gb
     # summing the batch first is twice as fast as numpy's sum over axes (0, 2, 3)
     return grad_y.sum(axis=0).reshape(grad_y.shape[1], -1).sum(axis=1)
+
+
+@_onepool.twin(fastmath={"reassoc"})
+def _k_bias_grad(gy, gb):
+    """gb[o] = the sum of gy[:, o, :] for (N, O, L) gy, accumulated in float64, channels in
+    parallel on the one pool (reassoc lets LLVM vectorize each row's sum)."""
+    n_batch, n_out, length = gy.shape
+    for o in numba.prange(n_out):
+        total = 0.0
+        for n in range(n_batch):
+            row = gy[n, o]
+            for t in range(length):
+                total += row[t]
+        gb[o] = total
 
 
 def conv_transpose2d_forward(x, w, bias, stride, padding, dilation, groups, output_padding):
