@@ -9,6 +9,7 @@ in ember/_onepool.py).
 
 import numba
 import numpy as np
+from numba import uint64
 
 from ... import _onepool
 from . import split
@@ -214,7 +215,7 @@ def _to_pixels(planes, pixels, lo, hi):
     Reading whole planes and writing strided beats the other loop order on these sizes (0.3 vs
     0.3-0.9 ns per element)."""
     n_pix = planes.shape[1]
-    for c in range(lo, hi):
+    for c in range(uint64(lo), uint64(hi)):
         row = planes[c]
         for p in range(n_pix):
             pixels[p, c] = row[p]
@@ -224,7 +225,7 @@ def _to_pixels(planes, pixels, lo, hi):
 def _to_planes(pixels, planes, lo, hi):
     """The inverse of `_to_pixels`: columns [lo, hi) of (P, C) pixels -> planes [lo, hi)."""
     n_pix = pixels.shape[0]
-    for c in range(lo, hi):
+    for c in range(uint64(lo), uint64(hi)):
         row = planes[c]
         for p in range(n_pix):
             row[p] = pixels[p, c]
@@ -232,7 +233,10 @@ def _to_planes(pixels, planes, lo, hi):
 
 # The channels-last kernels take a range [lo, hi) of channels: every channel's arithmetic is
 # independent (gw sums over the batch per channel), so parts of the range run on the one pool
-# with the numbers of one call (NOTE [Ranges on the one pool] in split.py).
+# with the numbers of one call (NOTE [Ranges on the one pool] in split.py). The channel loops
+# count in uint64: with a signed index from a runtime start numba keeps its negative-index
+# wraparound in the loop and LLVM does not vectorize it (4-6x slower; NOTE [Unsigned loop
+# indices] in ember/optim/_kernels.py).
 
 
 @numba.njit(nogil=True, cache=True)
@@ -249,7 +253,7 @@ def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw, lo, hi):
         for oh in range(out_h):
             for ow in range(out_w):
                 acc = ys[oh * out_w + ow]
-                for c in range(lo, hi):
+                for c in range(uint64(lo), uint64(hi)):
                     acc[c] = 0
                 for i in range(kh):
                     ih = _tap(oh, i, sh, ph, dh, height)
@@ -261,7 +265,7 @@ def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw, lo, hi):
                             continue
                         src = xs[ih * width + iw]
                         wt = w[i, j]
-                        for c in range(lo, hi):
+                        for c in range(uint64(lo), uint64(hi)):
                             acc[c] += wt[c] * src[c]
         _to_planes(ys, y[n].reshape(n_chan, out_h * out_w), lo, hi)
 
@@ -280,7 +284,7 @@ def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw
     if need_w:
         for i in range(kh):
             for j in range(kw):
-                for c in range(lo, hi):
+                for c in range(uint64(lo), uint64(hi)):
                     gw[i, j, c] = 0
     for n in range(n_batch):
         _to_pixels(gy[n].reshape(n_chan, out_h * out_w), gys, lo, hi)
@@ -288,7 +292,7 @@ def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw
             _to_pixels(x[n].reshape(n_chan, height * width), xs, lo, hi)
         if need_x:
             for p in range(height * width):
-                for c in range(lo, hi):
+                for c in range(uint64(lo), uint64(hi)):
                     gxs[p, c] = 0
         for oh in range(out_h):
             for ow in range(out_w):
@@ -305,12 +309,12 @@ def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw
                         if need_x:
                             dst = gxs[p]
                             wt = w[i, j]
-                            for c in range(lo, hi):
+                            for c in range(uint64(lo), uint64(hi)):
                                 dst[c] += wt[c] * g[c]
                         if need_w:
                             src = xs[p]
                             acc = gw[i, j]
-                            for c in range(lo, hi):
+                            for c in range(uint64(lo), uint64(hi)):
                                 acc[c] += g[c] * src[c]
         if need_x:
             _to_planes(gxs, gx[n].reshape(n_chan, height * width), lo, hi)
