@@ -233,7 +233,8 @@ def _k_sum_planes(stack, out):
     n_planes, m = stack.shape
     n_blocks = min(m // 1024 + 1, 64)
     for blk in numba.prange(n_blocks):
-        lo, hi = blk * m // n_blocks, (blk + 1) * m // n_blocks
+        # unsigned: a signed index from a runtime start keeps numba's wraparound in the loop
+        lo, hi = numba.uint64(blk * m // n_blocks), numba.uint64((blk + 1) * m // n_blocks)
         for t in range(lo, hi):
             out[t] = stack[0, t]
         for p in range(1, n_planes):
