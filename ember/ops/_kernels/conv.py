@@ -44,6 +44,10 @@ PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure f
 channel loop run in two halves on two Python threads instead (NOTE [Two halves on two threads]
 in split.py: Winograd's transforms, the gathered im2col and col2im); OpenBLAS's idle workers
 yield the core (sched_yield) where numba's OpenMP pool spins.
+With the one pool on (EMBER_ONE_POOL=1, NOTE [One pool] in ember/_onepool.py) the GEMMs run on
+numba's pool themselves, so the fight is gone: the prange kernels are twins whose parallel
+versions run there, the range kernels run in parts through their drivers (NOTE [Ranges on the
+one pool] in split.py), and neither the kernel threads nor the split GEMMs are used.
 """
 
 
