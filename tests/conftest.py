@@ -31,3 +31,13 @@ def one_pool():
         pytest.skip("the one pool needs numba's omp or tbb threading layer and 2 threads")
     yield
     _onepool.set_enabled(None)
+
+
+@pytest.fixture
+def pool_off():
+    """Run the test with ember's one pool off whatever EMBER_ONE_POOL says: for tests of the
+    modes the pool replaces (kernel threads, split GEMMs) and of the pool-off thresholds."""
+    from ember import _onepool
+    _onepool.set_enabled(False)
+    yield
+    _onepool.set_enabled(None)

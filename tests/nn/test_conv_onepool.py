@@ -49,7 +49,7 @@ CONV_CASES = [
     ("gathered im2col", (4, 16, 16, 16), (32, 16, 3, 3), dict(stride=2, padding=1),
      (im2col._p_unfold_gather, im2col._p_fold_gather)),
     ("im2col rows", (2, 8, 24, 24), (32, 8, 5, 5), dict(padding=2),
-     (im2col._k_unfold_fwd, im2col._k_unfold_bwd, kconv._k_unbatch)),
+     (im2col._k_unfold_fwd, im2col._k_unfold_bwd, kconv._k_unbatch, kconv._k_bias_grad)),
     ("winograd F(4x4)", (8, 16, 16, 16), (16, 16, 3, 3), dict(padding=1),
      (winograd4._p_input, winograd4._p_output, winograd4._p_output_adjoint,
       winograd4._p_input_adjoint)),
@@ -62,12 +62,16 @@ CONV_CASES = [
      (depthwise._k_depthwise_s1_fwd, depthwise._k_depthwise_s1_input_bwd,
       depthwise._k_depthwise_s1_weight_bwd)),
     ("depthwise stride 2", (4, 32, 32, 32), (32, 1, 3, 3), dict(groups=32, padding=1, stride=2),
-     (depthwise._k_depthwise_fwd,)),
-    ("depthwise channels last", (8, 32, 4, 4), (32, 1, 3, 3), dict(groups=32, padding=1), ()),
+     (depthwise._k_depthwise_fwd, kconv._k_spread)),
+    ("depthwise channels last", (16, 64, 8, 8), (64, 1, 3, 3), dict(groups=64, padding=1),
+     (depthwise._p_depthwise_cl_fwd, depthwise._p_depthwise_cl_bwd)),
+    ("depthwise channels last stride 2", (32, 64, 8, 8), (64, 1, 3, 3),
+     dict(groups=64, padding=1, stride=2), (depthwise._p_depthwise_cl_bwd,)),
     ("dilated", (4, 16, 20, 20), (16, 16, 3, 3), dict(padding=2, dilation=2), ()),
 ]
 # float32 on a subset: the kernels are the same code for both dtypes
-FLOAT32_CASES = {"gathered im2col", "winograd F(4x4)", "pointwise planes", "depthwise stride 1"}
+FLOAT32_CASES = {"gathered im2col", "winograd F(4x4)", "pointwise planes", "depthwise stride 1",
+                 "depthwise channels last"}
 CONV_PARAMS = ([pytest.param(c, np.float64, id=f"{c[0]}-float64") for c in CONV_CASES]
                + [pytest.param(c, np.float32, id=f"{c[0]}-float32") for c in CONV_CASES
                   if c[0] in FLOAT32_CASES])

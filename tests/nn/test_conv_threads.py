@@ -11,6 +11,9 @@ from ember.autograd import gradcheck
 from ember.nn import functional as F
 from ember.ops._kernels import split
 
+# the kernel-thread modes tested here are off while the one pool is on (NOTE [One pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 @pytest.fixture
 def conv_threads(monkeypatch):

@@ -16,6 +16,7 @@ def every_shape(monkeypatch):
     """Let Winograd take every 3x3 stride-1 convolution, however small (with F(2x2, 3x3):
     `tile` below switches to F(4x4, 3x3))."""
     monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_TILES_SPLIT", 1)  # the threshold with the one pool on
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 10 ** 9)
     monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "_MIN_USED", 0.0)
@@ -27,6 +28,7 @@ def tile(request, monkeypatch):
     monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "_MIN_USED", 0.0)
     monkeypatch.setattr(winograd, "_MIN_TILES", 1)
+    monkeypatch.setattr(winograd, "_MIN_TILES_SPLIT", 1)  # the threshold with the one pool on
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 1 if request.param == 4 else 10 ** 9)
     return request.param
 
@@ -122,6 +124,7 @@ def test_winograd_layer_matches_torch_float32(rng):
         np.testing.assert_allclose(a.numpy(), r, rtol=1e-4, atol=2e-5 * np.abs(r).max())
 
 
+@pytest.mark.usefixtures("pool_off")
 @pytest.mark.parametrize("x_shape, w_shape, stride, padding, dilation, groups, expected", [
     ((8, 64, 32, 32), (64, 64, 3, 3), 1, 1, 1, 1, True),      # VGG-19 block 1
     ((8, 256, 8, 8), (256, 256, 3, 3), 1, 1, 1, 1, True),     # VGG-19 block 3: 32 4x4 tiles
@@ -141,6 +144,7 @@ def test_winograd_applies_only_where_it_pays(x_shape, w_shape, stride, padding, 
     assert winograd.applies(x_shape, w_shape, geo, groups) is expected
 
 
+@pytest.mark.usefixtures("pool_off")
 @pytest.mark.parametrize("x_shape, w_shape, tile", [
     ((8, 64, 32, 32), (64, 64, 3, 3), 4),      # VGG-19 block 1: 512 tiles of 4x4
     ((8, 256, 8, 8), (256, 256, 3, 3), 4),     # VGG-19 block 3: 32 tiles of 4x4
@@ -234,6 +238,7 @@ def test_winograd_partial_gradients_and_a_retained_second_backward(rng, every_sh
         np.testing.assert_allclose(got, expected[name], rtol=1e-10, atol=1e-10)
 
 
+@pytest.mark.usefixtures("pool_off")
 @pytest.mark.parametrize("tile", [2, 4], indirect=True)
 def test_winograd_two_thread_halves_give_the_one_thread_numbers(rng, tile, monkeypatch):
     """NOTE [Two halves on two threads]: every transform split over two threads writes what
@@ -266,6 +271,7 @@ def test_winograd_two_thread_halves_give_the_one_thread_numbers(rng, tile, monke
         np.testing.assert_array_equal(a, r)
 
 
+@pytest.mark.usefixtures("pool_off")
 def test_split_run_propagates_errors_and_covers_the_range(monkeypatch):
     monkeypatch.setattr(split, "_MIN_WORK", 0)
     monkeypatch.setattr(_threads, "_requested", [2])  # the kernel threads' count

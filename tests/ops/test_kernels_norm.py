@@ -177,6 +177,7 @@ def test_layernorm_matches_torch(rng, shape, dtype):
         np.testing.assert_allclose(got, want.detach().numpy(), **TOL[dtype])
 
 
+@pytest.mark.usefixtures("pool_off")
 @pytest.mark.parametrize("need_x", [True, False])
 def test_batchnorm_two_thread_halves_give_the_one_thread_numbers(rng, monkeypatch, need_x):
     """NOTE [Two halves on two threads]: channels split over two threads, bit for bit the

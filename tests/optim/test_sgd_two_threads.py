@@ -7,6 +7,9 @@ import ember
 from ember.ops._kernels import split
 from ember.optim import sgd
 
+# the kernel-thread modes tested here are off while the one pool is on (NOTE [One pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 @pytest.mark.parametrize("momentum, nesterov, dtype", [
     (0.0, False, np.float32), (0.9, False, np.float32), (0.9, True, np.float64)])

@@ -44,6 +44,10 @@ PARALLEL only with a threading layer that sleeps (workqueue, tbb), and measure f
 channel loop run in two halves on two Python threads instead (NOTE [Two halves on two threads]
 in split.py: Winograd's transforms, the gathered im2col and col2im); OpenBLAS's idle workers
 yield the core (sched_yield) where numba's OpenMP pool spins.
+With the one pool on (EMBER_ONE_POOL=1, NOTE [One pool] in ember/_onepool.py) the GEMMs run on
+numba's pool themselves, so the fight is gone: the prange kernels are twins whose parallel
+versions run there, the range kernels run in parts through their drivers (NOTE [Ranges on the
+one pool] in split.py), and neither the kernel threads nor the split GEMMs are used.
 """
 
 
@@ -114,9 +118,41 @@ def _spread_strided(gy, x_shape, geo):
         return gy, geo
     grid = (x_shape[2] + 2 * ph - dh * (kh - 1), x_shape[3] + 2 * pw - dw * (kw - 1))
     spread = reusable_empty(gy.shape[:2] + grid, gy.dtype)  # NOTE [Reused buffers]
-    spread.fill(0)
-    spread[:, :, :gy.shape[2] * sh:sh, :gy.shape[3] * sw:sw] = gy
+    if _onepool.enabled() and gy.flags.c_contiguous:
+        _k_spread.pick(spread.size)(gy.reshape((-1,) + gy.shape[2:]),
+                                    spread.reshape((-1,) + grid), sh, sw)
+    else:
+        spread.fill(0)
+        spread[:, :, :gy.shape[2] * sh:sh, :gy.shape[3] * sw:sw] = gy
     return spread, (kh, kw, 1, 1, ph, pw, dh, dw)
+
+
+@_onepool.twin
+def _k_spread(gy, spread, sh, sw):
+    """spread = zeros with spread[p, i*sh, j*sw] = gy[p, i, j], plane by plane (the pool's form
+    of `_spread_strided`'s two NumPy passes)."""
+    n_planes, out_h, out_w = gy.shape
+    for p in numba.prange(n_planes):
+        plane = spread[p]
+        for r in range(plane.shape[0]):
+            row = plane[r]
+            for t in range(row.size):
+                row[t] = 0
+        for i in range(out_h):
+            src = gy[p, i]
+            dst = plane[i * sh]
+            for j in range(out_w):
+                dst[j * sw] = src[j]
+
+
+def _channels_last(kernel, out, *args):
+    """A channels-last depthwise kernel over all of out's channels: parts of them on the one
+    pool when it is on (NOTE [Ranges on the one pool] in split.py), else one call."""
+    n_chan = out.shape[1]
+    if _onepool.enabled():
+        split.run(kernel, n_chan, out.size, *args)
+    else:
+        kernel(*args, 0, n_chan)
 
 
 def _taps_last(w):
@@ -201,7 +237,8 @@ def _k_sum_planes(stack, out):
     n_planes, m = stack.shape
     n_blocks = min(m // 1024 + 1, 64)
     for blk in numba.prange(n_blocks):
-        lo, hi = blk * m // n_blocks, (blk + 1) * m // n_blocks
+        # unsigned: a signed index from a runtime start keeps numba's wraparound in the loop
+        lo, hi = numba.uint64(blk * m // n_blocks), numba.uint64((blk + 1) * m // n_blocks)
         for t in range(lo, hi):
             out[t] = stack[0, t]
         for p in range(1, n_planes):
@@ -341,7 +378,7 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
         return _with_bias(y, bias)
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
-            _k_depthwise_cl_fwd(x, _taps_last(w), y, *geo[2:])
+            _channels_last(_k_depthwise_cl_fwd, y, x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return _with_bias(y, bias)
@@ -401,7 +438,8 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(gy.shape, w.shape, groups):
             no_gw = np.empty((0, 0, 0), dtype=gy.dtype)  # gx stands in for the unread x
-            _k_depthwise_cl_bwd(gy, gx, _taps_last(w), gx, no_gw, True, False, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, gy, gy, gx, _taps_last(w), gx, no_gw, True,
+                           False, *geo[2:])
         else:
             gy, geo = _spread_strided(gy, x_shape, geo)
             _k_depthwise_s1_input_bwd.pick(gy.size * kh * kw)(gy, w, gx, *geo[4:])
@@ -452,7 +490,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
         if _channels_last_depthwise(gy.shape, w_shape, groups):
             gw = np.empty((kh, kw, o), dtype=x.dtype)
             # w and gx are not read without the input gradient: gw and x stand in for them
-            _k_depthwise_cl_bwd(gy, x, gw, x, gw, False, True, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, gy, gy, x, gw, x, gw, False, True, *geo[2:])
             return _taps_first(gw, w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         gy, geo = _spread_strided(gy, x.shape, geo)
@@ -560,7 +598,8 @@ def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
         if _channels_last_depthwise(grad_y.shape, w.shape, groups):
             gx = np.empty(x.shape, dtype=grad_y.dtype)
             gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
-            _k_depthwise_cl_bwd(grad_y, x, _taps_last(w), gx, gw, True, True, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, grad_y, grad_y, x, _taps_last(w), gx, gw, True,
+                           True, *geo[2:])
             return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients
     gy_cols = None
@@ -588,8 +627,27 @@ def conv2d_weight_grad(grad_y, x, w_shape, stride, padding, dilation, groups, pa
 
 
 def _bias_grad(grad_y):
+    if _onepool.enabled() and grad_y.flags.c_contiguous and grad_y.size >= _k_bias_grad.min_work:
+        n, o = grad_y.shape[0], grad_y.shape[1]
+        gb = np.empty(o, grad_y.dtype)
+        _k_bias_grad.parallel(grad_y.reshape(n, o, -1), gb)
+        return gb
     # summing the batch first is twice as fast as numpy's sum over axes (0, 2, 3)
     return grad_y.sum(axis=0).reshape(grad_y.shape[1], -1).sum(axis=1)
+
+
+@_onepool.twin(fastmath={"reassoc"})
+def _k_bias_grad(gy, gb):
+    """gb[o] = the sum of gy[:, o, :] for (N, O, L) gy, accumulated in float64, channels in
+    parallel on the one pool (reassoc lets LLVM vectorize each row's sum)."""
+    n_batch, n_out, length = gy.shape
+    for o in numba.prange(n_out):
+        total = 0.0
+        for n in range(n_batch):
+            row = gy[n, o]
+            for t in range(length):
+                total += row[t]
+        gb[o] = total
 
 
 def conv_transpose2d_forward(x, w, bias, stride, padding, dilation, groups, output_padding):

@@ -9,8 +9,10 @@ in ember/_onepool.py).
 
 import numba
 import numpy as np
+from numba import uint64
 
 from ... import _onepool
+from . import split
 from .planes import (
     _N_BLOCKS,
     _axpy_strided,
@@ -208,41 +210,51 @@ def _tap(o, i, s, p, d, size):
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _to_pixels(planes, pixels):
-    """One sample's (C, P) planes -> (P, C) pixels. Reading whole planes and writing strided
-    beats the other loop order on these sizes (0.3 vs 0.3-0.9 ns per element)."""
-    n_chan, n_pix = planes.shape
-    for c in range(n_chan):
+def _to_pixels(planes, pixels, lo, hi):
+    """Planes [lo, hi) of one sample's (C, P) planes -> columns [lo, hi) of (P, C) pixels.
+    Reading whole planes and writing strided beats the other loop order on these sizes (0.3 vs
+    0.3-0.9 ns per element)."""
+    n_pix = planes.shape[1]
+    for c in range(uint64(lo), uint64(hi)):
         row = planes[c]
         for p in range(n_pix):
             pixels[p, c] = row[p]
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
-def _to_planes(pixels, planes):
-    """The inverse of `_to_pixels`: (P, C) pixels -> (C, P) planes."""
-    n_pix, n_chan = pixels.shape
-    for c in range(n_chan):
+def _to_planes(pixels, planes, lo, hi):
+    """The inverse of `_to_pixels`: columns [lo, hi) of (P, C) pixels -> planes [lo, hi)."""
+    n_pix = pixels.shape[0]
+    for c in range(uint64(lo), uint64(hi)):
         row = planes[c]
         for p in range(n_pix):
             row[p] = pixels[p, c]
 
 
+# The channels-last kernels take a range [lo, hi) of channels: every channel's arithmetic is
+# independent (gw sums over the batch per channel), so parts of the range run on the one pool
+# with the numbers of one call (NOTE [Ranges on the one pool] in split.py). The channel loops
+# count in uint64: with a signed index from a runtime start numba keeps its negative-index
+# wraparound in the loop and LLVM does not vectorize it (4-6x slower; NOTE [Unsigned loop
+# indices] in ember/optim/_kernels.py).
+
+
 @numba.njit(nogil=True, cache=True)
-def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
-    """y (N, C, OH, OW) from x (N, C, H, W) and w (kh, kw, C), one sample at a time in
-    channels-last scratch; see NOTE [Channels-last depthwise]."""
+def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw, lo, hi):
+    """Channels [lo, hi) of y (N, C, OH, OW) from x (N, C, H, W) and w (kh, kw, C), one sample
+    at a time in channels-last scratch; see NOTE [Channels-last depthwise]."""
     n_batch, n_chan, height, width = x.shape
     _, _, out_h, out_w = y.shape
     kh, kw = w.shape[0], w.shape[1]
     xs = np.empty((height * width, n_chan), dtype=x.dtype)
     ys = np.empty((out_h * out_w, n_chan), dtype=y.dtype)
     for n in range(n_batch):
-        _to_pixels(x[n].reshape(n_chan, height * width), xs)
+        _to_pixels(x[n].reshape(n_chan, height * width), xs, lo, hi)
         for oh in range(out_h):
             for ow in range(out_w):
                 acc = ys[oh * out_w + ow]
-                _zero(acc)
+                for c in range(uint64(lo), uint64(hi)):
+                    acc[c] = 0
                 for i in range(kh):
                     ih = _tap(oh, i, sh, ph, dh, height)
                     if ih < 0:
@@ -253,16 +265,16 @@ def _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
                             continue
                         src = xs[ih * width + iw]
                         wt = w[i, j]
-                        for c in range(n_chan):
+                        for c in range(uint64(lo), uint64(hi)):
                             acc[c] += wt[c] * src[c]
-        _to_planes(ys, y[n].reshape(n_chan, out_h * out_w))
+        _to_planes(ys, y[n].reshape(n_chan, out_h * out_w), lo, hi)
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw):
-    """Both gradients in one pass over gy (N, C, OH, OW): gx (N, C, H, W) when need_x and the
-    (kh, kw, C) weight gradient gw, summed over the batch, when need_w. The samples run in
-    order (not prange) because they all add into gw."""
+def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw, lo, hi):
+    """Both gradients of channels [lo, hi) in one pass over gy (N, C, OH, OW): gx (N, C, H, W)
+    when need_x and the (kh, kw, C) weight gradient gw, summed over the batch in sample order,
+    when need_w."""
     n_batch, n_chan, height, width = x.shape
     _, _, out_h, out_w = gy.shape
     kh, kw = w.shape[0], w.shape[1]
@@ -270,13 +282,18 @@ def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw
     xs = np.empty((height * width, n_chan), dtype=x.dtype)
     gxs = np.empty((height * width, n_chan), dtype=gy.dtype)
     if need_w:
-        _zero(gw.ravel())
+        for i in range(kh):
+            for j in range(kw):
+                for c in range(uint64(lo), uint64(hi)):
+                    gw[i, j, c] = 0
     for n in range(n_batch):
-        _to_pixels(gy[n].reshape(n_chan, out_h * out_w), gys)
+        _to_pixels(gy[n].reshape(n_chan, out_h * out_w), gys, lo, hi)
         if need_w:
-            _to_pixels(x[n].reshape(n_chan, height * width), xs)
+            _to_pixels(x[n].reshape(n_chan, height * width), xs, lo, hi)
         if need_x:
-            _zero(gxs.ravel())
+            for p in range(height * width):
+                for c in range(uint64(lo), uint64(hi)):
+                    gxs[p, c] = 0
         for oh in range(out_h):
             for ow in range(out_w):
                 g = gys[oh * out_w + ow]
@@ -292,15 +309,33 @@ def _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw
                         if need_x:
                             dst = gxs[p]
                             wt = w[i, j]
-                            for c in range(n_chan):
+                            for c in range(uint64(lo), uint64(hi)):
                                 dst[c] += wt[c] * g[c]
                         if need_w:
                             src = xs[p]
                             acc = gw[i, j]
-                            for c in range(n_chan):
+                            for c in range(uint64(lo), uint64(hi)):
                                 acc[c] += g[c] * src[c]
         if need_x:
-            _to_planes(gxs, gx[n].reshape(n_chan, height * width))
+            _to_planes(gxs, gx[n].reshape(n_chan, height * width), lo, hi)
+
+
+@_onepool.twin
+def _p_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_cl_fwd(x, w, y, sh, sw, ph, pw, dh, dw, n * p // parts,
+                            n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_cl_bwd(gy, x, w, gx, gw, need_x, need_w, sh, sw, ph, pw, dh, dw,
+                            n * p // parts, n * (p + 1) // parts)
+
+
+split.pooled(_k_depthwise_cl_fwd, _p_depthwise_cl_fwd)
+split.pooled(_k_depthwise_cl_bwd, _p_depthwise_cl_bwd)
 
 
 def _channels_last_depthwise(out_shape, w_shape, groups):

@@ -167,8 +167,9 @@ def _k_maxpool_bwd(gy, idx, gx):
     flat = gx.reshape(-1)
     for p in numba.prange(n_planes):
         base = p * size
-        for t in range(base, base + size):
-            flat[t] = 0
+        plane = flat[base:base + size]
+        for t in range(size):
+            plane[t] = 0
         for t in range(p * n_out, (p + 1) * n_out):
             at = where[t]
             if 0 <= at < size:  # a window wholly in padding points nowhere
