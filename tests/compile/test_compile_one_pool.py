@@ -310,3 +310,18 @@ def test_rows_matmul_and_matmul_on_the_pool(one_pool, monkeypatch):
     np.testing.assert_allclose((m @ n).numpy(), np.matmul(m.numpy(), n.numpy()), rtol=1e-5,
                                atol=1e-4)
     assert calls[-1] == ((4, 128, 256), (4, 256, 64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_replay_relu_backward_rows_on_the_pool(one_pool, dtype):
+    from ember._dynamo.raw_backward import _relu
+    from ember.ops._kernels import pointwise
+    from ember.ops.unary import relu
+    rng = np.random.default_rng(8)
+    y = np.maximum(rng.standard_normal((4096, 16)), 0).astype(dtype)
+    y[0, :4] = [np.inf, np.nan, -0.0, 1e-300]  # torch's rule: zeroed where y <= 0 only
+    ctx = type("Ctx", (), {"_to_save": (y,)})()
+    g = rng.standard_normal((4096, 48)).astype(dtype)[:, 32:]  # a column slice, read in place
+    (got,) = _relu(relu, ctx, (g,), 1)
+    want = pointwise.masked_grad(np.ascontiguousarray(g), y, 0, None)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
