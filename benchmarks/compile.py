@@ -166,17 +166,21 @@ def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
     fns = {}
     step, _ = make(ember, None)
     fns["ember eager"] = (_pool(False), step) if pool_ab else step
-    if pool_ab:  # the same eager step on ember's one pool (NOTE [One pool])
-        fns["eager pool"] = (_pool(True), step)
+    if pool_ab:  # an eager step of the same kind on ember's one pool (NOTE [One pool])
+        fns["eager pool"] = (_pool(True), make(ember, None)[0])
+    if pool_ab:
+        _onepool.set_enabled(False)  # captured with the pool off
     step, compiled = make(ember, ember.compile)
     for _ in range(3):  # capture, then warm-up replays
         step()
     fns["ember.compile"] = (_pool(False), step) if pool_ab else step
-    if pool_ab:
-        fns["compile pool"] = (_pool(True), step)
+    if pool_ab:  # its own capture with the pool on (what fuses depends on it)
         _onepool.set_enabled(True)
-        step()  # the parallel kernels' first use (compile or load from numba's cache)
+        pstep, _ = make(ember, ember.compile)
+        for _ in range(3):  # capture, then the parallel kernels' first use
+            pstep()
         _onepool.set_enabled(False)
+        fns["compile pool"] = (_pool(True), pstep)
     if torch is not None:
         torch.set_num_threads(max(1, ember.get_num_threads()))
         fns["torch eager"] = (_pool(False), make(torch, None)[0]) if pool_ab else \

@@ -502,6 +502,9 @@ def _load(group, flat, parallel=False):
 # the values are the serial kernel's bit for bit. The parallel version is its own generated file
 # (another hash), written and compiled only when first used with the pool on: with the pool off
 # no kernel compiles twice. Smaller groups stay serial: a launch of the pool costs a few us.
+# numba compiles a parallel loop several times slower than a serial one: the transformer block
+# of benchmarks/compile.py took 7.3 s to its first replay with an empty kernel cache and the pool
+# on, 2.1 s with it off; 0.2-0.6 s with the cache warm (smoke, busy machine).
 MIN_POOL_WORK = 1 << 15
 # A single elementwise op stays a NumPy call (its loop is as fast as numba's on one core) unless
 # the pool is on when the call is captured and it has MIN_POOL_WORK elements: then it becomes a

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .. import _onepool
 from .._backend import reusable_empty
 from ..autograd.grad_mode import _state
 from .codegen import node_backward
@@ -47,18 +48,24 @@ def _embedding(cls, ctx, grads, n):
     return (gw, None, None, None)[:n]
 
 
-@numba.njit(nogil=True, cache=True)
-def _k_relu_grad_rows(g, stride, y, out):
+@_onepool.twin
+def _k_relu_grad_rows_twin(g, stride, y, out):
     """out = 0 where y <= 0, else g (relu's rule in pointwise._k_masked_grad), for a 2-D y/out
-    and a gradient whose row r is g[r * stride:][:cols] (a column slice read in place)."""
+    and a gradient whose row r is g[r * stride:][:cols] (a column slice read in place). A twin
+    (NOTE [One pool] in _onepool.py): rows over the pool when it is on and y is big."""
     rows, cols = out.shape
     flat_y, flat_out = y.ravel(), out.ravel()
     width, step = numba.uint64(cols), numba.uint64(stride)
-    for r in range(rows):
+    for r in numba.prange(rows):
         src, dst = numba.uint64(r) * step, numba.uint64(r) * width
         for t in range(width):
             v = flat_y[dst + t]
             flat_out[dst + t] = 0 if v <= 0 else g[src + t]
+
+
+def _k_relu_grad_rows(g, stride, y, out):
+    """The kernel above, its parallel version when the pool is on and out is big."""
+    _k_relu_grad_rows_twin.pick(out.size)(g, stride, y, out)
 
 
 def _relu(cls, ctx, grads, n):

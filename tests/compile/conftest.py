@@ -23,3 +23,14 @@ def count_dispatches(monkeypatch):
         return count
 
     return start
+
+
+@pytest.fixture
+def pool_off():
+    """Run the test with ember's one pool off (NOTE [One pool]): the replay's own thread switches
+    (EMBER_COMPILE_BLAS_THREADS / KERNEL_THREADS / SPLIT_GEMMS) only act then (NOTE [A replay on
+    the one pool] in ember/_dynamo/runtime.py)."""
+    from ember import _onepool
+    _onepool.set_enabled(False)
+    yield
+    _onepool.set_enabled(None)

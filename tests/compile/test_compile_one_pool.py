@@ -310,3 +310,54 @@ def test_rows_matmul_and_matmul_on_the_pool(one_pool, monkeypatch):
     np.testing.assert_allclose((m @ n).numpy(), np.matmul(m.numpy(), n.numpy()), rtol=1e-5,
                                atol=1e-4)
     assert calls[-1] == ((4, 128, 256), (4, 256, 64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_replay_relu_backward_rows_on_the_pool(one_pool, dtype):
+    from ember._dynamo.raw_backward import _relu
+    from ember.ops._kernels import pointwise
+    from ember.ops.unary import relu
+    rng = np.random.default_rng(8)
+    y = np.maximum(rng.standard_normal((4096, 16)), 0).astype(dtype)
+    y[0, :4] = [np.inf, np.nan, -0.0, 1e-300]  # torch's rule: zeroed where y <= 0 only
+    ctx = type("Ctx", (), {"_to_save": (y,)})()
+    g = rng.standard_normal((4096, 48)).astype(dtype)[:, 32:]  # a column slice, read in place
+    (got,) = _relu(relu, ctx, (g,), 1)
+    want = pointwise.masked_grad(np.ascontiguousarray(g), y, 0, None)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+_SINGLE = {
+    "Add": lambda a, b: a + b, "Sub": lambda a, b: ember.sub(a, b, alpha=2),
+    "Mul": lambda a, b: a * b, "Div": lambda a, b: a / b, "Neg": lambda a, b: -a,
+    "Relu": lambda a, b: a.relu(), "Square": lambda a, b: a.square(),
+    "Sqrt": lambda a, b: a.sqrt(), "Rsqrt": lambda a, b: a.rsqrt(),
+    "Reciprocal": lambda a, b: a.reciprocal(), "Abs": lambda a, b: a.abs(),
+    "Clamp": lambda a, b: a.clamp(-0.5, 0.7), "Maximum": lambda a, b: ember.maximum(a, b),
+    "Minimum": lambda a, b: ember.minimum(a, b), "Erf": lambda a, b: a.erf(),
+    "Gelu": lambda a, b: ember.nn.functional.gelu(a)}
+
+
+@pytest.mark.parametrize("name", sorted(_SINGLE))
+def test_each_fusible_op_alone_on_the_pool_equals_eager(one_pool, parallel_loads, name):
+    from ember.testing import assert_close
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((256, 300)).astype(np.float32)
+    a[0, :3] = [np.nan, np.inf, -0.0]
+    b = rng.uniform(0.5, 2.0, 300).astype(np.float32)
+    fn = _SINGLE[name]
+    x, y = ember.from_numpy(a), ember.from_numpy(b)
+    c = ember.compile(fn)
+    c(x, y)
+    got = c(x, y)
+    assert "_G" in c.sources[0] and parallel_loads  # a group of one, on the pool
+    assert_close(got, fn(x, y), equal_nan=True)
+    xg = ember.from_numpy(np.abs(a[1:]) + 0.5).requires_grad_()  # finite, positive
+    cg = ember.compile(lambda t: fn(t, y).sum())
+    for _ in range(2):
+        xg.grad = None
+        cg(xg).backward()
+    have = xg.grad
+    xg.grad = None
+    fn(xg, y).sum().backward()
+    assert_close(have, xg.grad)

@@ -149,7 +149,7 @@ def test_cat_of_lookups_used_twice_is_not_rewritten():
     assert "Embedding x2 + Cat" not in c.sources[0]
 
 
-def test_replay_blas_threads_switch_sets_and_restores(monkeypatch):
+def test_replay_blas_threads_switch_sets_and_restores(monkeypatch, pool_off):
     from ember._dynamo import runtime
     from ember._kernel_threads import _openblas
     funcs = _openblas()

@@ -86,7 +86,8 @@ def _ncf_like(n=3000, d=32):
 
 
 @pytest.mark.parametrize("opt_cls", [ember.optim.Adam, ember.optim.AdamW])
-def test_compiled_step_with_replay_kernel_threads_equals_eager_bitwise(opt_cls, monkeypatch):
+def test_compiled_step_with_replay_kernel_threads_equals_eager_bitwise(opt_cls, monkeypatch,
+                                                                     pool_off):
     from ember._dynamo import runtime
     monkeypatch.setattr(runtime, "REPLAY_KERNEL_THREADS", [2])
     workers = []
@@ -146,7 +147,7 @@ def test_replay_kernel_threads_env_must_be_a_positive_integer(monkeypatch):
     assert runtime._read_kernel_env() is None
 
 
-def test_replay_split_gemms_switch_is_close_to_eager_and_restored(monkeypatch):
+def test_replay_split_gemms_switch_is_close_to_eager_and_restored(monkeypatch, pool_off):
     from ember._dynamo import runtime
     from ember.ops._kernels import split
     monkeypatch.setattr(runtime, "REPLAY_KERNEL_THREADS", [2])
@@ -176,7 +177,7 @@ def test_replay_split_gemms_switch_is_close_to_eager_and_restored(monkeypatch):
                                atol=1e-3)
 
 
-def test_replay_kernel_threads_nested_enter_restores_once():
+def test_replay_kernel_threads_nested_enter_restores_once(pool_off):
     from ember._dynamo import runtime
     before = _kernel_threads._default[0]
     a = runtime._kernel_enter(2)
