@@ -188,11 +188,14 @@ def test_lstm_step_pool_kernels_match_serial_kernels(rng, one_pool, dtype, block
     z = (rng.standard_normal((4 * hidden, batch)) * 3).astype(dtype)
     p = rng.standard_normal((4 * hidden, batch)).astype(dtype)
     c_prev = rng.standard_normal((hidden, batch)).astype(dtype)
+    bias = rng.standard_normal(4 * hidden).astype(dtype)
     ref = [np.empty_like(z)] + [np.empty_like(c_prev) for _ in range(3)]  # act, c, tanh_c, h
-    K._k_lstm_step_fwd_t((z + p).reshape(-1), *(a.reshape(-1) for a in ref[:1]),
+    # the serial layer's order: z + (projection + bias)
+    K._k_lstm_step_fwd_t((z + (p + bias[:, None])).reshape(-1), ref[0].reshape(-1),
                          c_prev.reshape(-1), *(a.reshape(-1) for a in ref[1:]))
     ours = [np.empty_like(a) for a in ref]
-    K._k_lstm_step_fwd_pool.parallel(z.reshape(-1), p.reshape(-1), ours[0].reshape(-1),
+    K._k_lstm_step_fwd_pool.parallel(z.reshape(-1), p.reshape(-1),
+                                     np.repeat(bias, batch), ours[0].reshape(-1),
                                      c_prev.reshape(-1), *(a.reshape(-1) for a in ours[1:]),
                                      hidden, blocks)
     for a, b in zip(ours, ref, strict=True):

@@ -201,10 +201,11 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 # Per step: the recurrent product on the pool, then the cell kernel on the pool - two launches
 # of ~2 us beside ~100 us of work at GNMT-S's size (4H * H * B = 8.4M multiply-adds, 32k
 # elements). The input projection is computed step-major, (T, 4H, B) by one batched product,
-# so that each step's slice is contiguous and the kernel adds it as it reads the recurrent
-# product (no strided add pass); in the backward the kernel copies each span's gate gradient
-# rows into G's columns itself. Values match the loops above elementwise; only the GEMMs'
-# blocking differs. Pool off, the loops above run unchanged.
+# so that each step's slice is contiguous and the kernel adds it and the biases as it reads the
+# recurrent product (no strided add pass, no bias pass over the projection); in the backward
+# the kernel copies each span's gate gradient rows into G's columns itself. Values match the
+# loops above elementwise; only the GEMMs' blocking differs. Pool off, the loops above run
+# unchanged.
 
 
 def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
@@ -214,8 +215,8 @@ def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
     dt = acts.dtype
     proj = reusable_empty((steps, 4 * hidden, batch), dt)  # proj[t] = W_ih @ x[t]^T
     _onepool.matmul(w_x, xa.transpose(0, 2, 1), out=proj)
-    if bias is not None:
-        proj += bias[:, None]
+    # the biases, each repeated over its row's B elements, are added by the step kernel
+    bias_rows = np.zeros(4 * hidden * batch, dt) if bias is None else np.repeat(bias, batch)
     h = np.ascontiguousarray(h0.T, dt)
     c_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
     z = np.empty((4 * hidden, batch), dt)
@@ -226,8 +227,8 @@ def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
     blocks = numba.get_num_threads() if step is _krnn._k_lstm_step_fwd_pool.parallel else 1
     for t in order:
         _onepool.matmul(w, h, out=z)
-        step(z_flat, proj_flat[t], flat[0][t], c_flat, flat[1][t], flat[2][t], flat[3][t],
-             hidden, blocks)
+        step(z_flat, proj_flat[t], bias_rows, flat[0][t], c_flat, flat[1][t], flat[2][t],
+             flat[3][t], hidden, blocks)
         h, c_flat = hs[t], flat[1][t]
     return h, c_flat.reshape(hidden, batch)
 
