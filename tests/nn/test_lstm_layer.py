@@ -283,3 +283,29 @@ def test_lstm_layer_pool_on_and_off_agree(rng, one_pool):
                            + [a.grad.numpy() for a in args])
         for a, b in zip(*results, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("pool", [False, True])
+def test_lstm_empty_batch_matches_torch(rng, pool):
+    """A batch of 0 sequences: torch returns empty outputs and zero weight gradients (the
+    layer's (T, rows, B) arrays used to fail to reshape, and a broadcast h_n gradient was
+    written to in place)."""
+    torch = pytest.importorskip("torch")
+    from ember import _onepool
+    _onepool.set_enabled(pool)
+    try:
+        ours, ref = _pair(torch, np.float32, input_size=3, hidden_size=4, num_layers=2,
+                          bidirectional=True)
+        x = np.zeros((5, 0, 3), np.float32)
+        ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        outs = [ours(ex), ref(tx)]
+        for o, (h, c) in outs:
+            (o.sum() + h.sum() + c.sum()).backward()
+        (eo, (eh, ec)), (to, (th, tc)) = outs
+        assert eo.shape == tuple(to.shape) and eh.shape == tuple(th.shape)
+        assert ec.shape == tuple(tc.shape) and ex.grad.shape == tuple(tx.grad.shape)
+        for name, p in ref.named_parameters():
+            np.testing.assert_array_equal(getattr(ours, name).grad.numpy(), p.grad.numpy())
+    finally:
+        _onepool.set_enabled(None)

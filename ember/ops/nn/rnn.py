@@ -141,6 +141,12 @@ def _loop_blas_enter():
     return blas_threads_enter(_LOOP_BLAS[0]) if _LOOP_BLAS[0] else 0
 
 
+def _per_step(a):
+    """(T, rows, B) as (T, rows * B): each step's array flat (sizes spelled out, so that an
+    empty batch reshapes too)."""
+    return a.reshape(a.shape[0], a.shape[1] * a.shape[2])
+
+
 def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     """The forward time loop of LSTMLayer (NOTE [Gate-major LSTM layer]): fills the saved
     sequences (acts, cs, tanh_cs, hs), each (T, rows, B), and returns the last (h, c), (H, B)."""
@@ -148,7 +154,7 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     dt, hidden, batch = acts.dtype, cs.shape[1], cs.shape[2]
     rows = xa.shape[0] * batch
     proj = reusable_empty((4 * hidden, rows), dt)  # NOTE [Reused buffers]
-    np.matmul(w_x, xa.reshape(rows, -1).T, out=proj)
+    np.matmul(w_x, xa.reshape(rows, xa.shape[2]).T, out=proj)
     if bias is not None:  # both biases ride on the projection, added once
         proj += bias[:, None]
     h = np.ascontiguousarray(h0.T, dt)
@@ -156,7 +162,7 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     z = np.empty((4 * hidden, batch), dt)
     z_flat = z.reshape(-1)
     # per-step flat views, made once (the kernel reads every step's arrays flat)
-    flat = [a.reshape(a.shape[0], -1) for a in saved]
+    flat = [_per_step(a) for a in saved]
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
         for t in order:
@@ -174,7 +180,7 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
     """The backward time loop of LSTMLayer: dh, dc (H, B) hold the gradients reaching the last
     step's h and c on entry and h0's and c0's on exit; g_out (T, H * B) the output's gradient
     (None: none flows); writes each step's gate gradient into its columns of gates (4H, T*B)."""
-    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    acts, tanh_cs, cs = (_per_step(a) for a in saved)
     dt, batch = dh.dtype, dh.shape[1]
     if g_out is None:
         g_out = np.zeros((1, dh.size), dt)  # every step reads row 0
@@ -221,8 +227,8 @@ def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
     c_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
     z = np.empty((4 * hidden, batch), dt)
     z_flat = z.reshape(-1)
-    proj_flat = proj.reshape(steps, -1)
-    flat = [a.reshape(steps, -1) for a in saved]
+    proj_flat = _per_step(proj)
+    flat = [_per_step(a) for a in saved]
     step = _krnn._k_lstm_step_fwd_pool.pick(z.size)
     blocks = numba.get_num_threads() if step is _krnn._k_lstm_step_fwd_pool.parallel else 1
     for t in order:
@@ -235,7 +241,7 @@ def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
 
 def _steps_bwd_pool(dh, dc, g_out, c0_flat, w, saved, order, gates):
     """_steps_bwd on the one pool (NOTE [LSTM layer on the one pool])."""
-    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    acts, tanh_cs, cs = (_per_step(a) for a in saved)
     dt, (hidden, batch) = dh.dtype, dh.shape
     if g_out is None:
         g_out = np.zeros((1, dh.size), dt)
@@ -303,9 +309,9 @@ class LSTMLayer(Op):
         if grad_out is not None:
             g_out = reusable_empty((steps, hidden, batch), dt)
             np.copyto(g_out, grad_out._data.transpose(0, 2, 1), casting="unsafe")
-            g_out = g_out.reshape(steps, -1)
+            g_out = _per_step(g_out)
         dh = np.zeros((hidden, batch), dt) if grad_h is None else \
-            np.ascontiguousarray(grad_h._data.T, dt)
+            np.array(grad_h._data.T, dt, order="C")  # a copy: written to
         dc = np.zeros((hidden, batch), dt) if grad_c is None else \
             np.array(grad_c._data.T, dt, order="C")
         c0_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
@@ -335,7 +341,7 @@ class LSTMLayer(Op):
         gw_ih = gw_hh = gb_ih = gb_hh = None
         if need[3]:
             gw_ih = reusable_empty((4 * hidden, x.shape[2]), dt)  # NOTE [Reused buffers]
-            _onepool.matmul(gates, x.reshape(rows, -1), out=gw_ih)
+            _onepool.matmul(gates, x.reshape(rows, x.shape[2]), out=gw_ih)
             gw_ih = _make(_back(gw_ih, ctx.dtypes[3]))
         if need[4]:
             h_prev = reusable_empty((steps, batch, hidden), dt)  # the h each step read
