@@ -154,7 +154,7 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     dt, hidden, batch = acts.dtype, cs.shape[1], cs.shape[2]
     rows = xa.shape[0] * batch
     proj = reusable_empty((4 * hidden, rows), dt)  # NOTE [Reused buffers]
-    np.matmul(w_x, xa.reshape(rows, xa.shape[2]).T, out=proj)
+    _onepool.matmul(w_x, xa.reshape(rows, xa.shape[2]).T, out=proj)  # np.matmul, pool off
     if bias is not None:  # both biases ride on the projection, added once
         proj += bias[:, None]
     h = np.ascontiguousarray(h0.T, dt)
@@ -211,7 +211,19 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 # recurrent product (no strided add pass, no bias pass over the projection); in the backward
 # the kernel copies each span's gate gradient rows into G's columns itself. Values match the
 # loops above elementwise; only the GEMMs' blocking differs. Pool off, the loops above run
-# unchanged.
+# unchanged; pool on with a small batch (_POOL_MIN_BATCH), they run with their whole-sequence
+# GEMMs on the pool.
+
+
+# Under this many sequences a step's products stay off the pool anyway (_onepool.matmul keeps
+# thin products on NumPy's GEMV/GEMM), the step kernels are small, and the step-major projection
+# would be T thin products instead of one: the loops above run, their whole-sequence GEMMs still
+# on the pool.
+_POOL_MIN_BATCH = 16
+
+
+def _on_pool(batch):
+    return batch >= _POOL_MIN_BATCH and _onepool.enabled()
 
 
 def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
@@ -285,7 +297,7 @@ class LSTMLayer(Op):
         hs = reusable_empty((steps, hidden, batch), dt)
         bias = None if b_ih is None else np.add(b_ih, b_hh, dtype=dt, casting="unsafe")
         order = range(steps - 1, -1, -1) if reverse else range(steps)
-        steps_fwd = _steps_fwd_pool if _onepool.enabled() else _steps_fwd
+        steps_fwd = _steps_fwd_pool if _on_pool(batch) else _steps_fwd
         h, c = steps_fwd(xa, w_x, w, bias, h0, c0, order, (acts, cs, tanh_cs, hs))
         out = reusable_empty((steps, batch, hidden), dt)
         np.copyto(out, hs.transpose(0, 2, 1))
@@ -316,7 +328,7 @@ class LSTMLayer(Op):
             np.array(grad_c._data.T, dt, order="C")
         c0_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
         gates = reusable_empty((4 * hidden, rows), dt)  # G: NOTE [Gate-major LSTM layer]
-        steps_bwd = _steps_bwd_pool if _onepool.enabled() else _steps_bwd
+        steps_bwd = _steps_bwd_pool if _on_pool(batch) else _steps_bwd
         steps_bwd(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, gates)
         return (*LSTMLayer._input_grads(ctx, need, x, gates, w_x),
                 _make(_back(dh.T.copy(), ctx.dtypes[1])) if need[1] else None,
