@@ -188,11 +188,14 @@ def test_lstm_step_pool_kernels_match_serial_kernels(rng, one_pool, dtype, block
     z = (rng.standard_normal((4 * hidden, batch)) * 3).astype(dtype)
     p = rng.standard_normal((4 * hidden, batch)).astype(dtype)
     c_prev = rng.standard_normal((hidden, batch)).astype(dtype)
+    bias = rng.standard_normal(4 * hidden).astype(dtype)
     ref = [np.empty_like(z)] + [np.empty_like(c_prev) for _ in range(3)]  # act, c, tanh_c, h
-    K._k_lstm_step_fwd_t((z + p).reshape(-1), *(a.reshape(-1) for a in ref[:1]),
+    # the serial layer's order: z + (projection + bias)
+    K._k_lstm_step_fwd_t((z + (p + bias[:, None])).reshape(-1), ref[0].reshape(-1),
                          c_prev.reshape(-1), *(a.reshape(-1) for a in ref[1:]))
     ours = [np.empty_like(a) for a in ref]
-    K._k_lstm_step_fwd_pool.parallel(z.reshape(-1), p.reshape(-1), ours[0].reshape(-1),
+    K._k_lstm_step_fwd_pool.parallel(z.reshape(-1), p.reshape(-1),
+                                     np.repeat(bias, batch), ours[0].reshape(-1),
                                      c_prev.reshape(-1), *(a.reshape(-1) for a in ours[1:]),
                                      hidden, blocks)
     for a, b in zip(ours, ref, strict=True):
@@ -263,11 +266,12 @@ def test_lstm_module_on_one_pool_matches_torch(rng, one_pool, monkeypatch, dtype
 
 
 def test_lstm_layer_pool_on_and_off_agree(rng, one_pool):
-    """The pool's loops against the serial loops on the same inputs (float64, tiny: the twins'
+    """The pool's loops against the serial loops on the same inputs (float64, small: the twins'
     serial versions and np.matmul) - the pool path's own bookkeeping (step-major projection,
     G's columns, reverse order, missing output gradient)."""
     from ember import _onepool
-    args = _args(rng, 4, 3, 5, 6)
+    from ember.ops.nn import rnn as ops
+    args = _args(rng, 4, ops._POOL_MIN_BATCH, 5, 6)
     for reverse in (False, True):
         results = []
         for on in (True, False):
@@ -280,3 +284,29 @@ def test_lstm_layer_pool_on_and_off_agree(rng, one_pool):
                            + [a.grad.numpy() for a in args])
         for a, b in zip(*results, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("pool", [False, True])
+def test_lstm_empty_batch_matches_torch(rng, pool):
+    """A batch of 0 sequences: torch returns empty outputs and zero weight gradients (the
+    layer's (T, rows, B) arrays used to fail to reshape, and a broadcast h_n gradient was
+    written to in place)."""
+    torch = pytest.importorskip("torch")
+    from ember import _onepool
+    _onepool.set_enabled(pool)
+    try:
+        ours, ref = _pair(torch, np.float32, input_size=3, hidden_size=4, num_layers=2,
+                          bidirectional=True)
+        x = np.zeros((5, 0, 3), np.float32)
+        ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        outs = [ours(ex), ref(tx)]
+        for o, (h, c) in outs:
+            (o.sum() + h.sum() + c.sum()).backward()
+        (eo, (eh, ec)), (to, (th, tc)) = outs
+        assert eo.shape == tuple(to.shape) and eh.shape == tuple(th.shape)
+        assert ec.shape == tuple(tc.shape) and ex.grad.shape == tuple(tx.grad.shape)
+        for name, p in ref.named_parameters():
+            np.testing.assert_array_equal(getattr(ours, name).grad.numpy(), p.grad.numpy())
+    finally:
+        _onepool.set_enabled(None)

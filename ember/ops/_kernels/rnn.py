@@ -251,10 +251,11 @@ warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAs
 
 
 @_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
-def _k_lstm_step_fwd_pool(z, p, act, c_prev, c, tanh_c, h, rows, blocks):
-    """_k_lstm_step_fwd_t from the pre-activation z + p (the recurrent product plus the step's
-    input projection, added here instead of by a pass of its own), `blocks` spans of the
-    `rows` hidden units in parallel."""
+def _k_lstm_step_fwd_pool(z, p, bias, act, c_prev, c, tanh_c, h, rows, blocks):
+    """_k_lstm_step_fwd_t from the pre-activation z + (p + bias): the recurrent product, the
+    step's input projection and both biases (each repeated over its row's B elements), added
+    here instead of by passes of their own, in the order the serial layer adds them; `blocks`
+    spans of the `rows` hidden units in parallel."""
     n = c.size
     width = n // rows
     for b in numba.prange(blocks):
@@ -262,14 +263,15 @@ def _k_lstm_step_fwd_pool(z, p, act, c_prev, c, tanh_c, h, rows, blocks):
         hi = width * (rows * (b + 1) // blocks)
         for q in (0, 1, 3):  # i, f, o
             zq, pq = z[q * n + lo:q * n + hi], p[q * n + lo:q * n + hi]
-            aq = act[q * n + lo:q * n + hi]
+            bq, aq = bias[q * n + lo:q * n + hi], act[q * n + lo:q * n + hi]
             for j in range(hi - lo):
-                aq[j] = vsigmoid(zq[j] + pq[j])
+                aq[j] = vsigmoid(zq[j] + (pq[j] + bq[j]))
         zg, pg = z[2 * n + lo:2 * n + hi], p[2 * n + lo:2 * n + hi]
+        bg = bias[2 * n + lo:2 * n + hi]
         ai, af = act[lo:hi], act[n + lo:n + hi]
         ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
         for j in range(hi - lo):
-            ag[j] = vtanh(zg[j] + pg[j])
+            ag[j] = vtanh(zg[j] + (pg[j] + bg[j]))
         cp, cb, tb, hb = c_prev[lo:hi], c[lo:hi], tanh_c[lo:hi], h[lo:hi]
         for j in range(hi - lo):
             cv = af[j] * cp[j] + ai[j] * ag[j]

@@ -141,6 +141,12 @@ def _loop_blas_enter():
     return blas_threads_enter(_LOOP_BLAS[0]) if _LOOP_BLAS[0] else 0
 
 
+def _per_step(a):
+    """(T, rows, B) as (T, rows * B): each step's array flat (sizes spelled out, so that an
+    empty batch reshapes too)."""
+    return a.reshape(a.shape[0], a.shape[1] * a.shape[2])
+
+
 def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     """The forward time loop of LSTMLayer (NOTE [Gate-major LSTM layer]): fills the saved
     sequences (acts, cs, tanh_cs, hs), each (T, rows, B), and returns the last (h, c), (H, B)."""
@@ -148,7 +154,7 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     dt, hidden, batch = acts.dtype, cs.shape[1], cs.shape[2]
     rows = xa.shape[0] * batch
     proj = reusable_empty((4 * hidden, rows), dt)  # NOTE [Reused buffers]
-    np.matmul(w_x, xa.reshape(rows, -1).T, out=proj)
+    _onepool.matmul(w_x, xa.reshape(rows, xa.shape[2]).T, out=proj)  # np.matmul, pool off
     if bias is not None:  # both biases ride on the projection, added once
         proj += bias[:, None]
     h = np.ascontiguousarray(h0.T, dt)
@@ -156,7 +162,7 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     z = np.empty((4 * hidden, batch), dt)
     z_flat = z.reshape(-1)
     # per-step flat views, made once (the kernel reads every step's arrays flat)
-    flat = [a.reshape(a.shape[0], -1) for a in saved]
+    flat = [_per_step(a) for a in saved]
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
         for t in order:
@@ -174,7 +180,7 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
     """The backward time loop of LSTMLayer: dh, dc (H, B) hold the gradients reaching the last
     step's h and c on entry and h0's and c0's on exit; g_out (T, H * B) the output's gradient
     (None: none flows); writes each step's gate gradient into its columns of gates (4H, T*B)."""
-    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    acts, tanh_cs, cs = (_per_step(a) for a in saved)
     dt, batch = dh.dtype, dh.shape[1]
     if g_out is None:
         g_out = np.zeros((1, dh.size), dt)  # every step reads row 0
@@ -201,10 +207,23 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 # Per step: the recurrent product on the pool, then the cell kernel on the pool - two launches
 # of ~2 us beside ~100 us of work at GNMT-S's size (4H * H * B = 8.4M multiply-adds, 32k
 # elements). The input projection is computed step-major, (T, 4H, B) by one batched product,
-# so that each step's slice is contiguous and the kernel adds it as it reads the recurrent
-# product (no strided add pass); in the backward the kernel copies each span's gate gradient
-# rows into G's columns itself. Values match the loops above elementwise; only the GEMMs'
-# blocking differs. Pool off, the loops above run unchanged.
+# so that each step's slice is contiguous and the kernel adds it and the biases as it reads the
+# recurrent product (no strided add pass, no bias pass over the projection); in the backward
+# the kernel copies each span's gate gradient rows into G's columns itself. Values match the
+# loops above elementwise; only the GEMMs' blocking differs. Pool off, the loops above run
+# unchanged; pool on with a small batch (_POOL_MIN_BATCH), they run with their whole-sequence
+# GEMMs on the pool.
+
+
+# Under this many sequences a step's products stay off the pool anyway (_onepool.matmul keeps
+# thin products on NumPy's GEMV/GEMM), the step kernels are small, and the step-major projection
+# would be T thin products instead of one: the loops above run, their whole-sequence GEMMs still
+# on the pool.
+_POOL_MIN_BATCH = 16
+
+
+def _on_pool(batch):
+    return batch >= _POOL_MIN_BATCH and _onepool.enabled()
 
 
 def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
@@ -214,27 +233,27 @@ def _steps_fwd_pool(xa, w_x, w, bias, h0, c0, order, saved):
     dt = acts.dtype
     proj = reusable_empty((steps, 4 * hidden, batch), dt)  # proj[t] = W_ih @ x[t]^T
     _onepool.matmul(w_x, xa.transpose(0, 2, 1), out=proj)
-    if bias is not None:
-        proj += bias[:, None]
+    # the biases, each repeated over its row's B elements, are added by the step kernel
+    bias_rows = np.zeros(4 * hidden * batch, dt) if bias is None else np.repeat(bias, batch)
     h = np.ascontiguousarray(h0.T, dt)
     c_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
     z = np.empty((4 * hidden, batch), dt)
     z_flat = z.reshape(-1)
-    proj_flat = proj.reshape(steps, -1)
-    flat = [a.reshape(steps, -1) for a in saved]
+    proj_flat = _per_step(proj)
+    flat = [_per_step(a) for a in saved]
     step = _krnn._k_lstm_step_fwd_pool.pick(z.size)
     blocks = numba.get_num_threads() if step is _krnn._k_lstm_step_fwd_pool.parallel else 1
     for t in order:
         _onepool.matmul(w, h, out=z)
-        step(z_flat, proj_flat[t], flat[0][t], c_flat, flat[1][t], flat[2][t], flat[3][t],
-             hidden, blocks)
+        step(z_flat, proj_flat[t], bias_rows, flat[0][t], c_flat, flat[1][t], flat[2][t],
+             flat[3][t], hidden, blocks)
         h, c_flat = hs[t], flat[1][t]
     return h, c_flat.reshape(hidden, batch)
 
 
 def _steps_bwd_pool(dh, dc, g_out, c0_flat, w, saved, order, gates):
     """_steps_bwd on the one pool (NOTE [LSTM layer on the one pool])."""
-    acts, tanh_cs, cs = (a.reshape(a.shape[0], -1) for a in saved)
+    acts, tanh_cs, cs = (_per_step(a) for a in saved)
     dt, (hidden, batch) = dh.dtype, dh.shape
     if g_out is None:
         g_out = np.zeros((1, dh.size), dt)
@@ -278,7 +297,7 @@ class LSTMLayer(Op):
         hs = reusable_empty((steps, hidden, batch), dt)
         bias = None if b_ih is None else np.add(b_ih, b_hh, dtype=dt, casting="unsafe")
         order = range(steps - 1, -1, -1) if reverse else range(steps)
-        steps_fwd = _steps_fwd_pool if _onepool.enabled() else _steps_fwd
+        steps_fwd = _steps_fwd_pool if _on_pool(batch) else _steps_fwd
         h, c = steps_fwd(xa, w_x, w, bias, h0, c0, order, (acts, cs, tanh_cs, hs))
         out = reusable_empty((steps, batch, hidden), dt)
         np.copyto(out, hs.transpose(0, 2, 1))
@@ -302,14 +321,14 @@ class LSTMLayer(Op):
         if grad_out is not None:
             g_out = reusable_empty((steps, hidden, batch), dt)
             np.copyto(g_out, grad_out._data.transpose(0, 2, 1), casting="unsafe")
-            g_out = g_out.reshape(steps, -1)
+            g_out = _per_step(g_out)
         dh = np.zeros((hidden, batch), dt) if grad_h is None else \
-            np.ascontiguousarray(grad_h._data.T, dt)
+            np.array(grad_h._data.T, dt, order="C")  # a copy: written to
         dc = np.zeros((hidden, batch), dt) if grad_c is None else \
             np.array(grad_c._data.T, dt, order="C")
         c0_flat = np.ascontiguousarray(c0.T, dt).reshape(-1)
         gates = reusable_empty((4 * hidden, rows), dt)  # G: NOTE [Gate-major LSTM layer]
-        steps_bwd = _steps_bwd_pool if _onepool.enabled() else _steps_bwd
+        steps_bwd = _steps_bwd_pool if _on_pool(batch) else _steps_bwd
         steps_bwd(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, gates)
         return (*LSTMLayer._input_grads(ctx, need, x, gates, w_x),
                 _make(_back(dh.T.copy(), ctx.dtypes[1])) if need[1] else None,
@@ -334,7 +353,7 @@ class LSTMLayer(Op):
         gw_ih = gw_hh = gb_ih = gb_hh = None
         if need[3]:
             gw_ih = reusable_empty((4 * hidden, x.shape[2]), dt)  # NOTE [Reused buffers]
-            _onepool.matmul(gates, x.reshape(rows, -1), out=gw_ih)
+            _onepool.matmul(gates, x.reshape(rows, x.shape[2]), out=gw_ih)
             gw_ih = _make(_back(gw_ih, ctx.dtypes[3]))
         if need[4]:
             h_prev = reusable_empty((steps, batch, hidden), dt)  # the h each step read
