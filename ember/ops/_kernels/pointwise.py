@@ -10,7 +10,7 @@ other dtypes), so callers need not check.
 import numba
 import numpy as np
 
-from ... import _backend
+from ... import _backend, _onepool
 from ..._backend import reusable_empty, reusable_like, row_order
 from . import split
 
@@ -186,7 +186,7 @@ def _rows(a, ndim, out_lead):
     strides = (0,) * (ndim - a.ndim) + a.strides
     if (shape[-1] > 1 and strides[-1] != item) or any(st < 0 or st % item for st in strides):
         return None
-    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) // item
+    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) // item
     flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(item,))
     offsets = np.zeros((1,) * (ndim - 1), np.int64)
     for axis in range(ndim - 1):
@@ -378,3 +378,28 @@ def index_add_rows(num_rows, index, rows):
     else:
         np.add.at(acc, index, rows)
     return acc
+
+
+@_onepool.twin(min_work=1 << 16)
+def _k_add_row(y, b):
+    """y (M, N) += b (N,), row by row (NOTE [One pool]: a twin kernel, parallel over rows)."""
+    for r in numba.prange(y.shape[0]):
+        row = y[r]
+        for c in range(row.size):
+            row[c] += b[c]
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def add_row(y, b):
+    """y += b in place for y (..., N) and b (N,) (a Linear's bias): with the one pool on and a
+    big C-contiguous float y, the twin kernel's parallel version (the same sums as NumPy's);
+    NumPy's in-place add otherwise. Returns y."""
+    if (y.size >= _k_add_row.min_work and _onepool.enabled() and y.flags.c_contiguous
+            and b.ndim == 1 and y.ndim >= 1 and b.shape[0] == y.shape[-1]
+            and y.dtype in _FLOATS and b.dtype == y.dtype):
+        _k_add_row.parallel(y.reshape(-1, y.shape[-1]), b)
+        return y
+    y += b
+    return y
