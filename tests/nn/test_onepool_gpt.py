@@ -1,8 +1,8 @@
 """GPT-S's training step on the one pool (NOTE [One pool] in ember/_onepool.py): Linear's GEMMs
-and bias, the plane kernels of attention (NOTE [Attention on the one pool]), GELU, layer norm
-and AdamW as twin kernels. Values and gradients against torch with the pool on, the parallel
-versions forced by zero thresholds (small inputs, fast tests), and the whole GPT step against
-the same step with the pool off."""
+and bias, the plane kernels of attention (NOTE [Attention on the one pool]), GELU, layer norm,
+AdamW, cross-entropy, softmax and the pointwise gradient kernels as twin kernels. Values and
+gradients against torch with the pool on, the parallel versions forced by zero thresholds
+(small inputs, fast tests), and the whole GPT step against the same step with the pool off."""
 
 import numpy as np
 import pytest
@@ -12,15 +12,23 @@ import ember.nn.functional as F
 from ember import _onepool
 from ember.ops._kernels import attention as _katt
 from ember.ops._kernels import gelu as _kgelu
+from ember.ops._kernels import loss as _kloss
 from ember.ops._kernels import norm as _knorm
 from ember.ops._kernels import pointwise as _kpw
+from ember.ops._kernels import softmax as _ksm
 from ember.optim import _kernels as _kopt
 
 TWINS = {"add_row": _kpw._k_add_row, "att_fwd": _katt._k_attention_fwd_planes,
          "att_bwd": _katt._k_attention_bwd_planes, "gelu_fwd": _kgelu._k_gelu_fwd,
          "gelu_bwd": _kgelu._k_gelu_bwd, "gelu_tanh_fwd": _kgelu._k_gelu_tanh_fwd,
          "gelu_tanh_bwd": _kgelu._k_gelu_tanh_bwd, "ln_fwd": _knorm._k_layernorm_fwd,
-         "ln_bwd": _knorm._k_layernorm_bwd, "adam": _kopt._k_adam_multi_chunks}
+         "ln_bwd": _knorm._k_layernorm_bwd, "adam": _kopt._k_adam_multi_chunks,
+         "row_exp": _kloss._k_row_exp, "ce_fwd": _kloss._k_cross_entropy_fwd,
+         "ce_bwd": _kloss._k_cross_entropy_bwd, "softmax_fwd": _ksm._k_softmax_fwd,
+         "softmax_bwd": _ksm._k_softmax_bwd, "log_softmax_fwd": _ksm._k_log_softmax_fwd,
+         "log_softmax_bwd": _ksm._k_log_softmax_bwd, "clamp": _kpw._k_clamp,
+         "masked_grad": _kpw._k_masked_grad, "tanh_grad": _kpw._k_tanh_grad,
+         "sigmoid_grad": _kpw._k_sigmoid_grad}
 
 
 @pytest.fixture
@@ -199,6 +207,74 @@ def test_adamw_on_the_pool_matches_torch(rng, pool_calls, dtype, amsgrad):
     for e, t in zip(eps_, tps, strict=True):
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **_tol(dtype))
     assert pool_calls["adam"] == 3
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.2, "ignore_index": 3},
+                                {"weight": True, "reduction": "sum"}])
+def test_cross_entropy_on_the_pool_matches_torch(rng, pool_calls, dtype, kw):
+    torch = pytest.importorskip("torch")
+    x = (rng.standard_normal((150, 30)) * 5).astype(dtype)  # past the one-kernel small path
+    target = rng.integers(0, 30, 150)
+    target[1] = 3  # ignored where ignore_index=3
+    kw = dict(kw)
+    weight = rng.random(30).astype(dtype) if kw.pop("weight", False) else None
+    ex, tx = _pair(torch, x)
+    et = target
+    ew = None if weight is None else ember.tensor(weight)
+    tw = None if weight is None else torch.tensor(weight)
+    el = F.cross_entropy(ex, ember.tensor(et), weight=ew, **kw)
+    tl = torch.nn.functional.cross_entropy(tx, torch.tensor(et), weight=tw, **kw)
+    el.backward()
+    tl.backward()
+    np.testing.assert_allclose(el.item(), tl.item(), **_tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    assert (pool_calls["row_exp"], pool_calls["ce_fwd"], pool_calls["ce_bwd"]) == (1, 1, 1)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("log", [False, True])
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_softmax_on_the_pool_matches_torch(rng, pool_calls, dtype, log, dim):
+    torch = pytest.importorskip("torch")
+    x = (rng.standard_normal((20, 33)) * 4).astype(dtype)
+    x[3, 4] = np.inf  # a row (or column) with +inf comes out NaN, as torch's
+    g = rng.standard_normal(x.shape).astype(dtype)
+    ex, tx = _pair(torch, x)
+    ey = (F.log_softmax if log else F.softmax)(ex, dim=dim)
+    ty = (torch.log_softmax if log else torch.softmax)(tx, dim=dim)
+    ey.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    name = "log_softmax" if log else "softmax"
+    assert (pool_calls[f"{name}_fwd"], pool_calls[f"{name}_bwd"]) == (1, 1)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn, kernels", [("relu", ("clamp", "masked_grad")),
+                                         ("hardtanh", ("clamp", "masked_grad")),
+                                         ("tanh", ("tanh_grad",)),
+                                         ("sigmoid", ("sigmoid_grad",))])
+def test_pointwise_on_the_pool_match_torch(rng, pool_calls, dtype, fn, kernels):
+    torch = pytest.importorskip("torch")
+    x = (rng.standard_normal((30, 41)) * 2).astype(dtype)
+    x[0, :3] = [-0.0, 0.0, np.nan]
+    g = rng.standard_normal(x.shape).astype(dtype)
+    ex, tx = _pair(torch, x)
+    ey = getattr(F, fn)(ex)
+    ty = getattr(torch.nn.functional, fn)(tx)
+    ey.backward(ember.tensor(g))
+    ty.backward(torch.tensor(g))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    if fn in ("relu", "hardtanh"):  # -0.0 stays -0.0 (np.signbit), as torch's
+        assert np.signbit(ey.detach().numpy()[0, 0]) == np.signbit(ty.detach().numpy()[0, 0])
+    for name in kernels:
+        assert pool_calls[name] == 1, name
 
 
 def _gpt_step_grads(pool_on):
