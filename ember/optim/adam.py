@@ -97,7 +97,8 @@ class Adam(Optimizer):
             decoupled = bool(group.get("decoupled_weight_decay", False))
             scalars_by_step, converted = {}, {}  # NOTE [Adam's per-parameter cost]
             # one kernel call for many parameters unless the kernel threads split each one
-            batch = {} if num_workers() < 2 else None
+            # (never with the one pool on: its parallel loop splits them, NOTE [One pool])
+            batch = {} if num_workers() < 2 or _onepool.enabled() else None
             for p, g in _grads(group, type(self).__name__):
                 state = self.state[p]
                 if len(state) == 0:

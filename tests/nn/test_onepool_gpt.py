@@ -299,3 +299,26 @@ def test_gpt_step_on_the_pool_matches_the_step_without_it(pool_calls):
     assert on[0] == pytest.approx(off[0], rel=1e-6)
     for a, b in zip(on[1:], off[1:], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_adamw_on_the_pool_with_kernel_threads_set(rng, pool_calls):
+    """ember.set_num_threads(2) turns the kernel threads on; with the one pool on the update
+    still runs on the pool (one pool, never two), with the same numbers as without it."""
+    arrays = [rng.standard_normal(n).astype(np.float32) for n in (40000, 300)]
+    grads = [rng.standard_normal(a.shape).astype(np.float32) for a in arrays]
+    results = []
+    before = ember.get_num_threads()
+    for threads in (1, 2):
+        ember.set_num_threads(threads)
+        try:
+            ps = [ember.tensor(a.copy(), requires_grad=True) for a in arrays]
+            opt = ember.optim.AdamW(ps, lr=1e-2, weight_decay=0.1)
+            for p, g in zip(ps, grads, strict=True):
+                p.grad = ember.tensor(g)
+            opt.step()
+            results.append([p.detach().numpy() for p in ps])
+        finally:
+            ember.set_num_threads(before)
+    assert pool_calls["adam"] == 2
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)
