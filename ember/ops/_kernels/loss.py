@@ -49,17 +49,18 @@ def _row_exp(x2d):
 
 # NOTE [Softmax rows on the one pool]
 # With the one pool on (NOTE [One pool] in ember/_onepool.py), NumPy's passes above would run on
-# one core. `_k_row_exp` does the same per row - max (NaN-propagating; a non-finite max shifts
-# by 0), exp(x - shift) with the vectorisable `vexp` (vmath.py), row sum - in one parallel pass
-# over rows, so each row is one thread's and the numbers do not depend on the split. They agree
-# with the NumPy path to rounding (vexp's ulp and the order of the row sum), not bit for bit.
+# one core. `_k_row_exp` does the same per row - max (NaN-propagating; an all -inf row shifts
+# by 0, a +inf or NaN max stays and makes the row NaN), exp(x - shift) with the vectorisable
+# `vexp` (vmath.py), row sum - in one parallel pass over rows, so each row is one thread's and
+# the numbers do not depend on the split. They agree with the NumPy path to rounding (vexp's
+# ulp and the order of the row sum), not bit for bit.
 @_onepool.twin(min_work=1 << 16, error_model="numpy")
 def _k_row_exp(x, shift, e, total):
     n_rows, n_cols = x.shape
     for r in numba.prange(n_rows):
         row = x[r]
         m = row_max(row)  # n_cols >= 1: the caller sends min_work elements at least
-        m = m if np.isfinite(m) else x.dtype.type(0)
+        m = m if m != -np.inf else x.dtype.type(0)
         dst = e[r]
         for k in range(n_cols):
             dst[k] = vexp(row[k] - m)
@@ -120,7 +121,9 @@ def _k_cross_entropy_fwd(x, target, weight, lse, ignore_index, smoothing, losses
         row_weight[r] = w_t
 
 
-@_onepool.twin(min_work=1 << 16, fastmath=_FAST)
+# error_model="numpy": an all -inf row has total 0, and its gradient is NaN (as torch's), not
+# a ZeroDivisionError
+@_onepool.twin(min_work=1 << 16, fastmath=_FAST, error_model="numpy")
 def _k_cross_entropy_bwd(shifted_exp, total, target, weight, ignore_index, smoothing, row_scale,
                          grad):
     """dloss/dx into grad (M, K), row r scaled by row_scale[r]; p = shifted_exp / total."""
