@@ -31,7 +31,10 @@ from __future__ import annotations
 
 import math
 
-from numba import njit, uint64
+import numpy as np
+from numba import njit, prange, uint64
+
+from .. import _onepool
 
 _JIT = dict(nogil=True, cache=True, error_model="numpy")
 
@@ -155,6 +158,40 @@ def _k_adam_multi(ps, gs, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, gsign, w1, one
                   bias_correction2_sqrt, amsgrad, decoupled):
     for k in range(len(ps)):
         _k_adam_step(ps[k], gs[k], exp_avgs[k], exp_avg_sqs[k], max_exp_avg_sqs[k], gsign, w1,
+                     one_minus_w1, beta2, one_minus_beta2, eps, coupled_decay,
+                     decoupled_factor, neg_step_size, bias_correction2_sqrt, amsgrad,
+                     decoupled)
+
+
+# With the one pool on (NOTE [One pool] in ember/_onepool.py) the queued parameters are cut into
+# chunks of _CHUNK elements, and one parallel loop over all the chunks of all of them runs
+# _k_adam_step on each: elementwise, so the same numbers as _k_adam_multi for any split. (The
+# unused amsgrad placeholder is the parameter itself, so it slices like one.)
+_CHUNK = 1 << 14
+
+
+@_onepool.twin(min_work=1 << 16, error_model="numpy")
+def _k_adam_multi_chunks(ps, gs, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, gsign, w1,
+                         one_minus_w1, beta2, one_minus_beta2, eps, coupled_decay,
+                         decoupled_factor, neg_step_size, bias_correction2_sqrt, amsgrad,
+                         decoupled):
+    n_chunks = 0
+    for k in range(len(ps)):
+        n_chunks += (ps[k].size + _CHUNK - 1) // _CHUNK
+    owner = np.empty(n_chunks, np.int64)
+    start = np.empty(n_chunks, np.int64)
+    c = 0
+    for k in range(len(ps)):
+        for lo in range(0, ps[k].size, _CHUNK):
+            owner[c] = k
+            start[c] = lo
+            c += 1
+    for c in prange(n_chunks):
+        k = owner[c]
+        lo = start[c]
+        hi = min(lo + _CHUNK, ps[k].size)
+        _k_adam_step(ps[k][lo:hi], gs[k][lo:hi], exp_avgs[k][lo:hi], exp_avg_sqs[k][lo:hi],
+                     max_exp_avg_sqs[k][lo:hi], gsign, w1,
                      one_minus_w1, beta2, one_minus_beta2, eps, coupled_decay,
                      decoupled_factor, neg_step_size, bias_correction2_sqrt, amsgrad,
                      decoupled)

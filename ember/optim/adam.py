@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _onepool
 from .._kernel_threads import num_workers, parallel_range
 from . import _kernels as K
 from .optimizer import (
@@ -96,7 +97,8 @@ class Adam(Optimizer):
             decoupled = bool(group.get("decoupled_weight_decay", False))
             scalars_by_step, converted = {}, {}  # NOTE [Adam's per-parameter cost]
             # one kernel call for many parameters unless the kernel threads split each one
-            batch = {} if num_workers() < 2 else None
+            # (never with the one pool on: its parallel loop splits them, NOTE [One pool])
+            batch = {} if num_workers() < 2 or _onepool.enabled() else None
             for p, g in _grads(group, type(self).__name__):
                 state = self.state[p]
                 if len(state) == 0:
@@ -196,6 +198,11 @@ def _run_batches(batch):
         for lo in range(0, len(items), K._MULTI):
             part = items[lo:lo + K._MULTI]
             cols = [[a[j] for _, a in part] + [pad] * (K._MULTI - len(part)) for j in range(5)]
-            K._k_adam_multi(*[tuple(c) for c in cols], *conv, *flags)
+            size = sum(a[0].size for _, a in part)
+            if size >= K._k_adam_multi_chunks.min_work and _onepool.enabled():
+                # chunks of all of them in parallel on the one pool (NOTE [One pool])
+                K._k_adam_multi_chunks.parallel(*[tuple(c) for c in cols], *conv, *flags)
+            else:
+                K._k_adam_multi(*[tuple(c) for c in cols], *conv, *flags)
             for p, _ in part:
                 p._bump_version()

@@ -14,8 +14,10 @@ import os
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import blas_parallel_range, num_workers
+from ..._onepool import _call13
 from .vmath import row_dot, row_max, row_sum, vexp
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
@@ -170,8 +172,10 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     tiles = _tiles(n_query, n_key, causal)
     p = reusable_empty(q.shape[:-2] + (n_query, n_key), q.dtype)
     out = _out_buffer(q, v.shape[-1])
-    k_t = np.swapaxes(k, -1, -2)
     scale = q.dtype.type(scale)
+    if keep is None and _on_pool(q) and _forward_planes(q, k, v, p, out, scale, causal, tiles):
+        return out, p  # NOTE [Attention on the one pool]
+    k_t = np.swapaxes(k, -1, -2)
 
     def part(cut):
         q_, k_t_, v_, p_, out_ = (cut(a) for a in (q, k_t, v, p, out))
@@ -213,8 +217,11 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
         dq = reusable_empty(q.shape, np.result_type(p, k))
         dk = reusable_empty(k.shape, np.result_type(p, q))
     dp = reusable_empty(p.shape, p.dtype)
-    v_t = np.swapaxes(v, -1, -2)
     scale = q.dtype.type(scale)
+    if keep is None and _on_pool(q) and _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale,
+                                                         causal, tiles, key_tiles):
+        return dq, dk, dv  # NOTE [Attention on the one pool]
+    v_t = np.swapaxes(v, -1, -2)
 
     def part(cut):
         g_, q_, k_, v_t_, p_, dq_, dk_, dv_, dp_ = (
@@ -299,3 +306,180 @@ def _pieces_like(q, k, v, dtype):
     buf = reusable_empty(base.shape, dtype)
     return tuple(np.ndarray(a.shape, dtype, buffer=buf, offset=a.ctypes.data - start,
                             strides=a.strides) for a in (q, k, v))
+
+
+# NOTE [Attention on the one pool]
+# With the one pool on (NOTE [One pool] in ember/_onepool.py) OpenBLAS runs one thread, so
+# NumPy's batched matmuls above would leave the second core idle and the softmax kernels are
+# serial. Instead one parallel loop over the (batch x heads) planes runs everything a plane
+# needs - the tiles' GEMMs (sgemm/dgemm from scipy's BLAS table at one thread, the strided q/k/v
+# as they are), the softmax rows, and in the backward dV, dP, the softmax gradient, dQ, dK - so
+# a forward or a backward is one pool launch. A plane is computed by one thread in one fixed
+# order, so the numbers do not depend on the thread count; they are the NumPy path's up to the
+# order of additions inside BLAS. Used for float32/float64 without dropout when every matrix has
+# a unit-stride last axis; the NumPy path above otherwise.
+_POOL_MIN_WORK = 1 << 17  # planes * L * S * E from which the parallel version runs
+
+
+@numba.njit(nogil=True, cache=True)
+def _gemm_rm(f, scal, item, flags, args, ta, tb, a, lda, b, ldb, c, ldc, m, n, k):
+    """Row-major c (m x n, leading dim ldc) = op(a) @ op(b) through the column-major BLAS
+    routine at address f (sgemm/dgemm, _onepool._routine): c^T = op(b)^T op(a)^T. a, b, c are
+    addresses; ta/tb say the operand is stored transposed (its rows are op's columns); scal
+    holds alpha = 1, beta = 0; flags/args are scratch."""
+    if m <= 0 or n <= 0:
+        return
+    u = np.uint64
+    flags[0] = 84 if tb else 78  # 'T' / 'N'
+    flags[1] = 84 if ta else 78
+    args[0] = n
+    args[1] = m
+    args[2] = k
+    args[3] = ldb
+    args[4] = lda
+    args[5] = ldc
+    base = args.ctypes.data
+    fp = flags.ctypes.data
+    sp = scal.ctypes.data
+    _call13(f, (u(fp), u(fp + 1), u(base), u(base + 4), u(base + 8), u(sp), u(b), u(base + 12),
+                u(a), u(base + 16), u(sp + item), u(c), u(base + 20)))
+
+
+@_onepool.twin(min_work=_POOL_MIN_WORK, error_model="numpy")
+def _k_attention_fwd_planes(f, scal, item, q, q_off, ldq, k, k_off, ldk, v, v_off, ldv, o, o_off,
+                            ldo, p, n_embed, n_value, scale, causal, tiles):
+    """Per plane t: P = softmax(Q K^T * scale [causal]), O = P V over the query tiles (rows of
+    `tiles`: lo, hi, n). q/k/v/o are base addresses, *_off byte offsets of each plane, ld* row
+    strides in elements; p is the C-contiguous (planes, L, S) probabilities."""
+    n_planes, n_query, n_key = p.shape
+    for t in numba.prange(n_planes):
+        flags = np.empty(2, np.uint8)
+        args = np.empty(6, np.int32)
+        pp = p[t]
+        p_at = pp.ctypes.data
+        for j in range(tiles.shape[0]):
+            lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
+            _gemm_rm(f, scal, item, flags, args, False, True, q + q_off[t] + lo * ldq * item,
+                     ldq, k + k_off[t], ldk, p_at + lo * n_key * item, n_key, hi - lo, n,
+                     n_embed)
+        for i in range(n_query):
+            row = pp[i]
+            seen = min(i + 1, n_key) if causal else n_key
+            live = row[:seen]
+            for s in range(seen):
+                live[s] = live[s] * scale
+            _softmax_live(row, seen)
+        for j in range(tiles.shape[0]):
+            lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
+            _gemm_rm(f, scal, item, flags, args, False, False, p_at + lo * n_key * item, n_key,
+                     v + v_off[t], ldv, o + o_off[t] + lo * ldo * item, ldo, hi - lo, n_value,
+                     n)
+
+
+@_onepool.twin(min_work=_POOL_MIN_WORK, error_model="numpy")
+def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_off, ldk, v, v_off,
+                            ldv, dq, dq_off, lddq, dk, dk_off, lddk, dv, dv_off, lddv, p, dp,
+                            n_embed, n_value, scale, causal, tiles, key_tiles):
+    """The backward of `_k_attention_fwd_planes` per plane: dV = P^T G and dK = dS^T Q over the
+    key tiles (lo, n: keys lo..n-1 against queries lo..L-1), dP = G V^T and dQ = dS K over the
+    query tiles, dS = scale * P * (dP - sum(dP * P)) per row in dp; rows zero_from..S-1 of dV
+    Arguments as in the forward."""
+    n_planes, n_query, n_key = p.shape
+    for t in numba.prange(n_planes):
+        flags = np.empty(2, np.uint8)
+        args = np.empty(6, np.int32)
+        pp, dpp = p[t], dp[t]
+        p_at, dp_at = pp.ctypes.data, dpp.ctypes.data
+        row_bytes = n_key * item
+        for j in range(key_tiles.shape[0]):
+            lo, n = key_tiles[j, 0], key_tiles[j, 1]
+            _gemm_rm(f, scal, item, flags, args, True, False, p_at + lo * row_bytes + lo * item,
+                     n_key, g + g_off[t] + lo * ldg * item, ldg,
+                     dv + dv_off[t] + lo * lddv * item, lddv, n - lo, n_value, n_query - lo)
+        for j in range(tiles.shape[0]):
+            lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
+            _gemm_rm(f, scal, item, flags, args, False, True, g + g_off[t] + lo * ldg * item,
+                     ldg, v + v_off[t], ldv, dp_at + lo * row_bytes, n_key, hi - lo, n, n_value)
+        for i in range(n_query):
+            seen = min(i + 1, n_key) if causal else n_key
+            gr, y = dpp[i, :seen], pp[i, :seen]
+            s = row_dot(gr, y)
+            for c in range(seen):
+                gr[c] = scale * y[c] * (gr[c] - s)
+            for c in range(seen, n_key):
+                dpp[i, c] = 0
+        for j in range(tiles.shape[0]):
+            lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
+            _gemm_rm(f, scal, item, flags, args, False, False, dp_at + lo * row_bytes, n_key,
+                     k + k_off[t], ldk, dq + dq_off[t] + lo * lddq * item, lddq, hi - lo,
+                     n_embed, n)
+        for j in range(key_tiles.shape[0]):
+            lo, n = key_tiles[j, 0], key_tiles[j, 1]
+            _gemm_rm(f, scal, item, flags, args, True, False, dp_at + lo * row_bytes + lo * item,
+                     n_key, q + q_off[t] + lo * ldq * item, ldq,
+                     dk + dk_off[t] + lo * lddk * item, lddk, n - lo, n_embed, n_query - lo)
+
+
+def _blas_matrix(a):
+    """(base address, byte offsets of its planes (int64), row stride in elements) of an array
+    whose last axis is unit-stride, for the plane kernels; None for any other layout."""
+    item = a.itemsize
+    rows, cols = a.shape[-2], a.shape[-1]
+    if (a.strides[-1] != item and cols != 1) or a.strides[-2] % item:
+        return None
+    ld = a.strides[-2] // item
+    if rows > 1 and ld < cols:
+        return None
+    off = np.zeros(1, np.int64)
+    for size, stride in zip(a.shape[:-2], a.strides[:-2], strict=True):
+        off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
+    return a.ctypes.data, off, max(ld, cols, 1)
+
+
+def _pool_work(q, n_key):
+    """planes * L * S * E of an attention call: the work the plane kernels pick by."""
+    return q.size * n_key
+
+
+def _on_pool(q):
+    return q.dtype in _PLANE_DTYPES and _onepool.enabled()
+
+
+_PLANE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _forward_planes(q, k, v, p, out, scale, causal, tiles):
+    """`attention_forward`'s products and softmax by the plane kernel (NOTE [Attention on the
+    one pool]); False (nothing done) when a layout does not suit BLAS."""
+    mats = [_blas_matrix(a) for a in (q, k, v, out)]
+    if any(m is None for m in mats) or q.dtype != k.dtype or q.dtype != v.dtype:
+        return False
+    (qa, qo, ldq), (ka, ko, ldk), (va, vo, ldv), (oa, oo, ldo) = mats
+    n_query, n_key = p.shape[-2], p.shape[-1]
+    kernel = _k_attention_fwd_planes.pick(_pool_work(q, n_key))
+    kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, qa, qo, ldq,
+           ka, ko, ldk, va, vo, ldv, oa, oo, ldo, p.reshape(-1, n_query, n_key), q.shape[-1],
+           v.shape[-1], scale, causal, np.array(tiles, np.int64).reshape(-1, 3))
+    return True
+
+
+def _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles, key_tiles):
+    """`attention_backward`'s work by the plane kernel (NOTE [Attention on the one pool]);
+    False (nothing done) when a layout or dtype does not suit it."""
+    arrays = (grad, q, k, v, dq, dk, dv)
+    if any(a.dtype != q.dtype for a in arrays + (p,)):
+        return False
+    mats = [_blas_matrix(a) for a in arrays]
+    if any(m is None for m in mats):
+        return False
+    n_query, n_key = p.shape[-2], p.shape[-1]
+    if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
+        dv[..., n_query:, :] = 0
+        dk[..., n_query:, :] = 0
+    flat = [x for m in mats for x in m]
+    kernel = _k_attention_bwd_planes.pick(_pool_work(q, n_key))
+    kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, *flat,
+           p.reshape(-1, n_query, n_key), dp.reshape(-1, n_query, n_key), q.shape[-1],
+           v.shape[-1], scale, causal, np.array(tiles, np.int64).reshape(-1, 3),
+           np.array(key_tiles, np.int64).reshape(-1, 2))
+    return True

@@ -30,6 +30,7 @@ import math
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._kernel_threads import parallel_range
 from .vmath import _LN2_HI_32, _LN2_LO_32, _LOG2E_32, _expm1_poly32, _pow2_32, vtanh
 
@@ -89,38 +90,38 @@ def _cdf_and_gauss32(x):
     return cdf, gauss
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(error_model="numpy")
 def _k_gelu_fwd(x, out):
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         v = x[t]
         cdf, _ = _cdf_and_gauss32(v)
         out[t] = v * cdf
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(error_model="numpy")
 def _k_gelu_bwd(g, x, out):
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         v = x[t]
         cdf, gauss = _cdf_and_gauss32(v)
         out[t] = g[t] * (cdf + v * gauss * _DENS32)
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(error_model="numpy")
 def _k_gelu_tanh_fwd(x, out):
     # computed in x's dtype, as torch does
     k, c, half, one = (x.dtype.type(_TANH_K), x.dtype.type(_TANH_C), x.dtype.type(0.5),
                        x.dtype.type(1))
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         v = x[t]
         out[t] = half * v * (one + vtanh(k * (v + c * v * v * v)))
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(error_model="numpy")
 def _k_gelu_tanh_bwd(g, x, out):
     k, c, half, one = (x.dtype.type(_TANH_K), x.dtype.type(_TANH_C), x.dtype.type(0.5),
                        x.dtype.type(1))
     c3 = x.dtype.type(3 * _TANH_C)
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         v = x[t]
         th = vtanh(k * (v + c * v * v * v))
         d = half * (one + th) + half * v * (one - th * th) * k * (one + c3 * v * v)
@@ -138,16 +139,25 @@ _GRAIN = 1 << 15
 
 
 def gelu_forward(x, approximate, out):
-    """gelu of C-contiguous x into out (same shape and dtype), on the kernel threads."""
+    """gelu of C-contiguous x into out (same shape and dtype): with the one pool on, the twin
+    kernel (parallel from its min_work; NOTE [One pool]), else on the kernel threads."""
     kernel = _k_gelu_tanh_fwd if approximate == "tanh" else _k_gelu_fwd
     xf, of = x.reshape(-1), out.reshape(-1)
-    parallel_range(lambda lo, hi: kernel(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
+    if _onepool.enabled():  # never two pools at once
+        kernel.pick(of.size)(xf, of)
+        return out
+    parallel_range(lambda lo, hi: kernel.serial(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
     return out
 
 
 def gelu_backward(grad, x, approximate, out):
-    """dL/dx of gelu given dL/dy; all C-contiguous of one shape and dtype."""
+    """dL/dx of gelu given dL/dy; all C-contiguous of one shape and dtype (pools as in
+    `gelu_forward`)."""
     kernel = _k_gelu_tanh_bwd if approximate == "tanh" else _k_gelu_bwd
     gf, xf, of = grad.reshape(-1), x.reshape(-1), out.reshape(-1)
-    parallel_range(lambda lo, hi: kernel(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
+    if _onepool.enabled():
+        kernel.pick(of.size)(gf, xf, of)
+        return out
+    parallel_range(lambda lo, hi: kernel.serial(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size,
+                   _GRAIN)
     return out

@@ -9,8 +9,10 @@ taken of x - rowmax <= 0, so nothing overflows.
 import numba
 import numpy as np
 
+from ... import _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import parallel_range
+from .vmath import row_max, row_sum, vexp
 
 PARALLEL = False  # see NOTE [Kernel threading] in conv.py
 _FAST = {"reassoc"}  # vectorized sums; NaN and inf still propagate
@@ -27,6 +29,11 @@ def _row_exp(x2d):
     # the (M, K) exponentials live until the backward: NOTE [Reused buffers] in _backend.py
     # (GNMT-S's (640, 2000) logits: ~570 fewer page faults per step)
     shifted_exp = reusable_empty(x2d.shape, x2d.dtype)
+    if (x2d.size >= _k_row_exp.min_work and x2d.dtype in _FLOATS
+            and x2d.strides[-1] == x2d.itemsize and _onepool.enabled()):
+        # NOTE [Softmax rows on the one pool]
+        _k_row_exp.parallel(x2d, shift, shifted_exp, total)
+        return shift, shifted_exp, total
 
     def rows(lo, hi):  # NumPy releases the GIL in each pass: NOTE [Kernel threads]
         row_max = x2d[lo:hi].max(axis=1)
@@ -38,6 +45,27 @@ def _row_exp(x2d):
 
     parallel_range(rows, n_rows, max(1, _GRAIN // max(1, n_cols)))
     return shift, shifted_exp, total
+
+
+# NOTE [Softmax rows on the one pool]
+# With the one pool on (NOTE [One pool] in ember/_onepool.py), NumPy's passes above would run on
+# one core. `_k_row_exp` does the same per row - max (NaN-propagating; an all -inf row shifts
+# by 0, a +inf or NaN max stays and makes the row NaN), exp(x - shift) with the vectorisable
+# `vexp` (vmath.py), row sum - in one parallel pass over rows, so each row is one thread's and
+# the numbers do not depend on the split. They agree with the NumPy path to rounding (vexp's
+# ulp and the order of the row sum), not bit for bit.
+@_onepool.twin(min_work=1 << 16, error_model="numpy")
+def _k_row_exp(x, shift, e, total):
+    n_rows, n_cols = x.shape
+    for r in numba.prange(n_rows):
+        row = x[r]
+        m = row_max(row)  # n_cols >= 1: the caller sends min_work elements at least
+        m = m if m != -np.inf else x.dtype.type(0)
+        dst = e[r]
+        for k in range(n_cols):
+            dst[k] = vexp(row[k] - m)
+        shift[r] = m
+        total[r] = row_sum(dst)
 
 
 def _log(values):
@@ -72,7 +100,7 @@ def softmax_forward(x2d):
 # and 'mean' divides the sum of row losses by the sum of w_t over non-ignored rows.
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+@_onepool.twin(min_work=1 << 16, fastmath=_FAST)
 def _k_cross_entropy_fwd(x, target, weight, lse, ignore_index, smoothing, losses, row_weight):
     n_rows, n_classes = x.shape
     for r in numba.prange(n_rows):
@@ -93,7 +121,9 @@ def _k_cross_entropy_fwd(x, target, weight, lse, ignore_index, smoothing, losses
         row_weight[r] = w_t
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+# error_model="numpy": an all -inf row has total 0, and its gradient is NaN (as torch's), not
+# a ZeroDivisionError
+@_onepool.twin(min_work=1 << 16, fastmath=_FAST, error_model="numpy")
 def _k_cross_entropy_bwd(shifted_exp, total, target, weight, ignore_index, smoothing, row_scale,
                          grad):
     """dloss/dx into grad (M, K), row r scaled by row_scale[r]; p = shifted_exp / total."""
@@ -258,8 +288,9 @@ def cross_entropy_forward(logits2d, target1d, weight, ignore_index, label_smooth
     if n_rows and n_classes:
         shift, shifted_exp, total = _row_exp(logits2d)
         lse = shift + _log(total)
-        _k_cross_entropy_fwd(logits2d, target1d, w, lse, ignore_index, float(label_smoothing),
-                             losses, row_weight)
+        # in parallel on the one pool from its min_work (NOTE [One pool])
+        _k_cross_entropy_fwd.pick(logits2d.size)(logits2d, target1d, w, lse, ignore_index,
+                                                 float(label_smoothing), losses, row_weight)
     total_weight = float(row_weight.sum())
     if reduction == "none":
         loss = losses.astype(dtype)
@@ -304,12 +335,14 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
     smoothing = float(label_smoothing)
 
     def rows(lo, hi):
-        _k_cross_entropy_bwd(shifted_exp[lo:hi], total[lo:hi], target1d[lo:hi], w, ignore_index,
-                             smoothing, row_scale[lo:hi], grad[lo:hi])
+        _k_cross_entropy_bwd.serial(shifted_exp[lo:hi], total[lo:hi], target1d[lo:hi], w,
+                                    ignore_index, smoothing, row_scale[lo:hi], grad[lo:hi])
 
-    if n_rows < 2 * max(1, _GRAIN // n_classes):  # one part: no closure, no hand-off
-        _k_cross_entropy_bwd(shifted_exp, total, target1d, w, ignore_index, smoothing, row_scale,
-                             grad)
+    if n_rows < 2 * max(1, _GRAIN // n_classes) or _onepool.enabled():
+        # one part (no closure, no hand-off), or the twin's pick on the one pool (NOTE [One
+        # pool]: never two pools at once)
+        _k_cross_entropy_bwd.pick(logits2d.size)(shifted_exp, total, target1d, w, ignore_index,
+                                                 smoothing, row_scale, grad)
         return grad
     parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
     return grad

@@ -259,7 +259,7 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
 # Layer norm over the last dim of (M, D): one set of statistics per row.
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+@_onepool.twin(fastmath=_FAST)
 def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
     n_rows, dim = x.shape
     for r in numba.prange(n_rows):
@@ -280,13 +280,14 @@ def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
         invstd_out[r] = invstd
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FAST, parallel=PARALLEL)
+@_onepool.twin(fastmath=_FAST)
 def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo, blk_hi):
     """gx row by row; gw/gb partial sums per block of rows, so blocks never share an output.
-    Runs blocks blk_lo..blk_hi-1 of the gw_parts.shape[0] blocks (one kernel-thread part)."""
+    Runs blocks blk_lo..blk_hi-1 of the gw_parts.shape[0] blocks (one kernel-thread part, or
+    all of them in parallel on the one pool)."""
     n_rows, dim = x.shape
     n_blocks = gw_parts.shape[0]
-    for blk in range(blk_lo, blk_hi):
+    for blk in numba.prange(blk_lo, blk_hi):
         gw_acc = gw_parts[blk]
         gb_acc = gb_parts[blk]
         for r in range(blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks):
@@ -333,12 +334,14 @@ def layernorm_forward(x2d, weight, bias, eps):
         return y, mean, invstd
     eps = float(eps)
     grain = max(1, _GRAIN // dim)
-    if n_rows < 2 * grain:  # one part (a decoding step's row): no closure, slices or pool call
-        _k_layernorm_fwd(x2d, w, b, eps, y, mean, invstd)
+    if n_rows < 2 * grain or _onepool.enabled():
+        # one part (a decoding step's row: no closure, slices or pool call), or the twin
+        # kernel's pick on the one pool (never two pools at once: NOTE [One pool])
+        _k_layernorm_fwd.pick(x2d.size)(x2d, w, b, eps, y, mean, invstd)
         return y, mean, invstd
 
     def rows(lo, hi):
-        _k_layernorm_fwd(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
+        _k_layernorm_fwd.serial(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
 
     parallel_range(rows, n_rows, grain)  # NOTE [Kernel threads]
     return y, mean, invstd
@@ -359,9 +362,13 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
     gw_parts = np.zeros((n_blocks, dim), np.float64)
     gb_parts = np.zeros((n_blocks, dim), np.float64)
     gx = reusable_empty(x2d.shape, x2d.dtype)  # NOTE [Reused buffers] in _backend.py
-    if n_rows and dim:
+    if n_rows and dim and _onepool.enabled():  # the blocks in parallel (NOTE [One pool])
+        _k_layernorm_bwd.pick(x2d.size)(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, 0,
+                                        n_blocks)
+    elif n_rows and dim:
         def blocks(lo, hi):
-            _k_layernorm_bwd(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, lo, hi)
+            _k_layernorm_bwd.serial(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, lo,
+                                    hi)
 
         # the blocks are fixed above; the kernel threads share them out (NOTE [Kernel threads])
         parallel_range(blocks, n_blocks, max(1, _GRAIN // max(1, n_rows // n_blocks * dim)))

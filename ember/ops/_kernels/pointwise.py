@@ -10,30 +10,37 @@ other dtypes), so callers need not check.
 import numba
 import numpy as np
 
-from ... import _backend
+from ... import _backend, _onepool
 from ..._backend import reusable_empty, reusable_like, row_order
 from . import split
 
+# NOTE [Pointwise kernels on the one pool]
+# The elementwise kernels below are twins (NOTE [One pool] in ember/_onepool.py): their serial
+# versions are the kernels as they were, called everywhere the pool is off; with the pool on,
+# a big array goes to the parallel version in one call instead of split.run's parts on the
+# kernel threads (one pool, never two). Elementwise: the same numbers for any split.
+_POOL_MIN = 1 << 16  # elements from which the parallel version runs
 
-@numba.njit(nogil=True, cache=True)
+
+@_onepool.twin(min_work=_POOL_MIN)
 def _k_masked_grad(g, x, lo, hi, out):
     """out[t] = g[t] where lo < x[t] < hi, else 0 (flat arrays): hardtanh's rule, NaN gives 0.
     A NaN ``hi`` is relu's rule instead: zeroed only where x[t] <= lo, so +inf and NaN pass.
     See NOTE [Gradients at NaN]."""
     if hi != hi:
-        for t in range(out.size):
+        for t in numba.prange(out.size):
             out[t] = 0 if x[t] <= lo else g[t]
     else:
-        for t in range(out.size):
+        for t in numba.prange(out.size):
             v = x[t]
             out[t] = g[t] if (v > lo and v < hi) else 0
 
 
-@numba.njit(nogil=True, cache=True)
+@_onepool.twin(min_work=_POOL_MIN)
 def _k_clamp(x, lo, hi, out):
     """out[t] = x[t] clamped to [lo, hi] (flat arrays). Comparisons are false for NaN, so NaN
     passes through, and -0.0 is not below 0, so it stays -0.0: both as in torch.clamp/relu."""
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         v = x[t]
         if v < lo:
             v = lo
@@ -105,15 +112,15 @@ def _k_rows_mul(a, ia, la, b, ib, lb, out):
                 o[h] = x[h] * y[h]
 
 
-@numba.njit(nogil=True, cache=True)
+@_onepool.twin(min_work=_POOL_MIN)
 def _k_tanh_grad(g, y, out):
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         out[t] = g[t] * (1 - y[t] * y[t])
 
 
-@numba.njit(nogil=True, cache=True)
+@_onepool.twin(min_work=_POOL_MIN)
 def _k_sigmoid_grad(g, y, out):
-    for t in range(out.size):
+    for t in numba.prange(out.size):
         out[t] = g[t] * (y[t] * (1 - y[t]))
 
 
@@ -186,7 +193,7 @@ def _rows(a, ndim, out_lead):
     strides = (0,) * (ndim - a.ndim) + a.strides
     if (shape[-1] > 1 and strides[-1] != item) or any(st < 0 or st % item for st in strides):
         return None
-    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides)) // item
+    span = 1 + sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) // item
     flat = np.lib.stride_tricks.as_strided(a, shape=(span,), strides=(item,))
     offsets = np.zeros((1,) * (ndim - 1), np.int64)
     for axis in range(ndim - 1):
@@ -259,12 +266,13 @@ def clamp(x, lo, hi):
     (AMD EPYC, (8,64,32,32): 194 vs 47 us), and ``np.maximum`` turns -0.0 into 0.0 where torch
     keeps -0.0. Falls back to ``np.clip`` for other dtypes and non-dense layouts.
     """
-    if x.dtype in _FLOATS and x.flags.c_contiguous and x.size < split._MIN_WORK:
+    if (x.dtype in _FLOATS and x.flags.c_contiguous and x.size < split._MIN_WORK
+            and (x.size < _k_clamp.min_work or not _onepool.enabled())):
         # a small dense array (a small batch's activations): the kernel straight away, with
         # none of the layout and threading steps below (~2 us of a 4 us relu)
         out = _small_out(x)
         t_lo, t_hi = _typed_bounds(x.dtype, lo, hi)
-        _k_clamp(x.reshape(-1), t_lo, t_hi, out.reshape(-1))
+        _k_clamp.serial(x.reshape(-1), t_lo, t_hi, out.reshape(-1))
         return out
     flats = _flat_views(x)
     if flats is None:
@@ -272,6 +280,9 @@ def clamp(x, lo, hi):
     out = reusable_empty(x.shape, x.dtype) if x.flags.c_contiguous else _like(x)
     typed = x.dtype.type  # bounds in the array's dtype: float32 stays float32 in the loop
     flat_out = out.ravel(order="K")
+    if _onepool.enabled():  # NOTE [Pointwise kernels on the one pool]
+        _k_clamp.pick(flat_out.size)(flats[0], typed(lo), typed(hi), flat_out)
+        return out
     # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
     split.run(_clamp_part, flat_out.size, flat_out.size, flats[0], typed(lo), typed(hi), flat_out)
     return out
@@ -295,11 +306,12 @@ def masked_grad(g, x, lo, hi):
     derivative of hardtanh and relu6. ``hi=None``: relu's derivative, g zeroed only where
     x <= lo (passes at +inf and NaN). See NOTE [Gradients at NaN]."""
     if (g.dtype in _FLOATS and g.dtype == x.dtype and g.shape == x.shape
-            and g.size < split._MIN_WORK and g.flags.c_contiguous and x.flags.c_contiguous):
+            and g.size < split._MIN_WORK and g.flags.c_contiguous and x.flags.c_contiguous
+            and (g.size < _k_masked_grad.min_work or not _onepool.enabled())):
         # small and dense: the kernel straight away, as in clamp
         out = _small_out(g)
         t_lo, t_hi = _typed_bounds(x.dtype, lo, hi)
-        _k_masked_grad(g.reshape(-1), x.reshape(-1), t_lo, t_hi, out.reshape(-1))
+        _k_masked_grad.serial(g.reshape(-1), x.reshape(-1), t_lo, t_hi, out.reshape(-1))
         return out
     if not _fusable(g, x):
         if not (g.shape == x.shape and g.dtype == x.dtype and g.dtype in _FLOATS):
@@ -312,6 +324,10 @@ def masked_grad(g, x, lo, hi):
         x = np.ascontiguousarray(x)
     out = reusable_empty(g.shape, g.dtype)  # NOTE [Reused buffers] in _backend.py
     typed = x.dtype.type  # bounds in the array's dtype: float32 compares stay float32
+    if _onepool.enabled():  # NOTE [Pointwise kernels on the one pool]
+        _k_masked_grad.pick(out.size)(g.reshape(-1), x.reshape(-1), typed(lo),
+                                      typed(_no_bound(hi)), out.reshape(-1))
+        return out
     # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
     split.run(_masked_grad_part, out.size, out.size, g.reshape(-1), x.reshape(-1), typed(lo),
               typed(_no_bound(hi)), out.reshape(-1))
@@ -319,11 +335,11 @@ def masked_grad(g, x, lo, hi):
 
 
 def _masked_grad_part(g, x, lo, hi, out, start, stop):
-    _k_masked_grad(g[start:stop], x[start:stop], lo, hi, out[start:stop])
+    _k_masked_grad.serial(g[start:stop], x[start:stop], lo, hi, out[start:stop])
 
 
 def _clamp_part(x, lo, hi, out, start, stop):
-    _k_clamp(x[start:stop], lo, hi, out[start:stop])
+    _k_clamp.serial(x[start:stop], lo, hi, out[start:stop])
 
 
 def _fused(kernel, g, y):
@@ -334,7 +350,9 @@ def _fused(kernel, g, y):
     out = reusable_like(g)  # NOTE [Reused buffers] in _backend.py
     if out is None:
         out = _like(g)
-    kernel(*flats, out.ravel(order="K"))
+    # the twin's parallel version for a big array with the pool on (NOTE [Pointwise kernels
+    # on the one pool]), else its serial one
+    kernel.pick(out.size)(*flats, out.ravel(order="K"))
     return out
 
 
@@ -378,3 +396,28 @@ def index_add_rows(num_rows, index, rows):
     else:
         np.add.at(acc, index, rows)
     return acc
+
+
+@_onepool.twin(min_work=1 << 16)
+def _k_add_row(y, b):
+    """y (M, N) += b (N,), row by row (NOTE [One pool]: a twin kernel, parallel over rows)."""
+    for r in numba.prange(y.shape[0]):
+        row = y[r]
+        for c in range(row.size):
+            row[c] += b[c]
+
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def add_row(y, b):
+    """y += b in place for y (..., N) and b (N,) (a Linear's bias): with the one pool on and a
+    big C-contiguous float y, the twin kernel's parallel version (the same sums as NumPy's);
+    NumPy's in-place add otherwise. Returns y."""
+    if (y.size >= _k_add_row.min_work and _onepool.enabled() and y.flags.c_contiguous
+            and b.ndim == 1 and y.ndim >= 1 and b.shape[0] == y.shape[-1]
+            and y.dtype in _FLOATS and b.dtype == y.dtype):
+        _k_add_row.parallel(y.reshape(-1, y.shape[-1]), b)
+        return y
+    y += b
+    return y

@@ -14,9 +14,13 @@ import math
 
 import numba
 
+from ... import _onepool
 from .vmath import row_dot, row_max, row_sum, vexp
 
-_OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
+# The row kernels are twins (NOTE [One pool] in ember/_onepool.py): serial as they were, and
+# parallel over rows with the pool on from _POOL_MIN elements (each row one thread's: the same
+# numbers for any split).
+_POOL_MIN = 1 << 16
 
 
 @numba.njit(inline="always")
@@ -27,9 +31,9 @@ def _shift(row):
     return m if m != -math.inf else row.dtype.type(0)
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(min_work=_POOL_MIN, error_model="numpy")
 def _k_softmax_fwd(x, out):
-    for r in range(x.shape[0]):
+    for r in numba.prange(x.shape[0]):
         row, dst = x[r], out[r]
         m = _shift(row)
         for k in range(row.size):
@@ -39,11 +43,11 @@ def _k_softmax_fwd(x, out):
             dst[k] = dst[k] / total
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(min_work=_POOL_MIN, error_model="numpy")
 def _k_log_softmax_fwd(x, out):
     # out = (x - m) - log(sum(exp(x - m))): subtracting from the shifted values keeps the result
     # exact for large x (x - logsumexp(x) would cancel)
-    for r in range(x.shape[0]):
+    for r in numba.prange(x.shape[0]):
         row, dst = x[r], out[r]
         m = _shift(row)
         for k in range(row.size):
@@ -53,20 +57,20 @@ def _k_log_softmax_fwd(x, out):
             dst[k] = (row[k] - m) - lse
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(min_work=_POOL_MIN, error_model="numpy")
 def _k_softmax_bwd(g, y, out):
     # d softmax: y * (g - sum(g * y))
-    for r in range(g.shape[0]):
+    for r in numba.prange(g.shape[0]):
         gr, yr, dst = g[r], y[r], out[r]
         s = row_dot(gr, yr)
         for k in range(gr.size):
             dst[k] = yr[k] * (gr[k] - s)
 
 
-@numba.njit(**_OPTS)
+@_onepool.twin(min_work=_POOL_MIN, error_model="numpy")
 def _k_log_softmax_bwd(g, y, out):
     # d log_softmax: g - softmax * sum(g), softmax = exp(y)
-    for r in range(g.shape[0]):
+    for r in numba.prange(g.shape[0]):
         gr, yr, dst = g[r], y[r], out[r]
         s = row_sum(gr)
         for k in range(gr.size):
@@ -76,11 +80,11 @@ def _k_log_softmax_bwd(g, y, out):
 def softmax_rows(x2d, out, log=False):
     """softmax (or log-softmax) of each row of x2d (M, K) into out; both C-contiguous, one
     float dtype, K >= 1."""
-    (_k_log_softmax_fwd if log else _k_softmax_fwd)(x2d, out)
+    (_k_log_softmax_fwd if log else _k_softmax_fwd).pick(x2d.size)(x2d, out)
     return out
 
 
 def softmax_rows_backward(g2d, y2d, out, log=False):
     """The gradient wrt the input rows, given the output rows y2d and their gradient g2d."""
-    (_k_log_softmax_bwd if log else _k_softmax_bwd)(g2d, y2d, out)
+    (_k_log_softmax_bwd if log else _k_softmax_bwd).pick(g2d.size)(g2d, y2d, out)
     return out

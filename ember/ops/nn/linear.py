@@ -3,19 +3,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _onepool
 from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
 from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
+from .._kernels import pointwise as _kpw
 from .._kernels import split as _ksplit
 from ..products import rows_matmul
 
 
 def _split(macs):
     """Whether a product of `macs` multiply-adds runs in parts on the kernel threads (NOTE
-    [Convolution GEMMs on the kernel threads] in ops/_kernels/split.py; off by default)."""
-    return macs >= SMALL_GEMM[1] and _ksplit.split_gemms()
+    [Convolution GEMMs on the kernel threads] in ops/_kernels/split.py; off by default). Never
+    with the one pool on: its GEMMs are split already (NOTE [One pool]), and two pools fight."""
+    return macs >= SMALL_GEMM[1] and _ksplit.split_gemms() and not _onepool.enabled()
 
 
 class Linear(Op):
@@ -49,7 +52,7 @@ class Linear(Op):
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
             y = y.astype(x.dtype)
         if bias is not None:
-            y += bias
+            _kpw.add_row(y, bias)  # y += bias, on the one pool when it is on and y is big
         return y
 
     @staticmethod
@@ -145,7 +148,8 @@ def _backward_numpy(g, x, w, need):
                     gx = _make(out)
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
-            (_ksplit.gemm if split else np.matmul)(g2.T, x.reshape(-1, n_in), out=out)
+            # dW = G^T X: on the one pool when it is on (NOTE [One pool]), np.matmul otherwise
+            (_ksplit.gemm if split else _onepool.matmul)(g2.T, x.reshape(-1, n_in), out=out)
             gw = _make(out)
         if len(need) > 2 and need[2]:
             gb = _make(_column_sums(g2) if not split else _column_sums_in_parts(g2))
@@ -215,5 +219,5 @@ def _linear_weight_grad(grad, x, n_out, n_in):
     if _state.enabled or g.dtype != a.dtype or g.dtype not in _FLOATS:
         return grad.reshape(-1, n_out).t().matmul(x.reshape(-1, n_in))
     out = reusable_empty((n_out, n_in), g.dtype)
-    np.matmul(g.reshape(-1, n_out).T, a.reshape(-1, n_in), out=out)
+    _onepool.matmul(g.reshape(-1, n_out).T, a.reshape(-1, n_in), out=out)  # NOTE [One pool]
     return _make(out)
