@@ -340,7 +340,10 @@ class Pow(Op):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         y = _pow_special(a, b)
         if y is None:
-            y = np.asarray(np.power(a, b))  # an array even for 0-d inputs: saved by identity
+            # an array even for 0-d inputs: saved by identity. Silent on 0 ** -1, inf, NaN, as
+            # torch (NumPy would warn)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                y = np.asarray(np.power(a, b))
         ctx.save_for_backward(a, b, y)
         return y
 

@@ -347,11 +347,12 @@ class Var(Op):
         ctx.den = n - correction
         acc = x.astype(np.float64) if x.dtype.itemsize < 8 else x
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            dev = acc - acc.mean(axis=dims, keepdims=True)
+            # the sum over n, not .mean(): NumPy warns for the mean of an empty slice
+            dev = acc - acc.sum(axis=dims, keepdims=True) / n
             y = np.sum(dev * dev, axis=dims, keepdims=keepdim) / max(ctx.den, 0)
             if root:
                 y = np.sqrt(y)
-        y = np.asarray(y).astype(x.dtype, copy=False)
+            y = np.asarray(y).astype(x.dtype, copy=False)  # beyond float32's range: inf
         ctx.save_for_backward(x, y if root else None)
         return y
 
@@ -382,10 +383,14 @@ def _var(input, dim, unbiased, keepdim, correction, name, root=False):
     c = _correction(unbiased, correction)
     _float_only(input._data, name)
     dims = norm_dims(dim, input.ndim, name)
+    n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
+    if n - c <= 0:  # torch's warning, with its key phrase
+        warnings.warn(f"{name}(): degrees of freedom is <= 0; got correction={c} for {n} "
+                      "elements per result. The result is NaN or inf.", UserWarning,
+                      stacklevel=4)
     if not input.is_complex():
         return (Std if root else Var).apply(input, dims=dims, correction=c, keepdim=keepdim,
                                             root=root)
-    n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
     mu = input.mean(dim=dims, keepdim=True)
     d = input - mu
     # complex: the mean of |d|^2, a real result as torch's

@@ -115,6 +115,30 @@ BINARY.update({
     "special.zeta": lambda L, a, b: L.special.zeta(a, b),
     "igamma": lambda L, a, b: L.igamma(a, b), "igammac": lambda L, a, b: L.igammac(a, b),
 })
+BINARY.update({  # losses as (input, target) pairs, reduction="none"
+    "mse_loss": lambda L, a, b: L.nn.functional.mse_loss(a, b, reduction="none"),
+    "l1_loss": lambda L, a, b: L.nn.functional.l1_loss(a, b, reduction="none"),
+    "smooth_l1_loss": lambda L, a, b: L.nn.functional.smooth_l1_loss(a, b, reduction="none"),
+    "smooth_l1_loss_beta0": lambda L, a, b: L.nn.functional.smooth_l1_loss(
+        a, b, reduction="none", beta=0.0),
+    "huber_loss": lambda L, a, b: L.nn.functional.huber_loss(a, b, reduction="none"),
+    "kl_div": lambda L, a, b: L.nn.functional.kl_div(a, b, reduction="none"),
+    "kl_div_log_target": lambda L, a, b: L.nn.functional.kl_div(a, b, reduction="none",
+                                                                log_target=True),
+    "poisson_nll_loss": lambda L, a, b: L.nn.functional.poisson_nll_loss(a, b, reduction="none"),
+    "poisson_nll_loss_no_log": lambda L, a, b: L.nn.functional.poisson_nll_loss(
+        a, b, log_input=False, reduction="none"),
+    "gaussian_nll_loss": lambda L, a, b: L.nn.functional.gaussian_nll_loss(
+        a, b, L.ones_like(a), reduction="none"),
+    "margin_ranking_loss": lambda L, a, b: L.nn.functional.margin_ranking_loss(
+        a, b, L.ones_like(a), reduction="none"),
+    "soft_margin_loss": lambda L, a, b: L.nn.functional.soft_margin_loss(a, b.detach(),
+                                                                        reduction="none"),
+    "bce_with_logits": lambda L, a, b: L.nn.functional.binary_cross_entropy_with_logits(
+        a, b.clamp(0, 1), reduction="none"),
+    "pairwise_distance": lambda L, a, b: L.nn.functional.pairwise_distance(
+        a.reshape(64, 4), b.reshape(64, 4)),
+})
 NO_GRAD = {"floor_divide", "igamma", "igammac", "special.zeta"}  # see SKIP's reasons
 
 
@@ -168,6 +192,11 @@ SKIP = {
     # Hurwitz zeta(x, +inf) is 0 (torch NaN); igamma at NaN: torch returns 0 or 1
     ("special.zeta", "value"): (None, lambda a, b: (np.abs(b) >= 1e30) | (np.abs(a) >= 1e30),
                                 "limit 0; torch NaN"),
+    # torch's log(1 + exp(-y x)) overflows for |x y| >= 5e29 and gives inf; ember's is exact
+    ("soft_margin_loss", "value"): (None, lambda a, b: np.abs(a * b) >= 1e20,
+                                    "exp overflows in torch"),
+    ("soft_margin_loss", "grad0"): (None, lambda a, b: np.abs(a * b) >= 1e20,
+                                    "torch's exp(-yx) / (1 + exp(-yx)) is inf / inf = NaN"),
     **{(op, "value"): (None, lambda a, b: np.isnan(a) | np.isnan(b) | (a == 1e-30),
                        "torch: 0/1 at NaN; Q(1e-30, x) float32 inaccurate in torch")
        for op in ("igamma", "igammac")},
@@ -384,3 +413,10 @@ def test_mode_of_repeated_nan_is_nan():
     values, indices = ember.tensor([[nan, nan, 1.0, 2.0], [1.0, nan, nan, nan]]).mode(1)
     assert np.isnan(values.numpy()).all()
     assert indices.tolist() == [1, 3]  # the last occurrence, as for other values
+
+
+@pytest.mark.parametrize("op", ["var", "std"])
+def test_var_without_degrees_of_freedom_warns_as_torch(op):
+    for lib in (ember, torch):
+        with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+            getattr(lib.zeros(3, 1), op)(1)
