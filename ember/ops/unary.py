@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import reusable_empty
-from .._tensor import _make
+from .._tensor import Tensor, _make
 from ..autograd.function import Op, node_class
 from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
@@ -556,6 +556,14 @@ class Lerp(Op):
 
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
+    # torch does not promote here: end and a tensor weight must have input's dtype, a float one
+    if isinstance(input, Tensor) and not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f"lerp: not implemented for dtype {input.dtype}; expected a "
+                                  "floating point or complex input.")
+    for arg, value in (("end", end), ("weight", weight)):
+        if isinstance(input, Tensor) and isinstance(value, Tensor) and value.dtype != input.dtype:
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{arg}` but got dtype "
+                               f"{value.dtype}.")
     args = promote_args("lerp", input, end, weight)
     return Lerp.apply(*args)
 

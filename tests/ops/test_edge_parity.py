@@ -420,3 +420,13 @@ def test_var_without_degrees_of_freedom_warns_as_torch(op):
     for lib in (ember, torch):
         with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
             getattr(lib.zeros(3, 1), op)(1)
+
+
+def test_lerp_refuses_what_torch_refuses():
+    for lib in (ember, torch):
+        with pytest.raises(NotImplementedError):
+            lib.lerp(lib.tensor([1, 2]), lib.tensor([3, 4]), 0.5)
+        with pytest.raises(RuntimeError, match="expected dtype"):
+            lib.lerp(lib.tensor([1.0, 2.0]), lib.tensor([3, 4]), 0.5)
+        with pytest.raises(RuntimeError, match="expected dtype"):
+            lib.lerp(lib.tensor([1.0]), lib.tensor([3.0]), lib.tensor([0.5], dtype=lib.float64))
