@@ -71,6 +71,7 @@ i1e = with_out(_ops.i1e, "special.i1e")
 entr = with_out(_ops.entr, "special.entr")
 erfcx = with_out(_ops.erfcx, "special.erfcx")
 log_ndtr = with_out(_ops.log_ndtr, "special.log_ndtr")
+ndtri = with_out(_ops.ndtri, "special.ndtri")
 xlog1py = with_out(_ops.xlog1py, "special.xlog1py")
 zeta = with_out(_ops.zeta, "special.zeta")
 chebyshev_polynomial_t = _ops.chebyshev_polynomial_t
@@ -95,12 +96,6 @@ def ndtr(input, *, out=None):
     return 0.5 * (1 + _ember.erf(x * 0.7071067811865476))
 
 
-def ndtri(input, *, out=None):
-    """The inverse of the standard normal CDF: sqrt(2) erfinv(2p - 1)."""
-    if out is not None:
-        return write_out(out, ndtri(input), "special.ndtri")
-    p = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
-    return 1.4142135623730951 * _ember.erfinv(2 * p - 1)
 
 
 def softmax(input, dim, *, dtype=None):

@@ -141,8 +141,9 @@ def test_multigammaln_matches_torch_with_gradient():
     _check(S.multigammaln(ember.tensor(x), 3), torch.special.multigammaln(torch.tensor(x), 3))
     t = ember.tensor(x, requires_grad=True)
     assert gradcheck(lambda v: ember.mvlgamma(v, 3), (t,))
-    with pytest.raises(RuntimeError, match="All elements must be greater than"):
-        ember.mvlgamma(ember.tensor([0.5]), 3)
+    # torch 2.13 has no domain check: at and below (p - 1) / 2 lgamma meets a pole
+    _check(ember.mvlgamma(ember.tensor([0.5, -2.0]), 3),
+           torch.mvlgamma(torch.tensor([0.5, -2.0]), 3))
 
 
 @pytest.mark.parity

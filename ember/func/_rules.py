@@ -393,7 +393,7 @@ def _classes():
 _POINTWISE = ("Add", "Sub", "Mul", "Div", "Remainder", "Fmod", "Pow", "Atan2", "Hypot",
               "Copysign", "Xlogy", "Round", "NanToNum", "Clamp", "Gelu", "Where", "Cast",
               "Clone", "Contiguous", "Igamma", "Xlog1py", "Zeta", "Polygamma", "NativeDropout",
-              "_DelayedError", "Copy", "_Unary", "BinaryCrossEntropy")
+              "_DelayedError", "Copy", "_Unary", "BinaryCrossEntropy", "Lerp", "Logit")
 _FACTORIES = ("unary_op.", "_compare.", "_bitwise.", "_minmax", "_MaxMin")
 
 
@@ -414,6 +414,7 @@ def _table():
         table[name] = dim_op("dim", none_means_all=False)
     table.update({
         "LinalgVectorNorm": dim_op("dims"), "PNorm": dim_op("dims"), "Flip": dim_op("dims"),
+        "MaxNorm": dim_op("dims"), "Var": dim_op("dims"), "Std": dim_op("dims"),
         "Roll": dim_op("dims", none_means_all=False), "Diagonal": two_dims("dim1", "dim2"),
         "View": view_rule, "Reshape": view_rule, "Permute": permute_rule,
         "Expand": expand_rule, "Repeat": repeat_rule, "BasicIndex": basic_index_rule,

@@ -199,14 +199,16 @@ class Div(Op):
         ctx.rounding_mode = rounding_mode
         if rounding_mode is None:
             ctx.save_for_backward(a, b)
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return a / b
         ctx.shapes = (a.shape, b.shape)
         if a.dtype.kind in "iu" and (np.asarray(b) == 0).any():
             raise RuntimeError("ZeroDivisionError: integer division by zero")
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if rounding_mode == "floor":
-                return np.floor_divide(a, b) if a.dtype.kind in "iu" else np.floor(a / b)
+                # floats too: NumPy's floor_divide is Python's (and torch's) a // b, exact where
+                # floor(a / b) is not (1 // 0.1 is 9; an infinite a gives NaN)
+                return np.floor_divide(a, b)
             if rounding_mode == "trunc":
                 if a.dtype.kind in "iu":
                     return (np.trunc(a / b)).astype(a.dtype)
@@ -222,7 +224,9 @@ class Div(Op):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         ga = sum_to(grad / b, a.shape) if need[0] else None
-        gb = sum_to(-grad * a / (b * b), b.shape) if need[1] else None  # d(a/b)/db = -a/b^2
+        # d(a/b)/db = -a/b^2, taken as -(a/b)/b as torch does: b*b underflows (b = 1e-30 in
+        # float32 gave inf where the answer is 1e30) or overflows (a = inf, b = 1e30 gave NaN)
+        gb = sum_to(-grad * (a / b) / b, b.shape) if need[1] else None
         return ga, gb
 
 
@@ -275,8 +279,8 @@ class Remainder(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors  # a - floor(a/b)*b: d/da = 1, d/db = -floor(a/b)
-        return sum_to(grad, a.shape), sum_to(-grad * (a / b).floor(), b.shape)
+        a, b = ctx.saved_tensors  # a - floor(a/b)*b: d/da = 1, d/db = -(a // b)
+        return sum_to(grad, a.shape), sum_to(-grad * _div(a, b, rounding_mode="floor"), b.shape)
 
 
 class Fmod(Op):
@@ -314,11 +318,15 @@ _POW_SPECIAL = {
 
 
 def _pow_special(a, b):
-    """a ** b for a float/complex array and a 0-d exponent torch computes without pow, or None."""
-    if b.ndim or a.dtype.kind not in "fc" or b.dtype != a.dtype or a.size < 64:
+    """a ** b for a float/complex array and a 0-d exponent torch computes without pow, or None.
+    Taken at every size, since the special values differ from pow's ((-0.) ** -0.5 is -inf)."""
+    if b.ndim or a.dtype.kind not in "fc" or b.dtype != a.dtype:
         return None
     fn = _POW_SPECIAL.get(complex(b).real if b.dtype.kind == "c" and b.imag == 0 else b.item())
-    return None if fn is None else np.asarray(fn(a))
+    if fn is None:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # as pow: silent
+        return np.asarray(fn(a))
 
 
 class Pow(Op):
@@ -332,7 +340,10 @@ class Pow(Op):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         y = _pow_special(a, b)
         if y is None:
-            y = np.asarray(np.power(a, b))  # an array even for 0-d inputs: saved by identity
+            # an array even for 0-d inputs: saved by identity. Silent on 0 ** -1, inf, NaN, as
+            # torch (NumPy would warn)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                y = np.asarray(np.power(a, b))
         ctx.save_for_backward(a, b, y)
         return y
 
@@ -345,8 +356,9 @@ class Pow(Op):
             ga = grad * b * a.pow(b - 1)
             # mask before sum_to: b may broadcast against a
             ga = sum_to(where(b == 0, 0.0, ga) if b.numel() > 0 else ga, a.shape)
-        if need[1]:  # d a^b / db = a^b * log(a), taken as 0 where a == 0 and b >= 0
-            gb = grad * y * where(a == 0, 1.0, a).log()
+        if need[1]:  # d a^b / db = a^b * log(a), taken as 0 where a == 0 and b >= 0 (a = 0,
+            # b < 0: inf * log(0), +-inf as torch)
+            gb = grad * y * a.log()
             b_nonneg = (b.real >= 0) if b.is_complex() else (b >= 0)
             gb = sum_to(where((a == 0) & b_nonneg, 0.0, gb), b.shape)
         return ga, gb
@@ -377,7 +389,11 @@ class Atan2(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors  # d/da = b/(a^2+b^2), d/db = -a/(a^2+b^2)
         den = a * a + b * b
-        return sum_to(grad * b / den, a.shape), sum_to(-grad * a / den, b.shape)
+        # 0 where the denominator is 0 (the origin, or a^2 + b^2 underflowing), as torch
+        zero = den == 0
+        ga = where(zero, 0.0, grad * b / den)
+        gb = where(zero, 0.0, -grad * a / den)
+        return sum_to(ga, a.shape), sum_to(gb, b.shape)
 
 
 register("atan2", inplace=True, aliases=("arctan2",))(
@@ -394,11 +410,15 @@ class _MaxMin(Op):
 
     @classmethod
     def backward(cls, ctx, grad):
+        # torch's rule: the gradient is halved at ties and zeroed for the operand that lost;
+        # where either is NaN neither lost, so both get all of it. Selects, not products, so an
+        # inf/NaN grad does not leak into the zeroed side.
         a, b = ctx.saved_tensors
-        pick_a = (a > b) if cls.fn is np.maximum else (a < b)
-        tie = a == b  # torch splits the gradient evenly at ties
-        wa = pick_a.to(grad.dtype) + tie.to(grad.dtype) * 0.5
-        return sum_to(grad * wa, a.shape), sum_to(grad * (1 - wa), b.shape)
+        a_lost = (a < b) if cls.fn is np.maximum else (a > b)
+        b_lost = (a > b) if cls.fn is np.maximum else (a < b)
+        shared = where(a == b, grad / 2, grad)
+        return (sum_to(where(a_lost, 0.0, shared), a.shape),
+                sum_to(where(b_lost, 0.0, shared), b.shape))
 
 
 class Maximum(_MaxMin):
@@ -411,18 +431,25 @@ class Minimum(_MaxMin):
     fn = np.minimum
 
 
-class Fmax(_MaxMin):
+class _FmaxFmin(_MaxMin):
+    @classmethod
+    def backward(cls, ctx, grad):
+        # torch's rule: all of the gradient goes to the operand picked, input at ties and where
+        # other is NaN (other where only input is NaN)
+        a, b = ctx.saved_tensors
+        wins = (a >= b) if cls.fn is np.fmax else (a <= b)
+        to_a = wins | b.isnan()
+        return sum_to(where(to_a, grad, 0.0), a.shape), sum_to(where(to_a, 0.0, grad), b.shape)
+
+
+class Fmax(_FmaxFmin):
     """Elementwise maximum ignoring NaN."""
     fn = np.fmax
 
 
-class Fmin(_MaxMin):
+class Fmin(_FmaxFmin):
     """Elementwise minimum ignoring NaN."""
     fn = np.fmin
-
-
-Fmax.backward = classmethod(lambda cls, ctx, grad: Maximum.backward.__func__(Maximum, ctx, grad))
-Fmin.backward = classmethod(lambda cls, ctx, grad: Minimum.backward.__func__(Minimum, ctx, grad))
 
 register("maximum")(_binary_fn("maximum", Maximum))
 register("minimum")(_binary_fn("minimum", Minimum))
@@ -470,23 +497,26 @@ register("copysign", inplace=True)(
 
 
 class Xlogy(Op):
-    """input * log(other), defined as 0 where input == 0."""
+    """input * log(other), defined as 0 where input == 0 and other is not NaN."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(a == 0, np.zeros((), a.dtype), a * np.log(b)).astype(a.dtype)
+            y = np.where((a == 0) & ~np.isnan(b), np.zeros((), a.dtype), a * np.log(b))
+        return y.astype(a.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
+        # torch's derivatives: d/da = log(b) (at a = 0 too), taken as 0 where a == 0 and b <= 0;
+        # d/db = a / b everywhere (0 / 0 is NaN)
         a, b = ctx.saved_tensors
-        ga = grad * where(a == 0, 0.0, b.log())
-        gb = grad * where(a == 0, 0.0, a / b)
-        return sum_to(ga, a.shape), sum_to(gb, b.shape)
+        ga = where((a == 0) & (b <= 0), 0.0, _xlogy(grad, b))
+        return sum_to(ga, a.shape), sum_to(grad * a / b, b.shape)
 
 
-register("xlogy", inplace=True)(_binary_fn("xlogy", Xlogy, result=_to_float))
+_xlogy = _binary_fn("xlogy", Xlogy, result=_to_float)
+register("xlogy", inplace=True)(_xlogy)
 
 
 # ----------------------------------------------------------------------------- comparisons

@@ -155,7 +155,7 @@ def _prod_others(x, dim):
     n = x.shape[dim] if x.ndim else 1
     if n == 0:
         return x
-    ones = x.narrow(dim, 0, 1) * 0 + 1
+    ones = x.new_ones(x.narrow(dim, 0, 1).shape)  # not x * 0 + 1: NaN where x is inf/NaN
     left = ones._cat_with(x.narrow(dim, 0, n - 1).cumprod(dim), dim) if n > 1 else ones
     rev = x.flip(dim)
     right = ones._cat_with(rev.narrow(dim, 0, n - 1).cumprod(dim), dim).flip(dim) if n > 1 \
@@ -332,18 +332,74 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return _var(input, dim, unbiased, keepdim, correction, "var")
 
 
-def _var(input, dim, unbiased, keepdim, correction, name):
+class Var(Op):
+    """Variance (``root``: standard deviation) of real floats over ``dims``.
+
+    Accumulated in float64, as torch's CPU kernels do for float32: the squares of float32
+    deviations beyond ~1e19 (or below ~1e-19) overflow (underflow) in float32, where std
+    itself is representable. The derivative is torch's, 2 (x - mean) / (n - correction), with
+    no term through the mean (it is 0 analytically, but NaN once an input is infinite)."""
+
+    @staticmethod
+    def forward(ctx, x, dims, correction, keepdim, root=False):
+        ctx.dims, ctx.keepdim, ctx.shape = dims, keepdim, x.shape
+        n = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
+        ctx.den = n - correction
+        acc = x.astype(np.float64) if x.dtype.itemsize < 8 else x
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # the sum over n, not .mean(): NumPy warns for the mean of an empty slice
+            dev = acc - acc.sum(axis=dims, keepdims=True) / n
+            y = np.sum(dev * dev, axis=dims, keepdims=keepdim) / max(ctx.den, 0)
+            if root:
+                y = np.sqrt(y)
+            y = np.asarray(y).astype(x.dtype, copy=False)  # beyond float32's range: inf
+        ctx.save_for_backward(x, y if root else None)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
+        dev = x - x.mean(dim=ctx.dims, keepdim=True)
+        if y is None:
+            return g * dev * (2.0 / ctx.den if ctx.den > 0 else math.inf)
+        # d sqrt(v) = dv / (2 sqrt(v)); 0 where std is 0, as torch (not 0 * inf). The division
+        # is by a placeholder there, so that double backward sees no inf either
+        r = _unsqueeze_to(y, ctx.shape, ctx.dims, ctx.keepdim)
+        zero = r == 0
+        if ctx.den <= 0:  # no degrees of freedom: NaN, as the value
+            return where(zero, 0.0, g * dev * math.nan)
+        gx = g * dev / (r.masked_fill(zero, 1.0) * ctx.den)
+        return where(zero, 0.0, gx)
+
+
+class Std(Var):
+    """The standard deviation: Var with ``root`` (a separate name for grad_fn)."""
+
+
+def _var(input, dim, unbiased, keepdim, correction, name, root=False):
     if isinstance(dim, bool):  # var(input, unbiased) positional form
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     _float_only(input._data, name)
     dims = norm_dims(dim, input.ndim, name)
     n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
+    if n - c <= 0:  # torch's warning, with its key phrase
+        warnings.warn(f"{name}(): degrees of freedom is <= 0; got correction={c} for {n} "
+                      "elements per result. The result is NaN or inf.", UserWarning,
+                      stacklevel=4)
+    if not input.is_complex():
+        return (Std if root else Var).apply(input, dims=dims, correction=c, keepdim=keepdim,
+                                            root=root)
     mu = input.mean(dim=dims, keepdim=True)
     d = input - mu
     # complex: the mean of |d|^2, a real result as torch's
-    sq = (d * d.conj()).real if d.is_complex() else d * d
-    return sq.sum(dim=dims, keepdim=keepdim) / max(n - c, 0)
+    v = (d * d.conj()).real.sum(dim=dims, keepdim=keepdim) / max(n - c, 0)
+    if not root:
+        return v
+    zero = v == 0
+    # sqrt of a placeholder where v == 0, so that its backward never divides by zero
+    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -351,10 +407,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
     Where the variance is 0 the gradient is 0, as in torch (not the NaN of 0 * d sqrt(0)).
     """
-    v = _var(input, dim, unbiased, keepdim, correction, "std")
-    zero = v == 0
-    # sqrt of a placeholder where v == 0, so that its backward never divides by zero
-    return where(zero, 0.0, where(zero, 1.0, v).sqrt())
+    return _var(input, dim, unbiased, keepdim, correction, "std", root=True)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -529,7 +582,7 @@ class Cumprod(Op):
             parts = []
             for i in range(n):
                 xi = x.narrow(d, i, 1)
-                ones = xi * 0 + 1
+                ones = xi.new_ones(xi.shape)  # not xi * 0 + 1: NaN where xi is inf
                 rest = x.narrow(d, i + 1, n - i - 1)
                 xr = x.narrow(d, 0, i)._cat_with(ones, d)._cat_with(rest, d)
                 cp = xr.cumprod(d)

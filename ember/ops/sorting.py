@@ -209,7 +209,9 @@ def _mode_index(a):
     for r, row in enumerate(a):
         values, counts = np.unique(row, return_counts=True)  # sorted: argmax picks the smallest
         best = values[np.argmax(counts)]
-        out[r] = np.flatnonzero(row == best)[-1]
+        # np.unique counts the NaNs as one value; row == NaN would find none of them
+        hit = np.isnan(row) if best != best else row == best
+        out[r] = np.flatnonzero(hit)[-1]
     return out
 
 

@@ -75,7 +75,10 @@ class Polygamma(Op):
         with np.errstate(all="ignore"):
             if n == 0:
                 return _as_dtype_of(sp.digamma(x), x)
-            return _as_dtype_of(sp.polygamma(n, x), x)
+            y = sp.polygamma(n, x)
+            if n == 1:  # trigamma oscillates between poles toward -inf: NaN, as torch (SciPy: inf)
+                y = np.where(np.isneginf(x), np.nan, y)
+            return _as_dtype_of(y, x)
 
     @staticmethod
     def backward(ctx, g):
@@ -108,8 +111,7 @@ def mvlgamma(input, p):
         raise TypeError(f"mvlgamma(): argument 'input' must be Tensor, not {type(input).__name__}")
     if p < 1:
         raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1; got {p}")
-    if bool((input <= (p - 1) / 2).any()):
-        raise RuntimeError(f"mvlgamma: All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    # torch 2.13 has no domain check any more: x <= (p - 1) / 2 meets a pole of lgamma (inf)
     x = input if input.is_floating_point() else input.to(D.get_default_dtype())
     offsets = np.arange(p, dtype=np.float64) / 2
     total = (x.unsqueeze(-1) - x.new_tensor(offsets)).lgamma().sum(-1)
@@ -194,8 +196,9 @@ airy_ai = _unary_op("special_airy_ai", lambda x: sp.airy(x)[0], public=False)
 
 
 def _spherical_j0(x):
-    safe = np.where(x == 0, 1, x)
-    return np.where(x == 0, 1.0, np.sin(safe) / safe)
+    safe = np.where((x == 0) | np.isinf(x), 1, x)
+    # sin(x) / x -> 0 as |x| -> inf (sin(inf) is NaN), as torch
+    return np.where(x == 0, 1.0, np.where(np.isinf(x), 0.0, np.sin(safe) / safe))
 
 
 spherical_bessel_j0 = _unary_op("special_spherical_bessel_j0", _spherical_j0, public=False)
@@ -212,14 +215,22 @@ def _log_ndtr_grad(g, x, y):
 
 
 def _entr(x):
-    return np.where(x > 0, -sp.xlogy(x, x), np.where(x == 0, 0.0, -np.inf))
+    # -x log x; 0 at 0, -inf below (NaN stays NaN, as torch)
+    return np.where(x < 0, -np.inf, np.where(x == 0, 0.0, -sp.xlogy(x, x)))
 
 
 def _entr_grad(g, x, y):
     return g * -(x.log() + 1)  # d(-x log x)/dx
 
 
+def _ndtri_grad(g, x, y):
+    return g * math.sqrt(2 * math.pi) * (y * y / 2).exp()  # 1 / pdf(ndtri(p))
+
+
 erfcx = _unary_op("special_erfcx", sp.erfcx, _erfcx_grad, public=False)
+# SciPy's ndtri, not sqrt(2) erfinv(2p - 1), which rounds 2p - 1 to -1 for p < ~1e-8 (float32)
+# or ~1e-17 (float64) and gives -inf
+ndtri = _unary_op("special_ndtri", sp.ndtri, _ndtri_grad, public=False)
 log_ndtr = _unary_op("special_log_ndtr", sp.log_ndtr, _log_ndtr_grad, public=False)
 entr = _unary_op("special_entr", _entr, _entr_grad, public=False)
 
@@ -235,10 +246,11 @@ class Xlog1py(Op):
 
     @staticmethod
     def backward(ctx, g):
+        # torch's derivatives, as xlogy's: d/da = log1p(b), 0 where a == 0 and b <= -1;
+        # d/db = a / (1 + b) everywhere
         a, b = ctx.saved_tensors
-        ga = g * where(a == 0, 0.0, b.log1p())
-        gb = g * where(a == 0, 0.0, a / (1 + b))
-        return sum_to(ga, a.shape), sum_to(gb, b.shape)
+        ga = where((a == 0) & (b <= -1), 0.0, xlog1py(g, b))
+        return sum_to(ga, a.shape), sum_to(g * a / (1 + b), b.shape)
 
 
 xlog1py = _binary_fn("xlog1py", Xlog1py, result=_to_float)

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import reusable_empty
-from .._tensor import _make
+from .._tensor import Tensor, _make
 from ..autograd.function import Op, node_class
 from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
@@ -275,9 +275,14 @@ def asinh(x):
     return np.arcsinh(x)
 
 
-# sqrt(x - 1) sqrt(x + 1), not sqrt(x^2 - 1): the two differ off the real axis (branch cuts)
-@unary_op(lambda g, x: g / ((x - 1).sqrt() * (x + 1).sqrt()), aliases=("arccosh",),
-          complex_ok=True)
+def _acosh_grad(g, x):
+    if x.is_complex():  # sqrt(z - 1) sqrt(z + 1): sqrt(z^2 - 1) has the wrong branch cuts
+        return g / ((x - 1).sqrt() * (x + 1).sqrt())
+    # real x: torch's 1 / sqrt(x^2 - 1), which is also finite below -1 (where acosh is NaN)
+    return g * (x * x - 1).rsqrt()
+
+
+@unary_op(_acosh_grad, aliases=("arccosh",), complex_ok=True)
 def acosh(x):
     return np.arccosh(x)
 
@@ -299,7 +304,8 @@ def erf(x):
 
 @unary_op(lambda g, x: -g * (2 / math.sqrt(math.pi)) * (-x * x).exp())
 def erfc(x):
-    return 1 - _erf_np(x)
+    from scipy.special import erfc as _erfc
+    return _erfc(x)  # not 1 - erf(x), which cancels to 0 for x > ~4 (float32) / ~6 (float64)
 
 
 @unary_op(lambda g, y: g * (math.sqrt(math.pi) / 2) * (y * y).exp(), save="y")
@@ -382,9 +388,11 @@ def relu(x):
     return _kpoint.clamp(x, 0, math.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
 
 
+# d/dx sin(pi x) / (pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2), divided by pi x and then
+# by x: pi x^2 underflows to 0 for tiny x (1e-30 in float32 gave 0 / 0 = NaN; the limit is 0)
 @unary_op(lambda g, x: g * where(
     x == 0, 0.0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) /
-    (math.pi * where(x == 0, 1.0, x * x))))
+    (math.pi * where(x == 0, 1.0, x)) / where(x == 0, 1.0, x)))
 def sinc(x):
     return np.sinc(x)
 
@@ -523,9 +531,41 @@ register("clamp_min", inplace=True)(lambda input, min: clamp(input, min=min))
 register("clamp_max", inplace=True)(lambda input, max: clamp(input, max=max))
 
 
+class Lerp(Op):
+    """input + weight * (end - input), computed from the nearer end as torch does: below
+    weight 0.5 from input, else end - (end - input) * (1 - weight) (exactly end at weight 1;
+    an infinite input at weight >= 0.5 stays infinite)."""
+
+    @staticmethod
+    def forward(ctx, a, b, w):
+        ctx.save_for_backward(a, b, w)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = b - a
+            y = np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))
+        return np.asarray(y, dtype=np.result_type(a, b, w))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        ga = sum_to(grad * (1 - w), a.shape) if need[0] else None
+        gb = sum_to(grad * w, b.shape) if need[1] else None
+        gw = sum_to(grad * (b - a), w.shape) if need[2] else None
+        return ga, gb, gw
+
+
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
-    return input + weight * (end - input)
+    # torch does not promote here: end and a tensor weight must have input's dtype, a float one
+    if isinstance(input, Tensor) and not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f"lerp: not implemented for dtype {input.dtype}; expected a "
+                                  "floating point or complex input.")
+    for arg, value in (("end", end), ("weight", weight)):
+        if isinstance(input, Tensor) and isinstance(value, Tensor) and value.dtype != input.dtype:
+            raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{arg}` but got dtype "
+                               f"{value.dtype}.")
+    args = promote_args("lerp", input, end, weight)
+    return Lerp.apply(*args)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -543,10 +583,32 @@ register("addcmul", inplace=True)(addcmul)
 register("addcdiv", inplace=True)(addcdiv)
 
 
+class Logit(Op):
+    """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+
+    @staticmethod
+    def forward(ctx, x, eps=None):
+        x = _float_of(x)
+        ctx.eps = eps
+        ctx.save_for_backward(x)
+        p = x if eps is None else np.clip(x, eps, 1 - eps)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray(np.log(p / (1 - p)), dtype=x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # torch's derivative: 1 / (p (1 - p)); without eps NaN outside [0, 1], with eps 0
+        # where the clamp was active (and at NaN)
+        (x,) = ctx.saved_tensors
+        gx = grad / (x * (1 - x))
+        if ctx.eps is None:
+            return where((x < 0) | (x > 1), math.nan, gx), None
+        return where((x >= ctx.eps) & (x <= 1 - ctx.eps), gx, 0.0), None
+
+
 def logit(input, eps=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
-    x = input if eps is None else input.clamp(eps, 1 - eps)
-    return (x / (1 - x)).log()
+    return Logit.apply(input, None if eps is None else float(eps))
 
 
 register("logit", inplace=True)(logit)

@@ -76,7 +76,12 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     if p < 0:
         raise RuntimeError(f"cdist only supports non-negative p values, got {p}")
-    if p == 2 and compute_mode != "donot_use_mm_for_euclid_dist":
+    # the matmul form |a|^2 + |b|^2 - 2ab cancels (identical far-out points are not at distance
+    # 0) and makes NaN of infinities: torch takes it only when asked, or by default when either
+    # side has more than 25 rows, and so does ember
+    big = x1.shape[-2] > 25 or x2.shape[-2] > 25
+    if p == 2 and (compute_mode == "use_mm_for_euclid_dist"
+                   or (compute_mode == "use_mm_for_euclid_dist_if_necessary" and big)):
         return Cdist.apply(x1, x2)
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _norm(diff, p, -1)

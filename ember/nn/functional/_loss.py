@@ -135,7 +135,12 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     d = (input - target).abs()
     if beta == 0:
         return _reduce(d, reduction, "smooth_l1_loss")
-    return _reduce(ember.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction,
+    # the square of d held at beta beyond it: where() differentiates both branches, and d = inf
+    # in the unused one gave 0 * inf = NaN gradients. A NaN d takes the square (NaN gradient,
+    # as torch's d / beta)
+    far = d >= beta
+    near = ember.where(far, beta, d)
+    return _reduce(ember.where(far, d - 0.5 * beta, 0.5 * near * near / beta), reduction,
                    "smooth_l1_loss")
 
 
@@ -146,7 +151,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = (input - target).abs()
-    loss = ember.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta))
+    far = d >= delta  # see smooth_l1_loss: no inf in the unused branch, NaN takes the square
+    near = ember.where(far, delta, d)
+    loss = ember.where(far, delta * (d - 0.5 * delta), 0.5 * near * near)
     if weight is not None:
         loss = loss * weight  # torch: a plain mean of the weighted losses here
     return _reduce(loss, reduction, "huber_loss")

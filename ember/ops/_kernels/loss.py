@@ -37,8 +37,9 @@ def _row_exp(x2d):
 
     def rows(lo, hi):  # NumPy releases the GIL in each pass: NOTE [Kernel threads]
         row_max = x2d[lo:hi].max(axis=1)
-        # an all -inf row would give -inf - -inf = NaN; shift it by 0 (torch's result -inf)
-        shift[lo:hi] = np.where(np.isfinite(row_max), row_max, 0)
+        # an all -inf row would give -inf - -inf = NaN; shift it by 0 (torch's result -inf).
+        # A +inf max stays: inf - inf makes the row NaN, as torch's (shifting by 0 gave inf)
+        shift[lo:hi] = np.where(row_max == -np.inf, 0, row_max)
         e = np.subtract(x2d[lo:hi], shift[lo:hi, None], out=shifted_exp[lo:hi])
         np.exp(e, out=e)
         np.add.reduce(e, axis=1, out=total[lo:hi])
@@ -180,7 +181,7 @@ def _k_cross_entropy_small(x, target, weight, ignore_index, smoothing, shifted_e
         for k in range(n_classes):
             if row[k] > m:  # a NaN never wins here, but its exp below makes the row NaN
                 m = row[k]
-        if not np.isfinite(m):  # an all -inf row: shift by 0 (torch's result -inf)
+        if m == -np.inf:  # an all -inf row: shift by 0 (torch's result -inf); +inf: NaN row
             m = 0.0
         tot = 0.0
         e = shifted_exp[r]

@@ -99,14 +99,16 @@ def matmul(input, other, *, out=None):
 
 # ----------------------------------------------------------------------------- norms
 class PNorm(Op):
-    """(sum |x|^p)^(1/p) over dims for a finite p > 1 (p = 2 is the Euclidean norm).
+    """(sum |x|^p)^(1/p) over dims for a finite p > 1 (p = 2 is the Euclidean norm), or
+    0 < p < 1.
 
-    d/dx = sign(x) |x|^(p-1) / norm^(p-1); 0 where the norm is 0 (torch's subgradient)."""
+    d/dx = sign(x) |x|^(p-1) / norm^(p-1); 0 where the norm is 0 (torch's subgradient), and for
+    p < 1 also where x is 0 (where |x|^(p-1) is infinite), as torch."""
 
     @staticmethod
     def forward(ctx, x, p=2.0, dims=(), keepdim=False):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", divide="ignore"):
             if p == 2 and x.dtype.kind == "c":
                 y = np.sqrt(np.sum((x * x.conj()).real, axis=dims, keepdims=keepdim))
             elif p == 2:
@@ -129,7 +131,36 @@ class PNorm(Op):
             scale = x / safe
         else:  # sgn is sign for real x and x/|x| for complex x
             scale = x.sgn() * x.abs() ** (ctx.p - 1) / safe ** (ctx.p - 1)
+            if ctx.p < 1:
+                scale = scale.masked_fill(x == 0, 0.0)
         return (grad * scale).masked_fill(zero, 0.0)
+
+
+class MaxNorm(Op):
+    """max |x| (``smallest``: min |x|) over dims, the inf / -inf vector norm.
+
+    torch's derivative: the gradient is shared by the entries where |x| equals the norm, with
+    the sign of x; none of them does where the norm is NaN, so the gradient is 0 there (amax's
+    own gradient is NaN)."""
+
+    @staticmethod
+    def forward(ctx, x, dims=(), keepdim=False, smallest=False):
+        ctx.dims, ctx.keepdim = dims, keepdim
+        a = np.abs(x)
+        y = np.asarray((a.min if smallest else a.max)(axis=dims, keepdims=keepdim))
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        if not ctx.keepdim and ctx.dims:
+            kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(x.shape))
+            y, grad = y.reshape(kept), grad.reshape(kept)
+        hit = x.abs() == y
+        count = hit.to(grad.dtype).sum(ctx.dims, keepdim=True)
+        share = grad * x.sgn() / count.masked_fill(count == 0, 1.0)
+        return share.masked_fill(~hit, 0.0), None, None, None
 
 
 def _ord_name(ord):
@@ -160,17 +191,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     a = x.abs()
     if not dims:  # a 0-d input: every norm is |x| (except ord 0, which counts)
         res = (x != 0).to(x.dtype) if ord == 0 else a
-    elif ord == math.inf:
-        res = a.amax(dims, keepdim)
-    elif ord == -math.inf:
-        res = a.amin(dims, keepdim)
+    elif ord == math.inf or ord == -math.inf:
+        res = MaxNorm.apply(x, dims, keepdim, ord < 0)
     elif ord == 0:
         res = (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
     elif ord == 1:
         res = a.sum(dims, keepdim=keepdim)
-    elif ord > 1:
+    elif ord > 0:
         res = PNorm.apply(x, p=ord, dims=dims, keepdim=keepdim)
-    else:  # 0 < p < 1 or p < 0: the plain formula (infinite gradient at zeros, as in torch)
+    else:  # p < 0: the plain formula (infinite gradient at zeros, as in torch)
         res = (a ** ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
     return _out(res, out, name)
 

@@ -174,7 +174,9 @@ def _rows(x, dim):
     """x with ``dim`` moved last, as a C-contiguous (M, K) array, and how to undo that."""
     moved = np.moveaxis(x, dim, -1)
     shape = moved.shape
-    return np.ascontiguousarray(moved).reshape(-1, shape[-1] if shape else 1), shape
+    cols = shape[-1] if shape else 1
+    rows = int(np.prod(shape[:-1])) if shape else 1  # not -1: ambiguous when cols == 0
+    return np.ascontiguousarray(moved).reshape(rows, cols), shape
 
 
 class Softmax(Op):

@@ -149,13 +149,16 @@ class BinaryCrossEntropyWithLogits(Op):
 
     @staticmethod
     def forward(ctx, x, t, reduction):
-        # (1 - t) x - log sigmoid(x) = max(x, 0) - t x + log(1 + exp(-|x|)): no overflow
+        # (1 - t) x - log sigmoid(x) = (1 - t) x + max(-x, 0) + log(1 + exp(-|x|)): no overflow,
+        # and torch's form at infinite logits (x = inf, t = 0: inf; x = -inf: NaN, as torch's
+        # inf - inf; max(x, 0) - t x gave NaN at x = inf, t = 0)
         loss = np.abs(x)
         np.negative(loss, out=loss)
         np.exp(loss, out=loss)
         np.log1p(loss, out=loss)
-        loss += np.maximum(x, 0)
-        loss -= t * x
+        with np.errstate(invalid="ignore"):
+            loss += np.maximum(-x, 0)
+            loss += (1 - t) * x
         ctx.reduction = reduction
         ctx.save_for_backward(x, t)
         if reduction == "mean":  # the mean of nothing is nan, as torch's (without a warning)
