@@ -98,6 +98,15 @@ def matmul(input, other, *, out=None):
 
 
 # ----------------------------------------------------------------------------- norms
+
+def _unreduced(ctx, x, y, grad):
+    """A norm's value and incoming gradient with its reduced dims kept (size 1), so that they
+    broadcast against x."""
+    if not ctx.keepdim and ctx.dims:
+        kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(x.shape))
+        return y.reshape(kept), grad.reshape(kept)
+    return y, grad
+
 class PNorm(Op):
     """(sum |x|^p)^(1/p) over dims for a finite p > 1 (p = 2 is the Euclidean norm), or
     0 < p < 1.
@@ -122,9 +131,7 @@ class PNorm(Op):
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
-        if not ctx.keepdim and ctx.dims:
-            kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(x.shape))
-            y, grad = y.reshape(kept), grad.reshape(kept)
+        y, grad = _unreduced(ctx, x, y, grad)
         zero = y == 0
         safe = y.masked_fill(zero, 1.0)
         if ctx.p == 2:
@@ -154,9 +161,7 @@ class MaxNorm(Op):
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
-        if not ctx.keepdim and ctx.dims:
-            kept = tuple(1 if i in ctx.dims else n for i, n in enumerate(x.shape))
-            y, grad = y.reshape(kept), grad.reshape(kept)
+        y, grad = _unreduced(ctx, x, y, grad)
         hit = x.abs() == y
         count = hit.to(grad.dtype).sum(ctx.dims, keepdim=True)
         share = grad * x.sgn() / count.masked_fill(count == 0, 1.0)
