@@ -13,6 +13,9 @@ from ember.ops._kernels import gelu as kgelu
 from ember.ops._kernels import loss as kloss
 from ember.ops._kernels import norm as knorm
 
+# these tests are about the pool-off modes the one pool replaces (NOTE [One pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
 def threads(request, monkeypatch):

@@ -9,6 +9,9 @@ import ember
 from ember import _kernel_threads, _threads
 from ember.ops._kernels import attention as katt
 
+# these tests are about the pool-off modes the one pool replaces (NOTE [One pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 def _grads(arrays, grad, is_causal):
     xs = [ember.tensor(a, requires_grad=True) for a in arrays]

@@ -12,6 +12,9 @@ from ember.nn import functional as F
 from ember.ops._kernels import split
 from ember.ops.nn import linear
 
+# these tests are about the pool-off modes the one pool replaces (NOTE [One pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 @pytest.fixture
 def split_mode(monkeypatch):

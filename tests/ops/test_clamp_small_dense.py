@@ -38,7 +38,7 @@ def test_relu_matches_torch_including_gradient():
     np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
 
 
-def test_non_contiguous_and_big_inputs_take_the_general_path(monkeypatch):
+def test_non_contiguous_and_big_inputs_take_the_general_path(monkeypatch, pool_off):
     general = []
     run = pointwise.split.run
     monkeypatch.setattr(pointwise.split, "run", lambda *a, **k: general.append(1) or run(*a, **k))

@@ -26,7 +26,7 @@ def _run(rng_seed, kwargs, slow, dtype):
 @pytest.mark.parametrize("kwargs", [
     dict(lr=1e-2), dict(lr=1e-2, weight_decay=0.1, amsgrad=True),
     dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)])
-def test_adam_direct_kernel_call_matches_general_path(monkeypatch, dtype, kwargs):
+def test_adam_direct_kernel_call_matches_general_path(monkeypatch, dtype, kwargs, pool_off):
     # with the kernel threads on, each parameter is its own (split) kernel call
     monkeypatch.setattr(adam_mod, "num_workers", lambda: 2)
     taken = []
