@@ -8,7 +8,7 @@ import pytest
 import ember
 from ember.nn import functional as F
 from ember.ops._kernels import conv as kconv
-from ember.ops._kernels import depthwise, im2col, norm, pool, winograd, winograd4
+from ember.ops._kernels import depthwise, im2col, norm, pool, winograd
 from ember.optim import sgd as sgd_module
 
 torch = pytest.importorskip("torch", reason="torch oracle not installed")
@@ -51,10 +51,10 @@ CONV_CASES = [
     ("im2col rows", (2, 8, 24, 24), (32, 8, 5, 5), dict(padding=2),
      (im2col._k_unfold_fwd, im2col._k_unfold_bwd, kconv._k_unbatch, kconv._k_bias_grad)),
     ("winograd F(4x4)", (8, 16, 16, 16), (16, 16, 3, 3), dict(padding=1),
-     (winograd4._p_input, winograd4._p_output, winograd4._p_output_adjoint,
-      winograd4._p_input_adjoint)),
+     (winograd._p_input, winograd._p_output, winograd._p_output_adjoint,
+      winograd._p_input_adjoint)),
     ("winograd F(2x2)", (8, 32, 6, 6), (32, 32, 3, 3), dict(padding=1),
-     (winograd._p_winograd_input, winograd._p_winograd_input_adjoint)),
+     (winograd._p_input, winograd._p_input_adjoint)),
     ("pointwise planes", (8, 64, 8, 8), (64, 64, 1, 1), dict(), (kconv._k_sum_planes,)),
     ("pointwise columns", (32, 128, 4, 4), (128, 128, 1, 1), dict(), (kconv._k_swap_leading,)),
     ("pointwise groups", (4, 32, 8, 8), (32, 16, 1, 1), dict(groups=2), ()),

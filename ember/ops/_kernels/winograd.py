@@ -342,49 +342,82 @@ def _k_winograd_weight_adjoint(du, gw, lo, hi):
                 g[0, b], g[1, b], g[2, b] = _gt(e0[b], e1[b], e2[b], e3[b], half)
 
 
-# parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
-@_onepool.twin
-def _p_winograd_input(x, v, ph, pw, th, tw, n, parts):
-    for p in numba.prange(parts):
-        _k_winograd_input(x, v, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
+# Parts drivers on the one pool (NOTE [Ranges on the one pool] in split.py), one per role for
+# both tile sizes: the transformed operand's plane count picks the kernel (36 planes: F(4x4, 3x3)
+# in winograd4.py, 16: F(2x2, 3x3) here), so the two kernel families share one set of drivers.
+_PLANES_4 = 36
 
 
 @_onepool.twin
-def _p_winograd_input_adjoint(dv, gx, ph, pw, th, tw, n, parts):
+def _p_input(x, v, ph, pw, th, tw, n, parts):
     for p in numba.prange(parts):
-        _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if v.shape[0] == _PLANES_4:
+            _w4._k_input(x, v, ph, pw, th, tw, lo, hi)
+        else:
+            _k_winograd_input(x, v, ph, pw, th, tw, lo, hi)
 
 
 @_onepool.twin
-def _p_winograd_output(m, bias, y, th, tw, n, parts):
+def _p_input_adjoint(dv, gx, ph, pw, th, tw, n, parts):
     for p in numba.prange(parts):
-        _k_winograd_output(m, bias, y, th, tw, n * p // parts, n * (p + 1) // parts)
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if dv.shape[0] == _PLANES_4:
+            _w4._k_input_adjoint(dv, gx, ph, pw, th, tw, lo, hi)
+        else:
+            _k_winograd_input_adjoint(dv, gx, ph, pw, th, tw, lo, hi)
 
 
 @_onepool.twin
-def _p_winograd_output_adjoint(gy, dm, th, tw, n, parts):
+def _p_output(m, bias, y, th, tw, n, parts):
     for p in numba.prange(parts):
-        _k_winograd_output_adjoint(gy, dm, th, tw, n * p // parts, n * (p + 1) // parts)
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if m.shape[0] == _PLANES_4:
+            _w4._k_output(m, bias, y, th, tw, lo, hi)
+        else:
+            _k_winograd_output(m, bias, y, th, tw, lo, hi)
 
 
 @_onepool.twin
-def _p_winograd_weight(w, u, n, parts):
+def _p_output_adjoint(gy, dm, th, tw, n, parts):
     for p in numba.prange(parts):
-        _k_winograd_weight(w, u, n * p // parts, n * (p + 1) // parts)
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if dm.shape[0] == _PLANES_4:
+            _w4._k_output_adjoint(gy, dm, th, tw, lo, hi)
+        else:
+            _k_winograd_output_adjoint(gy, dm, th, tw, lo, hi)
 
 
 @_onepool.twin
-def _p_winograd_weight_adjoint(du, gw, n, parts):
+def _p_weight(w, u, n, parts):
     for p in numba.prange(parts):
-        _k_winograd_weight_adjoint(du, gw, n * p // parts, n * (p + 1) // parts)
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if u.shape[0] == _PLANES_4:
+            _w4._k_weight(w, u, lo, hi)
+        else:
+            _k_winograd_weight(w, u, lo, hi)
 
 
-split.pooled(_k_winograd_input, _p_winograd_input)
-split.pooled(_k_winograd_input_adjoint, _p_winograd_input_adjoint)
-split.pooled(_k_winograd_output, _p_winograd_output)
-split.pooled(_k_winograd_output_adjoint, _p_winograd_output_adjoint)
-split.pooled(_k_winograd_weight, _p_winograd_weight)
-split.pooled(_k_winograd_weight_adjoint, _p_winograd_weight_adjoint)
+@_onepool.twin
+def _p_weight_adjoint(du, gw, n, parts):
+    for p in numba.prange(parts):
+        lo, hi = n * p // parts, n * (p + 1) // parts
+        if du.shape[0] == _PLANES_4:
+            _w4._k_weight_adjoint(du, gw, lo, hi)
+        else:
+            _k_winograd_weight_adjoint(du, gw, lo, hi)
+
+
+for _kernel, _driver in (
+        (_k_winograd_input, _p_input), (_w4._k_input, _p_input),
+        (_k_winograd_input_adjoint, _p_input_adjoint), (_w4._k_input_adjoint, _p_input_adjoint),
+        (_k_winograd_output, _p_output), (_w4._k_output, _p_output),
+        (_k_winograd_output_adjoint, _p_output_adjoint),
+        (_w4._k_output_adjoint, _p_output_adjoint),
+        (_k_winograd_weight, _p_weight), (_w4._k_weight, _p_weight),
+        (_k_winograd_weight_adjoint, _p_weight_adjoint),
+        (_w4._k_weight_adjoint, _p_weight_adjoint)):
+    split.pooled(_kernel, _driver)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,8 +20,6 @@ Constants reach the kernels in the arrays' dtype (``_consts``), so float32 stays
 import numba
 import numpy as np
 
-from ... import _onepool
-from . import split
 from .planes import _crop_plane, _fill_interior
 
 _JIT = dict(nogil=True, cache=True, inline="always")
@@ -289,48 +287,3 @@ def _k_weight_adjoint(du, gw, lo, hi):
             g = gw[o, c]
             for b in range(3):  # down each column
                 g[0, b], g[1, b], g[2, b] = _gt(e0[b], e1[b], e2[b], e3[b], e4[b], e5[b], k)
-
-
-# parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
-@_onepool.twin
-def _p_input(x, v, ph, pw, th, tw, n, parts):
-    for p in numba.prange(parts):
-        _k_input(x, v, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
-
-
-@_onepool.twin
-def _p_input_adjoint(dv, gx, ph, pw, th, tw, n, parts):
-    for p in numba.prange(parts):
-        _k_input_adjoint(dv, gx, ph, pw, th, tw, n * p // parts, n * (p + 1) // parts)
-
-
-@_onepool.twin
-def _p_output(m, bias, y, th, tw, n, parts):
-    for p in numba.prange(parts):
-        _k_output(m, bias, y, th, tw, n * p // parts, n * (p + 1) // parts)
-
-
-@_onepool.twin
-def _p_output_adjoint(gy, dm, th, tw, n, parts):
-    for p in numba.prange(parts):
-        _k_output_adjoint(gy, dm, th, tw, n * p // parts, n * (p + 1) // parts)
-
-
-@_onepool.twin
-def _p_weight(w, u, n, parts):
-    for p in numba.prange(parts):
-        _k_weight(w, u, n * p // parts, n * (p + 1) // parts)
-
-
-@_onepool.twin
-def _p_weight_adjoint(du, gw, n, parts):
-    for p in numba.prange(parts):
-        _k_weight_adjoint(du, gw, n * p // parts, n * (p + 1) // parts)
-
-
-split.pooled(_k_input, _p_input)
-split.pooled(_k_input_adjoint, _p_input_adjoint)
-split.pooled(_k_output, _p_output)
-split.pooled(_k_output_adjoint, _p_output_adjoint)
-split.pooled(_k_weight, _p_weight)
-split.pooled(_k_weight_adjoint, _p_weight_adjoint)
