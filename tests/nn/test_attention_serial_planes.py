@@ -124,3 +124,18 @@ def test_largest_product_bounds_every_blas_call(n_query, n_key, tile_min, causal
     # and it is tight for GPT-S's shape: 32 x 128 x 64 = 2^18, within the bound
     if (n_query, n_key, tile_min, causal) == (128, 128, 32, True):
         assert katt._largest_product(128, 128, 64, tiles) == katt._SERIAL_MAX_MACS
+
+
+@pytest.mark.parametrize("shape, axes", [((2, 5, 3, 4, 6), (2, 0, 3, 1, 4)),
+                                         ((3, 4, 7, 5), (0, 1, 2, 3)), ((7, 5), (0, 1))])
+def test_plane_offsets_are_each_planes_byte_offset(shape, axes):
+    """`_blas_matrix`'s per-plane byte offsets (cached by layout) against each plane's own
+    address, for a permuted projection, a C-contiguous 4-D array and a single matrix."""
+    a = np.zeros(shape, np.float32).transpose(axes)
+    a = a[0] if a.ndim == 5 else a
+    base, off, _ = katt._blas_matrix(a)
+    planes = a.reshape(-1, *a.shape[-2:]) if a.ndim == 2 else list(
+        a[idx] for idx in np.ndindex(*a.shape[:-2]))
+    assert [base + int(o) for o in off] == [p.ctypes.data for p in planes]
+    again = katt._blas_matrix(a)[1]
+    assert again is off and not off.flags.writeable  # cached, and safe to share

@@ -432,10 +432,26 @@ def _blas_matrix(a):
     ld = a.strides[-2] // item
     if rows > 1 and ld < cols:
         return None
-    off = np.zeros(1, np.int64)
-    for size, stride in zip(a.shape[:-2], a.strides[:-2], strict=True):
-        off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
-    return a.ctypes.data, off, max(ld, cols, 1)
+    return a.ctypes.data, _plane_offsets(a.shape[:-2], a.strides[:-2]), max(ld, cols, 1)
+
+
+_OFFSETS = {}  # (leading shape, leading strides) -> read-only byte offsets of the planes
+
+
+def _plane_offsets(shape, strides):
+    """The byte offsets of the planes of an array with these leading dims, in C order; cached
+    (a model calls attention with the same few layouts every step: ~9 us a call otherwise)."""
+    key = (shape, strides)
+    off = _OFFSETS.get(key)
+    if off is None:
+        off = np.zeros(1, np.int64)
+        for size, stride in zip(shape, strides, strict=True):
+            off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
+        off.flags.writeable = False
+        if len(_OFFSETS) > 256:
+            _OFFSETS.clear()
+        _OFFSETS[key] = off
+    return off
 
 
 def _pool_work(q, n_key):
