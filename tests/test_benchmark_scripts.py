@@ -144,3 +144,27 @@ def test_generate_per_process_mode_keeps_one_library_per_process():
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.splitlines()[0])["median_s"] > 0
     assert "ember loaded: False" in proc.stdout
+
+
+def test_gemm_shapes_cover_the_linear_flops_of_a_gpt_step():
+    """benchmarks/gemm_shapes.py's table of GPT-S's Linear GEMMs (forward, dX, dW of every
+    Linear and the tied head) adds up to the Linear part of the step's FLOP count."""
+    import gemm_shapes
+
+    from examples.models.table1 import GPT_S_GFLOP
+    flops = sum(2 * m * n * k * calls for _, m, n, k, _, calls in gemm_shapes.linear_shapes())
+    attention = 3 * 2 * 2 * 8 * 4 * 128 * 128 * 64 * 4  # SPEC's count beside the model
+    assert flops == pytest.approx(GPT_S_GFLOP * 1e9 - attention)
+    layouts = {lay for *_, lay, _ in gemm_shapes.linear_shapes()}
+    assert layouts == {"NT", "NN", "TN"}
+
+
+def test_gemm_shapes_layout_names_what_blas_sees():
+    import gemm_shapes
+    a = np.zeros((4, 6), np.float32)
+    assert [gemm_shapes._layout(x) for x in (a, a.T, a[:, ::2], np.zeros(3))] == \
+        ["N", "T", "S", "V"]
+    assert gemm_shapes._layout(np.zeros((2, 4, 6)).swapaxes(-1, -2)) == "T"
+    assert gemm_shapes._torch_category("aten::addmm") == "GEMM (mm/addmm/bmm)"
+    assert gemm_shapes._torch_category("aten::gelu_backward") == "gelu"
+    assert gemm_shapes._torch_category("aten::_foreach_mul_") == "AdamW"

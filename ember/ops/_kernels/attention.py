@@ -173,8 +173,9 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     p = reusable_empty(q.shape[:-2] + (n_query, n_key), q.dtype)
     out = _out_buffer(q, v.shape[-1])
     scale = q.dtype.type(scale)
-    if keep is None and _on_pool(q) and _forward_planes(q, k, v, p, out, scale, causal, tiles):
-        return out, p  # NOTE [Attention on the one pool]
+    if (keep is None and _by_planes(q, n_key, v.shape[-1], tiles)
+            and _forward_planes(q, k, v, p, out, scale, causal, tiles)):
+        return out, p  # NOTE [Attention on the one pool], NOTE [Serial plane kernels]
     k_t = np.swapaxes(k, -1, -2)
 
     def part(cut):
@@ -218,9 +219,10 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
         dk = reusable_empty(k.shape, np.result_type(p, q))
     dp = reusable_empty(p.shape, p.dtype)
     scale = q.dtype.type(scale)
-    if keep is None and _on_pool(q) and _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale,
-                                                         causal, tiles, key_tiles):
-        return dq, dk, dv  # NOTE [Attention on the one pool]
+    if (keep is None and _by_planes(q, n_key, v.shape[-1], tiles)
+            and _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles,
+                                 key_tiles)):
+        return dq, dk, dv  # NOTE [Attention on the one pool], NOTE [Serial plane kernels]
     v_t = np.swapaxes(v, -1, -2)
 
     def part(cut):
@@ -430,10 +432,26 @@ def _blas_matrix(a):
     ld = a.strides[-2] // item
     if rows > 1 and ld < cols:
         return None
-    off = np.zeros(1, np.int64)
-    for size, stride in zip(a.shape[:-2], a.strides[:-2], strict=True):
-        off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
-    return a.ctypes.data, off, max(ld, cols, 1)
+    return a.ctypes.data, _plane_offsets(a.shape[:-2], a.strides[:-2]), max(ld, cols, 1)
+
+
+_OFFSETS = {}  # (leading shape, leading strides) -> read-only byte offsets of the planes
+
+
+def _plane_offsets(shape, strides):
+    """The byte offsets of the planes of an array with these leading dims, in C order; cached
+    (a model calls attention with the same few layouts every step: ~9 us a call otherwise)."""
+    key = (shape, strides)
+    off = _OFFSETS.get(key)
+    if off is None:
+        off = np.zeros(1, np.int64)
+        for size, stride in zip(shape, strides, strict=True):
+            off = (off[:, None] + np.arange(size, dtype=np.int64) * stride).reshape(-1)
+        off.flags.writeable = False
+        if len(_OFFSETS) > 256:
+            _OFFSETS.clear()
+        _OFFSETS[key] = off
+    return off
 
 
 def _pool_work(q, n_key):
@@ -441,8 +459,52 @@ def _pool_work(q, n_key):
     return q.size * n_key
 
 
-def _on_pool(q):
-    return q.dtype in _PLANE_DTYPES and _onepool.enabled()
+# NOTE [Serial plane kernels]
+# With the one pool off, the plane kernels above still beat the NumPy path on one thread when
+# every product of the tiles runs on one OpenBLAS thread anyway: one call runs all of a plane's
+# work while its (L, S) block of P is in cache (scores, softmax rows, P V; backward dV, dP, the
+# softmax gradient, dQ, dK) instead of one NumPy batched matmul per tile over all planes, each
+# with its own per-plane dispatch. GPT-S (8 x 4 planes, L = S = 128, E = 64, tiles of 32 rows),
+# one thread, CPU time per attention call, busy machine: forward 2.3-2.5 -> 2.0-2.1 ms, backward
+# 3.9-4.3 -> 3.1-3.2 ms; the results are equal (the same BLAS kernels, the same row kernels).
+# The plane kernels call scipy's BLAS, a second OpenBLAS beside NumPy's: used serially only
+# while each product stays within OpenBLAS's one-thread bound (m * n * k <= 2^18 multiply-adds,
+# SMALL_GEMM[0] in _kernel_threads.py), so that its thread pool never wakes; bigger products
+# (long unmasked sequences) keep the NumPy path, whose batched matmuls run on NumPy's threads.
+# Not with the kernel threads on (`_over_batch` splits the NumPy path over them).
+# EMBER_ATTENTION_PLANES=0 turns the serial use off (read on first use; for A/B runs).
+_planes_on = [None]
+
+
+def _serial_planes_enabled():
+    if _planes_on[0] is None:
+        _planes_on[0] = os.environ.get("EMBER_ATTENTION_PLANES", "1").strip() != "0"
+    return _planes_on[0]
+
+
+def _largest_product(n_query, n_key, n_width, tiles):
+    """The most multiply-adds of one BLAS call of the plane kernels for these tiles (n_width:
+    the larger of E and Ev): a query tile's rows against its keys, or a key tile against the
+    queries that see it."""
+    rows = max(hi - lo for lo, hi, _ in tiles)
+    keys = max(n for _, _, n in tiles)
+    key_rows = max((n - lo for lo, _, n in tiles if n > lo), default=0)
+    return max(rows * keys, key_rows * n_query) * n_width
+
+
+def _by_planes(q, n_key, n_value, tiles):
+    """Whether the plane kernels compute this call: on the one pool, or serially under NOTE
+    [Serial plane kernels]."""
+    if q.dtype not in _PLANE_DTYPES:
+        return False
+    if _onepool.enabled():
+        return True
+    return (_serial_planes_enabled() and num_workers() < 2
+            and _largest_product(q.shape[-2], n_key, max(q.shape[-1], n_value), tiles)
+            <= _SERIAL_MAX_MACS)
+
+
+_SERIAL_MAX_MACS = 1 << 18  # OpenBLAS runs a product this small on the calling thread
 
 
 _PLANE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
