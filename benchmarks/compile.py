@@ -16,6 +16,12 @@ Rows:
                 (target <= 2 s warm)
   recompiles    recompiles over a fixed-shape training loop (target 0)
 
+--profile ROW (ncf, block, block_small) prints where a compiled step's time goes instead: each
+call of the replay's generated function timed (wall and main-thread CPU per step), grouped into
+the optimizer step, GEMM ops, embedding kernels, fused kernels and other ops; "replay glue" is
+the step's CPU minus the calls' (the generated function's own lines, the guard, the output
+wrapping). The timers add ~1-2 us a call.
+
 Times are per step: the median over ``--steps`` steps of wall time and of process CPU time,
 the frameworks interleaved step by step. On a shared machine the CPU time is the steadier
 number (it does not count time spent waiting for a core); both are printed.
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -265,6 +272,83 @@ def _recompiles(steps):
           f"{st['recompiles']} (captures {st['captures']}, replays {st['hits']})")
 
 
+def _label(line):
+    """(callee global, label) of one generated line ``... = _F12(c3, ...)  # Mul``."""
+    m = re.search(r"(_[A-Z]+\d+)\(", line)
+    if m is None:
+        return None
+    note = line.split("#", 1)[1].strip() if "#" in line else ""
+    return m.group(1), note or line.strip().split("=")[0].strip() + " fused kernel"
+
+
+def _part(label):
+    if label in ("step", "zero_grad") or label.startswith("zero_grad"):
+        return "optimizer step / zero_grad"
+    if label.startswith(("Linear", "Matmul", "Bmm", "Mm")):
+        return "GEMM ops (Linear/matmul, fwd + bwd incl. bias)"
+    if label.startswith("Embedding"):
+        return "embedding lookups / gradients"
+    if label.endswith("fused kernel"):
+        return "fused elementwise kernels"
+    if label.startswith(("BinaryCrossEntropy", "Sigmoid")):
+        return "BCE loss"
+    return "other ops"
+
+
+def _profile(name, steps):
+    """Per-call CPU of a compiled step: see --profile in the module docstring."""
+    rows = {"ncf": _ncf_step, "block": _block_step,
+            "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
+    step, compiled = rows[name](ember, ember.compile)
+    for _ in range(3):
+        step()
+    entry = list(compiled._cache.values())[-1] if hasattr(compiled, "_cache") else \
+        list(compiled.dynamo_ctx._cache.values())[-1]
+    graph = entry.graph
+    acc = {}
+    for fn, src in ((graph.fwd, graph.sources[0]), (graph.bwd, graph.sources[1])):
+        if fn is None or not src:
+            continue
+        glob = fn.__globals__
+        for line in src.splitlines():
+            hit = _label(line)
+            if hit is None or hit[0] not in glob or not callable(glob[hit[0]]):
+                continue
+            key = f"{hit[0]} {hit[1]}"
+            if key in acc:
+                continue
+            acc[key] = [0.0, 0.0]
+            glob[hit[0]] = _timer(glob[hit[0]], acc[key])
+    cpu = []
+    for _ in range(steps):
+        c = time.thread_time()
+        step()
+        cpu.append(time.thread_time() - c)
+    total = statistics.mean(cpu) * 1e3
+    parts = {}
+    print(f"{name}: compiled step, main-thread cpu {total:.3f} ms a step (mean of {steps}, "
+          f"median {statistics.median(cpu) * 1e3:.3f}; timers on)")
+    for key, (w, c) in sorted(acc.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {c / steps * 1e3:7.3f} ms cpu {w / steps * 1e3:7.3f} ms wall  {key}")
+        part = _part(key.split(" ", 1)[1])
+        parts[part] = parts.get(part, 0.0) + c / steps * 1e3
+    parts["replay glue (rest of the step)"] = total - sum(parts.values())
+    print("  by part (main-thread cpu per step):")
+    for part, ms in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"    {ms:7.3f} ms  {100 * ms / total:5.1f} %  {part}")
+
+
+def _timer(fn, slot):
+    def timed(*args, **kwargs):
+        w, c = time.perf_counter(), time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            slot[0] += time.perf_counter() - w
+            slot[1] += time.thread_time() - c
+    return timed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
@@ -281,7 +365,12 @@ def main():
     # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
     # (use with --block: switching the pool changes OpenBLAS's thread count)
     ap.add_argument("--pool-ab", action="store_true")
+    ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
+                    "CPU of the compiled step instead of the side-by-side rows")
     a = ap.parse_args()
+    if a.profile:
+        _profile(a.profile, a.steps)
+        return
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")
     print(f"one pool (EMBER_ONE_POOL): {'on' if _onepool.enabled() else 'off'}"

@@ -54,7 +54,9 @@ def compile_capture(cap, backend, mode, name, shadow=None):
             fused_f, fused_b = fuse(cap)
             if shadow is None:  # templates for other sizes know only instructions and groups
                 from .fusion import gather_cats
+                from .scatter import scatter_all
                 fused_f = gather_cats(cap, fused_f)
+                fused_f, fused_b = scatter_all(cap, fused_f, fused_b)
         fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name)
         graph = CompiledGraph(cap, fwd, bwd, src)
         if shadow is not None:
