@@ -18,9 +18,10 @@ Rows:
 
 --profile ROW (ncf, block, block_small) prints where a compiled step's time goes instead: each
 call of the replay's generated function timed (wall and main-thread CPU per step), grouped into
-the optimizer step, GEMM ops, embedding kernels, fused kernels and other ops; "replay glue" is
-the step's CPU minus the calls' (the generated function's own lines, the guard, the output
-wrapping). The timers add ~1-2 us a call.
+the optimizer step, GEMM ops, embedding kernels, fused kernels and other ops; "the rest" is
+the step's CPU minus the calls' (the generated function's own lines, the guards, the output
+wrapping; for block also the eager loss and backward call around the compiled module). The
+timers add ~1-2 us a call.
 
 Times are per step: the median over ``--steps`` steps of wall time and of process CPU time,
 the frameworks interleaved step by step. On a shared machine the CPU time is the steadier
@@ -332,7 +333,8 @@ def _profile(name, steps):
         print(f"  {c / steps * 1e3:7.3f} ms cpu {w / steps * 1e3:7.3f} ms wall  {key}")
         part = _part(key.split(" ", 1)[1])
         parts[part] = parts.get(part, 0.0) + c / steps * 1e3
-    parts["replay glue (rest of the step)"] = total - sum(parts.values())
+    parts["the rest (replay glue; eager code around the compiled call)"] = \
+        total - sum(parts.values())
     print("  by part (main-thread cpu per step):")
     for part, ms in sorted(parts.items(), key=lambda kv: -kv[1]):
         print(f"    {ms:7.3f} ms  {100 * ms / total:5.1f} %  {part}")
