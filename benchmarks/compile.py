@@ -1,7 +1,8 @@
 """ember.compile side by side with eager ember, torch eager and torch.compile, in one run.
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
-                                 [--no-torch-compile] [--block N] [--pool-ab]
+                                 [--no-torch-compile] [--block N] [--pool-ab] [--scatter-ab]
+                                 [--profile ncf|block|block_small]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -170,7 +171,7 @@ def _pool(flag):
     return lambda: _onepool.set_enabled(flag)
 
 
-def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
+def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, scatter_ab=False):
     fns = {}
     step, _ = make(ember, None)
     fns["ember eager"] = (_pool(False), step) if pool_ab else step
@@ -182,6 +183,16 @@ def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
     for _ in range(3):  # capture, then warm-up replays
         step()
     fns["ember.compile"] = (_pool(False), step) if pool_ab else step
+    if scatter_ab:  # the same capture without NOTE [Products scattered into embedding gradients]
+        from ember._dynamo import scatter
+        scatter.ENABLED[0] = False
+        try:
+            sstep, _ = make(ember, ember.compile)
+            for _ in range(3):
+                sstep()
+        finally:
+            scatter.ENABLED[0] = True
+        fns["compile -scat"] = sstep
     if pool_ab:  # its own capture with the pool on (what fuses depends on it)
         _onepool.set_enabled(True)
         pstep, _ = make(ember, ember.compile)
@@ -367,6 +378,9 @@ def main():
     # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
     # (use with --block: switching the pool changes OpenBLAS's thread count)
     ap.add_argument("--pool-ab", action="store_true")
+    # a row "compile -scat": ember.compile without the embedding-gradient scatter of products
+    # (NOTE [Products scattered into embedding gradients] in ember/_dynamo/scatter.py), paired
+    ap.add_argument("--scatter-ab", action="store_true")
     ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
                     "CPU of the compiled step instead of the side-by-side rows")
     a = ap.parse_args()
@@ -381,7 +395,8 @@ def main():
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
         if name in only:
-            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab)
+            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab,
+                 a.scatter_ab)
     if "recompiles" in only:
         _recompiles(a.steps)
     if "compile_time" in only:
