@@ -1,7 +1,8 @@
 """ember.compile side by side with eager ember, torch eager and torch.compile, in one run.
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
-                                 [--no-torch-compile] [--block N] [--pool-ab] [--scatter-ab]
+                                 [--no-torch-compile] [--block N] [--pool-ab]
+                                 [--without scatter,epilogue]
                                  [--profile ncf|block|block_small]
 
 Rows:
@@ -31,6 +32,7 @@ number (it does not count time spent waiting for a core); both are printed.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -171,7 +173,10 @@ def _pool(flag):
     return lambda: _onepool.set_enabled(flag)
 
 
-def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, scatter_ab=False):
+_REWRITES = {"scatter": "scatter", "epilogue": "epilogue"}  # --without name -> _dynamo module
+
+
+def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, without=()):
     fns = {}
     step, _ = make(ember, None)
     fns["ember eager"] = (_pool(False), step) if pool_ab else step
@@ -183,16 +188,16 @@ def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, scatter_a
     for _ in range(3):  # capture, then warm-up replays
         step()
     fns["ember.compile"] = (_pool(False), step) if pool_ab else step
-    if scatter_ab:  # the same capture without NOTE [Products scattered into embedding gradients]
-        from ember._dynamo import scatter
-        scatter.ENABLED[0] = False
+    for rw in without:  # the same capture without one of the replay's rewrites (paired A/B)
+        mod = importlib.import_module(f"ember._dynamo.{_REWRITES[rw]}")
+        mod.ENABLED[0] = False
         try:
-            sstep, _ = make(ember, ember.compile)
+            wstep, _ = make(ember, ember.compile)
             for _ in range(3):
-                sstep()
+                wstep()
         finally:
-            scatter.ENABLED[0] = True
-        fns["compile -scat"] = sstep
+            mod.ENABLED[0] = True
+        fns[f"compile -{rw[:4]}"] = wstep
     if pool_ab:  # its own capture with the pool on (what fuses depends on it)
         _onepool.set_enabled(True)
         pstep, _ = make(ember, ember.compile)
@@ -378,9 +383,11 @@ def main():
     # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
     # (use with --block: switching the pool changes OpenBLAS's thread count)
     ap.add_argument("--pool-ab", action="store_true")
-    # a row "compile -scat": ember.compile without the embedding-gradient scatter of products
-    # (NOTE [Products scattered into embedding gradients] in ember/_dynamo/scatter.py), paired
-    ap.add_argument("--scatter-ab", action="store_true")
+    # rows "compile -scat" / "compile -epil": ember.compile without the embedding-gradient
+    # scatter of products (NOTE [Products scattered into embedding gradients] in
+    # ember/_dynamo/scatter.py) or without the bias+ReLU epilogue (NOTE [Bias and ReLU after
+    # the GEMM] in ember/_dynamo/epilogue.py), timed beside the others in the same run
+    ap.add_argument("--without", default="", help="comma list of: scatter, epilogue")
     ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
                     "CPU of the compiled step instead of the side-by-side rows")
     a = ap.parse_args()
@@ -396,7 +403,7 @@ def main():
     for name in ("ncf", "block", "block_small", "fusion"):
         if name in only:
             _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab,
-                 a.scatter_ab)
+                 [w for w in a.without.split(",") if w])
     if "recompiles" in only:
         _recompiles(a.steps)
     if "compile_time" in only:
