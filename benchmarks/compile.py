@@ -2,7 +2,7 @@
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
                                  [--no-torch-compile] [--block N] [--pool-ab]
-                                 [--without scatter,epilogue]
+                                 [--without scatter,epilogue,catwrite]
                                  [--profile ncf|block|block_small]
 
 Rows:
@@ -173,7 +173,8 @@ def _pool(flag):
     return lambda: _onepool.set_enabled(flag)
 
 
-_REWRITES = {"scatter": "scatter", "epilogue": "epilogue"}  # --without name -> _dynamo module
+# --without name -> ember._dynamo module with the ENABLED switch
+_REWRITES = {"scatter": "scatter", "epilogue": "epilogue", "catwrite": "catwrite"}
 
 
 def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, without=()):
@@ -383,11 +384,12 @@ def main():
     # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
     # (use with --block: switching the pool changes OpenBLAS's thread count)
     ap.add_argument("--pool-ab", action="store_true")
-    # rows "compile -scat" / "compile -epil": ember.compile without the embedding-gradient
+    # rows "compile -scat" / "-epil" / "-catw": ember.compile without the embedding-gradient
     # scatter of products (NOTE [Products scattered into embedding gradients] in
-    # ember/_dynamo/scatter.py) or without the bias+ReLU epilogue (NOTE [Bias and ReLU after
-    # the GEMM] in ember/_dynamo/epilogue.py), timed beside the others in the same run
-    ap.add_argument("--without", default="", help="comma list of: scatter, epilogue")
+    # ember/_dynamo/scatter.py), the bias+ReLU epilogue (NOTE [Bias and ReLU after the GEMM]
+    # in epilogue.py) or the products written into a cat (NOTE [Products written into a cat]
+    # in catwrite.py), timed beside the others in the same run
+    ap.add_argument("--without", default="", help="comma list of: scatter, epilogue, catwrite")
     ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
                     "CPU of the compiled step instead of the side-by-side rows")
     a = ap.parse_args()
