@@ -2,6 +2,8 @@
 
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
                                  [--no-torch-compile] [--block N] [--pool-ab]
+                                 [--without scatter,epilogue,catwrite]
+                                 [--profile ncf|block|block_small]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -16,6 +18,13 @@ Rows:
                 (target <= 2 s warm)
   recompiles    recompiles over a fixed-shape training loop (target 0)
 
+--profile ROW (ncf, block, block_small) prints where a compiled step's time goes instead: each
+call of the replay's generated function timed (wall and main-thread CPU per step), grouped into
+the optimizer step, GEMM ops, embedding kernels, fused kernels and other ops; "the rest" is
+the step's CPU minus the calls' (the generated function's own lines, the guards, the output
+wrapping; for block also the eager loss and backward call around the compiled module). The
+timers add ~1-2 us a call.
+
 Times are per step: the median over ``--steps`` steps of wall time and of process CPU time,
 the frameworks interleaved step by step. On a shared machine the CPU time is the steadier
 number (it does not count time spent waiting for a core); both are printed.
@@ -23,8 +32,10 @@ number (it does not count time spent waiting for a core); both are printed.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -162,7 +173,11 @@ def _pool(flag):
     return lambda: _onepool.set_enabled(flag)
 
 
-def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
+# --without name -> ember._dynamo module with the ENABLED switch
+_REWRITES = {"scatter": "scatter", "epilogue": "epilogue", "catwrite": "catwrite"}
+
+
+def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False, without=()):
     fns = {}
     step, _ = make(ember, None)
     fns["ember eager"] = (_pool(False), step) if pool_ab else step
@@ -174,6 +189,16 @@ def _row(name, make, steps, use_torch_compile, block=0, pool_ab=False):
     for _ in range(3):  # capture, then warm-up replays
         step()
     fns["ember.compile"] = (_pool(False), step) if pool_ab else step
+    for rw in without:  # the same capture without one of the replay's rewrites (paired A/B)
+        mod = importlib.import_module(f"ember._dynamo.{_REWRITES[rw]}")
+        mod.ENABLED[0] = False
+        try:
+            wstep, _ = make(ember, ember.compile)
+            for _ in range(3):
+                wstep()
+        finally:
+            mod.ENABLED[0] = True
+        fns[f"compile -{rw[:4]}"] = wstep
     if pool_ab:  # its own capture with the pool on (what fuses depends on it)
         _onepool.set_enabled(True)
         pstep, _ = make(ember, ember.compile)
@@ -265,6 +290,84 @@ def _recompiles(steps):
           f"{st['recompiles']} (captures {st['captures']}, replays {st['hits']})")
 
 
+def _label(line):
+    """(callee global, label) of one generated line ``... = _F12(c3, ...)  # Mul``."""
+    m = re.search(r"(_[A-Z]+\d+)\(", line)
+    if m is None:
+        return None
+    note = line.split("#", 1)[1].strip() if "#" in line else ""
+    return m.group(1), note or line.strip().split("=")[0].strip() + " fused kernel"
+
+
+def _part(label):
+    if label in ("step", "zero_grad") or label.startswith("zero_grad"):
+        return "optimizer step / zero_grad"
+    if label.startswith(("Linear", "Matmul", "Bmm", "Mm")):
+        return "GEMM ops (Linear/matmul, fwd + bwd incl. bias)"
+    if label.startswith("Embedding"):
+        return "embedding lookups / gradients"
+    if label.endswith("fused kernel"):
+        return "fused elementwise kernels"
+    if label.startswith(("BinaryCrossEntropy", "Sigmoid")):
+        return "BCE loss"
+    return "other ops"
+
+
+def _profile(name, steps):
+    """Per-call CPU of a compiled step: see --profile in the module docstring."""
+    rows = {"ncf": _ncf_step, "block": _block_step,
+            "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
+    step, compiled = rows[name](ember, ember.compile)
+    for _ in range(3):
+        step()
+    entry = list(compiled._cache.values())[-1] if hasattr(compiled, "_cache") else \
+        list(compiled.dynamo_ctx._cache.values())[-1]
+    graph = entry.graph
+    acc = {}
+    for fn, src in ((graph.fwd, graph.sources[0]), (graph.bwd, graph.sources[1])):
+        if fn is None or not src:
+            continue
+        glob = fn.__globals__
+        for line in src.splitlines():
+            hit = _label(line)
+            if hit is None or hit[0] not in glob or not callable(glob[hit[0]]):
+                continue
+            key = f"{hit[0]} {hit[1]}"
+            if key in acc:
+                continue
+            acc[key] = [0.0, 0.0]
+            glob[hit[0]] = _timer(glob[hit[0]], acc[key])
+    cpu = []
+    for _ in range(steps):
+        c = time.thread_time()
+        step()
+        cpu.append(time.thread_time() - c)
+    total = statistics.mean(cpu) * 1e3
+    parts = {}
+    print(f"{name}: compiled step, main-thread cpu {total:.3f} ms a step (mean of {steps}, "
+          f"median {statistics.median(cpu) * 1e3:.3f}; timers on)")
+    for key, (w, c) in sorted(acc.items(), key=lambda kv: -kv[1][1]):
+        print(f"  {c / steps * 1e3:7.3f} ms cpu {w / steps * 1e3:7.3f} ms wall  {key}")
+        part = _part(key.split(" ", 1)[1])
+        parts[part] = parts.get(part, 0.0) + c / steps * 1e3
+    parts["the rest (replay glue; eager code around the compiled call)"] = \
+        total - sum(parts.values())
+    print("  by part (main-thread cpu per step):")
+    for part, ms in sorted(parts.items(), key=lambda kv: -kv[1]):
+        print(f"    {ms:7.3f} ms  {100 * ms / total:5.1f} %  {part}")
+
+
+def _timer(fn, slot):
+    def timed(*args, **kwargs):
+        w, c = time.perf_counter(), time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            slot[0] += time.perf_counter() - w
+            slot[1] += time.thread_time() - c
+    return timed
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
@@ -281,7 +384,18 @@ def main():
     # "eager pool" and "compile pool" beside ember eager / ember.compile with the pool off
     # (use with --block: switching the pool changes OpenBLAS's thread count)
     ap.add_argument("--pool-ab", action="store_true")
+    # rows "compile -scat" / "-epil" / "-catw": ember.compile without the embedding-gradient
+    # scatter of products (NOTE [Products scattered into embedding gradients] in
+    # ember/_dynamo/scatter.py), the bias+ReLU epilogue (NOTE [Bias and ReLU after the GEMM]
+    # in epilogue.py) or the products written into a cat (NOTE [Products written into a cat]
+    # in catwrite.py), timed beside the others in the same run
+    ap.add_argument("--without", default="", help="comma list of: scatter, epilogue, catwrite")
+    ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
+                    "CPU of the compiled step instead of the side-by-side rows")
     a = ap.parse_args()
+    if a.profile:
+        _profile(a.profile, a.steps)
+        return
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")
     print(f"one pool (EMBER_ONE_POOL): {'on' if _onepool.enabled() else 'off'}"
@@ -290,7 +404,8 @@ def main():
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
         if name in only:
-            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab)
+            _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab,
+                 [w for w in a.without.split(",") if w])
     if "recompiles" in only:
         _recompiles(a.steps)
     if "compile_time" in only:

@@ -53,8 +53,12 @@ def compile_capture(cap, backend, mode, name, shadow=None):
             from .fusion import fuse
             fused_f, fused_b = fuse(cap)
             if shadow is None:  # templates for other sizes know only instructions and groups
+                from .catwrite import cat_products
+                from .epilogue import linear_relus
                 from .fusion import gather_cats
-                fused_f = gather_cats(cap, fused_f)
+                from .scatter import scatter_all
+                fused_f = linear_relus(cap, cat_products(cap, gather_cats(cap, fused_f)))
+                fused_f, fused_b = scatter_all(cap, fused_f, fused_b)
         fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name)
         graph = CompiledGraph(cap, fwd, bwd, src)
         if shadow is not None:

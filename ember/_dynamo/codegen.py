@@ -126,6 +126,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
     fwd_exports = []
     e = _Emitter(cap, check)
     ctx_needed = {item.fwd_index for item in bwd_items if isinstance(item, NodeBackward)}
+    ctx_needed.update(i for item in bwd_items for i in getattr(item, "ctx_reads", ()))
     ctx_of = {}
     for s, kind in enumerate(cap.kinds):
         if kind[0] == "in":

@@ -163,6 +163,62 @@ def dense_grad(num, idx, rows):
     return acc
 
 
+@numba.njit(nogil=True, cache=True)
+def _k_add_row_products(acc, idx, a, a_stride, b, b_stride, lo, hi, zero):
+    """_k_add_rows with row k being the product of rows k of ``a`` and ``b`` (each read from a
+    flat array at its own row stride): rows lo..hi of acc set to ``zero``, then
+    acc[idx[k]] += a_k * b_k in order. The product is rounded to acc's dtype before the add
+    (numba contracts nothing into an FMA without fastmath), so the sums are dense_grad's of the
+    written product, bit for bit. Returns -1, or the first k whose index is out of range."""
+    n, dim = acc.shape
+    flat = acc.ravel()
+    width = numba.uint64(dim)
+    sa, sb = numba.uint64(a_stride), numba.uint64(b_stride)
+    for t in range(numba.uint64(lo) * width, numba.uint64(hi) * width):
+        flat[t] = zero
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        if i < 0 or i >= n:
+            return k
+        if i < lo or i >= hi:
+            continue
+        ka, kb = numba.uint64(k) * sa, numba.uint64(k) * sb
+        dst = numba.uint64(i) * width
+        for t in range(width):
+            flat[dst + t] += a[ka + t] * b[kb + t]
+    return -1
+
+
+def dense_grad_of_product(num, indices, a, b):
+    """``dense_grad(num, indices.reshape(-1), a * b)`` without writing the product: the weight
+    gradient of an Embedding whose output gradient is a product (NCF's GMF branch: the lookup
+    times the other lookup, times the gradient), for a compiled replay (NOTE [Products
+    scattered into embedding gradients] in _dynamo/scatter.py). The same numbers as the
+    product followed by dense_grad; shapes or dtypes off the common path take that route."""
+    idx = np.ascontiguousarray(indices, np.int64).reshape(-1)
+    dim = a.shape[-1] if a.ndim else 0
+    if a.shape != b.shape or a.dtype != b.dtype or a.dtype not in _kpoint._FLOATS or \
+            a.ndim < 1 or dim == 0 or a.size != idx.size * dim or \
+            _on_pool((num + idx.size) * dim):
+        prod = np.multiply(a, b)
+        return dense_grad(num, idx, prod.reshape(-1, prod.shape[-1]))
+    acc = reusable_empty((num, dim), a.dtype)  # NOTE [Embedding gradient buffer]
+    fa, st_a = _flat_rows(a.reshape(-1, dim))
+    fb, st_b = _flat_rows(b.reshape(-1, dim))
+    zero = acc.dtype.type(0)
+    bad = []
+
+    def part(lo, hi):  # NOTE [Kernel threads]: parts own disjoint rows of acc
+        k = _k_add_row_products(acc, idx, fa, st_a, fb, st_b, lo, hi, zero)
+        if k >= 0:
+            bad.append(k)
+
+    parallel_range(part, num, max(1, _GRAIN // dim))
+    if bad:
+        raise IndexError(f"index_add: index {idx[min(bad)]} is out of range for {num} rows")
+    return acc
+
+
 def remember(ctx, weight, indices, padding_idx, scale_grad_by_freq):
     """What Embedding's backward reads from its ctx (also set by `gather_cat`)."""
     ctx.indices, ctx.num = indices, weight.shape[0]
