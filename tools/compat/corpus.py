@@ -9,7 +9,8 @@ Fields of a Program:
   script   the program, relative to the temp dir (for kind "d2l": the chapter's .md)
   kind     "script" (python script args), "pytest" (python -m pytest script), "ipynb" (a
            notebook's code cells run as one script; subs edit that script), "d2l" (the
-           chapter's PyTorch cells, run as one script)
+           chapter's PyTorch cells, run as one script), "md" (the `block`-th ```python block
+           of a markdown file, a README's usage example, run as a script; subs edit it)
   subs     textual (old, new) replacements applied to the temp copy, for programs whose small
            settings are constants rather than flags; each `old` must occur
   data     data.py generators run in the working directory
@@ -49,6 +50,10 @@ COMMITS = {
     "seungeunrho/minimalRL": "c8efed8481e3cd40e9739cfde220a55522555b57",
     "VincentStimper/normalizing-flows": "c6616b1a9f04c0e894b9e045e66bd504db17ef5e",
     "karpathy/pytorch-normalizing-flows": "b60e119b37be10ce2930ef9fa17e58686aaf2b3d",
+    "lucidrains/vit-pytorch": "69d24fe9e3024c0d4b02761123b8583a24ebed1e",
+    "Atcold/pytorch-Deep-Learning": "bc404ef668856fdb21b0236ed809dce5c2d66fde",
+    "L1aoXingyu/pytorch-beginner": "a57dd7ea35c9965a41f4963dee62d38884f92a65",
+    "cloneofsimo/minDiffusion": "00a3c8066d25a34d3d472ef6c87c7b6b238ea444",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -74,6 +79,10 @@ LICENCES = {
     "seungeunrho/minimalRL": "MIT",
     "VincentStimper/normalizing-flows": "MIT",
     "karpathy/pytorch-normalizing-flows": "none stated (README credits; run from the mirror only)",
+    "lucidrains/vit-pytorch": "MIT",
+    "Atcold/pytorch-Deep-Learning": "CC BY-NC-SA 4.0 (LICENSE.md; run from the mirror only)",
+    "L1aoXingyu/pytorch-beginner": "none stated (run from the mirror only)",
+    "cloneofsimo/minDiffusion": "none stated (run from the mirror only)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -115,6 +124,7 @@ class Program:
     epilogue: str = ""
     pre: list = dataclasses.field(default_factory=list)   # commands run first, same dir and impl
     extra_args: list = dataclasses.field(default_factory=list)
+    block: int | tuple = 0                     # kind "md": which ```python block(s)
 
     def meets(self, value: float) -> bool:
         op, limit = self.bar
@@ -1137,6 +1147,190 @@ for _t, (_covers, _subs) in _KF_FLOWS.items():
         copy=["nflib1.ipynb", "nflib"], cwd=".", pythonpath=["."],
         covers=_covers, subs=_subs + [("for k in range(1000):", "for k in range(301):")],
         metric=r"^(-?[0-9.]+)$", bar=None)
+
+
+# ------------------------------------------------------------- lucidrains/vit-pytorch
+# the README's usage examples, each ```python block run as written (a block that continues the
+# one before runs joined to it) against the package's own files; needs einops (pyproject's test
+# extra). Two examples train in a loop: cut from 100/1000 steps to 2; MP3's batch cut to 2.
+# Left out: the distillation example (resnet50(pretrained=True) needs the network), the
+# Nystromformer and x-transformers examples (packages not installed), and SimMIM, MAE, MPP
+# and ViViT, whose README examples no longer match the package's code (shape errors, or
+# vivit.py no longer defines ViT, under torch 2.13).
+_VIT = "lucidrains/vit-pytorch"
+_VIT_BLOCKS = {
+    "vit": (0, "ViT: patch embedding (einops Rearrange), pre-norm attention, cls token"),
+    "simple_vit": (1, "SimpleViT: 2-D sincos position embedding, mean pooling"),
+    "na_vit": ((2, 3), "NaViT: images of different sizes packed into sequences, attention masks, "
+                       "token dropout, group_images"),
+    "na_vit_nested": (4, "NaViT over nested (jagged) tensors"),
+    "deepvit": (7, "DeepViT: re-attention (head mixing across attention maps)"),
+    "cait": (8, "CaiT: LayerScale, talking heads, class-attention layers"),
+    "t2t": (9, "Tokens-to-Token ViT (nn.Unfold soft splits)"),
+    "cct": (10, "Compact Convolutional Transformer (conv tokenizer, sequence pooling)"),
+    "cct_14": (11, "cct_14 factory with sine positional embedding options"),
+    "cross_vit": (12, "CrossViT: two patch sizes, cross attention between branches"),
+    "pit": (13, "PiT: pooling by depthwise conv between stages"),
+    "levit": (14, "LeViT: conv stem, attention with learned positional bias, hardswish"),
+    "cvt": (15, "CvT: convolutional projections of q/k/v, stages"),
+    "twins_svt": (16, "Twins-SVT: locally grouped and global sub-sampled attention"),
+    "regionvit": (17, "RegionViT: regional and local tokens"),
+    "crossformer": (18, "CrossFormer: cross-scale embedding, long/short distance attention"),
+    "scalable_vit": (19, "ScalableViT: scalable self-attention, interactive windows"),
+    "sep_vit": (20, "SepViT: depthwise-separable self-attention, window tokens"),
+    "max_vit": (21, "MaxViT: MBConv with squeeze-excitation, block and grid attention, "
+                    "relative position bias"),
+    "nest": (22, "NesT: nested hierarchical blocks and aggregation"),
+    "mobile_vit": (23, "MobileViT: MobileNetV2 blocks with transformer blocks"),
+    "xcit": (24, "XCiT: cross-covariance attention, local patch interaction"),
+    "mp3": (28, "MP3: masked patch position prediction"),
+    "ats_vit": (29, "adaptive token sampling (cumulative sums, searchsorted, gather)"),
+    "vit_patch_merger": (30, "ViT with a PatchMerger in the middle"),
+    "patch_merger": (31, "PatchMerger alone"),
+    "vit_small_dataset": (32, "ViT for small data sets: locality self-attention with a learned "
+                              "temperature and a diagonal mask"),
+    "spt": (33, "shifted patch tokenization (F.pad shifts)"),
+    "vit_3d": (34, "ViT over video (3-D patches)"),
+    "simple_vit_3d": (35, "SimpleViT over video, 3-D sincos embedding"),
+    "cct_3d": (36, "CCT over video (Conv3d tokenizer)"),
+    "parallel_vit": (38, "parallel attention and feed-forward branches"),
+    "learnable_memory": (39, "ViT with learnable memory tokens per layer, Adapters on a frozen "
+                             "backbone"),
+    "dino": (40, "DINO self-distillation: augmentations, EMA teacher, centring (2 steps)"),
+    "es_vit": (41, "EsViT trainer on CvT: region-level matching loss (2 steps)"),
+    "recorder": ((42, 43), "Recorder: forward hooks collecting attention maps, eject"),
+    "extractor": (44, "Extractor: embeddings by hook"),
+    "cross_extractor": (45, "Extractor on CrossViT with layer_name"),
+    "jet_vit": ((46, 48), "JetViT: linear, window and full attention per layer"),
+    "vit_nonsquare": (51, "ViT on a non-square image"),
+    "vit_rect": (52, "ViT with rectangular image and patch sizes"),
+}
+_VIT_SUBS = {"dino": [("for _ in range(100):", "for _ in range(2):  # compat: was 100")],
+             "es_vit": [("for _ in range(1000):", "for _ in range(2):  # compat: was 1000")],
+             # 1024 patches of 8x8 in a batch of 8 took 400 s under torch here
+             "mp3": [("images = torch.randn(8, 3, 256, 256)",
+                      "images = torch.randn(2, 3, 256, 256)  # compat: was 8")]}
+for _n, (_b, _covers) in _VIT_BLOCKS.items():
+    add(name=f"vit/{_n}", repo=_VIT, kind="md", script="README.md", block=_b,
+        copy=["README.md", "vit_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_VIT_SUBS.get(_n, []), bar=None)
+add(name="vit/test_vit", repo=_VIT, kind="pytest", script="tests/test_vit.py",
+    copy=["tests/test_vit.py", "vit_pytorch"], cwd=".", pythonpath=["."],
+    covers="the package's own test (ViT logits shape)", bar=None)
+
+
+# ------------------------------------------------------------- Atcold/pytorch-Deep-Learning
+# the NYU Deep Learning course's notebooks (CC BY-NC-SA: run from the mirror, nothing copied),
+# code cells in order from the repository root (`res.plot_lib`, `res.sequential_tasks`).
+# Left out: 00 (no torch), 07 (librosa), 08 (res/sequential_tasks.py's temporal-order task uses
+# np.unicode_, gone in NumPy 2), 10 (OpenCV), 12 and 15 (torchtext's IMDB), 16 (DGL).
+_AT = "Atcold/pytorch-Deep-Learning"
+_AT_NB = {
+    "tensor_tutorial": ("01-tensor_tutorial.ipynb", "tensor creation, indexing, in-place ops, "
+                        "NumPy bridge, arange with float steps",
+                        [("torch.sq  # <Tab>", "pass  # compat: was torch.sq, a <Tab> demo")],
+                        None, None, {}),
+    "space_stretching": ("02-space_stretching.ipynb", "random linear maps and nn.Sequential "
+                         "with tanh/ReLU applied to a point cloud, SVD-style plots", [], None,
+                         None, {}),
+    "autograd": ("03-autograd_tutorial.ipynb", "autograd: requires_grad, grad_fn, backward of "
+                 "non-scalars, torchviz make_dot, no_grad, detach", [], None, None, {}),
+    "spiral": ("04-spiral_classification.ipynb", "spiral data built element by element "
+               "(X[ix] = t * FloatTensor((sin, cos))), linear then ReLU classifier, SGD/Adam "
+               "with weight decay, 1000 steps each", [],
+               r"\[ACCURACY\]: ([0-9.]+)", (">=", 0.8), {}),
+    "regression": ("05-regression.ipynb", "cubic regression by MLPs with ReLU and tanh, an "
+                   "ensemble of 10 networks and its spread", [
+                       ("n_networks = 10", "n_networks = 3  # compat: was 10")],
+                   r"\[LOSS\]: ([0-9.]+)", ("<=", 0.05), {}),
+    "convnet": ("06-convnet.ipynb", "MNIST MLP vs CNN, then on pixel-permuted images "
+                "(data[:, perm]); nll_loss, SGD momentum",
+                [("tick.label.set_fontsize(20)", "tick.label1.set_fontsize(20)")],
+                r"Accuracy: \d+/\d+ \(([0-9]+)%\)", None, {"COMPAT_DATA_N": "3200"}),
+    "echo_data": ("09-echo_data.ipynb", "echo task: stateful RNN over chunks (truncated BPTT "
+                  "with the hidden state carried), BCEWithLogits, byte comparisons", [
+                      ("series_length = 20_000", "series_length = 2_000  # compat: was 20_000")],
+                  r"Test accuracy: ([0-9.]+)%", None, {}),
+    "vae": ("11-VAE.ipynb", "VAE on MNIST: reparameterisation with new_empty().normal_(), "
+            "BCE + KL, latent interpolation, TSNE of the means", [
+                ("epochs = 10\n", "epochs = 2  # compat: was 10\n"),
+                ("epochs = (0, 5, 10)", "epochs = (0, 1, 2)  # compat: was (0, 5, 10)"),
+                ("N = 1000  # samples per epoch", "N = 200  # compat: was 1000")],
+            r"Test set loss: ([0-9.]+)", None, {"COMPAT_DATA_N": "2048"}),
+    "bayesian_nn": ("13-bayesian_nn.ipynb", "MC-dropout regression: training with dropout, "
+                    "then 100 stochastic forward passes for a predictive spread", [], None,
+                    None, {}),
+    "truck_backer_upper": ("14-truck_backer-upper.ipynb", "truck backer-upper: a kinematic "
+                           "simulator's transitions (torch.Tensor of a list of lists) learned "
+                           "by an emulator MLP, one SGD step per sample",
+                           # matplotlib 3.11 takes Rectangle's angle by keyword only
+                           [("L, W, 0, color='C2'", "L, W, angle=0, color='C2'"),
+                            ("d, W, 0, color='C0'", "d, W, angle=0, color='C0'")],
+                           r"Test loss: ([0-9.]+)", None, {}),
+}
+for _n, (_nb, _covers, _subs, _metric, _bar, _env) in _AT_NB.items():
+    add(name=f"atcold/{_n}", repo=_AT, kind="ipynb", script=_nb, copy=[_nb, "res"], cwd=".",
+        pythonpath=["."], covers=_covers, subs=_subs, metric=_metric, bar=_bar, env=_env)
+for _n, _nb, _covers in (
+        ("projections", "extra/a-projections.ipynb", "random projections of a matrix's rows, "
+         "A[[i], :].t()"),
+        ("custom_grads", "extra/b-custom_grads.ipynb", "custom autograd.Function with "
+         "ctx.save_for_backward, gradients of a split and a max"),
+        ("optimization", "extra/optimization.ipynb", "hand-written optimisers (SGD, momentum, "
+         "Adam-like) on 2-D test functions (extra/utils/optim.py)")):
+    add(name=f"atcold/{_n}", repo=_AT, kind="ipynb", script=_nb, copy=["extra"], cwd="extra",
+        pythonpath=["extra"], covers=_covers, bar=None)
+
+
+# ------------------------------------------------------------- L1aoXingyu/pytorch-beginner
+# the three chapters already written for torch >= 0.4 (f-strings, loss.item()); the later ones
+# still use torch 0.3's `loss.data[0]`, `volatile=True` and unconditional `.cuda()`, and fail
+# under torch 2.13 as written (left out)
+_LX = "L1aoXingyu/pytorch-beginner"
+_LX_ACC = r"Test Loss: [0-9.]+, Acc: ([0-9.]+)"
+add(name="beginner/linear_regression", repo=_LX,
+    script="01-Linear Regression/Linear_Regression.py",
+    covers="torch.tensor of nested lists with dtype, nn.Linear, MSELoss, SGD, state_dict save",
+    metric=r"loss: ([0-9.]+)", bar=None)
+add(name="beginner/logistic_regression", repo=_LX,
+    script="02-Logistic Regression/Logistic_Regression.py",
+    covers="FashionMNIST logistic regression: (pred == label).float().mean() summed as tensors",
+    subs=[("num_epochs = 100", "num_epochs = 2  # compat: was 100")], metric=_LX_ACC,
+    bar=None, env={"COMPAT_DATA_N": "4000"})
+add(name="beginner/neural_network", repo=_LX, script="03-Neural Network/neural_network.py",
+    covers="FashionMNIST MLP with nn.ReLU(True) (in place) after the last layer too",
+    subs=[("num_epochs = 50", "num_epochs = 2  # compat: was 50")], metric=_LX_ACC, bar=None,
+    env={"COMPAT_DATA_N": "4000"})
+
+
+# ------------------------------------------------------------- cloneofsimo/minDiffusion
+# DDPM on the MNIST and CIFAR-10 stand-ins: one epoch, 100 diffusion steps instead of 1000,
+# the GPU device and the DataLoader workers replaced by substitution
+_MD = "cloneofsimo/minDiffusion"
+add(name="mindiffusion/superminddpm", repo=_MD, script="superminddpm.py", cwd=".",
+    covers="DDPM: registered schedule buffers, randint timesteps, a 7x7-conv eps-model with "
+           "BatchNorm and LeakyReLU, ancestral sampling loop, make_grid/save_image",
+    subs=[("n_T=1000", "n_T=100"),
+          # the eps-model's widths 64-128-256-512 cut to 16-32 (512 channels of 7x7 convs at
+          # 28x28 are ~5 GFLOP per image and step)
+          ("blk(n_channel, 64),\n            blk(64, 128),\n            blk(128, 256),\n"
+           "            blk(256, 512),\n            blk(512, 256),\n            blk(256, 128),\n"
+           "            blk(128, 64),\n            nn.Conv2d(64, n_channel, 3, padding=1),",
+           "blk(n_channel, 16),\n            blk(16, 32),\n            blk(32, 16),\n"
+           "            nn.Conv2d(16, n_channel, 3, padding=1),  # compat: widths cut"),
+          ("num_workers=20", "num_workers=0"),
+          ("    train_mnist()", "    train_mnist(n_epoch=1, device='cpu')  # compat: was ()")],
+    data=["contents_dir"], env={"COMPAT_DATA_N": "512"}, metric=r"loss: ([0-9.]+)", bar=None)
+add(name="mindiffusion/train_cifar10", repo=_MD, script="train_cifar10.py",
+    copy=["train_cifar10.py", "mindiffusion"], cwd=".",
+    covers="DDPM with NaiveUnet (GroupNorm, ConvTranspose2d, sinusoidal-free time embedding, "
+           "skip concatenation), make_grid(normalize=True, value_range=...)",
+    subs=[("n_T=1000", "n_T=100"),
+          ("n_feat=128", "n_feat=32"),
+          ("batch_size=512", "batch_size=32"),
+          ("num_workers=16", "num_workers=0"),
+          ("    train_cifar10()", "    train_cifar10(n_epoch=1, device='cpu')  # compat: was ()")],
+    data=["contents_dir"], env={"COMPAT_DATA_N": "256"}, metric=r"loss: ([0-9.]+)", bar=None)
 
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py

@@ -57,6 +57,12 @@ def results_dir(cwd: Path, seed: int) -> None:
     (cwd / "results").mkdir(exist_ok=True)
 
 
+def contents_dir(cwd: Path, seed: int) -> None:
+    """minDiffusion saves its samples into ./contents/, a directory of the repository that holds
+    only images (which the mirrors leave out)."""
+    (cwd / "contents").mkdir(exist_ok=True)
+
+
 def the_verdict(cwd: Path, seed: int) -> None:
     """the-verdict.txt, the short story LLMs-from-scratch trains on (6 kB here)."""
     (cwd / "the-verdict.txt").write_text(english(150, seed))

@@ -28,6 +28,10 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
         esac
         git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue
         mkdir -p "$dest/$(dirname "$path")"
+        if [ "$mode" = 120000 ]; then   # a symlink: its blob is the target path
+            ln -sfn "$(git --git-dir="$gitdir" cat-file blob "$sha")" "$dest/$path"
+            continue
+        fi
         git --git-dir="$gitdir" cat-file blob "$sha" > "$dest/$path"
     done
     echo "$repo $commit -> $dest"

@@ -104,10 +104,15 @@ def _extract_d2l(md: Path) -> str:
     return _TAB + "\n\n".join(out) + "\n"
 
 
+_HELP = re.compile(r"^\s*[\w.*]+\?{1,2}\s*$")  # IPython's help syntax: `torch.*Tensor?`
+_PY_CELL_MAGICS = ("%%time", "%%capture", "%%prun")  # cell magics whose body is Python
+
+
 def _extract_ipynb(path: Path) -> str:
-    """A notebook's code cells in order, as one script: IPython magics (`%...`) and shell
-    lines (`!...`) dropped. A cell's bare last expression (shown by Jupyter) is evaluated and
-    discarded, which is what running it as a statement does."""
+    """A notebook's code cells in order, as one script: IPython magics (`%...`), shell
+    lines (`!...`) and help requests (`name?`) dropped, and whole cells under a cell magic
+    that is not Python (`%%bash`). A cell's bare last expression (shown by Jupyter) is
+    evaluated and discarded, which is what running it as a statement does."""
     nb = json.loads(path.read_text())
     cells = []
     for cell in nb.get("cells", []):
@@ -115,14 +120,29 @@ def _extract_ipynb(path: Path) -> str:
             continue
         src = cell.get("source", "")
         lines = (src if isinstance(src, str) else "".join(src)).splitlines()
-        cells.append("\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!"))))
+        if lines and lines[0].startswith("%%") and not lines[0].startswith(_PY_CELL_MAGICS):
+            continue  # %%bash, %%html...: the cell is not Python
+        cells.append("\n".join(ln for ln in lines if not ln.lstrip().startswith(("%", "!"))
+                               and not _HELP.match(ln)))
     return "\n\n".join(cells) + "\n"
 
 
+def _extract_md_block(path: Path, block: int | tuple) -> str:
+    """The `block`-th ```python code block of a markdown file (a README's usage example), or
+    several blocks joined when `block` is a tuple."""
+    blocks = re.findall(r"```python\n(.*?)```", path.read_text(), re.S)
+    if isinstance(block, tuple):  # an example that continues the one before it
+        return "\n".join(blocks[b] for b in block)
+    return blocks[block]
+
+
 def _script_path(prog) -> str:
-    """The file that runs (and that substitutions edit): a notebook's extracted .py."""
+    """The file that runs (and that substitutions edit): a notebook's extracted .py, or a
+    README example's."""
     if prog.kind == "ipynb":
         return str(Path(prog.script).with_suffix(".py"))
+    if prog.kind == "md":
+        return str(Path(prog.script).with_name(f"_compat_block{prog.block}.py"))
     return prog.script
 
 
@@ -169,6 +189,9 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
         if prog.kind == "ipynb":  # the notebook's code cells become the script
             nb = tmp / prog.script
             nb.with_suffix(".py").write_text(_extract_ipynb(nb))
+        if prog.kind == "md":  # one usage example of a README becomes the script
+            (tmp / _script_path(prog)).write_text(
+                _extract_md_block(tmp / prog.script, prog.block))
         for old, new in prog.subs:
             target = tmp / _script_path(prog)
             text = target.read_text()

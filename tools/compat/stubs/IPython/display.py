@@ -9,3 +9,11 @@ def clear_output(wait=False):
 class SVG:
     def __init__(self, *args, **kwargs):
         pass
+
+
+class HTML(SVG):
+    pass
+
+
+class Audio(SVG):
+    pass

@@ -26,13 +26,16 @@ class ToTensor:
         return torch.from_numpy(np.ascontiguousarray(a.transpose(2, 0, 1))).float().div(255)
 
 
-class Normalize:
+class Normalize(torch.nn.Module):
+    # torchvision's tensor transforms are nn.Modules (vit-pytorch's DINO puts them in a
+    # Sequential); mean/std may be tensors
     def __init__(self, mean, std, inplace=False):
+        super().__init__()
         self.mean, self.std = mean, std
 
-    def __call__(self, x):
-        mean = torch.tensor(self.mean, dtype=x.dtype).view(-1, 1, 1)
-        std = torch.tensor(self.std, dtype=x.dtype).view(-1, 1, 1)
+    def forward(self, x):
+        mean = torch.as_tensor(self.mean, dtype=x.dtype).view(-1, 1, 1)
+        std = torch.as_tensor(self.std, dtype=x.dtype).view(-1, 1, 1)
         return (x - mean) / std
 
 
@@ -44,11 +47,12 @@ class Lambda:
         return self.fn(x)
 
 
-class RandomHorizontalFlip:
+class RandomHorizontalFlip(torch.nn.Module):
     def __init__(self, p=0.5):
+        super().__init__()
         self.p = p
 
-    def __call__(self, x):
+    def forward(self, x):
         if float(torch.rand(1)) < self.p:
             return x.flip(-1) if isinstance(x, torch.Tensor) else np.ascontiguousarray(x[:, ::-1])
         return x
@@ -104,3 +108,70 @@ class CenterCrop:
         if isinstance(x, torch.Tensor):
             return x[..., i:i + self.size[0], j:j + self.size[1]]
         return x[i:i + self.size[0], j:j + self.size[1]]
+
+
+# Batch-level augmentations on (..., C, H, W) tensors, as nn.Modules: one random draw per call
+# (torchvision draws once per call too, for the whole batch). Enough for BYOL/DINO pipelines.
+class ColorJitter(torch.nn.Module):
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
+        self.b, self.c, self.s = brightness, contrast, saturation
+
+    def forward(self, x):
+        def factor(v):
+            return 1.0 + (float(torch.rand(1)) * 2 - 1) * v
+        x = x * factor(self.b)
+        mean = x.mean(dim=(-3, -2, -1), keepdim=True)
+        x = (x - mean) * factor(self.c) + mean
+        gray = x.mean(dim=-3, keepdim=True)
+        return ((x - gray) * factor(self.s) + gray).clamp(0, 1)
+
+
+class RandomGrayscale(torch.nn.Module):
+    def __init__(self, p=0.1):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x):
+        if float(torch.rand(1)) < self.p:
+            return x.mean(dim=-3, keepdim=True).expand_as(x)
+        return x
+
+
+class GaussianBlur(torch.nn.Module):
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        super().__init__()
+        self.k = kernel_size if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * 2
+        self.sigma = sigma if isinstance(sigma, (tuple, list)) else (sigma, sigma)
+
+    def forward(self, x):
+        lo, hi = self.sigma
+        s = lo + float(torch.rand(1)) * (hi - lo)
+        kh, kw = self.k
+        gh = torch.exp(-(torch.arange(kh, dtype=x.dtype) - (kh - 1) / 2) ** 2 / (2 * s * s))
+        gw = torch.exp(-(torch.arange(kw, dtype=x.dtype) - (kw - 1) / 2) ** 2 / (2 * s * s))
+        k2 = (gh[:, None] * gw[None, :]) / (gh.sum() * gw.sum())
+        c = x.shape[-3]
+        y = x.reshape(-1, c, *x.shape[-2:])
+        y = torch.nn.functional.pad(y, (kw // 2, kw // 2, kh // 2, kh // 2), mode="reflect")
+        y = torch.nn.functional.conv2d(y, k2.expand(c, 1, kh, kw), groups=c)
+        return y.reshape(x.shape)
+
+
+class RandomResizedCrop(torch.nn.Module):
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), antialias=True):
+        super().__init__()
+        self.size = size if isinstance(size, (tuple, list)) else (size, size)
+        self.scale = scale
+
+    def forward(self, x):
+        h, w = x.shape[-2:]
+        frac = self.scale[0] + float(torch.rand(1)) * (self.scale[1] - self.scale[0])
+        ch, cw = max(1, int(h * frac ** 0.5)), max(1, int(w * frac ** 0.5))
+        i = int(torch.randint(0, h - ch + 1, (1,)))
+        j = int(torch.randint(0, w - cw + 1, (1,)))
+        crop = x[..., i:i + ch, j:j + cw]
+        flat = crop.reshape(-1, *crop.shape[-3:])
+        out = torch.nn.functional.interpolate(flat, size=tuple(self.size), mode="bilinear",
+                                              align_corners=False)
+        return out.reshape(*crop.shape[:-2], *self.size)
