@@ -7,6 +7,9 @@ import ember
 import ember.ops.elementwise as E
 from ember.ops._kernels import reduce as R
 
+# the one-pass sums run with the pool off (with it on, sum_to's parallel sums do: test_pooled.py)
+pytestmark = pytest.mark.usefixtures("pool_off")
+
 
 def _grads(a, b, g, fast):
     """Gradients of a + b for the upstream gradient g, with the one-pass sums on or off."""
