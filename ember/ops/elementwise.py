@@ -13,12 +13,16 @@ from .. import _dtype as D
 from .._backend import REUSE_MIN_BYTES, reusable_like
 from .._tensor import Tensor, _make
 from ..autograd.function import Op
+from ..autograd.grad_mode import _state as _grad_state
 from ..profiler.profiler import _active as _prof
 from ._kernels import pointwise as _kpoint
+from ._kernels import reduce as _kreduce
 from .indexing import where
 from .registry import promote_args, register, sum_to
 
 _broadcast_binary = _kpoint.broadcast_binary
+# Add's backward sums a broadcast gradient with _kreduce.sum_to_both (an A/B switch)
+_FAST_SUMS = [True]
 
 def _bcast_error(name, a, b):
     sa, sb = np.shape(a), np.shape(b)
@@ -141,6 +145,13 @@ class Add(Op):
     @staticmethod
     def backward(ctx, grad):
         sa, sb = ctx.shapes
+        if ctx.alpha == 1 and _FAST_SUMS[0] and not _grad_state.enabled and \
+                grad._data.size >= _kreduce.SUM_MIN:
+            # nothing records this backward: both sums in one read of grad
+            sums = _kreduce.sum_to_both(grad._data, sa, sb)  # NOTE [Broadcast add gradients
+            if sums is not None:                              # in one pass]
+                ga, gb = sums
+                return (grad if ga is None else _make(ga)), (grad if gb is None else _make(gb))
         gb = grad if ctx.alpha == 1 else grad * ctx.alpha
         return sum_to(grad, sa), sum_to(gb, sb)
 

@@ -1,0 +1,108 @@
+"""Sums that undo a broadcast, for the backward of a broadcasting add (NOTE [Broadcast add
+gradients in one pass]).
+
+NOTE [Broadcast add gradients in one pass]
+Additive attention adds a query and a key broadcast against each other, q (B, T, 1, H) +
+k (B, 1, S, H) -> (B, T, S, H), so the add's backward reduces one big gradient twice: over S
+for q and over T for k, two reads of B*T*S*H elements (3.3M, 13 MB for GNMT-S). `sum_to_both`
+reads it once and produces both sums. Each output element is still summed in NumPy's order
+for a reduction over one axis that is not the innermost (the first term, then the others added
+one after the other), so the results are NumPy's `sum(axis, keepdims=True)` bit for bit. An
+add whose one operand alone is broadcast over a run of leading or middle axes (a bias row)
+gets the same one-pass sum. Anything else (several reduced runs per operand, a reduced last
+axis, short rows, other dtypes, a non-contiguous gradient) returns None and the caller keeps
+`sum_to`; so does everything while the one pool is on, where `sum_to`'s reductions run in
+parallel (ops/_kernels/pooled.py).
+Measure: `python benchmarks/ab.py gnmt "import ember.ops.elementwise as E; E._FAST_SUMS[0] =
+False" "import ember.ops.elementwise as E; E._FAST_SUMS[0] = True"`.
+"""
+import numba
+import numpy as np
+
+from ... import _onepool
+from . import pooled
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+# Below this many elements NumPy's two reductions cost less than the call's own bookkeeping;
+# rows shorter than this do not fill a vector register.
+SUM_MIN = 1 << 15
+ROW_MIN = 16
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_sum_pair(g, over_n, over_m):
+    """over_n[p, m] = sum over n of g[p, m, n], over_m[p, n] = sum over m of g[p, m, n] (rows
+    of the last axis), both in NumPy's order, reading g once."""
+    n_p, n_m, n_n, _ = g.shape
+    for p in range(n_p):
+        for m in range(n_m):
+            acc_n = over_n[p, m]
+            for n in range(n_n):
+                row, acc_m = g[p, m, n], over_m[p, n]
+                if n == 0 and m == 0:
+                    for i in range(row.size):
+                        acc_n[i] = row[i]
+                        acc_m[i] = row[i]
+                elif n == 0:
+                    for i in range(row.size):
+                        acc_n[i] = row[i]
+                        acc_m[i] += row[i]
+                elif m == 0:
+                    for i in range(row.size):
+                        acc_n[i] += row[i]
+                        acc_m[i] = row[i]
+                else:
+                    for i in range(row.size):
+                        acc_n[i] += row[i]
+                        acc_m[i] += row[i]
+
+
+def _reduced_run(gshape, shape):
+    """The axes of gshape that broadcasting `shape` (padded with leading 1s) reduces, as
+    (first, stop) of one contiguous run that leaves the last axis; (0, 0) when none; None for
+    anything else."""
+    pad = (1,) * (len(gshape) - len(shape)) + tuple(shape)
+    axes = [i for i, (n, s) in enumerate(zip(gshape, pad, strict=True)) if s == 1 and n != 1]
+    if not axes:
+        return 0, 0
+    if axes[-1] - axes[0] != len(axes) - 1 or axes[-1] == len(gshape) - 1:
+        return None
+    return axes[0], axes[-1] + 1
+
+
+def _prod(dims):
+    return int(np.prod(dims, dtype=np.int64))
+
+
+def sum_to_both(g, sa, sb):
+    """(g summed to shape sa, g summed to shape sb) for the backward of a broadcasting add,
+    None for an operand that needs no sum (its gradient is g itself); None altogether when
+    neither needs one or the fast sums do not apply (NOTE [Broadcast add gradients in one
+    pass])."""
+    if (g.dtype not in _FLOATS or g.size < SUM_MIN or not g.flags.c_contiguous
+            or g.ndim < 2 or g.shape[-1] < ROW_MIN or _onepool.enabled()):
+        return None
+    ra, rb = _reduced_run(g.shape, sa), _reduced_run(g.shape, sb)
+    if ra is None or rb is None or ra == rb == (0, 0):
+        return None
+    shape = g.shape
+    if ra == (0, 0) or rb == (0, 0):  # one operand broadcast over one run of axes
+        first, stop = ra if rb == (0, 0) else rb
+        g3 = g.reshape(_prod(shape[:first]), _prod(shape[first:stop]), -1)
+        out = np.empty((g3.shape[0], g3.shape[2]), g.dtype)
+        pooled._k_sum_mid(g3, out, 1)  # the serial twin: NumPy's order
+        out = out.reshape(sa if rb == (0, 0) else sb)
+        return (out, None) if rb == (0, 0) else (None, out)
+    # both reduced: two single axes, next to each other (q[:, :, None] + k[:, None])
+    if ra[1] - ra[0] != 1 or rb[1] - rb[0] != 1 or abs(ra[0] - rb[0]) != 1:
+        return None
+    m_axis = min(ra[0], rb[0])
+    g4 = g.reshape(_prod(shape[:m_axis]), shape[m_axis], shape[m_axis + 1], -1)
+    over_n = np.empty((g4.shape[0], g4.shape[1], g4.shape[3]), g.dtype)
+    over_m = np.empty((g4.shape[0], g4.shape[2], g4.shape[3]), g.dtype)
+    _k_sum_pair(g4, over_n, over_m)
+    # the operand reducing the later axis gets the sums over it
+    a_later = ra[0] > rb[0]
+    ga = (over_n if a_later else over_m).reshape(sa)
+    gb = (over_m if a_later else over_n).reshape(sb)
+    return ga, gb
