@@ -15,7 +15,7 @@ from ember import nn
 from ember._dynamo.catwrite import cat_with_products
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
-from examples.models.table1 import _ncf_module  # noqa: E402
+from examples.models.table1 import _ncf_module
 
 MARK = "# Mul + Cat"
 
