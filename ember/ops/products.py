@@ -14,7 +14,9 @@ from .._tensor import Tensor, _make
 from ..amp._state import maybe_autocast
 from ..amp._state import state as _autocast
 from ..autograd.function import Op, _batch_hook, _fw_active, _run_hooked, rename_node
+from ..autograd.grad_mode import _state as _grad_state
 from ..profiler.profiler import _active as _prof
+from ._kernels import reduce as _kreduce
 from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, export, register, sum_to, write_out
 
@@ -78,6 +80,13 @@ class Matmul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if (a.ndim > 2 and b.ndim == 2 and b.shape[1] == 1 and need[0] and need[1]
+                and _FUSED_MV_BWD[0] and not _grad_state.enabled):
+            # (..., K) @ (K, 1) with nothing recording this backward: both gradients in one
+            # pass over A (NOTE [Matrix-vector backward in one pass] in _kernels/reduce.py)
+            both = _kreduce.mv_backward(a._data, grad._data, b._data[:, 0])
+            if both is not None:
+                return _make(both[0]), _make(both[1].reshape(b.shape))
         if a.ndim > 2 and b.ndim == 2:  # the folded form of forward
             # work in a's memory order: dA then has a's layout (so the gradient of a
             # permuted activation fuses with it) and A's rows need no copy
@@ -95,6 +104,8 @@ class Matmul(Op):
         return ga, gb
 
 
+# Matmul's backward for (..., K) @ (K, 1) in one pass (an A/B switch)
+_FUSED_MV_BWD = [True]
 # Op._run as defined: a capture replaces it while it records (a replay sets _run_hooked)
 _PLAIN_RUN = Op.__dict__["_run"]
 
