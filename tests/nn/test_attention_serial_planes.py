@@ -81,20 +81,17 @@ def test_serial_planes_gradcheck(rng, plane_calls, monkeypatch):
 
 
 @pytest.mark.parity
-@pytest.mark.parametrize("case", ["big product", "switch off", "kernel threads", "dropout"])
+@pytest.mark.parametrize("case", ["big product", "switch off", "dropout"])
 def test_numpy_path_where_the_planes_do_not_apply(rng, plane_calls, monkeypatch, case):
     """A product above the one-thread bound (an unmasked 128 x 128 x 64 plane: scipy's
-    OpenBLAS would wake its threads), EMBER_ATTENTION_PLANES=0, the kernel threads on, or
-    dropout: the NumPy path, with the same values as torch."""
+    OpenBLAS would wake its threads), EMBER_ATTENTION_PLANES=0 or dropout: the NumPy path,
+    with the same values as torch."""
     torch = pytest.importorskip("torch")
     n, is_causal = (128, False) if case == "big product" else (40, True)
     q, k, v = _qkv(rng, np.float32, 1, 2, n, 64)
     if case == "switch off":
         monkeypatch.setattr(katt, "_planes_on", [None])
         monkeypatch.setenv("EMBER_ATTENTION_PLANES", "0")
-    if case == "kernel threads":
-        monkeypatch.setattr(katt, "num_workers", lambda: 2)
-        monkeypatch.setattr(katt, "_over_batch", lambda part, q: part(katt._whole))
     p_drop = 0.5 if case == "dropout" else 0.0
     ember.manual_seed(0)
     eo = F.scaled_dot_product_attention(*(ember.tensor(a) for a in (q, k, v)),
@@ -139,3 +136,24 @@ def test_plane_offsets_are_each_planes_byte_offset(shape, axes):
     assert [base + int(o) for o in off] == [p.ctypes.data for p in planes]
     again = katt._blas_matrix(a)[1]
     assert again is off and not off.flags.writeable  # cached, and safe to share
+
+
+@pytest.mark.parity
+def test_serial_planes_in_parts_on_the_kernel_threads(rng, plane_calls, monkeypatch):
+    """With two kernel threads the planes are split (one serial kernel call per part, forward
+    and backward), with torch's values and gradients."""
+    torch = pytest.importorskip("torch")
+    from ember import _threads
+    monkeypatch.setattr(_threads, "_requested", [2])
+    arrays = _qkv(rng, np.float32, 3, 2, 40, 16)
+    g = rng.standard_normal(arrays[0].shape).astype(np.float32)
+    es = [ember.tensor(a, requires_grad=True) for a in arrays]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    eo = F.scaled_dot_product_attention(*es, is_causal=True)
+    to = torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=True)
+    eo.backward(ember.tensor(g))
+    to.backward(torch.tensor(g))
+    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for e, t in zip(es, ts, strict=True):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+    assert plane_calls["fwd"] >= 2 and plane_calls["bwd"] >= 2  # 6 planes in parts

@@ -22,8 +22,11 @@ def _grads(arrays, grad, is_causal):
 
 @pytest.mark.parametrize("lead", [(4, 2), (1, 3), (1, 1, 5), (3,), ()])
 @pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("planes", [False, True])
 def test_parts_on_the_kernel_threads_give_the_one_thread_numbers(rng, monkeypatch, lead,
-                                                                 is_causal):
+                                                                 is_causal, planes):
+    # planes: the serial plane kernels (NOTE [Serial plane kernels]); else the NumPy path
+    monkeypatch.setattr(katt, "_planes_on", [planes])
     arrays = [rng.standard_normal(lead + (70, 8)).astype(np.float32) for _ in range(3)]
     grad = rng.standard_normal(lead + (70, 8)).astype(np.float32)
     monkeypatch.setattr(_threads, "_requested", [1])
@@ -34,10 +37,12 @@ def test_parts_on_the_kernel_threads_give_the_one_thread_numbers(rng, monkeypatc
                         lambda fn, n, grain: calls.append(n) or original(fn, n, grain))
     monkeypatch.setattr(_threads, "_requested", [2])
     two = _grads(arrays, grad, is_causal)
-    # the first axis of size >= 2 with only size-1 axes before it is split: once forward,
-    # once backward; no such axis: one call on the calling thread
+    # the NumPy path splits the first axis of size >= 2 with only size-1 axes before it, the
+    # plane kernels all the planes: once forward, once backward; no such axis or one plane:
+    # one call on the calling thread
     axis = next((i for i, n in enumerate(lead) if n != 1), None)
-    expected = [] if axis is None else [lead[axis]] * 2
+    split = int(np.prod(lead)) if planes else (None if axis is None else lead[axis])
+    expected = [] if axis is None else [split] * 2
     assert calls == expected
     for a, b in zip(one, two, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

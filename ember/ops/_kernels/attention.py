@@ -471,7 +471,8 @@ def _pool_work(q, n_key):
 # while each product stays within OpenBLAS's one-thread bound (m * n * k <= 2^18 multiply-adds,
 # SMALL_GEMM[0] in _kernel_threads.py), so that its thread pool never wakes; bigger products
 # (long unmasked sequences) keep the NumPy path, whose batched matmuls run on NumPy's threads.
-# Not with the kernel threads on (`_over_batch` splits the NumPy path over them).
+# With the kernel threads on (EMBER_KERNEL_THREADS=2, default off) the planes are split over
+# them, each part one serial kernel call (`_over_planes`), as `_over_batch` splits the NumPy path.
 # EMBER_ATTENTION_PLANES=0 turns the serial use off (read on first use; for A/B runs).
 _planes_on = [None]
 
@@ -499,7 +500,7 @@ def _by_planes(q, n_key, n_value, tiles):
         return False
     if _onepool.enabled():
         return True
-    return (_serial_planes_enabled() and num_workers() < 2
+    return (_serial_planes_enabled()
             and _largest_product(q.shape[-2], n_key, max(q.shape[-1], n_value), tiles)
             <= _SERIAL_MAX_MACS)
 
@@ -519,10 +520,25 @@ def _forward_planes(q, k, v, p, out, scale, causal, tiles):
     (qa, qo, ldq), (ka, ko, ldk), (va, vo, ldv), (oa, oo, ldo) = mats
     n_query, n_key = p.shape[-2], p.shape[-1]
     kernel = _k_attention_fwd_planes.pick(_pool_work(q, n_key))
-    kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, qa, qo, ldq,
-           ka, ko, ldk, va, vo, ldv, oa, oo, ldo, p.reshape(-1, n_query, n_key), q.shape[-1],
-           v.shape[-1], scale, causal, np.array(tiles, np.int64).reshape(-1, 3))
+    p3, tiles_a = p.reshape(-1, n_query, n_key), np.array(tiles, np.int64).reshape(-1, 3)
+
+    def run(lo, hi):
+        kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, qa,
+               qo[lo:hi], ldq, ka, ko[lo:hi], ldk, va, vo[lo:hi], ldv, oa, oo[lo:hi], ldo,
+               p3[lo:hi], q.shape[-1], v.shape[-1], scale, causal, tiles_a)
+
+    _over_planes(run, p3.shape[0])
     return True
+
+
+def _over_planes(run, n_planes):
+    """run(lo, hi) over planes lo..hi-1: whole on the one pool (its kernel is parallel) or
+    with one kernel thread; in parts on the kernel threads otherwise (EMBER_KERNEL_THREADS or
+    ember.set_num_threads; NOTE [Serial plane kernels])."""
+    if _onepool.enabled() or n_planes < 2 or num_workers() < 2:
+        run(0, n_planes)
+        return
+    blas_parallel_range(run, n_planes, 1)
 
 
 def _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles, key_tiles):
@@ -538,10 +554,16 @@ def _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles, key
     if len(tiles) > 1 and n_query < n_key:  # keys after the last query: nobody sees them
         dv[..., n_query:, :] = 0
         dk[..., n_query:, :] = 0
-    flat = [x for m in mats for x in m]
     kernel = _k_attention_bwd_planes.pick(_pool_work(q, n_key))
-    kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, *flat,
-           p.reshape(-1, n_query, n_key), dp.reshape(-1, n_query, n_key), q.shape[-1],
-           v.shape[-1], scale, causal, np.array(tiles, np.int64).reshape(-1, 3),
-           np.array(key_tiles, np.int64).reshape(-1, 2))
+    p3, dp3 = p.reshape(-1, n_query, n_key), dp.reshape(-1, n_query, n_key)
+    tiles_a = np.array(tiles, np.int64).reshape(-1, 3)
+    key_tiles_a = np.array(key_tiles, np.int64).reshape(-1, 2)
+
+    def run(lo, hi):
+        flat = [x for base, off, ld in mats for x in (base, off[lo:hi], ld)]
+        kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, *flat,
+               p3[lo:hi], dp3[lo:hi], q.shape[-1], v.shape[-1], scale, causal, tiles_a,
+               key_tiles_a)
+
+    _over_planes(run, p3.shape[0])
     return True
