@@ -79,7 +79,7 @@ def test_values_match_torch(form):
         want = s_theirs(torch.tensor(a))
         assert got.shape == tuple(want.shape)
         assert got.dtype.is_floating_point
-        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6)
+        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-5, atol=1e-6)
 
 
 def test_opaque_script_shares_state_and_mode():
