@@ -63,6 +63,12 @@ class device:
 CPU = device("cpu")
 
 
+class NoCudaError(AssertionError, RuntimeError):
+    """A CUDA device was asked for. torch's CPU build raises AssertionError for tensor and module
+    moves (`x.cuda()`, `x.to("cuda")`, `zeros(..., device="cuda")`) and RuntimeError for others
+    (sparse constructors, legacy constructors, `load(map_location="cuda")`): this is both."""
+
+
 def check_device(d) -> device:
     """Validate a requested device; anything but the CPU raises a clear error."""
     if d is None:
@@ -72,9 +78,9 @@ def check_device(d) -> device:
         raise TypeError("expected a device (ember.device or string such as 'cpu')")
     if d.type != "cpu":
         if d.type == "cuda":
-            raise RuntimeError("Torch not compiled with CUDA enabled: no CUDA device is available "
-                               "to ember on this machine (ember.cuda.is_available() is False). "
-                               "Use device='cpu'.")
+            raise NoCudaError("Torch not compiled with CUDA enabled: no CUDA device is "
+                              "available to ember on this machine (ember.cuda.is_available() "
+                              "is False). Use device='cpu'.")
         raise RuntimeError(f"device '{d}' is not available to ember on this machine; "
                            "only 'cpu' is supported.")
     return CPU

@@ -68,7 +68,18 @@ class Tensor:
             src = args[0]
             t._data, t._vc = src._data, src._vc
             return t
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        if len(args) == 1 and isinstance(args[0], Size):   # Tensor(x.size()): sizes, not data
+            t._data = np.zeros(tuple(args[0]), dtype=dt.np)
+        elif not args:
+            t._data = np.zeros((0,), dtype=dt.np)
+        elif len(args) == 1 and isinstance(args[0], (str, bytes)):
+            raise TypeError(f"{cls.__name__}(): invalid data type '{type(args[0]).__name__}'")
+        elif len(args) == 1 and isinstance(args[0], (bool, float, complex, np.bool_,
+                                                     np.floating, np.complexfloating)):
+            raise TypeError(f"{cls.__name__}(): data must be a sequence (got "
+                            f"{type(args[0]).__name__}); use ember.tensor(value) for a 0-d "
+                            "tensor")
+        elif len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             t._data = np.array(_to_nested(args[0]), dtype=dt.np)
         else:
             if not all(isinstance(a, (int, np.integer)) for a in args):

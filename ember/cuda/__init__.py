@@ -28,6 +28,39 @@ def _lazy_init():
     raise AssertionError(_NO_CUDA)
 
 
+class _CudaTensorType(type):
+    """Legacy CUDA tensor types (``ember.cuda.FloatTensor``...): nothing is an instance, and
+    building one raises the TypeError torch's CPU build raises."""
+
+    def __instancecheck__(cls, obj):
+        return False
+
+    def __call__(cls, *args, **kwargs):
+        raise TypeError(f"type ember.cuda.{cls.__name__} not available: ember has no CUDA "
+                        "backend (Torch not compiled with CUDA enabled); use the CPU type "
+                        f"ember.{cls.__name__} or ember.tensor(..., device='cpu').")
+
+    def __repr__(cls):
+        return f"<class 'ember.cuda.{cls.__name__}'>"
+
+
+def _cuda_type(name):
+    return _CudaTensorType(name, (), {"__module__": "ember.cuda", "is_cuda": True,
+                                      "_cuda_legacy": True})
+
+
+FloatTensor = _cuda_type("FloatTensor")
+DoubleTensor = _cuda_type("DoubleTensor")
+HalfTensor = _cuda_type("HalfTensor")
+BFloat16Tensor = _cuda_type("BFloat16Tensor")
+LongTensor = _cuda_type("LongTensor")
+IntTensor = _cuda_type("IntTensor")
+ShortTensor = _cuda_type("ShortTensor")
+CharTensor = _cuda_type("CharTensor")
+ByteTensor = _cuda_type("ByteTensor")
+BoolTensor = _cuda_type("BoolTensor")
+
+
 def is_available():
     """False: ember has no CUDA backend."""
     return False

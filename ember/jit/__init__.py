@@ -7,7 +7,9 @@ loading never executes code (NOTE [Graph archive format] in ``_serialize.py``).
 
 Differs from torch: there is no TorchScript language. ``.graph`` is an ``ember.fx.Graph`` and
 ``.code`` Python source; ``script`` rejects data-dependent ``if``/``for``/``while`` instead of
-compiling them; ``trace`` keeps tensor shapes of the example as constants.
+compiling them (control flow on shapes, dtypes and devices runs the forward as one opaque node:
+NOTE [Shape-dependent control flow in script]); ``trace`` keeps tensor shapes of the example as
+constants.
 """
 from __future__ import annotations
 
@@ -52,6 +54,25 @@ class Error(RuntimeError):
 
 class ScriptModule(GraphModule):
     """A captured module: ``graph`` (ember.fx Graph), ``code`` (Python source), ``save``."""
+
+    # An opaque script (NOTE [Shape-dependent control flow in script]) shares the original
+    # module's parameters, buffers and children under their own names, follows its training
+    # mode, and answers its other attributes and methods.
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            root = self.__dict__.get("_ember_opaque_root")
+            if root is None:
+                raise
+            return getattr(root, name)
+
+    def train(self, mode=True):
+        super().train(mode)
+        root = self.__dict__.get("_ember_opaque_root")
+        if root is not None:
+            root.train(mode)
+        return self
 
     def save(self, f, _extra_files=None) -> None:
         save(self, f, _extra_files=_extra_files)
@@ -255,6 +276,10 @@ class _ScriptTracer(fx.Tracer):
             for m, attr in patched:
                 del m.__dict__[attr]
 
+    def to_bool(self, obj):
+        self.python_use = obj.node     # for _shape_dependent: which value was branched on
+        return super().to_bool(obj)
+
     def _stub(self, m, attr, fn, mark, path):
         tracer = self
         if mark == "unused":
@@ -291,16 +316,28 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     if isinstance(obj, ScriptModule):
         return obj
     if isinstance(obj, ember.nn.Module) or callable(obj):
+        tracer, opaque = _ScriptTracer(), False
         try:
-            graph = _ScriptTracer().trace(obj, concrete_args=_python_args(obj))
-        except (TraceError, RuntimeError) as e:
-            if isinstance(e, Error) or not (isinstance(e, TraceError) or "'len'" in str(e)):
+            graph = tracer.trace(obj, concrete_args=_python_args(obj))
+        except (TraceError, RuntimeError, KeyError, TypeError) as e:
+            if isinstance(e, Error):
                 raise
-            raise _script_error(obj, e) from None
+            if _shape_dependent(e, tracer):
+                graph, opaque = _opaque_graph(obj), True
+            elif isinstance(e, TraceError) or "'len'" in str(e):
+                raise _script_error(obj, e) from None
+            else:
+                raise
         is_module = isinstance(obj, ember.nn.Module)
         root = obj if is_module else ember.nn.Module()
         name = type(obj).__name__ if is_module else obj.__name__
         out = _wrap(root, graph, name, ScriptModule if is_module else ScriptFunction)
+        if opaque:
+            object.__setattr__(out, "_ember_opaque", True)
+        if opaque and is_module:
+            for table in ("_parameters", "_buffers", "_modules"):
+                object.__setattr__(out, table, obj.__dict__[table])
+            object.__setattr__(out, "_ember_opaque_root", obj)
         if is_module:
             for attr, fn in vars(type(obj)).items():
                 if getattr(fn, "_ember_jit", None) == "export":
@@ -310,6 +347,68 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
 
 
 _PY_TYPES = (bool, int, float, str)
+
+# NOTE [Shape-dependent control flow in script]
+# TorchScript compiles `if x.dim() == 3:`, `for i in range(x.size(0)):` and `table[x.ndim]`
+# (einops' layers): shapes, dtypes and devices are ordinary values at run time. Symbolic tracing
+# cannot branch on them (they are Proxies while capturing), so when capture stops at a Python
+# use of a value computed only from such queries, the forward becomes one opaque call node (as
+# if it were @jit.ignore'd): results equal torch's, `.code` shows the call. A branch on tensor
+# *values* (`if x.sum() > 0:`) still raises jit.Error (DEVIATIONS: jit is not TorchScript).
+_SHAPE_ATTRS = frozenset({"shape", "ndim", "dtype", "device", "is_cuda", "layout",
+                          "requires_grad", "is_sparse"})
+_SHAPE_METHODS = frozenset({"size", "dim", "ndimension", "numel", "nelement", "get_device",
+                            "is_floating_point", "is_complex", "is_contiguous", "stride"})
+
+
+def _from_shapes(node) -> bool:
+    """True if ``node``'s value is computed only from shape/dtype/device queries."""
+    import builtins
+    if node.op == "call_method" and node.target in _SHAPE_METHODS:
+        return True
+    if (node.op == "call_function" and node.target is builtins.getattr
+            and len(node.args) > 1 and node.args[1] in _SHAPE_ATTRS):
+        return True
+    if node.op in ("call_function", "call_method"):
+        inputs = node.all_input_nodes
+        return bool(inputs) and all(_from_shapes(n) for n in inputs)
+    return False
+
+
+def _shape_dependent(e: Exception, tracer) -> bool:
+    """Did capture stop at a Python use (truth test, int, dict key) of a shape-derived value?"""
+    from ember.fx.proxy import Proxy
+    node = None
+    if isinstance(e, KeyError) and e.args and isinstance(e.args[0], Proxy):
+        node = e.args[0].node
+    elif isinstance(e, TraceError):
+        msg = str(e)
+        if "control flow" in msg:
+            node = getattr(tracer, "python_use", None)
+        elif msg.startswith("symbolically traced value "):
+            name = msg.split()[3]
+            graph = getattr(tracer, "graph", None)
+            node = next((n for n in graph.nodes if n.name == name), None) if graph else None
+    return node is not None and _from_shapes(node)
+
+
+def _opaque_graph(obj) -> fx.Graph:
+    """A graph calling ``obj``'s forward (or ``obj``) as one node, parameters as placeholders."""
+    import inspect
+    is_module = isinstance(obj, ember.nn.Module)
+    target = obj.forward if is_module else obj
+    graph = fx.Graph()
+    args, kwargs = [], {}
+    for p in inspect.signature(target).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise Error(f"jit.script: *{p.name}/**{p.name} parameters are not supported.")
+        node = graph.placeholder(p.name, default_value=p.default)
+        if p.kind == p.KEYWORD_ONLY:
+            kwargs[p.name] = node
+        else:
+            args.append(node)
+    graph.output(graph.call_function(target, tuple(args), kwargs))
+    return graph
 
 
 def _python_args(obj) -> dict:
@@ -349,6 +448,11 @@ def save(m, f, _extra_files=None) -> None:
     if not isinstance(m, GraphModule):
         raise TypeError("jit.save: expected a module returned by jit.trace or jit.script; got "
                         f"{type(m).__name__}. Call ember.jit.script(model) first.")
+    if m.__dict__.get("_ember_opaque"):
+        raise SerializationError(
+            "jit.save: this module was scripted as one opaque call of its forward (its control "
+            "flow depends on input shapes, dtypes or devices), which a graph archive cannot "
+            "store; use ember.jit.trace(model, example_inputs) for a storable graph.")
     extra: dict = {"kind": "ScriptFunction" if isinstance(m, ScriptFunction) else "ScriptModule"}
     if _extra_files:
         extra["extra_files"] = {k: (v.decode() if isinstance(v, bytes) else v)

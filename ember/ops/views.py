@@ -421,6 +421,9 @@ Tensor.to = _to
 def _type(self, dtype=None, non_blocking=False, **kw):
     if dtype is None:
         return _TYPE_NAMES[self.dtype]
+    if (isinstance(dtype, str) and ".cuda." in dtype) or getattr(dtype, "_cuda_legacy", False):
+        raise RuntimeError(f"type: cannot convert to {dtype}: ember has no CUDA backend "
+                           "(Torch not compiled with CUDA enabled).")
     if isinstance(dtype, str):
         for k, v in _TYPE_NAMES.items():
             if v == dtype or v.split(".")[-1] == dtype.split(".")[-1]:
