@@ -334,3 +334,21 @@ def test_winograd4_output_transform_is_at_m_a(rng, shape, bias):
     full = np.einsum("ka,abonij,lb->onikjl", at, tiles, at).reshape(o, n, 4 * th, 4 * tw)
     want = full.transpose(1, 0, 2, 3)[:, :, :oh, :ow] + (b.reshape(1, -1, 1, 1) if bias else 0)
     np.testing.assert_allclose(y, want, rtol=1e-12, atol=1e-12)
+
+
+def test_winograd_transforms_are_looked_up_where_timers_replace_them(rng, tile, monkeypatch):
+    # benchmarks/profile_shares.py times kernels by replacing module attributes; a table of
+    # kernel references made at import time hid all six transforms from it (they were counted
+    # as Python time)
+    from ember.ops._kernels import winograd4
+    module, prefix = (winograd4, "_k_") if tile == 4 else (winograd, "_k_winograd_")
+    roles = ("input", "input_adjoint", "output", "output_adjoint", "weight", "weight_adjoint")
+    called = []
+    for role in roles:
+        kernel = getattr(module, prefix + role)
+        monkeypatch.setattr(module, prefix + role,
+                            lambda *a, _k=kernel, _r=role: called.append(_r) or _k(*a))
+    x = ember.tensor(rng.standard_normal((2, 3, 8, 8)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((4, 3, 3, 3)), requires_grad=True)
+    F.conv2d(x, w, padding=1).sum().backward()
+    assert set(called) == set(roles)

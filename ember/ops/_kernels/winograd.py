@@ -424,13 +424,14 @@ for _kernel, _driver in (
 # Drivers (C-contiguous float arrays; `applies` has been checked). Each takes its tile size from
 # `_driver_tile`, so a forward and the backward of the same shapes agree on it.
 
-# (input, input adjoint, output, output adjoint, weight, weight adjoint) kernels per tile size
-_KERNELS = {
-    2: (_k_winograd_input, _k_winograd_input_adjoint, _k_winograd_output,
-        _k_winograd_output_adjoint, _k_winograd_weight, _k_winograd_weight_adjoint),
-    4: (_w4._k_input, _w4._k_input_adjoint, _w4._k_output, _w4._k_output_adjoint,
-        _w4._k_weight, _w4._k_weight_adjoint),
-}
+def _kernel(m, role):
+    """The transform kernel of tile size m for a role ("input", "input_adjoint", "output",
+    "output_adjoint", "weight", "weight_adjoint"). Looked up by name at each call, not kept in a
+    table: benchmarks/profile_shares.py times numba kernels by replacing module attributes, and
+    a table of references made at import time hid the transforms in its "Python" share."""
+    if m == 4:
+        return getattr(_w4, "_k_" + role)
+    return globals()["_k_winograd_" + role]
 
 
 def _planes(rows, cols, dtype, count=16):
@@ -446,13 +447,14 @@ def _transformed_input(x, ph, pw, m):
     n, c, h, w = x.shape
     th, tw = _tiles(h, w, ph, pw, m)
     v = _planes(c, n * th * tw, x.dtype, (m + 2) ** 2)
-    split.run(_KERNELS[m][0], c, v.size, x, v, ph, pw, th, tw)  # NOTE [Two halves on two threads]
+    # NOTE [Two halves on two threads] in split.py
+    split.run(_kernel(m, "input"), c, v.size, x, v, ph, pw, th, tw)
     return v
 
 
 def _transformed_weight(w, m):
     u = _planes(w.shape[0], w.shape[1], w.dtype, (m + 2) ** 2)
-    split.run(_KERNELS[m][4], w.shape[0], u.size, w, u)
+    split.run(_kernel(m, "weight"), w.shape[0], u.size, w, u)
     return u
 
 
@@ -472,7 +474,7 @@ def forward(x, w, bias, padding, keep=None):
     u = _transformed_weight(w, m)
     split.gemm(u, v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
-    split.run(_KERNELS[m][2], o, prod.size, prod,
+    split.run(_kernel(m, "output"), o, prod.size, prod,
               np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
     if keep is not None:
         keep.append(v)
@@ -484,7 +486,7 @@ def _transformed_grad(gy, m):
     n, o, oh, ow = gy.shape
     th, tw = -(-oh // m), -(-ow // m)
     dm = _planes(o, n * th * tw, gy.dtype, (m + 2) ** 2)
-    split.run(_KERNELS[m][3], o, dm.size, gy, dm, th, tw)
+    split.run(_kernel(m, "output_adjoint"), o, dm.size, gy, dm, th, tw)
     return dm
 
 
@@ -509,7 +511,8 @@ def input_grad(gy, w, x_shape, padding, dm=None, u=None):
     split.gemm(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
-    split.run(_KERNELS[m][1], x_shape[1], dv.size, dv, gx, padding[0], padding[1], th, tw)
+    split.run(_kernel(m, "input_adjoint"), x_shape[1], dv.size, dv, gx, padding[0], padding[1],
+              th, tw)
     return gx
 
 
@@ -523,7 +526,7 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
     split.gemm(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
-    split.run(_KERNELS[m][5], w_shape[0], du.size, du, gw)
+    split.run(_kernel(m, "weight_adjoint"), w_shape[0], du.size, du, gw)
     return gw
 
 
