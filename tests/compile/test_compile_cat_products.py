@@ -83,6 +83,15 @@ def test_cat_with_products_equals_concatenate_of_products(dtype):
     assert cat.sizes == [5, 3, 5] and cat.dim == 2 and m.saved[0] is a and m.saved[1] is b
 
 
+def test_cat_with_products_strided_parts_take_numpy_loops():
+    rng = np.random.default_rng(4)
+    wide = rng.standard_normal((6, 10)).astype(np.float32)
+    a, b, c = wide[:, :3], wide[:, 3:6], wide[:, ::3]  # rows with gaps: not C-contiguous
+    cat, m = _Ctx(), _Ctx()
+    got = cat_with_products(cat, (m,), 1, (6, 7), np.dtype(np.float32), ((a, b), c))
+    np.testing.assert_array_equal(got, np.concatenate([a * b, c], axis=1))
+
+
 def test_cat_with_products_falls_back_for_a_broadcast_pair():
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.array([1.5, -2.0, 0.5], np.float32)
