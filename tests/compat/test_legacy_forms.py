@@ -132,3 +132,17 @@ def test_uint8_mask_index_warns_once_like_torch(monkeypatch):
     torch = _torch()
     t = torch.arange(6.0).reshape(2, 3)
     np.testing.assert_array_equal(got.numpy(), t[(t > 2).bool()].numpy())
+
+
+@pytest.mark.parity
+def test_pin_memory_without_accelerator_warns_like_torch():
+    torch = _torch()
+    if torch.accelerator.is_available():
+        pytest.skip("the oracle has an accelerator here")
+    for lib in (torch, ember):
+        data = lib.utils.data.TensorDataset(lib.ones(4))
+        loader = lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True)
+        for _ in range(2):   # at every iterator, as torch
+            with pytest.warns(UserWarning, match="pin_memory"):
+                batches = list(loader)
+            assert len(batches) == 2
