@@ -1479,6 +1479,17 @@ SPREAD: dict = {
     'torchdiffeq/latent_ode': {0: -1.523e+04},
     'torchdiffeq/cnf': {0: 2.549},
     'torchdiffeq/ode_demo': {0: 0.3481},
+    'atcold/spiral': {0: 0.949, 1: 0.952, 2: 0.952},
+    'atcold/regression': {0: 0.01419, 1: 0.006867, 2: 0.02221},
+    'atcold/convnet': {0: 15, 1: 12, 2: 12},
+    'atcold/echo_data': {0: 54.8, 1: 71.8, 2: 50},
+    'atcold/vae': {0: 512.6, 1: 508.1, 2: 507},
+    'atcold/truck_backer_upper': {0: 0.09645, 1: 0.1017, 2: 0.1048},
+    'beginner/linear_regression': {0: 0.2453, 1: 0.1931, 2: 0.169},
+    'beginner/logistic_regression': {0: 0.1354, 1: 0.127, 2: 0.1418},
+    'beginner/neural_network': {0: 0.1055, 1: 0.1125, 2: 0.1205},
+    'mindiffusion/superminddpm': {0: 1.087, 1: 1.027, 2: 1.106},
+    'mindiffusion/train_cifar10': {0: 1.108, 1: 1.121, 2: 1.084},
 }
 
 
