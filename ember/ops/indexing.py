@@ -18,8 +18,20 @@ from .registry import (
     write_out,
 )
 
-
 # ----------------------------------------------------------------------------- getitem
+_UINT8_WARNED = [False]
+
+
+def _warn_uint8_mask():
+    """torch warns once per process that a uint8 index is read as a mask (deprecated)."""
+    if not _UINT8_WARNED[0]:
+        _UINT8_WARNED[0] = True
+        import warnings
+        warnings.warn("indexing: a uint8 (byte) tensor index is read as a boolean mask, which is "
+                      "deprecated; index with a bool tensor (mask.bool()) instead.",
+                      UserWarning, stacklevel=4)
+
+
 def _convert_key(x, key):
     """A torch index as a numpy one; returns (key, is_basic)."""
     if not isinstance(key, tuple):
@@ -35,6 +47,7 @@ def _convert_key(x, key):
                 out.append(int(a))   # torch indexes with a 0-d integer tensor as with an int
                 continue
             if a.dtype == np.uint8:
+                _warn_uint8_mask()
                 a = a.astype(bool)
             out.append(a)
             basic = False

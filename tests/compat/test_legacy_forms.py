@@ -114,3 +114,35 @@ def test_cuda_requests_torch_answers_with_runtime_error():
             lib.FloatTensor([1.0], device="cuda")
     with pytest.raises(RuntimeError, match="CUDA"):
         ember.ones(2).cuda()
+
+
+@pytest.mark.parity
+def test_uint8_mask_index_warns_once_like_torch(monkeypatch):
+    import warnings
+
+    from ember.ops import indexing
+    monkeypatch.setattr(indexing, "_UINT8_WARNED", [False])
+    x = ember.arange(6.0).reshape(2, 3)
+    mask = (x > 2).byte()
+    with pytest.warns(UserWarning, match="uint8"):
+        got = x[mask]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # once per process, as torch
+        x[mask]
+    torch = _torch()
+    t = torch.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(got.numpy(), t[(t > 2).bool()].numpy())
+
+
+@pytest.mark.parity
+def test_pin_memory_without_accelerator_warns_like_torch():
+    torch = _torch()
+    if torch.accelerator.is_available():
+        pytest.skip("the oracle has an accelerator here")
+    for lib in (torch, ember):
+        data = lib.utils.data.TensorDataset(lib.ones(4))
+        loader = lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True)
+        for _ in range(2):   # at every iterator, as torch
+            with pytest.warns(UserWarning, match="pin_memory"):
+                batches = list(loader)
+            assert len(batches) == 2

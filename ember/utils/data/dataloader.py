@@ -230,6 +230,9 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def _get_iterator(self):
+        if self.pin_memory:   # as torch on a machine without an accelerator, at each iterator
+            warnings.warn("DataLoader: pin_memory=True has no effect: ember has no accelerator, "
+                          "so no page-locked memory is used.", UserWarning, stacklevel=3)
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         return _MultiProcessingDataLoaderIter(self)
