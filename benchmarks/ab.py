@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import ember  # noqa: E402
-from examples.models.table1 import WORKLOADS  # noqa: E402
+from examples.models.table1 import WORKLOADS, train_step  # noqa: E402
 
 
 def main():
@@ -38,11 +38,7 @@ def main():
     model, opt, batches, loss_fn, _ = WORKLOADS[args.workload](ember)
 
     def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        out = model(*x) if isinstance(x, tuple) else model(x)
-        loss_fn(out, y).backward()
-        opt.step()
+        train_step(model, opt, loss_fn, batches[i % len(batches)])
 
     scope = {"ember": ember}
     for statement in (args.a, args.b):  # warm both configurations up (JIT, buffers)

@@ -64,7 +64,7 @@ def ember_step(steps):
     import numpy as np
 
     import ember
-    from examples.models.table1 import WORKLOADS, gpt_s
+    from examples.models.table1 import WORKLOADS, gpt_s, train_step
     assert WORKLOADS["gpts"] is gpt_s
     model, opt, batches, loss_fn, _ = gpt_s(ember)
     rec = defaultdict(lambda: [0, 0.0])
@@ -92,10 +92,7 @@ def ember_step(steps):
         return timed
 
     def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
+        train_step(model, opt, loss_fn, batches[i % len(batches)])
 
     for i in range(3):
         step(i)
@@ -146,14 +143,11 @@ def torch_step(steps):
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from examples.models.table1 import gpt_s
+    from examples.models.table1 import gpt_s, train_step
     model, opt, batches, loss_fn, _ = gpt_s(torch)
 
     def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
+        train_step(model, opt, loss_fn, batches[i % len(batches)])
 
     for i in range(3):
         step(i)

@@ -85,18 +85,14 @@ def main():
     else:
         import ember as lib
     lib.set_num_threads(args.threads)
-    from examples.models.table1 import WORKLOADS
+    from examples.models.table1 import WORKLOADS, train_step
 
     if args.workload not in WORKLOADS:
         ap.error(f"unknown workload {args.workload!r}; expected one of {sorted(WORKLOADS)}")
     model, opt, batches, loss_fn, _ = WORKLOADS[args.workload](lib)
 
     def step(i):
-        x, y = batches[i % len(batches)]
-        opt.zero_grad()
-        out = model(*x) if isinstance(x, tuple) else model(x)
-        loss_fn(out, y).backward()
-        opt.step()
+        train_step(model, opt, loss_fn, batches[i % len(batches)])
 
     for i in range(args.warmup):
         step(i)

@@ -56,6 +56,8 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
 
 import profile_shares  # noqa: E402  (benchmarks/profile_shares.py)
 
+from examples.models.table1 import train_step  # noqa: E402
+
 # NOTE [One library per process]
 # A user runs one library per process. Measured both ways on the same quiet machine the same
 # hour (issue 21), the figures differ: both libraries in one process, alternating, read
@@ -135,14 +137,8 @@ def step_fn(model, opt, batches, loss_fn):
     state = {"i": 0}
 
     def step():
-        x, y = batches[state["i"] % len(batches)]
         state["i"] += 1
-        opt.zero_grad()
-        out = model(*x) if isinstance(x, tuple) else model(x)
-        loss = loss_fn(out, y)
-        loss.backward()
-        opt.step()
-        return loss
+        return train_step(model, opt, loss_fn, batches[(state["i"] - 1) % len(batches)])
 
     return step
 

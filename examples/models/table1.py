@@ -12,6 +12,17 @@ import math
 import numpy as np
 
 
+def train_step(model, opt, loss_fn, batch):
+    """One training step on ``batch = (inputs, target)`` (inputs a tuple for several-input
+    models): zero_grad, forward, loss, backward, step. Returns the loss."""
+    x, y = batch
+    opt.zero_grad()
+    loss = loss_fn(model(*x) if isinstance(x, tuple) else model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 def _he_init(lib, model, final):
     nn = lib.nn
     with lib.no_grad():
