@@ -162,6 +162,7 @@ def test_winograd_forward_keeps_few_numbers_per_input_pixel(rng, monkeypatch, ti
     one, against im2col's 9 per output position; and the transformed weight for the input
     gradient (NOTE [Keeping the transformed weight])."""
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 32 if tile == 4 else 10 ** 9)
+    monkeypatch.setattr(winograd, "_KEEP_WEIGHT_MAX", [float("inf")])  # U kept at any size
     x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
     w = rng.standard_normal((64, 48, 3, 3)).astype(np.float32)
     keep = []
@@ -178,6 +179,7 @@ def test_winograd_backward_uses_the_forwards_transformed_weight(rng, tile, monke
     """NOTE [Keeping the transformed weight]: a training step transforms the weight once (in
     the forward), and its gradients are those of a backward that transforms it again; a kept
     weight of another shape or dtype is not used."""
+    monkeypatch.setattr(winograd, "_KEEP_WEIGHT_MAX", [float("inf")])  # U kept at any size
     x = ember.tensor(rng.standard_normal((2, 3, 9, 8)).astype(np.float32), requires_grad=True)
     w = ember.tensor(rng.standard_normal((5, 3, 3, 3)).astype(np.float32), requires_grad=True)
     g = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)
@@ -199,6 +201,30 @@ def test_winograd_backward_uses_the_forwards_transformed_weight(rng, tile, monke
         gx = kconv.conv2d_backward(g, xp, wp, (1, 1), (1, 1), (1, 1), 1, True, False, False,
                                    packed_weight=wrong)[0]
         np.testing.assert_array_equal(gx, fresh[0])
+
+
+def test_winograd_keeps_the_transformed_weight_only_when_no_bigger_than_the_input(rng,
+                                                                               monkeypatch):
+    """NOTE [Keeping the transformed weight]: a deep layer on a small map (U of 36 * 64 * 64
+    numbers against an input of 8 * 64 * 8 * 8) keeps only the transformed input and makes U
+    again in the backward, with the same gradients; a wide map keeps both."""
+    monkeypatch.setattr(winograd, "_MIN_TILES_4", 32)
+    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32)
+    for hw, kept in ((8, 1), (32, 2)):
+        x = rng.standard_normal((8, 64, hw, hw)).astype(np.float32)
+        keep = []
+        kconv.conv2d_forward(x, w, None, (1, 1), (1, 1), (1, 1), 1, keep)
+        assert len(keep) == kept, hw
+        u = winograd._transformed_weight(w, 4)
+        assert (u.nbytes <= x.nbytes) == (kept == 2)
+    xt = ember.tensor(rng.standard_normal((8, 64, 8, 8)).astype(np.float32), requires_grad=True)
+    wt = ember.tensor(w, requires_grad=True)
+    g = rng.standard_normal((8, 64, 8, 8)).astype(np.float32)
+    F.conv2d(xt, wt, padding=1).backward(ember.tensor(g))
+    fresh = kconv.conv2d_backward(g, xt.detach().numpy(), w, (1, 1), (1, 1), (1, 1), 1, True,
+                                  True, False)
+    np.testing.assert_array_equal(xt.grad.numpy(), fresh[0])
+    np.testing.assert_array_equal(wt.grad.numpy(), fresh[1])
 
 
 def test_winograd_kept_weight_is_not_reused_after_an_in_place_change(rng, every_shape):

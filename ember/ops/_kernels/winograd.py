@@ -478,7 +478,8 @@ def forward(x, w, bias, padding, keep=None):
               np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
     if keep is not None:
         keep.append(v)
-        keep.append(u)
+        if u.nbytes <= _KEEP_WEIGHT_MAX[0] * x.nbytes:  # NOTE [Keeping the transformed weight]
+            keep.append(u)
     return y
 
 
@@ -496,8 +497,13 @@ def _transformed_grad(gy, m):
 # by memory: ~0.7 ms for a 256 -> 256 layer, ~4.6 ms of a one-thread VGG-19 step of ~195 ms done
 # twice. So the forward hands U over with the transformed input (``keep``) and the backward uses
 # it when its shape fits; Conv2d's saved-tensor check has already made sure the weight was not
-# changed in place in between. The price is U held from forward to backward: ~37 MB at the
-# start of VGG-19's backward (its peak: 358 MB of torch's 442), a few MB for ResNet-50.
+# changed in place in between. The price is U held from forward to backward, and U grows with
+# channels squared while the activations shrink: VGG-19's 256-channel layers on 8x8 maps hold a
+# 9.4 MB U each against a 0.5 MB input, ~35 MB at the start of its backward (its peak: 388 MB,
+# 1.07x torch's 361 MB in the twelfth session's window). So U is kept only when it is no bigger
+# than the layer's input (`_KEEP_WEIGHT_MAX` times it): the small-channel layers keep it, the
+# deep ones make it again in the backward (~3 ms of VGG-19's one-thread step).
+_KEEP_WEIGHT_MAX = [1.0]
 
 
 def input_grad(gy, w, x_shape, padding, dm=None, u=None):
