@@ -23,8 +23,9 @@ import numpy as np
 # that add the wall time of the call to a bucket:
 #   BLAS/GEMM : np.matmul, np.dot, np.einsum, np.tensordot, np.inner, np.vdot (ember's GEMM
 #               helpers, conv and linear all go through these);
-#   numba     : every numba dispatcher that is an attribute of an ember module (the kernels;
-#               called from Python, so the wrapper sees each launch);
+#   numba     : every numba dispatcher that is an attribute of an ember module or a value of
+#               a module-level dict (the kernels and tables of them, e.g. pointwise's
+#               _ROW_KERNELS; called from Python, so the wrapper sees each launch);
 #   NumPy     : every other ufunc (and its .reduce/.at/... methods) and function of the numpy
 #               namespace (np.exp, np.add(..., out=), np.sum, np.copyto, np.empty, ...);
 #   Python    : the rest of the step: the interpreter running ember's and the model's code
@@ -113,7 +114,11 @@ def _patches(clock):
         if not (modname == "ember" or modname.startswith("ember.")) or mod is None:
             continue
         for name, obj in list(vars(mod).items()):
-            if isinstance(obj, CPUDispatcher):
+            if isinstance(obj, dict):  # a table of kernels looked up per call
+                for key, value in list(obj.items()):
+                    if isinstance(value, CPUDispatcher):
+                        wrap(obj, key, value, "numba")
+            elif isinstance(obj, CPUDispatcher):
                 # the one pool's GEMM loop is BLAS work (NOTE [One pool])
                 wrap(mod, name, obj, "blas" if name == "_k_gemm_blocks" else "numba")
             elif isinstance(obj, Twin):  # both compiled versions of a twin kernel
@@ -122,14 +127,26 @@ def _patches(clock):
     return out
 
 
+def _get(ns, name):
+    return ns[name] if isinstance(ns, dict) else getattr(ns, name)
+
+
+def _set(ns, name, value):
+    """A patch's place: a module's or twin's attribute, or an entry of a module-level table."""
+    if isinstance(ns, dict):
+        ns[name] = value
+    else:
+        setattr(ns, name, value)
+
+
 def instrumented(step, n):
     """Run `step` n times with the entry points wrapped; (seconds per step, {bucket: seconds
     per step} including 'python', wrapped calls per step)."""
     clock = _Clock()
     patches = _patches(clock)
-    saved = [(ns, name, getattr(ns, name)) for ns, name, _ in patches]
+    saved = [(ns, name, _get(ns, name)) for ns, name, _ in patches]
     for ns, name, new in patches:
-        setattr(ns, name, new)
+        _set(ns, name, new)
     try:
         t0 = time.perf_counter()
         for _ in range(n):
@@ -137,7 +154,7 @@ def instrumented(step, n):
         total = (time.perf_counter() - t0) / n
     finally:
         for ns, name, old in saved:
-            setattr(ns, name, old)
+            _set(ns, name, old)
     per = {k: v / n for k, v in clock.buckets.items()}
     per["python"] = max(total - sum(per.values()), 0.0)
     top = sorted(clock.by_name.items(), key=lambda kv: -kv[1])[:12]

@@ -114,6 +114,31 @@ def test_shares_time_both_versions_of_twin_kernels(monkeypatch):
     assert twin.serial is serial  # restored
 
 
+def test_shares_time_kernels_held_in_module_tables(rng):
+    # pointwise's row kernels are looked up in a dict per call: counted as numba (they were
+    # Python time while only module attributes were wrapped), and the table restored after
+    import profile_shares
+
+    import ember
+    from ember.ops._kernels import pointwise
+    table = dict(pointwise._ROW_KERNELS)
+    a = ember.tensor(rng.standard_normal((512, 64)).astype(np.float32))
+    b = ember.tensor(rng.standard_normal((512, 1)).astype(np.float32))  # broadcast by rows
+    calls = []
+    for op, kernel in table.items():
+        before = kernel
+        pointwise._ROW_KERNELS[op] = lambda *x, _k=before, _op=op: calls.append(_op) or _k(*x)
+    try:
+        (a + b).numpy()
+        taken = set(calls)
+    finally:
+        pointwise._ROW_KERNELS.update(table)
+    assert taken == {"add"}, "the probe must reach a row kernel"
+    total, per, n_calls, top = profile_shares.instrumented(lambda: (a + b).numpy(), 3)
+    assert any(k.startswith("numba:_k_rows_add") for k in top), top
+    assert pointwise._ROW_KERNELS == table
+
+
 def test_share_and_peak_arithmetic():
     from profile_shares import percent_of_peak, shares_from
     s = shares_from({"blas": 3.0, "numba": 1.0, "numpy": 0.0, "python": 4.0})

@@ -5,6 +5,12 @@ gradcheck, and the cases that must keep the NumPy path."""
 
 import numpy as np
 import pytest
+from _attention_checks import (
+    assert_gradcheck_causal,
+    assert_matches_torch,
+    assert_paths_agree,
+    qkv_arrays,
+)
 
 import ember
 import ember.nn.functional as F
@@ -25,58 +31,26 @@ def plane_calls(pool_off, monkeypatch):
     return calls
 
 
-def _qkv(rng, dtype, batch, heads, n, n_embed):
-    """q, k, v as a transformer block makes them: heads of one permuted projection."""
-    qkv = rng.standard_normal((batch, n, 3, heads, n_embed)).astype(dtype)
-    return list(qkv.transpose(2, 0, 3, 1, 4))
-
-
-def _tol(dtype):
-    return {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10,
-                                                                      "atol": 1e-12}
-
-
 @pytest.mark.parity
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("is_causal, n", [(True, 128), (True, 40), (False, 16), (True, 5)])
 def test_serial_planes_match_torch(rng, plane_calls, dtype, is_causal, n):
     torch = pytest.importorskip("torch")
-    arrays = _qkv(rng, dtype, 2, 2, n, 16)
-    g = rng.standard_normal(arrays[0].shape).astype(dtype)
-    es = [ember.tensor(a, requires_grad=True) for a in arrays]
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    eo = F.scaled_dot_product_attention(*es, is_causal=is_causal)
-    to = torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=is_causal)
-    eo.backward(ember.tensor(g))
-    to.backward(torch.tensor(g))
-    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), **_tol(dtype))
-    for e, t in zip(es, ts, strict=True):
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **_tol(dtype))
+    assert_matches_torch(torch, rng, qkv_arrays(rng, dtype, n, n, 2, 2, 16), is_causal)
     assert plane_calls == {"fwd": 1, "bwd": 1}
 
 
 def test_serial_planes_equal_the_numpy_path(rng, plane_calls):
     """GPT-S's attention shape (tiles of 32 rows, E = 64, every product 2^18 multiply-adds at
     most): the same results as the NumPy path, which the switch restores."""
-    q, k, v = _qkv(rng, np.float32, 2, 4, 128, 64)
-    g = rng.standard_normal(q.shape).astype(np.float32)
-    results = []
-    for on in (True, False):
-        katt._planes_on[0] = on
-        out, p = katt.attention_forward(q, k, v, 0.125, True)
-        grads = katt.attention_backward(g, q, k, v, p, 0.125, True)
-        results.append([a.copy() for a in (out, p) + tuple(grads)])
+    q, k, v = qkv_arrays(rng, np.float32, 128, 128, 2, 4, 64)
+    assert_paths_agree(rng, q, k, v, 0.125, lambda on: katt._planes_on.__setitem__(0, on))
     assert plane_calls == {"fwd": 1, "bwd": 1}  # the second round took the NumPy path
-    for a, b in zip(*results, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
 
 
 def test_serial_planes_gradcheck(rng, plane_calls, monkeypatch):
     monkeypatch.setattr(katt, "_TILE_MIN", 2)  # several tiles at a gradcheck size
-    arrays = _qkv(rng, np.float64, 1, 2, 9, 3)
-    xs = [ember.tensor(np.ascontiguousarray(a), requires_grad=True) for a in arrays]
-    assert ember.autograd.gradcheck(
-        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), xs)
+    assert_gradcheck_causal(rng, 9, batch=1, heads=2, n_embed=3)
     assert plane_calls["bwd"] > 0
 
 
@@ -88,7 +62,7 @@ def test_numpy_path_where_the_planes_do_not_apply(rng, plane_calls, monkeypatch,
     with the same values as torch."""
     torch = pytest.importorskip("torch")
     n, is_causal = (128, False) if case == "big product" else (40, True)
-    q, k, v = _qkv(rng, np.float32, 1, 2, n, 64)
+    q, k, v = qkv_arrays(rng, np.float32, n, n, 1, 2, 64)
     if case == "switch off":
         monkeypatch.setattr(katt, "_planes_on", [None])
         monkeypatch.setenv("EMBER_ATTENTION_PLANES", "0")
@@ -145,15 +119,5 @@ def test_serial_planes_in_parts_on_the_kernel_threads(rng, plane_calls, monkeypa
     torch = pytest.importorskip("torch")
     from ember import _threads
     monkeypatch.setattr(_threads, "_requested", [2])
-    arrays = _qkv(rng, np.float32, 3, 2, 40, 16)
-    g = rng.standard_normal(arrays[0].shape).astype(np.float32)
-    es = [ember.tensor(a, requires_grad=True) for a in arrays]
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    eo = F.scaled_dot_product_attention(*es, is_causal=True)
-    to = torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=True)
-    eo.backward(ember.tensor(g))
-    to.backward(torch.tensor(g))
-    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), rtol=1e-4, atol=1e-5)
-    for e, t in zip(es, ts, strict=True):
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-4, atol=1e-5)
+    assert_matches_torch(torch, rng, qkv_arrays(rng, np.float32, 40, 40, 3, 2, 16), True)
     assert plane_calls["fwd"] >= 2 and plane_calls["bwd"] >= 2  # 6 planes in parts

@@ -6,6 +6,13 @@ gradients against torch with the pool on, the parallel versions forced by zero t
 
 import numpy as np
 import pytest
+from _attention_checks import (
+    assert_gradcheck_causal,
+    assert_matches_torch,
+    assert_paths_agree,
+    qkv_arrays,
+    tol,
+)
 
 import ember
 import ember.nn.functional as F
@@ -52,11 +59,6 @@ def pool_calls(one_pool, monkeypatch):
     return calls
 
 
-def _tol(dtype):
-    return {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10,
-                                                                      "atol": 1e-12}
-
-
 def _pair(torch, a):
     return (ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True))
 
@@ -75,21 +77,11 @@ def test_linear_on_the_pool_matches_torch(rng, pool_calls, dtype, bias):
     ty = torch.nn.functional.linear(tx, tw, tb if bias else None)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **tol(dtype))
     for e, t in ((ex, tx), (ew, tw)) + (((eb, tb),) if bias else ()):
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **_tol(dtype))
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol(dtype))
     assert pool_calls["gemm"] >= 3  # y, dx, dW on the pool
     assert pool_calls["add_row"] == (1 if bias else 0)
-
-
-def _attention_inputs(rng, dtype, n_query, n_key, batch=2, heads=3, n_embed=8):
-    """q, k, v as a transformer block makes them (heads of one permuted projection) when
-    n_query == n_key, separate C-contiguous arrays otherwise."""
-    if n_query == n_key:
-        qkv = rng.standard_normal((batch, n_query, 3, heads, n_embed)).astype(dtype)
-        return list(qkv.transpose(2, 0, 3, 1, 4))
-    return [rng.standard_normal((batch, heads, n, n_embed)).astype(dtype)
-            for n in (n_query, n_key, n_key)]
 
 
 @pytest.mark.parity
@@ -98,17 +90,7 @@ def _attention_inputs(rng, dtype, n_query, n_key, batch=2, heads=3, n_embed=8):
 @pytest.mark.parametrize("sizes", [(70, 70), (40, 90), (90, 40), (5, 5), (1, 6)])
 def test_attention_on_the_pool_matches_torch(rng, pool_calls, dtype, is_causal, sizes):
     torch = pytest.importorskip("torch")
-    arrays = _attention_inputs(rng, dtype, *sizes)
-    g = rng.standard_normal(arrays[0].shape).astype(dtype)
-    es = [ember.tensor(a, requires_grad=True) for a in arrays]
-    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
-    eo = F.scaled_dot_product_attention(*es, is_causal=is_causal)
-    to = torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=is_causal)
-    eo.backward(ember.tensor(g))
-    to.backward(torch.tensor(g))
-    np.testing.assert_allclose(eo.detach().numpy(), to.detach().numpy(), **_tol(dtype))
-    for e, t in zip(es, ts, strict=True):
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **_tol(dtype))
+    assert_matches_torch(torch, rng, qkv_arrays(rng, dtype, *sizes), is_causal)
     # a forward of one query row takes the decoding kernel (NOTE [One query row]); the rest
     # the planes
     assert (pool_calls["att_fwd"], pool_calls["att_bwd"]) == (int(sizes[0] > 1), 1)
@@ -116,23 +98,12 @@ def test_attention_on_the_pool_matches_torch(rng, pool_calls, dtype, is_causal, 
 
 def test_attention_planes_equal_the_numpy_path(rng, pool_calls):
     """Plane by plane the same products and rows as the NumPy path: equal results."""
-    q, k, v = _attention_inputs(rng, np.float32, 70, 70)
-    g = rng.standard_normal(q.shape).astype(np.float32)
-    results = []
-    for on in (True, False):
-        _onepool.set_enabled(on)
-        out, p = _katt.attention_forward(q, k, v, 0.3, True)
-        grads = _katt.attention_backward(g, q, k, v, p, 0.3, True)
-        results.append([a.copy() for a in (out, p) + tuple(grads)])
-    for a, b in zip(*results, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    q, k, v = qkv_arrays(rng, np.float32, 70, 70)
+    assert_paths_agree(rng, q, k, v, 0.3, _onepool.set_enabled)
 
 
 def test_attention_on_the_pool_gradcheck(rng, pool_calls):
-    arrays = _attention_inputs(rng, np.float64, 66, 66, batch=1, heads=1, n_embed=2)
-    xs = [ember.tensor(np.ascontiguousarray(a), requires_grad=True) for a in arrays]
-    assert ember.autograd.gradcheck(
-        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), xs)
+    assert_gradcheck_causal(rng, 66, batch=1, heads=1, n_embed=2)
     assert pool_calls["att_bwd"] > 0
 
 
@@ -163,8 +134,8 @@ def test_gelu_on_the_pool_matches_torch(rng, pool_calls, approximate, dtype):
     ty = torch.nn.functional.gelu(tx, approximate=approximate)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
-    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol(dtype))
     suffix = "_tanh" if approximate == "tanh" else ""
     assert pool_calls[f"gelu{suffix}_fwd"] == 1 and pool_calls[f"gelu{suffix}_bwd"] == 1
 
@@ -181,9 +152,9 @@ def test_layer_norm_on_the_pool_matches_torch(rng, pool_calls, dtype):
     ty = torch.nn.functional.layer_norm(tx, (37,), tw, tb, 1e-5)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **tol(dtype))
     for e, t in ((ex, tx), (ew, tw), (eb, tb)):
-        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **_tol(dtype))
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol(dtype))
     assert pool_calls["ln_fwd"] == 1 and pool_calls["ln_bwd"] == 1
 
 
@@ -205,7 +176,7 @@ def test_adamw_on_the_pool_matches_torch(rng, pool_calls, dtype, amsgrad):
         eopt.step()
         topt.step()
     for e, t in zip(eps_, tps, strict=True):
-        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **_tol(dtype))
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **tol(dtype))
     assert pool_calls["adam"] == 3
 
 
@@ -228,8 +199,8 @@ def test_cross_entropy_on_the_pool_matches_torch(rng, pool_calls, dtype, kw):
     tl = torch.nn.functional.cross_entropy(tx, torch.tensor(et), weight=tw, **kw)
     el.backward()
     tl.backward()
-    np.testing.assert_allclose(el.item(), tl.item(), **_tol(dtype))
-    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    np.testing.assert_allclose(el.item(), tl.item(), **tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol(dtype))
     assert (pool_calls["row_exp"], pool_calls["ce_fwd"], pool_calls["ce_bwd"]) == (1, 1, 1)
 
 
@@ -247,8 +218,8 @@ def test_softmax_on_the_pool_matches_torch(rng, pool_calls, dtype, log, dim):
     ty = (torch.log_softmax if log else torch.softmax)(tx, dim=dim)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
-    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol(dtype))
     name = "log_softmax" if log else "softmax"
     assert (pool_calls[f"{name}_fwd"], pool_calls[f"{name}_bwd"]) == (1, 1)
 
@@ -269,8 +240,8 @@ def test_pointwise_on_the_pool_match_torch(rng, pool_calls, dtype, fn, kernels):
     ty = getattr(torch.nn.functional, fn)(tx)
     ey.backward(ember.tensor(g))
     ty.backward(torch.tensor(g))
-    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **_tol(dtype))
-    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **_tol(dtype))
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), **tol(dtype))
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), **tol(dtype))
     if fn in ("relu", "hardtanh"):  # -0.0 stays -0.0 (np.signbit), as torch's
         assert np.signbit(ey.detach().numpy()[0, 0]) == np.signbit(ty.detach().numpy()[0, 0])
     for name in kernels:
