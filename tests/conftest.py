@@ -20,6 +20,30 @@ def _seed_ember():
     yield
 
 
+@pytest.fixture(scope="session")
+def _blas_threads_at_start():
+    from threadpoolctl import threadpool_info
+    return {p["prefix"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+
+@pytest.fixture(autouse=True)
+def _restore_thread_settings(_blas_threads_at_start):
+    """A test that calls ember.set_num_threads and undoes it with the public API (which cannot
+    say "never set") would leave the kernel threads requested for every later test of its
+    worker (test_adam_fast_path then saw kernel threads on): put back what the test found."""
+    import numba
+
+    from ember import _threads
+    requested, numba_threads = _threads._requested[0], numba.get_num_threads()
+    yield
+    if _threads._requested[0] != requested:
+        from threadpoolctl import threadpool_limits
+        _threads._requested[0] = requested
+        numba.set_num_threads(numba_threads)
+        _threads._blas_limiter[0] = None
+        threadpool_limits(limits=_blas_threads_at_start)
+
+
 @pytest.fixture
 def one_pool():
     """Run the test with ember's one pool on (NOTE [One pool] in ember/_onepool.py): GEMMs and
