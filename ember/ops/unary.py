@@ -6,7 +6,6 @@ Each op's gradient is written next to it with ember ops, so double backward work
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 
@@ -620,13 +619,6 @@ def _gelu_np(x, approximate="none"):
     return 0.5 * x * (1 + _erf_np(x / math.sqrt(2)))
 
 
-def _compiling():
-    """Whether ember.compile is recording: it fuses gelu's ember-op backward itself, and a
-    NumPy gradient would hide that backward from it (ember/_dynamo/trace.py, _visit)."""
-    capture = sys.modules.get("ember._dynamo.capture")
-    return capture is not None and capture.current_recorder() is not None
-
-
 def _c_order(a):
     """a as a C-contiguous array of its own shape (np.ascontiguousarray makes 0-d arrays 1-d)."""
     return a if a.flags.c_contiguous else np.ascontiguousarray(a)
@@ -652,7 +644,7 @@ class Gelu(Op):
         (x,) = ctx.saved_tensors
         g = grad._data
         if not _grad_state.enabled and _kgelu.fused(x._data, ctx.approximate) and \
-                g.dtype == x._data.dtype and g.shape == x.shape and not _compiling():
+                g.dtype == x._data.dtype and g.shape == x.shape:
             xs = _c_order(x._data)
             gx = _kgelu.gelu_backward(_c_order(g), xs, ctx.approximate,
                                       reusable_empty(xs.shape, xs.dtype))
