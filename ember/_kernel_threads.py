@@ -46,7 +46,7 @@ import itertools
 import os
 import threading
 
-from . import _threads
+from . import _spin, _threads
 
 __all__ = ["parallel_range", "num_workers", "blas_parallel_range", "conv_scope"]
 
@@ -89,8 +89,14 @@ class _Worker:
         threading.Thread(target=self._loop, name="ember-kernel", daemon=True).start()
 
     def _loop(self):
+        seen = _spin.POSTS[0]
         while True:
-            self.go.acquire()
+            # poll a while before sleeping: NOTE [Spinning kernel workers]
+            if _spin_after[0] and _spin.wait(seen):
+                self.go.acquire(blocking=False)  # the wake-up that goes with the post, if sent
+            else:
+                self.go.acquire()
+            seen = _spin.POSTS[0]  # read before the task: a later post is seen next round
             task = _current[0]
             if task is not None:
                 task.work()  # returns at once if the caller already took every chunk
@@ -105,6 +111,23 @@ class _Worker:
 _workers: list[_Worker] = []
 _current: list[_Task | None] = [None]
 _busy = [_thread.allocate_lock()]  # held by the one caller currently using the workers
+# whether the workers poll for the next task after this one (NOTE [Spinning kernel workers])
+_spin_after = [False]
+
+# NOTE [Spinning kernel workers]
+# Waking a worker that sleeps on its lock costs 0.1-0.3 ms when its core has gone idle (the
+# VM's vCPU halts; measured: a 0.4 ms kernel split over two threads took 270 us right after the
+# previous call and 680 us after a 1 ms pause, longer than on one thread), and inside a
+# convolution the kernel calls are 0.2-2 ms apart (a GEMM on the caller in between). So after a
+# task posted inside a convolution scope (NOTE [Conv threads], where OpenBLAS runs one thread
+# and nothing else wants the second core) a worker polls a counter for ~2 ms (ember/_spin.py,
+# without the GIL) before it sleeps; the same split then took 314 us after a 1 ms pause. Tasks
+# posted elsewhere (EMBER_KERNEL_THREADS) do not poll: OpenBLAS's own worker may need that core
+# for the next GEMM. The caller bumps the counter after it has set `_current`, and still
+# releases each worker's lock, so a worker that has stopped polling wakes as before; a wake-up
+# left pending by a worker that saw the counter first only makes it look at `_current` once
+# more.
+
 # chunks per thread: a worker that starts late (woken on a busy core) finds the caller has
 # taken the rest, instead of the caller waiting for a fixed half
 _CHUNKS_PER_THREAD = 4
@@ -173,9 +196,13 @@ def parallel_range(fn, n, grain):
         return
     try:
         task = _Task(fn, [n * i // n_chunks for i in range(n_chunks + 1)])
+        if len(_workers) < threads - 1:
+            _spin.calibrate()
         while len(_workers) < threads - 1:
             _workers.append(_Worker())
         _current[0] = task
+        _spin_after[0] = _scoped[0] > 1  # NOTE [Spinning kernel workers]
+        _spin.POSTS[0] += 1  # after the task is in place
         for worker in _workers[:threads - 1]:
             worker.wake()
         task.work()
@@ -295,7 +322,12 @@ small_gemm_exit = blas_threads_exit
 # GEMMs to the convolution family alone: inside a convolution of at least CONV_MIN_MACS
 # multiply-adds (EMBER_CONV_MIN_MACS; the GEMM work that pays for the hand-offs), and inside
 # batch norm and pooling, `num_workers()` is N and `split.split_gemms()` is true; everywhere
-# else (Linear, attention, GELU, the optimizer) nothing changes. ember.set_num_threads() still
+# else (Linear, attention, GELU, the optimizer) nothing changes. Every convolution-family op
+# runs with OpenBLAS at one thread while the switch is on, the small ones too (whole, on the
+# caller): one two-thread GEMM, the stem's say, leaves OpenBLAS's worker spinning for ~0.1 s on
+# the second core, where the next convolutions' kernel workers then get half of it (VGG-19, one
+# process, `ab.py` paired, 18:35 UTC load 0.3-0.8: the switch with the stem left to OpenBLAS
+# 0.83x the default, every convolution in the scope 1.07x). ember.set_num_threads() still
 # decides for every op when it was called. A thread-count change is judged on a quiet machine:
 #     EMBER_CONV_THREADS=2 python benchmarks/table1.py --only vgg19,resnet50 --no-inproc ...
 # against the same command without it.
@@ -332,9 +364,10 @@ def _conv_setting():
 
 
 class _ConvScope:
-    """Sets `_scoped` for the duration of a with-block and restores what was there."""
+    """Sets `_scoped` and numpy's OpenBLAS to one thread for the duration of a with-block, and
+    restores both."""
 
-    __slots__ = ("n", "before")
+    __slots__ = ("n", "before", "blas_before")
 
     def __init__(self, n):
         self.n = n
@@ -342,8 +375,10 @@ class _ConvScope:
     def __enter__(self):
         self.before = _scoped[0]
         _scoped[0] = self.n
+        self.blas_before = blas_threads_enter(1)
 
     def __exit__(self, *exc):
+        blas_threads_exit(self.blas_before)
         _scoped[0] = self.before
 
 
@@ -367,6 +402,8 @@ def conv_scope(macs=None):
     n = _conv_threads[0]
     if n is None:
         n = _conv_setting()
-    if not n or (macs is not None and macs < CONV_MIN_MACS) or _threads._requested[0] is not None:
+    if not n or _threads._requested[0] is not None:
         return _NO_SCOPE
+    if macs is not None and macs < CONV_MIN_MACS:
+        return _ConvScope(1)  # no split, but no OpenBLAS worker woken either
     return _ConvScope(n)

@@ -317,3 +317,44 @@ def test_linear_small_gemms_run_on_one_blas_thread(rows, expect_one, monkeypatch
                                    rtol=1e-5, atol=1e-4)
     finally:
         set_(before)
+
+
+# NOTE [Spinning kernel workers]
+
+def test_poll_returns_at_a_post_and_gives_up_without_one():
+    from ember import _spin
+    posts = np.zeros(1, np.int64)
+    assert not _spin._k_poll(posts, 0, 1000)
+    posts[0] = 1
+    assert _spin._k_poll(posts, 0, 1 << 62)  # the first poll sees it
+
+
+def test_poll_sees_a_post_made_by_another_thread():
+    from ember import _spin
+    _spin.calibrate()
+    posts = np.zeros(1, np.int64)
+    timer = threading.Timer(0.01, posts.__setitem__, (0, 1))
+    timer.start()
+    # ~20 s of polling at most: a load hoisted out of the loop would never see the write
+    assert _spin._k_poll(posts, 0, _spin._iterations[0] * 10_000)
+    timer.join()
+
+
+@pytest.mark.parametrize("pause", [0.0, 0.001, 0.005])
+def test_parallel_range_in_a_conv_scope_after_a_pause(monkeypatch, pause):
+    """Workers that poll after a task (inside a convolution scope) and workers that went back
+    to sleep both take the next task correctly."""
+    import time
+    monkeypatch.setattr(_threads, "_requested", [None])
+    monkeypatch.setattr(kthreads, "_conv_threads", [2])
+    monkeypatch.setattr(kthreads, "CONV_MIN_MACS", 1)
+    with kthreads.conv_scope(10):
+        for _ in range(3):
+            time.sleep(pause)
+            seen, _ = _covered(1000, 1)
+            np.testing.assert_array_equal(seen, np.ones(1000, np.int64))
+        assert kthreads._spin_after[0]  # posted inside the scope: the workers poll after it
+    monkeypatch.setattr(_threads, "_requested", [2])  # the pool outside any scope
+    seen, _ = _covered(1000, 1)
+    np.testing.assert_array_equal(seen, np.ones(1000, np.int64))
+    assert not kthreads._spin_after[0]  # OpenBLAS's worker may want the core: no polling

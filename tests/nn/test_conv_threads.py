@@ -79,6 +79,31 @@ def test_conv_scope_sets_and_restores_the_pool(monkeypatch):
         assert _kernel_threads.num_workers() == 1 and not split.split_gemms()
 
 
+def test_conv_scope_holds_openblas_at_one_thread(monkeypatch):
+    """Every convolution-family op, the small ones too, runs with numpy's OpenBLAS at one
+    thread while the switch is on, so its worker never spins beside the kernel threads (NOTE
+    [Conv threads])."""
+    funcs = _kernel_threads._openblas()
+    if not funcs:
+        pytest.skip("numpy's OpenBLAS is not reachable through threadpoolctl")
+    get, set_ = funcs
+    monkeypatch.setattr(_kernel_threads, "_conv_threads", [2])
+    monkeypatch.setattr(_kernel_threads, "CONV_MIN_MACS", 1000)
+    monkeypatch.setattr(_threads, "_requested", [None])
+    before = get()
+    set_(2)
+    try:
+        for macs in (999, 1000, None):
+            with _kernel_threads.conv_scope(macs):
+                assert get() == 1
+            assert get() == 2
+        monkeypatch.setattr(_kernel_threads, "_conv_threads", [0])  # switch off: BLAS as it is
+        with _kernel_threads.conv_scope(10 ** 12):
+            assert get() == 2
+    finally:
+        set_(before)
+
+
 @pytest.mark.parametrize("name, value", [("EMBER_CONV_THREADS", "two"),
                                          ("EMBER_CONV_THREADS", "0"),
                                          ("EMBER_CONV_MIN_MACS", "1e6")])
