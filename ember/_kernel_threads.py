@@ -121,7 +121,9 @@ _spin_after = [False]
 # convolution the kernel calls are 0.2-2 ms apart (a GEMM on the caller in between). So after a
 # task posted inside a convolution scope (NOTE [Conv threads], where OpenBLAS runs one thread
 # and nothing else wants the second core) a worker polls a counter for ~2 ms (ember/_spin.py,
-# without the GIL) before it sleeps; the same split then took 314 us after a 1 ms pause. Tasks
+# without the GIL) before it sleeps; the same split then took 314 us after a 1 ms pause. Each
+# poll yields the core (sched_yield): on a busy machine a plain spin took the core the caller
+# needed (a VGG-19 layer 13 -> 19 ms at load 3). Tasks
 # posted elsewhere (EMBER_KERNEL_THREADS) do not poll: OpenBLAS's own worker may need that core
 # for the next GEMM. The caller bumps the counter after it has set `_current`, and still
 # releases each worker's lock, so a worker that has stopped polling wakes as before; a wake-up

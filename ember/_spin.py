@@ -4,11 +4,13 @@ counter `POSTS` moved past ``seen``), or False after about `SPIN_SECONDS` of pol
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import numba
 import numpy as np
-from numba.core import types
+from llvmlite import ir
+from numba.core import cgutils, types
 from numba.core.extending import intrinsic
 
 # How long an idle worker keeps polling before it sleeps on its lock. A few GEMMs of a
@@ -18,6 +20,7 @@ SPIN_SECONDS = 0.002
 
 POSTS = np.zeros(1, np.int64)  # bumped by the caller after it publishes a task
 _iterations = [0]              # polls per SPIN_SECONDS, measured on first use
+_LINUX = sys.platform.startswith("linux")
 
 
 @intrinsic
@@ -34,19 +37,34 @@ def _load_acquire(typingctx, posts):
     return types.int64(posts), codegen
 
 
+@intrinsic
+def _yield_core(typingctx):
+    """sched_yield(): lets any other thread that is ready to run on this core go first (the
+    caller's own thread on a busy machine), so that polling costs only an idle core's time."""
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "sched_yield")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
 @numba.njit(nogil=True, cache=True)
 def _k_poll(posts, seen, iterations):
     """True once posts[0] != seen, False after `iterations` polls (without the GIL)."""
     for _ in range(iterations):
         if _load_acquire(posts) != seen:
             return True
+        _yield_core()
     return False
 
 
 def calibrate():
     """Measure the polls per SPIN_SECONDS (on a private counter that nobody posts to); called
     by the caller before it starts the first worker."""
-    if _iterations[0]:
+    if _iterations[0] or not _LINUX:
         return
     quiet = np.zeros(1, np.int64)
     probe = 1 << 16
@@ -58,5 +76,8 @@ def calibrate():
 
 
 def wait(seen):
-    """Poll for a post after ``seen`` for about SPIN_SECONDS; True if one came."""
+    """Poll for a post after ``seen`` for about SPIN_SECONDS; True if one came. Only on Linux
+    (sched_yield from the C library); elsewhere False at once, and the worker sleeps."""
+    if not _LINUX:
+        return False
     return _k_poll(POSTS, seen, _iterations[0])

@@ -1,5 +1,6 @@
 """ember._kernel_threads (NOTE [Kernel threads]): parallel_range itself, and the kernels that use it
 giving the same numbers on one and on two threads."""
+import sys
 import threading
 
 import numpy as np
@@ -320,7 +321,11 @@ def test_linear_small_gemms_run_on_one_blas_thread(rows, expect_one, monkeypatch
 
 
 # NOTE [Spinning kernel workers]
+_linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"),
+                                 reason="the workers poll (sched_yield) on Linux only")
 
+
+@_linux_only
 def test_poll_returns_at_a_post_and_gives_up_without_one():
     from ember import _spin
     posts = np.zeros(1, np.int64)
@@ -329,6 +334,7 @@ def test_poll_returns_at_a_post_and_gives_up_without_one():
     assert _spin._k_poll(posts, 0, 1 << 62)  # the first poll sees it
 
 
+@_linux_only
 def test_poll_sees_a_post_made_by_another_thread():
     from ember import _spin
     _spin.calibrate()
