@@ -268,9 +268,23 @@ def test_row_broadcast_of_permuted_operands(rng, dtype):
     (np.ones((256, 512), np.float32)[:, ::2], np.ones(256, np.float32)),  # strided
     (np.ones((512, 1), np.float32), np.ones((1, 1), np.float32)),       # no row axis
     (np.ones((512, 256), np.float32), np.ones((512, 256), np.float32)),  # same shape
+    (np.ones((8, 4, 64, 64), np.float32), np.ones((), np.float32)),      # one number
+    (np.ones((1, 1, 1), np.float32), np.ones((8, 64, 64), np.float32)),  # one number, left
 ])
 def test_row_broadcast_leaves_other_cases_to_numpy(a, b):
     assert P.broadcast_binary("add", a, b) is None
+
+
+def test_tensor_times_a_number_equals_numpy_bit_for_bit(rng):
+    import ember
+    a = rng.standard_normal((8, 4, 64, 64)).astype(np.float32)
+    a.reshape(-1)[:3] = [np.nan, -np.inf, -0.0]
+    x = ember.from_numpy(a)
+    for got, want in ((x * 0.125, a * np.float32(0.125)), (0.3 + x, np.float32(0.3) + a),
+                      (x - ember.tensor(2.5), a - np.float32(2.5))):
+        assert got.dtype == ember.float32
+        np.testing.assert_array_equal(got.numpy(), want)
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))
 
 
 def test_row_broadcast_raises_numpys_error_for_bad_shapes():
