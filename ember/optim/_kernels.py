@@ -163,6 +163,27 @@ def _k_adam_multi(ps, gs, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, gsign, w1, one
                      decoupled)
 
 
+@njit(**_JIT)
+def _k_adam_multi_span(ps, gs, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, lo, hi, gsign, w1,
+                       one_minus_w1, beta2, one_minus_beta2, eps, coupled_decay,
+                       decoupled_factor, neg_step_size, bias_correction2_sqrt, amsgrad,
+                       decoupled):
+    """_k_adam_multi on elements lo..hi of the parameters laid end to end: one part of a
+    parallel_range over all of them (NOTE [One Adam hand-off for many parameters] in adam.py).
+    Elementwise, so the same numbers for any split."""
+    start = 0
+    for k in range(len(ps)):
+        n = ps[k].size
+        a = max(lo, start) - start
+        b = min(hi, start + n) - start
+        if a < b:
+            _k_adam_step(ps[k][a:b], gs[k][a:b], exp_avgs[k][a:b], exp_avg_sqs[k][a:b],
+                         max_exp_avg_sqs[k][a:b], gsign, w1, one_minus_w1, beta2,
+                         one_minus_beta2, eps, coupled_decay, decoupled_factor, neg_step_size,
+                         bias_correction2_sqrt, amsgrad, decoupled)
+        start += n
+
+
 # With the one pool on (NOTE [One pool] in ember/_onepool.py) the queued parameters are cut into
 # chunks of _CHUNK elements, and one parallel loop over all the chunks of all of them runs
 # _k_adam_step on each: elementwise, so the same numbers as _k_adam_multi for any split. (The

@@ -23,7 +23,7 @@ from .optimizer import (
 
 __all__ = ["Adam"]
 
-_GRAIN = 1 << 15  # elements per kernel-thread part of one parameter's update
+_GRAIN = 1 << 15  # elements per kernel-thread part of the queued parameters' updates
 
 
 class Adam(Optimizer):
@@ -95,10 +95,10 @@ class Adam(Optimizer):
             amsgrad = bool(group["amsgrad"])
             gsign = -1.0 if group["maximize"] else 1.0
             decoupled = bool(group.get("decoupled_weight_decay", False))
-            scalars_by_step, converted = {}, {}  # NOTE [Adam's per-parameter cost]
-            # one kernel call for many parameters unless the kernel threads split each one
-            # (never with the one pool on: its parallel loop splits them, NOTE [One pool])
-            batch = {} if num_workers() < 2 or _onepool.enabled() else None
+            scalars_by_step = {}  # NOTE [Adam's per-parameter cost]
+            # one kernel call (or one kernel-thread hand-off) for many parameters: NOTE [One
+            # Adam call for many parameters] in _kernels.py, NOTE [One Adam hand-off ...] below
+            batch = {}
             for p, g in _grads(group, type(self).__name__):
                 state = self.state[p]
                 if len(state) == 0:
@@ -121,9 +121,7 @@ class Adam(Optimizer):
                         bias_correction2 ** 0.5)
                 flags = (amsgrad, decoupled and weight_decay != 0)
                 states = (state["exp_avg"], state["exp_avg_sq"], state.get("max_exp_avg_sq"))
-                if batch is not None and _batchable(p, g, states, batch, scalars, flags):
-                    continue
-                if not _adam_fast(p, g, states, scalars, flags, converted):
+                if not _batchable(p, g, states, batch, scalars, flags):
                     _elementwise_update(K._k_adam_step, p, g, states, *scalars, *flags)
             if batch:
                 _run_batches(batch)
@@ -134,38 +132,14 @@ class Adam(Optimizer):
 # A small-batch step (NCF, an LSTM cell loop) spends as much time in the optimizer's Python
 # per parameter as in its arithmetic. The step-dependent scalars are computed once per distinct
 # step count in a group (usually one), converted to the kernel dtype once per dtype, and the
-# common case (contiguous float32/float64 parameter, gradient and state of one dtype) calls the
-# kernel directly; everything else goes through _elementwise_update, with the same kernel and
-# the same scalar conversion, so the results are identical either way.
-def _adam_fast(p, g, states, scalars, flags, converted):
-    """Run K._k_adam_step on the arrays as they are when that needs no copy; False otherwise."""
-    pa, ga = p._data, g._data
-    dt = pa.dtype
-    if dt not in _KERNEL_DTYPES or ga.dtype != dt or not (
-            pa.flags.c_contiguous and pa.flags.writeable and ga.flags.c_contiguous):
-        return False
-    arrays = [s._data if s is not None else pa for s in states]
-    for a in arrays:
-        if a.dtype != dt or not a.flags.c_contiguous:
-            return False
-    key = (scalars, dt)
-    conv = converted.get(key)
-    if conv is None:  # numbers in the kernel dtype: NOTE [Optimizer kernel numerics and speed]
-        conv = converted[key] = tuple(np.array(scalars, dtype=dt))
-    flat, gflat = pa.reshape(-1), ga.reshape(-1)
-    states_flat = [flat if a is pa else a.reshape(-1) for a in arrays]
-
-    def part(lo, hi):  # elementwise: the same numbers for any split (NOTE [Kernel threads])
-        K._k_adam_step(flat[lo:hi], gflat[lo:hi], *[a[lo:hi] for a in states_flat], *conv,
-                       *flags)
-
-    parallel_range(part, flat.size, _GRAIN)
-    p._bump_version()
-    return True
+# common case (contiguous float32/float64 parameter, gradient and state of one dtype) is queued
+# for one kernel call over many parameters (_run_batches); everything else goes through
+# _elementwise_update, with the same kernel and the same scalar conversion, so the results are
+# identical either way.
 
 
 def _batchable(p, g, states, batch, scalars, flags):
-    """Queue the update of p for `_run_batches` when its arrays are what `_adam_fast` takes
+    """Queue the update of p for `_run_batches` when its arrays are what the kernel takes
     without a copy (contiguous, one float dtype); False otherwise (nothing queued)."""
     pa, ga = p._data, g._data
     dt = pa.dtype
@@ -184,7 +158,19 @@ def _batchable(p, g, states, batch, scalars, flags):
     return True
 
 
+# NOTE [One Adam hand-off for many parameters]
+# With ember's kernel threads on (NOTE [Kernel threads]) each parameter's update was split over
+# them by its own parallel_range call: NCF's four embedding tables meant four hand-offs a step,
+# each waking a worker (~30 us before it starts when OpenBLAS's idle thread spins on the other
+# core, busy machine). The queued parameters are instead laid end to end and one parallel_range
+# splits the whole run (_k_adam_multi_span): one hand-off per K._MULTI parameters, and the same
+# elementwise numbers as the serial call.
 _EMPTY = {}  # dtype -> a 0-element array padding the kernel's fixed-length tuples
+
+
+def _span(arrays, conv, flags):
+    """A parallel_range part: K._k_adam_multi_span over elements lo..hi of the run."""
+    return lambda lo, hi: K._k_adam_multi_span(*arrays, lo, hi, *conv, *flags)
 
 
 def _run_batches(batch):
@@ -202,6 +188,9 @@ def _run_batches(batch):
             if size >= K._k_adam_multi_chunks.min_work and _onepool.enabled():
                 # chunks of all of them in parallel on the one pool (NOTE [One pool])
                 K._k_adam_multi_chunks.parallel(*[tuple(c) for c in cols], *conv, *flags)
+            elif size >= 2 * _GRAIN and num_workers() >= 2 and not _onepool.enabled():
+                parallel_range(_span(tuple(tuple(c) for c in cols), conv, flags), size,
+                               _GRAIN)
             else:
                 K._k_adam_multi(*[tuple(c) for c in cols], *conv, *flags)
             for p, _ in part:

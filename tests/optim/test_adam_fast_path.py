@@ -1,6 +1,6 @@
 """Adam's direct kernel calls (NOTE [Adam's per-parameter cost], NOTE [One Adam call for many
-parameters]) give the same bits as the general _elementwise_update path, including parameters
-at different step counts."""
+parameters], NOTE [One Adam hand-off for many parameters]) give the same bits as the general
+_elementwise_update path, including parameters at different step counts."""
 import numpy as np
 import pytest
 
@@ -26,15 +26,20 @@ def _run(rng_seed, kwargs, slow, dtype):
 @pytest.mark.parametrize("kwargs", [
     dict(lr=1e-2), dict(lr=1e-2, weight_decay=0.1, amsgrad=True),
     dict(lr=1e-2, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)])
-def test_adam_direct_kernel_call_matches_general_path(monkeypatch, dtype, kwargs, pool_off):
-    # with the kernel threads on, each parameter is its own (split) kernel call
-    monkeypatch.setattr(adam_mod, "num_workers", lambda: 2)
-    taken = []
-    real = adam_mod._adam_fast
-    monkeypatch.setattr(adam_mod, "_adam_fast", lambda *a: taken.append(real(*a)) or taken[-1])
+def test_adam_on_kernel_threads_matches_general_path(monkeypatch, dtype, kwargs, pool_off):
+    # with the kernel threads on, the queued parameters laid end to end are split by one
+    # parallel_range (NOTE [One Adam hand-off for many parameters]); parts of 4 elements cut
+    # through the parameters' boundaries
+    monkeypatch.setattr(adam_mod, "_GRAIN", 4)
+    spans = []
+    real = adam_mod.K._k_adam_multi_span
+    monkeypatch.setattr(adam_mod.K, "_k_adam_multi_span",
+                        lambda *a: spans.append(a[5:7]) or real(*a))
+    ember.set_num_threads(2)
     fast, opt = _run(0, kwargs, False, dtype)
-    assert len(taken) == 15 and all(taken)  # every update took the direct call
-    monkeypatch.setattr(adam_mod, "_adam_fast", lambda *a: False)
+    # the steps where all three share one step count (15 + 7 + 8 elements) ran in parts
+    assert len(spans) >= 3 * 2 and all(0 <= lo < hi <= 30 for lo, hi in spans)
+    monkeypatch.setattr(adam_mod, "_batchable", lambda *a: False)
     slow, _ = _run(0, kwargs, True, dtype)
     for a, b in zip(fast, slow, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -90,7 +95,6 @@ def test_adam_one_call_for_many_parameters_matches_general_path(monkeypatch, dty
     assert all(len(c[0]) == adam_mod.K._MULTI for c in calls)
     assert all(p._version >= 5 for p in ps if p is not ps[1])
     monkeypatch.setattr(adam_mod, "_batchable", lambda *a: False)
-    monkeypatch.setattr(adam_mod, "_adam_fast", lambda *a: False)
     general, _, _ = run(1)
     for a, b in zip(batched, general, strict=True):
         np.testing.assert_array_equal(a, b)
