@@ -63,3 +63,29 @@ def test_small_batch_under_vmap_matches_loop():
     got = ember.func.vmap(lambda r: F.linear(r, w, b))(x)
     want = ember.stack([F.linear(r, w, b) for r in x])
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 33), (2, 3, 33), (1, 4, 2, 33), (0, 2, 33), (2, 0)])
+@pytest.mark.parametrize("with_bias", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_rows_any_leading_dims_match_numpy(shape, with_bias, dtype):
+    # a decoding step's (1, 1, d) input takes the small-product branch first; an empty last
+    # dim does not (nothing to reshape to rows) and gives the bias
+    rng = np.random.default_rng(len(shape))
+    x = rng.standard_normal(shape).astype(dtype)
+    w = rng.standard_normal((17, shape[-1])).astype(dtype)
+    b = rng.standard_normal(17).astype(dtype)
+    got = F.linear(ember.from_numpy(x), ember.from_numpy(w),
+                   ember.from_numpy(b) if with_bias else None)
+    want = x @ w.T + (b if with_bias else 0)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert got.shape == want.shape and got.is_contiguous()
+    np.testing.assert_allclose(got.numpy(), want, rtol=tol, atol=tol)
+
+
+def test_small_rows_gradients_gradcheck():
+    x = ember.randn(1, 2, 6, dtype=ember.float64, requires_grad=True)
+    w = ember.randn(3, 6, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(F.linear, (x, w, b))
+    assert ember.autograd.gradcheck(F.linear, (x, w))

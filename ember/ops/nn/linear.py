@@ -30,6 +30,13 @@ class Linear(Op):
         # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
         macs = x.size * weight.shape[0]
+        if macs <= SMALL_GEMM[0] and _small_ok(x, weight, bias) and not _onepool.enabled():
+            # a decoding step's (1, 1, d) rows or a small MLP batch, decided first: below
+            # OpenBLAS's one-thread bound, too small for the reuse pool or a split; the bias
+            # goes in with the GEMM's result pass (NOTE [GEMM orientation]). On the one pool
+            # the general path below (its add_row).
+            y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
+            return y.reshape(x.shape[:-1] + weight.shape[:1])
         blas = small_gemm_enter(macs)  # NOTE [One BLAS thread for small GEMMs]
         try:
             split = _split(macs)
@@ -42,8 +49,7 @@ class Linear(Op):
             elif (bias is not None and x.ndim == 2 and x.dtype in _FLOATS
                   and x.dtype == weight.dtype == bias.dtype and x.flags.c_contiguous
                   and x.shape[0] * weight.shape[0] * x.itemsize < REUSE_MIN_BYTES):
-                # a small batch (the decode path, a small MLP): the bias goes in with the
-                # GEMM's own result pass (NOTE [GEMM orientation]); too small for the pool
+                # a small batch above the one-thread bound: as above, on one BLAS thread
                 return gemm(x, weight.T, bias=bias)
             else:  # a transformer's (B, T, d) activations split as one (B*T, d) product
                 y = _product(x, weight.T, split)
@@ -73,6 +79,14 @@ class Linear(Op):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _small_ok(x, weight, bias):
+    """Whether the forward's first branch takes x: C-contiguous, at least 2-D (a 1-D input's
+    result is 1-D), one float dtype throughout, the result under the reuse pool's size."""
+    return (x.ndim >= 2 and x.shape[-1] > 0 and x.dtype in _FLOATS and x.dtype == weight.dtype
+            and (bias is None or bias.dtype == x.dtype) and x.flags.c_contiguous
+            and x.size // x.shape[-1] * weight.shape[0] * x.itemsize < REUSE_MIN_BYTES)
 
 
 def _product(x, wt, split=False):
