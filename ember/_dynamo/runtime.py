@@ -185,7 +185,13 @@ REPLAY_BLAS_THREADS[0] = _read_env()
 # ember.set_num_threads() wins over it. Off by default until a quiet A/B says otherwise: the pool
 # lost the quiet window for eager models, where OpenBLAS's spinning thread held the second
 # core; here OpenBLAS is at one thread, unless an eager step with a multi-threaded GEMM ran
-# within OpenBLAS's spin time (~0.1 s) before.
+# within OpenBLAS's spin time (~0.1 s) before. benchmarks/compile.py interleaves eager steps,
+# whose fc1 GEMMs (2^23 multiply-adds) run on two OpenBLAS threads, so there that worker spins
+# through every compiled step (process CPU 7.7 ms against the main thread's 3.7 ms for a 3.8 ms
+# step, load 0.9). A kernel worker still gets the core within ~30 us of its wake-up (median;
+# p90 ~50 us; busy machine, a nogil loop on the caller's core): a cost per hand-off, which is
+# why Adam's update of all parameters is one hand-off (NOTE [One Adam hand-off for many
+# parameters] in optim/adam.py).
 # EMBER_COMPILE_SPLIT_GEMMS=1 (with the switch above at 2 or more) also runs such a replay's
 # bigger GEMMs in parts on those threads (NOTE [Convolution GEMMs on the kernel threads] in
 # ops/_kernels/split.py: NCF's fc1, 2^23 multiply-adds, forward and backward); a split GEMM
