@@ -3,7 +3,7 @@
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
                                  [--no-torch-compile] [--block N] [--pool-ab]
                                  [--without scatter,epilogue,catwrite]
-                                 [--profile ncf|block|block_small]
+                                 [--profile ncf|block|block_small] [--per-process N]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -51,10 +51,12 @@ import ember  # noqa: E402
 from ember import _onepool  # noqa: E402
 from examples.models.table1 import WORKLOADS  # noqa: E402
 
-try:
-    import torch
-except ImportError:  # the torch columns stay empty
-    torch = None
+torch = None
+if os.environ.get("EMBER_COMPILE_BENCH_CHILD") != "ember":  # an ember-only child: no torch
+    try:
+        import torch
+    except ImportError:  # the torch columns stay empty
+        pass
 
 
 def _order(fns, steps, block):
@@ -368,6 +370,69 @@ def _timer(fn, slot):
     return timed
 
 
+# NOTE [Compiled steps one configuration per process]
+# The rows above interleave ember eager, ember.compile and torch step by step in one process.
+# That is a paired comparison, but each configuration then runs beside the others' threads:
+# eager's two-thread GEMMs leave OpenBLAS's worker spinning on the second core for ~0.1 s, into
+# the compiled step that follows (and torch's OpenMP pool sits in the same process). A user
+# runs one of them in a loop. --per-process N times each configuration as that: a fresh process
+# per configuration (an ember child never imports torch), three untimed steps (the capture and
+# first replays for ember.compile), then --steps consecutive steps; the median step of each
+# process is one sample, the configurations' processes alternate (the first of each round
+# rotates), N rounds. Reported: the median of the samples per configuration, the ratio of
+# medians and the median of the rounds' paired ratios. Like table1.py's one-library-per-process
+# column (NOTE [One library per process] there), this is the headline; the interleaved rows
+# are the secondary, in-process figure.
+_CONFIGS = ("ember eager", "ember.compile", "torch eager")
+
+
+def _child(row, config, steps):
+    """One configuration of one row alone in this process: JSON {"step_ms": [...]} on stdout."""
+    make = {"ncf": _ncf_step, "block": _block_step}[row]
+    lib, compile_fn = (torch, None) if config == "torch eager" else (
+        ember, ember.compile if config == "ember.compile" else None)
+    if lib is torch:
+        torch.set_num_threads(max(1, ember.get_num_threads()))
+    step, _ = make(lib, compile_fn)
+    for _ in range(3):
+        step()
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step()
+        times.append((time.perf_counter() - t0) * 1e3)
+    print(json.dumps({"step_ms": times}))
+
+
+def _per_process(row, rounds, steps, with_torch):
+    configs = _CONFIGS if with_torch else _CONFIGS[:2]
+    samples = {c: [] for c in configs}
+    for r in range(rounds):
+        for c in configs[r % len(configs):] + configs[:r % len(configs)]:
+            env = dict(os.environ)
+            if c != "torch eager":
+                env["EMBER_COMPILE_BENCH_CHILD"] = "ember"
+            out = subprocess.run([sys.executable, __file__, "--child", row, c, "--steps",
+                                  str(steps)], env=env, capture_output=True, text=True,
+                                 check=True).stdout
+            samples[c].append(statistics.median(json.loads(out.splitlines()[-1])["step_ms"]))
+    eager, comp = samples["ember eager"], samples["ember.compile"]
+    paired = [e / k for e, k in zip(eager, comp, strict=True)]
+    print(f"{row} (one configuration per process, {rounds} rounds x {steps} steps; NOTE "
+          f"[Compiled steps one configuration per process]): {_WHAT.get(row, '')}")
+    for c in configs:
+        print(f"  {c:14s} median {statistics.median(samples[c]):8.2f} ms   per process: "
+              + ", ".join(f"{v:.2f}" for v in samples[c]))
+    ratio = statistics.median(eager) / statistics.median(comp)
+    print(f"  ember.compile vs ember eager: {ratio:.2f}x (ratio of medians); paired per round "
+          f"{statistics.median(paired):.2f}x: "
+          + ", ".join(f"{v:.2f}" for v in paired))
+    if with_torch:
+        print(f"  torch eager vs ember.compile: "
+              f"{statistics.median(samples['torch eager']) / statistics.median(comp):.2f}x")
+    return samples
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=30)
@@ -392,7 +457,15 @@ def main():
     ap.add_argument("--without", default="", help="comma list of: scatter, epilogue, catwrite")
     ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
                     "CPU of the compiled step instead of the side-by-side rows")
+    ap.add_argument("--per-process", type=int, default=0, metavar="N",
+                    help="ncf and block rows timed one configuration per process, N rounds "
+                    "(NOTE [Compiled steps one configuration per process]), before the "
+                    "interleaved rows")
+    ap.add_argument("--child", nargs=2, metavar=("ROW", "CONFIG"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.child:
+        _child(a.child[0], a.child[1], a.steps)
+        return
     if a.profile:
         _profile(a.profile, a.steps)
         return
@@ -400,6 +473,9 @@ def main():
     print(f"load average at start: {os.getloadavg()}")
     print(f"one pool (EMBER_ONE_POOL): {'on' if _onepool.enabled() else 'off'}"
           f"{' (rows with and without it: --pool-ab)' if a.pool_ab else ''}")
+    for name in ("ncf", "block"):
+        if a.per_process and name in only:
+            _per_process(name, a.per_process, a.steps, torch is not None)
     rows = {"ncf": _ncf_step, "block": _block_step, "fusion": _fusion_step,
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
