@@ -54,8 +54,24 @@ class Tensor:
     _fw = None
     _view_v = 0
     _retains_grad = False
-    grad = None
+    _grad = None
     __array_priority__ = 1000  # make numpy defer to our reflected operators
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        # a float here (``a.grad = 0.`` to "zero" it) would break the next accumulation
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                            f"{type(value).__name__}")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
 
     def __new__(cls, *args, **kwargs):
         # legacy constructor: Tensor(sizes...) uninitialised float, Tensor(data) copies data
@@ -391,7 +407,7 @@ class Tensor:
                                "the deepcopy protocol at the moment.")
         new = _new(type(self))
         new.__dict__.update({k: v for k, v in self.__dict__.items()
-                             if k not in ("_data", "_vc", "_base", "_acc", "grad", "_hooks")})
+                             if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks")})
         new._data = np.array(self._data, copy=True)
         new._vc = [0]
         if self.grad is not None:

@@ -31,7 +31,7 @@ from .._tensor import Tensor, _new, _root_array
 from . import _shm
 
 # per-instance attributes that describe autograd state or storage, never sent to a receiver
-_INTERNAL = frozenset({"_data", "_vc", "_base", "_acc", "grad", "_hooks", "_grad_fn",
+_INTERNAL = frozenset({"_data", "_vc", "_base", "_acc", "_grad", "_hooks", "_grad_fn",
                        "_output_nr", "_requires_grad", "_view_v", "_fw", "_retains_grad",
                        "_shared"})
 

@@ -49,7 +49,7 @@ class Parameter(Tensor):
             return memo[id(self)]
         result = type(self)(_make(np.array(self._data, copy=True)), self._requires_grad)
         result.__dict__.update({k: v for k, v in self.__dict__.items()
-                                if k not in ("_data", "_vc", "_base", "_acc", "grad", "_hooks",
+                                if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks",
                                              "_requires_grad")})
         memo[id(self)] = result
         return result
