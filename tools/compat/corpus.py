@@ -470,7 +470,7 @@ for _f, _covers in [("polynomial_nn", "x.unsqueeze(-1).pow(p) broadcasting, Sequ
     add(name=f"tutorials/{_f}", repo="pytorch/tutorials",
         script=f"beginner_source/examples_nn/{_f}.py", covers=_covers,
         copy=[f"beginner_source/examples_nn/{_f}.py"],
-        metric=r"^1999 ([0-9.]+)$", bar=None)
+        metric=r"^1999 ([0-9.]+)$", bar=("<=", 16))   # torch 8.99..11.48 (the fit's floor ~8.8)
 # the intermediate tutorials on torch.fx and autograd (issue 19: FX interpreters that time each
 # node, graph rewrites, must run unmodified); each epilogue prints a number that shows the
 # transformation kept the model's values (or the interpreter visited every node)
@@ -545,6 +545,7 @@ add(name="tutorials/basics_quickstart", repo="pytorch/tutorials",
     script=_TB + "quickstart_tutorial.py", copy=[_TB + "quickstart_tutorial.py"],
     covers="FashionMNIST MLP with SGD, eval accuracy, state_dict save/load, prediction",
     subs=[("epochs = 5\n", "epochs = 2  # compat: was 5\n")],
+    # bar: exit 0 - SGD at lr 1e-3 for 2 epochs stays near chance on the stand-in (torch 9.1..10.9)
     metric=r"Accuracy: ([0-9.]+)%", bar=None, env={"COMPAT_DATA_N": "4000"})
 add(name="tutorials/basics_optimization", repo="pytorch/tutorials",
     script=_TB + "optimization_tutorial.py", copy=[_TB + "optimization_tutorial.py"],
@@ -1443,6 +1444,13 @@ SPREAD: dict = {
     'tutorials/custom_function_double_backward': {0: 0, 1: 0, 2: 0},
     'tutorials/forward_ad_usage': {0: 0, 1: 0, 2: 0},
     'tutorials/jacobians_hessians': {0: 4.768e-07, 1: 4.768e-07, 2: 4.768e-07},
+    'tutorials/basics_tensorqs': {0: 10, 1: 10, 2: 10},
+    'tutorials/basics_autogradqs': {0: 48, 1: 48, 2: 48},
+    'tutorials/basics_quickstart': {0: 10.5, 1: 10.9, 2: 9.1},
+    'tutorials/basics_optimization': {0: 9, 1: 10.7, 2: 8.3},
+    'tutorials/polynomial_nn': {0: 9.301, 1: 8.986, 2: 9.021},
+    'tutorials/polynomial_optim': {0: 9.321, 1: 8.986, 2: 9.021},
+    'tutorials/polynomial_module': {0: 11.48, 1: 9.81, 2: 10.24},
     'examples/reinforce': {0: 60.96, 1: 42.9, 2: 44.32},
     'examples/actor_critic': {0: 9.64, 1: 37.07, 2: 9.18},
     'examples/gcn': {0: 0.797, 1: 0.825, 2: 0.839},
