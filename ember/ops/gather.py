@@ -26,7 +26,11 @@ def _check_index(name, input, dim, index, src=None):
                            f"{getattr(index, 'dtype', type(index).__name__)}")
     nd = max(input.ndim, 1)
     d = _wrap_dim(dim, nd, name)
-    if index.ndim != input.ndim and index.numel():
+    # NOTE [0-d index]: torch compares dims as if a 0-d tensor were 1-d, so a 0-d index
+    # addresses one element of a 1-d input (``zeros(10).scatter_(0, tensor(y), value=1)``, the
+    # one-hot target transform of pytorch/tutorials' transforms chapter) and a 1-d index one of
+    # a 0-d input; gather's result keeps the index's shape
+    if max(index.ndim, 1) != max(input.ndim, 1) and index.numel():
         raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
                            f"input tensor; got index {list(index.shape)} and input "
                            f"{list(input.shape)}")
@@ -75,6 +79,8 @@ class Gather(Op):
 
 def gather(input, dim, index, *, sparse_grad=False):
     d = _check_index("gather", input, dim, index)
+    if input.ndim != index.ndim:   # one is 0-d, the other 1-d (NOTE [0-d index])
+        return gather(input.reshape(-1), d, index.reshape(-1)).reshape(index.shape)
     # see NOTE [Guarded inputs]: the backward scatters by index's values
     return guard_inputs(Gather.apply(input, d, _idx64(index)), index)
 
@@ -138,6 +144,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None and value is None:
         raise TypeError("scatter(): expected src or value")
     d = _check_index("scatter", input, dim, index)
+    if index.ndim == 0:   # NOTE [0-d index]
+        index = index.reshape(1)
     if src is None or not isinstance(src, Tensor):
         v = value if value is not None else src
         s = np.asarray(v).astype(input._data.dtype)

@@ -115,6 +115,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         flat = scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1), reduce,
                               include_self=include_self)
         return flat.reshape(())
+    if index.ndim == 0:   # NOTE [0-d index] (ops/gather.py)
+        index, src = index.reshape(1), src.reshape(-1) if src.ndim == 0 else src
     d = _wrap_dim(dim, input.ndim, "scatter_reduce")
     if src.dtype != input.dtype:
         src = src.to(input.dtype)

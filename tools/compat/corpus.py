@@ -107,6 +107,10 @@ TUTORIAL_FILES = {
     "beginner_source/examples_nn/polynomial_nn.py": "02d7694195db7543ff85fd72177d1f1adca7784a",
     "beginner_source/examples_nn/polynomial_optim.py": "02d7694195db7543ff85fd72177d1f1adca7784a",
     "beginner_source/examples_nn/polynomial_module.py": "1d189709801e98f5f184af0567c7f06b8b5156c2",
+    "beginner_source/blitz/neural_networks_tutorial.py": "06dc97785c47755b8d5bca167ad3cfc2ee8a04c1",
+    "beginner_source/basics/transforms_tutorial.py": "04deff56f6db9f3446e45f2a7cb13cc2134632e4",
+    "beginner_source/examples_tensor/polynomial_tensor.py":
+        "088bc52a76551211d2499b1cca69a677eba59236",
     "intermediate_source/autograd_saved_tensors_hooks_tutorial.py":
         "c53e7d4efc0e39e455c531d21ec7db28ba220214",
     "intermediate_source/parametrizations.py": "3d37bd7d070abfd7fa7b850be4cce22cb7c0315c",
@@ -460,6 +464,32 @@ add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
     covers="dynamic control flow, weight sharing, SGD momentum",
     subs=[("for t in range(30000):", "for t in range(6000):  # compat: was 30000")],
     metric=r"^5999 ([0-9.]+)$", bar=("<=", 600))   # torch: 440.6 (seed 0)
+# the transforms chapter builds its one-hot Lambda but never reads a sample (and never imports
+# torch: the lambda's globals); the epilogue reads one, so the 0-d-index scatter_ runs
+add(name="tutorials/basics_transforms", repo="pytorch/tutorials",
+    script=_TB + "transforms_tutorial.py", copy=[_TB + "transforms_tutorial.py"],
+    covers="torchvision Lambda target_transform: zeros(10).scatter_(0, tensor(y), value=1) "
+           "with a 0-d index",
+    epilogue="import torch\nprint('compat-onehot', float(ds[0][1].sum()), "
+             "float(target_transform(3)[3]))\n",
+    metric=r"compat-onehot ([0-9.]+)", bar=(">=", 1))
+add(name="tutorials/polynomial_tensor", repo="pytorch/tutorials",
+    script="beginner_source/examples_tensor/polynomial_tensor.py",
+    copy=["beginner_source/examples_tensor/polynomial_tensor.py"],
+    covers="hand-written backward with torch.matmul(input=, other=) keywords, in-place updates "
+           "of 0-d tensors",
+    metric=r"^1999 ([0-9.]+)$", bar=("<=", 16))
+
+# the 60-minute blitz's LeNet (its CIFAR-10 part at 04e3d04 calls the removed
+# `dataiter.next()`, an AttributeError under torch 2.13: left out)
+add(name="tutorials/blitz_neural_networks", repo="pytorch/tutorials",
+    script="beginner_source/blitz/neural_networks_tutorial.py",
+    copy=["beginner_source/blitz/neural_networks_tutorial.py"],
+    covers="LeNet with F.max_pool2d (tuple and int windows), x.size()[1:] loop, backward with a "
+           "gradient, MSELoss against an int64 target, grad_fn.next_functions walk, SGD step",
+    epilogue="print('compat-bias-grads', net.conv1.bias.grad.numel())\n",
+    metric=r"compat-bias-grads ([0-9]+)", bar=(">=", 6))
+
 # the rest of the "Learning PyTorch with Examples" polynomial series (its autograd step at
 # 02e5a75 assigns `a.grad = 0.`, a TypeError under torch 2.13: left out, but the gap it showed
 # is fixed - tests/compat/test_grad_assignment.py)
