@@ -467,7 +467,8 @@ add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
 # the transforms chapter builds its one-hot Lambda but never reads a sample (and never imports
 # torch: the lambda's globals); the epilogue reads one, so the 0-d-index scatter_ runs
 add(name="tutorials/basics_transforms", repo="pytorch/tutorials",
-    script=_TB + "transforms_tutorial.py", copy=[_TB + "transforms_tutorial.py"],
+    script="beginner_source/basics/transforms_tutorial.py",
+    copy=["beginner_source/basics/transforms_tutorial.py"],
     covers="torchvision Lambda target_transform: zeros(10).scatter_(0, tensor(y), value=1) "
            "with a 0-d index",
     epilogue="import torch\nprint('compat-onehot', float(ds[0][1].sum()), "
