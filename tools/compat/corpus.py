@@ -455,6 +455,11 @@ for _ch, _covers, _epi, _bar in _D2L_CHAPTERS:
 
 
 # ---------------------------------------------------------------- pytorch/tutorials
+def _tutorial(name, path, **kw):
+    """A pytorch/tutorials file, run from the copy written out of TUTORIAL_FILES."""
+    add(name=f"tutorials/{name}", repo="pytorch/tutorials", script=path, copy=[path], **kw)
+
+
 add(name="tutorials/polynomial_custom_function", repo="pytorch/tutorials",
     script="beginner_source/examples_autograd/polynomial_custom_function.py",
     covers="custom autograd.Function (save_for_backward), manual SGD under no_grad",
@@ -466,26 +471,20 @@ add(name="tutorials/dynamic_net", repo="pytorch/tutorials",
     metric=r"^5999 ([0-9.]+)$", bar=("<=", 600))   # torch: 440.6 (seed 0)
 # the transforms chapter builds its one-hot Lambda but never reads a sample (and never imports
 # torch: the lambda's globals); the epilogue reads one, so the 0-d-index scatter_ runs
-add(name="tutorials/basics_transforms", repo="pytorch/tutorials",
-    script="beginner_source/basics/transforms_tutorial.py",
-    copy=["beginner_source/basics/transforms_tutorial.py"],
+_tutorial("basics_transforms", "beginner_source/basics/transforms_tutorial.py",
     covers="torchvision Lambda target_transform: zeros(10).scatter_(0, tensor(y), value=1) "
            "with a 0-d index",
     epilogue="import torch\nprint('compat-onehot', float(ds[0][1].sum()), "
              "float(target_transform(3)[3]))\n",
     metric=r"compat-onehot ([0-9.]+)", bar=(">=", 1))
-add(name="tutorials/polynomial_tensor", repo="pytorch/tutorials",
-    script="beginner_source/examples_tensor/polynomial_tensor.py",
-    copy=["beginner_source/examples_tensor/polynomial_tensor.py"],
+_tutorial("polynomial_tensor", "beginner_source/examples_tensor/polynomial_tensor.py",
     covers="hand-written backward with torch.matmul(input=, other=) keywords, in-place updates "
            "of 0-d tensors",
     metric=r"^1999 ([0-9.]+)$", bar=("<=", 16))
 
 # the 60-minute blitz's LeNet (its CIFAR-10 part at 04e3d04 calls the removed
 # `dataiter.next()`, an AttributeError under torch 2.13: left out)
-add(name="tutorials/blitz_neural_networks", repo="pytorch/tutorials",
-    script="beginner_source/blitz/neural_networks_tutorial.py",
-    copy=["beginner_source/blitz/neural_networks_tutorial.py"],
+_tutorial("blitz_neural_networks", "beginner_source/blitz/neural_networks_tutorial.py",
     covers="LeNet with F.max_pool2d (tuple and int windows), x.size()[1:] loop, backward with a "
            "gradient, MSELoss against an int64 target, grad_fn.next_functions walk, SGD step",
     epilogue="print('compat-bias-grads', net.conv1.bias.grad.numel())\n",
@@ -498,10 +497,9 @@ for _f, _covers in [("polynomial_nn", "x.unsqueeze(-1).pow(p) broadcasting, Sequ
                                       "Flatten(0, 1)), model.zero_grad, manual update"),
                     ("polynomial_optim", "the same model stepped by optim.SGD"),
                     ("polynomial_module", "a custom Module of four 0-d Parameters, SGD")]:
-    add(name=f"tutorials/{_f}", repo="pytorch/tutorials",
-        script=f"beginner_source/examples_nn/{_f}.py", covers=_covers,
-        copy=[f"beginner_source/examples_nn/{_f}.py"],
-        metric=r"^1999 ([0-9.]+)$", bar=("<=", 16))   # torch 8.99..11.48 (the fit's floor ~8.8)
+    # bar: torch 8.99..11.48 (the cubic fit's floor is ~8.8)
+    _tutorial(_f, f"beginner_source/examples_nn/{_f}.py", covers=_covers,
+              metric=r"^1999 ([0-9.]+)$", bar=("<=", 16))
 # the intermediate tutorials on torch.fx and autograd (issue 19: FX interpreters that time each
 # node, graph rewrites, must run unmodified); each epilogue prints a number that shows the
 # transformation kept the model's values (or the interpreter visited every node)
@@ -556,30 +554,25 @@ add(name="tutorials/jacobians_hessians", repo="pytorch/tutorials",
 # "Learn the Basics": tensors, autograd, a model, and the FashionMNIST quickstart/optimization
 # loops on the generated FashionMNIST stand-in (4000 training images)
 _TB = "beginner_source/basics/"
-add(name="tutorials/basics_tensorqs", repo="pytorch/tutorials", script=_TB + "tensorqs_tutorial.py",
-    copy=[_TB + "tensorqs_tutorial.py"],
+_tutorial("basics_tensorqs", _TB + "tensorqs_tutorial.py",
     covers="tensor creation (from lists, NumPy, *_like with dtype), matmul/mul with out=, "
            "add_ in place, the NumPy bridge sharing memory both ways",
     epilogue="print('compat-shared', float(t.sum()))\n",
     metric=r"compat-shared ([0-9.]+)", bar=(">=", 10))   # np.add(n, 1, out=n) seen by t
-add(name="tutorials/basics_autogradqs", repo="pytorch/tutorials",
-    script=_TB + "autogradqs_tutorial.py", copy=[_TB + "autogradqs_tutorial.py"],
+_tutorial("basics_autogradqs", _TB + "autogradqs_tutorial.py",
     covers="binary_cross_entropy_with_logits, grad_fn repr, no_grad/detach, backward with a "
            "gradient and retain_graph, accumulation and grad.zero_()",
     epilogue="print('compat-grad', float(inp.grad.sum()))\n",
     metric=r"compat-grad ([0-9.]+)", bar=(">=", 48))   # sum of 2*(eye+1) over 4x5 = 48
-add(name="tutorials/basics_buildmodel", repo="pytorch/tutorials",
-    script=_TB + "buildmodel_tutorial.py", copy=[_TB + "buildmodel_tutorial.py"],
+_tutorial("basics_buildmodel", _TB + "buildmodel_tutorial.py",
     covers="nn.Flatten/Linear/ReLU/Sequential/Softmax, module repr, named_parameters slices",
     bar=None)
-add(name="tutorials/basics_quickstart", repo="pytorch/tutorials",
-    script=_TB + "quickstart_tutorial.py", copy=[_TB + "quickstart_tutorial.py"],
+_tutorial("basics_quickstart", _TB + "quickstart_tutorial.py",
     covers="FashionMNIST MLP with SGD, eval accuracy, state_dict save/load, prediction",
     subs=[("epochs = 5\n", "epochs = 2  # compat: was 5\n")],
     # bar: exit 0 - SGD at lr 1e-3 for 2 epochs stays near chance on the stand-in (torch 9.1..10.9)
     metric=r"Accuracy: ([0-9.]+)%", bar=None, env={"COMPAT_DATA_N": "4000"})
-add(name="tutorials/basics_optimization", repo="pytorch/tutorials",
-    script=_TB + "optimization_tutorial.py", copy=[_TB + "optimization_tutorial.py"],
+_tutorial("basics_optimization", _TB + "optimization_tutorial.py",
     covers="train_loop/test_loop with model.train()/eval(), CrossEntropyLoss, SGD",
     subs=[("epochs = 10\n", "epochs = 3  # compat: was 10\n")],
     metric=r"Accuracy: ([0-9.]+)%", bar=None, env={"COMPAT_DATA_N": "4000"})
