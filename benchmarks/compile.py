@@ -3,7 +3,7 @@
     python benchmarks/compile.py [--steps 30] [--only ncf,block,fusion,compile_time,recompiles]
                                  [--no-torch-compile] [--block N] [--pool-ab]
                                  [--without scatter,epilogue,catwrite]
-                                 [--profile ncf|block|block_small] [--per-process N]
+                                 [--profile ncf|block|block_small] [--per-process 5]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -25,9 +25,15 @@ the step's CPU minus the calls' (the generated function's own lines, the guards,
 wrapping; for block also the eager loss and backward call around the compiled module). The
 timers add ~1-2 us a call.
 
-Times are per step: the median over ``--steps`` steps of wall time and of process CPU time,
-the frameworks interleaved step by step. On a shared machine the CPU time is the steadier
-number (it does not count time spent waiting for a core); both are printed.
+The ncf and block rows are first timed one configuration per process (--per-process N
+rounds, default 5; NOTE [Compiled steps one configuration per process]): the headline, as a
+user runs one of them. Then, as a secondary figure, all rows in one process: times per step,
+the median over ``--steps`` steps of wall time and of process CPU time, the frameworks
+interleaved step by step. Interleaved, each runs beside the others' threads (torch's OpenMP
+pool, OpenBLAS's spinning worker): in the quiet window of 2026-11-26 19:42 UTC that slowed
+ember eager more than ember.compile, and the interleaved compiled/eager ratios read 1.1-1.4x
+above the per-process ones (benchmarks/RESULTS.md). On a shared machine the CPU time is the
+steadier number (it does not count time spent waiting for a core); both are printed.
 """
 from __future__ import annotations
 
@@ -457,10 +463,10 @@ def main():
     ap.add_argument("--without", default="", help="comma list of: scatter, epilogue, catwrite")
     ap.add_argument("--profile", default=None, help="ncf, block or block_small: per-call "
                     "CPU of the compiled step instead of the side-by-side rows")
-    ap.add_argument("--per-process", type=int, default=0, metavar="N",
+    ap.add_argument("--per-process", type=int, default=5, metavar="N",
                     help="ncf and block rows timed one configuration per process, N rounds "
-                    "(NOTE [Compiled steps one configuration per process]), before the "
-                    "interleaved rows")
+                    "(NOTE [Compiled steps one configuration per process]; the headline), "
+                    "before the interleaved rows; 0: interleaved rows only")
     ap.add_argument("--child", nargs=2, metavar=("ROW", "CONFIG"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
