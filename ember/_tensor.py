@@ -63,10 +63,20 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        # a float here (``a.grad = 0.`` to "zero" it) would break the next accumulation
-        if value is not None and not isinstance(value, Tensor):
-            raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
-                            f"{type(value).__name__}")
+        # what a program assigns; the engine's accumulation writes _grad itself. A float here
+        # (``a.grad = 0.`` to "zero" it) or a gradient of another size or dtype would break the
+        # next accumulation or the optimizer step, silently or far from the cause
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"assigned grad of size {list(value.shape)} to a tensor of "
+                                   f"size {list(self.shape)}: a gradient must have the size of "
+                                   "its tensor")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"assigned grad of dtype {value.dtype} to a tensor of dtype "
+                                   f"{self.dtype}: a gradient must have the dtype of its tensor")
         self._grad = value
 
     @grad.deleter
@@ -311,7 +321,7 @@ class Tensor:
         def hook(grad):
             t = ref()
             if t is not None:
-                t.grad = grad.detach() if t.grad is None else t.grad + grad.detach()
+                t._grad = grad.detach() if t._grad is None else t._grad + grad.detach()
 
         self._grad_fn._add_tensor_hook(self._output_nr, hook)
 

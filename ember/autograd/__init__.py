@@ -55,10 +55,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         got = execute(roots, retain_graph, create_graph, capture=capture or None,
                       accumulate=True, only=only)
         for t in ins:
-            if t.grad_fn is not None:
+            # a non-leaf input that retains its grad got it from its retain_grad hook already
+            if t.grad_fn is not None and not t._retains_grad:
                 g = got[capture[(t.grad_fn, t.output_nr)]]
                 if g is not None:
-                    t.grad = g if t.grad is None else t.grad + g
+                    t._grad = g if t._grad is None else t._grad + g
         return
     execute(roots, retain_graph, create_graph)
 

@@ -346,13 +346,13 @@ def _copy_grad(a):
 def _accumulate(leaf, g, create_graph):
     if leaf.grad is None:
         if create_graph:
-            leaf.grad = g
+            leaf._grad = g
         elif _can_steal(leaf, g):
-            leaf.grad = _make(g._data)
+            leaf._grad = _make(g._data)
         else:  # a copy: see _can_steal
-            leaf.grad = _make(_copy_grad(g._data))
+            leaf._grad = _make(_copy_grad(g._data))
     elif create_graph or leaf.grad.requires_grad:
-        leaf.grad = leaf.grad + g
+        leaf._grad = leaf.grad + g
     else:
         np.add(leaf.grad._data, g._data, out=leaf.grad._data, casting="unsafe")
     hooks = getattr(leaf, "_post_acc_hooks", None)
