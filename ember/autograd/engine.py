@@ -344,17 +344,17 @@ def _copy_grad(a):
 
 
 def _accumulate(leaf, g, create_graph):
-    if leaf.grad is None:
+    if leaf._grad is None:
         if create_graph:
             leaf._grad = g
         elif _can_steal(leaf, g):
             leaf._grad = _make(g._data)
         else:  # a copy: see _can_steal
             leaf._grad = _make(_copy_grad(g._data))
-    elif create_graph or leaf.grad.requires_grad:
-        leaf._grad = leaf.grad + g
+    elif create_graph or leaf._grad.requires_grad:
+        leaf._grad = leaf._grad + g
     else:
-        np.add(leaf.grad._data, g._data, out=leaf.grad._data, casting="unsafe")
+        np.add(leaf._grad._data, g._data, out=leaf._grad._data, casting="unsafe")
     hooks = getattr(leaf, "_post_acc_hooks", None)
     if hooks:
         for h in hooks:
