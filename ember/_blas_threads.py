@@ -1,0 +1,487 @@
+"""OpenBLAS's parallel regions run on ember's threads (opt-in: EMBER_BLAS_THREADS=ember).
+
+NOTE [OpenBLAS threads callback]
+numpy's OpenBLAS (the pthreads build of scipy-openblas) keeps each idle worker busy-waiting for
+~0.1 s (2^28 cycles) after every threaded GEMM, without yielding, so any other thread of ember's
+that runs in that time shares a core with it; setting OpenBLAS to one thread does not stop a spin
+already under way. OpenBLAS >= 0.3.27 lets the application run its parallel regions instead:
+`openblas_set_threads_callback_function(cb)` makes `exec_blas` (the entry of every threaded
+level-3 and level-2 driver) call `cb(sync, dojob, numjobs, elsize, jobdata, dojob_data)`, and `cb`
+must run `dojob(i, jobdata + i * elsize, dojob_data)` for every i < numjobs and return when all
+are done. OpenBLAS's own workers are then never given work, so they never spin.
+
+This module installs such a callback, compiled by numba (`@cfunc`, no Python objects, no GIL):
+- Job 0 runs on the calling thread, jobs 1..n-1 on native worker threads that ember starts with
+  pthread_create on first need (inside the callback: so there are always enough of them for the
+  jobs asked for; after a fork the child starts its own). The jobs of one call must run at the
+  same time: level-3 jobs hand packed panels to each other through flags, so one thread running
+  two of them in turn would wait for itself forever.
+- One call at a time: a second thread calling BLAS meanwhile waits on a lock (a futex) until the
+  first call is done. The workers' job numbers index OpenBLAS's per-thread buffers, so two calls
+  may not share them. (A job never calls back into exec_blas, so the lock cannot deadlock.)
+- Idle policy (the point of all this): after a job a worker polls for the next call with
+  sched_yield for `SPIN_US` microseconds (EMBER_BLAS_SPIN_US; the GEMMs of a training step
+  follow each other within that), then sleeps on a futex until the next call wakes it. The caller
+  waits for the workers' jobs the same way (poll, then futex).
+- Workers count calls, wake-ups and sleeps in `STATE` (`stats()`: what the tests check).
+Not covered: LU factorisation (getrf) hands its jobs to OpenBLAS's pool directly
+(exec_blas_async), so after an np.linalg.solve of a large matrix OpenBLAS's worker spins as
+before; running it in another thread at the same time as a callback call is not safe
+(OpenBLAS's thread-status slot 0 is shared).
+
+Where it stands: opt-in until a quiet A/B (EMBER_BLAS_THREADS=ember, read at import; `enable()`
+and `disable()` for tests and A/Bs). Linux on x86-64 and aarch64 only (futex numbers). The
+callback is removed and the workers stopped at interpreter exit; the thread counts
+(threadpoolctl, `ember.set_num_threads(1)`) still decide how many jobs OpenBLAS asks for.
+"""
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import platform
+import sys
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm_binding
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.core.extending import intrinsic
+
+__all__ = ["enable", "disable", "enabled", "stats", "SPIN_US"]
+
+SPIN_US = 100  # how long an idle worker (and a waiting caller) polls before it sleeps
+
+# ---- the shared state: one int64 array, hot fields on their own cache lines -----------------
+# Futex words are the low 32 bits of an int64 slot (x86-64 and aarch64 are little-endian).
+_GEN = 0            # bumped by the caller after it has published a call (workers' futex)
+_SLEEPERS = 1       # workers asleep on _GEN
+_NEXT = 8           # next job number to claim (_CLOSED between calls)
+_DONE = 16          # worker jobs finished in the current call (the caller's futex)
+_CALLER_SLEEPS = 17  # 1 while the caller sleeps on _DONE
+_LOCK = 24          # callers' lock: 0 free, 1 held, 2 held with waiters (futex)
+_DOJOB = 32         # the current call: dojob address, jobdata, element size, dojob_data, numjobs
+_JOBDATA = 33
+_ELSIZE = 34
+_DOJOB_DATA = 35
+_NUMJOBS = 36
+_WORKERS = 40       # worker threads started
+_STOP = 41          # 1: workers exit when idle (interpreter exit)
+_SPIN_NS = 42
+_SYS_FUTEX = 43
+_WORKER_FN = 44     # address of the workers' start routine
+_CALLS = 48         # statistics: threaded calls, worker jobs, worker sleeps
+_JOBS = 49
+_SLEEPS = 50
+_SIGSET = 56        # 16 words of ones: every signal blocked in the workers
+_TIDS = 72          # pthread_t of each worker
+_MAX_WORKERS = 1024
+_CLOSED = 1 << 40
+
+STATE = np.zeros(_TIDS + _MAX_WORKERS, np.int64)
+_SYMBOL = "ember_blas_threads_state"
+# before the cfuncs below are compiled or loaded from the cache: they link against the symbol
+llvm_binding.add_symbol(_SYMBOL, STATE.ctypes.data)
+_FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # the _PRIVATE forms
+_SYS_FUTEX_NUMBER = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
+
+# ---- intrinsics: atomics, futex, clock, indirect calls ---------------------------------------
+_i8p = ir.IntType(8).as_pointer()
+_i32 = ir.IntType(32)
+_i64 = ir.IntType(64)
+
+
+def _slot(builder, base, index):
+    """Pointer to the int64 at address base + 8 * index."""
+    addr = builder.add(base, builder.mul(index, ir.Constant(_i64, 8)))
+    return builder.inttoptr(addr, _i64.as_pointer())
+
+
+@intrinsic
+def _state(typingctx):
+    """The address of STATE, through a symbol registered with llvmlite (add_symbol) before the
+    first call: a constant address would be baked into the disk cache."""
+
+    def codegen(context, builder, signature, args):
+        module = builder.module
+        gv = module.globals.get(_SYMBOL)
+        if gv is None:
+            gv = ir.GlobalVariable(module, ir.IntType(8), _SYMBOL)
+            gv.linkage = "external"
+        return builder.ptrtoint(gv, _i64)
+
+    return types.int64(), codegen
+
+
+@intrinsic
+def _load(typingctx, base, index):
+    def codegen(context, builder, signature, args):
+        return builder.load_atomic(_slot(builder, *args), "acquire", 8)
+
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def _store(typingctx, base, index, value):
+    def codegen(context, builder, signature, args):
+        builder.store_atomic(args[2], _slot(builder, args[0], args[1]), "release", 8)
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _add(typingctx, base, index, value):
+    """Atomic fetch-and-add (sequentially consistent); returns the old value."""
+
+    def codegen(context, builder, signature, args):
+        return builder.atomic_rmw("add", _slot(builder, args[0], args[1]), args[2], "seq_cst")
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _swap(typingctx, base, index, value):
+    def codegen(context, builder, signature, args):
+        return builder.atomic_rmw("xchg", _slot(builder, args[0], args[1]), args[2], "seq_cst")
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _cas(typingctx, base, index, expected, value):
+    """Compare-and-swap; returns the value found (== expected: swapped)."""
+
+    def codegen(context, builder, signature, args):
+        pair = builder.cmpxchg(_slot(builder, args[0], args[1]), args[2], args[3],
+                               "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 0)
+
+    return types.int64(types.int64, types.int64, types.int64, types.int64), codegen
+
+
+def _declare(builder, name, ret, params, var_arg=False):
+    fnty = ir.FunctionType(ret, params, var_arg=var_arg)
+    return cgutils.get_or_insert_function(builder.module, fnty, name)
+
+
+@intrinsic
+def _futex(typingctx, sysno, base, index, op, value):
+    """syscall(SYS_futex, &slot, op, value, NULL): wait while the slot's low 32 bits equal
+    value, or wake up to value waiters."""
+
+    def codegen(context, builder, signature, args):
+        fn = _declare(builder, "syscall", _i64, [_i64], var_arg=True)
+        addr = builder.ptrtoint(_slot(builder, args[1], args[2]), _i64)
+        value = builder.trunc(args[4], _i32)
+        builder.call(fn, [args[0], addr, builder.trunc(args[3], _i32), value,
+                          ir.Constant(_i64, 0)])
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _yield(typingctx):
+    def codegen(context, builder, signature, args):
+        builder.call(_declare(builder, "sched_yield", _i32, []), [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@intrinsic
+def _now_ns(typingctx):
+    """clock_gettime(CLOCK_MONOTONIC) in nanoseconds."""
+
+    def codegen(context, builder, signature, args):
+        ts = cgutils.alloca_once(builder, ir.ArrayType(_i64, 2))
+        fn = _declare(builder, "clock_gettime", _i32, [_i32, _i8p])
+        builder.call(fn, [ir.Constant(_i32, 1), builder.bitcast(ts, _i8p)])
+        sec = builder.load(builder.gep(ts, [ir.Constant(_i32, 0), ir.Constant(_i32, 0)]))
+        nsec = builder.load(builder.gep(ts, [ir.Constant(_i32, 0), ir.Constant(_i32, 1)]))
+        return builder.add(builder.mul(sec, ir.Constant(_i64, 1_000_000_000)), nsec)
+
+    return types.int64(), codegen
+
+
+@intrinsic
+def _run_job(typingctx, dojob, thread_num, jobdata, dojob_data):
+    """dojob(thread_num, jobdata, dojob_data) through its address (void (*)(int, void *, int))."""
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.VoidType(), [_i32, _i8p, _i32])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        builder.call(fn, [builder.trunc(args[1], _i32), builder.inttoptr(args[2], _i8p),
+                          builder.trunc(args[3], _i32)])
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _start_thread(typingctx, tid_addr, routine, arg):
+    """pthread_create(tid_addr, NULL, routine, arg); returns its error code."""
+
+    def codegen(context, builder, signature, args):
+        fn = _declare(builder, "pthread_create", _i32, [_i8p, _i8p, _i8p, _i8p])
+        rc = builder.call(fn, [builder.inttoptr(args[0], _i8p), ir.Constant(_i8p, None),
+                               builder.inttoptr(args[1], _i8p), builder.inttoptr(args[2], _i8p)])
+        return builder.sext(rc, _i64)
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _join_thread(typingctx, tid):
+    def codegen(context, builder, signature, args):
+        fn = _declare(builder, "pthread_join", _i32, [_i64, _i8p])
+        builder.call(fn, [args[0], ir.Constant(_i8p, None)])
+        return context.get_dummy_value()
+
+    return types.void(types.int64), codegen
+
+
+@intrinsic
+def _block_signals(typingctx, sigset):
+    """pthread_sigmask(SIG_BLOCK, sigset, NULL): signals go to Python's threads, not here."""
+
+    def codegen(context, builder, signature, args):
+        fn = _declare(builder, "pthread_sigmask", _i32, [_i32, _i8p, _i8p])
+        builder.call(fn, [ir.Constant(_i32, 0), builder.inttoptr(args[0], _i8p),
+                          ir.Constant(_i8p, None)])
+        return context.get_dummy_value()
+
+    return types.void(types.int64), codegen
+
+
+# ---- the native side ---------------------------------------------------------------------------
+
+@numba.njit(nogil=True, cache=True)
+def _wait_change(s, index, seen, sleepers, spin_ns):
+    """Return once slot `index` differs from `seen` (or _STOP is set): poll with sched_yield for
+    spin_ns, then sleep on the slot's futex; `sleepers` (a slot index) counts the sleepers so
+    that the writer wakes them only when there are any."""
+    if _load(s, index) != seen:
+        return
+    start = _now_ns()
+    while _now_ns() - start < spin_ns:
+        _yield()
+        if _load(s, index) != seen:
+            return
+    sysno = _load(s, _SYS_FUTEX)
+    _add(s, sleepers, 1)
+    while _load(s, index) == seen and _load(s, _STOP) == 0:
+        _add(s, _SLEEPS, 1)
+        _futex(sysno, s, index, _FUTEX_WAIT, seen & 0xFFFFFFFF)
+    _add(s, sleepers, -1)
+
+
+@numba.njit(nogil=True, cache=True)
+def _worker_loop(s):
+    """A worker: claim jobs of the current call until none is left, then wait for the next."""
+    _block_signals(s + 8 * _SIGSET)
+    spin_ns = _load(s, _SPIN_NS)
+    while True:
+        seen = _load(s, _GEN)
+        j = _add(s, _NEXT, 1)
+        if j < _load(s, _NUMJOBS):
+            _run_job(_load(s, _DOJOB), j, _load(s, _JOBDATA) + j * _load(s, _ELSIZE),
+                     _load(s, _DOJOB_DATA))
+            _add(s, _JOBS, 1)
+            _add(s, _DONE, 1)
+            if _load(s, _CALLER_SLEEPS) != 0:
+                _futex(_load(s, _SYS_FUTEX), s, _DONE, _FUTEX_WAKE, 1)
+            continue
+        if _load(s, _STOP) != 0:
+            return
+        _wait_change(s, _GEN, seen, _SLEEPERS, spin_ns)
+
+
+@numba.cfunc(types.int64(types.int64), nogil=True, cache=True)
+def _worker_main(s):
+    """pthread start routine (void *(*)(void *)): the state's address in, NULL out."""
+    _worker_loop(s)
+    return 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _lock(s):
+    """The callers' futex lock (0 free, 1 held, 2 held and contended)."""
+    c = _cas(s, _LOCK, 0, 1)
+    if c == 0:
+        return
+    if c != 2:
+        c = _swap(s, _LOCK, 2)
+    while c != 0:
+        _futex(_load(s, _SYS_FUTEX), s, _LOCK, _FUTEX_WAIT, 2)
+        c = _swap(s, _LOCK, 2)
+
+
+@numba.njit(nogil=True, cache=True)
+def _unlock(s):
+    if _swap(s, _LOCK, 0) == 2:
+        _futex(_load(s, _SYS_FUTEX), s, _LOCK, _FUTEX_WAKE, 1)
+
+
+@numba.njit(nogil=True, cache=True)
+def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
+    """Run the numjobs jobs of one exec_blas call at the same time (module note)."""
+    if numjobs <= 1:
+        if numjobs == 1:
+            _run_job(dojob, 0, jobdata, dojob_data)
+        return
+    _lock(s)
+    while _load(s, _WORKERS) < numjobs - 1 and _load(s, _WORKERS) < _MAX_WORKERS:
+        w = _load(s, _WORKERS)
+        if _start_thread(s + 8 * (_TIDS + w), _load(s, _WORKER_FN), s) != 0:
+            break
+        _store(s, _WORKERS, w + 1)
+    _store(s, _DOJOB, dojob)
+    _store(s, _JOBDATA, jobdata)
+    _store(s, _ELSIZE, elsize)
+    _store(s, _DOJOB_DATA, dojob_data)
+    _store(s, _NUMJOBS, numjobs)
+    _store(s, _DONE, 0)
+    _store(s, _NEXT, 1)  # opens the call: a claim after this sees the fields above
+    _add(s, _CALLS, 1)
+    _add(s, _GEN, 1)
+    if _load(s, _SLEEPERS) != 0:
+        _futex(_load(s, _SYS_FUTEX), s, _GEN, _FUTEX_WAKE, 0x7FFFFFFF)
+    _run_job(dojob, 0, jobdata, dojob_data)
+    target = numjobs - 1
+    done = _load(s, _DONE)
+    while done != target:
+        _wait_change(s, _DONE, done, _CALLER_SLEEPS, _load(s, _SPIN_NS))
+        done = _load(s, _DONE)
+    _store(s, _NEXT, _CLOSED)
+    _unlock(s)
+
+
+@numba.cfunc(types.void(types.int32, types.int64, types.int32, types.uint64, types.int64,
+                        types.int32), nogil=True, cache=True)
+def _callback(sync, dojob, numjobs, elsize, jobdata, dojob_data):
+    """openblas_threads_callback: void (*)(int, dojob, int, size_t, void *, int)."""
+    _run_call(_state(), dojob, numjobs, elsize, jobdata, dojob_data)
+
+
+@numba.njit(nogil=True, cache=True)
+def _stop_workers(s):
+    """Interpreter exit: wait out a call in flight, then let every worker return and join it."""
+    _lock(s)
+    _store(s, _STOP, 1)
+    _add(s, _GEN, 1)
+    _futex(_load(s, _SYS_FUTEX), s, _GEN, _FUTEX_WAKE, 0x7FFFFFFF)
+    for w in range(_load(s, _WORKERS)):
+        _join_thread(_load(s, _TIDS + w))
+    _store(s, _WORKERS, 0)
+    _store(s, _STOP, 0)
+    _unlock(s)
+
+
+# ---- the Python side ---------------------------------------------------------------------------
+
+_setters = []       # ctypes functions openblas_set_threads_callback_function of each OpenBLAS
+_installed = [False]
+_prepared = [False]
+
+
+def _find_setters():
+    """The callback setter of every OpenBLAS loaded (numpy's, scipy's), through threadpoolctl."""
+    from threadpoolctl import ThreadpoolController
+    found = []
+    for lib in ThreadpoolController().lib_controllers:
+        if lib.internal_api != "openblas" or lib.threading_layer != "pthreads":
+            continue
+        for pre in ("", "scipy_"):
+            for suf in ("", "64_", "_64"):
+                name = f"{pre}openblas_set_threads_callback_function{suf}"
+                if hasattr(lib.dynlib, name):
+                    setter = getattr(lib.dynlib, name)
+                    setter.argtypes, setter.restype = [ctypes.c_void_p], None
+                    found.append(setter)
+    return found
+
+
+def _prepare():
+    if _prepared[0]:
+        return
+    STATE[_SYS_FUTEX] = _SYS_FUTEX_NUMBER
+    STATE[_SIGSET:_SIGSET + 16] = -1
+    STATE[_NEXT] = _CLOSED
+    STATE[_WORKER_FN] = _worker_main.address
+    _prepared[0] = True
+
+
+def _supported():
+    return sys.platform.startswith("linux") and _SYS_FUTEX_NUMBER is not None
+
+
+def enable(spin_us=None):
+    """Install the callback in every OpenBLAS found; False when none offers it (older OpenBLAS,
+    an OpenMP build, another BLAS, not Linux on x86-64/aarch64)."""
+    if spin_us is not None:
+        STATE[_SPIN_NS] = int(spin_us * 1000)
+    elif not STATE[_SPIN_NS]:
+        STATE[_SPIN_NS] = SPIN_US * 1000
+    if _installed[0]:
+        return True
+    if not _supported():
+        return False
+    import scipy.linalg  # noqa: F401  (loads scipy's OpenBLAS, so that it is found too)
+    _setters[:] = _find_setters()
+    if not _setters:
+        return False
+    _prepare()
+    for setter in _setters:
+        setter(_callback.address)
+    _installed[0] = True
+    return True
+
+
+def disable():
+    """Give the parallel regions back to OpenBLAS's own threads (the workers stay, asleep)."""
+    if _installed[0]:
+        for setter in _setters:
+            setter(None)
+        _installed[0] = False
+
+
+def enabled():
+    return _installed[0]
+
+
+def stats():
+    """(threaded calls, jobs run by workers, worker threads, futex sleeps) so far."""
+    return (int(STATE[_CALLS]), int(STATE[_JOBS]), int(STATE[_WORKERS]), int(STATE[_SLEEPS]))
+
+
+def _after_fork_in_child():
+    # the workers did not survive the fork; a call in flight in another thread left its lock
+    STATE[_WORKERS] = 0
+    STATE[_LOCK] = 0
+    STATE[_SLEEPERS] = 0
+    STATE[_CALLER_SLEEPS] = 0
+    STATE[_NEXT] = _CLOSED
+
+
+def _at_exit():
+    disable()
+    if _prepared[0] and STATE[_WORKERS]:
+        _stop_workers(STATE.ctypes.data)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+atexit.register(_at_exit)
+
+
+def _from_environment():
+    value = os.environ.get("EMBER_BLAS_THREADS", "").strip().lower()
+    if value in ("", "openblas"):
+        return
+    if value != "ember":
+        raise ValueError(f"EMBER_BLAS_THREADS: expected 'ember' or 'openblas'; got {value!r}.")
+    spin = os.environ.get("EMBER_BLAS_SPIN_US", "").strip()
+    enable(float(spin) if spin else None)
