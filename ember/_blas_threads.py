@@ -283,7 +283,6 @@ def _wait_change(s, index, seen, sleepers, spin_ns):
 def _worker_loop(s):
     """A worker: claim jobs of the current call until none is left, then wait for the next."""
     _block_signals(s + 8 * _SIGSET)
-    spin_ns = _load(s, _SPIN_NS)
     while True:
         seen = _load(s, _GEN)
         j = _add(s, _NEXT, 1)
@@ -297,7 +296,7 @@ def _worker_loop(s):
             continue
         if _load(s, _STOP) != 0:
             return
-        _wait_change(s, _GEN, seen, _SLEEPERS, spin_ns)
+        _wait_change(s, _GEN, seen, _SLEEPERS, _load(s, _SPIN_NS))
 
 
 @numba.cfunc(types.int64(types.int64), nogil=True, cache=True)
@@ -421,7 +420,8 @@ def _supported():
 
 def enable(spin_us=None):
     """Install the callback in every OpenBLAS found; False when none offers it (older OpenBLAS,
-    an OpenMP build, another BLAS, not Linux on x86-64/aarch64)."""
+    an OpenMP build, another BLAS, not Linux on x86-64/aarch64). ``spin_us`` sets how long idle
+    threads poll before sleeping (also when already installed: for A/Bs)."""
     if spin_us is not None:
         STATE[_SPIN_NS] = int(spin_us * 1000)
     elif not STATE[_SPIN_NS]:
@@ -484,4 +484,10 @@ def _from_environment():
     if value != "ember":
         raise ValueError(f"EMBER_BLAS_THREADS: expected 'ember' or 'openblas'; got {value!r}.")
     spin = os.environ.get("EMBER_BLAS_SPIN_US", "").strip()
-    enable(float(spin) if spin else None)
+    try:
+        spin_us = float(spin) if spin else None
+    except ValueError:
+        spin_us = -1.0
+    if spin_us is not None and not 0 <= spin_us < 1e6:
+        raise ValueError(f"EMBER_BLAS_SPIN_US: expected microseconds in [0, 1e6); got {spin!r}.")
+    enable(spin_us)

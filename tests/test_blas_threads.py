@@ -199,3 +199,23 @@ def test_environment_switch_rejects_other_values():
                          text=True, timeout=300)
     assert out.returncode != 0
     assert "EMBER_BLAS_THREADS: expected 'ember' or 'openblas'; got 'all'" in out.stderr
+
+
+def test_spin_variable_rejects_bad_values():
+    env = dict(os.environ, EMBER_BLAS_THREADS="ember", EMBER_BLAS_SPIN_US="fast",
+               PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, "-c", "import ember"], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode != 0
+    assert "EMBER_BLAS_SPIN_US: expected microseconds in [0, 1e6); got 'fast'" in out.stderr
+
+
+def test_spin_setting_applies_while_installed(callback):
+    assert _blas_threads.enable(spin_us=0)  # sleep at once: every wait goes through the futex
+    a = np.ones((600, 600))
+    want = a @ a
+    sleeps = _blas_threads.stats()[3]
+    for _ in range(20):
+        assert np.array_equal(a @ a, want)
+    assert _blas_threads.stats()[3] > sleeps
+    assert _blas_threads.enable(spin_us=_blas_threads.SPIN_US)
