@@ -219,3 +219,14 @@ def test_spin_setting_applies_while_installed(callback):
         assert np.array_equal(a @ a, want)
     assert _blas_threads.stats()[3] > sleeps
     assert _blas_threads.enable(spin_us=_blas_threads.SPIN_US)
+
+
+def test_benchmark_script_runs():
+    if not _blas_threads._supported():
+        pytest.skip("the callback needs Linux on x86-64/aarch64")
+    script = os.path.join(ROOT, "benchmarks", "blas_threads.py")
+    out = subprocess.run([sys.executable, script, "--mode", "ember", "--rows", "64",
+                          "--repeat", "3"], capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, EMBER_BLAS_THREADS="ember"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ember ") and "CPU in a 20 ms sleep after a GEMM" in out.stdout
