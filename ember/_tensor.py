@@ -9,6 +9,7 @@ defines it (``... | grep tanh``).
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -29,6 +30,19 @@ def _make(arr, vc=None):
     t._data = arr
     t._vc = [0] if vc is None else vc
     return t
+
+
+# NOTE [Non-leaf .grad]: backward fills .grad only on leaves (and on tensors that called
+# retain_grad()), so reading .grad of any other tensor in a graph is nearly always a program
+# reading the wrong tensor (``h = w * 2; h.grad``). Like torch, the read warns - only while the
+# gradient is still unset: an assigned one is read silently. ember's own code reads ``_grad``
+# wherever the tensor might not be a leaf.
+def _warn_non_leaf_grad(stacklevel):
+    warnings.warn(".grad was read on a tensor that is not a leaf of the autograd graph and does "
+                  "not retain its gradient: backward() leaves it None. Call .retain_grad() on "
+                  "this tensor before backward() to keep its gradient, or read .grad of the "
+                  "leaf tensor (the one created with requires_grad=True) if that was meant.",
+                  UserWarning, stacklevel=stacklevel + 1)
 
 
 def _make_view(arr, src):
@@ -59,7 +73,10 @@ class Tensor:
 
     @property
     def grad(self):
-        return self._grad
+        g = self._grad
+        if g is None and not self._retains_grad and not self.is_leaf:
+            _warn_non_leaf_grad(2)
+        return g
 
     @grad.setter
     def grad(self, value):
@@ -420,8 +437,8 @@ class Tensor:
                              if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks")})
         new._data = np.array(self._data, copy=True)
         new._vc = [0]
-        if self.grad is not None:
-            new.grad = self.grad.__deepcopy__(memo)
+        if self._grad is not None:
+            new.grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new
         return new
 

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _dtype as D
 from .._backend import CPU, check_device
 from .._size import Size
-from .._tensor import Tensor, _make, _wrap_dim
+from .._tensor import Tensor, _make, _warn_non_leaf_grad, _wrap_dim
 
 _new = object.__new__
 
@@ -161,7 +161,9 @@ class SparseTensor(Tensor):
 
     @property
     def grad(self):
-        g = self._v.grad
+        g = self._v._grad
+        if g is None and not self._v._retains_grad and not self.is_leaf:
+            _warn_non_leaf_grad(2)
         return None if g is None else _from_parts(self._i, g, self._size, self._coalesced)
 
     @grad.setter
