@@ -59,6 +59,16 @@ class device:
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    # ``with torch.device(d):`` makes d the default of the factories inside. ember's factories
+    # make CPU tensors only, so entering the CPU changes nothing and entering another device
+    # raises at once (torch raises at the first factory call inside the block)
+    def __enter__(self):
+        check_device(self)
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
 
 CPU = device("cpu")
 

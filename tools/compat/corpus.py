@@ -114,6 +114,9 @@ TUTORIAL_FILES = {
     "intermediate_source/autograd_saved_tensors_hooks_tutorial.py":
         "c53e7d4efc0e39e455c531d21ec7db28ba220214",
     "intermediate_source/parametrizations.py": "3d37bd7d070abfd7fa7b850be4cce22cb7c0315c",
+    # torch.func, pruning, the NLP series, char-RNNs and nn_tutorial (fourteenth session)
+    "intermediate_source/per_sample_grads.py": "db77dcf6e3637924f43852c014f2af9978b0f891",
+    "intermediate_source/ensembling.py": "5130967035247c8343376ee69f49d6e10d61eaca",
 }
 
 
@@ -594,6 +597,27 @@ add(name="tutorials/parametrizations", repo="pytorch/tutorials",
     # it made before, so under torch seed 1 a singular solve fails and seed 2 leaves a weight
     # 11.7 from orthogonal; seed 0 (as written) passes under both
     bar=None)
+
+# torch.func beyond jacobians: per-sample gradients (grad under vmap over functional_call) and
+# a vmapped ensemble (stack_module_state, a 'meta' copy of the model as the stateless base);
+# both were written for device='cuda' and time themselves with utils.benchmark.Timer
+_CPU = ("device = 'cuda'", "device = 'cpu'  # compat: was 'cuda'")
+_tutorial("per_sample_grads", _TI + "per_sample_grads.py",
+    covers="torch.func: grad of a functional_call loss vmapped with in_dims=(None, None, 0, 0) "
+           "against a loop of autograd.grad per sample; utils.benchmark.Timer",
+    subs=[_CPU, (".timeit(100)", ".timeit(2)  # compat: was 100")],
+    epilogue="print('compat-grad-err', max(float((a - b).abs().max()) for a, b in\n"
+             "      zip(per_sample_grads, ft_per_sample_grads.values())))\n",
+    metric=r"compat-grad-err ([0-9.eE+-]+)", bar=("<=", 1e-4))
+_tutorial("ensembling", _TI + "ensembling.py",
+    covers="torch.func: stack_module_state of 10 MLPs, functional_call on a deepcopy moved to "
+           "the 'meta' device, vmap with in_dims=(0, 0, None); torch.vmap",
+    subs=[_CPU, (".timeit(100)", ".timeit(2)")],
+    epilogue="print('compat-vmap-err', max(\n"
+             "    float((predictions1_vmap - torch.stack(predictions_diff_minibatch_loop)).abs()"
+             ".max()),\n"
+             "    float((predictions2_vmap - torch.stack(predictions2)).abs().max())))\n",
+    metric=r"compat-vmap-err ([0-9.eE+-]+)", bar=("<=", 1e-4))
 
 
 # ---------------------------------------------------------------- pytorch/examples

@@ -426,6 +426,14 @@ class Module(_StateDict):
             return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
         return self
 
+    def to_empty(self, *, device, recurse=True):
+        """Give every parameter and buffer (and gradient) new uninitialised storage of its shape
+        and dtype on ``device``: the step before a program sets all values itself
+        (``init_weights()``, ``load_state_dict``). Returns self."""
+        check_device(device)
+        from ... import empty_like
+        return self._apply(empty_like, recurse=recurse)
+
     def cpu(self):
         return self
 
