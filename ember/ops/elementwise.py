@@ -257,8 +257,8 @@ def _div(input, other, *, rounding_mode=None):
 _div.as_operator = _div_true.as_operator  # a / b never rounds
 
 
-register("add", inplace=True)(_add)
-register("sub", inplace=True, aliases=("subtract",))(_sub)
+register("add", inplace=True, deprecated="alpha")(_add)
+register("sub", inplace=True, aliases=("subtract",), deprecated="alpha")(_sub)
 register("mul", inplace=True, aliases=("multiply",))(_mul)
 register("div", inplace=True, aliases=("divide", "true_divide"))(_div)
 

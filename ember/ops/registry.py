@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import keyword
 import sys
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,13 +38,15 @@ NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's fu
 
 
 def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True,
-             params=None):
+             params=None, deprecated=None):
     """Decorator for an Op class or a plain function implementing ``ember.<name>``.
 
     With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
     key ``"linalg.<name>"``). ``wrap_out=False`` is for functions that take ``out=`` themselves:
     they are registered as they are. ``params``: a callable whose parameters are the op's
     public ones, for an Op whose forward takes ``*params`` (see NOTE [Registered signatures]).
+    ``deprecated="alpha"``: the op also takes torch's deprecated overload that gives that
+    keyword-only scalar positionally after the input (NOTE [Deprecated scalar-first overloads]).
     """
 
     def deco(obj):
@@ -51,7 +54,7 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
         qualified = name if namespace is None else f"{namespace}.{name}"
         sig = _public_params(obj, impl, params) if wrap_out else None
         if wrap_out and sig is not None:
-            fn = _bound_wrapper(impl, sig, name, qualified, "function")
+            fn = _bound_wrapper(impl, sig, name, qualified, "function", deprecated)
             fn.__doc__ = obj.__doc__
         elif wrap_out:
             fn = _with_out(impl, qualified)
@@ -68,7 +71,7 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
         if method:
             for n in (name, *aliases):
                 if sig is not None:
-                    m = _bound_wrapper(impl, sig, n, n, "method")
+                    m = _bound_wrapper(impl, sig, n, n, "method", deprecated)
                     m.__doc__ = obj.__doc__
                 else:
                     m = _method(fn)
@@ -77,7 +80,7 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
         if inplace:
             for n in (name, *aliases):
                 if sig is not None:
-                    m = _bound_wrapper(impl, sig, n + "_", n + "_", "inplace")
+                    m = _bound_wrapper(impl, sig, n + "_", n + "_", "inplace", deprecated)
                 else:
                     m = _inplace_method(impl, n + "_")
                 setattr(Tensor, n + "_", m)
@@ -174,7 +177,7 @@ def _public_params(obj, impl, src=None):
     return params
 
 
-def _bound_wrapper(impl, params, name, qualified, kind):
+def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None):
     """Generate the public function (kind "function": with out=), the Tensor method ("method":
     first parameter self) or the in-place method ("inplace") of a registered op; see NOTE
     [Registered signatures]."""
@@ -217,7 +220,7 @@ def _bound_wrapper(impl, params, name, qualified, kind):
             defaulted.append(f"{p.name} is _d{i}")
         if p.kind is _P.KEYWORD_ONLY:
             if not seen_kwonly:
-                head.append("*")
+                head.append("*_dep" if deprecated else "*")
                 seen_kwonly = True
             call.append(f"{p.name}={p.name}")
         else:
@@ -248,6 +251,12 @@ def _bound_wrapper(impl, params, name, qualified, kind):
             body.append(f"    if {n} is _REQ:\n        raise TypeError(\"{name}() missing "
                         f"required argument '{n}'\")")
     first = "self" if kind != "function" else params[0].name
+    if deprecated:
+        positional = [first] + [p.name for p in params[1:] if p.kind is not _P.KEYWORD_ONLY]
+        d = f"_d{names.index(deprecated)}"
+        body.append(f"    if _dep:\n        ({', '.join(positional)},), {deprecated} = "
+                    f"_reg.scalar_first(_iname, {deprecated!r}, ({', '.join(positional)},), "
+                    f"_dep, {deprecated} is not {d})")
     if kind == "inplace":
         rest = ", ".join(["_impl", "_iname"] + call[1:])
         body.append(f"    return _reg.apply_inplace({first}, {rest})")
@@ -280,9 +289,34 @@ def _bound_wrapper(impl, params, name, qualified, kind):
     fn.__name__ = fn.__qualname__ = name
     fn.__module__ = __name__
     fn._ember_impl = impl  # for tools/tensor_methods.py (not __wrapped__: that is a signature)
-    if aliased or kind == "function":
+    if aliased or deprecated or kind == "function":
         fn.__signature__ = inspect.Signature(shown)
     return fn
+
+
+# NOTE [Deprecated scalar-first overloads]
+# torch still accepts, with a deprecation warning, the torch 0.x forms that give an op's scalar
+# before its tensors: ``p.data.add_(-lr, grad)`` (add/sub: alpha), ``addcmul_(1 - beta2, g, g)``
+# and ``addcdiv_(-step, m, denom)`` (value). Old tutorials and hand-written optimizers use them.
+# The generated wrapper of such an op collects one extra positional argument in ``*_dep`` (an
+# empty tuple on every other call: one truth test) and then shifts the arguments back into place.
+def scalar_first(name, scalar_name, positional, extra, scalar_given):
+    """(positional arguments, scalar) of a call in the deprecated scalar-first form."""
+    if len(extra) != 1 or scalar_given:
+        raise TypeError(f"{name}() takes {len(positional)} positional arguments but "
+                        f"{len(positional) + len(extra)} were given"
+                        + (f" (and {scalar_name}= as a keyword)" if scalar_given else ""))
+    scalar = positional[1]
+    if isinstance(scalar, Tensor) and scalar.dim() == 0:
+        scalar = scalar.item()
+    if not isinstance(scalar, (int, float, complex, np.number)):
+        raise TypeError(f"{name}(): with {len(positional) + 1} positional arguments the second "
+                        f"is the deprecated positional {scalar_name}, a number; got "
+                        f"{type(scalar).__name__}")
+    warnings.warn(f"{name}() with {scalar_name} given positionally before the tensors is a "
+                  f"deprecated overload; pass it as the keyword {scalar_name}= instead.",
+                  UserWarning, stacklevel=3)
+    return (positional[0], *positional[2:], extra[0]), scalar
 
 
 _REQUIRED = object()  # the generated default of a required dim reachable through axis=

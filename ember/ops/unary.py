@@ -578,8 +578,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 register("lerp", inplace=True)(lerp)
-register("addcmul", inplace=True)(addcmul)
-register("addcdiv", inplace=True)(addcdiv)
+register("addcmul", inplace=True, deprecated="value")(addcmul)
+register("addcdiv", inplace=True, deprecated="value")(addcdiv)
 
 
 class Logit(Op):

@@ -117,6 +117,11 @@ TUTORIAL_FILES = {
     # torch.func, pruning, the NLP series, char-RNNs and nn_tutorial (fourteenth session)
     "intermediate_source/per_sample_grads.py": "db77dcf6e3637924f43852c014f2af9978b0f891",
     "intermediate_source/ensembling.py": "5130967035247c8343376ee69f49d6e10d61eaca",
+    "beginner_source/nn_tutorial.py": "764a8d6aed986f155098d91ea55a1f0c95b26dd8",
+    "intermediate_source/char_rnn_classification_tutorial.py":
+        "10098032865151e891c6074522207880f0e68fd3",
+    "intermediate_source/char_rnn_generation_tutorial.py":
+        "4ce8b871ef249dfacc1b389108842a0c2c0805b7",
 }
 
 
@@ -597,6 +602,42 @@ add(name="tutorials/parametrizations", repo="pytorch/tutorials",
     # it made before, so under torch seed 1 a singular solve fails and seed 2 leaves a weight
     # 11.7 from orthogonal; seed 0 (as written) passes under both
     bar=None)
+
+# "What is torch.nn really?": the same logistic regression and CNN rebuilt step by step, from
+# raw tensors with requires_grad_() to Module/Linear/optim/TensorDataset/DataLoader/Sequential;
+# its mnist.pkl.gz (deeplearning.net's pickle) is data.mnist_pkl_gz (5000 + 1000 images)
+_tutorial("nn_tutorial", "beginner_source/nn_tutorial.py",
+    covers="hand-written log_softmax/nll with x[range(n), y], in-place -= of leaves under "
+           "no_grad, p -= p.grad * lr over parameters(), TensorDataset slicing, DataLoader, "
+           "CNN with view/avg_pool2d, Lambda layers in Sequential, AdaptiveAvgPool2d, "
+           "a wrapped DataLoader generator",
+    # metric: the validation loss after the second epoch of the "Add validation" step (logistic
+    # regression, printed as a tensor); the CNNs that follow stay at ln 10 on the stand-in under
+    # torch too (lr 0.1 with momentum 0.9 kills their last ReLU)
+    data=["mnist_pkl_gz"], metric=r"^1 tensor\(([0-9.]+)\)$", bar=None)
+
+# "NLP From Scratch": a hand-built RNN cell classifying names by language, one letter per step,
+# on data.char_names (9 made-up 'languages' of 120 names; chance is 0.11), and its sequel
+# generating names per language with a category-conditioned RNN and Dropout
+_tutorial("char_rnn_classification", _TI + "char_rnn_classification_tutorial.py",
+    covers="RNN from Linear layers with F.tanh and LogSoftmax, one-hot letters written by "
+           "chained indexing, NLLLoss, manual SGD p.data.add_(p.grad.data, alpha=), topk, "
+           "a confusion matrix filled by [i][j] += 1 and normalised row by row, matshow",
+    data=["char_names"],
+    subs=[("n_iters = 100000", "n_iters = 8000  # compat: was 100000"),
+          ("print_every = 5000", "print_every = 1000  # compat: was 5000"),
+          ("n_confusion = 10000", "n_confusion = 1000  # compat: was 10000")],
+    epilogue="print('compat-acc', float(confusion.diag().mean()))\n",
+    metric=r"compat-acc ([0-9.]+)", bar=None)
+_tutorial("char_rnn_generation", _TI + "char_rnn_generation_tutorial.py",
+    covers="category-conditioned RNN (cat of one-hots and hidden, Dropout, LogSoftmax), a "
+           "loss summed over steps from `loss = 0`, target.unsqueeze_(-1), the deprecated "
+           "p.data.add_(-lr, grad) overload, topk sampling with a 0-d tensor indexing a str",
+    data=["char_names"],
+    subs=[("n_iters = 100000", "n_iters = 3000  # compat: was 100000"),
+          ("print_every = 5000", "print_every = 500  # compat: was 5000")],
+    epilogue="print('compat-loss', sum(all_losses[-2:]) / 2)\n",
+    metric=r"compat-loss ([0-9.]+)", bar=None)
 
 # torch.func beyond jacobians: per-sample gradients (grad under vmap over functional_call) and
 # a vmapped ensemble (stack_module_state, a 'meta' copy of the model as the stateless base);

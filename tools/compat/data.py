@@ -88,13 +88,16 @@ def tinystories_bins(cwd: Path, seed: int) -> None:
 
 def char_names(cwd: Path, seed: int) -> None:
     """data/names/<Language>.txt for the char-RNN tutorials: made-up names whose spelling
-    depends on the 'language', so the language is learnable from the letters."""
+    depends on the 'language', so the language is learnable from the letters (nine of them,
+    among them the four the generation tutorial samples from)."""
     rng = random.Random(seed)
     d = cwd / "data" / "names"
     d.mkdir(parents=True, exist_ok=True)
     styles = {"English": ("th", "son", "ley"), "Italian": ("ini", "etti", "ello"),
               "Japanese": ("ka", "moto", "shi"), "Polish": ("ski", "wicz", "czak"),
-              "Greek": ("opoulos", "akis", "ou")}
+              "Greek": ("opoulos", "akis", "ou"), "Russian": ("ov", "in", "enko"),
+              "German": ("mann", "berg", "er"), "Spanish": ("ez", "ado", "ita"),
+              "Chinese": ("ang", "ing", "ao")}
     for lang, (a, b, c) in styles.items():
         names = []
         for _ in range(120):
@@ -225,3 +228,27 @@ def target_png(cwd: Path, seed: int) -> None:
     ink = (np.abs(r - 18) < 4) | ((np.abs(yy - 32) < 3) & (np.abs(xx - 32) < 14))
     img = np.where(ink, 0, 255).astype(np.uint8)
     Image.fromarray(np.stack([img] * 3, axis=-1)).save(cwd / "img.png")
+
+
+def mnist_pkl_gz(cwd: Path, seed: int, n_train: int = 5000, n_valid: int = 1000) -> None:
+    """data/mnist/mnist.pkl.gz in the layout of deeplearning.net's pickle that nn_tutorial
+    reads: ((x_train, y_train), (x_valid, y_valid), (x_test, y_test)), images as float32 rows
+    of 784 values in [0, 1], labels int64. Each digit class is a prototype image shifted by up
+    to two pixels plus noise (the torchvision stand-in's recipe, drawn here with NumPy)."""
+    import gzip
+    import pickle
+    protos = np.random.default_rng(1234).random((10, 28, 28)) ** 3
+    rng = np.random.default_rng(seed)
+
+    def split(n):
+        labels = rng.integers(0, 10, n)
+        shifts = rng.integers(-2, 3, (n, 2))
+        images = np.stack([np.roll(protos[y], tuple(s), axis=(0, 1))
+                           for y, s in zip(labels, shifts)])
+        images = np.clip(images + 0.25 * rng.standard_normal(images.shape), 0.0, 1.0)
+        return images.reshape(n, 784).astype(np.float32), labels.astype(np.int64)
+
+    d = cwd / "data" / "mnist"
+    d.mkdir(parents=True, exist_ok=True)
+    with gzip.open(d / "mnist.pkl.gz", "wb") as f:
+        pickle.dump((split(n_train), split(n_valid), split(n_valid)), f)

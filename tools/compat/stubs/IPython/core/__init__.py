@@ -1,0 +1,1 @@
+"""Headless stand-in for IPython.core (nn_tutorial imports its debugger)."""
