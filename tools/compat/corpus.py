@@ -122,6 +122,7 @@ TUTORIAL_FILES = {
         "10098032865151e891c6074522207880f0e68fd3",
     "intermediate_source/char_rnn_generation_tutorial.py":
         "4ce8b871ef249dfacc1b389108842a0c2c0805b7",
+    "intermediate_source/pruning_tutorial.py": "92f11a171bb3f3f6bbd8dfb102c59d67c2385032",
 }
 
 
@@ -638,6 +639,16 @@ _tutorial("char_rnn_generation", _TI + "char_rnn_generation_tutorial.py",
           ("print_every = 5000", "print_every = 500  # compat: was 5000")],
     epilogue="print('compat-loss', sum(all_losses[-2:]) / 2)\n",
     metric=r"compat-loss ([0-9.]+)", bar=None)
+
+# nn.utils.prune on LeNet: random/L1/Ln-structured masks, their forward pre-hooks, iterative
+# pruning through a PruningContainer, remove(), global_unstructured and a custom method
+_tutorial("pruning", _TI + "pruning_tutorial.py",
+    covers="nn.utils.prune: random_unstructured, l1_unstructured (amount as a fraction and a "
+           "count), ln_structured(n=2, dim=0) stacked into a PruningContainer, _orig/_mask "
+           "parameters and buffers, _forward_pre_hooks, state_dict keys, remove, "
+           "global_unstructured(L1Unstructured), a BasePruningMethod subclass",
+    epilogue="print('compat-forward', tuple(model(torch.randn(2, 1, 32, 32)).shape))\n",
+    metric=r"Global sparsity: ([0-9.]+)%", bar=("==", 20))   # 20 % of all weights, exactly
 
 # torch.func beyond jacobians: per-sample gradients (grad under vmap over functional_call) and
 # a vmapped ensemble (stack_module_state, a 'meta' copy of the model as the stateless base);
