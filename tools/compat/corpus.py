@@ -123,6 +123,8 @@ TUTORIAL_FILES = {
     "intermediate_source/char_rnn_generation_tutorial.py":
         "4ce8b871ef249dfacc1b389108842a0c2c0805b7",
     "intermediate_source/pruning_tutorial.py": "92f11a171bb3f3f6bbd8dfb102c59d67c2385032",
+    "intermediate_source/spatial_transformer_tutorial.py":
+        "c53e7d4efc0e39e455c531d21ec7db28ba220214",
 }
 
 
@@ -650,6 +652,17 @@ _tutorial("pruning", _TI + "pruning_tutorial.py",
     epilogue="print('compat-forward', tuple(model(torch.randn(2, 1, 32, 32)).shape))\n",
     metric=r"Global sparsity: ([0-9.]+)%", bar=("==", 20))   # 20 % of all weights, exactly
 
+# a spatial transformer in front of a LeNet on the MNIST stand-in (identity-initialised
+# affine regressor; 20 epochs cut to 3 over 8000 images)
+_tutorial("spatial_transformer", _TI + "spatial_transformer_tutorial.py",
+    covers="F.affine_grid/F.grid_sample in a trained localisation net, weight.data.zero_() and "
+           "bias.data.copy_ init, Dropout2d, nll_loss(size_average=False), DataLoader "
+           "num_workers=4, six.moves.urllib opener, torchvision.utils.make_grid",
+    subs=[("for epoch in range(1, 20 + 1):", "for epoch in range(1, 3 + 1):  # compat: was 20")],
+    env={"COMPAT_DATA_N": "8000"},
+    metric=r"Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/[0-9]+ \(([0-9]+)%\)",
+    bar=None)
+
 # torch.func beyond jacobians: per-sample gradients (grad under vmap over functional_call) and
 # a vmapped ensemble (stack_module_state, a 'meta' copy of the model as the stateless base);
 # both were written for device='cuda' and time themselves with utils.benchmark.Timer
@@ -764,6 +777,15 @@ add(name="examples/imagenet", repo=_E, script="imagenet/main.py",
            "datasets.FakeData(96, (3, 64, 64), 10,")],
     metric=r"\* +Acc@1 +([0-9.]+)", bar=None)
 
+# the sub-pixel super-resolution net (PixelShuffle, orthogonal_ init with calculate_gain) on a
+# generated BSDS300 folder (data.bsds300: 16 + 4 pictures), PIL YCbCr images through
+# CenterCrop/Resize/ToTensor, PSNR from MSELoss, torch.save of the whole model each epoch
+add(name="examples/super_resolution", repo=_E, script="super_resolution/main.py",
+    covers="sub-pixel convolution: nn.PixelShuffle, init.orthogonal_ with calculate_gain, "
+           "Adam on MSELoss, PSNR, a folder Dataset of PIL images, torch.save(model)",
+    args=["--upscale_factor", "3", "--batchSize", "4", "--testBatchSize", "2",
+          "--nEpochs", "3", "--lr", "0.001", "--threads", "0"],
+    data=["bsds300"], metric=r"===> Avg\. PSNR: ([0-9.]+) dB", bar=None)
 
 # torch.fx's own examples (issue 19: "programs written against torch.fx must run unmodified");
 # each runs to the end (several assert their results) and prints its graphs/code

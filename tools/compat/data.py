@@ -252,3 +252,24 @@ def mnist_pkl_gz(cwd: Path, seed: int, n_train: int = 5000, n_valid: int = 1000)
     d.mkdir(parents=True, exist_ok=True)
     with gzip.open(d / "mnist.pkl.gz", "wb") as f:
         pickle.dump((split(n_train), split(n_valid), split(n_valid)), f)
+
+
+def bsds300(cwd: Path, seed: int, n_train: int = 16, n_test: int = 4) -> None:
+    """dataset/BSDS300/images/{train,test}/<id>.jpg, where super_resolution's data.py looks
+    before it downloads the Berkeley segmentation set: 300 x 300 RGB pictures of smooth
+    random colour fields with a few discs, so upscaling has edges and texture to learn."""
+    from PIL import Image
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:300, 0:300] / 300.0
+    for split, n in (("train", n_train), ("test", n_test)):
+        d = cwd / "dataset" / "BSDS300" / "images" / split
+        d.mkdir(parents=True, exist_ok=True)
+        for k in range(n):
+            img = np.zeros((300, 300, 3))
+            for c in range(3):
+                fx, fy, phase = rng.uniform(1, 8), rng.uniform(1, 8), rng.uniform(0, 6.3)
+                img[:, :, c] = 0.5 + 0.25 * np.sin(2 * np.pi * (fx * xx + fy * yy) + phase)
+            for _ in range(6):
+                cy, cx, r = rng.uniform(0, 1), rng.uniform(0, 1), rng.uniform(0.03, 0.15)
+                img[(yy - cy) ** 2 + (xx - cx) ** 2 < r * r] = rng.uniform(0, 1, 3)
+            Image.fromarray((img * 255).astype(np.uint8)).save(d / f"{1000 * k + 17}.jpg")

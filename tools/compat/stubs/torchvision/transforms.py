@@ -103,6 +103,8 @@ class CenterCrop:
         self.size = size if isinstance(size, (tuple, list)) else (size, size)
 
     def __call__(self, x):
+        if not isinstance(x, (torch.Tensor, np.ndarray)):
+            x = np.asarray(x)    # a PIL image (super_resolution's data set reads files)
         h, w = (x.shape[-2:] if isinstance(x, torch.Tensor) else x.shape[:2])
         i, j = (h - self.size[0]) // 2, (w - self.size[1]) // 2
         if isinstance(x, torch.Tensor):
