@@ -93,6 +93,14 @@ def test_gemv_and_lapack_bit_identical(callback):
     assert np.array_equal(own, ours)
 
 
+def test_scipy_blas_bit_identical(callback):
+    from scipy.linalg import blas
+    rng = np.random.default_rng(11)
+    a, b = _operands(rng, 700, 300, 500, np.float32)
+    own, ours, calls = _both(lambda: blas.sgemm(1.0, a, b))
+    assert np.array_equal(own, ours) and calls >= 1
+
+
 def test_concurrent_callers(callback):
     rng = np.random.default_rng(3)
     pairs = [_operands(rng, 300 + 17 * i, 256, 280, np.float32) for i in range(4)]
