@@ -58,15 +58,14 @@ SPIN_US = 100  # how long an idle worker (and a waiting caller) polls before it 
 # Futex words are the low 32 bits of an int64 slot (x86-64 and aarch64 are little-endian).
 _GEN = 0            # bumped by the caller after it has published a call (workers' futex)
 _SLEEPERS = 1       # workers asleep on _GEN
-_NEXT = 8           # next job number to claim (_CLOSED between calls)
+_NEXT = 8           # claims: numjobs << 32 | next job number (0 between calls)
 _DONE = 16          # worker jobs finished in the current call (the caller's futex)
 _CALLER_SLEEPS = 17  # 1 while the caller sleeps on _DONE
 _LOCK = 24          # callers' lock: 0 free, 1 held, 2 held with waiters (futex)
-_DOJOB = 32         # the current call: dojob address, jobdata, element size, dojob_data, numjobs
+_DOJOB = 32         # the current call: dojob address, jobdata, element size, dojob_data
 _JOBDATA = 33
 _ELSIZE = 34
 _DOJOB_DATA = 35
-_NUMJOBS = 36
 _WORKERS = 40       # worker threads started
 _STOP = 41          # 1: workers exit when idle (interpreter exit)
 _SPIN_NS = 42
@@ -78,7 +77,6 @@ _SLEEPS = 50
 _SIGSET = 56        # 16 words of ones: every signal blocked in the workers
 _TIDS = 72          # pthread_t of each worker
 _MAX_WORKERS = 1024
-_CLOSED = 1 << 40
 
 STATE = np.zeros(_TIDS + _MAX_WORKERS, np.int64)
 _SYMBOL = "ember_blas_threads_state"
@@ -285,8 +283,9 @@ def _worker_loop(s):
     _block_signals(s + 8 * _SIGSET)
     while True:
         seen = _load(s, _GEN)
-        j = _add(s, _NEXT, 1)
-        if j < _load(s, _NUMJOBS):
+        claim = _add(s, _NEXT, 1)  # the job count comes with the claim: a stale one cannot pass
+        j = claim & 0xFFFFFFFF
+        if j < claim >> 32:
             _run_job(_load(s, _DOJOB), j, _load(s, _JOBDATA) + j * _load(s, _ELSIZE),
                      _load(s, _DOJOB_DATA))
             _add(s, _JOBS, 1)
@@ -342,9 +341,8 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
     _store(s, _JOBDATA, jobdata)
     _store(s, _ELSIZE, elsize)
     _store(s, _DOJOB_DATA, dojob_data)
-    _store(s, _NUMJOBS, numjobs)
     _store(s, _DONE, 0)
-    _store(s, _NEXT, 1)  # opens the call: a claim after this sees the fields above
+    _store(s, _NEXT, (numjobs << 32) | 1)  # opens the call; a claim sees the fields above
     _add(s, _CALLS, 1)
     _add(s, _GEN, 1)
     if _load(s, _SLEEPERS) != 0:
@@ -355,7 +353,7 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
     while done != target:
         _wait_change(s, _DONE, done, _CALLER_SLEEPS, _load(s, _SPIN_NS))
         done = _load(s, _DONE)
-    _store(s, _NEXT, _CLOSED)
+    _store(s, _NEXT, 0)
     _unlock(s)
 
 
@@ -409,7 +407,6 @@ def _prepare():
         return
     STATE[_SYS_FUTEX] = _SYS_FUTEX_NUMBER
     STATE[_SIGSET:_SIGSET + 16] = -1
-    STATE[_NEXT] = _CLOSED
     STATE[_WORKER_FN] = _worker_main.address
     _prepared[0] = True
 
@@ -464,7 +461,7 @@ def _after_fork_in_child():
     STATE[_LOCK] = 0
     STATE[_SLEEPERS] = 0
     STATE[_CALLER_SLEEPS] = 0
-    STATE[_NEXT] = _CLOSED
+    STATE[_NEXT] = 0
 
 
 def _at_exit():

@@ -78,6 +78,16 @@ def test_gemm_bit_identical_to_openblas_threads(callback, dtype, m, k, n):
         assert calls >= 1  # the product was threaded, through the callback
 
 
+@pytest.mark.parametrize("threads", [3, 4])
+def test_more_jobs_start_more_workers(callback, threads):
+    rng = np.random.default_rng(threads)
+    a, b = _operands(rng, 1024, 384, 1000, np.float64)
+    with threadpool_limits(limits=threads, user_api="blas"):
+        own, ours, calls = _both(lambda: a @ b)
+    assert np.array_equal(own, ours) and calls >= 1
+    assert _blas_threads.stats()[2] >= threads - 1
+
+
 def test_gemv_and_lapack_bit_identical(callback):
     rng = np.random.default_rng(7)
     a = rng.standard_normal((3000, 2500)).astype(np.float32)
