@@ -59,7 +59,11 @@ def compile_capture(cap, backend, mode, name, shadow=None):
                 from .scatter import scatter_all
                 fused_f = linear_relus(cap, cat_products(cap, gather_cats(cap, fused_f)))
                 fused_f, fused_b = scatter_all(cap, fused_f, fused_b)
-        fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name)
+        from . import schedule
+        plans = [] if schedule.ENABLED[0] else None  # NOTE [Two threads in a replay]
+        fwd, bwd, src = codegen.build(cap, fused_f, fused_b, name, plans=plans)
+        if plans:
+            fwd, bwd = schedule.wrap(plans, cap, fwd, bwd, name)
         graph = CompiledGraph(cap, fwd, bwd, src)
         if shadow is not None:
             from .symbolic import make_template

@@ -65,6 +65,9 @@ class _Emitter:
         self.glob = {"_np": np, "_Ctx": Ctx, "_nb": node_backward, "_redraw": redraw,
                      "_A": np.asarray, "_chk": check_shape, "_add": add}
         self.defined = set()
+        # (line index, item) where each item's lines start: the units of a two-thread
+        # schedule (NOTE [Two threads in a replay] in schedule.py)
+        self.marks = []
 
     def const(self, value, prefix="K"):
         name = f"_{prefix}{len(self.glob)}"
@@ -108,9 +111,10 @@ class _Emitter:
         self.defined.update(inst.outs)
 
 
-def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
+def generate(cap, fused_fwd=None, fused_bwd=None, check=False, plans=None):
     """Python source and globals for the forward and backward of a capture (``check``: the
-    validation variant, with shape checks and without side effects)."""
+    validation variant, with shape checks and without side effects). ``plans``: a list that
+    gets one (emitter, signature, return expression) per function, for schedule.py."""
     fwd_items = fused_fwd if fused_fwd is not None else cap.fwd
     bwd_items = fused_bwd if fused_bwd is not None else cap.bwd
     need_bwd = bool(cap.grad_slots)
@@ -141,6 +145,7 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
         if kind[0] in ("saved", "attr"):
             after.setdefault(kind[1], []).append(s)
     for item in fwd_items:
+        e.marks.append((len(e.lines), item))
         if isinstance(item, Instr):
             i = fwd_index.get(id(item))
             ctx = f"c{i}" if i is not None else "_c"
@@ -167,10 +172,13 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
             outs.append(e.val(o))
     if need_bwd:
         fwd_exports = [e.val(s) for s in needed] + [ctx_of[i] for i in sorted(ctx_needed)]
+    fwd_ret = (f"({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
+               f"({', '.join(fwd_exports)}{',' if len(fwd_exports) == 1 else ''})")
     fwd_src = ("def forward(I, E, T=None):\n    " + "\n    ".join(e.lines or ["pass"]) +
-               f"\n    return ({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
-               f"({', '.join(fwd_exports)}{',' if len(fwd_exports) == 1 else ''})\n")
+               f"\n    return {fwd_ret}\n")
     fwd_glob = e.glob
+    if plans is not None:
+        plans.append((e, "I, E, T=None", fwd_ret))
     if not need_bwd:
         return fwd_src, fwd_glob, None, None
     b = _Emitter(cap, check)
@@ -183,8 +191,11 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False):
         b.defined.add(s)
     emit_backward_items(b, bwd_items)
     rets = ["None" if s is None else b.val(s) for s in cap.target_grads]
+    bwd_ret = f"({', '.join(rets)}{',' if len(rets) == 1 else ''})"
     bwd_src = ("def backward(S, G):\n    " + "\n    ".join(b.lines or ["pass"]) +
-               f"\n    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})\n")
+               f"\n    return {bwd_ret}\n")
+    if plans is not None:
+        plans.append((b, "S, G", bwd_ret))
     return fwd_src, fwd_glob, bwd_src, b.glob
 
 
@@ -194,6 +205,7 @@ def emit_backward_items(b, items):
     node backward uses the forward's ctx ``c<index>``, defined in the same function when the
     backward is inline (NOTE [Training-step capture] in train_step.py)."""
     for item in items:
+        b.marks.append((len(b.lines), item))
         if isinstance(item, Instr):
             b.lines.append(f"_c = _Ctx({item.nig!r})")
             b.call(item, "_c")
@@ -248,9 +260,9 @@ def _outs(item):
     return list(item.outputs)
 
 
-def build(cap, fused_fwd=None, fused_bwd=None, name="compiled", check=False):
+def build(cap, fused_fwd=None, fused_bwd=None, name="compiled", check=False, plans=None):
     """Compile the generated source into (forward, backward or None, sources)."""
-    fwd_src, fg, bwd_src, bg = generate(cap, fused_fwd, fused_bwd, check)
+    fwd_src, fg, bwd_src, bg = generate(cap, fused_fwd, fused_bwd, check, plans)
     ns = {}
     exec(compile(fwd_src, f"<ember.compile {name} forward>", "exec"), fg, ns)
     fwd = ns["forward"]

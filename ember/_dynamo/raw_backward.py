@@ -16,13 +16,13 @@ import numpy as np
 from .. import _onepool
 from .._backend import reusable_empty
 from ..autograd.grad_mode import _state
+from ..ops.nn import linear
 from .codegen import node_backward
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _linear(cls, ctx, grads, n):
-    from ..ops.nn import linear
     g = grads[0]
     x, w = ctx._to_save
     if g is None or not g.dtype == x.dtype == w.dtype or g.dtype not in _FLOATS or \
@@ -34,6 +34,28 @@ def _linear(cls, ctx, grads, n):
     _state.enabled = False
     try:
         res = linear._backward_numpy(g, x, w, ctx.needs_input_grad)
+    finally:
+        _state.enabled = prev
+    return tuple(None if r is None else r._data for r in res)[:n]
+
+
+def linear_part(cls, ctx, grads, n, part):
+    """Half of ``_linear`` for a two-thread schedule (NOTE [Two threads in a replay] in
+    schedule.py): part 0 the input gradient, part 1 the weight and bias gradients, each by the
+    GEMM call ``_linear`` makes for it, so the values are the same bits; None for the other
+    half's outputs. Off the common path the whole backward runs and the half is picked."""
+    need = ctx.needs_input_grad
+    mine = (need[0], False, False) if part == 0 else (False, *need[1:])
+    g = grads[0]
+    x, w = ctx._to_save
+    if g is None or not g.dtype == x.dtype == w.dtype or g.dtype not in _FLOATS or \
+            g.size == 0 or x.ndim < 1:
+        res = node_backward(cls, ctx, grads, n)
+        return tuple(r if m else None for r, m in zip(res, mine, strict=False))
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        res = linear._backward_numpy(g, x, w, mine)
     finally:
         _state.enabled = prev
     return tuple(None if r is None else r._data for r in res)[:n]

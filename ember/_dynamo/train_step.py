@@ -83,6 +83,7 @@ class InlineBackward(SideEffect):
         emit_backward_items(e, self.items)
         fn = e.const(accumulate_grad, "A")
         for (kind, k), s, steal in self.accs:
+            e.marks.append((len(e.lines), "acc"))
             holder = f"E[{k}]" if kind == "ext" else f"T[{k}]"
             e.lines.append(f"{fn}({holder}, {e.val(s)}, {steal})  # .grad")
 

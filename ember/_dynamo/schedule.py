@@ -1,0 +1,538 @@
+"""Two threads in a compiled replay: a static schedule of the generated code's ops over the
+caller and one worker thread (EMBER_COMPILE_INTEROP=1; off by default).
+
+NOTE [Two threads in a replay]
+A compiled graph is straight-line code whose ops (NumPy's GEMMs, ember's nogil numba kernels)
+release the GIL while they compute, so two ops that do not depend on each other can run at once,
+one per core, each whole: a Linear's weight gradient (read by nothing but the optimizer) beside
+its input gradient and the backward that follows it, NCF's product-embedding scatters beside
+its MLP backward, a lookup beside another. Every op computes what it computes in the serial
+replay, on the same arrays, so the results are the same bits.
+
+* Units. The generated function is cut at the items the code generator emitted (an op, a
+  fused group, a node's backward, a gradient's write into ``.grad``); a unit's inputs and
+  outputs are the ``v<slot>``/``c<ctx>`` names its lines read and assign. A Linear backward
+  with an input and a weight gradient becomes two units (raw_backward.linear_part: the same
+  GEMM call for each half as the whole makes). Calls made for their effect on live objects
+  (``optimizer.step()``, ``zero_grad()``, BatchNorm's running statistics, ...) are barriers: on
+  the caller, after every unit before them and before every unit after. Units that draw random
+  numbers keep their order (a chain of edges); an unknown kind of item makes the graph serial.
+* Costs. A GEMM's multiply-adds at one core's rate (GEMM_RATE), every other unit the bytes of
+  the arrays it reads and writes at MEMORY_RATE, plus UNIT_OVERHEAD of Python per unit.
+* Schedule. A list schedule over two threads, computed once per function: the ready unit with
+  the longest remaining path (its cost plus the costliest chain of units that need it) goes
+  next, on the thread where it ends first (a value crossing threads costs SYNC_COST); each
+  thread runs its units in the order the simulation started them. A unit waits only for units
+  that ended before it started in that simulation, so neither thread can wait on the other in
+  a cycle, whatever the real durations are.
+* Code. Two functions over the same globals: the caller's and the worker's, each the units
+  of its thread in order. A value one thread makes and the other reads goes through a list
+  (``X[j] = v12`` after the unit, then the unit's flag ``F[k] = g``, g this call's number); the
+  reader waits for the flag (wait(): a bounded poll without the GIL, yielding the core between
+  polls as ember/_spin.py does, then short sleeps) and then reads the list.
+* Running. One worker thread per process, started on first use; after a call it polls for the
+  next one for IDLE_SPIN seconds, then sleeps on a lock (waking a sleeping thread on an idle
+  core costs 0.1-0.3 ms on this VM, so a training loop's next step finds it awake). OpenBLAS is
+  held at one thread for the call: both threads call it, and its own workers, never woken,
+  never spin on the core the other thread runs on. An exception on either thread sets the abort
+  flag, which every wait also watches; the caller waits until the worker has stopped and raises
+  the first exception. The two-thread code runs only when it can run safely; otherwise the serial
+  function does: the worker busy with another call (a second compiled function on another Python
+  thread), ``ember.set_num_threads(1)``, ember's one pool on, a split call's replay hooks
+  active, the worker itself calling in (nested replays). After ``fork`` the child starts a
+  fresh worker on first use.
+"""
+from __future__ import annotations
+
+import _thread
+import ast
+import itertools
+import os
+import re
+import threading
+import time
+
+import numba
+import numpy as np
+
+from .. import _spin, _threads
+from ..autograd.grad_mode import _state
+from .capture import Instr, Misc, NodeBackward, SideEffect
+
+MEASURED_CALLS = 3       # serial calls timed per unit before the plan is made
+SYNC_COST = 10e-6        # seconds: a value handed to the other thread
+IDLE_SPIN = 0.005        # seconds the worker polls for the next call before it sleeps
+WAIT_SPIN = 0.002        # seconds a wait polls before it sleeps between polls
+
+ENABLED = [os.environ.get("EMBER_COMPILE_INTEROP", "").strip() == "1"]
+
+_NAME = re.compile(r"^[vc]\d+$")
+
+
+class Unit:
+    """Lines of the generated code that run together on one thread."""
+
+    __slots__ = ("lines", "defs", "uses", "cost", "barrier", "random", "label", "preds")
+
+    def __init__(self, lines, label, barrier=False):
+        self.lines = lines
+        self.label = label
+        self.barrier = barrier
+        self.random = any("_redraw(" in ln for ln in lines)
+        self.defs, self.uses = _names(lines)
+        self.cost = 0.0
+        self.preds = set()
+
+
+def _names(lines):
+    """(names assigned, names read before being assigned) of v<slot>/c<ctx> variables."""
+    defs, uses = [], []
+    for ln in lines:
+        tree = ast.parse(ln.strip())
+        loads, stores = [], []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and _NAME.match(node.id):
+                (stores if isinstance(node.ctx, ast.Store) else loads).append(node.id)
+        uses.extend(n for n in loads if n not in defs)
+        defs.extend(stores)
+    return list(dict.fromkeys(defs)), list(dict.fromkeys(uses))
+
+
+# ------------------------------------------------------------------------------- units, costs
+def _units(e, cap):
+    """The prelude lines and the units of one generated function (None: not schedulable)."""
+    from .catwrite import CatProducts
+    from .epilogue import LinearRelu
+    from .fusion import FusedGroup, GatherCat
+    from .scatter import ScatterProduct
+    from .train_step import CallOut, InlineBackward
+    pure = (Instr, NodeBackward, Misc, FusedGroup, GatherCat, LinearRelu, CatProducts,
+            ScatterProduct)
+    marks = e.marks + [(len(e.lines), None)]
+    prelude = e.lines[:marks[0][0]]
+    units = []
+    for (a, item), (b, _) in zip(marks, marks[1:], strict=False):
+        lines = e.lines[a:b]
+        if not lines or isinstance(item, InlineBackward):  # its items carry their own marks
+            continue
+        if item == "acc":
+            units.append(Unit(lines, ".grad"))
+        elif isinstance(item, pure):
+            units.extend(_split_linear(e, cap, item, lines) or [Unit(lines, _label(cap, item))])
+        elif isinstance(item, (SideEffect, CallOut)):
+            units.append(Unit(lines, getattr(item.fn, "__name__", "call"), barrier=True))
+        else:
+            return None, None
+    return prelude, units
+
+
+def _label(cap, item):
+    if isinstance(item, Instr):
+        return item.cls.__name__
+    if isinstance(item, NodeBackward):
+        return cap.fwd[item.fwd_index].cls.__name__ + " backward"
+    return type(item).__name__
+
+
+def _split_linear(e, cap, item, lines):
+    """A Linear backward with input and weight gradients as two units (raw_backward.linear_part),
+    or None."""
+    from ..ops.nn.linear import Linear
+    from .raw_backward import linear_part, raw_backward
+    if not isinstance(item, NodeBackward) or len(lines) != 1:
+        return None
+    op = cap.fwd[item.fwd_index].cls
+    if op is not Linear or raw_backward(op) is None or item.outs[0] is None or \
+            all(s is None for s in item.outs[1:]):
+        return None
+    e.glob["_LP"] = fn = linear_part
+    fn = "_LP"
+    cls = e.const(op, "C")
+    grads = ", ".join("None" if g is None else f"v{g}" for g in item.grads)
+    call = f"{fn}({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)}, "
+    dx = [f"v{item.outs[0]}"] + ["_"] * (len(item.outs) - 1)
+    dw = ["_"] + ["_" if s is None else f"v{s}" for s in item.outs[1:]]
+    return [Unit([f"{', '.join(dx)} = {call}0)  # Linear backward: input"], "Linear dX"),
+            Unit([f"{', '.join(dw)} = {call}1)  # Linear backward: weight"], "Linear dW")]
+
+
+# -------------------------------------------------------------------------------- the schedule
+def _edges(units):
+    """Each unit's predecessors (data, barriers, the order of random draws); False when a name
+    is assigned by two units (the code would need renaming: not scheduled)."""
+    maker = {}
+    last_barrier, last_random = None, None
+    since_barrier = []
+    for k, u in enumerate(units):
+        for n in u.uses:
+            if n in maker:
+                u.preds.add(maker[n])
+        for n in u.defs:
+            if n in maker:
+                return False
+            maker[n] = k
+        if u.barrier:
+            u.preds.update(since_barrier)
+            since_barrier = []
+            last_barrier = k
+        elif last_barrier is not None:
+            u.preds.add(last_barrier)
+        if u.random:
+            if last_random is not None:
+                u.preds.add(last_random)
+            last_random = k
+        since_barrier.append(k)
+    return True
+
+
+def plan(units):
+    """(thread of each unit, units of each thread in their order, simulated finish times)."""
+    n = len(units)
+    succ = [[] for _ in range(n)]
+    for k, u in enumerate(units):
+        for p in u.preds:
+            succ[p].append(k)
+    rank = [0.0] * n  # the longest chain from a unit to the end, its own cost included
+    for k in range(n - 1, -1, -1):
+        rank[k] = units[k].cost + max((rank[s] for s in succ[k]), default=0.0)
+    waiting = [len(u.preds) for u in units]
+    ready = [k for k in range(n) if waiting[k] == 0]
+    free = [0.0, 0.0]
+    thread, start, finish = [0] * n, [0.0] * n, [0.0] * n
+    order = [[], []]
+    while ready:
+        ready.sort(key=lambda k: (-rank[k], k))
+        k = ready.pop(0)
+        u = units[k]
+        best = None
+        for t in ((0,) if u.barrier else (0, 1)):
+            at = max([free[t]] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
+                                  for p in u.preds])
+            if best is None or at < best[1] - 1e-9:
+                best = (t, at)
+        t, at = best
+        thread[k], start[k], finish[k] = t, at, at + u.cost
+        free[t] = finish[k]
+        order[t].append(k)
+        for s in succ[k]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                ready.append(s)
+    for t in (0, 1):
+        order[t].sort(key=lambda k: (start[k], k))
+    return thread, order, finish
+
+
+class Plan:
+    """The units of one generated function; once their costs are measured, its schedule."""
+
+    def __init__(self, e, prelude, units, signature, ret, name):
+        self.glob, self.prelude, self.units = e.glob, prelude, units
+        self.signature, self.ret, self.name = signature.replace("=None", ""), ret, name
+        self.n_args = signature.count(",") + 1
+        self.glob["_wait"], self.glob["_tick"] = wait, _tick
+        timed = list(prelude) + ["_t = _tick(None, -1, 0)"]
+        for k, u in enumerate(units):
+            timed.extend(u.lines)
+            timed.append(f"_t = _tick(_T, {k}, _t)")
+        self.timed = self._function("timed", "_T", timed + [f"return {ret}"])
+        self.thread = self.order = self.finish = None
+        self.main = self.worker = None
+
+    def _function(self, fname, extra, lines):
+        ns = {}
+        src = f"def {fname}({self.signature}, {extra}):\n    " + "\n    ".join(lines) + "\n"
+        exec(compile(src, f"<ember.compile {self.name} {fname}>", "exec"), self.glob, ns)
+        return ns[fname]
+
+    def schedule(self, costs):
+        """Plan the units at ``costs`` (seconds each) and generate the two threads' code;
+        False when the plan leaves the worker nothing to do."""
+        units = self.units
+        for u, c in zip(units, costs, strict=True):
+            u.cost = c
+        self.thread, order, self.finish = plan(units)
+        if not order[1]:
+            return False
+        thread = self.thread
+        maker = {n: k for k, u in enumerate(units) for n in u.defs}
+        ret_names = _names([f"_r = {self.ret}"])[1]
+        ret_preds = {maker[n] for n in ret_names if n in maker}
+        flag = {}      # unit -> its flag index, when a unit of the other thread follows it
+        slot = {}      # name -> its index in X, when the other thread reads it
+        for k, u in [*enumerate(units), (None, None)]:
+            t = 0 if k is None else thread[k]
+            for p in sorted(u.preds if u is not None else ret_preds):
+                if thread[p] != t:
+                    flag.setdefault(p, 2 + len(flag))
+            for n in u.uses if u is not None else ret_names:
+                if n in maker and thread[maker[n]] != t:
+                    slot.setdefault(n, len(slot))
+        bodies = []
+        for t in (0, 1):
+            lines, waited, have = list(self.prelude), set(), set()
+            for k in order[t] + ([None] if t == 0 else []):
+                u = units[k] if k is not None else None
+                for p in sorted(u.preds if u is not None else ret_preds):
+                    if thread[p] != t and p not in waited:  # every edge, values or order
+                        lines.append(f"if F[{flag[p]}] != g: _wait(F, {flag[p]}, g)")
+                        waited.add(p)
+                for n in u.uses if u is not None else ret_names:
+                    if n in slot and thread[maker[n]] != t and n not in have:
+                        lines.append(f"{n} = X[{slot[n]}]")
+                        have.add(n)
+                if u is None:
+                    break
+                lines.extend(u.lines)
+                if k in flag:
+                    lines.extend(f"X[{slot[n]}] = {n}" for n in u.defs if n in slot)
+                    lines.append(f"F[{flag[k]}] = g")
+            bodies.append(lines)
+        bodies[0].append(f"return {self.ret}")
+        self.main = self._function("main", "X, F, g", bodies[0])
+        self.worker = self._function("worker", "X, F, g", bodies[1])
+        self.sources = bodies
+        self.flags = np.zeros(2 + len(flag), np.int64)  # [0] abort, [1] worker done, units
+        self.n_values = len(slot)
+        return True
+
+    def report(self, costs=None):
+        """Seconds of work in all, on each thread, along the longest dependency chain, and
+        the step the plan predicts, at the planned costs or at ``costs`` (one per unit)."""
+        units = self.units
+        costs = [u.cost for u in units] if costs is None else costs
+        longest, end = [0.0] * len(units), [0.0] * len(units)
+        free = [0.0, 0.0]
+        for k in sorted(range(len(units)), key=lambda k: (self.finish[k] - units[k].cost, k)):
+            t = self.thread[k]
+            start = max([free[t]] + [end[p] for p in units[k].preds])
+            end[k] = free[t] = start + costs[k]
+        for k, u in enumerate(units):
+            longest[k] = costs[k] + max((longest[p] for p in u.preds), default=0.0)
+        work = [sum(c for c, t in zip(costs, self.thread, strict=True) if t == w) for w in (0, 1)]
+        return {"total": sum(costs), "caller": work[0], "worker": work[1],
+                "critical_path": max(longest, default=0.0), "planned_step": max(end)}
+
+
+def build(e, cap, signature, ret, name):
+    """A Plan for the function that emitter ``e`` generated, or None (nothing to overlap, or
+    code the scheduler does not handle)."""
+    prelude, units = _units(e, cap)
+    if not units or len(units) < 2 or not _edges(units):
+        return None
+    return Plan(e, prelude, units, signature, ret, name)
+
+
+def _tick(acc, k, t0):
+    """The serial accounting run's clock: adds this thread's CPU time since t0 to acc[k]."""
+    now = time.thread_time()
+    if acc is not None:
+        acc[k] += now - t0
+    return time.thread_time()
+
+
+# ----------------------------------------------------------------------------------- running
+@numba.njit(nogil=True, cache=True)
+def _k_wait(flags, k, gen, iterations):
+    """1 once flags[k] == gen, 2 once flags[0] == gen (abort), 0 after ``iterations`` polls;
+    without the GIL, yielding the core between polls."""
+    mine, abort = flags[k:k + 1], flags[0:1]
+    for _ in range(iterations):
+        if _spin._load_acquire(mine) == gen:
+            return 1
+        if _spin._load_acquire(abort) == gen:
+            return 2
+        _spin._yield_core()
+    return 0
+
+
+class Aborted(Exception):
+    """The other thread of a two-thread replay raised; its exception is re-raised."""
+
+
+_polls = [0]  # polls per WAIT_SPIN
+
+
+def wait(flags, k, gen):
+    """Wait until flags[k] == gen: poll, then sleep between polls; raise Aborted on abort."""
+    while True:
+        got = _k_wait(flags, k, gen, _polls[0])
+        if got == 1:
+            return
+        if got == 2:
+            raise Aborted
+        time.sleep(50e-6)
+
+
+class _Worker:
+    """The thread that runs the worker halves of two-thread replays, one at a time."""
+
+    def __init__(self):
+        self.posts = np.zeros(1, np.int64)
+        self.go = _thread.allocate_lock()
+        self.go.acquire()
+        self.job = None
+        self.error = None
+        self.ident = None
+        self.thread = threading.Thread(target=self._loop, name="ember-compile-worker",
+                                       daemon=True)
+        self.thread.start()
+
+    def _loop(self):
+        self.ident = threading.get_ident()
+        seen = self.posts[0]
+        while True:
+            if not _spin._k_poll(self.posts, seen, _idle_polls[0]):
+                self.go.acquire()
+            else:
+                self.go.acquire(blocking=False)  # the wake-up that came with the post
+            if self.posts[0] == seen:
+                continue
+            seen = self.posts[0]
+            fn, args, flags, gen, grad = self.job
+            self.job = None
+            _state.enabled = grad
+            try:
+                fn(*args, flags, gen)
+            except Aborted:
+                pass
+            except BaseException as exc:  # re-raised by the caller
+                self.error = exc
+                flags[0] = gen
+            finally:
+                flags[1] = gen
+
+    def post(self, fn, args, flags, gen):
+        self.error = None
+        self.job = (fn, args, flags, gen, _state.enabled)
+        self.posts[0] += 1
+        try:
+            self.go.release()
+        except RuntimeError:  # a wake-up is pending already
+            pass
+
+
+_worker: list = [None]
+_busy = [_thread.allocate_lock()]
+_gen = itertools.count(1)
+_idle_polls = [0]
+
+
+def _reset_after_fork():
+    _worker[0] = None
+    _busy[0] = _thread.allocate_lock()
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
+
+
+def _start():
+    _spin.calibrate()
+    per_spin = max(1, _spin._iterations[0]) / _spin.SPIN_SECONDS
+    _polls[0] = max(1, int(per_spin * WAIT_SPIN))
+    _idle_polls[0] = max(1, int(per_spin * IDLE_SPIN))
+    _worker[0] = _Worker()
+
+
+def usable():
+    """Whether a two-thread replay may run now (see the NOTE's list)."""
+    from .. import _onepool
+    from .hooks import _ACTIVE
+    requested = _threads._requested[0]
+    w = _worker[0]
+    return (ENABLED[0] and (requested is None or requested > 1) and not _onepool.enabled()
+            and _ACTIVE[0] is None and (w is None or w.ident != threading.get_ident()))
+
+
+class TwoThreads:
+    """A generated function with its two-thread plan: the first MEASURED_CALLS calls that could
+    run on two threads run serially with each unit timed (CPU time, OpenBLAS at one thread),
+    then the plan is made from the fastest time of each unit, and later calls run on two
+    threads when `usable()` and the worker is free, else serially."""
+
+    def __init__(self, serial, plan_):
+        self.serial, self.plan = serial, plan_
+        self.times = []    # per measured call: seconds per unit
+        self.ready = None  # None: still measuring; then whether the plan uses the worker
+        self.calls = 0     # calls that ran on two threads (tests, benchmarks)
+
+    def measure(self, *args):
+        """Run the call serially with each unit timed; the times go to ``self.times``."""
+        from .runtime import _blas_enter, _blas_exit
+        p = self.plan
+        if len(args) < p.n_args:  # forward(I, E) without T
+            args = (*args, None)
+        acc = [0.0] * len(p.units)
+        blas = _blas_enter(1)
+        try:
+            out = p.timed(*args, acc)
+        finally:
+            _blas_exit(blas)
+        self.times.append(acc)
+        return out
+
+    def __call__(self, *args):
+        if not usable():
+            return self.serial(*args)
+        if self.ready is None:
+            if len(self.times) < MEASURED_CALLS:
+                return self.measure(*args)
+            self.ready = self.plan.schedule([min(c) for c in zip(*self.times, strict=True)])
+        if not self.ready:
+            return self.serial(*args)
+        busy = _busy[0]
+        if not busy.acquire(blocking=False):  # the worker serves another call
+            return self.serial(*args)
+        try:
+            return self._run(args)
+        finally:
+            busy.release()
+
+    def _run(self, args):
+        from .runtime import _blas_enter, _blas_exit
+        if _worker[0] is None:
+            _start()
+        w = _worker[0]
+        p = self.plan
+        if len(args) < p.n_args:
+            args = (*args, None)
+        gen = next(_gen)
+        flags = p.flags
+        xs = [None] * p.n_values
+        blas = _blas_enter(1)
+        try:
+            w.post(p.worker, (*args, xs), flags, gen)
+            try:
+                out = p.main(*args, xs, flags, gen)
+            except BaseException as exc:
+                flags[0] = gen
+                _wait_done(flags, gen)
+                if isinstance(exc, Aborted) and w.error is not None:
+                    raise w.error from None
+                raise
+            _wait_done(flags, gen)
+            if w.error is not None:
+                raise w.error
+        finally:
+            _blas_exit(blas)
+        self.calls += 1
+        return out
+
+
+def _wait_done(flags, gen):
+    """Wait until the worker has finished this call (flags[1] == gen), whatever happened."""
+    done = flags[1:2]
+    while done[0] != gen:
+        if not _spin._k_poll(done, done[0], _polls[0]):
+            time.sleep(50e-6)
+
+
+def wrap(plans, cap, fwd, bwd, name):
+    """fwd and bwd as TwoThreads where a two-thread schedule exists (plans: from
+    codegen.generate)."""
+    out = [fwd, bwd]
+    for k, (e, signature, ret) in enumerate(plans):
+        p = build(e, cap, signature, ret, f"{name} {('forward', 'backward')[k]}")
+        if p is not None and out[k] is not None:
+            out[k] = TwoThreads(out[k], p)
+    return out[0], out[1]
