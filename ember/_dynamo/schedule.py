@@ -61,6 +61,7 @@ from .capture import Instr, Misc, NodeBackward, SideEffect
 
 MEASURED_CALLS = 3       # serial calls timed per unit before the plan is made
 SYNC_COST = 10e-6        # seconds: a value handed to the other thread
+PLAN_TRIES = 200         # perturbed priorities tried by plan()
 IDLE_SPIN = 0.005        # seconds the worker polls for the next call before it sleeps
 WAIT_SPIN = 0.002        # seconds a wait polls before it sleeps between polls
 
@@ -72,10 +73,12 @@ _NAME = re.compile(r"^[vc]\d+$")
 class Unit:
     """Lines of the generated code that run together on one thread."""
 
-    __slots__ = ("lines", "defs", "uses", "cost", "barrier", "random", "label", "preds")
+    __slots__ = ("lines", "defs", "uses", "writes", "cost", "barrier", "random", "label",
+                 "preds")
 
-    def __init__(self, lines, label, barrier=False):
+    def __init__(self, lines, label, barrier=False, writes=()):
         self.lines = lines
+        self.writes = list(writes)  # arrays an earlier unit made that this one fills
         self.label = label
         self.barrier = barrier
         self.random = any("_redraw(" in ln for ln in lines)
@@ -135,38 +138,71 @@ def _label(cap, item):
 
 
 def _split_linear(e, cap, item, lines):
-    """A Linear backward with input and weight gradients as two units (raw_backward.linear_part),
-    or None."""
+    """A Linear's units: the forward in row halves, the backward as input and weight gradients
+    (raw_backward.linear_part), each in halves when big (NOTE [GEMM halves in a two-thread
+    replay]); None when the item stays one unit."""
     from ..ops.nn.linear import Linear
+    from . import row_parts
     from .raw_backward import linear_part, raw_backward
+    arr = cap.arrays
+    if isinstance(item, Instr) and item.cls is Linear and len(lines) == 2 and arr is not None:
+        x, w = (arr[r[1]] if r[0] == "s" else r[1] for r in item.args[:2])
+        if not row_parts.splits(np.shape(x), np.shape(w)[0], np.asarray(x).dtype):
+            return None
+        e.glob.update(_RS=row_parts.forward_start, _RR=row_parts.forward_rows)
+        y = f"v{item.outs[0]}"
+        args = ", ".join(e.ref(r) for r in item.args) + (", None" if len(item.args) < 3 else "")
+        ctx = lines[1].split("(", 1)[1].split(",", 1)[0]
+        halves = [Unit([f"_RR({ctx}, {y}, {args}, {k})  # Linear rows {k}"], "Linear rows",
+                       writes=[y]) for k in (0, 1)]
+        return [Unit([lines[0], f"{y} = _RS({ctx}, {args})  # Linear start"], "Linear"), *halves]
     if not isinstance(item, NodeBackward) or len(lines) != 1:
         return None
     op = cap.fwd[item.fwd_index].cls
     if op is not Linear or raw_backward(op) is None or item.outs[0] is None or \
             all(s is None for s in item.outs[1:]):
         return None
-    e.glob["_LP"] = fn = linear_part
-    fn = "_LP"
-    cls = e.const(op, "C")
-    grads = ", ".join("None" if g is None else f"v{g}" for g in item.grads)
-    call = f"{fn}({cls}, c{item.fwd_index}, ({grads},), {len(item.outs)}, "
-    dx = [f"v{item.outs[0]}"] + ["_"] * (len(item.outs) - 1)
-    dw = ["_"] + ["_" if s is None else f"v{s}" for s in item.outs[1:]]
-    return [Unit([f"{', '.join(dx)} = {call}0)  # Linear backward: input"], "Linear dX"),
-            Unit([f"{', '.join(dw)} = {call}1)  # Linear backward: weight"], "Linear dW")]
+    e.glob.update(_LP=linear_part, _DXS=row_parts.dx_start, _DXR=row_parts.dx_rows,
+                  _DWS=row_parts.dw_start, _DWR=row_parts.dw_rows)
+    cls, ctx = e.const(op, "C"), f"c{item.fwd_index}"
+    g = item.grads[0]
+    n = len(item.outs)
+    dx = f"v{item.outs[0]}"
+    dw = ["_" if s is None else f"v{s}" for s in item.outs[1:]]
+    g_arr = arr[g] if arr is not None and g is not None else None
+    x_arr = arr[item.outs[0]] if arr is not None else None
+    if g_arr is None or x_arr is None or not row_parts.splits(
+            np.shape(x_arr), np.shape(g_arr)[-1], np.asarray(g_arr).dtype):
+        call = f"_LP({cls}, {ctx}, (v{g},), {n}, "
+        return [Unit([f"{dx}, {', '.join(['_'] * (n - 1))} = {call}0)  # Linear backward: input"],
+                     "Linear dX"),
+                Unit([f"_, {', '.join(dw)} = {call}1)  # Linear backward: weight"], "Linear dW")]
+    units = [Unit([f"{dx} = _DXS({cls}, {ctx}, v{g})  # Linear backward: input"], "Linear dX")]
+    units += [Unit([f"_DXR({ctx}, {dx}, v{g}, {k})"], "Linear dX rows", writes=[dx])
+              for k in (0, 1)]
+    units.append(Unit([f"{', '.join(dw)}, = _DWS({cls}, {ctx}, v{g}, {n})  # Linear backward: "
+                       "weight"], "Linear dW"))
+    if dw[0] != "_":
+        units += [Unit([f"_DWR({ctx}, {dw[0]}, v{g}, {k})"], "Linear dW rows", writes=[dw[0]])
+                  for k in (0, 1)]
+    return units
 
 
 # -------------------------------------------------------------------------------- the schedule
 def _edges(units):
     """Each unit's predecessors (data, barriers, the order of random draws); False when a name
     is assigned by two units (the code would need renaming: not scheduled)."""
-    maker = {}
+    maker, writers = {}, {}
     last_barrier, last_random = None, None
     since_barrier = []
     for k, u in enumerate(units):
         for n in u.uses:
             if n in maker:
                 u.preds.add(maker[n])
+            if n not in u.writes:  # a reader of a filled array follows every filler
+                u.preds.update(writers.get(n, ()))
+        for n in u.writes:
+            writers.setdefault(n, []).append(k)
         for n in u.defs:
             if n in maker:
                 return False
@@ -186,22 +222,36 @@ def _edges(units):
 
 
 def plan(units):
-    """(thread of each unit, units of each thread in their order, simulated finish times)."""
+    """(thread of each unit, units of each thread in their order, simulated finish times): the
+    shortest of the list schedules at the units' longest-remaining-path priorities and at
+    PLAN_TRIES randomly perturbed ones (a weight gradient, free to go anywhere, is ranked by its
+    own cost, which often puts it ahead of the chain it should fill the gaps of)."""
     n = len(units)
     succ = [[] for _ in range(n)]
     for k, u in enumerate(units):
         for p in u.preds:
             succ[p].append(k)
-    rank = [0.0] * n  # the longest chain from a unit to the end, its own cost included
+    rank = np.zeros(n)  # the longest chain from a unit to the end, its own cost included
     for k in range(n - 1, -1, -1):
         rank[k] = units[k].cost + max((rank[s] for s in succ[k]), default=0.0)
+    rng = np.random.default_rng(0)
+    best = _list_schedule(units, succ, rank)
+    for _ in range(PLAN_TRIES):
+        tried = _list_schedule(units, succ, rank * rng.uniform(0.5, 1.5, n))
+        if max(tried[2]) < max(best[2]) - 1e-9:
+            best = tried
+    return best
+
+
+def _list_schedule(units, succ, priority):
+    n = len(units)
     waiting = [len(u.preds) for u in units]
     ready = [k for k in range(n) if waiting[k] == 0]
     free = [0.0, 0.0]
     thread, start, finish = [0] * n, [0.0] * n, [0.0] * n
     order = [[], []]
     while ready:
-        ready.sort(key=lambda k: (-rank[k], k))
+        ready.sort(key=lambda k: (-priority[k], k))
         k = ready.pop(0)
         u = units[k]
         best = None
