@@ -390,13 +390,16 @@ def _timer(fn, slot):
 # column (NOTE [One library per process] there), this is the headline; the interleaved rows
 # are the secondary, in-process figure.
 _CONFIGS = ("ember eager", "ember.compile", "torch eager")
+# --interop adds this one: ember.compile with EMBER_COMPILE_INTEROP=1 (NOTE [Two threads in a
+# replay] in ember/_dynamo/schedule.py), in its own processes like the others
+_INTEROP = "compile 2 threads"
 
 
 def _child(row, config, steps):
     """One configuration of one row alone in this process: JSON {"step_ms": [...]} on stdout."""
     make = {"ncf": _ncf_step, "block": _block_step}[row]
     lib, compile_fn = (torch, None) if config == "torch eager" else (
-        ember, ember.compile if config == "ember.compile" else None)
+        ember, ember.compile if config in ("ember.compile", _INTEROP) else None)
     if lib is torch:
         torch.set_num_threads(max(1, ember.get_num_threads()))
     step, _ = make(lib, compile_fn)
@@ -410,14 +413,16 @@ def _child(row, config, steps):
     print(json.dumps({"step_ms": times}))
 
 
-def _per_process(row, rounds, steps, with_torch):
-    configs = _CONFIGS if with_torch else _CONFIGS[:2]
+def _per_process(row, rounds, steps, with_torch, interop=False):
+    configs = (_CONFIGS if with_torch else _CONFIGS[:2]) + ((_INTEROP,) if interop else ())
     samples = {c: [] for c in configs}
     for r in range(rounds):
         for c in configs[r % len(configs):] + configs[:r % len(configs)]:
             env = dict(os.environ)
             if c != "torch eager":
                 env["EMBER_COMPILE_BENCH_CHILD"] = "ember"
+            if c == _INTEROP:
+                env["EMBER_COMPILE_INTEROP"] = "1"
             out = subprocess.run([sys.executable, __file__, "--child", row, c, "--steps",
                                   str(steps)], env=env, capture_output=True, text=True,
                                  check=True).stdout
@@ -433,6 +438,16 @@ def _per_process(row, rounds, steps, with_torch):
     print(f"  ember.compile vs ember eager: {ratio:.2f}x (ratio of medians); paired per round "
           f"{statistics.median(paired):.2f}x: "
           + ", ".join(f"{v:.2f}" for v in paired))
+    if interop:
+        two = samples[_INTEROP]
+        pairs = [e / k for e, k in zip(eager, two, strict=True)]
+        ratio = statistics.median(eager) / statistics.median(two)
+        print(f"  {_INTEROP} vs ember eager: {ratio:.2f}x (ratio of medians); paired per round "
+              f"{statistics.median(pairs):.2f}x: "
+              + ", ".join(f"{v:.2f}" for v in pairs))
+        pairs = [k / t for k, t in zip(comp, two, strict=True)]
+        print(f"  {_INTEROP} vs ember.compile: paired per round {statistics.median(pairs):.2f}x: "
+              + ", ".join(f"{v:.2f}" for v in pairs))
     if with_torch:
         print(f"  torch eager vs ember.compile: "
               f"{statistics.median(samples['torch eager']) / statistics.median(comp):.2f}x")
@@ -467,6 +482,8 @@ def main():
                     help="ncf and block rows timed one configuration per process, N rounds "
                     "(NOTE [Compiled steps one configuration per process]; the headline), "
                     "before the interleaved rows; 0: interleaved rows only")
+    ap.add_argument("--interop", action="store_true", help="--per-process rows also time "
+                    f"'{_INTEROP}': ember.compile with EMBER_COMPILE_INTEROP=1")
     ap.add_argument("--child", nargs=2, metavar=("ROW", "CONFIG"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -481,7 +498,7 @@ def main():
           f"{' (rows with and without it: --pool-ab)' if a.pool_ab else ''}")
     for name in ("ncf", "block"):
         if a.per_process and name in only:
-            _per_process(name, a.per_process, a.steps, torch is not None)
+            _per_process(name, a.per_process, a.steps, torch is not None, a.interop)
     rows = {"ncf": _ncf_step, "block": _block_step, "fusion": _fusion_step,
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):

@@ -113,7 +113,7 @@ def _units(e, cap):
             ScatterProduct)
     marks = e.marks + [(len(e.lines), None)]
     prelude = e.lines[:marks[0][0]]
-    units = []
+    units, guards = [], []
     for (a, item), (b, _) in zip(marks, marks[1:], strict=False):
         lines = e.lines[a:b]
         if not lines or isinstance(item, InlineBackward):  # its items carry their own marks
@@ -123,10 +123,116 @@ def _units(e, cap):
         elif isinstance(item, pure):
             units.extend(_split_linear(e, cap, item, lines) or [Unit(lines, _label(cap, item))])
         elif isinstance(item, (SideEffect, CallOut)):
+            parts = _optimizer_parts(e, cap, item, prelude, units)
+            if parts is not None:
+                units.extend(parts)
+                guards.append(_step_guard(item.args[0]))
+                continue
             units.append(Unit(lines, getattr(item.fn, "__name__", "call"), barrier=True))
         else:
-            return None, None
-    return prelude, units
+            return None, None, None
+    return prelude, units, guards
+
+
+# NOTE [Optimizer steps in a two-thread replay]
+# A training step's ``optimizer.step()`` (Adam, AdamW) runs in parts: one per parameter of
+# 2^15 elements or more, one for the rest (Adam._update(only=...): the same kernels on the same
+# elements, so the same numbers). A part follows the write of its parameters' gradients and
+# every unit that reads those parameters (their arrays, views of them, and the ctx of an op
+# that took one, which its backward reads), not the whole backward: NCF's product-embedding
+# tables update on one thread while the other finishes the MLP's backward. A barrier after the
+# parts keeps everything later in order. Only when nothing else runs around the step: no step
+# hooks and the step Adam defines (checked at each call; otherwise the call runs serially).
+BIG_PARAM = 1 << 15
+
+
+def _optimizer_parts(e, cap, item, prelude, units):
+    """The units of an Adam/AdamW step over parts of its parameters, or None."""
+    from ..optim.adam import Adam
+    opt = item.args[0] if item.args else None
+    if not isinstance(opt, Adam) or len(item.args) != 1 or item.kwargs or \
+            item.fn is not Adam.__dict__["step"] or type(opt).step is not item.fn or \
+            not _step_guard(opt)() or cap.arrays is None:
+        return None
+    params = [p for g in opt.param_groups for p in g["params"]]
+    names = {}  # id(param) -> the name of its array in the generated code
+    for line in prelude:
+        m = re.match(r"^(v\d+) = E\[(\d+)\]\._data$", line)
+        if m:
+            names[id(cap.ext[int(m.group(2))])] = m.group(1)
+    big = [[p] for p in params if p._data.size >= BIG_PARAM]
+    rest = [p for p in params if p._data.size < BIG_PARAM]
+    groups = big + ([rest] if rest else [])
+    if len(groups) < 2:
+        return None
+    e.glob["_OPT"] = _optimizer_part
+    e.glob["_OPT_DONE"] = _optimizer_done
+    opt_name = e.const(opt, "O")
+    parts = []
+    for group in groups:
+        ids = e.const(frozenset(id(p) for p in group), "P")
+        u = Unit([f"_OPT({opt_name}, {ids})  # {type(opt).__name__} step, "
+                  f"{sum(p._data.size for p in group)} elements"], "step part")
+        for p in group:
+            u.preds.update(_readers(cap, units, names.get(id(p)), p, len(parts)))
+        parts.append(u)
+    done = Unit([f"_OPT_DONE({opt_name})"], "step done", barrier=True)
+    return parts + [done]
+
+
+def _readers(cap, units, name, param, offset):
+    """Indices of the units that read ``param`` (through ``name``, a view of it or the ctx of
+    an op that took it) or write its gradient, among ``units`` (the units before the step)."""
+    out, alias = set(), {name} if name is not None else set()
+    base = cap.arrays[int(name[1:])] if name is not None else None
+    for k, u in enumerate(units):
+        if any(f"E[{i}]" in ln for ln in u.lines for i in _ext_indices(cap, param)) and \
+                u.label == ".grad":
+            out.add(k)
+            continue
+        if not alias.intersection(u.uses):
+            continue
+        out.add(k)
+        for d in u.defs:
+            if d[0] == "c":  # a ctx keeps what its op saved
+                alias.add(d)
+            else:
+                a = cap.arrays[int(d[1:])]
+                if isinstance(a, np.ndarray) and base is not None and \
+                        np.may_share_memory(a, base):
+                    alias.add(d)
+    return out
+
+
+def _ext_indices(cap, param):
+    return [i for i, t in enumerate(cap.ext) if t is param]
+
+
+def _optimizer_part(opt, only):
+    """Adam._update of the parameters whose id() is in ``only``, with grad mode off as in
+    step()."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        opt._update(only)
+    finally:
+        _state.enabled = prev
+
+
+def _optimizer_done(opt):
+    opt._opt_called = True  # as step() sets it (the lr schedulers' call-order warning)
+
+
+def _step_guard(opt):
+    """A check that the step still runs as planned: no step hooks, the same parameters."""
+    from ..optim import optimizer as _optim
+    params = [id(p) for g in opt.param_groups for p in g["params"]]
+
+    def ok():
+        return (not opt._optimizer_step_pre_hooks and not opt._optimizer_step_post_hooks and
+                not _optim._global_step_pre_hooks and not _optim._global_step_post_hooks and
+                [id(p) for g in opt.param_groups for p in g["params"]] == params)
+    return ok
 
 
 def _label(cap, item):
@@ -367,10 +473,12 @@ class Plan:
 def build(e, cap, signature, ret, name):
     """A Plan for the function that emitter ``e`` generated, or None (nothing to overlap, or
     code the scheduler does not handle)."""
-    prelude, units = _units(e, cap)
+    prelude, units, guards = _units(e, cap)
     if not units or len(units) < 2 or not _edges(units):
         return None
-    return Plan(e, prelude, units, signature, ret, name)
+    p = Plan(e, prelude, units, signature, ret, name)
+    p.guards = guards
+    return p
 
 
 def _tick(acc, k, t0):
@@ -522,7 +630,7 @@ class TwoThreads:
         return out
 
     def __call__(self, *args):
-        if not usable():
+        if not usable() or not all(ok() for ok in self.plan.guards):
             return self.serial(*args)
         if self.ready is None:
             if len(self.times) < MEASURED_CALLS:

@@ -88,6 +88,14 @@ class Adam(Optimizer):
     def step(self, closure=None):
         """Perform one optimization step; returns ``closure()``'s loss if a closure is given."""
         loss = _closure_loss(closure)
+        self._update()
+        return loss
+
+    def _update(self, only=None):
+        """The update of every parameter with a gradient, or of those whose id() is in ``only``
+        (a compiled step updates parts of them on two threads: NOTE [Optimizer steps in a
+        two-thread replay] in ember/_dynamo/schedule.py); the same numbers either way, as each
+        element's update depends on its own parameter, gradient and state alone."""
         for group in self.param_groups:
             lr = _to_float(group["lr"])
             beta1, beta2 = (_to_float(b) for b in group["betas"])
@@ -99,7 +107,7 @@ class Adam(Optimizer):
             # one kernel call (or one kernel-thread hand-off) for many parameters: NOTE [One
             # Adam call for many parameters] in _kernels.py, NOTE [One Adam hand-off ...] below
             batch = {}
-            for p, g in _grads(group, type(self).__name__):
+            for p, g in _grads(group, type(self).__name__, only):
                 state = self.state[p]
                 if len(state) == 0:
                     state["step"] = _step_tensor()
@@ -125,7 +133,6 @@ class Adam(Optimizer):
                     _elementwise_update(K._k_adam_step, p, g, states, *scalars, *flags)
             if batch:
                 _run_batches(batch)
-        return loss
 
 
 # NOTE [Adam's per-parameter cost]

@@ -390,9 +390,12 @@ def _to_float(x) -> float:
     return float(x)
 
 
-def _grads(group: dict[str, Any], name: str):
-    """Yield (param, grad) for the params of a group that have a gradient."""
+def _grads(group: dict[str, Any], name: str, only=None):
+    """Yield (param, grad) for the params of a group that have a gradient (and whose id() is in
+    ``only``, when given)."""
     for p in group["params"]:
+        if only is not None and id(p) not in only:
+            continue
         g = p.grad
         if g is None:
             continue

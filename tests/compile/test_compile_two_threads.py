@@ -67,20 +67,35 @@ def _ncf_pair(steps):
         f = ember.compile(train_step)
         losses = [f(*batches[s % len(batches)][0], batches[s % len(batches)][1]).item()
                   for s in range(steps)]
-        runs.append((model, losses, f))
+        runs.append((model, losses, f, opt, batches))
     schedule.ENABLED[0] = True
     return runs
 
 
 def test_ncf_training_step_on_two_threads_equals_the_serial_replay_bit_for_bit(interop):
-    (serial, loss_s, f_s), (model, loss_t, f_t) = _ncf_pair(12)
+    (serial, loss_s, f_s, _, _), (model, loss_t, f_t, _, _) = _ncf_pair(12)
     assert not _two_threaded(_ctx(f_s))
     used = _two_threaded(_ctx(f_t))
     assert used and sum(f.calls for f in used) >= 3  # capture, one measured call, then two threads
+    # NOTE [Optimizer steps in a two-thread replay]: Adam in parts, each after its readers
+    assert sum(u.label == "step part" for f in used for u in f.plan.units) >= 2
     assert loss_t == loss_s
     for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
         np.testing.assert_array_equal(p._data, q._data, err_msg=n)
         np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
+
+
+def test_a_step_hook_makes_the_compiled_step_run_serially(interop):
+    _, (_, _, f, opt, batches) = _ncf_pair(4)
+    used = _two_threaded(_ctx(f))
+    calls = sum(g.calls for g in used)
+    seen = []
+    handle = opt.register_step_post_hook(lambda o, a, k: seen.append(1))
+    f(*batches[0][0], batches[0][1])
+    assert seen == [1] and sum(g.calls for g in used) == calls  # hooks run: the serial replay
+    handle.remove()
+    f(*batches[0][0], batches[0][1])
+    assert sum(g.calls for g in used) == calls + 1
 
 
 def _block_run(block, x, steps):
