@@ -4,6 +4,7 @@
                                  [--no-torch-compile] [--block N] [--pool-ab]
                                  [--without scatter,epilogue,catwrite]
                                  [--profile ncf|block|block_small] [--per-process 5]
+                                 [--interop] [--schedule ncf|block|block_small]
 
 Rows:
   ncf           the NCF training step: one function doing zero_grad, forward + loss,
@@ -17,6 +18,13 @@ Rows:
                 each in a fresh process, with numba's on-disk kernel cache cold, then warm
                 (target <= 2 s warm)
   recompiles    recompiles over a fixed-shape training loop (target 0)
+
+--schedule ROW (ncf, block, block_small) prints the two-thread plan of the compiled step
+(EMBER_COMPILE_INTEROP, NOTE [Two threads in a replay] in ember/_dynamo/schedule.py): each
+function's units at their measured one-thread CPU time, the work on each thread, the longest
+dependency chain and the planned step; then times the same compiled step serially and on two
+threads in alternating blocks of 10 (wall, process CPU, the caller's and the worker's CPU).
+--interop adds the two-thread configuration to the --per-process rows (the headline A/B).
 
 --profile ROW (ncf, block, block_small) prints where a compiled step's time goes instead: each
 call of the replay's generated function timed (wall and main-thread CPU per step), grouped into
@@ -365,6 +373,55 @@ def _profile(name, steps):
         print(f"    {ms:7.3f} ms  {100 * ms / total:5.1f} %  {part}")
 
 
+def _schedule(name, steps):
+    """The two-thread plan of a compiled step and a paired in-process A/B: see --schedule in
+    the module docstring."""
+    from ember._dynamo import schedule
+    schedule.ENABLED[0] = True
+    rows = {"ncf": _ncf_step, "block": _block_step,
+            "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
+    step, compiled = rows[name](ember, ember.compile)
+    for _ in range(3 + schedule.MEASURED_CALLS):  # capture, warm-up, the measured calls
+        step()
+    ctx = compiled if hasattr(compiled, "_cache") else compiled.dynamo_ctx
+    funcs = [f for e in ctx._cache.values() for f in (e.graph.fwd, e.graph.bwd)
+             if isinstance(f, schedule.TwoThreads)]
+    print(f"{name}: the two-thread plan (NOTE [Two threads in a replay]) at each unit's "
+          f"measured one-thread CPU time (the fastest of {schedule.MEASURED_CALLS} calls)")
+    for f in funcs:
+        r = f.plan.report()
+        print(f"  {f.plan.name}: {len(f.plan.units)} units, work {r['total'] * 1e3:.3f} ms "
+              f"(caller {r['caller'] * 1e3:.3f}, worker {r['worker'] * 1e3:.3f}), longest "
+              f"chain {r['critical_path'] * 1e3:.3f} ms, planned {r['planned_step'] * 1e3:.3f} "
+              f"ms ({r['total'] / max(r['planned_step'], 1e-12):.2f}x)")
+        costly = sorted(range(len(f.plan.units)), key=lambda k: -f.plan.units[k].cost)[:12]
+        for k in costly:
+            u = f.plan.units[k]
+            print(f"    {u.cost * 1e3:7.3f} ms  {'caller' if f.plan.thread[k] == 0 else 'worker'}"
+                  f"  {u.label}")
+    res = {False: [], True: []}
+    for _ in range(max(1, steps // 10)):  # blocks of 10 timed steps, serial and two threads
+        for on in (False, True):
+            schedule.ENABLED[0] = on
+            for _ in range(2):
+                step()
+            for _ in range(10):
+                w0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
+                k0 = schedule._worker[0].cpu
+                step()
+                res[on].append((time.perf_counter() - w0, time.process_time() - c0,
+                                time.thread_time() - m0, schedule._worker[0].cpu - k0))
+    print("  in one process, blocks of 10 steps alternating (median per step; the serial "
+          "replay's two-thread OpenBLAS GEMMs leave its worker spinning into the next block):")
+    for on in (False, True):
+        cols = [statistics.median(x[j] for x in res[on]) * 1e3 for j in range(4)]
+        print(f"    {'two threads' if on else 'serial':12s} wall {cols[0]:7.3f} ms  process "
+              f"cpu {cols[1]:7.3f}  caller cpu {cols[2]:7.3f}  worker cpu {cols[3]:7.3f}")
+    ratio = statistics.median(x[0] for x in res[False]) / statistics.median(
+        x[0] for x in res[True])
+    print(f"    two threads vs serial: {ratio:.2f}x (wall)")
+
+
 def _timer(fn, slot):
     def timed(*args, **kwargs):
         w, c = time.perf_counter(), time.thread_time()
@@ -482,6 +539,8 @@ def main():
                     help="ncf and block rows timed one configuration per process, N rounds "
                     "(NOTE [Compiled steps one configuration per process]; the headline), "
                     "before the interleaved rows; 0: interleaved rows only")
+    ap.add_argument("--schedule", default=None, help="ncf, block or block_small: the "
+                    "two-thread plan and an in-process A/B instead of the side-by-side rows")
     ap.add_argument("--interop", action="store_true", help="--per-process rows also time "
                     f"'{_INTEROP}': ember.compile with EMBER_COMPILE_INTEROP=1")
     ap.add_argument("--child", nargs=2, metavar=("ROW", "CONFIG"), help=argparse.SUPPRESS)
@@ -491,6 +550,9 @@ def main():
         return
     if a.profile:
         _profile(a.profile, a.steps)
+        return
+    if a.schedule:
+        _schedule(a.schedule, a.steps)
         return
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")

@@ -532,6 +532,7 @@ class _Worker:
         self.job = None
         self.error = None
         self.ident = None
+        self.cpu = 0.0  # this thread's CPU seconds in jobs (benchmarks/compile.py --schedule)
         self.thread = threading.Thread(target=self._loop, name="ember-compile-worker",
                                        daemon=True)
         self.thread.start()
@@ -550,6 +551,7 @@ class _Worker:
             fn, args, flags, gen, grad = self.job
             self.job = None
             _state.enabled = grad
+            cpu = time.thread_time()
             try:
                 fn(*args, flags, gen)
             except Aborted:
@@ -558,6 +560,7 @@ class _Worker:
                 self.error = exc
                 flags[0] = gen
             finally:
+                self.cpu += time.thread_time() - cpu
                 flags[1] = gen
 
     def post(self, fn, args, flags, gen):
