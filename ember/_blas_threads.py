@@ -388,17 +388,16 @@ _prepared = [False]
 def _find_setters():
     """The callback setter of every OpenBLAS loaded (numpy's, scipy's), through threadpoolctl."""
     from threadpoolctl import ThreadpoolController
+
+    from ._kernel_threads import openblas_function
     found = []
     for lib in ThreadpoolController().lib_controllers:
         if lib.internal_api != "openblas" or lib.threading_layer != "pthreads":
             continue
-        for pre in ("", "scipy_"):
-            for suf in ("", "64_", "_64"):
-                name = f"{pre}openblas_set_threads_callback_function{suf}"
-                if hasattr(lib.dynlib, name):
-                    setter = getattr(lib.dynlib, name)
-                    setter.argtypes, setter.restype = [ctypes.c_void_p], None
-                    found.append(setter)
+        setter = openblas_function(lib, "openblas_set_threads_callback_function")
+        if setter is not None:
+            setter.argtypes, setter.restype = [ctypes.c_void_p], None
+            found.append(setter)
     return found
 
 

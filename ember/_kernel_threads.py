@@ -231,6 +231,17 @@ def parallel_range(fn, n, grain):
 _blas = [None]  # (get, set) of numpy's OpenBLAS thread count, or False when not found
 
 
+def openblas_function(lib, base):
+    """OpenBLAS's function ``base`` (e.g. "openblas_set_num_threads") in threadpoolctl's
+    controller ``lib``, under the prefix and suffix its build gives symbols (scipy-openblas:
+    scipy_...64_); None when the library has no such function."""
+    for pre in ("", "scipy_"):
+        for suf in ("", "64_", "_64"):
+            if hasattr(lib.dynlib, pre + base + suf):
+                return getattr(lib.dynlib, pre + base + suf)
+    return None
+
+
 def _openblas():
     if _blas[0] is None:
         _blas[0] = False
@@ -241,14 +252,11 @@ def _openblas():
             for lib in ThreadpoolController().lib_controllers:
                 if lib.internal_api != "openblas" or "numpy" not in lib.filepath:
                     continue
-                for pre in ("", "scipy_"):
-                    for suf in ("", "64_", "_64"):
-                        name = f"{pre}openblas_set_num_threads{suf}"
-                        if hasattr(lib.dynlib, name):
-                            set_ = getattr(lib.dynlib, name)
-                            get = getattr(lib.dynlib, f"{pre}openblas_get_num_threads{suf}")
-                            set_.argtypes, get.restype = [ctypes.c_int], ctypes.c_int
-                            _blas[0] = (get, set_)
+                set_ = openblas_function(lib, "openblas_set_num_threads")
+                get = openblas_function(lib, "openblas_get_num_threads")
+                if set_ is not None and get is not None:
+                    set_.argtypes, get.restype = [ctypes.c_int], ctypes.c_int
+                    _blas[0] = (get, set_)
         except Exception:  # no threadpoolctl, another BLAS: parts keep BLAS's threads
             _blas[0] = False
     return _blas[0]
