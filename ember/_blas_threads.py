@@ -24,6 +24,11 @@ This module installs such a callback, compiled by numba (`@cfunc`, no Python obj
   follow each other within that), then sleeps on a futex until the next call wakes it. The caller
   waits for the workers' jobs the same way (poll, then futex).
 - Workers count calls, wake-ups and sleeps in `STATE` (`stats()`: what the tests check).
+- Two pools, not one: ember's kernel threads (_kernel_threads.py) stay separate Python threads.
+  Their tasks are Python callables that need the GIL, so a worker serving both could be waiting
+  for the GIL while a thread that holds it (some scipy wrappers call LAPACK without releasing
+  it) waits inside BLAS for that worker's job: a deadlock. The two pools are never busy at once
+  in a single-threaded program, and this pool's idle polling yields the core at every poll.
 Not covered: LU factorisation (getrf) hands its jobs to OpenBLAS's pool directly
 (exec_blas_async), so after an np.linalg.solve of a large matrix OpenBLAS's worker spins as
 before; running it in another thread at the same time as a callback call is not safe
