@@ -371,16 +371,15 @@ def _callback(sync, dojob, numjobs, elsize, jobdata, dojob_data):
 
 @numba.njit(nogil=True, cache=True)
 def _stop_workers(s):
-    """Interpreter exit: wait out a call in flight, then let every worker return and join it."""
+    """Interpreter exit: wait out a call in flight, then let every worker return and join it.
+    The lock stays held: a thread that entered the callback just before it was removed waits
+    there (a daemon thread at exit) instead of starting a worker during finalisation."""
     _lock(s)
     _store(s, _STOP, 1)
     _add(s, _GEN, 1)
     _futex(_load(s, _SYS_FUTEX), s, _GEN, _FUTEX_WAKE, 0x7FFFFFFF)
     for w in range(_load(s, _WORKERS)):
         _join_thread(_load(s, _TIDS + w))
-    _store(s, _WORKERS, 0)
-    _store(s, _STOP, 0)
-    _unlock(s)
 
 
 # ---- the Python side ---------------------------------------------------------------------------
@@ -470,7 +469,7 @@ def _after_fork_in_child():
 
 def _at_exit():
     disable()
-    if _prepared[0] and STATE[_WORKERS]:
+    if _prepared[0]:
         _stop_workers(STATE.ctypes.data)
 
 
