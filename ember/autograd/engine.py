@@ -155,6 +155,17 @@ def _add_owned(a, b, owned):
     return s
 
 
+def _drop_extra_nones(node, outs):
+    """A backward may return more gradients than its node has inputs when the extra ones are
+    all None, as torch allows (custom Functions written for a longer signature return a None
+    per optional argument that was never passed); anything else is a wrong count."""
+    n = len(node.next_functions)
+    if len(outs) > n and all(g is None for g in outs[n:]):
+        return outs[:n]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                       f"(expected {n}, got {len(outs)})")
+
+
 def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, only=None):
     """Run backward from ``roots`` [((node, nr), grad)].
 
@@ -216,9 +227,7 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 else:
                     outs = _profiled_node(node, grads)
                 if len(outs) != len(node.next_functions):
-                    raise RuntimeError(
-                        f"function {node.name()} returned an incorrect number of gradients "
-                        f"(expected {len(node.next_functions)}, got {len(outs)})")
+                    outs = _drop_extra_nones(node, outs)
                 if Anomaly.enabled:
                     _check_nan(node, outs)
                 if node._post_hooks:

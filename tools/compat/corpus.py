@@ -125,6 +125,8 @@ TUTORIAL_FILES = {
     "intermediate_source/pruning_tutorial.py": "92f11a171bb3f3f6bbd8dfb102c59d67c2385032",
     "intermediate_source/spatial_transformer_tutorial.py":
         "c53e7d4efc0e39e455c531d21ec7db28ba220214",
+    "intermediate_source/custom_function_conv_bn_tutorial.py":
+        "83384bc310e91c8d1766902cefba7e495b514a8f",
 }
 
 
@@ -660,6 +662,25 @@ _tutorial("spatial_transformer", _TI + "spatial_transformer_tutorial.py",
            "num_workers=4, six.moves.urllib opener, torchvision.utils.make_grid",
     subs=[("for epoch in range(1, 20 + 1):", "for epoch in range(1, 3 + 1):  # compat: was 20")],
     env={"COMPAT_DATA_N": "8000"},
+    metric=r"Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/[0-9]+ \(([0-9]+)%\)",
+    bar=None)
+
+# conv + batch norm fused into one custom Function that recomputes the convolution in backward;
+# its training section runs only with CUDA, so the epilogue trains the fused net on the CPU with
+# the tutorial's own train/test for one epoch of 2000 images in batches of 64 (Net.forward
+# reads a global `fused`, which that loop sets)
+_tutorial("custom_function_conv_bn", _TI + "custom_function_conv_bn_tutorial.py",
+    covers="custom Functions with @once_differentiable: conv backward written with conv2d of "
+           "transposes and conv_transpose2d, a hand-written batch-norm backward with in-place "
+           "*=, +=, /=, returning more (None) gradients than inputs; gradcheck (fast_mode=False); "
+           "F.relu_, inference_mode, Adadelta",
+    epilogue="fused = True\ntorch.manual_seed(123456)\nmodel = Net(fused=True)\n"
+             "optimizer = optim.Adadelta(model.parameters(), lr=1.0)\n"
+             "train_loader = torch.utils.data.DataLoader(dataset1, batch_size=64)\n"
+             "train(model, device, train_loader, optimizer, 0)\n"
+             "test(model, device, test_loader)\n",
+    # bar: exit 0 (the gradchecks pass); 31 Adadelta steps leave the fused net near chance on
+    # the stand-in under torch too (11 %)
     metric=r"Test set: Average loss: [0-9.]+, Accuracy: [0-9]+/[0-9]+ \(([0-9]+)%\)",
     bar=None)
 
