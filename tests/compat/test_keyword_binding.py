@@ -17,14 +17,17 @@ pytestmark = pytest.mark.parity
 from _stubs import rejected_forms  # noqa: E402
 
 _STUB_ARTEFACT = "the stub allows it but torch 2.13's parser rejects it too (checked by calling)"
+_SCALAR_FIRST = ("the deprecated scalar-first form: called, it works (NOTE [Deprecated "
+                 "scalar-first overloads]), but the shown signature is torch's current one, "
+                 "which it does not fit")
 _CUDA = "an accelerator-only keyword (ember is CPU-only, like this torch build's kernels)"
 KNOWN = {
     "torch": {
-        "add": "deprecated positional alpha form add(input, alpha, other)",
-        "sub": "deprecated positional alpha form sub(input, alpha, other)",
+        "add": _SCALAR_FIRST,
+        "sub": _SCALAR_FIRST,
         "subtract": _STUB_ARTEFACT,
-        "addcdiv": "deprecated positional value form addcdiv(input, value, t1, t2)",
-        "addcmul": "deprecated positional value form addcmul(input, value, t1, t2)",
+        "addcdiv": _SCALAR_FIRST,
+        "addcmul": _SCALAR_FIRST,
         "rsub": "rsub(input, scalar, alpha) with a positional alpha: not supported yet",
         "addmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
         "baddbmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
