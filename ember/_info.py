@@ -124,7 +124,7 @@ def set_default_device(device) -> None:
     """Set the device factories use when none is given; only the CPU exists in ember."""
     global _default_device
     name = "cpu" if device is None else str(device)
-    if name.split(":")[0] not in ("cpu", "meta") and name != "cpu":
+    if name.split(":")[0] != "cpu":   # meta too: ember tensors always hold data
         raise RuntimeError(f"set_default_device: ember runs on the CPU only; got device "
                            f"{name!r}")
     _default_device = "cpu"
