@@ -809,6 +809,24 @@ add(name="examples/super_resolution", repo=_E, script="super_resolution/main.py"
           "--nEpochs", "3", "--lr", "0.001", "--threads", "0"],
     data=["bsds300"], metric=r"===> Avg\. PSNR: ([0-9.]+) dB",
     bar=(">=", 12))   # torch 16.7..18.0 dB over seeds 0-2; 3.3 dB untrained (lr 0)
+# the DDP video series' multi-GPU step (mp.spawn of one process per rank, init_process_group
+# over MASTER_ADDR/PORT, DistributedSampler with set_epoch, DDP, rank-0 checkpoints), moved to
+# the CPU by substitutions: gloo for nccl, two ranks for the GPU count, no device moves
+add(name="examples/ddp_multigpu", repo=_E, script="distributed/ddp-tutorial-series/multigpu.py",
+    covers="DistributedDataParallel over mp.spawn'd ranks (gloo), DistributedSampler.set_epoch, "
+           "DataLoader(pin_memory=True, sampler=...), model.module.state_dict() checkpoint",
+    args=["4", "2", "--batch_size", "64"],
+    subs=[("torch.cuda.set_device(rank)", "pass  # compat: was torch.cuda.set_device(rank)"),
+          ('backend="nccl"', 'backend="gloo"'),
+          ("self.model = model.to(gpu_id)", "self.model = model  # compat: was .to(gpu_id)"),
+          ("device_ids=[gpu_id]", "device_ids=None"),
+          ("source = source.to(self.gpu_id)", "pass  # compat: was source.to(self.gpu_id)"),
+          ("targets = targets.to(self.gpu_id)", "pass  # compat: was targets.to(...)"),
+          ("world_size = torch.cuda.device_count()", "world_size = 2  # compat: GPU count")],
+    # spawn re-runs the module in each rank as __mp_main__: the epilogue runs in the parent only
+    epilogue="if __name__ == '__main__':\n"
+             "    print('compat-ckpt-keys', len(torch.load('checkpoint.pt')))\n",
+    metric=r"compat-ckpt-keys ([0-9]+)", bar=("==", 2))   # Linear(20, 1): weight and bias
 
 # torch.fx's own examples (issue 19: "programs written against torch.fx must run unmodified");
 # each runs to the end (several assert their results) and prints its graphs/code
@@ -1624,6 +1642,7 @@ SPREAD: dict = {
     'examples/dcgan': {0: 1.081, 1: 1.086, 2: 1.15},
     'examples/imagenet': {0: 8.333, 1: 7.292, 2: 12.5},
     'examples/super_resolution': {0: 18.02, 1: 17.61, 2: 16.72},
+    'examples/ddp_multigpu': {0: 2, 1: 2, 2: 2},
     'nglecture/bigram': {0: 2.84, 1: 2.824, 2: 2.811},
     'nglecture/gpt': {0: 2.738, 1: 2.742, 2: 2.722},
     'jcjohnson/tensor': {0: 3.364e-05, 1: 3.155e-05, 2: 0.002007},
