@@ -55,6 +55,8 @@ from numba import types
 from numba.core import cgutils
 from numba.core.extending import intrinsic
 
+from . import _kernel_threads
+
 __all__ = ["enable", "disable", "enabled", "stats", "SPIN_US"]
 
 SPIN_US = 100  # how long an idle worker (and a waiting caller) polls before it sleeps
@@ -393,12 +395,11 @@ def _find_setters():
     """The callback setter of every OpenBLAS loaded (numpy's, scipy's), through threadpoolctl."""
     from threadpoolctl import ThreadpoolController
 
-    from ._kernel_threads import openblas_function
     found = []
     for lib in ThreadpoolController().lib_controllers:
         if lib.internal_api != "openblas" or lib.threading_layer != "pthreads":
             continue
-        setter = openblas_function(lib, "openblas_set_threads_callback_function")
+        setter = _kernel_threads.openblas_function(lib, "openblas_set_threads_callback_function")
         if setter is not None:
             setter.argtypes, setter.restype = [ctypes.c_void_p], None
             found.append(setter)
@@ -438,6 +439,7 @@ def enable(spin_us=None):
     for setter in _setters:
         setter(_callback.address)
     _installed[0] = True
+    _kernel_threads._blas_yields[0] = True  # NOTE [Spinning kernel workers]
     return True
 
 
@@ -447,6 +449,7 @@ def disable():
         for setter in _setters:
             setter(None)
         _installed[0] = False
+        _kernel_threads._blas_yields[0] = False
 
 
 def enabled():

@@ -113,6 +113,8 @@ _current: list[_Task | None] = [None]
 _busy = [_thread.allocate_lock()]  # held by the one caller currently using the workers
 # whether the workers poll for the next task after this one (NOTE [Spinning kernel workers])
 _spin_after = [False]
+# True while OpenBLAS's jobs run on ember's yielding workers (NOTE [OpenBLAS threads callback])
+_blas_yields = [False]
 
 # NOTE [Spinning kernel workers]
 # Waking a worker that sleeps on its lock costs 0.1-0.3 ms when its core has gone idle (the
@@ -123,12 +125,14 @@ _spin_after = [False]
 # and nothing else wants the second core) a worker polls a counter for ~2 ms (ember/_spin.py,
 # without the GIL) before it sleeps; the same split then took 314 us after a 1 ms pause. Each
 # poll yields the core (sched_yield): on a busy machine a plain spin took the core the caller
-# needed (a VGG-19 layer 13 -> 19 ms at load 3). Tasks
-# posted elsewhere (EMBER_KERNEL_THREADS) do not poll: OpenBLAS's own worker may need that core
-# for the next GEMM. The caller bumps the counter after it has set `_current`, and still
-# releases each worker's lock, so a worker that has stopped polling wakes as before; a wake-up
-# left pending by a worker that saw the counter first only makes it look at `_current` once
-# more.
+# needed (a VGG-19 layer 13 -> 19 ms at load 3). Tasks posted elsewhere (EMBER_KERNEL_THREADS)
+# do not poll: OpenBLAS's own worker may need that core for the next GEMM - unless OpenBLAS's
+# jobs run on ember's workers (EMBER_BLAS_THREADS=ember, NOTE [OpenBLAS threads callback]),
+# which poll with sched_yield as these do, so that either pool's poller gives the core to the
+# other: then the workers poll after every task. The caller bumps the counter after it has set
+# `_current`, and still releases each worker's lock, so a worker that has stopped polling wakes
+# as before; a wake-up left pending by a worker that saw the counter first only makes it look at
+# `_current` once more.
 
 # chunks per thread: a worker that starts late (woken on a busy core) finds the caller has
 # taken the rest, instead of the caller waiting for a fixed half
@@ -203,7 +207,7 @@ def parallel_range(fn, n, grain):
         while len(_workers) < threads - 1:
             _workers.append(_Worker())
         _current[0] = task
-        _spin_after[0] = _scoped[0] > 1  # NOTE [Spinning kernel workers]
+        _spin_after[0] = _scoped[0] > 1 or _blas_yields[0]  # NOTE [Spinning kernel workers]
         _spin.POSTS[0] += 1  # after the task is in place
         for worker in _workers[:threads - 1]:
             worker.wake()
