@@ -20,9 +20,17 @@ This module installs such a callback, compiled by numba (`@cfunc`, no Python obj
   first call is done. The workers' job numbers index OpenBLAS's per-thread buffers, so two calls
   may not share them. (A job never calls back into exec_blas, so the lock cannot deadlock.)
 - Idle policy (the point of all this): after a job a worker polls for the next call with
-  sched_yield for `SPIN_US` microseconds (EMBER_BLAS_SPIN_US; the GEMMs of a training step
-  follow each other within that), then sleeps on a futex until the next call wakes it. The caller
-  waits for the workers' jobs the same way (poll, then futex).
+  sched_yield for `SPIN_US` microseconds (EMBER_BLAS_SPIN_US), then sleeps on a futex until the
+  next call wakes it; the caller waits for the workers' jobs the same way. Every poll yields, so
+  a thread that wants the core (a kernel worker, another process) gets it, unlike OpenBLAS's
+  spin. 5 ms: waking a sleeping worker costs each GEMM after a gap (ab.py, load ~1.1, paired:
+  ResNet-50 0.960x and VGG-19 0.983x the step time of a 0.1 ms poll; 20 ms no better).
+- Job thread numbers: dojob's thread number picks OpenBLAS's per-thread buffer and status slot.
+  The jobs take the top slots (below MAX_THREADS, from openblas_get_config): OpenBLAS's own
+  worker i watches slot i, and one that is spinning (after an LU, or when the callback was
+  installed during its 0.1 s spin) keeps spinning while it finds its slot marked busy - with
+  jobs on slot 0, a stream of GEMMs kept it spinning indefinitely (a 4096x768x768 sgemm 1.8x
+  slower).
 - Workers count calls, wake-ups and sleeps in `STATE` (`stats()`: what the tests check).
 - Two pools, not one: ember's kernel threads (_kernel_threads.py) stay separate Python threads.
   Their tasks are Python callables that need the GIL, so a worker serving both could be waiting
@@ -30,9 +38,8 @@ This module installs such a callback, compiled by numba (`@cfunc`, no Python obj
   it) waits inside BLAS for that worker's job: a deadlock. The two pools are never busy at once
   in a single-threaded program, and this pool's idle polling yields the core at every poll.
 Not covered: LU factorisation (getrf) hands its jobs to OpenBLAS's pool directly
-(exec_blas_async), so after an np.linalg.solve of a large matrix OpenBLAS's worker spins as
-before; running it in another thread at the same time as a callback call is not safe
-(OpenBLAS's thread-status slot 0 is shared).
+(exec_blas_async), so after an np.linalg.solve of a large matrix OpenBLAS's worker spins for
+0.1 s as before (on its own slots, so it does not disturb the callback's calls).
 
 Where it stands: opt-in until a quiet A/B (EMBER_BLAS_THREADS=ember, read at import; `enable()`
 and `disable()` for tests and A/Bs). Linux on x86-64 and aarch64 only (futex numbers). The
@@ -59,7 +66,7 @@ from . import _kernel_threads
 
 __all__ = ["enable", "disable", "enabled", "stats", "SPIN_US"]
 
-SPIN_US = 100  # how long an idle worker (and a waiting caller) polls before it sleeps
+SPIN_US = 5000  # how long an idle worker (and a waiting caller) polls before it sleeps
 
 # ---- the shared state: one int64 array, hot fields on their own cache lines -----------------
 # Futex words are the low 32 bits of an int64 slot (x86-64 and aarch64 are little-endian).
@@ -73,6 +80,8 @@ _DOJOB = 32         # the current call: dojob address, jobdata, element size, do
 _JOBDATA = 33
 _ELSIZE = 34
 _DOJOB_DATA = 35
+_SLOT0 = 36         # OpenBLAS thread slot of job 0 (the top slots: module note)
+_SLOTS = 45         # OpenBLAS's MAX_THREADS (the least over the libraries)
 _WORKERS = 40       # worker threads started
 _STOP = 41          # 1: workers exit when idle (interpreter exit)
 _SPIN_NS = 42
@@ -293,8 +302,8 @@ def _worker_loop(s):
         claim = _add(s, _NEXT, 1)  # the job count comes with the claim: a stale one cannot pass
         j = claim & 0xFFFFFFFF
         if j < claim >> 32:
-            _run_job(_load(s, _DOJOB), j, _load(s, _JOBDATA) + j * _load(s, _ELSIZE),
-                     _load(s, _DOJOB_DATA))
+            _run_job(_load(s, _DOJOB), _load(s, _SLOT0) + j,
+                     _load(s, _JOBDATA) + j * _load(s, _ELSIZE), _load(s, _DOJOB_DATA))
             _add(s, _JOBS, 1)
             _add(s, _DONE, 1)
             if _load(s, _CALLER_SLEEPS) != 0:
@@ -336,7 +345,7 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
     """Run the numjobs jobs of one exec_blas call at the same time (module note)."""
     if numjobs <= 1:
         if numjobs == 1:
-            _run_job(dojob, 0, jobdata, dojob_data)
+            _run_job(dojob, max(0, _load(s, _SLOTS) - 1), jobdata, dojob_data)
         return
     _lock(s)
     while _load(s, _WORKERS) < numjobs - 1 and _load(s, _WORKERS) < _MAX_WORKERS:
@@ -345,6 +354,9 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
             break
         _store(s, _WORKERS, w + 1)
     _store(s, _DOJOB, dojob)
+    # the top thread slots, which OpenBLAS's own workers do not watch (module note)
+    slot0 = max(0, _load(s, _SLOTS) - numjobs)
+    _store(s, _SLOT0, slot0)
     _store(s, _JOBDATA, jobdata)
     _store(s, _ELSIZE, elsize)
     _store(s, _DOJOB_DATA, dojob_data)
@@ -354,7 +366,7 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
     _add(s, _GEN, 1)
     if _load(s, _SLEEPERS) != 0:
         _futex(_load(s, _SYS_FUTEX), s, _GEN, _FUTEX_WAKE, 0x7FFFFFFF)
-    _run_job(dojob, 0, jobdata, dojob_data)
+    _run_job(dojob, slot0, jobdata, dojob_data)
     target = numjobs - 1
     done = _load(s, _DONE)
     while done != target:
@@ -392,17 +404,23 @@ _prepared = [False]
 
 
 def _find_setters():
-    """The callback setter of every OpenBLAS loaded (numpy's, scipy's), through threadpoolctl."""
+    """(callback setter, MAX_THREADS) of every OpenBLAS loaded (numpy's, scipy's) that has a
+    setter and says its MAX_THREADS in its config string, through threadpoolctl."""
     from threadpoolctl import ThreadpoolController
-
     found = []
     for lib in ThreadpoolController().lib_controllers:
         if lib.internal_api != "openblas" or lib.threading_layer != "pthreads":
             continue
         setter = _kernel_threads.openblas_function(lib, "openblas_set_threads_callback_function")
-        if setter is not None:
+        config = _kernel_threads.openblas_function(lib, "openblas_get_config")
+        if setter is None or config is None:
+            continue
+        config.restype = ctypes.c_char_p
+        words = [w for w in config().decode(errors="replace").split()
+                 if w.startswith("MAX_THREADS=")]
+        if words and words[0][12:].isdigit():
             setter.argtypes, setter.restype = [ctypes.c_void_p], None
-            found.append(setter)
+            found.append((setter, int(words[0][12:])))
     return found
 
 
@@ -432,10 +450,12 @@ def enable(spin_us=None):
     if not _supported():
         return False
     import scipy.linalg  # noqa: F401  (loads scipy's OpenBLAS, so that it is found too)
-    _setters[:] = _find_setters()
-    if not _setters:
+    found = _find_setters()
+    if not found:
         return False
     _prepare()
+    STATE[_SLOTS] = min(slots for _, slots in found)
+    _setters[:] = [setter for setter, _ in found]
     for setter in _setters:
         setter(_callback.address)
     _installed[0] = True
