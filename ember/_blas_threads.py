@@ -459,7 +459,6 @@ def enable(spin_us=None):
     for setter in _setters:
         setter(_callback.address)
     _installed[0] = True
-    _kernel_threads._blas_yields[0] = True  # NOTE [Spinning kernel workers]
     return True
 
 
@@ -469,7 +468,6 @@ def disable():
         for setter in _setters:
             setter(None)
         _installed[0] = False
-        _kernel_threads._blas_yields[0] = False
 
 
 def enabled():

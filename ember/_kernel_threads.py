@@ -113,8 +113,6 @@ _current: list[_Task | None] = [None]
 _busy = [_thread.allocate_lock()]  # held by the one caller currently using the workers
 # whether the workers poll for the next task after this one (NOTE [Spinning kernel workers])
 _spin_after = [False]
-# True while OpenBLAS's jobs run on ember's yielding workers (NOTE [OpenBLAS threads callback])
-_blas_yields = [False]
 
 # NOTE [Spinning kernel workers]
 # Waking a worker that sleeps on its lock costs 0.1-0.3 ms when its core has gone idle (the
@@ -126,10 +124,10 @@ _blas_yields = [False]
 # without the GIL) before it sleeps; the same split then took 314 us after a 1 ms pause. Each
 # poll yields the core (sched_yield): on a busy machine a plain spin took the core the caller
 # needed (a VGG-19 layer 13 -> 19 ms at load 3). Tasks posted elsewhere (EMBER_KERNEL_THREADS)
-# do not poll: OpenBLAS's own worker may need that core for the next GEMM - unless OpenBLAS's
-# jobs run on ember's workers (EMBER_BLAS_THREADS=ember, NOTE [OpenBLAS threads callback]),
-# which poll with sched_yield as these do, so that either pool's poller gives the core to the
-# other: then the workers poll after every task. The caller bumps the counter after it has set
+# do not poll: OpenBLAS's own worker may need that core for the next GEMM. (With OpenBLAS's jobs
+# on ember's yielding workers, EMBER_BLAS_THREADS=ember, polling after every task was tried:
+# MobileNetV2 with two kernel threads 1.10x the default's step time against 1.05x without the
+# polling, ab.py paired, load ~1, 2026-11-26.) The caller bumps the counter after it has set
 # `_current`, and still releases each worker's lock, so a worker that has stopped polling wakes
 # as before; a wake-up left pending by a worker that saw the counter first only makes it look at
 # `_current` once more.
@@ -207,7 +205,7 @@ def parallel_range(fn, n, grain):
         while len(_workers) < threads - 1:
             _workers.append(_Worker())
         _current[0] = task
-        _spin_after[0] = _scoped[0] > 1 or _blas_yields[0]  # NOTE [Spinning kernel workers]
+        _spin_after[0] = _scoped[0] > 1  # NOTE [Spinning kernel workers]
         _spin.POSTS[0] += 1  # after the task is in place
         for worker in _workers[:threads - 1]:
             worker.wake()

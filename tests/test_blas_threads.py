@@ -249,21 +249,3 @@ def test_benchmark_script_runs():
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ember ") and "CPU in a 20 ms sleep after a GEMM" in out.stdout
 
-
-def test_kernel_workers_poll_while_the_callback_is_on(callback, monkeypatch):
-    """NOTE [Spinning kernel workers]: with OpenBLAS's jobs on ember's yielding workers, the
-    kernel threads poll after every task, not only inside a convolution scope."""
-    from ember import _kernel_threads, _threads
-    monkeypatch.setattr(_threads, "_requested", [2])
-    seen = np.zeros(4000, np.int64)
-
-    def part(lo, hi):
-        seen[lo:hi] += 1
-
-    assert _blas_threads.enable()
-    _kernel_threads.parallel_range(part, seen.size, 100)
-    assert _kernel_threads._spin_after[0]
-    _blas_threads.disable()
-    _kernel_threads.parallel_range(part, seen.size, 100)
-    assert not _kernel_threads._spin_after[0]
-    np.testing.assert_array_equal(seen, np.full(seen.size, 2))
