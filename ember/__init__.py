@@ -59,7 +59,8 @@ from .sparse import sparse_coo_tensor, spmm, sparse_coo, strided, layout  # noqa
 from ._legacy import *  # noqa: E402, F403
 from ._threads import set_num_threads, get_num_threads, set_num_interop_threads, get_num_interop_threads  # noqa: E402,F401,E501
 from os import environ as _os_environ  # noqa: E402
-if _os_environ.get("EMBER_BLAS_THREADS", "").strip():  # NOTE [OpenBLAS threads callback]
+if _os_environ.get("EMBER_BLAS_THREADS", "").strip().lower() not in ("", "openblas"):
+    # OpenBLAS's parallel regions on ember's threads: NOTE [OpenBLAS threads callback]
     from . import _blas_threads  # (compiled only when asked for)
     _blas_threads._from_environment()
 from ._compile import compile, set_float32_matmul_precision, get_float32_matmul_precision  # noqa: E402, F401

@@ -100,6 +100,10 @@ _SYMBOL = "ember_blas_threads_state"
 llvm_binding.add_symbol(_SYMBOL, STATE.ctypes.data)
 _FUTEX_WAIT, _FUTEX_WAKE = 128, 129  # the _PRIVATE forms
 _SYS_FUTEX_NUMBER = {"x86_64": 202, "aarch64": 98}.get(platform.machine())
+if not sys.platform.startswith("linux") or _SYS_FUTEX_NUMBER is None:
+    # (the cfuncs below link against Linux's futex and pthread functions)
+    raise ImportError("EMBER_BLAS_THREADS=ember (ember._blas_threads) needs Linux on x86-64 or "
+                      f"aarch64; this is {sys.platform} on {platform.machine()}.")
 
 # ---- intrinsics: atomics, futex, clock, indirect calls ---------------------------------------
 _i8p = ir.IntType(8).as_pointer()
@@ -433,13 +437,9 @@ def _prepare():
     _prepared[0] = True
 
 
-def _supported():
-    return sys.platform.startswith("linux") and _SYS_FUTEX_NUMBER is not None
-
-
 def enable(spin_us=None):
     """Install the callback in every OpenBLAS found; False when none offers it (older OpenBLAS,
-    an OpenMP build, another BLAS, not Linux on x86-64/aarch64). ``spin_us`` sets how long idle
+    an OpenMP build, another BLAS). ``spin_us`` sets how long idle
     threads poll before sleeping (also when already installed: for A/Bs)."""
     if spin_us is not None:
         STATE[_SPIN_NS] = int(spin_us * 1000)
@@ -447,8 +447,6 @@ def enable(spin_us=None):
         STATE[_SPIN_NS] = SPIN_US * 1000
     if _installed[0]:
         return True
-    if not _supported():
-        return False
     import scipy.linalg  # noqa: F401  (loads scipy's OpenBLAS, so that it is found too)
     found = _find_setters()
     if not found:
@@ -500,8 +498,6 @@ atexit.register(_at_exit)
 
 def _from_environment():
     value = os.environ.get("EMBER_BLAS_THREADS", "").strip().lower()
-    if value in ("", "openblas"):
-        return
     if value != "ember":
         raise ValueError(f"EMBER_BLAS_THREADS: expected 'ember' or 'openblas'; got {value!r}.")
     spin = os.environ.get("EMBER_BLAS_SPIN_US", "").strip()
