@@ -81,13 +81,13 @@ _JOBDATA = 33
 _ELSIZE = 34
 _DOJOB_DATA = 35
 _SLOT0 = 36         # OpenBLAS thread slot of job 0 (the top slots: module note)
-_SLOTS = 45         # OpenBLAS's MAX_THREADS (the least over the libraries)
 _WORKERS = 40       # worker threads started
 _STOP = 41          # 1: workers exit when idle (interpreter exit)
 _SPIN_NS = 42
 _SYS_FUTEX = 43
 _WORKER_FN = 44     # address of the workers' start routine
-_CALLS = 48         # statistics: threaded calls, worker jobs, worker sleeps
+_SLOTS = 45         # OpenBLAS's MAX_THREADS (the least over the libraries)
+_CALLS = 48         # statistics: threaded calls, jobs run by workers, futex waits
 _JOBS = 49
 _SLEEPS = 50
 _SIGSET = 56        # 16 words of ones: every signal blocked in the workers
@@ -352,6 +352,8 @@ def _run_call(s, dojob, numjobs, elsize, jobdata, dojob_data):
             _run_job(dojob, max(0, _load(s, _SLOTS) - 1), jobdata, dojob_data)
         return
     _lock(s)
+    # (should the system refuse a thread, a level-3 call would wait for its missing job forever;
+    # OpenBLAS's own pool has the same dependency on pthread_create)
     while _load(s, _WORKERS) < numjobs - 1 and _load(s, _WORKERS) < _MAX_WORKERS:
         w = _load(s, _WORKERS)
         if _start_thread(s + 8 * (_TIDS + w), _load(s, _WORKER_FN), s) != 0:
@@ -473,7 +475,7 @@ def enabled():
 
 
 def stats():
-    """(threaded calls, jobs run by workers, worker threads, futex sleeps) so far."""
+    """(threaded calls, jobs run by workers, worker threads, futex waits) so far."""
     return (int(STATE[_CALLS]), int(STATE[_JOBS]), int(STATE[_WORKERS]), int(STATE[_SLEEPS]))
 
 
