@@ -59,18 +59,23 @@ class device:
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
-    # ``with torch.device(d):`` makes d the default of the factories inside. ember's factories
-    # make CPU tensors only, so entering the CPU changes nothing and entering another device
-    # raises at once (torch raises at the first factory call inside the block)
+    # ``with torch.device(d):`` makes d the default of the factories inside (the CPU or
+    # "meta"); entering another device raises at once (torch raises at the first factory call
+    # inside the block)
     def __enter__(self):
-        check_device(self)
+        _DEFAULT_STACK.append(DEFAULT[0])
+        DEFAULT[0] = check_device(self)
         return self
 
     def __exit__(self, *exc):
+        DEFAULT[0] = _DEFAULT_STACK.pop()
         return False
 
 
 CPU = device("cpu")
+# the device factories use when none is given: set_default_device, `with ember.device(d):`
+DEFAULT = [CPU]
+_DEFAULT_STACK = []
 
 
 class NoCudaError(AssertionError, RuntimeError):
@@ -87,6 +92,8 @@ def check_device(d) -> device:
     if d is None:
         raise TypeError("expected a device (ember.device or string such as 'cpu')")
     if d.type != "cpu":
+        if d.type == "meta":
+            return d
         if d.type == "cuda":
             raise NoCudaError("Torch not compiled with CUDA enabled: no CUDA device is "
                               "available to ember on this machine (ember.cuda.is_available() "

@@ -132,6 +132,8 @@ def _body(a, fmt, indent, summarize):
 def tensor_repr(t) -> str:
     a = t._data
     dt = t.dtype
+    if t._meta:
+        return _meta_repr(t, dt)
     shown = a.astype(np.float32) if dt in (D.bfloat16, D.float16) else a
     prefix = "tensor("
     suffix = []
@@ -156,3 +158,15 @@ def tensor_repr(t) -> str:
     if suffix:
         return f"{prefix}{body}, {', '.join(suffix)})"
     return f"{prefix}{body})"
+
+
+def _meta_repr(t, dt):
+    """torch's form for a tensor without data: tensor(..., device='meta', size=(2, 3))."""
+    parts = ["...", "device='meta'", f"size={tuple(t._data.shape)}"]
+    if dt not in (D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype()):
+        parts.append(f"dtype={dt!r}")
+    if t._grad_fn is not None:
+        parts.append(f"grad_fn=<{t._grad_fn.name()}>")
+    elif t._requires_grad:
+        parts.append("requires_grad=True")
+    return f"tensor({', '.join(parts)})"

@@ -122,15 +122,15 @@ _default_device = "cpu"
 
 def set_default_device(device) -> None:
     """Set the device factories use when none is given; only the CPU exists in ember."""
-    global _default_device
+    from . import _backend
     name = "cpu" if device is None else str(device)
-    if name.split(":")[0] != "cpu":   # meta too: ember tensors always hold data
-        raise RuntimeError(f"set_default_device: ember runs on the CPU only; got device "
-                           f"{name!r}")
-    _default_device = "cpu"
+    if name.split(":")[0] not in ("cpu", "meta"):
+        raise RuntimeError(f"set_default_device: ember runs on the CPU (and the meta device) "
+                           f"only; got device {name!r}")
+    _backend.DEFAULT[0] = _backend.device(name.split(":")[0])
 
 
 def get_default_device():
     """The default device (always the CPU in ember)."""
-    from ._backend import device
-    return device(_default_device)
+    from ._backend import DEFAULT
+    return DEFAULT[0]

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import CPU, check_device, data_ptr
+from ._meta import META, mark, refuse
 from ._size import Size
 from .autograd.grad_mode import _state
 from .autograd.node import AccumulateGrad, _RemovableHandle  # NOTE [Tensor and autograd imports]
@@ -150,12 +151,17 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
+        return META if self._meta else CPU
+
+    _meta = False  # NOTE [Meta tensors] (ember/_meta.py)
+
+    @property
+    def is_meta(self):
+        return self._meta
 
     is_cuda = False
     is_sparse = False
     is_quantized = False
-    is_meta = False
     layout = "strided"
 
     @property
@@ -193,6 +199,9 @@ class Tensor:
         return self.dtype.is_signed
 
     def stride(self, dim=None):
+        if self._meta:  # the stand-in's strides are zeros; torch's meta tensors are contiguous
+            st = tuple(np.cumprod((1,) + self._data.shape[:0:-1])[::-1].tolist())
+            return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         # numpy reports arbitrary strides for size-1 dims; torch keeps contiguous ones there
         return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
@@ -202,7 +211,7 @@ class Tensor:
         return (data_ptr(self._data) - data_ptr(root)) // self._data.itemsize
 
     def is_contiguous(self, memory_format=None):
-        return self._data.flags.c_contiguous
+        return self._data.flags.c_contiguous or self._meta
 
     def data_ptr(self):
         return data_ptr(self._data)
@@ -302,7 +311,7 @@ class Tensor:
     def detach(self):
         """A new tensor sharing storage and version counter, outside the graph."""
         t = _make(self._data, self._vc)
-        return t
+        return mark(t) if self._meta else t
 
     def detach_(self):
         if self._base is not None and self._grad_fn is not None:
@@ -315,12 +324,16 @@ class Tensor:
         # shares storage but not the version counter (unlike detach()): writes through .data
         # are invisible to autograd's saved-tensor check, as in torch, which programs use to
         # update in place what a pending backward still reads (torchdiffeq's _UncheckedAssign)
-        return _make(self._data, [0])
+        t = _make(self._data, [0])
+        return mark(t) if self._meta else t
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError("data must be a Tensor")
+        if value._meta != self._meta:
+            raise RuntimeError(f"data: cannot assign a tensor on {value.device} to the data "
+                               f"of a tensor on {self.device}")
         self._data = value._data
         self._vc = value._vc
 
@@ -368,6 +381,8 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the .grad of every leaf of the graph."""
+        if self._meta:
+            refuse("backward")
         if _backward[0] is None:  # bound once: a lazy import costs ~0.3 us per call
             from .autograd import backward as fn
             _backward[0] = fn
@@ -375,12 +390,17 @@ class Tensor:
 
     # ------------------------------------------------------------------ Python protocol
     def item(self):
+        if self._meta:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors: they hold no "
+                               "data")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
         return self._data.reshape(()).item()
 
     def tolist(self):
+        if self._meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._data.tolist()
 
     def __len__(self):
@@ -394,12 +414,16 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self):
+        if self._meta:
+            refuse("bool(tensor)")
         if self._data.size != 1:
             count = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {count} is ambiguous")
         return bool(self._data.reshape(()))
 
     def _python_scalar(self):
+        if self._meta:
+            refuse("converting a tensor to a Python number")
         # float()/int()/complex() refuse with torch's ValueError (item() with RuntimeError)
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars; got "
@@ -434,9 +458,12 @@ class Tensor:
                                "the deepcopy protocol at the moment.")
         new = _new(type(self))
         new.__dict__.update({k: v for k, v in self.__dict__.items()
-                             if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks")})
-        new._data = np.array(self._data, copy=True)
+                             if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks",
+                                          "_meta", "_meta_fin")})
+        new._data = np.array(self._data, copy=True) if not self._meta else self._data
         new._vc = [0]
+        if self._meta:
+            mark(new)
         if self._grad is not None:
             new.grad = self._grad.__deepcopy__(memo)
         memo[id(self)] = new
@@ -445,6 +472,9 @@ class Tensor:
     # ------------------------------------------------------------------ interop
     def numpy(self, *, force=False):
         """The NumPy array sharing this tensor's memory (no copy)."""
+        if self._meta:
+            raise TypeError("can't convert meta device type tensor to numpy: a meta tensor "
+                            "holds no data")
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -484,6 +514,9 @@ class Tensor:
         return self
 
     def cpu(self):
+        if self._meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data! (use "
+                                      "ember.empty_like(t, device='cpu') for new storage)")
         return self
 
     def cuda(self, device=None, non_blocking=False):

@@ -19,7 +19,7 @@ from ._size import Size
 from ._tensor import Tensor, _make
 
 # Devices ember never runs on: torch programs probe these flags to pick a device or dtype.
-_FALSE_FLAGS = ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_maia", "is_mtia", "is_mkldnn",
+_FALSE_FLAGS = ("is_xpu", "is_mps", "is_ipu", "is_maia", "is_mtia", "is_mkldnn",
                 "is_vulkan", "is_xla", "is_nested", "is_sparse_csr")
 
 

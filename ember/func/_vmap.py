@@ -23,6 +23,7 @@ import functools
 
 import ember
 
+from .._meta import current_hook
 from ..autograd import function as _function
 from . import _batched, _rules  # noqa: F401 - _rules installs the rule table
 from ._batched import SIZES, Unbatchable, is_batched, physical, wrap
@@ -151,7 +152,7 @@ def _batched_call(func, spec, kwargs, out_dims, flat_args, flat_dims, n):
         ACTIVE.pop()
         del SIZES[level]
         if not ACTIVE:
-            _function._batch_hook[0] = None
+            _function._batch_hook[0] = current_hook()  # NOTE [Meta tensors]
 
 
 def _enter(a, d, level):

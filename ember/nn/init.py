@@ -6,6 +6,7 @@ makes them reproducible; the streams differ from torch's (see docs/DEVIATIONS.md
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -257,3 +258,19 @@ kaiming_uniform = _deprecated(kaiming_uniform_)
 kaiming_normal = _deprecated(kaiming_normal_)
 orthogonal = _deprecated(orthogonal_)
 sparse = _deprecated(sparse_)
+
+
+# NOTE [Init on meta tensors]: an initializer given a meta tensor (a module built under
+# ``with ember.device("meta"):``) has nothing to fill and returns the tensor, as torch's do.
+def _skip_meta(fn):
+    @functools.wraps(fn)
+    def init(tensor, *args, **kwargs):
+        if isinstance(tensor, Tensor) and tensor._meta:
+            return tensor
+        return fn(tensor, *args, **kwargs)
+    return init
+
+
+for _name in [n for n, f in list(globals().items()) if n.endswith("_") and not n.startswith("_")
+              and callable(f)]:
+    globals()[_name] = _skip_meta(globals()[_name])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _meta
 from .._tensor import Tensor, _make
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
@@ -35,6 +36,8 @@ class Parameter(Tensor):
         p = object.__new__(cls)
         p._data = data._data
         p._vc = data._vc  # a detached alias: in-place updates of either are seen by both
+        if data._meta:
+            _meta.mark(p)
         p.requires_grad_(requires_grad)
         return p
 
@@ -47,10 +50,11 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(_make(np.array(self._data, copy=True)), self._requires_grad)
+        data = self.detach() if self._meta else _make(np.array(self._data, copy=True))
+        result = type(self)(data, self._requires_grad)
         result.__dict__.update({k: v for k, v in self.__dict__.items()
                                 if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks",
-                                             "_requires_grad")})
+                                             "_requires_grad", "_meta", "_meta_fin")})
         memo[id(self)] = result
         return result
 

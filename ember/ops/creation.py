@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from .. import _dtype as D
-from .._backend import check_device
+from .. import _meta
+from .._backend import DEFAULT, check_device
 from .._size import int_sizes
 from .._tensor import Tensor, _make
 from ..autograd.grad_mode import _state
@@ -20,8 +21,8 @@ def _dt(dtype, default=None):
 
 
 def _finish(arr, requires_grad, device=None):
-    if device is not None:
-        check_device(device)
+    if (DEFAULT[0] if device is None else check_device(device)).type == "meta":
+        return _meta.new(arr.shape, arr.dtype, requires_grad)
     t = _make(arr)
     if requires_grad:
         t.requires_grad_(True)
@@ -194,6 +195,8 @@ def _size(size, size_kw=None, op="factory"):
 
 def _filled(fill, size, dtype, requires_grad, device, out=None, size_kw=None, op="factory"):
     shape = _size(size, size_kw, op)
+    if out is None and (DEFAULT[0] if device is None else check_device(device)).type == "meta":
+        return _meta.new(shape, _dt(dtype).np, requires_grad)
     arr = np.full(shape, fill, _dt(dtype).np) if fill is not None else np.empty(
         shape, _dt(dtype).np)
     if out is not None:
@@ -240,7 +243,8 @@ def _like(fill):
     def fn(input, *, dtype=None, layout=None, device=None, requires_grad=False,
            memory_format=None, pin_memory=False):
         dt = input.dtype if dtype is None else D.to_dtype(dtype)
-        return _filled(fill, tuple(input.shape), dt, requires_grad, device)
+        return _filled(fill, tuple(input.shape), dt, requires_grad,
+                       input.device if device is None else device)
 
     return fn
 
@@ -254,14 +258,16 @@ export(_like(0), name="empty_like")
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
     dt = input.dtype if dtype is None else D.to_dtype(dtype)
-    return _filled(fill_value, tuple(input.shape), dt, requires_grad, device)
+    return _filled(fill_value, tuple(input.shape), dt, requires_grad,
+                   input.device if device is None else device)
 
 
 def _new(fill, op):
     def m(self, *size, dtype=None, device=None, requires_grad=False, **kw):
         if len(size) == 1 and isinstance(size[0], (tuple, list)):
             size = tuple(size[0])
-        return _filled(fill, size, dtype or self.dtype, requires_grad, device, op=op)
+        return _filled(fill, size, dtype or self.dtype, requires_grad,
+                       self.device if device is None else device, op=op)
 
     return m
 
@@ -273,7 +279,8 @@ Tensor.new_empty = _new(0, "new_empty")
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
               layout=None, pin_memory=False):
-    return _filled(fill_value, tuple(size), dtype or self.dtype, requires_grad, device)
+    return _filled(fill_value, tuple(size), dtype or self.dtype, requires_grad,
+                   self.device if device is None else device)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
@@ -389,6 +396,8 @@ def _fill_(self, value):
         v = value if isinstance(value, Tensor) else _make(np.asarray(value, self._data.dtype))
         return _copy_(self, v.expand(self.shape) if v.ndim == 0 else v)
     check_inplace(self, "fill_")
+    if self._meta:
+        return self
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "

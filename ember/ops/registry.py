@@ -432,6 +432,9 @@ def write_into(self, arr, name):
                                                   D.from_numpy_dtype(dst.dtype)):
         raise RuntimeError(f"{name}: result type {D.from_numpy_dtype(arr.dtype)} can't be cast "
                            f"to the desired output type {D.from_numpy_dtype(dst.dtype)}")
+    if self._meta:  # nothing to write: NOTE [Meta tensors]
+        self._vc[0] += 1
+        return
     if not dst.flags.writeable:
         raise RuntimeError(
             f"{name}: cannot write in place into this tensor of shape {list(dst.shape)}: its "

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import check_device, data_ptr, reusable_empty
+from .._meta import check_not_meta, to_meta
 from .._size import Size, int_sizes
 from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
 from ..autograd.function import Op, _batch_hook, rename_node
@@ -406,7 +407,10 @@ def _to(self, *args, **kwargs):
         elif a is not None:
             dev = a
     if dev is not None:
-        check_device(dev)
+        if check_device(dev).type == "meta":
+            self = to_meta(self)
+        else:
+            check_not_meta(self)
     if dt is None:
         return Clone.apply(self) if copy else self
     dt = D.to_dtype(dt)

@@ -11,6 +11,7 @@ from collections import OrderedDict, namedtuple
 
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
+from ..parameter import Parameter
 from ._hooks import RemovableHandle
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -100,6 +101,20 @@ class _StateDict:
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
+            if local_metadata.get("assign_to_params_buffers", False):
+                # assign=True: the checkpoint's tensor replaces the module's (the way out of a
+                # model built on the meta device); a parameter stays a Parameter
+                if name in self._parameters and not isinstance(value, Parameter):
+                    value = Parameter(value, requires_grad=param.requires_grad)
+                (self._parameters if name in self._parameters else self._buffers)[name] = value
+                continue
+            if param._meta and not value._meta:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                              "to a meta parameter in the current model, which is a no-op. "
+                              "(Did you mean to pass `assign=True` to assign items in the "
+                              "state dictionary to their corresponding key in the module "
+                              "instead of copying them in place?)", UserWarning, stacklevel=3)
+                continue
             try:
                 with no_grad():
                     param.copy_(value)
@@ -142,6 +157,7 @@ class _StateDict:
 
         def load(module, local_dict, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            local_metadata = {**local_metadata, "assign_to_params_buffers": assign}
             module._load_from_state_dict(local_dict, prefix, local_metadata, strict, missing,
                                          unexpected, errors)
             for name, child in module._modules.items():

@@ -13,6 +13,7 @@ import warnings
 from collections import OrderedDict
 
 from ... import _dtype as D
+from ... import _meta
 from ..._backend import check_device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state, no_grad
@@ -417,7 +418,10 @@ class Module(_StateDict):
                 continue  # non_blocking given positionally
             elif a is not None:
                 device = a
-        check_device(device)
+        if check_device(device).type == "meta":
+            self._apply(_meta.to_meta)
+        elif device is not None:
+            self._apply(_meta.check_not_meta)
         if dtype is not None:
             dtype = D.to_dtype(dtype)
             if not dtype.is_floating_point:
@@ -432,7 +436,7 @@ class Module(_StateDict):
         (``init_weights()``, ``load_state_dict``). Returns self."""
         check_device(device)
         from ... import empty_like
-        return self._apply(empty_like, recurse=recurse)
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         return self
@@ -593,4 +597,8 @@ def _swap_data(t, new):
     """
     if new is t:
         return
+    if new._meta:
+        _meta.mark(t)
+    elif t._meta:
+        _meta.unmark(t)
     t._data = new._data
