@@ -200,7 +200,7 @@ class Tensor:
 
     def stride(self, dim=None):
         if self._meta:  # the stand-in's strides are zeros; torch's meta tensors are contiguous
-            st = tuple(np.cumprod((1,) + self._data.shape[:0:-1])[::-1].tolist())
+            st = tuple(np.cumprod((1,) + self._data.shape[:0:-1])[::-1].tolist()[:self.ndim])
             return st if dim is None else st[_wrap_dim(dim, self._data.ndim, "stride")]
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         # numpy reports arbitrary strides for size-1 dims; torch keeps contiguous ones there

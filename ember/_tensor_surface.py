@@ -501,7 +501,7 @@ def install() -> None:
     FUNCTIONS.update(_top_level_names())
     for name in _FALSE_FLAGS:
         setattr(Tensor, name, False)
-    Tensor.is_cpu = True
+    Tensor.is_cpu = property(lambda self: not self._meta)
     methods = dict(FUNCTIONS)
     methods.update(new=new, resize_=resize_, resize_as_=resize_as_, resize=resize,
                    resize_as=resize_as, sum_to_size=sum_to_size, put_=put_, put=put,

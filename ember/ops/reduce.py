@@ -9,6 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype as D
+from .._meta import mark
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
 from ._kernels import pooled as _pooled
@@ -289,6 +290,10 @@ register("min")(_max_min("min", MinDim, Amin, lambda a, b: _F["minimum"](a, b)))
 
 def _arg(name, npf):
     def fn(input, dim=None, keepdim=False):
+        out = run(input, dim, keepdim)
+        return mark(out) if input._meta else out  # computed on the stand-in: its shape holds
+
+    def run(input, dim, keepdim):
         a = input._data
         if a.size == 0 and dim is None:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import reusable_empty
+from .._meta import mark
 from .._tensor import Tensor, _make
 from ..autograd.function import Op, node_class
 from ..autograd.grad_mode import _state as _grad_state
@@ -427,7 +428,8 @@ def _isnan(input):
 
 
 def _pred(input, f):
-    return _make(np.asarray(f(input._data)))
+    out = _make(np.asarray(f(input._data)))
+    return mark(out) if input._meta else out  # computed on the stand-in: its shape holds
 
 
 register("isnan")(_isnan)

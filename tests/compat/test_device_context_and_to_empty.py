@@ -72,16 +72,3 @@ def test_to_empty_needs_the_device_keyword_as_in_torch():
             lib.nn.Linear(2, 2).to_empty()
         with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
             lib.nn.Linear(2, 2).to_empty(device="cuda")
-
-
-@pytest.mark.parametrize("enter", [
-    lambda: ember.device("meta").__enter__(),
-    lambda: ember.zeros(2, device="meta"),
-    lambda: ember.nn.Linear(2, 2).to("meta"),
-    lambda: ember.set_default_device("meta"),
-])
-def test_the_meta_device_is_refused_naming_it(enter):
-    # ember has no meta tensors (docs/DEVIATIONS.md): each form says so instead of making a CPU
-    # tensor that a program would take for an empty one
-    with pytest.raises(RuntimeError, match="meta"):
-        enter()

@@ -147,6 +147,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"{name}: _scaled_dot_product_attention: Explicit attn_mask "
                                "should not be set when is_causal=True")
         attn_mask = _make(np.tril(np.ones((L, S), dtype=bool)))
+        if query._meta:
+            attn_mask = attn_mask.to("meta")
     if attn_mask is not None:
         _check_tensor(name, attn_mask, "attn_mask")
         try:

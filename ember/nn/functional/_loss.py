@@ -254,6 +254,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _check_tensor("nll_loss", target, "target")
     cdim = _class_dim_layout("nll_loss", input, target)
     n_classes = input.shape[cdim]
+    if input._meta or target._meta:  # no targets to look up: only the result's shape
+        return ember.empty(target.shape if reduction == "none" else (), dtype=input.dtype,
+                           device="meta")
     _check_class_weight("nll_loss", weight, n_classes)
     t = target._data.astype(np.int64).reshape(-1)
     valid = t != ignore_index
