@@ -16,6 +16,7 @@ Live meta tensors are counted with weakref.finalize; the hook leaves the slot wi
 """
 from __future__ import annotations
 
+import functools
 import weakref
 
 import numpy as np
@@ -94,6 +95,18 @@ def refuse(what):
                        "CPU, or move the module with to_empty(device='cpu') first.")
 
 
+def refuses_meta(fn, name):
+    """fn, raising for a meta first argument: ops whose result's shape depends on the data
+    (nonzero, unique, ...), which the stand-in's values would make up."""
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):
+        if getattr(input, "_meta", False):
+            refuse(f"{name} (the size of its result depends on the data)")
+        return fn(input, *args, **kwargs)
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
 def _tensors(args):
     from ._tensor import Tensor
     for a in args:
@@ -109,6 +122,9 @@ def dispatch(cls, args, params):
     ts = list(_tensors(args))
     if not any(t._meta for t in ts):
         return NotImplemented
+    if any(isinstance(i, np.ndarray) and i.dtype == np.bool_
+           for a in args if isinstance(a, tuple) for i in a):
+        refuse(f"{cls.__name__} with a boolean mask (the result's size depends on the data)")
     for t in ts:
         if not t._meta and t._data.ndim:
             raise RuntimeError(f"{cls.__name__}: Tensor on device cpu is not on the expected "

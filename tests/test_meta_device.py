@@ -216,3 +216,23 @@ def test_the_op_hook_leaves_with_the_last_meta_tensor():
     del x
     gc.collect()
     assert _function._batch_hook[0] is None
+
+
+def test_conv_net_forward_in_training_mode_on_meta():
+    def build(lib):
+        nn = lib.nn
+        return nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Dropout(0.1), nn.Flatten()).to("meta")
+    ours = build(ember)(ember.randn(2, 3, 8, 8, device="meta"))
+    _same_meta(ours, build(torch)(torch.randn(2, 3, 8, 8, device="meta")))
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: ember.nonzero(x), lambda x: x.nonzero(), lambda x: ember.unique(x),
+    lambda x: x[x > 0], lambda x: ember.masked_select(x, x > 0),
+    lambda x: ember.bincount(x.long().flatten()),
+])
+def test_ops_whose_size_depends_on_the_data_refuse(op):
+    # the stand-in's values would make a size up: torch raises for these too
+    with pytest.raises(RuntimeError, match="depends on the data.*meta"):
+        op(ember.randn(2, 3, device="meta"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._meta import refuses_meta
 from .._tensor import Tensor, _make
 from ..autograd.function import Op, guard_inputs, rename_node
 from ..autograd.grad_mode import _state
@@ -462,7 +463,7 @@ def masked_select(input, mask):
     return guard_inputs(AdvancedIndex.apply(x, (np.broadcast_to(m, shape),)), mask)
 
 
-register("masked_select")(masked_select)
+register("masked_select")(refuses_meta(masked_select, "masked_select"))
 
 
 def masked_scatter(input, mask, source):
@@ -486,5 +487,5 @@ def nonzero(input, *, as_tuple=False):
     return _make(np.argwhere(a).astype(np.int64))
 
 
-register("nonzero")(nonzero)
-register("argwhere")(lambda input: nonzero(input))
+register("nonzero")(refuses_meta(nonzero, "nonzero"))
+register("argwhere")(refuses_meta(lambda input: nonzero(input), "argwhere"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
+from .._meta import refuses_meta
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from .indexing import where
@@ -364,8 +365,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
-register("unique")(unique)
-register("unique_consecutive")(unique_consecutive)
+register("unique")(refuses_meta(unique, "unique"))
+register("unique_consecutive")(refuses_meta(unique_consecutive, "unique_consecutive"))
 
 
 # ----------------------------------------------------------------------------- cummax / cummin
@@ -500,4 +501,4 @@ def bincount(input, weights=None, minlength=0):
     return _make(res.astype(dt))
 
 
-register("bincount")(bincount)
+register("bincount")(refuses_meta(bincount, "bincount"))

@@ -143,6 +143,8 @@ def _update_running(stats, running_mean, running_var, momentum, eps, count, grou
     The kernel returns invstd = 1 / sqrt(biased_var + eps); the running variance is unbiased:
     var * count / (count - 1). ``groups`` > 1 averages per-instance statistics (instance norm).
     """
+    if any(r is not None and r._meta for r in (running_mean, running_var)):
+        return  # meta buffers hold no statistics to update
     if groups == 1 and _running_in_place(running_mean) and _running_in_place(running_var):
         # batch norm's case in one kernel call: the ten NumPy calls below cost ~12 us a layer
         empty = _NO_RUNNING[stats["mean"].dtype]

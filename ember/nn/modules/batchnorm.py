@@ -93,9 +93,10 @@ class _BatchNorm(_NormBase):
         self._check_channels(input)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked._data += 1  # a buffer outside autograd: no op needed
+            if not self.num_batches_tracked._meta:  # a meta buffer has no count to add to
+                self.num_batches_tracked._data += 1  # a buffer outside autograd: no op needed
             self.num_batches_tracked._bump_version()
-            if self.momentum is None:  # cumulative moving average
+            if self.momentum is None and not self.num_batches_tracked._meta:  # cumulative
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch_stats = self.training or (self.running_mean is None and
                                             self.running_var is None)
