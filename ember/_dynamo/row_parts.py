@@ -71,6 +71,31 @@ def forward_rows(ctx, out, x, weight, bias, part):
         y2[lo:hi] += bias
 
 
+def linear_relu_start(ctx_lin, ctx_relu, x, weight, bias):
+    """epilogue.linear_relu's result buffer with its halves to come (``ctx_lin._rows``), each
+    ctx set as linear_relu sets it; or linear_relu's whole result."""
+    from .epilogue import _fusable_now, linear_relu
+    ctx_lin._rows = (_fusable_now(x, weight, bias) and _same(x, weight, bias) and
+                     splits(x.shape, weight.shape[0], x.dtype))
+    if not ctx_lin._rows:
+        return linear_relu(ctx_lin, ctx_relu, x, weight, bias)
+    ctx_lin.save_for_backward(x, weight)
+    y = reusable_empty((x.shape[0], weight.shape[0]), x.dtype)
+    ctx_relu.params = ()
+    ctx_relu.save_for_backward(y)
+    return y
+
+
+def linear_relu_rows(ctx_lin, out, x, weight, bias, part):
+    """Rows ``part`` of relu(x W^T + b) into out: the GEMM, then epilogue's bias + ReLU pass."""
+    from .epilogue import _k_bias_relu
+    if not ctx_lin._rows:
+        return
+    lo, hi = _half(x.shape[0], part)
+    np.matmul(x[lo:hi], weight.T, out=out[lo:hi])
+    _k_bias_relu(out[lo:hi], bias, out.dtype.type(0))
+
+
 # ----------------------------------------------------------------------------------- backward
 def _common(ctx, g):
     x, w = ctx._to_save

@@ -61,7 +61,7 @@ from .capture import Instr, Misc, NodeBackward, SideEffect
 
 MEASURED_CALLS = 3       # serial calls timed per unit before the plan is made
 SYNC_COST = 10e-6        # seconds: a value handed to the other thread
-PLAN_TRIES = 200         # perturbed priorities tried by plan()
+PLAN_TRIES = 100         # perturbed priorities tried by plan()
 IDLE_SPIN = 0.005        # seconds the worker polls for the next call before it sleeps
 WAIT_SPIN = 0.002        # seconds a wait polls before it sleeps between polls
 
@@ -249,8 +249,21 @@ def _split_linear(e, cap, item, lines):
     replay]); None when the item stays one unit."""
     from ..ops.nn.linear import Linear
     from . import row_parts
+    from .epilogue import LinearRelu
     from .raw_backward import linear_part, raw_backward
     arr = cap.arrays
+    if isinstance(item, LinearRelu) and len(lines) == 3 and arr is not None:
+        x, w = (arr[r[1]] if r[0] == "s" else r[1] for r in item.lin.args[:2])
+        if not row_parts.splits(np.shape(x), np.shape(w)[0], np.asarray(x).dtype):
+            return None
+        e.glob.update(_LRS=row_parts.linear_relu_start, _LRR=row_parts.linear_relu_rows)
+        y = f"v{item.outputs[0]}"
+        args = ", ".join(e.ref(r) for r in item.lin.args)
+        i, j = item.ctx_indices
+        halves = [Unit([f"_LRR(c{i}, {y}, {args}, {k})  # Linear + Relu rows {k}"],
+                       "Linear rows", writes=[y]) for k in (0, 1)]
+        return [Unit(lines[:2] + [f"{y} = _LRS(c{i}, c{j}, {args})  # Linear + Relu start"],
+                     "LinearRelu"), *halves]
     if isinstance(item, Instr) and item.cls is Linear and len(lines) == 2 and arr is not None:
         x, w = (arr[r[1]] if r[0] == "s" else r[1] for r in item.args[:2])
         if not row_parts.splits(np.shape(x), np.shape(w)[0], np.asarray(x).dtype):
@@ -329,9 +342,10 @@ def _edges(units):
 
 def plan(units):
     """(thread of each unit, units of each thread in their order, simulated finish times): the
-    shortest of the list schedules at the units' longest-remaining-path priorities and at
-    PLAN_TRIES randomly perturbed ones (a weight gradient, free to go anywhere, is ranked by its
-    own cost, which often puts it ahead of the chain it should fill the gaps of)."""
+    shortest of two kinds of list schedule (by time; with insertion into idle gaps) at the
+    units' longest-remaining-path priorities and at PLAN_TRIES randomly perturbed ones (a
+    weight gradient, free to go anywhere, is ranked by its own cost, which can put it ahead of
+    the chain it should fill the gaps of)."""
     n = len(units)
     succ = [[] for _ in range(n)]
     for k, u in enumerate(units):
@@ -341,41 +355,82 @@ def plan(units):
     for k in range(n - 1, -1, -1):
         rank[k] = units[k].cost + max((rank[s] for s in succ[k]), default=0.0)
     rng = np.random.default_rng(0)
-    best = _list_schedule(units, succ, rank)
-    for _ in range(PLAN_TRIES):
-        tried = _list_schedule(units, succ, rank * rng.uniform(0.5, 1.5, n))
-        if max(tried[2]) < max(best[2]) - 1e-9:
-            best = tried
+    best = None
+    for k in range(PLAN_TRIES + 1):
+        priority = rank if k == 0 else rank * rng.uniform(0.5, 1.5, n)
+        for how in (_timed_schedule, _list_schedule):
+            tried = how(units, succ, priority)
+            if best is None or max(tried[2]) < max(best[2]) - 1e-9:
+                best = tried
     return best
 
 
-def _list_schedule(units, succ, priority):
+def _timed_schedule(units, succ, priority):
+    """A list schedule driven by time: the thread that is free first takes, of the units whose
+    inputs are ready by then, the one of highest priority, or else waits for the unit that can
+    start soonest. Barriers go on the caller (thread 0)."""
     n = len(units)
     waiting = [len(u.preds) for u in units]
-    ready = [k for k in range(n) if waiting[k] == 0]
+    ready = {k for k in range(n) if waiting[k] == 0}
     free = [0.0, 0.0]
     thread, start, finish = [0] * n, [0.0] * n, [0.0] * n
     order = [[], []]
     while ready:
-        ready.sort(key=lambda k: (-priority[k], k))
-        k = ready.pop(0)
-        u = units[k]
-        best = None
-        for t in ((0,) if u.barrier else (0, 1)):
-            at = max([free[t]] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
-                                  for p in u.preds])
-            if best is None or at < best[1] - 1e-9:
-                best = (t, at)
-        t, at = best
-        thread[k], start[k], finish[k] = t, at, at + u.cost
+        t = 0 if free[0] <= free[1] else 1
+        pick = [k for k in ready if t == 0 or not units[k].barrier]
+        if not pick:  # only barriers left to start: the caller takes them
+            t, pick = 0, list(ready)
+        at = {k: max([free[t]] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
+                                  for p in units[k].preds]) for k in pick}
+        now = [k for k in pick if at[k] <= free[t] + 1e-12]
+        k = max(now, key=lambda k: (priority[k], -k)) if now else \
+            min(pick, key=lambda k: (at[k], -priority[k], k))
+        ready.discard(k)
+        thread[k], start[k], finish[k] = t, at[k], at[k] + units[k].cost
         free[t] = finish[k]
         order[t].append(k)
         for s in succ[k]:
             waiting[s] -= 1
             if waiting[s] == 0:
+                ready.add(s)
+    return thread, order, finish
+
+
+def _list_schedule(units, succ, priority):
+    """A list schedule with insertion: the ready unit of highest priority goes where it ends
+    first, in the earliest idle gap of a thread that it fits (after its inputs are ready) or
+    after the thread's last unit. Barriers go on the caller (thread 0)."""
+    n = len(units)
+    waiting = [len(u.preds) for u in units]
+    ready = [k for k in range(n) if waiting[k] == 0]
+    busy = [[], []]  # per thread: (start, end) of its units, in time order
+    thread, start, finish = [0] * n, [0.0] * n, [0.0] * n
+    while ready:
+        k = max(ready, key=lambda k: (priority[k], -k))
+        ready.remove(k)
+        u = units[k]
+        best = None
+        for t in ((0,) if u.barrier else (0, 1)):
+            at = max([0.0] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
+                              for p in u.preds])
+            prev_end = 0.0
+            for s0, s1 in busy[t]:  # the first gap it fits in
+                if max(at, prev_end) + u.cost <= s0:
+                    break
+                prev_end = max(prev_end, s1)
+            at = max(at, prev_end)
+            if best is None or at + u.cost < best[1] + units[k].cost - 1e-12:
+                best = (t, at)
+        t, at = best
+        thread[k], start[k], finish[k] = t, at, at + u.cost
+        busy[t].append((at, at + u.cost))
+        busy[t].sort()
+        for s in succ[k]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
                 ready.append(s)
-    for t in (0, 1):
-        order[t].sort(key=lambda k: (start[k], k))
+    order = [sorted((k for k in range(n) if thread[k] == t), key=lambda k: (start[k], k))
+             for t in (0, 1)]
     return thread, order, finish
 
 
