@@ -541,6 +541,8 @@ def main():
                     "before the interleaved rows; 0: interleaved rows only")
     ap.add_argument("--schedule", default=None, help="ncf, block or block_small: the "
                     "two-thread plan and an in-process A/B instead of the side-by-side rows")
+    ap.add_argument("--no-interleaved", action="store_true", help="the ncf and block rows "
+                    "per process only (skip their interleaved secondary rows)")
     ap.add_argument("--interop", action="store_true", help="--per-process rows also time "
                     f"'{_INTEROP}': ember.compile with EMBER_COMPILE_INTEROP=1")
     ap.add_argument("--child", nargs=2, metavar=("ROW", "CONFIG"), help=argparse.SUPPRESS)
@@ -564,7 +566,7 @@ def main():
     rows = {"ncf": _ncf_step, "block": _block_step, "fusion": _fusion_step,
             "block_small": lambda lib, c: _block_step(lib, c, 4, 32, 64)}
     for name in ("ncf", "block", "block_small", "fusion"):
-        if name in only:
+        if name in only and not (a.no_interleaved and name in ("ncf", "block")):
             _row(name, rows[name], a.steps, not a.no_torch_compile, a.block, a.pool_ab,
                  [w for w in a.without.split(",") if w])
     if "recompiles" in only:
