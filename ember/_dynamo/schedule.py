@@ -594,6 +594,8 @@ class _Worker:
 
     def _loop(self):
         self.ident = threading.get_ident()
+        if _cpus[0]:
+            os.sched_setaffinity(0, {_cpus[0][1]})  # NOTE [Two threads on two cores]
         seen = self.posts[0]
         while True:
             if not _spin._k_poll(self.posts, seen, _idle_polls[0]):
@@ -636,14 +638,39 @@ _idle_polls = [0]
 
 def _reset_after_fork():
     _worker[0] = None
+    _cpus[0] = None
     _busy[0] = _thread.allocate_lock()
 
 
 os.register_at_fork(after_in_child=_reset_after_fork)
 
 
+# NOTE [Two threads on two cores]
+# The two threads hand the GIL to each other at every kernel call, and Linux tends to wake a
+# thread on the core of the thread that woke it: left alone, both threads of a replay often
+# ended up sharing one core (NCF's step on two threads, 2 vCPUs at load ~1, 2026-11-26 22:44
+# UTC, 300 steps per process: 3.85, 2.22, 3.68, 2.47, 2.07, 2.28 ms; with the caller and the
+# worker each held on its own core 2.27, 2.22, 2.34, 2.34, 2.24, 2.19 ms; serial 2.76 ms). So
+# the worker keeps to one core of the process's CPU set and, for the duration of a two-thread
+# call, the caller to another (its own set restored after). Not when the set has one CPU;
+# EMBER_COMPILE_INTEROP_PIN=0 turns it off.
+_cpus: list = [None]  # (caller's CPU, worker's CPU, the process's CPU set), or () for none
+
+
+def _pick_cpus():
+    if os.environ.get("EMBER_COMPILE_INTEROP_PIN", "").strip() == "0" or \
+            not hasattr(os, "sched_setaffinity"):
+        return ()
+    mask = os.sched_getaffinity(0)
+    if len(mask) < 2:
+        return ()
+    cpus = sorted(mask)
+    return (cpus[0], cpus[1], mask)
+
+
 def _start():
     _spin.calibrate()
+    _cpus[0] = _pick_cpus()
     per_spin = max(1, _spin._iterations[0]) / _spin.SPIN_SECONDS
     _polls[0] = max(1, int(per_spin * WAIT_SPIN))
     _idle_polls[0] = max(1, int(per_spin * IDLE_SPIN))
@@ -716,6 +743,9 @@ class TwoThreads:
         flags = p.flags
         xs = [None] * p.n_values
         blas = _blas_enter(1)
+        pin = _cpus[0]
+        if pin:  # NOTE [Two threads on two cores]
+            os.sched_setaffinity(0, {pin[0]})
         try:
             w.post(p.worker, (*args, xs), flags, gen)
             try:
@@ -730,6 +760,8 @@ class TwoThreads:
             if w.error is not None:
                 raise w.error
         finally:
+            if pin:
+                os.sched_setaffinity(0, pin[2])
             _blas_exit(blas)
         self.calls += 1
         return out

@@ -216,6 +216,17 @@ def test_an_exception_on_the_caller_stops_the_worker_and_is_raised(interop):
     assert fwd.calls == before + 1  # the worker is free again
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="needs os.sched_getaffinity")
+def test_the_callers_cpu_set_is_restored_after_a_two_thread_call(interop):
+    _, f, x = _small_block()
+    fwd = _two_threaded(_ctx(f))[0]
+    mask = os.sched_getaffinity(0)
+    before = fwd.calls
+    f(x)
+    assert fwd.calls == before + 1
+    assert os.sched_getaffinity(0) == mask  # NOTE [Two threads on two cores]
+
+
 def test_one_thread_requested_or_worker_busy_runs_the_serial_replay(interop):
     block, f, x = _small_block()
     fwd = _two_threaded(_ctx(f))[0]
