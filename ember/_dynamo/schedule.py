@@ -211,12 +211,9 @@ def _ext_indices(cap, param):
 def _optimizer_part(opt, only):
     """Adam._update of the parameters whose id() is in ``only``, with grad mode off as in
     step()."""
-    prev = _state.enabled
-    _state.enabled = False
-    try:
+    from ..autograd.grad_mode import no_grad
+    with no_grad():
         opt._update(only)
-    finally:
-        _state.enabled = prev
 
 
 def _optimizer_done(opt):
