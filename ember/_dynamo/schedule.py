@@ -13,18 +13,24 @@ replay, on the same arrays, so the results are the same bits.
   fused group, a node's backward, a gradient's write into ``.grad``); a unit's inputs and
   outputs are the ``v<slot>``/``c<ctx>`` names its lines read and assign. A Linear backward
   with an input and a weight gradient becomes two units (raw_backward.linear_part: the same
-  GEMM call for each half as the whole makes). Calls made for their effect on live objects
-  (``optimizer.step()``, ``zero_grad()``, BatchNorm's running statistics, ...) are barriers: on
-  the caller, after every unit before them and before every unit after. Units that draw random
-  numbers keep their order (a chain of edges); an unknown kind of item makes the graph serial.
-* Costs. A GEMM's multiply-adds at one core's rate (GEMM_RATE), every other unit the bytes of
-  the arrays it reads and writes at MEMORY_RATE, plus UNIT_OVERHEAD of Python per unit.
-* Schedule. A list schedule over two threads, computed once per function: the ready unit with
-  the longest remaining path (its cost plus the costliest chain of units that need it) goes
-  next, on the thread where it ends first (a value crossing threads costs SYNC_COST); each
-  thread runs its units in the order the simulation started them. A unit waits only for units
-  that ended before it started in that simulation, so neither thread can wait on the other in
-  a cycle, whatever the real durations are.
+  GEMM call for each half as the whole makes), big GEMMs are cut further into row halves (NOTE
+  [GEMM halves in a two-thread replay] in row_parts.py) and an Adam step into parts (NOTE
+  [Optimizer steps in a two-thread replay]). Other calls made for their effect on live objects
+  (``zero_grad()``, BatchNorm's running statistics, ...) are barriers: on the caller, after
+  every unit before them and before every unit after. Units that draw random numbers keep
+  their order (a chain of edges); an unknown kind of item makes the graph serial.
+* Costs. Measured: the first MEASURED_CALLS calls run a serial copy of the code with each
+  unit's CPU time taken (OpenBLAS at one thread), and the fastest of them is the unit's cost.
+  A static model (multiply-adds at the core's GEMM rate, bytes at a memory rate) was 2-4x off
+  for NCF's gathers and scatters (an embedding lookup reads a few rows of a big table, a view
+  costs nothing), and the plan follows the costs.
+* Schedule. Computed once per function (plan()): two kinds of list schedule over two threads
+  (by time; with insertion into idle gaps), the ready unit with the longest remaining path
+  first (its cost plus the costliest chain of units that need it), each at those priorities
+  and at randomly perturbed ones, the shortest kept (a value crossing threads costs
+  SYNC_COST). Each thread runs its units in the order the simulation started them, and a unit
+  waits only for units that ended before it started there, so neither thread can wait on the
+  other in a cycle, whatever the real durations are.
 * Code. Two functions over the same globals: the caller's and the worker's, each the units
   of its thread in order. A value one thread makes and the other reads goes through a list
   (``X[j] = v12`` after the unit, then the unit's flag ``F[k] = g``, g this call's number); the
@@ -32,7 +38,8 @@ replay, on the same arrays, so the results are the same bits.
   polls as ember/_spin.py does, then short sleeps) and then reads the list.
 * Running. One worker thread per process, started on first use; after a call it polls for the
   next one for IDLE_SPIN seconds, then sleeps on a lock (waking a sleeping thread on an idle
-  core costs 0.1-0.3 ms on this VM, so a training loop's next step finds it awake). OpenBLAS is
+  core costs 0.1-0.3 ms on this VM, so a training loop's next step finds it awake); the two
+  threads keep to two different cores (NOTE [Two threads on two cores]). OpenBLAS is
   held at one thread for the call: both threads call it, and its own workers, never woken,
   never spin on the core the other thread runs on. An exception on either thread sets the abort
   flag, which every wait also watches; the caller waits until the worker has stopped and raises
