@@ -449,6 +449,9 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         # plain pickling copies the data; ember.multiprocessing registers a shared-memory
         # reduction with its own pickler instead
+        if self._meta:
+            return (_rebuild_meta, (self._data.shape, self._data.dtype.str,
+                                    self._requires_grad and self._grad_fn is None))
         return (_rebuild_tensor, (type(self), np.array(self._data, copy=True),
                                   self._requires_grad and self._grad_fn is None))
 
@@ -560,6 +563,11 @@ def _rebuild_tensor(cls, arr, requires_grad):
     if requires_grad:
         t._requires_grad = True
     return t
+
+
+def _rebuild_meta(shape, dtype, requires_grad):
+    from ._meta import new
+    return new(shape, np.dtype(dtype), requires_grad)
 
 
 def _root_array(a):

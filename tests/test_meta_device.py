@@ -236,3 +236,13 @@ def test_ops_whose_size_depends_on_the_data_refuse(op):
     # the stand-in's values would make a size up: torch raises for these too
     with pytest.raises(RuntimeError, match="depends on the data.*meta"):
         op(ember.randn(2, 3, device="meta"))
+
+
+def test_pickle_keeps_meta_and_save_refuses():
+    import io
+    import pickle
+    x = ember.empty(2, 3, dtype=ember.float16, device="meta", requires_grad=True)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.is_meta and tuple(y.shape) == (2, 3) and y.dtype == ember.float16 and y.requires_grad
+    with pytest.raises(RuntimeError, match=r"save: cannot save a meta tensor of shape \(2, 3\)"):
+        ember.save({"w": x}, io.BytesIO())

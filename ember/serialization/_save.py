@@ -148,6 +148,10 @@ class _Pickler(pickle._Pickler):
             return (_TorchName.of("torch", "device"), args)
         if t.__name__ == "layout" and t.__module__ == "ember.sparse._coo":
             return (_TorchName.of("torch.serialization", "_get_layout"), (f"torch.{obj.name}",))
+        if isinstance(obj, Tensor) and obj._meta:
+            raise RuntimeError(f"save: cannot save a meta tensor of shape {tuple(obj.shape)} "
+                               "(ember writes tensor data only; torch records meta tensors "
+                               "without it). Save the module after to_empty() and init.")
         if t is Tensor:
             return self._tensor(obj)
         if t is self._param:
