@@ -125,8 +125,8 @@ def set_default_device(device) -> None:
     from . import _backend
     name = "cpu" if device is None else str(device)
     if name.split(":")[0] not in ("cpu", "meta"):
-        raise RuntimeError(f"set_default_device: ember runs on the CPU (and the meta device) "
-                           f"only; got device {name!r}")
+        raise RuntimeError("set_default_device: ember runs on the CPU only (and the meta "
+                           f"device); got device {name!r}")
     _backend.DEFAULT[0] = _backend.device(name.split(":")[0])
 
 

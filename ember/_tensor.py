@@ -106,8 +106,9 @@ class Tensor:
         t = _new(cls)
         dt = kwargs.pop("dtype", None) or getattr(cls, "_legacy_dtype", None)
         dt = D.get_default_dtype() if dt is None else D.to_dtype(dt)
-        if kwargs.get("device") is not None:
-            check_device(kwargs["device"])
+        if kwargs.get("device") is not None and check_device(kwargs["device"]).type != "cpu":
+            raise RuntimeError("legacy constructor expects device type: cpu but device type: "
+                               f"{check_device(kwargs['device']).type} was passed")
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             t._data, t._vc = src._data, src._vc

@@ -246,3 +246,22 @@ def test_pickle_keeps_meta_and_save_refuses():
     assert y.is_meta and tuple(y.shape) == (2, 3) and y.dtype == ember.float16 and y.requires_grad
     with pytest.raises(RuntimeError, match=r"save: cannot save a meta tensor of shape \(2, 3\)"):
         ember.save({"w": x}, io.BytesIO())
+
+
+@pytest.mark.parametrize("build", [
+    lambda lib: lib.nn.Linear(2, 3, device="meta").weight,
+    lambda lib: lib.nn.Conv2d(1, 2, 3, device="meta").weight,
+    lambda lib: lib.nn.BatchNorm1d(3, device="meta").running_var,
+    lambda lib: lib.nn.Embedding(4, 3, device="meta").weight,
+    lambda lib: lib.nn.LSTM(2, 3, device="meta").weight_hh_l0,
+    lambda lib: lib.nn.MultiheadAttention(4, 2, device="meta").in_proj_weight,
+])
+def test_layers_built_with_device_meta(build):
+    _same_meta(build(ember), build(torch))
+
+
+def test_legacy_constructor_refuses_meta_as_torch():
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but "
+                                               "device type: meta was passed"):
+            lib.Tensor(2, 3, device="meta")

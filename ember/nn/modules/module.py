@@ -8,6 +8,7 @@ dtype conversion, hooks, repr — walks those dicts. ``forward`` is plain Python
 from __future__ import annotations
 
 import copy
+import functools
 import itertools
 import warnings
 from collections import OrderedDict
@@ -60,6 +61,12 @@ class Module(_StateDict):
         >>> [name for name, _ in Net().named_parameters()]
         ['fc.weight', 'fc.bias']
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and cls.__module__.startswith("ember."):
+            cls.__init__ = _builds_on_meta(init)
 
     _version: int = 1
     training: bool
@@ -587,6 +594,20 @@ _HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_back
                "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
                "_load_state_dict_post_hooks")
 
+
+
+def _builds_on_meta(init):
+    """An ember layer's __init__ that honours ``device="meta"`` (``nn.Linear(4, 3,
+    device="meta")``): it builds inside ``with ember.device("meta"):``, so its factories make
+    meta tensors. Only ember's own layers: a program's ``device`` argument may mean anything."""
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        dev = kwargs.get("device")
+        if dev is not None and check_device(dev).type == "meta":
+            with _meta.META:
+                return init(self, *args, **kwargs)
+        return init(self, *args, **kwargs)
+    return __init__
 
 
 def _swap_data(t, new):
