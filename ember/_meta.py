@@ -109,6 +109,20 @@ def refuses_meta(fn, name):
     return op
 
 
+def marks_meta(fn):
+    """fn, whose tensor results are meta when its first argument is: for functions that
+    compute on ``_data`` outside an Op, where the stand-in gives the right shape and dtype."""
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):
+        res = fn(input, *args, **kwargs)
+        if getattr(input, "_meta", False):
+            for r in (res if isinstance(res, tuple) else (res,)):
+                if getattr(r, "_meta", True) is False:
+                    mark(r)
+        return res
+    return op
+
+
 def _tensors(args):
     from ._tensor import Tensor
     for a in args:

@@ -112,7 +112,7 @@ class Tensor:
         if len(args) == 1 and isinstance(args[0], Tensor):
             src = args[0]
             t._data, t._vc = src._data, src._vc
-            return t
+            return mark(t) if src._meta else t
         if len(args) == 1 and isinstance(args[0], Size):   # Tensor(x.size()): sizes, not data
             t._data = np.zeros(tuple(args[0]), dtype=dt.np)
         elif not args:

@@ -2,6 +2,7 @@
 factory and op results against torch's meta tensors, the idioms programs use it for, errors."""
 import copy
 import gc
+import warnings
 
 import numpy as np
 import pytest
@@ -265,3 +266,29 @@ def test_legacy_constructor_refuses_meta_as_torch():
         with pytest.raises(RuntimeError, match="legacy constructor expects device type: cpu but "
                                                "device type: meta was passed"):
             lib.Tensor(2, 3, device="meta")
+
+
+_NOT_OPS = {"manual_seed", "seed", "set_default_device", "set_default_dtype", "load", "save",
+            "compile", "set_printoptions", "set_num_threads", "set_rng_state",
+            "use_deterministic_algorithms", "set_grad_enabled", "set_num_interop_threads"}
+
+
+def test_no_public_function_turns_a_meta_tensor_into_a_cpu_one():
+    # every ember.<fn>(meta tensor) that succeeds must return meta tensors: a CPU result would
+    # hold values made up from the stand-in (NOTE [Meta tensors])
+    leaked = []
+    for name in sorted(n for n in dir(ember) if not n.startswith("_") and n not in _NOT_OPS):
+        fn = getattr(ember, name)
+        if not callable(fn) or isinstance(fn, type) and not issubclass(fn, ember.Tensor):
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = fn(ember.rand(3, 4, device="meta"))
+        except Exception:  # refusing (any error) is allowed; a CPU result is not
+            continue
+        for r in res if isinstance(res, (tuple, list)) else (res,):
+            if isinstance(r, ember.Tensor) and not r.is_meta:
+                leaked.append(name)
+    assert not leaked, f"CPU results from meta inputs: {leaked}"
+

@@ -103,6 +103,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             from None
     if arr.dtype == object:
         raise TypeError("tensor(): nested data has inconsistent lengths")
+    if device is None and isinstance(data, Tensor) and data._meta:
+        device = "meta"  # a meta tensor's copy stays on meta, as in torch
     return _finish(arr, requires_grad, device)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._meta import refuses_meta
+from .._meta import refuse, refuses_meta
 from .._tensor import Tensor, _make
 from ..autograd.function import Op, guard_inputs, rename_node
 from ..autograd.grad_mode import _state
@@ -405,6 +405,8 @@ class Where(Op):
 def where(condition, input=None, other=None, *, out=None):
     """where(cond, x, y) elementwise choice; where(cond) is nonzero(cond, as_tuple=True)."""
     if input is None and other is None:
+        if condition._meta:
+            refuse("where(condition) (the size of its result depends on the data)")
         return nonzero(condition, as_tuple=True)
     if out is not None:  # write_out resizes an empty out= (to 0-d too), as torch does
         result = where(condition, input, other)

@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from .. import _dtype as D
+from .._meta import marks_meta
 from .._tensor import Tensor, _make
 from .creation import _finish, _size
 from .registry import check_inplace, export, write_into, write_out
@@ -160,14 +161,14 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None, pin_memory=False):
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
+                requires_grad=requires_grad, device=input.device if device is None else device)
 
 
 @export
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None, pin_memory=False):
     return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                 requires_grad=requires_grad)
+                 requires_grad=requires_grad, device=input.device if device is None else device)
 
 
 @export
@@ -205,6 +206,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
 
 
 @export
+@marks_meta
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Normal samples; mean and std may be tensors (broadcast) or floats with ``size``."""
@@ -227,6 +229,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
 
 
 @export
+@marks_meta
 def bernoulli(input, p=None, *, generator=None, out=None):
     """0/1 samples with probabilities ``input`` (or the scalar p)."""
     probs = input._data if p is None else np.full(input.shape, p)
@@ -237,6 +240,7 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
 
 @export
+@marks_meta
 def poisson(input, generator=None):
     return _make(_gen(generator).poisson(input._data).astype(input._data.dtype))
 

@@ -9,7 +9,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype as D
-from .._meta import mark
+from .._meta import mark, marks_meta
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
 from ._kernels import pooled as _pooled
@@ -458,8 +458,8 @@ def _bool_reduce(name, npf):
     return fn
 
 
-register("all")(_bool_reduce("all", np.all))
-register("any")(_bool_reduce("any", np.any))
+register("all")(marks_meta(_bool_reduce("all", np.all)))
+register("any")(marks_meta(_bool_reduce("any", np.any)))
 
 
 def count_nonzero(input, *dims, dim=None):
@@ -472,7 +472,7 @@ def count_nonzero(input, *dims, dim=None):
                             np.int64))
 
 
-register("count_nonzero")(count_nonzero)
+register("count_nonzero")(marks_meta(count_nonzero))
 
 
 class Cumsum(Op):

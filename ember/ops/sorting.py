@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtype as D
-from .._meta import refuses_meta
+from .._meta import marks_meta, refuses_meta
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from .indexing import where
@@ -93,8 +93,8 @@ def msort(input):
     return sort(input, 0).values
 
 
-_register_vi("sort", sort)
-register("argsort")(argsort)
+_register_vi("sort", marks_meta(sort))
+register("argsort")(marks_meta(argsort))
 register("msort")(msort)
 
 
@@ -229,7 +229,7 @@ def mode(input, dim=-1, keepdim=False):
     return _take(input, np.moveaxis(idx, -1, d), d, keepdim, "mode")
 
 
-_register_vi("mode", mode)
+_register_vi("mode", marks_meta(mode))
 
 
 # ----------------------------------------------------------------------------- quantile
@@ -476,7 +476,7 @@ def histc(input, bins=100, min=0, max=0):
     return _make(np.bincount(pos, minlength=bins).astype(a.dtype))
 
 
-register("histc")(histc)
+register("histc")(marks_meta(histc))
 
 
 def bincount(input, weights=None, minlength=0):
