@@ -35,12 +35,13 @@ def new(self, *args, dtype=None, device=None, requires_grad=False):
     that shape, ``new(sequence)`` a tensor of that data, ``new(tensor)`` the same tensor."""
     import ember
     dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0]
     if not args:
-        return ember.empty(0, dtype=dtype, requires_grad=requires_grad)
+        return ember.empty(0, dtype=dtype, requires_grad=requires_grad, device=device)
     if all(isinstance(a, (int, np.integer)) for a in args) or isinstance(args[0], Size):
-        return ember.zeros(*args, dtype=dtype, requires_grad=requires_grad)
+        return ember.zeros(*args, dtype=dtype, requires_grad=requires_grad, device=device)
     if len(args) == 1:
         return ember.tensor(args[0], dtype=dtype, requires_grad=requires_grad)
     raise TypeError(f"new(): expected sizes (ints or a Size), a sequence of data or a tensor; "

@@ -292,3 +292,23 @@ def test_no_public_function_turns_a_meta_tensor_into_a_cpu_one():
                 leaked.append(name)
     assert not leaked, f"CPU results from meta inputs: {leaked}"
 
+
+
+def test_no_tensor_method_turns_a_meta_tensor_into_a_cpu_one():
+    # the same for x.<method>() without arguments (the ones that read data are refused)
+    leaked = []
+    for name in sorted(n for n in dir(ember.Tensor) if not n.startswith("__")):
+        x = ember.rand(3, 4, device="meta")
+        try:
+            method = getattr(x, name)
+            if not callable(method):
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = method()
+        except Exception:  # refusing is allowed; a CPU result is not
+            continue
+        for r in res if isinstance(res, (tuple, list)) else (res,):
+            if isinstance(r, ember.Tensor) and not r.is_meta:
+                leaked.append(name)
+    assert not leaked, f"CPU results from meta inputs: {leaked}"

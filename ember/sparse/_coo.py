@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import CPU, check_device
+from .._meta import refuse
 from .._size import Size
 from .._tensor import Tensor, _make, _warn_non_leaf_grad, _wrap_dim
 
@@ -510,6 +511,8 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
     """
     if layout is not None and layout != sparse_coo:
         raise RuntimeError(f"to_sparse: only layout=ember.sparse_coo is supported; got {layout}")
+    if self._meta:
+        refuse("to_sparse (the number of entries depends on the data)")
     nd = self.ndim
     sd = nd if sparse_dim is None else int(sparse_dim)
     if not 0 <= sd <= nd:
