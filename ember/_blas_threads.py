@@ -41,10 +41,14 @@ Not covered: LU factorisation (getrf) hands its jobs to OpenBLAS's pool directly
 (exec_blas_async), so after an np.linalg.solve of a large matrix OpenBLAS's worker spins for
 0.1 s as before (on its own slots, so it does not disturb the callback's calls).
 
-Where it stands: opt-in until a quiet A/B (EMBER_BLAS_THREADS=ember, read at import; `enable()`
+Where it stands: opt-in (EMBER_BLAS_THREADS=ember, read at import; `enable()`
 and `disable()` for tests and A/Bs). Linux on x86-64 and aarch64 only (futex numbers). The
 callback is removed and the workers stopped at interpreter exit; the thread counts
 (threadpoolctl, `ember.set_num_threads(1)`) still decide how many jobs OpenBLAS asks for.
+The quiet A/B of 2026-11-26 (benchmarks/RESULTS.md, fourteenth session) kept it off by
+default: no gain on a quiet machine (GPT-S, ResNet-50, GNMT-S, VGG-19 within the per-process
+spread) and a slow mode on MobileNetV2 (87-89 ms against 72-76 ms in 3 of 5 processes); its
+gain is on a busy machine (GNMT-S steps 3-7x faster under load), where nothing spins.
 """
 from __future__ import annotations
 
