@@ -19,6 +19,7 @@ and the NumPy fast paths vmap also turns off (small-batch Linear, fused attentio
 from __future__ import annotations
 
 import functools
+import inspect
 import weakref
 
 import numpy as np
@@ -112,10 +113,12 @@ def refuses_meta(fn, name):
 def marks_meta(fn):
     """fn, whose tensor results are meta when its first argument is: for functions that
     compute on ``_data`` outside an Op, where the stand-in gives the right shape and dtype."""
+    first = next(iter(inspect.signature(fn).parameters))  # may come by keyword: normal(mean=)
+
     @functools.wraps(fn)
-    def op(input, *args, **kwargs):
-        res = fn(input, *args, **kwargs)
-        if getattr(input, "_meta", False):
+    def op(*args, **kwargs):
+        res = fn(*args, **kwargs)
+        if getattr(args[0] if args else kwargs.get(first), "_meta", False):
             for r in (res if isinstance(res, tuple) else (res,)):
                 if getattr(r, "_meta", True) is False:
                     mark(r)

@@ -312,3 +312,18 @@ def test_no_tensor_method_turns_a_meta_tensor_into_a_cpu_one():
             if isinstance(r, ember.Tensor) and not r.is_meta:
                 leaked.append(name)
     assert not leaked, f"CPU results from meta inputs: {leaked}"
+
+
+def test_random_functions_take_their_first_argument_by_keyword():
+    # d2l's train_ch11 calls torch.normal(mean=0.0, std=0.01, size=(n, 1), requires_grad=True):
+    # the meta wrapper around the random functions must pass keyword forms through
+    ours = ember.normal(mean=0.0, std=0.01, size=(3, 1), requires_grad=True)
+    ref = torch.normal(mean=0.0, std=0.01, size=(3, 1), requires_grad=True)
+    assert tuple(ours.shape) == tuple(ref.shape) and ours.requires_grad and not ours.is_meta
+    assert ember.bernoulli(input=ember.full((4,), 1.0)).tolist() == [1.0] * 4
+    assert ember.poisson(input=ember.zeros(3)).tolist() == torch.poisson(
+        input=torch.zeros(3)).tolist()
+    _same_meta(ember.normal(mean=ember.zeros(2, 3, device="meta"), std=1.0),
+               torch.normal(mean=torch.zeros(2, 3, device="meta"), std=1.0))
+    _same_meta(ember.bernoulli(input=ember.zeros(5, device="meta")),
+               torch.bernoulli(input=torch.zeros(5, device="meta")))
