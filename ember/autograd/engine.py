@@ -198,8 +198,8 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
             node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             if owned:  # the sums leave the engine's hands: never written again
-                for t in grads:
-                    owned.discard(id(t))
+                # (no loop variable: one left holding a gradient makes AccumulateGrad copy it)
+                owned.difference_update([id(t) for t in grads])
             acc = type(node) is AccumulateGrad
             if node._node_prehooks or node._pre_hooks or (acc and node.variable._hooks):
                 grads = _run_prehooks(node, grads)

@@ -224,6 +224,22 @@ def test_unshared_first_gradient_is_not_copied(monkeypatch):
     np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(3, 5.0))
 
 
+def test_first_gradient_is_not_copied_after_an_engine_sum(monkeypatch):
+    # x feeds two ops, so the engine sums its gradient in a buffer it owns while the Linear's
+    # parameter gradients are still to be accumulated; a leftover reference from that
+    # bookkeeping once made each of them a copy
+    copies = _count_copies(monkeypatch)
+    lin = ember.nn.Linear(4, 3)
+    x = ember.randn(5, 4, requires_grad=True)
+    (lin(x).sum() + (x * x).sum()).backward()
+    assert copies == []
+    w = lin.weight.detach().numpy()
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(3, 5.0))
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.tile(x.detach().numpy().sum(0), (3, 1)),
+                               rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), w.sum(0) + 2 * x.detach().numpy(), rtol=1e-5)
+
+
 class _SameTwice(ember.autograd.Function):
     """Hands one gradient tensor to both inputs, or a view of it to the second."""
 
