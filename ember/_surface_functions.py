@@ -159,6 +159,11 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enable
     return _F().group_norm(input, num_groups, weight, bias, eps)
 
 
+def adaptive_max_pool1d(input, output_size):
+    """``(values, indices)``: the top-level form always returns both (F's has return_indices)."""
+    return _F().adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """The lookup ``weight[indices]``; ``padding_idx`` -1 (aten's default) means none."""
     return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
@@ -253,6 +258,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     differences inside and one-sided ones (order ``edge_order``) at the edges; ``spacing`` is a
     number, a list of numbers (one per dim) or a list of coordinate tensors."""
     import ember
+    spacing = 1 if spacing is None else spacing   # torch's parser default, spelled out
     if edge_order not in (1, 2):
         raise RuntimeError(f"torch.gradient only supports edge_order=1 and edge_order=2; got "
                            f"{edge_order}")

@@ -514,8 +514,9 @@ class Tensor:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def to_dense(self):
-        return self
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """This tensor (already dense); with ``dtype``, a copy converted to it."""
+        return self if dtype is None else self.to(dtype)
 
     def cpu(self):
         if self._meta:

@@ -196,7 +196,7 @@ def _inplace_of(name, check=None):
 
     def method(self, *args, **kwargs):
         if check is not None:
-            check(self, *args)
+            check(self, *args, **kwargs)
         return apply_inplace(self, getattr(Tensor, name), name + "_", *args, **kwargs)
 
     method.__name__ = name + "_"
@@ -247,10 +247,16 @@ def _as_strided_view(self, size, stride, storage_offset=None):
     return self.as_strided(size, stride, storage_offset)
 
 
-_VIEW_INPLACE = {"t_": lambda self: self.t(), "transpose_": lambda self, d0, d1:
-                 self.transpose(d0, d1), "swapaxes_": lambda self, a, b: self.transpose(a, b),
-                 "swapdims_": lambda self, a, b: self.transpose(a, b),
-                 "squeeze_": lambda self, *dim: self.squeeze(*dim),
+def _squeeze_view(self, dim=None):
+    return self.squeeze() if dim is None else self.squeeze(dim)
+
+
+# (the parameters carry torch's names: x.transpose_(dim0=0, dim1=1) is a keyword form it takes)
+_VIEW_INPLACE = {"t_": lambda self: self.t(), "transpose_": lambda self, dim0, dim1:
+                 self.transpose(dim0, dim1),
+                 "swapaxes_": lambda self, axis0, axis1: self.transpose(axis0, axis1),
+                 "swapdims_": lambda self, dim0, dim1: self.transpose(dim0, dim1),
+                 "squeeze_": _squeeze_view,
                  "unsqueeze_": lambda self, dim: self.unsqueeze(dim),
                  "as_strided_": _as_strided_view}
 

@@ -265,9 +265,14 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
 
 
 def _new(fill, op):
-    def m(self, *size, dtype=None, device=None, requires_grad=False, **kw):
-        if len(size) == 1 and isinstance(size[0], (tuple, list)):
-            size = tuple(size[0])
+    def m(self, *sizes, size=None, dtype=None, device=None, requires_grad=False, **kw):
+        if size is not None:   # x.new_zeros(size=(2, 3)), a keyword form torch takes
+            if sizes:
+                raise TypeError(f"{op}(): got the size both positionally and as size=")
+            sizes = (size,)
+        if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+            sizes = tuple(sizes[0])
+        size = sizes
         return _filled(fill, size, dtype or self.dtype, requires_grad,
                        self.device if device is None else device, op=op)
 
@@ -337,8 +342,10 @@ def _into(out, arr):
 def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
            requires_grad=False, pin_memory=False):
     """Deprecated torch.range: start to end INCLUSIVE by step (use arange)."""
+    # always floating (default dtype) unless dtype= says otherwise: torch.range(0, 3) is float
     return arange(start, end + step if end is not None else start + step, step, out=out,
-                  dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
+                  dtype=dtype or D.get_default_dtype(), layout=layout, device=device,
+                  requires_grad=requires_grad)
 
 
 @export

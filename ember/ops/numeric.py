@@ -82,7 +82,7 @@ def is_nonzero(input) -> bool:
 
 # ---- differences, integration, statistics ----------------------------------------------------
 
-@export(method=True)
+@export(method=True, out=True)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The n-th forward difference along ``dim`` (with optional values put before/after)."""
     em = _ember()
@@ -335,7 +335,7 @@ def renorm(input, p, dim, maxnorm):
 
 # ---- sets and indices ------------------------------------------------------------------------
 
-@export
+@export(out=True)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` is in ``test_elements``."""
     em = _ember()

@@ -211,6 +211,9 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
            layout=None, device=None, requires_grad=False, pin_memory=False):
     """Normal samples; mean and std may be tensors (broadcast) or floats with ``size``."""
     g = _gen(generator)
+    if size is not None:   # the (float, float, size) form: torch reads 0-d tensors as numbers
+        mean = mean.item() if isinstance(mean, Tensor) and mean.dim() == 0 else mean
+        std = std.item() if isinstance(std, Tensor) and std.dim() == 0 else std
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._data if isinstance(mean, Tensor) else mean
         s = std._data if isinstance(std, Tensor) else std

@@ -91,7 +91,7 @@ class Roll(Op):
 def roll(input, shifts, dims=None):
     """Roll ``input`` by ``shifts`` along ``dims``; without dims it rolls the flattened tensor."""
     shifts = (int(shifts),) if isinstance(shifts, (int, np.integer)) else tuple(shifts)
-    if dims is None:
+    if dims is None or (not isinstance(dims, (int, np.integer)) and len(dims) == 0):
         if len(shifts) != 1:
             raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
                                "dims:0")

@@ -59,7 +59,14 @@ def _unary_op(name, f, grad=None, public=True):
     Unary.__doc__ = f"Elementwise {name}."
     if public:
         register(name, method=True, inplace=True)(Unary)
-    return Unary.apply
+        return Unary.apply
+
+    def fn(input):  # an Op's apply takes tensors positionally: special.i0e(input=t) comes here
+        return Unary.apply(input)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = Unary.__doc__
+    return fn
 
 
 # ---- gamma family ----------------------------------------------------------------------------

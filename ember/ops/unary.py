@@ -461,6 +461,7 @@ class NanToNum(Op):
     @staticmethod
     def forward(ctx, x, nan=0.0, posinf=None, neginf=None):
         ctx.save_for_backward(x)
+        nan = 0.0 if nan is None else nan   # nan=None is torch's default spelled out
         if x.dtype == D.bfloat16.np:  # np.nan_to_num leaves ml_dtypes' bfloat16 untouched
             import ml_dtypes
             big = float(ml_dtypes.finfo(x.dtype).max)

@@ -21,7 +21,18 @@ import os
 _P = inspect.Parameter
 
 
-def _param_list(fn: ast.FunctionDef, drop_self: bool):
+_NO_DEFAULT = object()
+
+
+def _default(node):
+    """A stub default's value when it is a literal (``False``, ``None``), else _NO_DEFAULT."""
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return _NO_DEFAULT
+
+
+def _param_list(fn: ast.FunctionDef, drop_self: bool, defaults: bool = False):
     a = fn.args
     positional = list(a.posonlyargs) + list(a.args)
     n_defaults = len(a.defaults)
@@ -30,11 +41,18 @@ def _param_list(fn: ast.FunctionDef, drop_self: bool):
         kind = _P.POSITIONAL_ONLY if i < len(a.posonlyargs) else _P.POSITIONAL_OR_KEYWORD
         has_default = i >= len(positional) - n_defaults
         out.append((arg.arg, kind, has_default, ast.unparse(arg.annotation or ast.Constant(""))))
+        if defaults:
+            d = a.defaults[i - len(positional) + n_defaults] if has_default else None
+            out[-1] += (_default(d) if has_default else _NO_DEFAULT,)
     if a.vararg is not None:
         out.append((a.vararg.arg, _P.VAR_POSITIONAL, True, ""))
+        if defaults:
+            out[-1] += (_NO_DEFAULT,)
     for arg, d in zip(a.kwonlyargs, a.kw_defaults):
         out.append((arg.arg, _P.KEYWORD_ONLY, d is not None,
                     ast.unparse(arg.annotation or ast.Constant(""))))
+        if defaults:
+            out[-1] += (_NO_DEFAULT if d is None else _default(d),)
     if drop_self and out and out[0][0] == "self":
         out = out[1:]
     if drop_self:   # a method's out= is a stub artefact: the parser rejects x.add(y, out=z)
@@ -47,20 +65,21 @@ def _param_list(fn: ast.FunctionDef, drop_self: bool):
 def _left_out(params) -> bool:
     """Named-tensor overloads, and the deprecated scalar-first ones (``addmm(beta, self, ...)``,
     ``where(condition, self, other)``) whose tensor is a `self` after other parameters."""
-    return any(name == "names" or "EllipsisType" in ann for name, _k, _d, ann in params) or any(
-        name == "self" for name, _k, _d, _a in params[1:])
+    return any(p[0] == "names" or "EllipsisType" in p[3] for p in params) or any(
+        p[0] == "self" for p in params[1:])
 
 
-def read_overloads(torch):
+def read_overloads(torch, defaults: bool = False):
     """{'torch': {name: [overload params]}, 'Tensor': {...}} from torch's stubs; each overload
-    is a list of (name, kind, has_default, annotation text)."""
+    is a list of (name, kind, has_default, annotation text), and with ``defaults`` the default's
+    value too (_NO_DEFAULT when there is none or it is not a literal)."""
     base = os.path.join(os.path.dirname(torch.__file__), "_C")
     out = {"torch": {}, "Tensor": {}}
     with open(os.path.join(base, "_VariableFunctions.pyi")) as f:
         tree = ast.parse(f.read())
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("_"):
-            ps = _param_list(node, False)
+            ps = _param_list(node, False, defaults)
             if not _left_out(ps):
                 out["torch"].setdefault(node.name, []).append(ps)
     with open(os.path.join(base, "__init__.pyi")) as f:
@@ -69,7 +88,7 @@ def read_overloads(torch):
         if isinstance(node, ast.ClassDef) and node.name == "TensorBase":
             for item in node.body:
                 if isinstance(item, ast.FunctionDef) and not item.name.startswith("_"):
-                    ps = _param_list(item, True)
+                    ps = _param_list(item, True, defaults)
                     if not _left_out(ps):
                         out["Tensor"].setdefault(item.name, []).append(ps)
     return out

@@ -33,7 +33,6 @@ KNOWN = {
         "baddbmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
         "bmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
         "mm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
-        "diff": "out= not supported yet",
         "index_reduce": "out= not supported yet",
         "from_file": "pin_memory=/requires_grad= not supported yet",
         "histogramdd": "histogramdd(input, bins, range, weight, density) all positional: "
@@ -59,7 +58,6 @@ KNOWN = {
         "requires_grad_": _STUB_ARTEFACT + ": torch rejects mode=",
         "subtract": _STUB_ARTEFACT,
         "subtract_": _STUB_ARTEFACT,
-        "to_dense": "dtype=/masked_grad= not supported yet",
     },
 }
 

@@ -254,24 +254,25 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 
 
 @linalg_op
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm (torch.linalg.norm): with ``ord`` and no ``dim`` the input must be
-    1-D or 2-D; an int or 1-tuple dim means a vector norm, a 2-tuple a matrix norm."""
-    _check_float(A, "linalg.norm", lapack=False)
+    1-D or 2-D; an int or 1-tuple dim means a vector norm, a 2-tuple a matrix norm. (The
+    parameter is ``input``, the name torch's parser takes, though its docs write ``A``.)"""
+    _check_float(input, "linalg.norm", lapack=False)
     if dim is not None:
         dim = (dim,) if isinstance(dim, (int, np.integer)) else tuple(dim)
     if ord is None:
         if dim is not None and len(dim) == 2:
-            return matrix_norm(A, "fro", dim, keepdim, dtype=dtype, out=out)
-        return vector_norm(A, 2, dim, keepdim, dtype=dtype, out=out)
+            return matrix_norm(input, "fro", dim, keepdim, dtype=dtype, out=out)
+        return vector_norm(input, 2, dim, keepdim, dtype=dtype, out=out)
     if dim is None:
-        if A.ndim not in (1, 2):
+        if input.ndim not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must "
-                               f"be 1D or 2D. Got {A.ndim}D.")
-        dim = tuple(range(A.ndim))
+                               f"be 1D or 2D. Got {input.ndim}D.")
+        dim = tuple(range(input.ndim))
     if isinstance(ord, str) or len(dim) == 2:
-        return matrix_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
-    return vector_norm(A, ord, dim, keepdim, dtype=dtype, out=out)
+        return matrix_norm(input, ord, dim, keepdim, dtype=dtype, out=out)
+    return vector_norm(input, ord, dim, keepdim, dtype=dtype, out=out)
 
 
 def torch_norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
