@@ -89,6 +89,11 @@ OPS = {
     "index": lambda lib, a, b, c, v, i: c[:, 1:3, None],
     "where": lambda lib, a, b, c, v, i: lib.where(a > 0, a, v),
     "rsqrt_pow": lambda lib, a, b, c, v, i: a.pow(2).mean(-1, keepdim=True).rsqrt(),
+    # (no probabilities to draw from: the result's shape and dtype; ember raised "invalid
+    # multinomial distribution" reading the stand-in's zeros)
+    "multinomial": lambda lib, a, b, c, v, i: lib.multinomial(a.softmax(-1), 3),
+    "multinomial_replacement": lambda lib, a, b, c, v, i: v.exp().multinomial(
+        9, replacement=True),
 }
 
 

@@ -10,6 +10,7 @@ import json
 import numpy as np
 
 from .. import _dtype as D
+from .. import _meta
 from .._meta import marks_meta
 from .._tensor import Tensor, _make
 from .creation import _finish, _size
@@ -257,6 +258,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     w = np.asarray(input._data, np.float64)
     if w.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: prob_dist must be 1 or 2 dim; got {w.ndim}")
+    if input._meta:   # no probabilities to check or draw from: the result's shape, as torch
+        return _out(_meta.new(w.shape[:-1] + (num_samples,), np.int64), out, "multinomial")
     if np.any(w < 0) or not np.all(np.isfinite(w)):
         raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or "
                            "element < 0")

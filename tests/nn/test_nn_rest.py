@@ -506,6 +506,27 @@ def test_skip_init_builds_the_module_with_requested_dtype():
         nn.utils.skip_init(lambda: 1)
 
 
+def test_skip_init_builds_on_meta_then_allocates_on_the_device():
+    # as torch: the module is constructed on 'meta' (its initializers compute nothing), then
+    # to_empty gives it storage on the requested device (the CPU unless device= says)
+    seen = []
+
+    class Recording(nn.Module):
+        def __init__(self, n, device=None):
+            super().__init__()
+            self.w = nn.Parameter(ember.empty(n, device=device))
+            self.register_buffer("b", ember.zeros(2, device=device))
+            seen.append((self.w.device.type, self.b.device.type))
+
+    m = nn.utils.skip_init(Recording, 3)
+    assert seen == [("meta", "meta")]
+    assert (m.w.device.type, m.b.device.type) == ("cpu", "cpu") and not m.w.is_meta
+    assert m.w.shape == (3,) and m.w.requires_grad and isinstance(m.w, nn.Parameter)
+    m.w.data.fill_(1.5)   # real storage
+    assert m.w.sum().item() == 4.5
+    assert nn.utils.skip_init(Recording, 2, device="meta").w.is_meta
+
+
 def test_nothing_warns_at_import():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import inspect
 
-import ember
-
 __all__ = ["skip_init"]
 
 
@@ -13,12 +11,10 @@ def skip_init(module_cls, *args, **kwargs):
     """Construct ``module_cls(*args, **kwargs)`` with parameters and buffers left
     uninitialized (arbitrary values, as ``ember.empty``), for code that loads or sets them next.
 
-    The class must accept a ``device`` keyword argument (RuntimeError otherwise), as in torch.
-
-    Differs from torch: torch builds the module on the 'meta' device and never runs the
-    initializers; ember has no meta device, so it builds the module normally, without recording
-    gradients, and then replaces every parameter's and buffer's values with uninitialized
-    memory. The result is the same; only the construction time is not saved.
+    The class must accept a ``device`` keyword argument (RuntimeError otherwise), as in torch:
+    the module is built on the ``meta`` device, so no initializer computes anything, and then
+    given fresh storage on the requested device (``device=``, the CPU by default) by
+    ``Module.to_empty``.
 
     Example:
         >>> import ember
@@ -27,13 +23,11 @@ def skip_init(module_cls, *args, **kwargs):
         ((4, 3), ember.float64)
     """
     from ..modules.module import Module
-    if not issubclass(module_cls, Module):
+    if not issubclass(module_cls, Module):   # (not a class: issubclass's TypeError, as torch)
         raise RuntimeError(f"skip_init: expected a Module class; got {module_cls!r}.")
     if "device" not in inspect.signature(module_cls).parameters:
         raise RuntimeError("Module must support a 'device' arg to skip initialization; "
                            f"{module_cls.__name__}.__init__ has none.")
-    with ember.no_grad():
-        module = module_cls(*args, **kwargs)
-        for tensor in list(module.parameters()) + list(module.buffers()):
-            tensor.data = ember.empty_like(tensor)
-    return module
+    final_device = kwargs.pop("device", "cpu")
+    kwargs["device"] = "meta"
+    return module_cls(*args, **kwargs).to_empty(device=final_device)
