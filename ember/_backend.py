@@ -44,9 +44,11 @@ class device:
         self.type, self.index = type, index
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+        # only devices compare equal, as torch's: device("cpu") == "cpu" is False there, and a
+        # string that names no device ("auto", cleanrl's buffers) compares unequal, no error
+        if not isinstance(other, device):
+            return NotImplemented
+        return (self.type, self.index) == (other.type, other.index)
 
     def __hash__(self):
         return hash((self.type, self.index))

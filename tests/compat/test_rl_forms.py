@@ -166,3 +166,17 @@ def test_from_numpy_non_native_byte_order_raises_value_error_like_torch():
         torch.from_numpy(a)
     with pytest.raises(ValueError, match="byte order"):
         ember.from_numpy(a)
+
+
+# cleanrl's ReplayBuffer (cleanrl_utils/buffers.py) asks `if device == "auto":` of a device
+@pytest.mark.parametrize("other", ["auto", "cpu", "cpu:0", 1, None, ("cpu",)])
+def test_device_compares_with_strings_and_others_like_torch(other):
+    for d in ("cpu", "cpu:0", "meta"):
+        ours, theirs = ember.device(d), torch.device(d)
+        assert (ours == other) is (theirs == other)
+        assert (ours != other) is (theirs != other)
+        assert (other == ours) is (other == theirs)
+    assert ember.device("cpu") == ember.device("cpu") and ember.device("cpu") != ember.device(
+        "meta")
+    assert ember.device("cpu") != ember.device("cpu:0")
+    assert torch.device("cpu") != torch.device("cpu:0")

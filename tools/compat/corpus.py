@@ -54,6 +54,11 @@ COMMITS = {
     "Atcold/pytorch-Deep-Learning": "bc404ef668856fdb21b0236ed809dce5c2d66fde",
     "L1aoXingyu/pytorch-beginner": "a57dd7ea35c9965a41f4963dee62d38884f92a65",
     "cloneofsimo/minDiffusion": "00a3c8066d25a34d3d472ef6c87c7b6b238ea444",
+    "johnma2006/mamba-minimal": "03de542a36d873f6e6c4057ad687278cc6ae944d",
+    "pytorch-labs/gpt-fast": "32971d3129541c5bfb4f715abc33d1c5f408d204",
+    "vwxyzjn/cleanrl": "fe8d8a03c41a7ef5b523e2e354bd01c363e786bb",
+    "hyunwoongko/transformer": "63286547b9cd174a6cfc204832271814d685181f",
+    "lucidrains/mlp-mixer-pytorch": "b102a9b25cb8bd2360db36cbd252dc4e670fd5e4",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -83,6 +88,11 @@ LICENCES = {
     "Atcold/pytorch-Deep-Learning": "CC BY-NC-SA 4.0 (LICENSE.md; run from the mirror only)",
     "L1aoXingyu/pytorch-beginner": "none stated (run from the mirror only)",
     "cloneofsimo/minDiffusion": "none stated (run from the mirror only)",
+    "johnma2006/mamba-minimal": "Apache-2.0",
+    "pytorch-labs/gpt-fast": "BSD-3-Clause",
+    "vwxyzjn/cleanrl": "MIT",
+    "hyunwoongko/transformer": "Apache-2.0 (README's licence section)",
+    "lucidrains/mlp-mixer-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -1546,6 +1556,46 @@ add(name="mindiffusion/train_cifar10", repo=_MD, script="train_cifar10.py",
           ("    train_cifar10()", "    train_cifar10(n_epoch=1, device='cpu')  # compat: was ()")],
     data=["contents_dir"], env={"COMPAT_DATA_N": "256"}, metric=r"loss: ([0-9.]+)", bar=None)
 
+
+
+# ------------------------------------------------------------- vwxyzjn/cleanrl
+# single-file RL programs on gymnasium's classic-control environments, cut to a few thousand
+# steps by their own flags (stubs/tyro parses them into the Args dataclass; tensorboard's
+# SummaryWriter is torch.utils.tensorboard's). The continuous-control ones default to MuJoCo's
+# Hopper (not installed): run on Pendulum. With gymnasium 1.x's vector autoreset the programs'
+# `final_info` branch never fires (no episodic returns printed), and there is no
+# `final_observation`: on truncation next_obs is already the last observation (the reset comes
+# at the next step), which the substitution in SAC and TD3 uses. The epilogue prints the last
+# loss. Few steps: no learning bar (exit 0 is the bar), the loss is recorded for the spread.
+_CR = "vwxyzjn/cleanrl"
+_CR_COMMON = ["--cuda", "False", "--seed", "1"]
+_FINAL_OBS = ('real_next_obs[idx] = infos["final_observation"][idx]',
+              "pass  # compat: gymnasium 1.x autoresets at the next step: next_obs is final")
+for _name, _covers, _args, _loss in [
+        ("ppo", "PPO on CartPole, 4 vector envs (Categorical, GAE, clipped objective, "
+                "clip_grad_norm_, lr annealing by param_groups)",
+         ["--total-timesteps", "2048", "--num-steps", "128"], "v_loss"),
+        ("dqn", "DQN on CartPole (ReplayBuffer of numpy arrays, target network soft update by "
+                "copy_, epsilon schedule, mse_loss of gathered Q-values)",
+         ["--total-timesteps", "3000", "--learning-starts", "500", "--train-frequency", "4",
+          "--target-network-frequency", "100"], "loss"),
+        ("c51", "C51 distributional DQN on CartPole (atoms by linspace, projection with "
+                "floor/ceil and index_add_-like scatter, log-softmax cross-entropy)",
+         ["--total-timesteps", "3000", "--learning-starts", "500", "--train-frequency", "4",
+          "--target-network-frequency", "100"], "loss"),
+        ("sac_continuous_action", "SAC on Pendulum (tanh-squashed Normal rsample, twin Q "
+                                  "networks, automatic entropy tuning of log_alpha)",
+         ["--env-id", "Pendulum-v1", "--total-timesteps", "1000", "--learning-starts", "200"],
+         "qf_loss"),
+        ("td3_continuous_action", "TD3 on Pendulum (target policy smoothing with clamped "
+                                  "noise, delayed actor updates, Polyak averaging)",
+         ["--env-id", "Pendulum-v1", "--total-timesteps", "1000", "--learning-starts", "200"],
+         "qf_loss")]:
+    add(name=f"cleanrl/{_name}", repo=_CR, script=f"cleanrl/{_name}.py",
+        copy=["cleanrl", "cleanrl_utils"], cwd=".", pythonpath=["."], covers=_covers,
+        args=_CR_COMMON + _args, epilogue=f"print('compat-loss', float({_loss}))\n",
+        subs=[_FINAL_OBS] if _name.endswith("continuous_action") else [],
+        metric=r"compat-loss (-?[0-9.eE+-]+)", bar=None)
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
