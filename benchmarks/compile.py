@@ -23,7 +23,10 @@ Rows:
 (EMBER_COMPILE_INTEROP, NOTE [Two threads in a replay] in ember/_dynamo/schedule.py): each
 function's units at their measured one-thread CPU time, the work on each thread, the longest
 dependency chain and the planned step; then times the same compiled step serially and on two
-threads in alternating blocks of 10 (wall, process CPU, the caller's and the worker's CPU).
+threads in alternating blocks of 10 (wall, process CPU, the caller's and the worker's CPU);
+then the two-thread step traced against its plan (per thread: the units' wall and CPU time vs
+their planned cost, the time outside units, context switches per step; the units that grew
+most).
 --interop adds the two-thread configuration to the --per-process rows (the headline A/B).
 
 --profile ROW (ncf, block, block_small) prints where a compiled step's time goes instead: each
@@ -420,6 +423,68 @@ def _schedule(name, steps):
     ratio = statistics.median(x[0] for x in res[False]) / statistics.median(
         x[0] for x in res[True])
     print(f"    two threads vs serial: {ratio:.2f}x (wall)")
+    schedule.ENABLED[0] = True
+    for f in funcs:
+        _trace(f, step, max(10, steps))
+
+
+def _switches(tid):
+    """(voluntary, involuntary) context switches of thread ``tid`` so far (Linux)."""
+    out = {}
+    with open(f"/proc/self/task/{tid}/status") as fh:
+        for line in fh:
+            if "ctxt_switches" in line:
+                key, value = line.split(":")
+                out[key.strip()] = int(value)
+    return out["voluntary_ctxt_switches"], out["nonvoluntary_ctxt_switches"]
+
+
+def _trace(f, step, steps):
+    """The real two-thread step against its plan: the same plan regenerated with timestamps
+    around each unit (Plan.schedule(trace=...)), ``steps`` steps; per thread the units' wall
+    and CPU time against their planned (one-thread) cost, the time between units (waits for
+    the other thread, GIL hand-offs outside units) and the context switches per step."""
+    import threading
+
+    from ember._dynamo import schedule
+    p = f.plan
+    log = []
+    p.schedule([u.cost for u in p.units], trace=log)
+    for _ in range(3):
+        step()
+    tids = (threading.get_native_id(), schedule._worker[0].thread.native_id)
+    linux = os.path.exists(f"/proc/self/task/{tids[0]}/status")
+    sw0 = [_switches(t) for t in tids] if linux else None
+    walls, per = [], []
+    for _ in range(steps):
+        del log[:]
+        w0 = time.perf_counter()
+        step()
+        walls.append(time.perf_counter() - w0)
+        per.append(list(log))
+    sw1 = [_switches(t) for t in tids] if linux else None
+    p.schedule([u.cost for u in p.units])  # the untimed code again
+    r = p.report()
+    print(f"  {p.name}, traced ({steps} steps): step {statistics.median(walls) * 1e3:.3f} ms "
+          f"wall (median), planned {r['planned_step'] * 1e3:.3f} ms")
+    for t in (0, 1):
+        wall = statistics.median(sum(e[4] - e[2] for e in tr if e[0] == t) for tr in per)
+        cpu = statistics.median(sum(e[5] - e[3] for e in tr if e[0] == t) for tr in per)
+        planned = sum(u.cost for k, u in enumerate(p.units) if p.thread[k] == t)
+        n = sum(1 for k in range(len(p.units)) if p.thread[k] == t)
+        sw = "" if sw1 is None else (
+            f", context switches per step {(sw1[t][0] - sw0[t][0]) / steps:.1f} voluntary "
+            f"{(sw1[t][1] - sw0[t][1]) / steps:.1f} involuntary")
+        print(f"    {('caller', 'worker')[t]}: {n} units, planned {planned * 1e3:.3f} ms, in units "
+              f"{wall * 1e3:.3f} ms wall {cpu * 1e3:.3f} ms CPU, outside units "
+              f"{(statistics.median(walls) - wall) * 1e3:.3f} ms{sw}")
+    worst = sorted(range(len(p.units)), key=lambda k: -(statistics.median(
+        [e[4] - e[2] for tr in per for e in tr if e[1] == k] or [0.0]) - p.units[k].cost))[:6]
+    for k in worst:
+        d = statistics.median([e[4] - e[2] for tr in per for e in tr if e[1] == k] or [0.0])
+        c = statistics.median([e[5] - e[3] for tr in per for e in tr if e[1] == k] or [0.0])
+        print(f"      {('caller', 'worker')[p.thread[k]]} {p.units[k].label:24s} planned "
+              f"{p.units[k].cost * 1e6:6.1f} us, real {d * 1e6:6.1f} us wall {c * 1e6:6.1f} us CPU")
 
 
 def _timer(fn, slot):

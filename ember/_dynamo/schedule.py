@@ -460,10 +460,15 @@ class Plan:
         exec(compile(src, f"<ember.compile {self.name} {fname}>", "exec"), self.glob, ns)
         return ns[fname]
 
-    def schedule(self, costs):
+    def schedule(self, costs, trace=None):
         """Plan the units at ``costs`` (seconds each) and generate the two threads' code;
-        False when the plan leaves the worker nothing to do."""
+        False when the plan leaves the worker nothing to do. With a list ``trace`` the code
+        also appends (thread, unit, perf_counter() and thread_time() after its waits, both
+        after the unit) for each unit it runs (benchmarks/compile.py --schedule: the real step
+        against the plan)."""
         units = self.units
+        if trace is not None:
+            self.glob.update(_TRACE=trace, _pc=time.perf_counter, _tt=time.thread_time)
         for u, c in zip(units, costs, strict=True):
             u.cost = c
         self.thread, order, self.finish = plan(units)
@@ -498,7 +503,11 @@ class Plan:
                         have.add(n)
                 if u is None:
                     break
+                if trace is not None:
+                    lines.append("_t0, _c0 = _pc(), _tt()")
                 lines.extend(u.lines)
+                if trace is not None:
+                    lines.append(f"_TRACE.append(({t}, {k}, _t0, _c0, _pc(), _tt()))")
                 if k in flag:
                     lines.extend(f"X[{slot[n]}] = {n}" for n in u.defs if n in slot)
                     lines.append(f"F[{flag[k]}] = g")

@@ -85,6 +85,34 @@ def test_ncf_training_step_on_two_threads_equals_the_serial_replay_bit_for_bit(i
         np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
 
 
+def test_a_traced_plan_logs_each_unit_once_per_call_and_keeps_the_values(interop):
+    # Plan.schedule(trace=...) (benchmarks/compile.py --schedule): the same plan with
+    # timestamps around each unit; the step's values stay the serial replay's
+    (serial, _, f_s, _, batches), (model, _, f, _, _) = _ncf_pair(4)
+    (two,) = _two_threaded(_ctx(f))
+    plan = two.plan
+    thread_before = list(plan.thread)
+    log = []
+    assert plan.schedule([u.cost for u in plan.units], trace=log)
+    assert plan.thread == thread_before  # the plan is deterministic
+    calls = two.calls
+    for s in range(4, 8):
+        if s == 6:
+            plan.schedule([u.cost for u in plan.units])  # untraced again
+        del log[:]
+        (u, i), y = batches[s % len(batches)]
+        assert f(u, i, y).item() == f_s(u, i, y).item()
+        assert two.calls == calls + s - 3
+        if s < 6:
+            assert sorted(e[1] for e in log) == list(range(len(plan.units)))
+            assert all(plan.thread[k] == t and a <= b and c <= d for t, k, a, c, b, d in log)
+        else:
+            assert log == []
+    for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
+        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
+        np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
+
+
 def test_a_step_hook_makes_the_compiled_step_run_serially(interop):
     _, (_, _, f, opt, batches) = _ncf_pair(4)
     used = _two_threaded(_ctx(f))
