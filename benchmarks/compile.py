@@ -376,7 +376,7 @@ def _profile(name, steps):
         print(f"    {ms:7.3f} ms  {100 * ms / total:5.1f} %  {part}")
 
 
-def _schedule(name, steps):
+def _schedule(name, steps, variants=None):
     """The two-thread plan of a compiled step and a paired in-process A/B: see --schedule in
     the module docstring."""
     from ember._dynamo import schedule
@@ -426,6 +426,52 @@ def _schedule(name, steps):
     schedule.ENABLED[0] = True
     for f in funcs:
         _trace(f, step, max(10, steps))
+    if variants:
+        _variants(funcs, step, variants, steps)
+
+
+def _variants(funcs, step, spec, steps):
+    """Plans made at other SYNC_COST / CALLER_BELOW settings (``spec``: "sync_us:below_us,...")
+    timed against each other and the serial replay in one process, blocks of 10 steps in turn
+    (wall, process CPU)."""
+    from ember._dynamo import schedule
+    saved = schedule.SYNC_COST, schedule.CALLER_BELOW
+    made = {}
+    for item in spec.split(","):
+        sync, below = (float(x) * 1e-6 for x in item.split(":"))
+        schedule.SYNC_COST, schedule.CALLER_BELOW = sync, below
+        made[item] = []
+        for f in funcs:
+            f.plan.schedule([u.cost for u in f.plan.units])
+            p = f.plan
+            made[item].append((p.main, p.worker, p.flags, p.n_values, p.thread, p.finish))
+            r = p.report()
+            waits = sum(line.count("_wait(") for body in p.sources for line in body)
+            print(f"  variant {item} (SYNC_COST:CALLER_BELOW us) {p.name}: planned "
+                  f"{r['planned_step'] * 1e3:.3f} ms (caller {r['caller'] * 1e3:.3f}, worker "
+                  f"{r['worker'] * 1e3:.3f}), {waits} waits, "
+                  f"{sum(1 for t in p.thread if t == 1)} units on the worker")
+    schedule.SYNC_COST, schedule.CALLER_BELOW = saved
+    res = {k: [] for k in [*made, "serial"]}
+    for _ in range(max(1, steps // 10)):
+        for k in res:
+            schedule.ENABLED[0] = k != "serial"
+            for f, state in zip(funcs, made.get(k, ()), strict=False):
+                p = f.plan
+                p.main, p.worker, p.flags, p.n_values, p.thread, p.finish = state
+            for _ in range(2):
+                step()
+            for _ in range(10):
+                w0, c0 = time.perf_counter(), time.process_time()
+                step()
+                res[k].append((time.perf_counter() - w0, time.process_time() - c0))
+    schedule.ENABLED[0] = True
+    base = statistics.median(x[0] for x in res["serial"])
+    for k, v in res.items():
+        wall = statistics.median(x[0] for x in v)
+        cpu = statistics.median(x[1] for x in v)
+        print(f"    {k:14s} wall {wall * 1e3:7.3f} ms  process cpu {cpu * 1e3:7.3f} ms  "
+              f"serial / this {base / wall:.2f}")
 
 
 def _switches(tid):
@@ -606,6 +652,9 @@ def main():
                     "before the interleaved rows; 0: interleaved rows only")
     ap.add_argument("--schedule", default=None, help="ncf, block or block_small: the "
                     "two-thread plan and an in-process A/B instead of the side-by-side rows")
+    ap.add_argument("--variants", default=None, help="with --schedule: plans at other "
+                    "SYNC_COST:CALLER_BELOW settings in us, comma-separated (e.g. 10:0,10:20), "
+                    "timed against each other and the serial replay")
     ap.add_argument("--no-interleaved", action="store_true", help="the ncf and block rows "
                     "per process only (skip their interleaved secondary rows)")
     ap.add_argument("--interop", action="store_true", help="--per-process rows also time "
@@ -619,7 +668,7 @@ def main():
         _profile(a.profile, a.steps)
         return
     if a.schedule:
-        _schedule(a.schedule, a.steps)
+        _schedule(a.schedule, a.steps, a.variants)
         return
     only = a.only.split(",")
     print(f"load average at start: {os.getloadavg()}")

@@ -68,6 +68,7 @@ from .capture import Instr, Misc, NodeBackward, SideEffect
 
 MEASURED_CALLS = 3       # serial calls timed per unit before the plan is made
 SYNC_COST = 10e-6        # seconds: a value handed to the other thread
+CALLER_BELOW = 0.0       # seconds: units cheaper than this stay on the caller (0: none)
 PLAN_TRIES = 100         # perturbed priorities tried by plan()
 IDLE_SPIN = 0.005        # seconds the worker polls for the next call before it sleeps
 WAIT_SPIN = 0.002        # seconds a wait polls before it sleeps between polls
@@ -369,10 +370,16 @@ def plan(units):
     return best
 
 
+def _caller_only(u):
+    """Barriers, and units cheaper than CALLER_BELOW (a few us of Python that would hold the
+    GIL on the worker while the caller's Python waits for it), go on the caller."""
+    return u.barrier or u.cost < CALLER_BELOW
+
+
 def _timed_schedule(units, succ, priority):
     """A list schedule driven by time: the thread that is free first takes, of the units whose
     inputs are ready by then, the one of highest priority, or else waits for the unit that can
-    start soonest. Barriers go on the caller (thread 0)."""
+    start soonest. Barriers (and units below CALLER_BELOW) go on the caller (thread 0)."""
     n = len(units)
     waiting = [len(u.preds) for u in units]
     ready = {k for k in range(n) if waiting[k] == 0}
@@ -381,7 +388,7 @@ def _timed_schedule(units, succ, priority):
     order = [[], []]
     while ready:
         t = 0 if free[0] <= free[1] else 1
-        pick = [k for k in ready if t == 0 or not units[k].barrier]
+        pick = [k for k in ready if t == 0 or not _caller_only(units[k])]
         if not pick:  # only barriers left to start: the caller takes them
             t, pick = 0, list(ready)
         at = {k: max([free[t]] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
@@ -403,7 +410,8 @@ def _timed_schedule(units, succ, priority):
 def _list_schedule(units, succ, priority):
     """A list schedule with insertion: the ready unit of highest priority goes where it ends
     first, in the earliest idle gap of a thread that it fits (after its inputs are ready) or
-    after the thread's last unit. Barriers go on the caller (thread 0)."""
+    after the thread's last unit. Barriers (and units below CALLER_BELOW) go on the caller
+    (thread 0)."""
     n = len(units)
     waiting = [len(u.preds) for u in units]
     ready = [k for k in range(n) if waiting[k] == 0]
@@ -414,7 +422,7 @@ def _list_schedule(units, succ, priority):
         ready.remove(k)
         u = units[k]
         best = None
-        for t in ((0,) if u.barrier else (0, 1)):
+        for t in ((0,) if _caller_only(u) else (0, 1)):
             at = max([0.0] + [finish[p] + (SYNC_COST if thread[p] != t else 0.0)
                               for p in u.preds])
             prev_end = 0.0

@@ -113,6 +113,27 @@ def test_a_traced_plan_logs_each_unit_once_per_call_and_keeps_the_values(interop
         np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
 
 
+def test_units_below_caller_below_stay_on_the_caller(interop, monkeypatch):
+    (serial, _, f_s, _, batches), (model, _, f, _, _) = _ncf_pair(3)
+    (two,) = _two_threaded(_ctx(f))
+    plan = two.plan
+    costs = sorted(u.cost for u in plan.units)
+    below = costs[len(costs) // 2]  # half of the units
+    monkeypatch.setattr(schedule, "CALLER_BELOW", below)
+    assert plan.schedule([u.cost for u in plan.units])
+    assert all(t == 0 for u, t in zip(plan.units, plan.thread, strict=True) if u.cost < below)
+    assert any(t == 1 for t in plan.thread)
+    calls = two.calls
+    for s in range(3, 6):
+        (u, i), y = batches[s % len(batches)]
+        assert f(u, i, y).item() == f_s(u, i, y).item()
+    assert two.calls == calls + 3
+    for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
+        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
+    monkeypatch.setattr(schedule, "CALLER_BELOW", costs[-1] * 2)  # everything: no worker
+    assert not plan.schedule([u.cost for u in plan.units])
+
+
 def test_a_step_hook_makes_the_compiled_step_run_serially(interop):
     _, (_, _, f, opt, batches) = _ncf_pair(4)
     used = _two_threaded(_ctx(f))
