@@ -1597,6 +1597,94 @@ for _name, _covers, _args, _loss in [
         subs=[_FINAL_OBS] if _name.endswith("continuous_action") else [],
         metric=r"compat-loss (-?[0-9.eE+-]+)", bar=None)
 
+
+# ------------------------------------------------------------- johnma2006/mamba-minimal
+# Mamba in one file (einops rearrange/repeat/einsum, a Python loop over the sequence in the
+# selective scan, depthwise causal Conv1d, softplus, RMSNorm, tied embedding). Its pretrained
+# weights and the demo's tokenizer come from the Hugging Face hub (no network here): the
+# epilogue builds a small model from ModelArgs and trains it on successor sequences
+# (x[t+1] = x[t] + 1 mod 16), then decodes greedily from a prefix.
+_MAMBA_DRIVER = """
+if __name__ == "__main__":  # compat driver: a small model trained on successor sequences
+    torch.manual_seed(0)
+    model = Mamba(ModelArgs(d_model=32, n_layer=2, vocab_size=16))
+    opt = torch.optim.AdamW(model.parameters(), lr=4e-3)
+    for step in range(60):
+        start = torch.randint(0, 16, (16, 1))
+        seq = (start + torch.arange(25)) % 16
+        logits = model(seq[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), seq[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        ids = torch.tensor([[3, 4, 5, 6]])
+        for _ in range(6):
+            ids = torch.cat([ids, model(ids)[:, -1].argmax(-1, keepdim=True)], dim=1)
+    print("decoded", ids.tolist())
+    print("compat-loss", loss.item())
+"""
+add(name="mamba-minimal/model", repo="johnma2006/mamba-minimal", script="model.py",
+    copy=["model.py"], cwd=".",
+    covers="Mamba: selective scan (einops einsum over 3 operands, exp of delta*A, sequential "
+           "state update), causal depthwise Conv1d with padding then slicing, softplus, "
+           "SiLU gating, RMSNorm with rsqrt, weight tying; trained 60 steps and decoded",
+    epilogue=_MAMBA_DRIVER, metric=r"compat-loss ([0-9.eE+-]+)", bar=None)
+
+
+# ------------------------------------------------------------- lucidrains/mlp-mixer-pytorch
+# the README's three usage examples as written, and two drivers after the first one (shrunk by
+# substitution): a small MLP-Mixer and the package's Permutator (ViP, no README example)
+# trained 40 steps to tell which quadrant of a noisy 32x32 image is bright
+_MM_REPO = "lucidrains/mlp-mixer-pytorch"
+_MM_SMALL = [("image_size = 256,", "image_size = 32,  # compat: was 256"),
+             ("patch_size = 16,", "patch_size = 4,  # compat: was 16"),
+             ("dim = 512,", "dim = 64,  # compat: was 512"),
+             ("depth = 12,", "depth = 2,  # compat: was 12"),
+             ("num_classes = 1000", "num_classes = 4  # compat: was 1000"),
+             ("img = torch.randn(1, 3, 256, 256)", "img = torch.randn(1, 3, 32, 32)")]
+_MM_TRAIN = """
+def compat_batch(n=32):  # four classes: which quadrant of the image is bright
+    y = torch.randint(0, 4, (n,))
+    x = torch.randn(n, 3, 32, 32) * 0.5
+    for i in range(n):
+        r, c = divmod(int(y[i]), 2)
+        x[i, :, 16 * r:16 * r + 16, 16 * c:16 * c + 16] += 1.0
+    return x, y
+
+
+torch.manual_seed(0)
+compat_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+for compat_step in range(40):
+    x, y = compat_batch()
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    compat_opt.zero_grad()
+    loss.backward()
+    compat_opt.step()
+model.eval()
+with torch.no_grad():
+    x, y = compat_batch(256)
+    print("compat-acc", (model(x).argmax(-1) == y).float().mean().item())
+"""
+_MM_PERMUTATOR = """
+from mlp_mixer_pytorch import Permutator
+model = Permutator(image_size=32, patch_size=4, dim=64, depth=2, num_classes=4, segments=4)
+""" + _MM_TRAIN
+for _n, _b, _covers, _subs, _epi in [
+        ("mixer", 0, "MLPMixer on 256x256 (einops Rearrange patches, token-mixing Conv1d with "
+                     "kernel 1, channel-mixing Linear, Reduce mean)", [], ""),
+        ("mixer_rect", 1, "MLPMixer on a rectangular image", [], ""),
+        ("mixer_3d", 2, "MLPMixer3D over video (time patches)", [], ""),
+        ("mixer_train", 0, "a small MLPMixer trained 40 steps (Adam, cross-entropy), accuracy "
+                           "in eval mode", _MM_SMALL, _MM_TRAIN),
+        ("permutator", 0, "Permutator (ViP): height/width/channel permute-MLPs by einops "
+                          "Rearrange, ParallelSum of branches, trained 40 steps",
+         _MM_SMALL, _MM_PERMUTATOR)]:
+    add(name=f"mlp-mixer/{_n}", repo=_MM_REPO, kind="md", script="README.md", block=_b,
+        copy=["README.md", "mlp_mixer_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs, epilogue=_epi, metric=r"compat-acc ([0-9.]+)" if _epi else None,
+        bar=None)
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
