@@ -68,7 +68,7 @@ from . import optim  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import nn  # noqa: E402
-from . import _dynamo, compiler  # noqa: E402,F401
+from . import _dynamo, compiler, _functorch  # noqa: E402,F401
 from .nn import parallel as _parallel  # noqa: E402  (makes ember.nn.parallel an attribute)
 nn.DataParallel = _parallel.DataParallel  # torch.nn.DataParallel, as torch exports it
 

@@ -70,7 +70,7 @@ def test_tensor_of_a_string_raises_type_error_like_torch():
 
 # ------------------------------------------------------------------ private config modules
 # (module path, knob sub-namespaces) programs import to tune torch before compiling
-_CONFIG_MODULES = [("_inductor.config", ("triton", "cpp"))]
+_CONFIG_MODULES = [("_inductor.config", ("triton", "cpp")), ("_functorch.config", ())]
 
 
 @pytest.mark.parametrize("path,groups", _CONFIG_MODULES)
@@ -111,3 +111,17 @@ def test_version_module_reads_like_a_cpu_build_of_torch():
     for name in ("cuda", "hip", "rocm", "xpu", "debug", "git_version"):
         assert hasattr(torch.version, name) and hasattr(ember.version, name), name
     assert ember.version.cuda is None and ember.version.hip is None and not ember.version.debug
+
+
+def test_functorch_config_is_an_attribute_after_import_torch():
+    # gpt-fast's generate.py imports torch._dynamo.config and torch._inductor.config, then sets
+    # torch._functorch.config.enable_autograd_cache without importing it: torch imports it
+    assert ember._functorch.config.enable_autograd_cache is torch._functorch.config \
+        .enable_autograd_cache
+    ember._functorch.config.enable_autograd_cache = False
+    try:
+        assert ember._functorch.config.enable_autograd_cache is False
+    finally:
+        ember._functorch.config.enable_autograd_cache = True
+    with pytest.raises(AttributeError, match="does not exist"):
+        ember._functorch.config.enable_autograd_caches = True

@@ -1685,6 +1685,32 @@ for _n, _b, _covers, _subs, _epi in [
         subs=_subs, epilogue=_epi, metric=r"compat-acc ([0-9.]+)" if _epi else None,
         bar=None)
 
+
+# ------------------------------------------------------------- pytorch-labs/gpt-fast
+# generate.py on the stories15M configuration (6 layers, dim 288, vocab 32000) with randomly
+# initialised weights: data.gpt_fast_checkpoint writes a byte-level tokenizer.model (read by
+# stubs/sentencepiece) and a prepare step saves the model's state dict, which generate.py then
+# loads into a model built on the meta device (load_state_dict(assign=True)). Sampled with
+# top-k and temperature from a KV cache (index_put_ into cache buffers, RoPE by complex
+# multiplication as real pairs, scaled_dot_product_attention with a boolean mask). No metric:
+# the weights are random; exit 0 is the bar. Left out: speculative decoding
+# (--draft_checkpoint_path), which fails under torch 2.13 at this commit (speculative_decode
+# cats a 1-D and a 2-D tensor since generate() went batched).
+_GF = "pytorch-labs/gpt-fast"
+_GF_ARGS = ["--checkpoint_path", "checkpoints/stories15M/model.pth", "--device", "cpu",
+            "--num_samples", "2", "--max_new_tokens", "24"]
+for _n, _covers, _more in [
+        ("generate", "prefill then token-by-token decoding from the KV cache, eager", []),
+        ("generate_batch", "batched generation (batch 3) of a synthetic 16-token prompt",
+         ["--batch_size", "3", "--prompt", "16"]),
+        ("generate_compile", "decode_one_token under torch.compile(mode='reduce-overhead', "
+                             "fullgraph=True) (the second sample is timed after warm-up)",
+         ["--compile"])]:
+    add(name=f"gpt-fast/{_n}", repo=_GF, script="generate.py", cwd=".",
+        copy=["generate.py", "model.py", "tokenizer.py", "tp.py", "quantize.py", "GPTQ.py"],
+        data=["gpt_fast_checkpoint"], pre=[["_compat_prepare.py"]], covers=_covers,
+        args=_GF_ARGS + _more, metric=None, bar=None)
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},

@@ -273,3 +273,19 @@ def bsds300(cwd: Path, seed: int, n_train: int = 16, n_test: int = 4) -> None:
                 cy, cx, r = rng.uniform(0, 1), rng.uniform(0, 1), rng.uniform(0.03, 0.15)
                 img[(yy - cy) ** 2 + (xx - cx) ** 2 < r * r] = rng.uniform(0, 1, 3)
             Image.fromarray((img * 255).astype(np.uint8)).save(d / f"{1000 * k + 17}.jpg")
+
+
+def gpt_fast_checkpoint(cwd: Path, seed: int) -> None:
+    """gpt-fast's checkpoints/stories15M/: the byte-level tokenizer.model the sentencepiece
+    stand-in reads, and _compat_prepare.py, which a program's `pre` step runs (under the
+    implementation being tested) to save the model's randomly initialised state dict as
+    model.pth (gpt-fast converts Hugging Face weights; there is no network here)."""
+    ckpt = cwd / "checkpoints" / "stories15M"
+    ckpt.mkdir(parents=True, exist_ok=True)
+    (ckpt / "tokenizer.model").write_text("compat-byte-tokenizer\n")
+    (cwd / "_compat_prepare.py").write_text(
+        "import torch\n"
+        "from model import Transformer\n"
+        f"torch.manual_seed({seed})\n"
+        "model = Transformer.from_name('stories15M')\n"
+        "torch.save(model.state_dict(), 'checkpoints/stories15M/model.pth')\n")

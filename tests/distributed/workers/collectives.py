@@ -225,6 +225,21 @@ def main():
     expect_error(lambda: dist.all_reduce(ember.ones(2), op=R.BAND), "needs an integer",
                  "BAND on floats")
 
+    # functional collectives (gpt-fast's tensor parallelism): new tensors, inputs untouched;
+    # a group may be a list of every rank
+    from ember.distributed import _functional_collectives as funcol
+    x = ember.tensor(value(me, D.float32))
+    before = x.clone()
+    check(funcol.all_reduce(x, "sum", [0, 1]), sum(everyone), "funcol.all_reduce sum")
+    check(funcol.wait_tensor(funcol.all_reduce(x, "max", None)), np.maximum(*everyone),
+          "funcol.all_reduce max")
+    check(funcol.all_gather_tensor(x, 0, [1, 0]), np.concatenate(everyone, 0),
+          "funcol.all_gather_tensor")
+    check(funcol.broadcast(x, 1, None), everyone[1], "funcol.broadcast")
+    check(x, before.numpy(), "funcol leaves its input alone")
+    expect_error(lambda: funcol.all_reduce(x, "sum", [0]), "must list every rank",
+                 "funcol group of some ranks", NotImplementedError)
+
     # a collective that rank 1 never joins times out on rank 0, naming it
     if me == 0:
         expect_error(lambda: dist.all_reduce(ember.ones(2), group=g2),
