@@ -34,8 +34,7 @@ def _softmax_live(row, seen):
     total = row_sum(live)
     for k in range(seen):
         live[k] = live[k] / total
-    for k in range(seen, row.size):
-        row[k] = 0
+    row[seen:] = 0  # a slice: a loop storing the zeros ran ~4x slower on short rows
 
 
 @numba.njit(**_OPTS)
@@ -65,8 +64,7 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
             s = row_dot(g, y)
             for k in range(seen):
                 g[k] = scale * y[k] * (g[k] - s)
-            for k in range(seen, n_key):
-                grad_p[b, i, k] = 0
+            grad_p[b, i, seen:] = 0
 
 
 # NOTE [One query row]
@@ -408,8 +406,7 @@ def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_of
             s = row_dot(gr, y)
             for c in range(seen):
                 gr[c] = scale * y[c] * (gr[c] - s)
-            for c in range(seen, n_key):
-                dpp[i, c] = 0
+            dpp[i, seen:] = 0
         for j in range(tiles.shape[0]):
             lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
             _gemm_rm(f, scal, item, flags, args, False, False, dp_at + lo * row_bytes, n_key,
