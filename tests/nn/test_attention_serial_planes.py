@@ -121,3 +121,14 @@ def test_serial_planes_in_parts_on_the_kernel_threads(rng, plane_calls, monkeypa
     monkeypatch.setattr(_threads, "_requested", [2])
     assert_matches_torch(torch, rng, qkv_arrays(rng, np.float32, 40, 40, 3, 2, 16), True)
     assert plane_calls["fwd"] >= 2 and plane_calls["bwd"] >= 2  # 6 planes in parts
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows, cols", [(1, 1), (8, 8), (9, 3), (13, 17), (128, 64)])
+def test_transpose_plane_copies_a_strided_plane_transposed(rng, dtype, rows, cols):
+    """NOTE [Products against a transposed plane]: whole 8 x 8 blocks and the ragged edges."""
+    ld = cols + 5  # a row stride wider than the row, as q/k/v pieces of one projection have
+    buf = rng.standard_normal((rows, ld)).astype(dtype)
+    out = np.full((cols, rows), np.nan, dtype)
+    katt._transpose_plane(buf.ctypes.data, ld, rows, cols, out)
+    np.testing.assert_array_equal(out, buf[:, :cols].T)
