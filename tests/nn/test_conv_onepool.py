@@ -136,7 +136,7 @@ POOL_CASES = [
     ("max 3x3/2", lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2),
      (pool._k_maxpool_direct_fwd, pool._k_maxpool_bwd)),
     ("max 3x3/2 padded", lambda lib, x: lib.nn.functional.max_pool2d(x, 3, 2, 1),
-     (pool._k_maxpool_fwd,)),
+     (pool._k_maxpool_s2_fwd,)),
     ("avg 3x3/2 padded", lambda lib, x: lib.nn.functional.avg_pool2d(x, 3, 2, 1),
      (pool._k_avgpool_fwd, pool._k_avgpool_bwd)),
 ]

@@ -108,6 +108,38 @@ def test_maxpool_direct_paths_match_general_kernel_on_ties_and_nans(rng, shape, 
     np.testing.assert_array_equal(idx, idx_gen)
 
 
+@pytest.mark.parametrize("kernel,padding,ceil_mode", [
+    ((3, 3), (1, 1), False),   # ResNet's stem pool
+    ((3, 3), (1, 1), True),
+    ((3, 3), (0, 0), True),    # the ceil_mode overhang sends unpadded pools here too
+    ((2, 2), (1, 1), False),
+    ((4, 3), (2, 1), True),
+    ((1, 2), (0, 1), False),
+])
+@pytest.mark.parametrize("shape", [(3, 4, 9, 12), (2, 2, 8, 7), (1, 1, 3, 3), (2, 64, 32, 32)])
+def test_maxpool_stride2_rows_match_general_kernel_on_ties_and_nans(rng, shape, kernel, padding,
+                                                                  ceil_mode):
+    # NOTE [Stride-2 max pooling by rows]: the same values and indices as the tap-by-tap
+    # kernel; small integers make ties common, NaN must win and a later NaN replace an earlier,
+    # and -inf windows (all taps -inf) report their first in-bounds element
+    x = rng.integers(0, 3, shape).astype(np.float32)
+    x[rng.random(shape) < 0.1] = np.nan
+    x[rng.random(shape) < 0.2] = -np.inf
+    planes = x.reshape((-1,) + shape[-2:])
+    y, idx = pool.maxpool2d_forward(x, kernel, (2, 2), padding, (1, 1), ceil_mode)
+    y_rows, idx_rows = np.empty_like(y), np.empty_like(idx)
+    out_hw = y.shape[-2:]
+    pool._k_maxpool_s2_fwd(planes, y_rows.reshape((-1,) + out_hw),
+                           idx_rows.reshape((-1,) + out_hw), *kernel, *padding)
+    y_gen, idx_gen = np.empty_like(y), np.empty_like(idx)
+    pool._k_maxpool_fwd(planes, y_gen.reshape((-1,) + out_hw), idx_gen.reshape((-1,) + out_hw),
+                        *kernel, 2, 2, *padding, 1, 1)
+    np.testing.assert_array_equal(y_rows, y_gen)
+    np.testing.assert_array_equal(idx_rows, idx_gen)
+    np.testing.assert_array_equal(y, y_gen)  # maxpool2d_forward's own choice of kernel
+    np.testing.assert_array_equal(idx, idx_gen)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", MAX_CASES)
 def test_maxpool2d_matches_reference(rng, case, dtype):

@@ -15,7 +15,7 @@ from numba.extending import intrinsic
 from ... import _onepool
 from ..._kernel_threads import conv_scope
 from . import split
-from .planes import _N_BLOCKS, _block
+from .planes import _N_BLOCKS, _block, _fill_interior
 
 PARALLEL = False
 
@@ -153,6 +153,87 @@ def _k_maxpool_fwd(x, y, idx, kh, kw, sh, sw, ph, pw, dh, dw):
             _maxpool_plane(x, y, idx, p, buf, best, best_at, kh, kw, sh, sw, ph, pw, dh, dw)
 
 
+# NOTE [Stride-2 max pooling by rows]
+# `_k_maxpool_fwd` folds every tap of every window: for ResNet's stem pool (3x3, stride 2,
+# padding 1, 32x32 maps) that is 9 passes of 16-wide loops with stride-2 loads per output row,
+# 1.6 ms for (8, 64, 32, 32) on one thread, 27x a relu over the same input. With stride 2 the
+# max separates: each padded row is split into its even and odd columns (so every tap reads
+# consecutive elements), the kw taps are folded along the row once per input row into a row of
+# (max, index) pairs, and each output row folds the kh rows of its window. Rows are shared by
+# overlapping windows instead of refolded, and every loop is a unit-stride select. The result
+# is the one of `_k_maxpool_fwd`, ties and NaNs included: folding row by row in tap order keeps
+# its rule (the first maximum in row-major tap order wins, NaN wins and a later NaN replaces an
+# earlier one), since the winner of a window is the winner among its rows' winners. (8, 64, 32,
+# 32) 3x3/2 padding 1: 1.60 -> 0.72 ms (one thread, best CPU time of 20).
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _fold_row_s2(row, even, odd, hv, h_at, kw, pw, base, out_w):
+    """(max, input index) over the kw taps of each stride-2 window along one padded row into
+    hv, h_at (index -1 and -inf where every tap is -inf); base: the row's start in the plane."""
+    for t in range(even.size):
+        even[t] = row[2 * t]
+        odd[t] = row[2 * t + 1]
+    for ow in range(out_w):
+        hv[ow] = -np.inf
+        h_at[ow] = -1
+    for j in range(kw):
+        src = even[j // 2:] if j % 2 == 0 else odd[j // 2:]
+        first = base + j - pw  # input index of output 0's tap j
+        for ow in range(out_w):
+            v = src[ow]
+            cur = hv[ow]
+            take = (v > cur) | (v != v)
+            hv[ow] = _select(take, v, cur)
+            h_at[ow] = _select(take, first + 2 * ow, h_at[ow])
+
+
+@_onepool.twin
+def _k_maxpool_s2_fwd(x, y, idx, kh, kw, ph, pw):
+    """Max pooling with stride 2 and dilation 1, row by row: NOTE [Stride-2 max pooling by
+    rows]. Padding and the ceil_mode overhang are the -inf border of a padded copy."""
+    n_planes, height, width = x.shape
+    out_h, out_w = y.shape[1], y.shape[2]
+    rows = (out_h - 1) * 2 + kh
+    hp = max(height + 2 * ph, rows)
+    wp = max(width + 2 * pw, (out_w - 1) * 2 + kw)
+    wp += wp % 2  # whole (even, odd) column pairs
+    n_blocks = min(n_planes, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        buf = np.full((hp, wp), -np.inf, dtype=x.dtype)  # the border is never written
+        even = np.empty(wp // 2, dtype=x.dtype)
+        odd = np.empty(wp // 2, dtype=x.dtype)
+        hv = np.empty((rows, out_w), dtype=x.dtype)
+        h_at = np.empty((rows, out_w), dtype=np.int64)
+        lo, hi = _block(blk, n_blocks, n_planes)
+        for p in range(lo, hi):
+            _fill_interior(buf, x[p], ph, pw)
+            for r in range(rows):
+                _fold_row_s2(buf[r], even, odd, hv[r], h_at[r], kw, pw, (r - ph) * width,
+                             out_w)
+            for oh in range(out_h):
+                best = y[p, oh]
+                best_at = idx[p, oh]
+                for ow in range(out_w):
+                    best[ow] = -np.inf
+                    best_at[ow] = -1
+                for i in range(kh):
+                    vr = hv[2 * oh + i]
+                    ar = h_at[2 * oh + i]
+                    for ow in range(out_w):
+                        v = vr[ow]
+                        cur = best[ow]
+                        take = (v > cur) | (v != v)
+                        best[ow] = _select(take, v, cur)
+                        best_at[ow] = _select(take, ar[ow], best_at[ow])
+                h0 = 2 * oh - ph
+                for ow in range(out_w):
+                    if best_at[ow] < 0:
+                        # every tap was -inf: the window's first in-bounds element, as torch
+                        w0 = 2 * ow - pw
+                        best_at[ow] = max(h0, 0) * width + max(w0, 0)
+
+
 @_onepool.twin
 def _k_maxpool_bwd(gy, idx, gx):
     """Route each output gradient to the input element that won the max (sums over overlaps).
@@ -264,6 +345,9 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
         kernel_args = (_k_maxpool2x2_fwd,)
     elif direct:
         kernel_args = (_k_maxpool_direct_fwd, kernel[0], kernel[1], stride[0], stride[1])
+    elif tuple(stride) == (2, 2) and tuple(dilation) == (1, 1):
+        # NOTE [Stride-2 max pooling by rows]
+        kernel_args = (_k_maxpool_s2_fwd, kernel[0], kernel[1], padding[0], padding[1])
     else:
         kernel_args = (_k_maxpool_fwd, kernel[0], kernel[1], stride[0], stride[1], padding[0],
                        padding[1], dilation[0], dilation[1])
