@@ -437,3 +437,15 @@ def test_big_endian_archives_load_as_in_torch():
     for k in obj:
         np.testing.assert_array_equal(got[k].numpy(), ref[k].numpy())
         np.testing.assert_array_equal(got[k].numpy(), obj[k].numpy())
+
+
+# hyunwoongko/transformer's train.py saves into saved/, a folder its repository ships
+@pytest.mark.parametrize("rel", ["missing/x.pt", "a/b/c.pt"])
+def test_save_into_a_missing_directory_raises_like_torch(tmp_path, rel):
+    path = tmp_path / rel
+    with pytest.raises(RuntimeError, match="Parent directory .* does not exist") as theirs:
+        torch.save({"w": torch.ones(2)}, str(path))
+    with pytest.raises(RuntimeError, match="Parent directory .* does not exist") as ours:
+        ember.save({"w": ember.ones(2)}, str(path))
+    assert str(ours.value) == str(theirs.value)
+    assert not path.parent.exists()

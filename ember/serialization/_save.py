@@ -218,6 +218,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=2, _use_new_zipfile_seria
             _write_zip(fh, payload, storages, not _disable_byteorder_record)
 
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):   # torch's error type and message
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
         _archive.atomic_write(f, write)
     else:
         write(f)

@@ -1711,6 +1711,36 @@ for _n, _covers, _more in [
         data=["gpt_fast_checkpoint"], pre=[["_compat_prepare.py"]], covers=_covers,
         args=_GF_ARGS + _more, metric=None, bar=None)
 
+
+# ------------------------------------------------------------- hyunwoongko/transformer
+# "Attention is all you need" from scratch, trained by its own train.py on Multi30k through the
+# legacy torchtext API and spaCy tokenizers: both are stand-ins here (stubs/torchtext: Field,
+# BucketIterator, Multi30k over data.multi30k's synthetic parallel sentences; stubs/spacy). The
+# sizes live in conf.py, so conf.py is the script: its substitutions shrink the model and the
+# epochs, and its epilogue runs train.py as __main__ (which imports the edited conf), without
+# ReduceLROnPlateau's `verbose=True` (torch 2.13 removed the argument: TypeError as written).
+_TRAIN_PY = ("import pathlib\n"
+             "_src = pathlib.Path('train.py').read_text()\n"
+             "assert 'verbose=True,' in _src\n"
+             "_src = _src.replace('verbose=True,', '')  # compat: gone in torch 2.13\n"
+             "exec(compile(_src, 'train.py', 'exec'), {'__name__': '__main__'})\n")
+add(name="transformer/train", repo="hyunwoongko/transformer", script="conf.py", cwd=".",
+    copy=["conf.py", "data.py", "train.py", "models", "util"], pythonpath=["."],
+    covers="encoder-decoder Transformer from scratch (hand-written scaled dot-product and "
+           "multi-head attention, LayerNorm, sinusoidal encoding buffer, masks from "
+           "ByteTensor & bool, masked_fill), kaiming_uniform (deprecated alias), Adam with "
+           "weight decay, ReduceLROnPlateau, clip_grad_norm_, BLEU of argmax decodes",
+    subs=[("batch_size = 128", "batch_size = 32  # compat: was 128"),
+          ("max_len = 256", "max_len = 64  # compat: was 256"),
+          ("d_model = 512", "d_model = 64  # compat: was 512"),
+          ("n_layers = 6", "n_layers = 2  # compat: was 6"),
+          ("ffn_hidden = 2048", "ffn_hidden = 128  # compat: was 2048"),
+          ("init_lr = 1e-5", "init_lr = 1e-3  # compat: was 1e-5 (1000 epochs)"),
+          ("warmup = 100", "warmup = 1  # compat: was 100"),
+          ("epoch = 1000", "epoch = 12  # compat: was 1000")],
+    epilogue=_TRAIN_PY,
+    data=["multi30k"], metric=r"Val Loss: ([0-9.]+)", bar=None)
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},

@@ -289,3 +289,20 @@ def gpt_fast_checkpoint(cwd: Path, seed: int) -> None:
         f"torch.manual_seed({seed})\n"
         "model = Transformer.from_name('stories15M')\n"
         "torch.save(model.state_dict(), 'checkpoints/stories15M/model.pth')\n")
+
+
+def multi30k(cwd: Path, seed: int, n_train: int = 640, n_eval: int = 64) -> None:
+    """.data/multi30k/{train,val,test2016}.{en,de} for stubs/torchtext's Multi30k: sentences of
+    the story grammar and a made-up "German" that translates word by word (each word spelt
+    backwards with -en, kept in order), so a small translation model learns it; and result/
+    and saved/, where hyunwoongko/transformer's train.py writes losses and checkpoints (the
+    repository ships saved/ with text files only under a subfolder)."""
+    root = cwd / ".data" / "multi30k"
+    root.mkdir(parents=True, exist_ok=True)
+    (cwd / "result").mkdir(exist_ok=True)
+    (cwd / "saved").mkdir(exist_ok=True)
+    for k, (split, n) in enumerate([("train", n_train), ("val", n_eval), ("test2016", n_eval)]):
+        en = [s.strip() + "." for s in english(n, seed * 3 + k).split(".") if s.strip()][:n]
+        de = [" ".join(w[::-1] + "en" for w in s.rstrip(".").lower().split()) + " ." for s in en]
+        (root / f"{split}.en").write_text("\n".join(en) + "\n")
+        (root / f"{split}.de").write_text("\n".join(de) + "\n")

@@ -1,0 +1,2 @@
+from . import translation  # noqa: F401
+from .translation import Multi30k  # noqa: F401
