@@ -201,6 +201,24 @@ def test_index_add_rows_matches_add_at(rng):
     np.testing.assert_array_equal(P.index_add_rows(7, index, rows), want)
 
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 30, 40), (4, 7), (64, 1024)])
+@pytest.mark.parametrize("layout", ["contiguous", "strided y", "strided b"])
+def test_add_row_adds_the_bias_to_every_row(rng, dtype, shape, layout):
+    """A Linear's bias: the kernel (big C-contiguous y) or NumPy's add, the same sums."""
+    y = rng.standard_normal(shape).astype(dtype)
+    b = rng.standard_normal(shape[-1]).astype(dtype)
+    if layout == "strided y":
+        y = np.asfortranarray(y)
+    if layout == "strided b":
+        b = np.repeat(b, 2)[::2]
+    want = y + b
+    out = P.add_row(y, b)
+    assert out is y
+    np.testing.assert_array_equal(out, want)
+
+
 _CLAMP_EDGES = np.array([-0.0, 0.0, np.nan, -np.inf, np.inf, -1.5, 0.25, 5.9, 6.0, 7.0])
 
 
