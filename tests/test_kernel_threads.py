@@ -244,8 +244,9 @@ def test_softmax_pieces_same_on_1_and_2_threads(shape, monkeypatch):
     ref_shift = np.where(np.isfinite(m), m, 0).astype(np.float32)
     np.testing.assert_array_equal(shift, ref_shift)
     ref_e = np.exp(x - ref_shift[:, None])
-    np.testing.assert_array_equal(e, ref_e)
-    np.testing.assert_array_equal(total, ref_e.sum(axis=1))
+    # the row kernel's vexp is within 2 ulp of np.exp, its row sums in another order
+    np.testing.assert_allclose(e, ref_e, rtol=3e-7, atol=0)
+    np.testing.assert_allclose(total, ref_e.sum(axis=1), rtol=2e-6)
     assert np.all(np.isnan(p[0]))  # 0/0, as torch
     np.testing.assert_allclose(p[1:].sum(1), 1, rtol=1e-5)
 
