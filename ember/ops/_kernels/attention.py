@@ -217,12 +217,12 @@ def attention_backward(grad, q, k, v, p, scale, causal, keep=None):
         dv = reusable_empty(v.shape[:-1] + grad.shape[-1:], grad.dtype)
         dq = reusable_empty(q.shape, np.result_type(p, k))
         dk = reusable_empty(k.shape, np.result_type(p, q))
-    dp = reusable_empty(p.shape, p.dtype)
     scale = q.dtype.type(scale)
     if (keep is None and _by_planes(q, n_key, v.shape[-1], tiles)
-            and _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles,
+            and _backward_planes(grad, q, k, v, p, dq, dk, dv, scale, causal, tiles,
                                  key_tiles)):
         return dq, dk, dv  # NOTE [Attention on the one pool], NOTE [Serial plane kernels]
+    dp = reusable_empty(p.shape, p.dtype)
     v_t = np.swapaxes(v, -1, -2)
 
     def part(cut):
@@ -422,12 +422,14 @@ def _k_attention_fwd_planes(f, scal, item, q, q_off, ldq, k, k_off, ldk, v, v_of
 
 @_onepool.twin(min_work=_POOL_MIN_WORK, error_model="numpy")
 def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_off, ldk, v, v_off,
-                            ldv, dq, dq_off, lddq, dk, dk_off, lddk, dv, dv_off, lddv, p, dp,
+                            ldv, dq, dq_off, lddq, dk, dk_off, lddk, dv, dv_off, lddv, p,
                             n_embed, n_value, scale, causal, tiles, key_tiles):
     """The backward of `_k_attention_fwd_planes` per plane: dV = P^T G and dK = dS^T Q over the
     key tiles (lo, n: keys lo..n-1 against queries lo..L-1), dP = G V^T and dQ = dS K over the
-    query tiles, dS = scale * P * (dP - sum(dP * P)) per row in dp; rows zero_from..S-1 of dV
-    Arguments as in the forward."""
+    query tiles, dS = scale * P * (dP - sum(dP * P)) per row. dP and dS live in one (L, S)
+    scratch array per plane, which stays in cache from the dP products to the dQ and dK ones
+    (a (planes, L, S) array of them cost ~0.8 ms per GPT-S call in a training step, most of it
+    in memory traffic). Arguments as in the forward."""
     n_planes, n_query, n_key = p.shape
     n_seen = tiles[:, 2].max()
     for t in numba.prange(n_planes):
@@ -435,7 +437,8 @@ def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_of
         args = np.empty(6, np.int32)
         v_t = np.empty((n_value, n_seen), p.dtype)  # NOTE [Products against a transposed plane]
         _transpose_plane(v + v_off[t], ldv, n_seen, n_value, v_t)
-        pp, dpp = p[t], dp[t]
+        pp = p[t]
+        dpp = np.empty((n_query, n_key), p.dtype)
         p_at, dp_at = pp.ctypes.data, dpp.ctypes.data
         row_bytes = n_key * item
         for j in range(key_tiles.shape[0]):
@@ -586,7 +589,7 @@ def _over_planes(run, n_planes):
     blas_parallel_range(run, n_planes, 1)
 
 
-def _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles, key_tiles):
+def _backward_planes(grad, q, k, v, p, dq, dk, dv, scale, causal, tiles, key_tiles):
     """`attention_backward`'s work by the plane kernel (NOTE [Attention on the one pool]);
     False (nothing done) when a layout or dtype does not suit it."""
     arrays = (grad, q, k, v, dq, dk, dv)
@@ -600,14 +603,14 @@ def _backward_planes(grad, q, k, v, p, dq, dk, dv, dp, scale, causal, tiles, key
         dv[..., n_query:, :] = 0
         dk[..., n_query:, :] = 0
     kernel = _k_attention_bwd_planes.pick(_pool_work(q, n_key))
-    p3, dp3 = p.reshape(-1, n_query, n_key), dp.reshape(-1, n_query, n_key)
+    p3 = p.reshape(-1, n_query, n_key)
     tiles_a = np.array(tiles, np.int64).reshape(-1, 3)
     key_tiles_a = np.array(key_tiles, np.int64).reshape(-1, 2)
 
     def run(lo, hi):
         flat = [x for base, off, ld in mats for x in (base, off[lo:hi], ld)]
         kernel(_onepool._routine(q.dtype), _onepool._SCALARS[q.dtype], q.itemsize, *flat,
-               p3[lo:hi], dp3[lo:hi], q.shape[-1], v.shape[-1], scale, causal, tiles_a,
+               p3[lo:hi], q.shape[-1], v.shape[-1], scale, causal, tiles_a,
                key_tiles_a)
 
     _over_planes(run, p3.shape[0])
