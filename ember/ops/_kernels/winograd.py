@@ -69,6 +69,15 @@ results differ from im2col's by up to ~1e-5 of the largest entry on 64-256 chann
 not affected at that level (the Table 1 model steps match torch within their float32
 tolerances, tests/test_table1_models.py); code that needs the direct sum's rounding can raise
 _MIN_TILES_4.
+The threshold was 32 tiles, which put VGG-19's 8x8 maps at batch 8 (exactly 32 tiles) on
+F(4x4, 3x3). With OpenBLAS on two threads the 36 GEMMs there are thin (32 columns) and the
+weight, transformed three times a step (forward, again in the input gradient since U is not
+kept for deep layers, and the adjoint), is 36 numbers per filter against 16, so F(2x2, 3x3)
+wins: forward + both gradients, main-thread CPU ms at the default threads (min of 15 / 25, load
+2.4 / 3.5), F(4x4) vs F(2x2): (8, 256 -> 256, 8x8) 13.2 vs 9.0 and 20.6 vs 11.9; (8, 128 -> 256,
+8x8) 5.3 vs 5.4, 7.6 vs 6.8; (8, 128 -> 128, 8x8) 2.9 vs 2.6, 4.4 vs 4.8; on 16x16 maps (128
+tiles) F(4x4) keeps its lead ((8, 128 -> 128) 11.7 vs 16.2). One thread, whole VGG-19 steps are
+the same within noise (thread CPU 199-203 ms either way). Hence 64.
 """
 
 import numba
@@ -89,7 +98,7 @@ _MIN_TILES_SPLIT = 32
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
 # Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)].
-_MIN_TILES_4 = 32
+_MIN_TILES_4 = 64
 # Largest transformed operand (elements) taken here: V and M are not chunked over the batch
 # like im2col (conv.py's _COLS_BUDGET), so bigger layers stay there and memory stays bounded.
 _MAX_PLANES = 1 << 26
