@@ -1565,12 +1565,20 @@ add(name="mindiffusion/train_cifar10", repo=_MD, script="train_cifar10.py",
 # Hopper (not installed): run on Pendulum. With gymnasium 1.x's vector autoreset the programs'
 # `final_info` branch never fires (no episodic returns printed), and there is no
 # `final_observation`: on truncation next_obs is already the last observation (the reset comes
-# at the next step), which the substitution in SAC and TD3 uses. The epilogue prints the last
-# loss. Few steps: no learning bar (exit 0 is the bar), the loss is recorded for the spread.
+# at the next step), which the substitution in the replay-buffer programs uses. The epilogue
+# prints the last loss. Few steps: no learning bar (exit 0 is the bar); the loss is recorded for
+# the spread.
 _CR = "vwxyzjn/cleanrl"
 _CR_COMMON = ["--cuda", "False", "--seed", "1"]
 _FINAL_OBS = ('real_next_obs[idx] = infos["final_observation"][idx]',
               "pass  # compat: gymnasium 1.x autoresets at the next step: next_obs is final")
+# gymnasium 1.x's TransformObservation takes the new observation space (TypeError as written)
+_CR_SUBS = {"ppo_continuous_action": [
+    ("env = gym.wrappers.TransformObservation(env, lambda obs: np.clip(obs, -10, 10))",
+     "env = gym.wrappers.TransformObservation(env, lambda obs: np.clip(obs, -10, 10), "
+     "env.observation_space)  # compat: gymnasium 1.x")]}
+_HAS_FINAL_OBS = ("dqn", "c51", "sac_continuous_action", "td3_continuous_action",
+                  "ddpg_continuous_action")
 for _name, _covers, _args, _loss in [
         ("ppo", "PPO on CartPole, 4 vector envs (Categorical, GAE, clipped objective, "
                 "clip_grad_norm_, lr annealing by param_groups)",
@@ -1590,11 +1598,23 @@ for _name, _covers, _args, _loss in [
         ("td3_continuous_action", "TD3 on Pendulum (target policy smoothing with clamped "
                                   "noise, delayed actor updates, Polyak averaging)",
          ["--env-id", "Pendulum-v1", "--total-timesteps", "1000", "--learning-starts", "200"],
-         "qf_loss")]:
+         "qf_loss"),
+        ("ddpg_continuous_action", "DDPG on Pendulum (deterministic actor scaled by registered "
+                                   "action buffers, exploration noise, soft target updates)",
+         ["--env-id", "Pendulum-v1", "--total-timesteps", "1000", "--learning-starts", "200"],
+         "qf1_loss"),
+        ("pqn", "PQN on CartPole (Q-network with LayerNorm, no replay or target network, "
+                "Q(lambda) returns computed backwards over the rollout)",
+         ["--total-timesteps", "2048", "--num-steps", "128"], "loss"),
+        ("ppo_continuous_action", "PPO on Pendulum (Normal policy with a state-independent "
+                                  "log-std Parameter, observation/reward normalisation "
+                                  "wrappers, clipped value loss)",
+         ["--env-id", "Pendulum-v1", "--total-timesteps", "2048", "--num-steps", "512"],
+         "v_loss")]:
     add(name=f"cleanrl/{_name}", repo=_CR, script=f"cleanrl/{_name}.py",
         copy=["cleanrl", "cleanrl_utils"], cwd=".", pythonpath=["."], covers=_covers,
         args=_CR_COMMON + _args, epilogue=f"print('compat-loss', float({_loss}))\n",
-        subs=[_FINAL_OBS] if _name.endswith("continuous_action") else [],
+        subs=[_FINAL_OBS] if _name in _HAS_FINAL_OBS else _CR_SUBS.get(_name, []),
         metric=r"compat-loss (-?[0-9.eE+-]+)", bar=None)
 
 
@@ -1629,7 +1649,8 @@ add(name="mamba-minimal/model", repo="johnma2006/mamba-minimal", script="model.p
     covers="Mamba: selective scan (einops einsum over 3 operands, exp of delta*A, sequential "
            "state update), causal depthwise Conv1d with padding then slicing, softplus, "
            "SiLU gating, RMSNorm with rsqrt, weight tying; trained 60 steps and decoded",
-    epilogue=_MAMBA_DRIVER, metric=r"compat-loss ([0-9.eE+-]+)", bar=None)
+    epilogue=_MAMBA_DRIVER, metric=r"compat-loss ([0-9.eE+-]+)",
+    bar=("<=", 0.05))  # torch 0.00036-0.00097 (seeds 0-2); ln 16 = 2.77 untrained
 
 
 # ------------------------------------------------------------- lucidrains/mlp-mixer-pytorch
@@ -1683,7 +1704,7 @@ for _n, _b, _covers, _subs, _epi in [
     add(name=f"mlp-mixer/{_n}", repo=_MM_REPO, kind="md", script="README.md", block=_b,
         copy=["README.md", "mlp_mixer_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
         subs=_subs, epilogue=_epi, metric=r"compat-acc ([0-9.]+)" if _epi else None,
-        bar=None)
+        bar=(">=", 0.9) if _epi else None)  # torch 1.0 at seeds 0-2; chance is 0.25
 
 
 # ------------------------------------------------------------- pytorch-labs/gpt-fast
@@ -1739,7 +1760,8 @@ add(name="transformer/train", repo="hyunwoongko/transformer", script="conf.py", 
           ("warmup = 100", "warmup = 1  # compat: was 100"),
           ("epoch = 1000", "epoch = 12  # compat: was 1000")],
     epilogue=_TRAIN_PY,
-    data=["multi30k"], metric=r"Val Loss: ([0-9.]+)", bar=None)
+    data=["multi30k"], metric=r"Val Loss: ([0-9.]+)",
+    bar=("<=", 2.6))  # torch 1.73-2.18 (seeds 0-2); 3.56 after the first epoch
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
