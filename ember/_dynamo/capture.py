@@ -43,6 +43,9 @@ _CONST_FACTORIES = {
     "scalar_tensor", "tril_indices", "triu_indices", "_zeros_meta", "new_zeros", "new_ones",
     "new_full", "new_empty", "new_tensor", "_wrap", "complex",
 }
+# factories built by a helper in ops/creation.py: their frames are named by the helper's closure
+# (zeros_like/ones_like/empty_like and Tensor.new_zeros/new_ones/new_empty)
+_CONST_FACTORY_CODES = {"_like.<locals>.fn", "_new.<locals>.m"}
 _NP_FACTORY = re.compile(r"_make\(np\.(zeros|ones|full|empty|arange|eye)\(")
 _COUNTER = re.compile(r"\._data \+= 1\s*(#.*)?$")
 _RANDOM_FACTORIES = {
@@ -51,13 +54,41 @@ _RANDOM_FACTORIES = {
 }
 
 
+# NOTE [Sequences of values as op arguments]
+# An op argument is a reference: ("s", slot) for a value of the graph, ("c", constant) for
+# anything else, or ("k", tuple or list, [references]) for a tuple/list that holds values of the
+# graph beside constants -- an indexing key such as (None, None, <an input's array>), as in
+# ``mask[None, None, input_pos]``. The replay rebuilds the sequence from the current values, so
+# the indices change with the input. An array in a sequence that is not a value of the graph
+# (a buffer first seen there, NumPy made outside the registry) is still a graph break, and so is
+# a boolean mask (the result's shape would depend on the mask's values).
+
+
+def ref_slots(r):
+    """The slots reference r reads (NOTE [Sequences of values as op arguments])."""
+    if r[0] == "s":
+        return [r[1]]
+    if r[0] == "k":
+        return [s for x in r[2] for s in ref_slots(x)]
+    return []
+
+
+def map_ref(r, f):
+    """Reference r with f applied to each slot it reads ("c" references as they are)."""
+    if r[0] == "s":
+        return ("s", f(r[1]))
+    if r[0] == "k":
+        return ("k", r[1], [map_ref(x, f) for x in r[2]])
+    return r
+
+
 @dataclass
 class Instr:
     """One recorded op call: ``outs = cls.forward(ctx, *args, **params)``."""
 
     cls: type
-    args: list            # ("s", slot) or ("c", constant)
-    params: dict          # name -> ("s", slot) or ("c", constant)
+    args: list            # ("s", slot), ("c", constant) or ("k", tuple/list, [refs])
+    params: dict          # name -> such a reference
     outs: list            # output slots
     nig: tuple            # ctx.needs_input_grad at capture
     tuple_out: bool
@@ -157,6 +188,9 @@ def _creator():
         name = f.f_code.co_name
         if name in _CONST_FACTORIES or name in _RANDOM_FACTORIES:
             return name
+        if f.f_code.co_qualname in _CONST_FACTORY_CODES and \
+                f.f_globals.get("__name__") == "ember.ops.creation":
+            return "zeros_like"  # any of them: a constant of the graph
         if first is None:
             first = name
         f = f.f_back
@@ -310,8 +344,30 @@ class Recorder:
             return ("c", a)
         if isinstance(a, (list, tuple)) and any(isinstance(x, (_tensor.Tensor, np.ndarray))
                                                  and np.ndim(x) for x in a):
-            self.graph_break("an op received a list of arrays (not supported by the recorder)")
+            return self.resolve_sequence(a)
         return ("c", a)
+
+    def resolve_sequence(self, a):
+        """A tuple/list holding arrays: NOTE [Sequences of values as op arguments]."""
+        refs = []
+        for x in a:
+            arr = x._data if isinstance(x, _tensor.Tensor) else x
+            if isinstance(arr, np.ndarray) and arr.dtype == np.bool_:
+                self.graph_break("a boolean mask indexes a tensor (the result's shape depends "
+                                 "on the mask's values)")
+                return ("c", a)
+            if isinstance(x, _tensor.Tensor):
+                refs.append(("s", self.resolve_tensor(x)))
+            elif isinstance(x, np.ndarray) and id(x) in self.slots:
+                refs.append(("s", self.slots[id(x)]))
+            elif isinstance(x, np.ndarray) and x.ndim or isinstance(x, (list, tuple)) and any(
+                    isinstance(y, (_tensor.Tensor, np.ndarray)) for y in x):
+                self.graph_break("an op received a sequence holding an array that is not a "
+                                 "value of the graph (not supported by the recorder)")
+                return ("c", a)
+            else:
+                refs.append(("c", x))
+        return ("k", tuple if isinstance(a, tuple) else list, refs)
 
     # ------------------------------------------------------------------ the op hook
     def record(self, cls, args, params, result):

@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import _tensor
 from ..autograd.grad_mode import _state
-from .capture import Instr, Misc, NodeBackward, SideEffect, redraw
+from .capture import Instr, Misc, NodeBackward, SideEffect, redraw, ref_slots
 
 
 class Ctx:
@@ -81,6 +81,9 @@ class _Emitter:
                 return repr(v) if not (isinstance(v, float) and not np.isfinite(v)) \
                     else self.const(v)
             return self.const(v)
+        if r[0] == "k":  # NOTE [Sequences of values as op arguments] in capture.py
+            items = "".join(f"{self.ref(x)}, " for x in r[2])
+            return f"({items})" if r[1] is tuple else f"[{items}]"
         return self.val(r[1])
 
     def val(self, s):
@@ -241,7 +244,7 @@ def _emit_misc(b, item):
 
 def _ins(item):
     if isinstance(item, Instr):
-        return [r[1] for r in list(item.args) + list(item.params.values()) if r[0] == "s"]
+        return [s for r in list(item.args) + list(item.params.values()) for s in ref_slots(r)]
     if isinstance(item, NodeBackward):
         return [g for g in item.grads if g is not None]
     if isinstance(item, Misc):

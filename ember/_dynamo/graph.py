@@ -64,6 +64,8 @@ def to_graph_module(cap, placeholders=None, nested_output=False):
     def ref(r):
         if r[0] == "c":
             return r[1]
+        if r[0] == "k":
+            return r[1](ref(x) for x in r[2])
         s = r[1]
         if s not in env:
             kind = cap.kinds[s]

@@ -40,7 +40,7 @@ from __future__ import annotations
 import dataclasses
 
 from .. import _tensor
-from .capture import Capture, Instr, Recorder, SideEffect, _count_up
+from .capture import Capture, Instr, Recorder, SideEffect, _count_up, map_ref, ref_slots
 
 
 @dataclasses.dataclass
@@ -109,8 +109,8 @@ def split_capture(rec, outs):
     uses = {}  # slot -> last script position that reads it (len(script): after the call)
     for j, inst in enumerate(script):
         for r in (*inst.args, *inst.params.values()):
-            if r[0] == "s":
-                uses[r[1]] = j
+            for s in ref_slots(r):
+                uses[s] = j
     for pos, _, _, slots in cap.splits:
         for s in slots:
             uses[s] = max(uses.get(s, -1), at[pos])
@@ -146,8 +146,8 @@ def _sub_capture(rec, script, seg, defined_at):
         sub.kinds.append(kind)
         sub.arrays.append(cap.arrays[s])
 
-    refs = [r[1] for inst in script[seg.start:seg.end]
-            for r in (*inst.args, *inst.params.values()) if r[0] == "s"]
+    refs = [s for inst in script[seg.start:seg.end]
+            for r in (*inst.args, *inst.params.values()) for s in ref_slots(r)]
     refs = list(dict.fromkeys(refs))
     for s in refs:  # inputs first: the generated code reads them as I[k]
         kind = cap.kinds[s]
@@ -173,7 +173,7 @@ def _sub_capture(rec, script, seg, defined_at):
             add(s, (kind[0], j - seg.start, *kind[2:]))
 
     def ref(r):
-        return ("s", remap[r[1]]) if r[0] == "s" else r
+        return map_ref(r, remap.__getitem__)
 
     for inst in script[seg.start:seg.end]:
         sub.fwd.append(dataclasses.replace(

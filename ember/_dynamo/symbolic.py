@@ -111,6 +111,8 @@ def _walk(cap, f):
     """Rebuild cap's size-carrying parts through f (called on every recorded int in a fixed
     order); returns (fwd, bwd, kinds, arrays, outputs)."""
     def ref(r):
+        if r[0] == "k":
+            return ("k", r[1], [ref(x) for x in r[2]])
         return r if r[0] == "s" else ("c", _map_ints(r[1], f))
 
     def instr(x):

@@ -45,7 +45,9 @@ def _convert_key(x, key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool "
                                  f"tensors; got {k.dtype}")
             if a.ndim == 0 and a.dtype.kind in "iu" and a.dtype != np.uint8:
-                out.append(int(a))   # torch indexes with a 0-d integer tensor as with an int
+                # torch indexes with a 0-d integer tensor as with an int; read through the
+                # tensor, so that a compile capture sees the data-dependent read
+                out.append(int(k))
                 continue
             if a.dtype == np.uint8:
                 _warn_uint8_mask()

@@ -1,0 +1,115 @@
+"""ember.compile on indexing with tensors inside the key (NOTE [Sequences of values as op
+arguments] in ember/_dynamo/capture.py), 0-d index tensors, boolean masks and the *_like
+factories: a compiled call reads the indices of this call, never the ones seen at capture."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from ember._dynamo.exc import Unsupported
+from ember.testing import assert_close
+
+
+@pytest.fixture(autouse=True)
+def _reset():
+    ember._dynamo.reset()
+    yield
+
+
+def _t(*shape, rg=False, seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return ember.from_numpy(a).requires_grad_(rg)
+
+
+def _columns(x, idx):
+    return x[:, idx] * 2
+
+
+def test_index_tensor_in_a_key_is_read_at_each_call():
+    f = ember.compile(_columns, fullgraph=True)
+    x = _t(3, 5)
+    for idx in ([0, 1], [3, 4], [4, 0]):
+        i = ember.tensor(idx)
+        assert_close(f(x, i), _columns(x, i))
+    assert f.stats["eager"] == 0
+    report = ember._dynamo.explain(_columns)(x, ember.tensor([1, 2]))
+    assert report.graph_break_count == 0 and report.graph_count == 1
+
+
+def test_causal_mask_rows_picked_by_positions_as_gpt_fast_does():
+    mask = ember.tril(ember.ones(8, 8, dtype=ember.bool))
+
+    def attend(scores, input_pos):
+        m = mask[None, None, input_pos]
+        return ember.where(m, scores, ember.zeros_like(scores)).softmax(-1)
+
+    f = ember.compile(attend, fullgraph=True)
+    s = _t(1, 2, 3, 8)
+    for pos in ([0, 1, 2], [5, 6, 7], [2, 4, 6]):
+        p = ember.tensor(pos)
+        assert_close(f(s, p), attend(s, p))
+
+
+def test_gradient_through_an_index_with_a_tensor_key():
+    def loss(x, w, idx):
+        return (x[idx, 1:] * w).sum()
+
+    f = ember.compile(loss, fullgraph=True)
+    w = _t(3, seed=1)
+    for idx in ([0, 2], [3, 3], [1, 0]):
+        x = _t(4, 4, rg=True)
+        i = ember.tensor(idx)
+        f(x, w, i).backward()
+        want = ember.autograd.grad(loss(x, w, i), [x])[0]
+        assert_close(x.grad, want)
+
+
+def test_callable_backend_gets_the_key_as_a_tuple_of_graph_values():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(gm)
+        return gm.forward
+
+    f = ember.compile(_columns, backend=backend)
+    x = _t(3, 5)
+    for idx in ([0, 1], [2, 3]):
+        i = ember.tensor(idx)
+        assert_close(f(x, i), _columns(x, i))
+    assert len(seen) == 1
+
+
+def test_zero_dim_index_tensor_is_a_data_dependent_read():
+    def pick(x, i):
+        return x[i] * 2
+
+    f = ember.compile(pick)
+    x = ember.arange(5.0)
+    for i in (1, 3, 0):
+        assert_close(f(x, ember.tensor(i)), pick(x, ember.tensor(i)))
+    with pytest.raises(Unsupported, match="data-dependent"):
+        ember.compile(pick, fullgraph=True)(x, ember.tensor(2))
+
+
+def test_boolean_mask_in_a_key_is_a_graph_break():
+    def select(x, m):
+        return x[m] + 1
+
+    f = ember.compile(select)
+    x = _t(6)
+    for bits in ([1, 0, 1, 0, 0, 0], [1, 1, 1, 0, 1, 1]):
+        m = ember.tensor(bits).bool()
+        assert_close(f(x, m), select(x, m))
+    with pytest.raises(Unsupported, match="boolean mask"):
+        ember.compile(select, fullgraph=True)(x, ember.tensor([True] * 6))
+
+
+def test_like_factories_are_constants_of_the_graph():
+    def g(x):
+        return (x + ember.ones_like(x) + x.new_ones(x.shape[-1]) + ember.zeros_like(x)).sum()
+
+    f = ember.compile(g, fullgraph=True)
+    for seed in range(3):
+        x = _t(2, 3, seed=seed)
+        assert_close(f(x), g(x))
