@@ -81,7 +81,7 @@ def _alias_functional():
     top = ("cdist", "pdist", "cosine_similarity", "pairwise_distance", "conv1d", "conv2d",
            "conv_transpose1d", "conv_transpose2d", "max_pool1d", "max_pool2d", "avg_pool1d",
            "conv3d", "conv_transpose3d", "max_pool3d",
-           "adaptive_avg_pool1d", "selu", "celu", "prelu", "rrelu",
+           "adaptive_avg_pool1d", "selu", "celu", "prelu",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "bilinear")
     g = globals()
     for name in top:

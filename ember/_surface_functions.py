@@ -228,8 +228,14 @@ def selu_(input):
     return _F().selu_(input)
 
 
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    from .nn.functional._activation import _rrelu
+    return _rrelu(input, lower, upper, training, False, generator)
+
+
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    return _F().rrelu_(input, lower, upper, training)
+    from .nn.functional._activation import _rrelu
+    return _rrelu(input, lower, upper, training, True, generator)
 
 
 def threshold_(input, threshold, value):
@@ -488,7 +494,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
         carried = out
 
 
-def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """Reduce (``prod``, ``mean``, ``amax``, ``amin``) the slices of ``source`` along ``dim``
     into the rows of ``input`` named by ``index``: ``scatter_reduce`` with the index spread
     over the other dims, so the gradient is scatter_reduce's."""
@@ -507,7 +513,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     if source.dim():
         view[dim] = index.numel()
     spread = index.reshape(view).expand(source.shape) if source.dim() else index.reshape(())
-    return ember.scatter_reduce(input, dim, spread, source, reduce, include_self=include_self)
+    return _maybe_out(ember.scatter_reduce(input, dim, spread, source, reduce,
+                                           include_self=include_self), out, "index_reduce")
 
 
 # ------------------------------------------------------------------ sparse-dense products

@@ -33,7 +33,6 @@ KNOWN = {
         "baddbmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
         "bmm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
         "mm": "out_dtype= (a CUDA-only kernel in torch 2.13: CPU raises NotImplementedError)",
-        "index_reduce": "out= not supported yet",
         "from_file": "pin_memory=/requires_grad= not supported yet",
         "histogramdd": "histogramdd(input, bins, range, weight, density) all positional: "
                        "not supported yet (keyword-only in ember)",
@@ -42,7 +41,6 @@ KNOWN = {
         "isin": "the scalar overloads' names element=/test_element=",
         "repeat_interleave": "the repeats-only overload repeat_interleave(repeats=t)",
         "result_type": "the scalar overloads' names scalar=/scalar1=/scalar2=",
-        "rrelu": "generator= not supported (ember's rrelu draws from the default generator)",
         "tensor": _STUB_ARTEFACT + ": dtype= etc. are keyword-only in torch",
         "set_num_threads": _STUB_ARTEFACT + ": torch takes no keyword arguments here",
         "set_num_interop_threads": _STUB_ARTEFACT + ": torch takes no keyword arguments here",
@@ -188,3 +186,34 @@ def test_ambiguous_forms_raise():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert ember.arange(end=3).tolist() == [0, 1, 2]
+
+
+def test_rrelu_draws_from_the_given_generator_like_torch():
+    # torch.rrelu (the aten binding) takes generator=; F.rrelu does not
+    x = -ember.ones(4, 5)
+    g1, g2 = ember.Generator().manual_seed(3), ember.Generator().manual_seed(3)
+    a = ember.rrelu(x, 0.1, 0.3, training=True, generator=g1)
+    b = ember.rrelu(x, 0.1, 0.3, True, g2)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert ((a.numpy() <= -0.1) & (a.numpy() >= -0.3)).all() and len(np.unique(a.numpy())) > 1
+    y = x.clone()
+    assert ember.rrelu_(y, 0.1, 0.3, True, generator=ember.Generator().manual_seed(3)) is y
+    np.testing.assert_array_equal(y.numpy(), a.numpy())
+    t = torch.rrelu(-torch.ones(4, 5), 0.1, 0.3, training=True,
+                    generator=torch.Generator().manual_seed(3))
+    assert ((t.numpy() <= -0.1) & (t.numpy() >= -0.3)).all()
+    np.testing.assert_allclose(ember.rrelu(x, 0.1, 0.3).numpy(), -0.2 * np.ones((4, 5)),
+                               rtol=1e-6)
+
+
+def test_index_reduce_writes_out_like_torch():
+    base = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    src = np.full((2, 4), 2.0, np.float32)
+    outs = []
+    for lib in (torch, ember):
+        out = lib.empty(0)
+        r = lib.index_reduce(lib.tensor(base), 0, lib.tensor([0, 2]), lib.tensor(src), "prod",
+                             out=out)
+        assert r is out
+        outs.append(out.numpy())
+    np.testing.assert_array_equal(outs[1], outs[0])

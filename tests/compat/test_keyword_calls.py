@@ -14,13 +14,11 @@ pytestmark = pytest.mark.parity
 from _kwcalls import check  # noqa: E402
 
 KNOWN = {
-    "torch.index_reduce": "out= not supported yet (test_keyword_binding)",
     "torch.repeat_interleave": "the repeats-only overload repeat_interleave(repeats=t) "
                                "(test_keyword_binding)",
     "torch.isin": "the scalar overloads' names element=/test_element= (test_keyword_binding)",
     "torch.result_type": "the scalar overloads' names scalar=/scalar1=/scalar2= "
                          "(test_keyword_binding)",
-    "torch.rrelu": "generator= not supported (ember's rrelu draws from the default generator)",
 }
 
 

@@ -1731,6 +1731,17 @@ for _n, _covers, _more in [
         copy=["generate.py", "model.py", "tokenizer.py", "tp.py", "quantize.py", "GPTQ.py"],
         data=["gpt_fast_checkpoint"], pre=[["_compat_prepare.py"]], covers=_covers,
         args=_GF_ARGS + _more, metric=None, bar=None)
+# quantize.py's int8 weight-only mode (bfloat16 model, per-channel scales), then generation
+# from the int8 checkpoint (WeightOnlyInt8Linear: int8 weights cast at each matmul)
+add(name="gpt-fast/generate_int8", repo=_GF, script="generate.py", cwd=".",
+    copy=["generate.py", "model.py", "tokenizer.py", "tp.py", "quantize.py", "GPTQ.py"],
+    data=["gpt_fast_checkpoint"],
+    pre=[["_compat_prepare.py"], ["quantize.py", "--checkpoint_path",
+                                  "checkpoints/stories15M/model.pth", "--mode", "int8"]],
+    covers="int8 weight-only quantization (aminmax per channel, round, clamp, int8 state "
+           "dict), generation with the quantized Linear layers in bfloat16",
+    args=["--checkpoint_path", "checkpoints/stories15M/model_int8.pth"] + _GF_ARGS[2:],
+    metric=None, bar=None)
 
 
 # ------------------------------------------------------------- hyunwoongko/transformer

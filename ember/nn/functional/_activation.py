@@ -245,10 +245,15 @@ def glu(input, dim=-1):
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """Randomized leaky ReLU: slope ~ U(lower, upper) per element when training, else the
     fixed slope (lower + upper) / 2."""
+    return _rrelu(input, lower, upper, training, inplace)
+
+
+def _rrelu(input, lower, upper, training, inplace, generator=None):
+    """rrelu drawing its slopes from ``generator`` (torch.rrelu's keyword; F.rrelu has none)."""
     _check_float("rrelu", input)
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    slopes = _gen(None).uniform(lower, upper, size=input._data.shape).astype(input._data.dtype)
+    slopes = _gen(generator).uniform(lower, upper, size=input._data.shape).astype(input._data.dtype)
     factor = _make(np.where(input._data >= 0, np.ones((), input._data.dtype), slopes))
     if inplace:
         return apply_inplace(input, lambda t: t * factor, "rrelu_")
