@@ -125,3 +125,21 @@ def test_functorch_config_is_an_attribute_after_import_torch():
         ember._functorch.config.enable_autograd_cache = True
     with pytest.raises(AttributeError, match="does not exist"):
         ember._functorch.config.enable_autograd_caches = True
+
+
+def test_attention_with_a_boolean_mask_compiles_without_graph_breaks():
+    # gpt-fast's Attention: scaled_dot_product_attention(q, k, v, attn_mask=bool_mask) inside
+    # torch.compile(fullgraph=True); ember's mask inversion was not an op (Unsupported)
+    F = ember.nn.functional
+    tf = torch.nn.functional
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in
+               [(1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 4)])
+    masks = [np.tril(np.ones((3, 5), bool)), np.ones((3, 5), bool)]
+    compiled = ember.compile(lambda *a: F.scaled_dot_product_attention(*a[:3], attn_mask=a[3]),
+                             fullgraph=True)
+    for m in masks + masks:   # the second round replays the captured graph
+        ours = compiled(*(ember.tensor(a) for a in (q, k, v, m)))
+        theirs = tf.scaled_dot_product_attention(*(torch.tensor(a) for a in (q, k, v)),
+                                                 attn_mask=torch.tensor(m))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)

@@ -11,6 +11,7 @@ import numpy as np
 from ... import _dtype as D
 from ..._tensor import Tensor, _make
 from ...autograd.function import _batch_hook, _fw_active
+from ...ops.indexing import where
 from ...ops.join import cat
 from ...ops.nn import attention as _ops
 from ...ops.products import matmul
@@ -157,8 +158,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"{name}: attn_mask of shape {tuple(attn_mask.shape)} does not "
                                f"broadcast to the attention scores (..., L, S) = "
                                f"{tuple(scores.shape)}.") from None
-        if attn_mask.dtype == D.bool_:
-            scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+        if attn_mask.dtype == D.bool_:   # (one op: compiled code can record it, gpt-fast)
+            scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask.to(scores.dtype)
     weights = _dropout(_softmax(scores, -1), dropout_p)
