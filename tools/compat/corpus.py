@@ -1951,6 +1951,18 @@ SPREAD: dict = {
     'beginner/neural_network': {0: 0.1055, 1: 0.1125, 2: 0.1205},
     'mindiffusion/superminddpm': {0: 1.087, 1: 1.027, 2: 1.106},
     'mindiffusion/train_cifar10': {0: 1.108, 1: 1.121, 2: 1.084},
+    'cleanrl/ppo': {0: 48.69, 1: 48.55, 2: 45.68},
+    'cleanrl/dqn': {0: 3.651, 1: 4.569, 2: 9.242},
+    'cleanrl/c51': {0: 3.594, 1: 3.734, 2: 3.76},
+    'cleanrl/sac_continuous_action': {0: 7.29, 1: 0.4485, 2: 7.878},
+    'cleanrl/td3_continuous_action': {0: 3.278, 1: 0.3151, 2: 2.689},
+    'cleanrl/ddpg_continuous_action': {0: 1.279, 1: 0.1983, 2: 1.142},
+    'cleanrl/pqn': {0: 7.414, 1: 5.75, 2: 4.675},
+    'cleanrl/ppo_continuous_action': {0: 0.09488, 1: 0.1177, 2: 0.1687},
+    'mamba-minimal/model': {0: 0.0003576, 1: 0.0009701, 2: 0.0004062},
+    'mlp-mixer/mixer_train': {0: 1, 1: 1, 2: 1},
+    'mlp-mixer/permutator': {0: 1, 1: 1, 2: 1},
+    'transformer/train': {0: 2.178, 1: 2.078, 2: 1.732},
 }
 
 
