@@ -91,7 +91,8 @@ MAX_CASES = [
 
 @pytest.mark.parametrize("kernel,stride", [((2, 2), (2, 2)), ((3, 3), (2, 2)), ((3, 2), (1, 3)),
                                            ((1, 1), (2, 2))])
-@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (2, 2, 5, 7), (1, 1, 3, 3)])
+@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (2, 2, 5, 7), (1, 1, 3, 3),
+                                   (2, 3, 18, 21)])  # 2x2/2 on wide rows: the taps' columns
 def test_maxpool_direct_paths_match_general_kernel_on_ties_and_nans(rng, shape, kernel, stride):
     # the unpadded fast paths (2x2/2 unrolled, any window direct) against the padded-copy
     # kernel; small integers make ties common, NaN must win and a later NaN replace an earlier

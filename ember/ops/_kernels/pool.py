@@ -257,39 +257,70 @@ def _k_maxpool_bwd(gy, idx, gx):
                 flat[base + at] += g[t]
 
 
+# Fewest outputs per row from which `_k_maxpool2x2_fwd` first copies each pair of input rows
+# into its four taps' columns: unit-stride loops then vectorize ((8, 64, 32, 32): 0.51 -> 0.10
+# ms, (8, 128, 16, 16): 0.26 -> 0.14 ms, one thread, best of 30), while on 8x8 maps and below
+# the copies cost more than the strided loads they replace (0.15 -> 0.18 ms at 8x8).
+_TAP_COLUMNS_MIN = 8
+
+
+@numba.njit(nogil=True, cache=True, inline="always")
+def _max_2x2(a, b, c, d, yrow, irow, base, width):
+    """One output row of 2x2/2 max pooling from its windows' four taps: a, b the top row's
+    even and odd columns, c, d the bottom row's (index ow of each is output ow's tap); base
+    is the top row's start in the plane. Tap order, ties and NaN as `_k_maxpool_fwd`."""
+    for ow in range(yrow.size):
+        best = a[ow]
+        at = base + 2 * ow
+        v = b[ow]
+        take = (v > best) | (v != v)
+        best = _select(take, v, best)
+        at = _select(take, base + 2 * ow + 1, at)
+        v = c[ow]
+        take = (v > best) | (v != v)
+        best = _select(take, v, best)
+        at = _select(take, base + width + 2 * ow, at)
+        v = d[ow]
+        take = (v > best) | (v != v)
+        best = _select(take, v, best)
+        at = _select(take, base + width + 2 * ow + 1, at)
+        yrow[ow] = best
+        irow[ow] = at
+
+
 @_onepool.twin
 def _k_maxpool2x2_fwd(x, y, idx):
     """2x2 windows with stride 2, no padding or dilation (the common CNN case): each output
-    reads its four inputs directly, no padded copy of the plane and no scratch rows (which
-    cost more than the arithmetic on the 4x4 and 2x2 maps of deep layers). Same tap order,
-    tie and NaN rules as `_k_maxpool_fwd`. Kept beside `_k_maxpool_direct_fwd` because the
-    unrolled taps are 2.5x faster than its loops ((8,64,32,32): 0.41 vs 1.14 ms)."""
+    reads its four inputs directly, no padded copy of the plane (which costs more than the
+    arithmetic on the 4x4 and 2x2 maps of deep layers); on wide maps through a copy of the
+    taps' columns (_TAP_COLUMNS_MIN). Same tap order, tie and NaN rules as `_k_maxpool_fwd`.
+    Kept beside `_k_maxpool_direct_fwd` because the unrolled taps are 2.5x faster than its
+    loops ((8,64,32,32): 0.41 vs 1.14 ms)."""
     n_planes, width = x.shape[0], x.shape[2]
     out_h, out_w = y.shape[1], y.shape[2]
-    for p in numba.prange(n_planes):
-        for oh in range(out_h):
-            top = x[p, 2 * oh]
-            bottom = x[p, 2 * oh + 1]
-            yrow = y[p, oh]
-            irow = idx[p, oh]
-            base = 2 * oh * width
-            for ow in range(out_w):
-                best = top[2 * ow]
-                at = base + 2 * ow
-                v = top[2 * ow + 1]
-                take = (v > best) | (v != v)
-                best = _select(take, v, best)
-                at = _select(take, base + 2 * ow + 1, at)
-                v = bottom[2 * ow]
-                take = (v > best) | (v != v)
-                best = _select(take, v, best)
-                at = _select(take, base + width + 2 * ow, at)
-                v = bottom[2 * ow + 1]
-                take = (v > best) | (v != v)
-                best = _select(take, v, best)
-                at = _select(take, base + width + 2 * ow + 1, at)
-                yrow[ow] = best
-                irow[ow] = at
+    if out_w < _TAP_COLUMNS_MIN:
+        for p in numba.prange(n_planes):
+            for oh in range(out_h):
+                top = x[p, 2 * oh]
+                bottom = x[p, 2 * oh + 1]
+                _max_2x2(top[0::2], top[1::2], bottom[0::2], bottom[1::2], y[p, oh],
+                         idx[p, oh], 2 * oh * width, width)
+        return
+    n_blocks = min(n_planes, _N_BLOCKS)
+    for blk in numba.prange(n_blocks):
+        taps = np.empty((4, out_w), dtype=x.dtype)  # scratch once per block of planes
+        lo, hi = _block(blk, n_blocks, n_planes)
+        for p in range(lo, hi):
+            for oh in range(out_h):
+                top = x[p, 2 * oh]
+                bottom = x[p, 2 * oh + 1]
+                for ow in range(out_w):
+                    taps[0, ow] = top[2 * ow]
+                    taps[1, ow] = top[2 * ow + 1]
+                    taps[2, ow] = bottom[2 * ow]
+                    taps[3, ow] = bottom[2 * ow + 1]
+                _max_2x2(taps[0], taps[1], taps[2], taps[3], y[p, oh], idx[p, oh],
+                         2 * oh * width, width)
 
 
 @_onepool.twin
