@@ -65,7 +65,7 @@ def resize_(self, *sizes, size=None, memory_format=None):
     n = min(flat.size, out.size)
     out[:n] = flat[:n]
     self._data = out.reshape(shape)
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 
@@ -330,7 +330,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
                                f"{source.dtype}")
         if size is None:
             self._data, self._vc = source._data, source._vc
-            self._vc[0] += 1
+            self._bump_version()
             return self
         base = source._data
     else:
@@ -349,7 +349,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     item = flat.itemsize
     self._data = np.lib.stride_tricks.as_strided(
         flat[int(storage_offset):], size, [int(s) * item for s in stride])
-    self._vc[0] += 1
+    self._bump_version()
     return self
 
 

@@ -202,9 +202,7 @@ def _filled(fill, size, dtype, requires_grad, device, out=None, size_kw=None, op
     arr = np.full(shape, fill, _dt(dtype).np) if fill is not None else np.empty(
         shape, _dt(dtype).np)
     if out is not None:
-        out._data = arr
-        out._vc[0] += 1
-        return out
+        return _into(out, arr)
     return _finish(arr, requires_grad, device)
 
 
@@ -333,8 +331,15 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
 
 
 def _into(out, arr):
-    out._data = arr
-    out._vc[0] += 1
+    """A factory's result stored in out= as torch stores it: in out's dtype, into out's memory
+    when the shape is out's (views of out see it), else out takes new memory of the new shape.
+    The version bump goes through the method, where a compile capture sees the write."""
+    arr = arr.astype(out._data.dtype, copy=False)
+    if arr.shape == out._data.shape and out._data.flags.writeable:
+        np.copyto(out._data, arr)
+    else:
+        out._data = np.array(arr)
+    out._bump_version()
     return out
 
 

@@ -371,7 +371,7 @@ def setitem(self, key, value):
         except ValueError as e:
             raise RuntimeError(f"__setitem__: shape mismatch: value of shape {list(np.shape(v))}"
                                f" cannot be broadcast to indexing result ({e})") from None
-        self._vc[0] += 1
+        self._bump_version()  # (a hook point: a compile capture sees the write)
         return
     if basic:
         _copy_(getitem(self, key), value)

@@ -1,6 +1,8 @@
 """ember.compile on indexing with tensors inside the key (NOTE [Sequences of values as op
-arguments] in ember/_dynamo/capture.py), 0-d index tensors, boolean masks and the *_like
-factories: a compiled call reads the indices of this call, never the ones seen at capture."""
+arguments] in ember/_dynamo/capture.py), 0-d index tensors, boolean masks, the *_like
+factories, and writes made outside ops (setitem without autograd, factories with out=): a
+compiled call reads this call's indices and keeps every write, never replays the captured
+ones."""
 from __future__ import annotations
 
 import numpy as np
@@ -113,3 +115,39 @@ def test_like_factories_are_constants_of_the_graph():
     for seed in range(3):
         x = _t(2, 3, seed=seed)
         assert_close(f(x), g(x))
+
+
+def _set_row(x):
+    y = x * 1
+    y[0] = 7.0
+    return y + 1
+
+
+def _set_column_by_tensor(x, i):
+    y = x * 1
+    y[:, i] = x[:, :1]
+    return y
+
+
+def test_setitem_on_a_value_of_the_graph_is_seen():
+    # the write used to bypass the recorder: the replay returned x * 1 + 1 unwritten
+    f, g = ember.compile(_set_row), ember.compile(_set_column_by_tensor)
+    for seed in range(3):
+        x = _t(3, 4, seed=seed)
+        i = ember.tensor([seed + 1])
+        assert_close(f(x), _set_row(x))
+        assert_close(g(x, i), _set_column_by_tensor(x, i))
+    report = ember._dynamo.explain(_set_row)(_t(3, 4))
+    assert "modified in place" in report.break_reasons[0].reason
+
+
+def test_factory_out_into_an_argument_is_kept():
+    def fill(x, buf):
+        ember.arange(3, out=buf)
+        return buf + x
+
+    f = ember.compile(fill)
+    for seed in range(3):
+        x, buf, twin = _t(3, seed=seed), ember.zeros(3), ember.zeros(3)
+        assert_close(f(x, buf), fill(x, twin))
+        assert_close(buf, twin)

@@ -2,6 +2,8 @@
 linspace, logspace, eye) and tensor repr, checked against NumPy and torch."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -209,6 +211,27 @@ def test_creation_matches_torch(name, args, kwargs):
     theirs = getattr(torch, name)(*args, **{k: getattr(torch, v) if k == "dtype" else v
                                              for k, v in kwargs.items()})
     assert_close(ours, theirs)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("name,args,out_shape,out_dtype", [
+    ("arange", (3,), (3,), "float32"), ("zeros", (2,), (3,), "float32"),
+    ("linspace", (0, 1, 3), (3,), "int64"), ("full", ((3,), 7), (3,), "float32"),
+    ("eye", (2,), (2, 2), "float64"), ("ones", ((2, 2),), (4,), "int32"),
+])
+def test_factory_out_keeps_out_dtype_and_memory_like_torch(name, args, out_shape, out_dtype):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    ours = ember.zeros(out_shape, dtype=getattr(ember, out_dtype))
+    theirs = torch.zeros(out_shape, dtype=getattr(torch, out_dtype))
+    view = ours.view(-1)
+    getattr(ember, name)(*args, out=ours)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns when it resizes a non-empty out
+        getattr(torch, name)(*args, out=theirs)
+    assert ours.dtype == getattr(ember, out_dtype)
+    assert_close(ours, theirs)
+    if ours.shape == out_shape:  # written in place: a view of out sees the values
+        assert_close(view, theirs.reshape(-1))
 
 
 # ---------------------------------------------------------------------------------------------
