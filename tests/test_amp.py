@@ -425,3 +425,27 @@ def test_losses_run_in_float32_under_autocast(loss, rng):
             torch.tensor(t_np) if loss == "cross_entropy" else torch.tensor(t_np).bfloat16())
     assert str(ours.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1] == "float32"
     np.testing.assert_allclose(ours.item(), ref.item(), rtol=1e-5)
+
+
+# the fp32 losses upcast their tensors given by keyword too (they bypassed the cast before)
+@pytest.mark.parametrize("form", ["positional", "keyword"])
+def test_fp32_losses_upcast_keyword_tensors_like_torch(form):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, t = (rng.standard_normal((4, 3)).astype(np.float32) for _ in range(2))
+    y = np.array([0, 1, 2, 0])
+    got = []
+    for lib in (torch, ember):
+        A, T = (lib.tensor(v).to(lib.bfloat16) for v in (a, t))
+        Y = lib.tensor(y)
+        F = lib.nn.functional
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            if form == "keyword":
+                r = [F.mse_loss(input=A, target=T), F.cross_entropy(input=A, target=Y),
+                     F.binary_cross_entropy_with_logits(input=A, target=T.sigmoid())]
+            else:
+                r = [F.mse_loss(A, T), F.cross_entropy(A, Y),
+                     F.binary_cross_entropy_with_logits(A, T.sigmoid())]
+        got.append([(str(v.dtype).split(".")[-1], float(v)) for v in r])
+    assert [d for d, _ in got[1]] == [d for d, _ in got[0]] == ["float32"] * 3
+    np.testing.assert_allclose([v for _, v in got[1]], [v for _, v in got[0]], rtol=2e-2)

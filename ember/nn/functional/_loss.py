@@ -579,12 +579,15 @@ def _fp32_under_autocast(fn, op_name):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        if _autocast.enabled:
+        if _autocast.enabled:   # tensors given by keyword too: F.mse_loss(input=a, target=b)
             pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-            cast = maybe_autocast(op_name, *[args[i] for i in pos])
+            names = [k for k, v in kwargs.items() if isinstance(v, Tensor)]
+            cast = maybe_autocast(op_name, *[args[i] for i in pos],
+                                  *[kwargs[k] for k in names])
             args = list(args)
-            for i, c in zip(pos, cast, strict=True):
+            for i, c in zip(pos, cast[:len(pos)], strict=True):
                 args[i] = c
+            kwargs.update(zip(names, cast[len(pos):], strict=True))
         return fn(*args, **kwargs)
 
     return wrapper
