@@ -48,7 +48,7 @@ _UNDETERMINED = ("empty", "new_empty", "rand", "normal", "bernoulli", "multinomi
                  "poisson", "random_", "uniform_", "exponential_", "geometric_", "cauchy_",
                  "log_normal_", "rrelu", "feature_alpha_dropout", "alpha_dropout", "randperm",
                  "gumbel_softmax", "fractional_max_pool",
-                 "lobpcg", "max_unpool")
+                 "lobpcg", "max_unpool", "normal_", "orthogonal_", "sparse_")
 # (lobpcg: an eigenvector's sign is not determined; max_unpool: which of two equal indices
 # lands is not, and the index tensors tried repeat indices)
 
@@ -306,11 +306,13 @@ def check(ember, torch):
     import torch.fft
     import torch.linalg
     import torch.nn.functional
+    import torch.nn.init
     import torch.special
 
     import ember.fft
     import ember.linalg
     import ember.nn.functional
+    import ember.nn.init
     import ember.special
 
     global _TorchLib
@@ -320,7 +322,8 @@ def check(ember, torch):
               ("nn.functional", ember.nn.functional, torch.nn.functional, "function"),
               ("linalg", ember.linalg, torch.linalg, "function"),
               ("special", ember.special, torch.special, "function"),
-              ("fft", ember.fft, torch.fft, "function")]
+              ("fft", ember.fft, torch.fft, "function"),
+              ("nn.init", ember.nn.init, torch.nn.init, "function")]
     findings, checked = {}, 0
     for ns, e_ns, t_ns, kind in spaces:
         for name, (ours, theirs, _drop) in members(e_ns, t_ns, kind).items():
