@@ -16,6 +16,7 @@ call made positionally works in ember (what ember lacks altogether is other test
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import math
@@ -133,13 +134,16 @@ def _candidates(pname, annotation):
     return [-1, 0.5, "T", "TI"] if not annotation else None
 
 
+@functools.cache
 def _spd(shape):
-    """Positive, symmetric positive-definite in the last two dims when square, no ties."""
+    """Positive, symmetric positive-definite in the last two dims when square, no ties (cached:
+    every call site copies it into a tensor)."""
     n = int(np.prod(shape)) if shape else 1
     base = (np.arange(n, dtype=np.float64) * 0.37) % 1.0 * 0.5 + 0.1
     a = base.reshape(shape)
     if len(shape) >= 2 and shape[-1] == shape[-2]:
         a = (a + np.swapaxes(a, -1, -2)) / 2 + np.eye(shape[-1]) * shape[-1]
+    a.setflags(write=False)
     return a
 
 
