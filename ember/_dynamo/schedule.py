@@ -552,9 +552,66 @@ def build(e, cap, signature, ret, name):
     prelude, units, guards = _units(e, cap)
     if not units or len(units) < 2 or not _edges(units):
         return None
+    if CHAINS[0]:
+        units = _join_chains(units)
     p = Plan(e, prelude, units, signature, ret, name)
     p.guards = guards
     return p
+
+
+# NOTE [Chains of units]
+# A unit whose only successor (barriers aside) is one other unit, which needs nothing that the
+# first's own ancestors do not already provide (NCF: a scatter into an embedding gradient, its
+# write into ``.grad`` and that table's Adam part; the loss gradient's fused kernel and the view
+# after it), runs as one unit with it: the second starts when the first ends either way, so
+# splitting them gains the plan nothing and costs a hand-off whenever it puts them on two
+# threads. Running the second right after the first is an order the scheduler could already
+# choose (its inputs are all ready by then), so the values are the same. Opt-in
+# (EMBER_COMPILE_INTEROP_CHAINS=1) until a quiet-window A/B: NCF goes from 50 units and ~32
+# cross-thread waits to 44 units and ~27 waits; its wall-time effect is not measured (2026-11-27,
+# load 1.5-2.9). One hang of tests/compile/test_compile_two_threads.py (the caller polling a
+# flag, the worker idle) was seen in six runs of the file with this on, cause not found.
+CHAINS = [os.environ.get("EMBER_COMPILE_INTEROP_CHAINS", "").strip() == "1"]
+
+
+def _join_chains(units):
+    """``units`` with each such chain link joined (NOTE [Chains of units]); preds remapped."""
+    while True:
+        n = len(units)
+        succ = [[] for _ in range(n)]
+        anc = [0] * n  # bit set of each unit's ancestors; preds always come earlier
+        for k, u in enumerate(units):
+            for p in u.preds:
+                anc[k] |= anc[p] | (1 << p)
+                if not u.barrier:
+                    succ[p].append(k)
+        into = {}  # b -> a: b joins a
+        for a, u in enumerate(units):
+            if u.barrier or len(succ[a]) != 1 or a in into:
+                continue
+            b = succ[a][0]
+            if b in into or any(x == b for x in into.values()):
+                continue
+            others = sum(1 << p for p in units[b].preds if p != a)
+            if not others & ~anc[a]:
+                into[b] = a
+        if not into:
+            return units
+        joined, new_index = [], {}
+        for k, u in enumerate(units):
+            if k in into:
+                new_index[k] = new_index[into[k]]
+                continue
+            new_index[k] = len(joined)
+            joined.append(u)
+        for b, a in into.items():
+            ua, ub = units[a], units[b]
+            j = Unit(ua.lines + ub.lines, f"{ua.label} + {ub.label}", writes=ua.writes + ub.writes)
+            j.preds = ua.preds | ub.preds
+            joined[new_index[a]] = j
+        for k, u in enumerate(joined):
+            u.preds = {new_index[p] for p in u.preds} - {k}
+        units = joined
 
 
 def _tick(acc, k, t0):
