@@ -244,6 +244,7 @@ class Recorder:
     def __init__(self, fullgraph):
         self.cap = Capture()
         self.slots = {}          # id(array) -> slot
+        self.owners = {}         # id(memory owner of a value of the graph) -> slot
         self.made = {}           # id(array) -> (creator, where) for tensors made outside ops
         self.ext_ids = {}        # id(tensor) -> ext index
         self.nodes = {}          # autograd node -> forward instr index
@@ -267,6 +268,8 @@ class Recorder:
         self.cap.kinds.append(kind)
         self.cap.arrays.append(arr)
         self.slots[id(arr)] = s
+        if kind[0] not in ("ext", "const", "rand"):  # NOTE [Arrays computed outside the registry]
+            self.owners[id(arr if arr.base is None else arr.base)] = s
         return s
 
     def graph_break(self, reason, where=None):
@@ -327,6 +330,30 @@ class Recorder:
                              "(NumPy code the recorder cannot replay)", where)
         return self.new_slot(arr, ("const",))
 
+    # NOTE [Arrays computed outside the registry]
+    # Op wrappers often hand an op NumPy arrays rather than tensors: an index tensor's data
+    # (gather, index_select), an order computed by np.argsort (sort, topk), a value picked in
+    # Python (median). An array that is not a value of the graph is recorded as a constant, which
+    # is right for one made from Python numbers and wrong for one computed from the call's data:
+    # the replay would use the captured numbers for every call. Two cases are seen here and are a
+    # graph break: an array a tensor made outside ops holds (``made``: _make(np.argsort(...)) and
+    # the like, unless a constant factory made it), and an array sharing memory with a value of
+    # the graph (a reshape/view of an input's or an op's array: ``owners`` maps the memory owner
+    # of each such value). A fresh copy computed from a value's data (astype, np.array(a[i]))
+    # carries no mark: the op wrapper must make it through _make (sorting.py's median does).
+    def check_outside(self, a):
+        made = self.made.get(id(a))
+        owner = a if a.base is None else a.base
+        if made is None and owner is not a:
+            made = self.made.get(id(owner))
+        if made is not None:
+            if made[0] not in _CONST_FACTORIES:
+                self.graph_break(f"a value is computed outside the op registry by {made[0]}() "
+                                 "(NumPy code the recorder cannot replay)", made[1])
+        elif id(owner) in self.owners:
+            self.graph_break("an op received an array computed from a value of the graph "
+                             "outside the op registry (a replay would reuse the captured one)")
+
     def resolve(self, a):
         if isinstance(a, _tensor.Tensor):
             return ("s", self.resolve_tensor(a))
@@ -341,6 +368,7 @@ class Recorder:
                 return ("s", s)
             if isinstance(a, RandArray):
                 return ("s", self.new_slot(a, ("rand", a.recipe)))
+            self.check_outside(a)
             return ("c", a)
         if isinstance(a, (list, tuple)) and any(isinstance(x, (_tensor.Tensor, np.ndarray))
                                                  and np.ndim(x) for x in a):
@@ -547,6 +575,12 @@ class Recorder:
                         rec.split(f"data-dependent Python: Tensor.{what}() reads a value "
                                   "the graph computes", (s,))
                         return value
+                    elif s is None:  # made outside ops from the call's data (argmax())
+                        made = rec.made.get(id(self_t._data))
+                        if made is not None and made[0] not in _CONST_FACTORIES:
+                            rec.graph_break(f"data-dependent Python: Tensor.{_name}() reads a "
+                                            f"value computed outside the op registry by "
+                                            f"{made[0]}()", made[1])
                 return _orig(self_t, *a, **k)
 
             self._patch(T, name, read)

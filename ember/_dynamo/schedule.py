@@ -674,7 +674,9 @@ class _Worker:
         self.ident = threading.get_ident()
         if _cpus[0]:
             os.sched_setaffinity(0, {_cpus[0][1]})  # NOTE [Two threads on two cores]
-        seen = self.posts[0]
+        # not read from posts: the caller may have posted before this thread got to run
+        # (the first call after _start(); reading posts here lost that post: a hang)
+        seen = 0
         while True:
             if not _spin._k_poll(self.posts, seen, _idle_polls[0]):
                 self.go.acquire()

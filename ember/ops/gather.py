@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _dtype as D
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, guard_inputs
 from .indexing import AdvancedIndex, IndexPut, _IndexPutZeros
@@ -58,7 +59,11 @@ def _check_bounds(name, a, d, n):
 
 
 def _idx64(index):
-    return index._data.astype(np.int64, copy=False)
+    """index's data as int64; another integer dtype is cast by an op, so that a compile capture
+    sees where the array comes from (NOTE [Arrays computed outside the registry])."""
+    if index._data.dtype != np.int64:
+        index = index.to(D.int64)
+    return index._data
 
 
 class Gather(Op):
@@ -170,16 +175,18 @@ def _scatter_into_zeros(g, idx, dim, shape):
 
 
 class IndexSelect(Op):
-    """x.take(index, axis=dim) for a fixed int64 index; the adjoint is IndexSelectBackward."""
+    """x.take(index, axis=dim) for an integer index (a tensor's data, read in the forward so
+    that a compile capture sees it as an input); the adjoint is IndexSelectBackward."""
 
     @staticmethod
     def forward(ctx, x, index, dim):
+        index = index.reshape(-1).astype(np.int64, copy=False)
         ctx.index, ctx.dim, ctx.size = index, dim, x.shape[dim]
         return np.take(x, index, axis=dim)
 
     @staticmethod
     def backward(ctx, grad):
-        return IndexSelectBackward.apply(grad, ctx.index, ctx.dim, ctx.size)
+        return IndexSelectBackward.apply(grad, ctx.index, ctx.dim, ctx.size), None
 
 
 class IndexSelectBackward(Op):
@@ -228,7 +235,7 @@ def index_select(input, dim, index):
             raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
                              f"{a.size} value(s)")
         return guard_inputs(input.reshape(1)[key], index).reshape(())
-    return guard_inputs(IndexSelect.apply(input, key[-1], d), index)
+    return guard_inputs(IndexSelect.apply(input, index, d), index)
 
 
 register("index_select")(index_select)

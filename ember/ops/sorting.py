@@ -177,7 +177,9 @@ def _median_all(input, ignore_nan, name):
             return _make(np.full((), np.nan, a.dtype))
         raise IndexError(f"{name}(): cannot compute the median of an empty integer tensor")
     i = int(_median_index(a, 0, ignore_nan)[0])
-    return _SelectAll.apply(input, y=np.array(a[i]))
+    # made as a tensor: a compile capture sees a value computed outside ops (NOTE [Arrays
+    # computed outside the registry] in _dynamo/capture.py)
+    return _SelectAll.apply(input, y=_make(np.array(a[i]))._data)
 
 
 def _median(name, ignore_nan):

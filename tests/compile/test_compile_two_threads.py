@@ -9,6 +9,7 @@ import copy
 import os
 import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -342,3 +343,23 @@ def test_a_forked_child_runs_two_thread_replays_on_its_own_worker(interop):
     os.waitpid(pid, 0)
     os.close(read)
     assert answer == b"1"
+
+
+def test_a_post_made_before_the_worker_thread_runs_is_not_lost(monkeypatch):
+    # the first two-thread call posts right after starting the worker; the thread used to read
+    # the post counter when it began to run, so a late start took that post as seen: a hang
+    real = schedule._Worker._loop
+
+    def late(self):
+        time.sleep(0.05)
+        real(self)
+
+    monkeypatch.setattr(schedule._Worker, "_loop", late)
+    w = schedule._Worker()
+    flags = np.zeros(2, np.int64)
+    ran = []
+    w.post(lambda flags, gen: ran.append(gen), (), flags, 7)
+    deadline = time.monotonic() + 20
+    while flags[1] != 7 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert ran == [7] and flags[1] == 7
