@@ -5,23 +5,14 @@ compiled call reads this call's indices and keeps every write, never replays the
 ones."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
+
+# a fresh compile cache per test (autouse fixture) and the float32 input helper
+from test_compile_dynamic import _fresh, _t  # noqa: F401
 
 import ember
 from ember._dynamo.exc import Unsupported
 from ember.testing import assert_close
-
-
-@pytest.fixture(autouse=True)
-def _reset():
-    ember._dynamo.reset()
-    yield
-
-
-def _t(*shape, rg=False, seed=0):
-    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    return ember.from_numpy(a).requires_grad_(rg)
 
 
 def _columns(x, idx):
