@@ -229,12 +229,11 @@ def index_select(input, dim, index):
     n = input.shape[d] if input.ndim else 1
     a = index._data.reshape(-1)
     _check_bounds("index_select", a, d, n)
-    key = (slice(None),) * d + (a.astype(np.int64),)
     if input.ndim == 0:  # torch: the result of indexing a scalar is a scalar
         if a.size != 1:
             raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
                              f"{a.size} value(s)")
-        return guard_inputs(input.reshape(1)[key], index).reshape(())
+        return guard_inputs(input.reshape(1)[index.reshape(-1)], index).reshape(())
     return guard_inputs(IndexSelect.apply(input, index, d), index)
 
 
