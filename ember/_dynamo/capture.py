@@ -653,6 +653,6 @@ def unflatten(spec, it):
     if spec[0] is dict:
         return dict(zip(spec[1], (unflatten(s, it) for s in spec[2]), strict=False))
     items = [unflatten(s, it) for s in spec[1]]
-    if spec[0] in (tuple, list):
-        return spec[0](items)
-    return spec[0](*items)
+    if hasattr(spec[0], "_fields"):  # a namedtuple takes its fields as arguments
+        return spec[0](*items)
+    return spec[0](items)  # tuple, list and their subclasses (ember.Size)

@@ -382,7 +382,7 @@ def write_out(out, result, name):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired "
                            f"output type {out.dtype}")
     np.copyto(out._data, result._data, casting="unsafe")
-    out._vc[0] += 1
+    out._bump_version()  # (through the method: a compile capture sees the write)
     return out
 
 
@@ -433,7 +433,7 @@ def write_into(self, arr, name):
         raise RuntimeError(f"{name}: result type {D.from_numpy_dtype(arr.dtype)} can't be cast "
                            f"to the desired output type {D.from_numpy_dtype(dst.dtype)}")
     if self._meta:  # nothing to write: NOTE [Meta tensors]
-        self._vc[0] += 1
+        self._bump_version()
         return
     if not dst.flags.writeable:
         raise RuntimeError(
@@ -441,7 +441,7 @@ def write_into(self, arr, name):
             "memory is read-only (it wraps a read-only NumPy array, or it is an expanded/"
             "broadcast view where several elements share one memory location). Clone it first.")
     np.copyto(dst, arr, casting="unsafe")
-    self._vc[0] += 1
+    self._bump_version()  # (through the method: a compile capture sees the write)
 
 
 def apply_inplace(self, impl, name, *args, **kwargs):

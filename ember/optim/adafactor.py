@@ -82,5 +82,5 @@ class Adafactor(Optimizer):
                 update = grad / np.sqrt(np.maximum(var, e1 * e1))
                 denom = max(1.0, np.sqrt(np.mean(update ** 2)) / d) if update.size else 1.0
                 data -= (alpha / denom * update).astype(data.dtype)
-                p._vc[0] += 1
+                p._bump_version()
         return loss

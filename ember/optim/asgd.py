@@ -77,5 +77,5 @@ class ASGD(Optimizer):
                     ax[...] = data
                 state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
                 state["mu"]._data[...] = 1 / max(1, step - t0)
-                p._vc[0] += 1
+                p._bump_version()
         return loss

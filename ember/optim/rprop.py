@@ -67,5 +67,5 @@ class Rprop(Optimizer):
                 grad[agreement < 0] = 0  # after a sign flip, skip this step and forget it
                 p._data -= (np.sign(grad) * step_size).astype(p._data.dtype)
                 prev[...] = grad
-                p._vc[0] += 1
+                p._bump_version()
         return loss

@@ -73,5 +73,5 @@ class SparseAdam(Optimizer):
                 step_size = lr * np.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
                 update = exp_avg[rows] / (np.sqrt(exp_avg_sq[rows]) + eps)
                 p._data[rows] -= (step_size * update).astype(p._data.dtype)
-                p._vc[0] += 1
+                p._bump_version()
         return loss
