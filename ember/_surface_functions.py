@@ -530,10 +530,10 @@ def dsmm(input, mat2):
     return ember.mm(input, mat2)
 
 
-def smm(input, mat):
-    """sparse ``input`` @ dense ``mat`` as a sparse COO tensor."""
+def smm(input, mat2):
+    """sparse ``input`` @ dense ``mat2`` as a sparse COO tensor."""
     _require_sparse("smm", input)
-    return dsmm(input, mat).to_sparse()
+    return dsmm(input, mat2).to_sparse()
 
 
 def hspmm(mat1, mat2, *, out=None):

@@ -440,13 +440,6 @@ def sparse_mask(self, mask):
     return sparse_coo_tensor(idx, values, tuple(self.shape))
 
 
-def _sparse_only(name):
-    def method(self, *args, **kwargs):
-        raise RuntimeError(f"tensor.{name}(...) can only be called on sparse tensors")
-    method.__name__ = name
-    return method
-
-
 def grad_dtype_get(self):
     if self._grad_fn is not None:
         raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
@@ -526,8 +519,10 @@ def install() -> None:
         methods[name] = _needs_layout(name, layout)
     for name in ("sparse_resize_", "sparse_resize_and_clear_", "resize_as_sparse_"):
         methods[name] = _not_for_strided(name)
-    for name in ("smm", "sspaddmm"):
-        methods[name] = _sparse_only("sspaddmm")
+    from . import _surface_functions as _sf
+    methods.update(smm=lambda self, mat2: _sf.smm(self, mat2),
+                   sspaddmm=lambda self, mat1, mat2, *, beta=1, alpha=1:
+                   _sf.sspaddmm(self, mat1, mat2, beta=beta, alpha=alpha))
     for name, check in _INPLACE_FORMS.items():
         methods[name + "_"] = _inplace_of(name, check)
     for name, view in _VIEW_INPLACE.items():

@@ -711,8 +711,11 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
         k = indices_or_sections
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
     else:
-        bounds = [0] + [min(max(int(i), 0), n) for i in indices_or_sections] + [n]
-        sizes = [max(b - a, 0) for a, b in zip(bounds, bounds[1:])]
+        # each piece is the slice input[prev:index] with Python's slice rules: a negative
+        # index counts from the end, and indices need not increase (a piece may be empty)
+        bounds = [0] + [min(max(int(i) + n if int(i) < 0 else int(i), 0), n)
+                        for i in indices_or_sections] + [n]
+        return tuple(narrow(input, d, a, max(b - a, 0)) for a, b in zip(bounds, bounds[1:]))
     out, start = [], 0
     for s in sizes:
         out.append(narrow(input, d, start, s))

@@ -22,7 +22,11 @@ Tensor.to_sparse_coo = to_sparse
 
 
 def spmm(input, mat2):
-    """``ember.spmm(sparse, dense)``: the same product as ``ember.sparse.mm``."""
+    """``ember.spmm(sparse, dense)``: the same product as ``ember.sparse.mm``; two dense
+    operands give their dense product, as torch."""
+    if not (getattr(input, "is_sparse", False) or getattr(mat2, "is_sparse", False)):
+        import ember
+        return ember.mm(input, mat2)
     return mm(input, mat2)
 
 

@@ -306,7 +306,8 @@ def _skipped(name):
 
 
 def check(ember, torch):
-    """(findings {qualified name: problem}, number of (callable, overload) forms checked)."""
+    """(findings {qualified name: problem}, number of (callable, overload) forms checked,
+    every shared callable's qualified name -> whether a form of it was checked)."""
     import torch.fft
     import torch.linalg
     import torch.nn.functional
@@ -328,12 +329,13 @@ def check(ember, torch):
               ("special", ember.special, torch.special, "function"),
               ("fft", ember.fft, torch.fft, "function"),
               ("nn.init", ember.nn.init, torch.nn.init, "function")]
-    findings, checked = {}, 0
+    findings, checked, covered = {}, 0, {}
     for ns, e_ns, t_ns, kind in spaces:
         for name, (ours, theirs, _drop) in members(e_ns, t_ns, kind).items():
             if _skipped(name) or isinstance(theirs, type):
                 continue
             method = ns == "Tensor"
+            covered.setdefault(f"{ns}.{name}", False)
             t_fn = name if method else theirs
             e_fn = name if method else ours
             for params in _overloads(ns, name, theirs, stubs):
@@ -341,9 +343,10 @@ def check(ember, torch):
                     params = [p + (_NO_DEFAULT,) for p in params]
                 problem = _check_one(ember, torch, name, t_fn, e_fn, params, method)
                 checked += problem is not None
+                covered[f"{ns}.{name}"] |= problem is not None
                 if problem:
                     findings.setdefault(f"{ns}.{name}", problem)
-    return findings, checked
+    return findings, checked, covered
 
 
 def _check_one(ember, torch, name, t_fn, e_fn, params, method):
@@ -407,7 +410,7 @@ if __name__ == "__main__":
     import ember as _ember
 
     t0 = time.perf_counter()
-    found, n = check(_ember, _torch)
+    found, n, _covered = check(_ember, _torch)
     bad = {k: v for k, v in found.items() if v}
     for k, v in sorted(bad.items()):
         print(f"{k}: {v}")

@@ -62,8 +62,10 @@ SIGNATURE_GAPS = {
     },
     'linalg': {
         'DOC_NAMES': (
-            'cond', 'eig', 'eigvals', 'householder_product', 'ldl_factor', 'ldl_factor_ex',
-            'tensorinv', 'tensorsolve',
+            'cholesky', 'cholesky_ex', 'cond', 'eig', 'eigh', 'eigvals', 'eigvalsh',
+            'householder_product', 'ldl_factor', 'ldl_factor_ex', 'lstsq', 'matrix_exp',
+            'matrix_norm', 'matrix_power', 'pinv', 'solve_triangular', 'tensorinv',
+            'tensorsolve',
         ),
         'linalg': (
             'matrix_rank', 'norm', 'vander',

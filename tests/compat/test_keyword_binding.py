@@ -37,7 +37,6 @@ KNOWN = {
         "histogramdd": "histogramdd(input, bins, range, weight, density) all positional: "
                        "not supported yet (keyword-only in ember)",
         "hsmm": "sparse-only (ember has no sparse CSR kernels)",
-        "smm": "sparse-only (ember has no sparse CSR kernels)",
         "isin": "the scalar overloads' names element=/test_element=",
         "repeat_interleave": "the repeats-only overload repeat_interleave(repeats=t)",
         "result_type": "the scalar overloads' names scalar=/scalar1=/scalar2=",

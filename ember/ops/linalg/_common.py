@@ -13,6 +13,12 @@ from ..._tensor import Tensor
 from ..registry import register, write_out
 
 
+# NOTE [linalg parameter names]
+# torch's linalg docs write the matrix argument as ``A``, but for cholesky(_ex), eigh,
+# eigvalsh, lstsq (input, b), matrix_exp, matrix_norm, matrix_power, matrix_rank, pinv and
+# solve_triangular its argument parser takes ``input=`` and rejects ``A=``; the others (det,
+# inv, solve, svd, qr, ...) take ``A=``. ember's functions use the parser's name and bind
+# ``A = input`` first thing (tests/compat/test_keyword_calls.py calls each by keyword).
 def linalg_op(fn):
     """Register ``fn`` as ``ember.linalg.<fn.__name__>`` (it handles ``out=`` itself)."""
     return register(fn.__name__, namespace="linalg", method=False, wrap_out=False)(fn)

@@ -240,16 +240,18 @@ def _check_uplo(UPLO):
 
 
 @linalg_op
-def eigh(A, UPLO="L", *, out=None):
+def eigh(input, UPLO="L", *, out=None):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric (batch of) matrix."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.eigh", square=True)
     _check_uplo(UPLO)
     return _out(_rt["linalg_eigh"](*Eigh.apply(A, UPLO=UPLO)), out, "linalg.eigh")
 
 
 @linalg_op
-def eigvalsh(A, UPLO="L", *, out=None):
+def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric (batch of) matrix."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.eigvalsh", square=True)
     _check_uplo(UPLO)
     return _out(Eigh.apply(A, UPLO=UPLO)[0], out, "linalg.eigvalsh")
@@ -284,15 +286,17 @@ class Pinv(Op):
 
 
 @linalg_op
-def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+def pinv(input, *, atol=None, rtol=None, hermitian=False, out=None):
     """Pseudo-inverse; singular values <= max(atol, rtol * s_max) are treated as zero."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.pinv")
     return _out(Pinv.apply(A, atol=atol, rtol=rtol), out, "linalg.pinv")
 
 
 @linalg_op
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
+def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above max(atol, rtol * s_max), as int64."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.matrix_rank")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -305,8 +309,9 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
 
 
 @linalg_op
-def matrix_power(A, n, *, out=None):
+def matrix_power(input, n, *, out=None):
     """A multiplied by itself n times (n < 0 uses the inverse; n == 0 gives the identity)."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.matrix_power", square=True)
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
@@ -349,20 +354,22 @@ class MatrixExp(Op):
 
 
 @linalg_op
-def matrix_exp(A):
+def matrix_exp(input):
     """Matrix exponential of a (batch of) square matrix."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.matrix_exp", square=True)
     return MatrixExp.apply(A)
 
 
 @linalg_op
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of AX = B: (solution, residuals, rank, singular_values).
 
     The solution is pinv(A) @ B (minimum norm, differentiable). Like torch's CPU drivers:
     residuals (squared column residual norms) only when m > n, A has full rank and the driver
     is not 'gelsy' (the default); rank unless driver='gels'; singular values for
     'gelsd'/'gelss'."""
+    A, B = input, b  # torch's parser names (see NOTE [linalg parameter names])
     name = "torch.linalg.lstsq"
     _check_matrix(A, "linalg.lstsq")
     _check_pair("linalg.lstsq", A, B)

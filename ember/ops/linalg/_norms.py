@@ -220,9 +220,10 @@ def _two_dims(A, dim, name):
 
 
 @linalg_op
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims in ``dim``: 'fro', 'nuc', 2/-2 (largest/smallest singular
     value), 1/-1 (max/min column abs-sum), inf/-inf (max/min row abs-sum)."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     name = "linalg.matrix_norm"
     _check_float(A, name, lapack=False)
     if A.ndim < 2:

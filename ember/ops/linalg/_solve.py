@@ -224,8 +224,9 @@ class SolveTriangular(Op):
 
 
 @linalg_op
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve AX = B (XA = B when left=False) for triangular A."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.solve_triangular", square=True)
     _check_pair("linalg.solve_triangular", A, B)
     if left:
@@ -273,17 +274,19 @@ class Cholesky(Op):
 
 
 @linalg_op
-def cholesky(A, *, upper=False, out=None):
+def cholesky(input, *, upper=False, out=None):
     """Cholesky factor of a Hermitian positive-definite (batch of) matrix: lower L with
     A = L L^H, or upper U = L^H with A = U^H U. LinAlgError if not positive-definite."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.cholesky", square=True)
     L = Cholesky.apply(A)
     return _out(_h(L).contiguous() if upper else L, out, "linalg.cholesky")
 
 
 @linalg_op
-def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
     """(L, info): info[b] = order of the first non-positive leading minor, 0 on success."""
+    A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.cholesky_ex", square=True)
     try:
         L = cholesky(A, upper=upper)
