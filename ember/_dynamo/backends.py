@@ -67,8 +67,8 @@ def compile_capture(cap, backend, mode, name, shadow=None):
         graph = CompiledGraph(cap, fwd, bwd, src)
         if shadow is not None:
             from .symbolic import make_template
-            scap, key, dyn, syms = shadow
-            graph.template = make_template(cap, scap, syms, fused_f, fused_b)
+            scaps, key, dyn, syms = shadow
+            graph.template = make_template(cap, scaps, syms, fused_f, fused_b)
             if graph.template is not None:
                 graph.template.update(key=key, dyn=dyn, syms=syms)
         _release(cap)

@@ -199,10 +199,11 @@ class CompiledFunction:
         return None
 
     def _shadow(self, key, args, kwargs):
-        """The same call captured at enlarged dynamic sizes (see NOTE [Size generalisation]),
-        as (capture, key, dynamic dims, symbols), or None. When enlarging every dynamic dim
-        fails (a layer checks its feature size), only the leading two dims (batch, sequence),
-        then only the first, are treated as dynamic, as torch specialises a size code checks."""
+        """The same call captured at two sets of enlarged dynamic sizes (see NOTE [Size
+        generalisation]), as ((capture, check capture), key, dynamic dims, symbols), or None.
+        When enlarging every dynamic dim fails (a layer checks its feature size), only the
+        leading two dims (batch, sequence), then only the first, are treated as dynamic, as
+        torch specialises a size code checks."""
         from .symbolic import symbols
         dims = self._dynamic_dims()
         if self.dynamic is None:
@@ -217,17 +218,17 @@ class CompiledFunction:
             dyn, syms = symbols(key, dims_of)
             if not syms:
                 return None
-            cap = self._capture_resized(args, kwargs, dyn, syms)
+            cap = self._capture_resized(args, kwargs, dyn, syms, 1)
             if cap is not None and not cap.breaks:
-                return cap, key, dyn, syms
+                return (cap, self._capture_resized(args, kwargs, dyn, syms, 2)), key, dyn, syms
         return None
 
-    def _capture_resized(self, args, kwargs, dyn, syms):
+    def _capture_resized(self, args, kwargs, dyn, syms, which):
         from ..ops import random as _random
         from .capture import unflatten
         from .symbolic import resized, shadow_sizes
         from .trace import capture_call
-        big = shadow_sizes(syms)
+        big = shadow_sizes(syms, which)
         flat = []
         spec = flatten((args, kwargs), flat)
         new, seen = [], {}

@@ -23,13 +23,20 @@ from .capture import Instr, Misc, SideEffect
 # followed by a *shadow* capture of the same call on inputs whose dynamic dims are enlarged
 # (each symbol by a different amount, data repeated so index values stay valid; the random
 # stream is restored afterwards). The two recordings must have the same structure; every int
-# that differs between them is a size, and is fitted to c * s_i, c * s_i * s_j, s_i + c or
-# s_i // c over the symbols s (a dynamic input dim of size >= 2; dims of equal size are one
-# symbol, "duck sizing" as in torch); an int that differs but fits none makes the capture not
-# generalisable. Sizes 0 and 1 are specialised: a new size 0 or 1 records again, as in torch.
-# The first replay at each new signature runs once with a shape check after every op (forward
-# and backward, without side effects, random stream restored) before it is used. Captures that
-# update live state (BatchNorm running statistics) are not generalised.
+# that differs between them is a size, and is fitted to c * s_i, c * s_i * s_j, s_i + c,
+# s_i // c or ceil(s_i / c) over the symbols s (a dynamic input dim of size >= 2; dims of equal
+# size are one symbol, "duck sizing" as in torch); an int that differs but fits none makes the
+# capture not generalisable. Two points do not pin a size down: chunk(2) of 3 and of 4 rows
+# both start with a part of 2, which is ceil(s / 2) and not a constant, and fftshift's roll by
+# 1 and by 2 fits s - 2 as well as s // 2. So a second shadow capture, at enlargements of the
+# other parity, checks each fit: the first candidate that also predicts it is kept. Sizes 0
+# and 1 are specialised: a new size 0 or 1 records again, as in torch. The first replay at
+# each new signature runs once with a shape check after every op (forward and backward,
+# without side effects, random stream restored) before it is used. Captures that update live
+# state (BatchNorm running statistics) are not generalised.
+
+
+_NONE = object()
 
 
 class NotGeneral(Exception):
@@ -52,9 +59,13 @@ def symbols(key, dims_of):
     return dyn, syms
 
 
-def shadow_sizes(syms):
-    """Enlarged size per symbol value: distinct steps so products do not coincide."""
-    return {v: v + 1 + 2 * k for v, k in syms.items()}
+def shadow_sizes(syms, which=1):
+    """Enlarged size per symbol value for the first or second shadow capture: distinct steps
+    so products do not coincide; the second's steps are even where the first's are odd (NOTE
+    [Size generalisation])."""
+    if which == 1:
+        return {v: v + 1 + 2 * k for v, k in syms.items()}
+    return {v: v + 4 + 2 * r for r, v in enumerate(sorted(syms))}  # even steps, increasing
 
 
 def sizes_at(key, tpl_key, dyn, syms):
@@ -167,48 +178,57 @@ def _structure(cap):
 
 
 # ------------------------------------------------------------------------------ fitting
-def _fit(a, b, sa, sb):
-    """An expression (callable of the symbol values) taking a -> b as the symbols go sa -> sb."""
+def _fits(a, b, sa, sb):
+    """Candidate expressions (callables of the symbol values) taking a -> b as the symbols go
+    sa -> sb, most likely first; the caller keeps the first that also predicts the second
+    shadow capture (NOTE [Size generalisation])."""
+    if _same(a, b):
+        yield a
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return None  # an array operand that depends on the sizes
+        return  # an array operand that depends on the sizes
     if type(a) is float or type(b) is float:
         if float(a).is_integer() and float(b).is_integer():
-            e = _fit(int(a), int(b), sa, sb)
-            return None if e is None else (lambda s, e=e: float(e(s)))
-        return _fit_reciprocal(float(a), float(b), sa, sb)
+            for e in _fits(int(a), int(b), sa, sb):
+                yield e if not callable(e) else (lambda s, e=e: float(e(s)))
+        else:
+            yield from _fits_reciprocal(float(a), float(b), sa, sb)
+        return
     n = len(sa)
     for i in range(n):
         if sa[i] and a % sa[i] == 0 and b == (a // sa[i]) * sb[i]:
-            c = a // sa[i]
-            return lambda s, i=i, c=c: c * s[i]
+            yield lambda s, i=i, c=a // sa[i]: c * s[i]
     for i, j in itertools.combinations(range(n), 2):
         m = sa[i] * sa[j]
         if a % m == 0 and b == (a // m) * sb[i] * sb[j]:
-            c = a // m
-            return lambda s, i=i, j=j, c=c: c * s[i] * s[j]
+            yield lambda s, i=i, j=j, c=a // m: c * s[i] * s[j]
     for i in range(n):
         if b - sb[i] == a - sa[i]:
-            c = a - sa[i]
-            return lambda s, i=i, c=c: s[i] + c
-    for i in range(n):
-        if a and sa[i] % a == 0:
-            c = sa[i] // a
-            if c > 1 and sb[i] // c == b:
-                return lambda s, i=i, c=c: s[i] // c
-    return None
+            yield lambda s, i=i, c=a - sa[i]: s[i] + c
+    for i in range(n):  # a size split in parts: s // c and its ceiling (chunk, fftshift)
+        for c in range(2, 9):
+            if sa[i] // c == a and sb[i] // c == b:
+                yield lambda s, i=i, c=c: s[i] // c
+            if -(-sa[i] // c) == a and -(-sb[i] // c) == b:
+                yield lambda s, i=i, c=c: -(-s[i] // c)
 
 
-def _fit_reciprocal(a, b, sa, sb):
+def _fits_reciprocal(a, b, sa, sb):
     """c / s_i or c / (s_i * s_j): a mean's scale factor."""
     for i in range(len(sa)):
         c = a * sa[i]
         if math.isclose(c / sb[i], b, rel_tol=1e-6):
-            return lambda s, i=i, c=c: c / s[i]
+            yield lambda s, i=i, c=c: c / s[i]
     for i, j in itertools.combinations(range(len(sa)), 2):
         c = a * sa[i] * sa[j]
         if math.isclose(c / (sb[i] * sb[j]), b, rel_tol=1e-6):
-            return lambda s, i=i, j=j, c=c: c / (s[i] * s[j])
-    return None
+            yield lambda s, i=i, j=j, c=c: c / (s[i] * s[j])
+
+
+def _predicts(e, c, sc):
+    got = e(sc) if callable(e) else e
+    if type(c) is float and type(got) is float:
+        return math.isclose(got, c, rel_tol=1e-6)
+    return _same(got, c)
 
 
 def _same(a, b):
@@ -218,25 +238,24 @@ def _same(a, b):
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-def make_template(cap, shadow, syms, fused_fwd, fused_bwd):
-    """A template from a capture and its shadow capture, or None when they do not generalise."""
-    if shadow is None or shadow.breaks or any(isinstance(x, SideEffect) for x in cap.fwd):
+def make_template(cap, shadows, syms, fused_fwd, fused_bwd):
+    """A template from a capture and its two shadow captures, or None when they do not
+    generalise."""
+    if any(x is None or x.breaks for x in shadows) or \
+            any(isinstance(x, SideEffect) for x in cap.fwd):
         return None
-    if _structure(cap) != _structure(shadow):
+    shadow, check = shadows
+    if not _structure(cap) == _structure(shadow) == _structure(check):
         return None
-    la, lb = _leaves(cap), _leaves(shadow)
-    if len(la) != len(lb):
+    la, lb, lc = _leaves(cap), _leaves(shadow), _leaves(check)
+    if not len(la) == len(lb) == len(lc):
         return None
-    big = shadow_sizes(syms)
     sa = [v for v, _ in sorted(syms.items(), key=lambda kv: kv[1])]
-    sb = [big[v] for v in sa]
+    sb, sc = ([sizes[v] for v in sa] for sizes in (shadow_sizes(syms), shadow_sizes(syms, 2)))
     exprs = []
-    for a, b in zip(la, lb, strict=True):
-        if _same(a, b):
-            exprs.append(a)
-            continue
-        e = _fit(a, b, sa, sb)
-        if e is None:
+    for a, b, c in zip(la, lb, lc, strict=True):
+        e = next((e for e in _fits(a, b, sa, sb) if _predicts(e, c, sc)), _NONE)
+        if e is _NONE:
             return None
         exprs.append(e)
     for s, k in enumerate(cap.kinds):

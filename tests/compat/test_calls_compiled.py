@@ -60,7 +60,8 @@ def _callable(name, fn, method, self_t, pos, kw):
 
 
 def _forms():
-    """(qualified name, function of tensors, tensors, results undetermined) per form found."""
+    """(qualified name, at(shape) -> (function of tensors, tensors), the shape found, results
+    undetermined) per form found."""
     K._TorchLib = torch
     stubs = read_overloads(torch, defaults=True)
     for sub in ("fft", "linalg", "nn.functional", "nn.init", "special"):
@@ -90,10 +91,15 @@ def _forms():
                 if found is None:
                     continue
                 call, self_spec = found
-                pos, kw = call.args(ember, "none")
-                self_t = K._make(ember, self_spec, call.shape) if self_spec else None
-                fn, ts = _callable(name, ours, method, self_t, pos, kw)
-                yield f"{ns}.{name}", fn, ts, K._undetermined(name)
+
+                def at(shape, name=name, ours=ours, method=method, call=call,
+                       self_spec=self_spec):
+                    """The form's (function of tensors, tensors) with inputs of this shape."""
+                    pos, kw = K._Call(call.params, call.given, shape, call.specs).args(
+                        ember, "none")
+                    self_t = K._make(ember, self_spec, shape) if self_spec else None
+                    return _callable(name, ours, method, self_t, pos, kw)
+                yield f"{ns}.{name}", at, call.shape, K._undetermined(name)
 
 
 def _values(fn, ts):
@@ -114,18 +120,17 @@ def _with_grads(fn, ts):
     return [K._plain(out), [None if x.grad is None else K._plain(x.grad) for x in xs]]
 
 
-def _compare(run, fn, ts, undetermined):
-    """'' when the compiled fn matches eager on both calls; a description when not; None when
-    eager itself refuses the call."""
-    other = [_reversed(t) for t in ts]
+def _compare(run, fn, calls, undetermined, **options):
+    """'' when fn compiled with ``options`` matches eager on every call (a list of input
+    lists); a description when not; None when eager itself refuses a call."""
     try:
-        expected = [run(fn, ts), run(fn, other)]
+        expected = [run(fn, ts) for ts in calls]
     except Exception:
         return None
     if expected[0] is None:
         return None
-    compiled = ember.compile(fn)
-    for i, inputs in enumerate((ts, other)):
+    compiled = ember.compile(fn, **options)
+    for i, inputs in enumerate(calls):
         try:
             got = run(compiled, inputs)
         except Exception as e:
@@ -140,14 +145,16 @@ def outcomes():
     found, checked, with_grad = {}, 0, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, fn, ts, undetermined in _forms():
-            problem = _compare(_values, fn, ts, undetermined)
+        for name, at, shape, undetermined in _forms():
+            fn, ts = at(shape)
+            calls = [ts, [_reversed(t) for t in ts]]
+            problem = _compare(_values, fn, calls, undetermined)
             checked += problem is not None
             if problem:
                 found[name] = problem
             if undetermined or not any(t.is_floating_point() for t in ts):
                 continue
-            problem = _compare(_with_grads, fn, ts, False)
+            problem = _compare(_with_grads, fn, calls, False)
             with_grad += problem is not None
             if problem:
                 found[f"{name} (gradients)"] = problem
@@ -159,4 +166,23 @@ def test_compiled_calls_match_eager(outcomes):
     # (1398 forms, 790 of them with gradients, when this was written)
     assert checked > 1300 and with_grad > 700, (checked, with_grad)
     assert not found, "compiled calls that differ from eager:\n" + "\n".join(
+        f"{k}: {v}" for k, v in sorted(found.items()))
+
+
+def test_compiled_calls_match_eager_at_other_sizes():
+    """dynamic=True: one compiled function called at the size found and at every dim + 1 and
+    + 2 (a size fitted wrongly, as ceil(s / 2) taken for a constant, gives other parts)."""
+    found, checked = {}, 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, at, shape, undetermined in _forms():
+            forms = [at(tuple(n + k for n in shape)) for k in range(3)]
+            problem = _compare(_values, forms[0][0], [ts for _fn, ts in forms], undetermined,
+                               dynamic=True)
+            checked += problem is not None
+            if problem:
+                found[name] = problem
+    # (1379 forms when this was written)
+    assert checked > 1300, checked
+    assert not found, "dynamic compiled calls that differ from eager:\n" + "\n".join(
         f"{k}: {v}" for k, v in sorted(found.items()))
