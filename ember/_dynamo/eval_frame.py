@@ -106,6 +106,8 @@ class CompiledFunction:
         seen = {}
         for i, v in enumerate(flat):
             if isinstance(v, _tensor.Tensor):
+                if v.is_sparse:
+                    return None  # not captured: run eagerly (_uncaptured)
                 # the same storage passed twice is one value in the capture: guard on it
                 first = seen.setdefault(id(v._data), i)
                 key.append(_tensor_key(v) if first == i else ("alias", first))
@@ -135,6 +137,8 @@ class CompiledFunction:
         flat = []
         flatten((args, kwargs), flat)
         key = self._key(flat)
+        if key is None:
+            return self._uncaptured(args, kwargs)
         self._flat = flat
         entry = self._cache.get(key)
         if entry is not None and entry.graph is not None and not entry.graph.guard_ext():
@@ -163,6 +167,18 @@ class CompiledFunction:
             return entry.graph.call(self._fn, args, kwargs, tensors, self.stats)
         self.stats["hits"] += 1
         return entry.graph.run(tensors)
+
+    def _uncaptured(self, args, kwargs):
+        """A call with a sparse COO tensor among its inputs: replays hold dense arrays only, so
+        the call runs eagerly (a graph break; Unsupported under fullgraph=True)."""
+        from .trace import SPARSE_INPUT
+        why = (SPARSE_INPUT, "<inputs>")
+        if self.fullgraph:
+            raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")
+        self.last_breaks = [why]
+        counters["graph_breaks"] += 1
+        self.stats["eager"] += 1
+        return self._fn(*args, **kwargs)
 
     def _is_dynamic(self):
         return self.dynamic is True or (self.dynamic is None and (

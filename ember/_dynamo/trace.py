@@ -9,6 +9,10 @@ from ..autograd.grad_mode import _state
 from . import item
 from .capture import Misc, NodeBackward, Recorder, flatten, unflatten
 
+# replays hold dense arrays only; a sparse COO input or output makes the call run eagerly
+SPARSE_INPUT = "a sparse COO tensor is an input (ember.compile captures dense tensors only)"
+SPARSE_OUTPUT = "a sparse COO tensor is an output (ember.compile captures dense tensors only)"
+
 
 def capture_call(fn, args, kwargs, fullgraph):
     """Run ``fn(*args, **kwargs)`` eagerly while recording; returns (result, Capture)."""
@@ -18,7 +22,9 @@ def capture_call(fn, args, kwargs, fullgraph):
     rec = Recorder(fullgraph)
     rec.inputs = inputs
     for k, t in enumerate(inputs):
-        if id(t._data) not in rec.slots:
+        if t.is_sparse:
+            rec.graph_break(SPARSE_INPUT, "<inputs>")
+        elif id(t._data) not in rec.slots:
             rec.new_slot(t._data, ("in", k))
     with Recorder._lock:
         rec.install()
@@ -50,7 +56,10 @@ def capture_call(fn, args, kwargs, fullgraph):
 
 def _record_outputs(rec, outs):
     for o in outs:
-        if isinstance(o, _tensor.Tensor):
+        if isinstance(o, _tensor.Tensor) and o.is_sparse:
+            rec.graph_break(SPARSE_OUTPUT, "<outputs>")
+            rec.cap.outputs.append(("py", None))  # (never replayed: the call runs eagerly)
+        elif isinstance(o, _tensor.Tensor):
             rec.cap.outputs.append(rec.resolve_tensor(o))
         elif item.slot_of(o, rec) is not None:  # read again after each replay
             rec.cap.outputs.append(("item", item.slot_of(o, rec)))
