@@ -295,10 +295,14 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if use_input_stats and spatial == 1:
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
-    y = _row_norm(input, None, None, eps, spatial)
-    if running_mean is not None or running_var is not None:
-        x2 = np.ascontiguousarray(input._data).reshape(n * c, spatial).astype(np.float64)
-        stats = {"mean": x2.mean(1), "invstd": 1.0 / np.sqrt(x2.var(1) + eps)}
+    if running_mean is None and running_var is None:
+        y = _row_norm(input, None, None, eps, spatial)
+    else:
+        # each (sample, channel) row is a channel of a batch of one: batch norm's op yields the
+        # per-row statistics, filled again by each compiled replay of that op (statistics
+        # computed here from input._data would be a captured call's constants)
+        y, stats = _batch_stats_op(input.reshape(1, n * c, spatial), None, None, eps)
+        y = y.reshape(input.shape)
         _update_running(stats, running_mean, running_var, momentum, eps, spatial, groups=n)
     return _affine_channels(y, weight, bias)
 
