@@ -155,6 +155,8 @@ class Capture:
     spent_outputs: list = field(default_factory=list)  # outputs whose graph a backward() freed
     saved_needed: set = field(default_factory=set)    # forward slots the backward reads
     ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
+    write_sources: list = field(default_factory=list)  # (root, path, tensor) per written
+    #                                             external tensor (the guard: writes.py)
     splits: list = field(default_factory=list)  # (fwd position, reason, where, slots read):
     #                                             breaks the call continues past (segments.py)
 
@@ -256,6 +258,7 @@ class Recorder:
         self.versions = []       # (version counter, value at first sight, what) of read tensors
         self.seen_vc = set()
         self.written = set()     # version counters written by recorded side effects
+        self.bumps = {}          # id(version counter) -> writes recorded into it (writes.py)
         self.counters = set()    # version counters of step counters the call increments
         self.tensors = {}        # op output slot -> its tensor (the segments' backward walks)
         self.item_reads = []     # (fwd position, where, slot) of each Tensor.item() of a value
@@ -519,7 +522,7 @@ class Recorder:
     def check_versions(self):
         """A tensor the graph reads changed in place outside recorded ops: a graph break."""
         for vc, v, what in self.versions:
-            if vc[0] != v and id(vc) not in self.written:
+            if vc[0] != v + self.bumps.get(id(vc), 0) and id(vc) not in self.written:
                 self.graph_break(f"a tensor the graph reads ({what}) was modified in place "
                                  "by code the recorder does not see", "<in-place write>")
                 return
@@ -588,15 +591,8 @@ class Recorder:
     def _hook_inplace(self):
         from ..ops import registry
         rec = self
-        orig = registry.write_into
-
-        def write_into(self_t, arr, name):
-            if rec.depth == 0 and threading.get_ident() == rec.tid and \
-                    id(self_t._data) in rec.slots:
-                rec.graph_break(f"in-place op {name} on a value the graph reads")
-            return orig(self_t, arr, name)
-
-        self._patch(registry, "write_into", write_into)
+        from .writes import install
+        install(rec)  # NOTE [In-place writes in a compiled call] in writes.py
         orig_out = registry.write_out
 
         def write_out(out, result, name):

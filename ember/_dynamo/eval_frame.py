@@ -71,10 +71,15 @@ def _value_key(v):
 
 
 class CacheEntry:
-    def __init__(self, graph=None, breaks=(), reason=""):
+    def __init__(self, graph=None, breaks=(), reason="", guard=None):
         self.graph = graph
         self.breaks = list(breaks)
         self.reason = reason
+        self.guard = guard  # the written tensors are still the program's (writes.py)
+
+    def holds(self, flat):
+        """The graph's guards on external tensors hold for this call."""
+        return self.graph.guard_ext() and (self.guard is None or self.guard(flat))
 
 
 class CompiledFunction:
@@ -141,8 +146,10 @@ class CompiledFunction:
             return self._uncaptured(args, kwargs)
         self._flat = flat
         entry = self._cache.get(key)
-        if entry is not None and entry.graph is not None and not entry.graph.guard_ext():
-            entry = None  # a parameter changed shape/dtype/requires_grad: capture again
+        if entry is not None and entry.graph is not None and not entry.holds(flat):
+            # a parameter changed shape/dtype/requires_grad, or a written buffer was replaced:
+            # capture again (NOTE [In-place writes in a compiled call] in writes.py)
+            entry = None
         if entry is None:
             graph = self._general.get(key)
             if graph is not None and not graph.guard_ext():
@@ -344,7 +351,8 @@ class CompiledFunction:
         except Unsupported:
             raise
         self.sources = getattr(graph, "sources", None)
-        self._cache[key] = CacheEntry(graph)
+        from .writes import make_guard
+        self._cache[key] = CacheEntry(graph, guard=make_guard(cap.write_sources, self._fn))
         return result
 
     def _capture_variant(self, graph, args, kwargs):

@@ -80,7 +80,9 @@ def explain(f, *extra_args, **extra_kwargs):
                hasattr(inst, "tuple_out")]
         # what the replay also does: the calls it repeats (zero_grad, the inline backward,
         # clip_grad_norm_, step) and the item() numbers it reads after the step
-        calls = [f"{inst.cls.__name__}()" for inst in cap.fwd if isinstance(inst, SideEffect)]
+        # (an in-place write into an outside tensor says what it writes: writes.py)
+        calls = [inst.what() if hasattr(inst, "what") else f"{inst.cls.__name__}()"
+                 for inst in cap.fwd if isinstance(inst, SideEffect)]
         calls += ["item() read after the replay" for o in cap.outputs
                   if isinstance(o, tuple) and o[0] == "item"]
         graphs = [] if cap.breaks else [cap]

@@ -78,6 +78,9 @@ def to_graph_module(cap, placeholders=None, nested_output=False):
         return env[s]
 
     for inst in cap.fwd:
+        if hasattr(inst, "graph_node"):  # an in-place write (writes.py)
+            inst.graph_node(g, ref)
+            continue
         if isinstance(inst, SideEffect):
             g.call_function(inst.fn, inst.args, inst.kwargs)
             continue

@@ -8,6 +8,7 @@ from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import _state
 from . import item
 from .capture import Misc, NodeBackward, Recorder, flatten, unflatten
+from .writes import finish as finish_writes
 
 # replays hold dense arrays only; a sparse COO input or output makes the call run eagerly
 SPARSE_INPUT = "a sparse COO tensor is an input (ember.compile captures dense tensors only)"
@@ -31,6 +32,7 @@ def capture_call(fn, args, kwargs, fullgraph):
         try:
             result = fn(*args, **kwargs)
             rec.check_versions()
+            finish_writes(rec, fn, flat)
             outs = []
             rec.cap.out_spec = flatten(result, outs)
             _record_outputs(rec, outs)

@@ -340,6 +340,33 @@ def _drop_leading_ones(value):
     return value.reshape(shape[k:])
 
 
+def write_at(dst, k, v):
+    """``dst[k] = v`` on arrays with torch's errors (eager setitem, and its compiled replay)."""
+    try:
+        dst[k] = v
+    except IndexError as e:
+        empty = _empty_selection(dst, k)
+        if empty is None:
+            raise _index_error(e, dst) from None
+        try:
+            np.broadcast_to(v, empty.shape)   # a value that fits writes nothing, as in torch
+        except ValueError:
+            raise RuntimeError(f"__setitem__: shape mismatch: value of shape "
+                               f"{list(np.shape(v))} cannot be broadcast to indexing result "
+                               f"of shape {list(empty.shape)}") from None
+    except ValueError as e:
+        raise RuntimeError(f"__setitem__: shape mismatch: value of shape {list(np.shape(v))}"
+                           f" cannot be broadcast to indexing result ({e})") from None
+
+
+def store(self, k, value, key):
+    """``self[key] = value`` without autograd (``k``: key as NumPy's); bumps the version. A
+    compile capture records the write here (NOTE [In-place writes in a compiled call] in
+    ember/_dynamo/writes.py), so it takes the torch key too: the index tensors it holds."""
+    write_at(self._data, k, value._data if isinstance(value, Tensor) else value)
+    self._bump_version()
+
+
 def setitem(self, key, value):
     k, basic = _convert_key(self, key)
     split = None if basic else _split_ints(k)
@@ -354,24 +381,7 @@ def setitem(self, key, value):
         if not self._data.flags.writeable:
             raise RuntimeError("__setitem__: cannot write into this tensor: its memory is "
                                "read-only (a read-only NumPy array, or an expanded view).")
-        v = value._data if isinstance(value, Tensor) else value
-        try:
-            self._data[k] = v
-        except IndexError as e:
-            empty = _empty_selection(self._data, k)
-            if empty is None:
-                raise _index_error(e, self) from None
-            try:
-                np.broadcast_to(v, empty.shape)   # a value that fits writes nothing, as in torch
-            except ValueError:
-                raise RuntimeError(f"__setitem__: shape mismatch: value of shape "
-                                   f"{list(np.shape(v))} cannot be broadcast to indexing result "
-                                   f"of shape {list(empty.shape)}") from None
-            return
-        except ValueError as e:
-            raise RuntimeError(f"__setitem__: shape mismatch: value of shape {list(np.shape(v))}"
-                               f" cannot be broadcast to indexing result ({e})") from None
-        self._bump_version()  # (a hook point: a compile capture sees the write)
+        store(self, k, value, key)
         return
     if basic:
         _copy_(getitem(self, key), value)

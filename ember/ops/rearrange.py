@@ -215,6 +215,14 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if output_size is not None and output_size != total:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {total} but got "
                            f"{output_size}")
+    if isinstance(repeats, int) and not isinstance(repeats, bool) and input.ndim:
+        # one count for all: each slice broadcast `repeats` times, all by ops (an index array
+        # made here would be a value ember.compile's recorder cannot tell from data)
+        if repeats == 1:
+            return input.clone()
+        shape = list(input.shape)
+        wide = input.unsqueeze(d + 1).expand(*shape[:d + 1], repeats, *shape[d + 1:])
+        return wide.reshape(*shape[:d], n * repeats, *shape[d + 1:])
     index = np.repeat(np.arange(n, dtype=np.int64), counts)
     if input.ndim == 0:
         input = input.reshape(1)

@@ -1,0 +1,397 @@
+"""In-place writes in a compiled call: recorded, replayed in order, guarded.
+
+NOTE [In-place writes in a compiled call]
+A compiled function may write into tensors that live outside it -- a module's buffers (a KV
+cache: ``k_cache[:, :, input_pos] = k``), its arguments, closure or global tensors -- with
+setitem or an in-place op (``copy_``, ``index_put_``, ``fill_``, ``add_``, ...) while nothing
+records autograd (no_grad, or no operand requires grad). The recorder sees each such write at
+the two places eager makes it: ``ops/indexing.store`` (setitem without autograd: the key and the
+value) and ``ops/registry.write_into`` (an in-place op's result copied into the tensor; its
+code is swapped, as ``_make``'s, since creation.py and random.py import it by name). Each
+becomes a ``Write`` item at its point in the forward; the replay makes the same write into the
+live memory (``E[k]._data`` of an external tensor, ``I[k]`` of an argument, or the replayed
+view of one of them: views made by ops share the outside tensor's version counter, which is how
+a target is told from a value the call computes) and bumps that tensor's version counter, as
+eager does. Later ops of the replay read the same arrays, so they see the written values; the
+next call reads the memory as it is then, never a copy from the capture.
+
+A write into anything else stays a graph break: into a value the call computes (an op's
+output), into a tensor made by NumPy outside ops, a write that records autograd (apply_inplace
+then snapshots the target outside the registry: a break there), or a write in a call that also
+splits at a graph break (its Python re-runs each call, which the writes here do not expect). One
+case of a tensor made in the call is kept: a factory tensor not read yet and written whole
+(``empty_like(p).exponential_()``, ``zeros(n).fill_(v)``) becomes an ``Overwrite`` op, a fresh
+array holding the value in each replay; random samplers draw through a ``RandArray`` recipe, so
+each replay draws again from the same generator, in eager's order.
+
+Guards: the replay writes into the tensor objects seen at capture, so each written external
+tensor must still be what the program reaches: ``find_sources`` looks for a path to it from the
+call's non-tensor arguments and from the function (its closure cells, the globals its code
+names, a bound method's object, a partial's arguments), through modules, lists, dicts and plain
+objects, and the entry's guard checks ``<path> is <tensor>`` before each replay. A tensor
+replaced (``module.k_cache = new``, or a whole ``KVCache`` module replaced) fails it, and the
+call is captured again; a written tensor with no path found is a graph break. A buffer whose
+memory is reallocated in place (``t.data = ...``) is read live (``E[k]._data``), and a new shape
+or dtype fails the shape guard. Index tensors are values of the graph; their dtype is in the
+input key.
+"""
+from __future__ import annotations
+
+import keyword
+import threading
+import types
+from collections import deque
+
+import numpy as np
+
+from .. import _tensor
+from ..autograd import function as _fn
+from .capture import RandArray, SideEffect, ref_slots
+from .hooks import forwarder, original
+
+_SAMPLERS = ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
+             "log_normal_", "cauchy_")
+
+
+class Overwrite(_fn.Op):
+    """A tensor made in the call by a factory and written whole before any read: a fresh array
+    holding the value (see NOTE [In-place writes in a compiled call])."""
+
+    @staticmethod
+    def forward(ctx, value, shape, dtype):
+        out = np.empty(shape, dtype)
+        np.copyto(out, value, casting="unsafe")
+        return out
+
+
+def _copy_into(dst, value, owner):
+    np.copyto(dst, value, casting="unsafe")
+    owner._vc[0] += 1
+
+
+def _store_into(dst, key, value, owner):
+    from ..ops.indexing import write_at
+    write_at(dst, key, value)
+    owner._vc[0] += 1
+
+
+class Write(SideEffect):
+    """One write into an outside tensor: ``target[key] = value`` (setitem) or the whole target
+    set to ``value`` (an in-place op). ``holder``: ("ext"|"in", k), the outside tensor whose
+    version counter the write bumps; refs as in capture.Instr."""
+
+    fn = None
+
+    def __init__(self, name, target, key, value, holder, shape):
+        self.name, self.target, self.key, self.value = name, target, key, value
+        self.holder, self.shape = holder, shape
+        self.cls = type(name, (), {})
+        self.args, self.kwargs = (), {}
+
+    @property
+    def inputs(self):
+        refs = [("s", self.target), self.value] + ([self.key] if self.key else [])
+        return [("s", s) for r in refs for s in ref_slots(r)]
+
+    def what(self):
+        kind = "an argument" if self.holder[0] == "in" else "an outside tensor"
+        return f"{self.name} into {kind} of shape {list(self.shape)}"
+
+    def emit(self, e):
+        kind, k = self.holder
+        owner = f"E[{k}]" if kind == "ext" else f"T[{k}]"
+        dst, value = e.val(self.target), e.ref(self.value)
+        if self.key is None:
+            e.lines.append(f"{e.const(_copy_into, 'W')}({dst}, {value}, {owner})  # {self.name}")
+        else:
+            e.lines.append(f"{e.const(_store_into, 'W')}({dst}, {e.ref(self.key)}, {value}, "
+                           f"{owner})  # {self.name}")
+
+    def graph_node(self, g, ref):
+        """The write as a node of an ember.fx graph (graph.py), on tensors."""
+        key = None if self.key is None else ref(self.key)
+        g.call_function(write_tensor, (ref(("s", self.target)), key, ref(self.value),
+                                       self.name))
+
+
+def write_tensor(t, key, value, name):
+    """A graph module's write (a node target): eager's own write into tensor t."""
+    from ..ops import indexing, registry
+    v = value._data if isinstance(value, _tensor.Tensor) else value
+    if key is None:
+        registry.write_into(t, np.asarray(v), name)
+        return
+    k = tuple(x._data if isinstance(x, _tensor.Tensor) else x for x in key)
+    indexing.store(t, k, v, ())
+
+
+# ------------------------------------------------------------------------------- recording
+def _holder(rec, s, t):
+    """("ext"|"in", k) of the outside tensor a write into slot s (tensor t) goes to, or None."""
+    kind = rec.cap.kinds[s]
+    if kind[0] in ("ext", "in"):
+        return kind[:2]
+    if kind[0] != "op":
+        return None
+    # a view an op made of an outside tensor shares its version counter
+    for k, x in enumerate(rec.cap.ext):
+        if x._vc is t._vc:
+            return ("ext", k)
+    for k, x in enumerate(rec.inputs):
+        if x._vc is t._vc:
+            return ("in", k)
+    return None
+
+
+def _fresh(rec, t):
+    """t was made in the call by a constant factory and no op has read it yet."""
+    made = rec.made.get(id(t._data))
+    from .capture import _CONST_FACTORIES
+    return made is not None and made[0] in _CONST_FACTORIES and id(t._data) not in rec.slots
+
+
+def record_write(rec, t, name, value, key=None, torch_key=()):
+    """Record a write into tensor t (value: an array or tensor; key: NumPy's key for setitem,
+    None for a whole write). A write the replay cannot make is a graph break."""
+    if t._meta:
+        rec.graph_break(f"in-place op {name} on a meta tensor")
+        return
+    if key is None and _fresh(rec, t):
+        _overwrite(rec, t, value)
+        return
+    s = rec.slots.get(id(t._data))
+    if s is None and id(t._data) not in rec.made:  # first seen here: a buffer, a closure...
+        s = rec.resolve_tensor(t)
+    holder = None if s is None else _holder(rec, s, t)
+    if holder is None:
+        rec.graph_break(f"a tensor the call computes is modified in place ({name}); only "
+                        "writes into arguments, buffers, closure or global tensors are "
+                        "replayed")
+        return
+    for x in torch_key:  # index tensors: values of the graph
+        rec.resolve_tensor(x)
+    vref = rec.resolve(value)
+    kref = None if key is None else rec.resolve(key)
+    if kref is not None and kref[0] == "c" and any(isinstance(x, np.ndarray) and x.ndim
+                                                   for x in key):
+        return  # resolve broke the graph: an index array that is not a value of the graph
+    rec.cap.fwd.append(Write(name, s, kref, vref, holder, t._data.shape))
+    rec.bumps[id(t._vc)] = rec.bumps.get(id(t._vc), 0) + 1
+
+
+def _overwrite(rec, t, value):
+    vref = rec.resolve(value)
+    arr = t._data
+    inst = _instr(Overwrite, [vref], {"shape": ("c", arr.shape), "dtype": ("c", arr.dtype)},
+                  arr)
+    idx = len(rec.cap.fwd)
+    inst.outs = [rec.new_slot(arr, ("op", idx))]
+    rec.tensors[inst.outs[0]] = t
+    rec.cap.fwd.append(inst)
+
+
+def _instr(cls, args, params, arr):
+    from .capture import Instr
+    inst = Instr(cls, args, params, [], (), False, [(arr.shape, arr.dtype)])
+    inst.rg = (False,)
+    inst.strides = (arr.strides,)
+    return inst
+
+
+def _draw(draw, generator, shape, dtype, args, kwargs):
+    """A sampler's values (a RandArray recipe's first step)."""
+    from ..ops.random import _gen
+    return draw(_gen(generator), shape, dtype, *args, **kwargs).astype(dtype)
+
+
+def install(rec):
+    """The recorder's hooks for writes (see NOTE [In-place writes in a compiled call])."""
+    from ..ops import indexing, random, registry
+    wi = registry.write_into
+    orig_write = original(wi)
+
+    def write_into(a, k):
+        t, arr, name = _args3(*a, **k)
+        if rec.depth == 0 and threading.get_ident() == rec.tid:
+            if rec.phase == "fwd":
+                record_write(rec, t, name, arr)
+            elif id(t._data) in rec.slots:
+                rec.graph_break(f"in-place op {name} on a value the graph reads")
+        return orig_write(t, arr, name)
+
+    rec._patches.swap(wi, forwarder(wi, write_into, "capture_write_into"))
+    orig_store = indexing.store
+
+    def store(t, k, value, key):
+        if rec.depth or threading.get_ident() != rec.tid:
+            return orig_store(t, k, value, key)
+        if rec.phase == "fwd":
+            record_write(rec, t, "__setitem__", value, k, indexing._tensors_in(key))
+        else:
+            rec.graph_break("__setitem__ in a backward")
+        rec.depth += 1  # its version bump is recorded with the write
+        try:
+            return orig_store(t, k, value, key)
+        finally:
+            rec.depth -= 1
+
+    rec._patch(indexing, "store", store)
+    T = _tensor.Tensor
+    for name in _SAMPLERS:
+        _hook_sampler(rec, T, name, getattr(random, name))
+
+
+def _args3(t, arr, name):
+    return t, arr, name
+
+
+def _hook_sampler(rec, T, name, draw):
+    orig = T.__dict__[name]
+
+    def sampler(self, *args, generator=None, **kwargs):
+        if rec.depth or threading.get_ident() != rec.tid or rec.phase != "fwd":
+            return orig(self, *args, generator=generator, **kwargs)
+        from ..ops import registry
+        if any(isinstance(v, _tensor.Tensor) for v in list(args) + list(kwargs.values())):
+            rec.graph_break(f"{name}() with a tensor argument (a replay would draw with the "
+                            "captured tensor)")
+            return orig(self, *args, generator=generator, **kwargs)
+        registry.check_inplace(self, name)
+        recipe = ((_draw, (draw, generator, self._data.shape, self._data.dtype, args,
+                           kwargs)),)
+        values = _draw(*recipe[0][1]).view(RandArray)
+        values.recipe = recipe
+        registry.write_into(self, values, name)
+        return self
+
+    sampler.__name__ = name
+    rec._patch(T, name, sampler)
+
+
+def finish(rec, fn, flat):
+    """After the call: writes with a split are a break; written external tensors get guards."""
+    writes = [x for x in rec.cap.fwd if isinstance(x, Write)]
+    if not writes:
+        return
+    if rec.cap.splits:
+        rec.graph_break("an in-place write into an outside tensor in a call that also has a "
+                        "graph break (the writes are replayed only in a whole graph)",
+                        "<in-place write>")
+        return
+    targets = {id(rec.cap.ext[k]): k for kind, k in (w.holder for w in writes)
+               if kind == "ext"}
+    if not targets:
+        return
+    roots = [fn] + [v for v in flat if not isinstance(v, _tensor.Tensor)]
+    where = ["_fn"] + [f"F[{j}]" for j, v in enumerate(flat)
+                       if not isinstance(v, _tensor.Tensor)]
+    found = find_paths(roots, [rec.cap.ext[k] for k in targets.values()])
+    missing = [k for i, k in targets.items() if i not in found]
+    if missing:
+        shape = list(rec.cap.ext[missing[0]]._data.shape)
+        rec.graph_break(f"an in-place write into a tensor of shape {shape} that ember cannot "
+                        "find from the function's arguments, closure or globals, so it cannot "
+                        "guard against its replacement", "<in-place write>")
+        return
+    rec.cap.write_sources = [(where[found[i][0]], found[i][1], rec.cap.ext[k])
+                             for i, k in targets.items()]
+
+
+# ------------------------------------------------------------------------------- guards
+def _children(obj):
+    """(step, child) pairs a path may follow from obj."""
+    from ..nn.modules.module import Module
+    if isinstance(obj, Module):
+        d = vars(obj)
+        for table in ("_parameters", "_buffers", "_modules"):
+            for name, v in d.get(table, {}).items():
+                if v is not None:
+                    yield ("a", name), v
+        for name, v in d.items():
+            if not name.startswith("_"):
+                yield ("a", name), v
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield ("i", i), v
+    elif isinstance(obj, dict):
+        for key, v in obj.items():
+            if isinstance(key, (str, int)):
+                yield ("i", key), v
+    elif isinstance(obj, types.MethodType):
+        yield ("a", "__self__"), obj.__self__
+        yield ("a", "__func__"), obj.__func__
+    elif isinstance(obj, types.FunctionType):
+        for i, cell in enumerate(obj.__closure__ or ()):
+            try:
+                yield ("c", i), cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        for name in obj.__code__.co_names:
+            if name in obj.__globals__:
+                yield ("g", name), obj.__globals__[name]
+    elif isinstance(obj, types.ModuleType):
+        from ..nn.modules.module import Module as M
+        for name, v in vars(obj).items():
+            if isinstance(v, (_tensor.Tensor, M)) and not name.startswith("__"):
+                yield ("a", name), v
+    elif hasattr(obj, "func") and hasattr(obj, "args") and hasattr(obj, "keywords"):
+        yield ("a", "func"), obj.func  # functools.partial
+        yield ("a", "args"), obj.args
+        yield ("a", "keywords"), obj.keywords
+    elif not isinstance(obj, type) and isinstance(getattr(obj, "__dict__", None), dict):
+        for name, v in vars(obj).items():
+            if not name.startswith("__"):
+                yield ("a", name), v
+
+
+def find_paths(roots, tensors, max_depth=12, budget=100_000):
+    """id(tensor) -> (root index, steps) for each tensor reachable from a root (shortest)."""
+    want = {id(t) for t in tensors}
+    found, seen = {}, set()
+    queue = deque((i, r, ()) for i, r in enumerate(roots))
+    while queue and len(found) < len(want) and budget > 0:
+        budget -= 1
+        ri, obj, path = queue.popleft()
+        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, _tensor.Tensor):
+            if id(obj) in want:
+                found[id(obj)] = (ri, path)
+            continue
+        if len(path) < max_depth:
+            queue.extend((ri, child, path + (step,)) for step, child in _children(obj))
+    return found
+
+
+def _expr(root, steps):
+    out = root
+    for kind, x in steps:
+        if kind == "a":
+            out = f"{out}.{x}" if x.isidentifier() and not keyword.iskeyword(x) else \
+                f"getattr({out}, {x!r})"
+        elif kind == "i":
+            out = f"{out}[{x!r}]"
+        elif kind == "c":
+            out = f"{out}.__closure__[{x}].cell_contents"
+        else:
+            out = f"{out}.__globals__[{x!r}]"
+    return out
+
+
+def make_guard(sources, fn):
+    """``guard(flat)``: whether every written external tensor is still at its path, or None
+    when there is nothing to guard."""
+    if not sources:
+        return None
+    glob = {"_fn": fn}
+    tests = []
+    for j, (root, steps, t) in enumerate(sources):
+        glob[f"_t{j}"] = t
+        tests.append(f"{_expr(root, steps)} is _t{j}")
+    src = ("def guard(F):\n    try:\n        return " + " and ".join(tests) +
+           "\n    except Exception:\n        return False\n")
+    ns: dict = {}
+    exec(compile(src, "<ember.compile write guard>", "exec"), glob, ns)
+    ns["guard"].source = src
+    return ns["guard"]
