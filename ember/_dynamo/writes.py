@@ -51,6 +51,8 @@ from .hooks import forwarder, original
 
 _SAMPLERS = ("uniform_", "normal_", "bernoulli_", "random_", "exponential_", "geometric_",
              "log_normal_", "cauchy_")
+# factories whose tensor may share memory with the caller's array
+_SHARING = {"as_tensor", "from_numpy", "asarray", "_wrap"}
 
 
 class Overwrite(_fn.Op):
@@ -144,10 +146,12 @@ def _holder(rec, s, t):
 
 
 def _fresh(rec, t):
-    """t was made in the call by a constant factory and no op has read it yet."""
-    made = rec.made.get(id(t._data))
+    """t was made in the call by a factory that allocates (not one wrapping the caller's
+    memory, as from_numpy) and no op has read it yet."""
     from .capture import _CONST_FACTORIES
-    return made is not None and made[0] in _CONST_FACTORIES and id(t._data) not in rec.slots
+    made = rec.made.get(id(t._data))
+    return made is not None and made[0] in _CONST_FACTORIES and made[0] not in _SHARING and \
+        id(t._data) not in rec.slots
 
 
 def record_write(rec, t, name, value, key=None, torch_key=()):
@@ -159,14 +163,15 @@ def record_write(rec, t, name, value, key=None, torch_key=()):
     if key is None and _fresh(rec, t):
         _overwrite(rec, t, value)
         return
-    s = rec.slots.get(id(t._data))
-    if s is None and id(t._data) not in rec.made:  # first seen here: a buffer, a closure...
+    s = None
+    if id(t._data) in rec.slots or id(t._data) not in rec.made:
+        # (an outside tensor may be first seen here; its version is noted before the write)
         s = rec.resolve_tensor(t)
     holder = None if s is None else _holder(rec, s, t)
     if holder is None:
-        rec.graph_break(f"a tensor the call computes is modified in place ({name}); only "
-                        "writes into arguments, buffers, closure or global tensors are "
-                        "replayed")
+        rec.graph_break(f"in-place write ({name}): a tensor the call computes is modified in "
+                        "place; only writes into arguments, buffers, closure or global tensors "
+                        "are replayed")
         return
     for x in torch_key:  # index tensors: values of the graph
         rec.resolve_tensor(x)
@@ -212,12 +217,14 @@ def install(rec):
 
     def write_into(a, k):
         t, arr, name = _args3(*a, **k)
-        if rec.depth == 0 and threading.get_ident() == rec.tid:
-            if rec.phase == "fwd":
-                record_write(rec, t, name, arr)
-            elif id(t._data) in rec.slots:
-                rec.graph_break(f"in-place op {name} on a value the graph reads")
-        return orig_write(t, arr, name)
+        if rec.depth or threading.get_ident() != rec.tid or rec.phase != "fwd":
+            return orig_write(t, arr, name)  # (in a backward: its version bump breaks)
+        record_write(rec, t, name, arr)
+        rec.depth += 1  # its version bump is recorded with the write
+        try:
+            return orig_write(t, arr, name)
+        finally:
+            rec.depth -= 1
 
     rec._patches.swap(wi, forwarder(wi, write_into, "capture_write_into"))
     orig_store = indexing.store
@@ -271,12 +278,13 @@ def _hook_sampler(rec, T, name, draw):
 def finish(rec, fn, flat):
     """After the call: writes with a split are a break; written external tensors get guards."""
     writes = [x for x in rec.cap.fwd if isinstance(x, Write)]
-    if not writes:
+    if rec.cap.splits and (writes or any(getattr(x, "cls", None) is Overwrite
+                                         for x in rec.cap.fwd)):
+        # a split call's Python runs again at each call, writes included
+        rec.graph_break("an in-place write in a call that also has a graph break (writes "
+                        "are replayed only in a whole graph)", "<in-place write>")
         return
-    if rec.cap.splits:
-        rec.graph_break("an in-place write into an outside tensor in a call that also has a "
-                        "graph break (the writes are replayed only in a whole graph)",
-                        "<in-place write>")
+    if not writes:
         return
     targets = {id(rec.cap.ext[k]): k for kind, k in (w.holder for w in writes)
                if kind == "ext"}

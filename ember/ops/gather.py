@@ -246,7 +246,7 @@ def _index_key(name, input, dim, index):
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index; got "
                            f"{getattr(index, 'dtype', type(index).__name__)}")
     d = _wrap_dim(dim, max(input.ndim, 1), name)
-    a = index._data.reshape(-1).astype(np.int64)
+    a = _idx64(index.reshape(-1))  # (by ops: a compile capture replays it from the index)
     _check_bounds(name, a, d, input.shape[d] if input.ndim else 1)
     return (slice(None),) * d + (a,)
 

@@ -299,10 +299,7 @@ def _arg(name, npf):
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
         if dim is None:
-            r = npf(a.reshape(-1))
-            if keepdim:
-                return _make(np.asarray(r, np.int64).reshape((1,) * a.ndim))
-            return _make(np.asarray(r, np.int64))
+            return ArgIndex.apply(input, name, None, keepdim)
         if type(dim) is int and -a.ndim <= dim < a.ndim:  # in range: no general check
             d = dim % a.ndim
         else:
@@ -312,11 +309,27 @@ def _arg(name, npf):
         if a.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size; got "
                              f"input of shape {list(a.shape)}.")
-        # the array's method: what np.argmax/argmin call, without their Python dispatch (1 us)
-        return _make(getattr(a, name)(axis=d, keepdims=keepdim).astype(np.int64, copy=False))
+        return ArgIndex.apply(input, name, d, keepdim)
 
     fn.__name__ = name
     return fn
+
+
+class ArgIndex(Op):
+    """argmax/argmin's int64 indices, in an op so that a compile capture replays them from the
+    input (NOTE [Arrays computed outside the registry] in _dynamo/capture.py)."""
+
+    @staticmethod
+    def forward(ctx, x, name, d, keepdim):
+        if d is None:
+            r = np.asarray(getattr(x.reshape(-1), name)(), np.int64)
+            return r.reshape((1,) * x.ndim) if keepdim else r
+        # the array's method: what np.argmax/argmin call, without their Python dispatch (1 us)
+        return getattr(x, name)(axis=d, keepdims=keepdim).astype(np.int64, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):  # pragma: no cover - an integer output carries no gradient
+        return None, None, None, None
 
 
 # bool is not claimed: torch has no bool argmax/argmin kernels

@@ -7,6 +7,8 @@ the selected positions, so first and second derivatives come for free.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _dtype as D
@@ -53,9 +55,24 @@ def _register_vi(name, fn, method=True):
     return fn
 
 
+class Order(Op):
+    """The int64 indices ``pick(x)`` (an order, a median's position): computed in an op so that
+    a compile capture replays them from the input (NOTE [Arrays computed outside the registry]
+    in _dynamo/capture.py); ``pick`` is a function of the array and constants only."""
+
+    @staticmethod
+    def forward(ctx, x, pick):
+        return np.ascontiguousarray(pick(x), dtype=np.int64)
+
+    @staticmethod
+    def backward(ctx, grad):  # pragma: no cover - an integer output carries no gradient
+        return None, None
+
+
 def _take(input, index, dim, keepdim, name):
-    """(values, indices) namedtuple: input gathered at ``index`` (kept-dim shape) along dim."""
-    idx = _make(np.ascontiguousarray(index, dtype=np.int64))
+    """(values, indices) namedtuple: input gathered at ``index`` (kept-dim shape) along dim;
+    index: an array, or the int64 tensor ``Order`` made."""
+    idx = index if isinstance(index, Tensor) else _make(np.ascontiguousarray(index, np.int64))
     values = input.gather(dim, idx) if input.ndim else input.clone()
     if not keepdim and input.ndim:
         values, idx = values.squeeze(dim), idx.squeeze(dim)
@@ -75,12 +92,20 @@ def _argsort(a, axis, descending):
     return n - 1 - np.flip(rev, axis)
 
 
+def _first_of_order(a, axis, k, descending, only_last=False):
+    """The first k indices of a's stable order along axis (only the k-th with only_last)."""
+    order = _argsort(a, axis, descending)
+    return np.take(order, [k - 1] if only_last else np.arange(k), axis=axis)
+
+
 def sort(input, dim=-1, descending=False, stable=False):
     """Sort along ``dim``; returns (values, indices). The sort is always stable."""
     d = _dim(input, dim, "sort")
     if input.ndim == 0:
         return values_indices["sort"](input.clone(), _make(np.zeros((), np.int64)))
-    return _take(input, _argsort(input._data, d, descending), d, True, "sort")
+    return _take(input, Order.apply(input, functools.partial(_argsort, axis=d,
+                                                             descending=descending)),
+                 d, True, "sort")
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -107,8 +132,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
                            f"of size {n} (input shape {list(input.shape)})")
     if input.ndim == 0:
         return values_indices["topk"](input.clone(), _make(np.zeros((), np.int64)))
-    order = _argsort(input._data, d, largest)
-    return _take(input, np.take(order, np.arange(k), axis=d), d, True, "topk")
+    pick = functools.partial(_first_of_order, axis=d, k=k, descending=largest)
+    return _take(input, Order.apply(input, pick), d, True, "topk")
 
 
 _register_vi("topk", topk)
@@ -123,8 +148,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
                            f"k={k}, expected 1 <= k <= {n}")
     if input.ndim == 0:
         return values_indices["kthvalue"](input.clone(), _make(np.zeros((), np.int64)))
-    order = _argsort(input._data, d, False)
-    return _take(input, np.take(order, [k - 1], axis=d), d, keepdim, "kthvalue")
+    pick = functools.partial(_first_of_order, axis=d, k=k, descending=False, only_last=True)
+    return _take(input, Order.apply(input, pick), d, keepdim, "kthvalue")
 
 
 _register_vi("kthvalue", kthvalue)
@@ -193,7 +218,8 @@ def _median(name, ignore_nan):
                              f"input of shape {list(input.shape)}")
         if input.ndim == 0:
             return values_indices[name](input.clone(), _make(np.zeros((), np.int64)))
-        return _take(input, _median_index(input._data, d, ignore_nan), d, keepdim, name)
+        pick = functools.partial(_median_index, axis=d, ignore_nan=ignore_nan)
+        return _take(input, Order.apply(input, pick), d, keepdim, name)
 
     fn.__name__ = name
     fn.__doc__ = (f"{name}(input) -> the lower median{' ignoring NaN' if ignore_nan else ''}; "
