@@ -203,8 +203,9 @@ def _instr(cls, args, params, arr):
     return inst
 
 
-def _draw(draw, generator, shape, dtype, args, kwargs):
-    """A sampler's values (a RandArray recipe's first step)."""
+def _draw(shape, dtype, draw, generator, args, kwargs):
+    """A sampler's values (a RandArray recipe's first step: the shape first, as a dropout
+    mask's, so that symbolic.py rewrites it at other sizes)."""
     from ..ops.random import _gen
     return draw(_gen(generator), shape, dtype, *args, **kwargs).astype(dtype)
 
@@ -264,7 +265,7 @@ def _hook_sampler(rec, T, name, draw):
                             "captured tensor)")
             return orig(self, *args, generator=generator, **kwargs)
         registry.check_inplace(self, name)
-        recipe = ((_draw, (draw, generator, self._data.shape, self._data.dtype, args,
+        recipe = ((_draw, (self._data.shape, self._data.dtype, draw, generator, args,
                            kwargs)),)
         values = _draw(*recipe[0][1]).view(RandArray)
         values.recipe = recipe
