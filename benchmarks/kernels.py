@@ -210,6 +210,7 @@ CASES = {
         "scaled_dot_product_attention", *[(8, 4, 128, 64)] * 3),
     "lstm cell pointwise (64,4x512)": _lstm_case(64, 512),
     "lstm layer gnmt (T20,B32,H256)": _lstm_layer_case(20, 32, 256),
+    "gemm x@W^T (8,256)x(256,256) (fwd)": _gemm_case(8, 256, 256),
     "gemm x@W^T (32,256)x(256,1024) (fwd)": _gemm_case(32, 256, 1024),
     "gemm x@W^T (8,1024)x(1024,256) (fwd)": _gemm_case(8, 1024, 256),
     "gemm x@W^T (64,1024)x(1024,4096) (fwd)": _gemm_case(64, 1024, 4096),

@@ -230,16 +230,78 @@ def turns_round(a, b):
             and b.T.flags.c_contiguous)
 
 
+# NOTE [OpenBLAS's small-matrix kernel]
+# OpenBLAS's SkylakeX build (the one it picks on AVX-512 CPUs) computes small products by a
+# kernel that skips the packing of both operands. For the case of NOTE [GEMM orientation] (x @
+# W^T: to OpenBLAS, column-major, a "TN" product of W^T by x) it is allowed only while rows * N
+# <= 1200, K >= 32 and rows * N * K <= 1e6 (kernel/x86_64/sgemm_small_kernel_permit_skylakex.c);
+# above that the product packs all of W every call, which is what made x @ W^T slow at a few
+# rows. A product allowed whole is therefore done as it comes (no turn, no copy), and one with a
+# few more rows in blocks of rows that each are allowed (one row at N = 1024, four at N = 256):
+# (8, 256) @ (256, 256)^T 52 us whole, 30 us turned round, 16 us as two blocks of four rows
+# (one thread). Blocks pay while they are few (each call costs ~1 us and re-reads W): at most
+# two, or four when K >= 128 (`python benchmarks/kernels.py --only gemm` measures the table).
+# Each output row is still one dot product per column over the whole of K, computed by the same
+# kernel whichever block holds it.
+_SMALL_MN, _SMALL_MNK, _SMALL_K = 1200, 1_000_000, 32
+_small_kernel = [None]  # whether numpy's OpenBLAS has the kernel (known on first use)
+
+
+def _has_small_kernel():
+    if _small_kernel[0] is None:
+        _small_kernel[0] = False
+        try:
+            from threadpoolctl import threadpool_info
+            for info in threadpool_info():
+                if info.get("internal_api") == "openblas" and "numpy" in info.get("filepath", ""):
+                    arch = str(info.get("architecture", "")).lower()
+                    _small_kernel[0] = arch in ("skylakex", "cooperlake", "sapphirerapids")
+        except Exception:  # no threadpoolctl: keep the turned product
+            pass
+    return _small_kernel[0]
+
+
+def small_kernel_rows(a, b):
+    """Rows per block for which OpenBLAS's small-matrix kernel takes a @ b (NOTE [OpenBLAS's
+    small-matrix kernel]): a's row count when the product is taken whole, fewer when it runs in
+    a few blocks, 0 when it is not taken. For the operands of `turns_round` only."""
+    rows, k = a.shape
+    n = b.shape[1]
+    per_block = min(rows, _SMALL_MN // n) if n else 0
+    if k < _SMALL_K or per_block == 0 or per_block * n * k > _SMALL_MNK:
+        return 0
+    blocks = -(-rows // per_block)
+    if blocks > (4 if k >= 128 else 2) or not _has_small_kernel():
+        return 0
+    return per_block
+
+
 def gemm(a, b, out=None, bias=None):
     """np.matmul(a, b, out=out) (+ bias, a row broadcast over the result's rows), turned round
-    for the 2-D case of NOTE [GEMM orientation]; out, if given, is C-contiguous. A turned
-    product adds the bias in the pass that copies the transpose into place (one pass less)."""
-    if not turns_round(a, b):
-        out = (np.matmul if _pool_on[0] is False else _onepool.matmul)(a, b, out=out)
-        if bias is not None:
-            out += bias
-        return out
-    prod_t = (np.matmul if _pool_on[0] is False else _onepool.matmul)(b.T, a.T)  # (N, M)
+    for the 2-D case of NOTE [GEMM orientation] unless OpenBLAS's small-matrix kernel takes it
+    (NOTE [OpenBLAS's small-matrix kernel]); out, if given, is C-contiguous. A turned product
+    adds the bias in the pass that copies the transpose into place (one pass less)."""
+    matmul = np.matmul if _pool_on[0] is False else _onepool.matmul
+    rows = 0
+    if turns_round(a, b):
+        rows = small_kernel_rows(a, b) if matmul is np.matmul else 0
+        if not rows:
+            return _gemm_turned(matmul, a, b, out, bias)
+    if rows and rows < a.shape[0]:
+        if out is None:
+            out = np.empty((a.shape[0], b.shape[1]), a.dtype)
+        for lo in range(0, a.shape[0], rows):
+            matmul(a[lo:lo + rows], b, out=out[lo:lo + rows])
+    else:
+        out = matmul(a, b, out=out)
+    if bias is not None:
+        out += bias
+    return out
+
+
+def _gemm_turned(matmul, a, b, out, bias):
+    """a @ b (+ bias) as (b^T @ a^T)^T: NOTE [GEMM orientation]."""
+    prod_t = matmul(b.T, a.T)  # (N, M)
     if out is None:
         out = np.empty((a.shape[0], b.shape[1]), a.dtype)
     if bias is None:

@@ -86,3 +86,39 @@ def test_float32_lstm_layer_matches_torch_both_orientations(rng, batch):
     for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
         np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-4,
                                    err_msg=name)
+
+
+# NOTE [OpenBLAS's small-matrix kernel]: which products run whole, in blocks of rows, or turned
+
+
+@pytest.mark.parametrize("rows, k, n, expected", [
+    (8, 256, 10, 8),      # allowed whole: as it comes
+    (8, 256, 256, 4),     # two blocks of four rows
+    (16, 256, 256, 4),    # four blocks: K >= 128
+    (16, 64, 256, 0),     # four blocks of a short K: turned round
+    (2, 256, 1024, 1),    # one row per block
+    (8, 16, 64, 0),       # K under 32: the kernel is not allowed
+    (2, 1024, 1024, 0),   # a block of one row is over the 1e6 multiply-adds
+])
+def test_small_kernel_rows(monkeypatch, rng, rows, k, n, expected):
+    monkeypatch.setattr(_backend, "_small_kernel", [True])
+    a, b = _pair(rng, rows, k, n, np.float32)
+    assert _backend.turns_round(a, b)
+    assert _backend.small_kernel_rows(a, b) == expected
+    monkeypatch.setattr(_backend, "_small_kernel", [False])  # another BLAS: never
+    assert _backend.small_kernel_rows(a, b) == 0
+
+
+@pytest.mark.parametrize("rows, k, n", [(8, 256, 256), (7, 64, 256), (6, 256, 10)])
+@pytest.mark.parametrize("small_kernel", [True, False])
+def test_gemm_in_blocks_matches_the_turned_product(monkeypatch, rng, rows, k, n, small_kernel):
+    monkeypatch.setattr(_backend, "_small_kernel", [small_kernel])
+    a, b = _pair(rng, rows, k, n, np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + bias
+    got = _backend.gemm(a, b, bias=bias)
+    assert got.shape == (rows, n) and got.dtype == np.float32 and got.flags.c_contiguous
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-4)
+    out = np.full((rows, n), np.nan, np.float32)
+    assert _backend.gemm(a, b, out=out) is out
+    np.testing.assert_allclose(out, ref - bias, rtol=1e-5, atol=1e-4)
