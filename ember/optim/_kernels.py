@@ -96,6 +96,16 @@ def _k_sgd_step(p, g, buf, neg_lr, gsign, momentum, one_minus_dampening, weight_
 
 
 @njit(**_JIT)
+def _k_sgd_multi(ps, gs, bufs, neg_lr, gsign, momentum, one_minus_dampening, weight_decay,
+                 nesterov, init_buf):
+    # up to _MULTI parameters, each by _k_sgd_step's loop (NOTE [One SGD call for many
+    # parameters] in sgd.py)
+    for k in range(len(ps)):
+        _k_sgd_step(ps[k], gs[k], bufs[k], neg_lr, gsign, momentum, one_minus_dampening,
+                    weight_decay, nesterov, init_buf)
+
+
+@njit(**_JIT)
 def _k_adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, gsign, w1, one_minus_w1, beta2,
                  one_minus_beta2, eps, coupled_decay, decoupled_factor, neg_step_size,
                  bias_correction2_sqrt, amsgrad, decoupled):

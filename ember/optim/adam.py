@@ -1,21 +1,21 @@
 """Adam, and the decoupled-weight-decay variant that AdamW builds on."""
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _onepool
 from .._kernel_threads import num_workers, parallel_range
 from . import _kernels as K
 from .optimizer import (
-    _KERNEL_DTYPES,
     Optimizer,
     _check_betas,
     _check_lr,
     _check_nonneg,
     _closure_loss,
+    _columns,
     _elementwise_update,
     _grads,
     _increment,
+    _kernel_arrays,
+    _kernel_scalars,
     _step_tensor,
     _to_float,
     _zeros_like,
@@ -148,20 +148,10 @@ class Adam(Optimizer):
 def _batchable(p, g, states, batch, scalars, flags):
     """Queue the update of p for `_run_batches` when its arrays are what the kernel takes
     without a copy (contiguous, one float dtype); False otherwise (nothing queued)."""
-    pa, ga = p._data, g._data
-    dt = pa.dtype
-    if dt not in _KERNEL_DTYPES or ga.dtype != dt or not (
-            pa.flags.c_contiguous and pa.flags.writeable and ga.flags.c_contiguous):
+    arrays = _kernel_arrays(p, g, states)  # the unused amsgrad buffer: the parameter
+    if arrays is None:
         return False
-    arrays = [pa.reshape(-1), ga.reshape(-1)]
-    for s in states:
-        a = pa if s is None else s._data
-        if a.dtype != dt or not a.flags.c_contiguous:
-            return False
-        arrays.append(a.reshape(-1))
-    if states[2] is None:
-        arrays[4] = arrays[0]  # the unused amsgrad buffer: a placeholder (see _kernels.py)
-    batch.setdefault((scalars, dt, flags), []).append((p, arrays))
+    batch.setdefault((scalars, arrays[0].dtype, flags), []).append((p, arrays))
     return True
 
 
@@ -172,9 +162,6 @@ def _batchable(p, g, states, batch, scalars, flags):
 # core, busy machine). The queued parameters are instead laid end to end and one parallel_range
 # splits the whole run (_k_adam_multi_span): one hand-off per K._MULTI parameters, and the same
 # elementwise numbers as the serial call.
-_EMPTY = {}  # dtype -> a 0-element array padding the kernel's fixed-length tuples
-
-
 def _span(arrays, conv, flags):
     """A parallel_range part: K._k_adam_multi_span over elements lo..hi of the run."""
     return lambda lo, hi: K._k_adam_multi_span(*arrays, lo, hi, *conv, *flags)
@@ -184,21 +171,17 @@ def _run_batches(batch):
     """One K._k_adam_multi call per K._MULTI queued parameters sharing scalars and dtype
     (NOTE [One Adam call for many parameters] in _kernels.py)."""
     for (scalars, dt, flags), items in batch.items():
-        conv = tuple(np.array(scalars, dtype=dt))  # NOTE [Optimizer kernel numerics and speed]
-        pad = _EMPTY.get(dt)
-        if pad is None:
-            pad = _EMPTY[dt] = np.empty(0, dt)
+        conv = _kernel_scalars(dt, scalars)  # NOTE [Optimizer kernel numerics and speed]
         for lo in range(0, len(items), K._MULTI):
             part = items[lo:lo + K._MULTI]
-            cols = [[a[j] for _, a in part] + [pad] * (K._MULTI - len(part)) for j in range(5)]
+            cols = _columns(part, 5, K._MULTI, dt)
             size = sum(a[0].size for _, a in part)
             if size >= K._k_adam_multi_chunks.min_work and _onepool.enabled():
                 # chunks of all of them in parallel on the one pool (NOTE [One pool])
-                K._k_adam_multi_chunks.parallel(*[tuple(c) for c in cols], *conv, *flags)
+                K._k_adam_multi_chunks.parallel(*cols, *conv, *flags)
             elif size >= 2 * _GRAIN and num_workers() >= 2 and not _onepool.enabled():
-                parallel_range(_span(tuple(tuple(c) for c in cols), conv, flags), size,
-                               _GRAIN)
+                parallel_range(_span(tuple(cols), conv, flags), size, _GRAIN)
             else:
-                K._k_adam_multi(*[tuple(c) for c in cols], *conv, *flags)
+                K._k_adam_multi(*cols, *conv, *flags)
             for p, _ in part:
                 p._bump_version()

@@ -406,16 +406,71 @@ def _grads(group: dict[str, Any], name: str, only=None):
         yield p, g
 
 
+def _kernel_arrays(param: Tensor, grad: Tensor, states: tuple):
+    """The flat arrays a kernel updates in place, ``[p, g, *states]`` (the parameter's own array
+    standing in for an unused ``None`` state), when all are C-contiguous arrays of one kernel
+    dtype (float32/float64) and the parameter is writable; None otherwise (a copy is needed)."""
+    pa, ga = param._data, grad._data
+    dt = pa.dtype
+    if dt not in _KERNEL_DTYPES or ga.dtype != dt or not (
+            pa.flags.c_contiguous and pa.flags.writeable and ga.flags.c_contiguous):
+        return None
+    p1 = pa.reshape(-1)
+    arrays = [p1, ga.reshape(-1)]
+    for s in states:
+        if s is None:
+            arrays.append(p1)
+            continue
+        a = s._data
+        if a.dtype != dt or not a.flags.c_contiguous:
+            return None
+        arrays.append(a.reshape(-1))
+    return arrays
+
+
+def _kernel_scalars(dtype, floats: tuple) -> tuple:
+    """Numbers as NumPy scalars of the kernel dtype for a parameter of ``dtype`` (float32 for
+    the half types): NOTE [Optimizer kernel numerics and speed] in _kernels.py. One conversion
+    for all of them; iterating the array yields NumPy scalars."""
+    work_dt = dtype if dtype in _KERNEL_DTYPES else np.dtype(np.float32)
+    return tuple(np.array(floats, dtype=work_dt))
+
+
+def _columns(items, n_arrays: int, size: int, dtype) -> list:
+    """The flat arrays of queued parameters ``[(param, arrays), ...]`` as ``n_arrays`` tuples of
+    ``size`` arrays each (array j of every parameter), padded with empty arrays: the fixed-length
+    arguments of a kernel over many parameters (NOTE [One Adam call for many parameters] in
+    _kernels.py), so that numba compiles one specialisation per dtype."""
+    pad = _EMPTY.get(dtype)
+    if pad is None:
+        pad = _EMPTY[dtype] = np.empty(0, dtype)
+    return [tuple([a[j] for _, a in items] + [pad] * (size - len(items)))
+            for j in range(n_arrays)]
+
+
+_EMPTY: dict = {}  # dtype -> a 0-element array padding `_columns`
+
+
 def _elementwise_update(kernel, param: Tensor, grad: Tensor, states: tuple, *scalars) -> None:
     """Run ``kernel(p, g, *states, *scalars)`` on flat arrays, updating param and states.
 
     Fast path: every array is a C-contiguous float32/float64 buffer of the parameter's dtype, so
-    the kernel works directly on their memory. Otherwise (non-contiguous views, float16,
-    bfloat16, a gradient of another dtype) it works on contiguous copies in a kernel dtype
-    (float32 for the half types) and the results are written back. ``None`` in ``states`` is an
-    unused buffer. Scalars are numbers cast to the kernel dtype (see NOTE [Optimizer kernel
-    numerics and speed] in _kernels.py) followed by the kernel's bool flags, which pass through.
+    the kernel works directly on their memory (`_kernel_arrays`). Otherwise (non-contiguous
+    views, float16, bfloat16, complex, a gradient of another dtype) it works on contiguous
+    copies in a kernel dtype (float32 for the half types) and the results are written back.
+    ``None`` in ``states`` is an unused buffer. Scalars are numbers cast to the kernel dtype (see
+    NOTE [Optimizer kernel numerics and speed] in _kernels.py) followed by the kernel's bool
+    flags, which pass through.
     """
+    n_float = len(scalars)
+    while n_float and isinstance(scalars[n_float - 1], bool):
+        n_float -= 1
+    flags = scalars[n_float:]
+    fast = _kernel_arrays(param, grad, states)
+    if fast is not None:
+        kernel(*fast, *_kernel_scalars(fast[0].dtype, scalars[:n_float]), *flags)
+        param._bump_version()
+        return
     arrays = [param._data, grad._data] + [s._data if s is not None else None for s in states]
     if param._data.dtype.kind == "c":
         # a complex parameter is updated as pairs of reals (torch: view_as_real), so that
@@ -423,18 +478,13 @@ def _elementwise_update(kernel, param: Tensor, grad: Tensor, states: tuple, *sca
         # strided array splittable in place
         arrays = [a if a is None else a[..., np.newaxis].view(a.real.dtype) for a in arrays]
     pa = arrays[0]
-    dt = pa.dtype
-    fast = dt in _KERNEL_DTYPES and pa.flags.writeable and all(
-        a is None or (a.dtype == dt and a.flags.c_contiguous) for a in arrays)
-    work_dt = dt if dt in _KERNEL_DTYPES else np.dtype(np.float32)
-    n_float = len(scalars)
-    while n_float and isinstance(scalars[n_float - 1], bool):
-        n_float -= 1
-    # one conversion for all numbers; iterating the array yields NumPy scalars of work_dt
-    scalars = (*np.array(scalars[:n_float], dtype=work_dt), *scalars[n_float:])
-    if fast:
+    work_dt = pa.dtype if pa.dtype in _KERNEL_DTYPES else np.dtype(np.float32)
+    converted = _kernel_scalars(pa.dtype, scalars[:n_float])
+    if (pa.dtype == work_dt and pa.flags.writeable
+            and all(a is None or (a.dtype == work_dt and a.flags.c_contiguous) for a in arrays)):
+        # a complex parameter whose real view needs no copy
         flat = [a.reshape(-1) if a is not None else None for a in arrays]
-        kernel(*[a if a is not None else flat[0] for a in flat], *scalars)
+        kernel(*[a if a is not None else flat[0] for a in flat], *converted, *flags)
     else:
         if not pa.flags.writeable:
             raise RuntimeError("optimizer step: a parameter's memory is read-only (it wraps a "
@@ -443,7 +493,7 @@ def _elementwise_update(kernel, param: Tensor, grad: Tensor, states: tuple, *sca
                   for a in arrays]
         flat = [np.ascontiguousarray(a, dtype=work_dt).reshape(-1) if a is not None else None
                 for a in arrays]
-        kernel(*[a if a is not None else flat[0] for a in flat], *scalars)
+        kernel(*[a if a is not None else flat[0] for a in flat], *converted, *flags)
         for i in range(len(arrays)):
             if copied[i] and i != 1:  # write results back (the gradient is only read)
                 np.copyto(arrays[i], flat[i].reshape(arrays[i].shape), casting="unsafe")
