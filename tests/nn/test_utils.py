@@ -176,3 +176,9 @@ def test_fuse_linear_bn_eval(rng):
     fused = utils.fuse_linear_bn_eval(lin, bn)
     np.testing.assert_allclose(fused(x).detach().numpy(), bn(lin(x)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_weight_norm_is_deprecated_as_in_torch():
+    """torch 2.13 warns that the hook form is deprecated (TCN's models call it)."""
+    with pytest.warns(FutureWarning, match="weight_norm` is deprecated in favor of"):
+        utils.weight_norm(nn.Linear(2, 3))

@@ -59,6 +59,10 @@ COMMITS = {
     "vwxyzjn/cleanrl": "fe8d8a03c41a7ef5b523e2e354bd01c363e786bb",
     "hyunwoongko/transformer": "63286547b9cd174a6cfc204832271814d685181f",
     "lucidrains/mlp-mixer-pytorch": "b102a9b25cb8bd2360db36cbd252dc4e670fd5e4",
+    "locuslab/TCN": "2f8c2b817050206397458dfd1f5a25ce8a32fe65",
+    "karpathy/pytorch-made": "81886ccc8270cdf3a2b32cbbca5c7feab422f907",
+    "openai/whisper": "c0d2f624c09dc18e709e37c2ad90c039a4eb72a2",
+    "facebookresearch/DiT": "ed81ce2229091fd4ecc9a223645f95cf379d582b",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -93,6 +97,10 @@ LICENCES = {
     "vwxyzjn/cleanrl": "MIT",
     "hyunwoongko/transformer": "Apache-2.0 (README's licence section)",
     "lucidrains/mlp-mixer-pytorch": "MIT",
+    "locuslab/TCN": "MIT",
+    "karpathy/pytorch-made": "none stated (run from the mirror only)",
+    "openai/whisper": "MIT",
+    "facebookresearch/DiT": "CC BY-NC 4.0 (LICENSE.txt; run from the mirror only)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -1773,6 +1781,290 @@ add(name="transformer/train", repo="hyunwoongko/transformer", script="conf.py", 
     epilogue=_TRAIN_PY,
     data=["multi30k"], metric=r"Val Loss: ([0-9.]+)",
     bar=("<=", 2.6))  # torch 1.73-2.18 (seeds 0-2); 3.56 after the first epoch
+
+# ------------------------------------------------------------- locuslab/TCN
+# the adding problem and the copy-memory task as written (synthetic data by their own
+# generators), shrunk by their flags; their training-set sizes are constants (substituted).
+# `--cuda` switches CUDA off (action='store_false').
+_TCN = "locuslab/TCN"
+add(name="tcn/adding_problem", repo=_TCN, script="TCN/adding_problem/add_test.py", copy=["TCN"],
+    args=["--cuda", "--seq_len", "30", "--epochs", "6", "--levels", "3", "--nhid", "24",
+          "--ksize", "6", "--log-interval", "40"],
+    subs=[("data_generator(50000, seq_length)",
+           "data_generator(4000, seq_length)  # compat: was 50000")],
+    covers="TCN: nn.utils.weight_norm (the deprecated hook form: weight recomputed by a forward "
+           "pre-hook from weight_g/weight_v; .weight.data.normal_ on the computed weight), "
+           "dilated causal Conv1d with chomp slicing, residual 1x1 conv, Variable, mse_loss",
+    metric=r"Test set: Average loss: ([0-9.]+)", bar=None)
+add(name="tcn/copy_memory", repo=_TCN, script="TCN/copy_memory/copymem_test.py", copy=["TCN"],
+    args=["--cuda", "--blank_len", "20", "--seq_len", "5", "--epochs", "4", "--levels", "4",
+          "--ksize", "4", "--nhid", "16", "--lr", "5e-3", "--log-interval", "20"],
+    subs=[("n_train = 10000", "n_train = 1600  # compat: was 10000")],
+    covers="TCN on the copy-memory task: weight_norm, RMSprop, clip_grad_norm_ before backward, "
+           "CrossEntropyLoss over (N*T, 10), .data.max(1, keepdim=True), eq/view_as/cpu().sum()",
+    metric=r"Test set: Average loss: ([0-9.]+)", bar=None)
+
+
+# ------------------------------------------------------------- karpathy/pytorch-made
+# run.py trains MADE on binarized MNIST (data.binarized_mnist writes a stand-in); it moves the
+# data and model to CUDA unconditionally, and runs 100 epochs (both substituted)
+_MADE_SUBS = [("xtr = torch.from_numpy(xtr).cuda()", "xtr = torch.from_numpy(xtr)  # compat"),
+              ("xte = torch.from_numpy(xte).cuda()", "xte = torch.from_numpy(xte)  # compat"),
+              ("    model.cuda()", "    pass  # compat: was model.cuda()"),
+              ("for epoch in range(100):", "for epoch in range(4):  # compat: was 100")]
+add(name="made/run", repo="karpathy/pytorch-made", script="run.py", copy=["run.py", "made.py"],
+    cwd=".", args=["-d", "binarized_mnist.npz", "-q", "200", "-n", "4", "-s", "2", "-r", "5"],
+    subs=_MADE_SUBS, data=["binarized_mnist"],
+    covers="MADE: masks as buffers set with .data.copy_(from_numpy(uint8 mask.T)), mask * "
+           "weight in F.linear, set_grad_enabled(bool), size_average=False (deprecated), "
+           "StepLR.step(epoch) (deprecated), Adam weight_decay, torch.cuda.manual_seed_all",
+    metric=r"test epoch average loss: ([0-9.]+)", bar=None)
+# its __main__ prints OK/NOTOK per output; the substitutions count the dependencies found and
+# the NOTOKs, and the epilogue prints the count (-1 on any NOTOK): the masks come from NumPy's
+# seeded RandomState, so the count is the same under any library that gets the gradients right
+add(name="made/made", repo="karpathy/pytorch-made", script="made.py", cwd=".", copy=["made.py"],
+    covers="MADE's own check of the autoregressive property: per-output backward into a "
+           "Variable(requires_grad=True) input, x.grad[0].numpy() != 0",
+    subs=[("    configs = [", "    compat_deps, compat_bad = 0, 0\n    configs = ["),
+          ("            res.append((len(depends_ix), k, depends_ix, isok))",
+           "            res.append((len(depends_ix), k, depends_ix, isok))\n"
+           "            compat_deps, compat_bad = compat_deps + len(depends_ix), "
+           "compat_bad + (not isok)")],
+    epilogue="print('compat-deps', -1 if compat_bad else compat_deps)",
+    metric=r"compat-deps (-?[0-9]+)", bar=None)
+
+
+# ------------------------------------------------------------- openai/whisper
+# whisper's model, decoding and transcription code with random or briefly trained weights (the
+# released checkpoints come from the network). Each driver is the epilogue of whisper/version.py
+# (a one-line module), run with the copied package importable; stubs/tiktoken reads the ranks
+# table whisper ships (assets/*.tiktoken, laid out by fetch_mirrors.sh) and encodes greedily.
+_WHISPER_TRAIN = """
+# compat driver: a tiny English-only Whisper with random weights learns to transcribe four
+# synthetic "recordings" (chords of sines, 1 s at 16 kHz) into four phrases, then whisper.decode
+# (greedy, kv-cache hooks, logit filters) transcribes them
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import whisper
+from whisper.audio import log_mel_spectrogram
+from whisper.model import ModelDimensions, Whisper
+from whisper.tokenizer import get_tokenizer
+
+torch.manual_seed(0)
+dims = ModelDimensions(n_mels=80, n_audio_ctx=50, n_audio_state=64, n_audio_head=4,
+                       n_audio_layer=2, n_vocab=51864, n_text_ctx=24, n_text_state=64,
+                       n_text_head=4, n_text_layer=2)
+model = Whisper(dims)
+tokenizer = get_tokenizer(multilingual=False)
+phrases = [" hello world", " good morning", " open the door", " thank you"]
+t = np.arange(16000) / 16000.0
+audio = [sum(np.sin(2 * np.pi * f * t) for f in freqs).astype(np.float32) * 0.3
+         for freqs in ([220, 440], [330, 990], [550, 1650, 2750], [700, 1400])]
+mels = torch.stack([log_mel_spectrogram(torch.from_numpy(a)) for a in audio])
+print("mel", tuple(mels.shape), float(mels.mean()))
+sot = list(tokenizer.sot_sequence_including_notimestamps)
+seqs = [sot + tokenizer.encode(p) + [tokenizer.eot] for p in phrases]
+width = max(map(len, seqs))
+tokens = torch.tensor([s + [tokenizer.eot] * (width - len(s)) for s in seqs])
+targets = tokens[:, 1:].clone()
+for row, s in enumerate(seqs):  # no loss on the prompt or the padding
+    targets[row, :len(sot) - 1] = -100
+    targets[row, len(s) - 1:] = -100
+opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+for step in range(60):
+    logits = model(mels, tokens[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
+                           ignore_index=-100)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("train loss", loss.item())
+model.eval()
+results = whisper.decode(model, mels, whisper.DecodingOptions(language="en",
+                                                               without_timestamps=True,
+                                                               fp16=False))
+for r, p in zip(results, phrases):
+    print(repr(r.text), "avg_logprob %.3f" % r.avg_logprob, "no_speech %.3f" % r.no_speech_prob)
+print("compat-match", sum(r.text == p.strip() for r, p in zip(results, phrases)) / len(phrases))
+"""
+_WHISPER_DECODE = """
+# compat driver: a tiny multilingual Whisper with random weights. Incremental decoding through
+# install_kv_cache_hooks (forward hooks that grow a cache of keys and values) must give the
+# logits of a full forward, with scaled_dot_product_attention and without (disable_sdpa: the
+# explicit masked softmax); then language detection, beam search, temperature sampling with
+# best_of and timestamp rules run through whisper.decode
+import contextlib
+
+import torch
+
+import whisper
+from whisper.model import ModelDimensions, Whisper, disable_sdpa
+from whisper.tokenizer import get_tokenizer
+
+torch.manual_seed(0)
+dims = ModelDimensions(n_mels=80, n_audio_ctx=40, n_audio_state=64, n_audio_head=4,
+                       n_audio_layer=2, n_vocab=51865, n_text_ctx=32, n_text_state=64,
+                       n_text_head=4, n_text_layer=2)
+model = Whisper(dims).eval()
+with torch.no_grad():  # the decoder's positional embedding is torch.empty until weights load
+    model.decoder.positional_embedding.normal_(0, 0.02)
+tokenizer = get_tokenizer(multilingual=True, language="fr", task="transcribe")
+mel = torch.randn(2, 80, 80)
+tokens = torch.tensor([list(tokenizer.sot_sequence) + tokenizer.encode(" bonjour le monde")] * 2)
+worst = 0.0
+with torch.no_grad():
+    audio_features = model.embed_audio(mel)
+    for sdpa in (True, False):
+        with contextlib.nullcontext() if sdpa else disable_sdpa():
+            full = model.logits(tokens, audio_features)
+            cache, hooks = model.install_kv_cache_hooks()
+            steps = [model.decoder(tokens[:, :3], audio_features, kv_cache=cache)]
+            for i in range(3, tokens.shape[1]):
+                steps.append(model.decoder(tokens[:, i:i + 1], audio_features, kv_cache=cache))
+            for h in hooks:
+                h.remove()
+            incremental = torch.cat(steps, dim=1)
+            diff = (incremental - full).abs().max().item()
+            print("sdpa" if sdpa else "explicit", "kv-cache vs full forward:", diff,
+                  "cache entries", len(cache))
+            worst = max(worst, diff)
+    lang_tokens, lang_probs = model.detect_language(mel)
+    print("languages", [max(p, key=p.get) for p in lang_probs], lang_tokens.tolist())
+options = [
+    whisper.DecodingOptions(task="translate", beam_size=3, fp16=False),
+    whisper.DecodingOptions(language="fr", temperature=0.8, best_of=3, fp16=False,
+                            sample_len=12),
+    whisper.DecodingOptions(language="de", without_timestamps=True, fp16=False,
+                            suppress_tokens="-1", length_penalty=0.5, beam_size=2,
+                            patience=2.0, sample_len=10),
+]
+for opt in options:
+    for r in whisper.decode(model, mel[:1], opt):  # (beams share one audio: batch 1)
+        r = r if not isinstance(r, list) else r[0]
+        print(r.language, len(r.tokens), "avg_logprob %.3f" % r.avg_logprob,
+              "ratio %.2f" % r.compression_ratio)
+print("compat-kv-diff", worst)
+"""
+_WHISPER_TRANSCRIBE = """
+# compat driver: whisper.transcribe on 3 s of synthetic audio with a tiny English-only Whisper
+# of random weights (30 s windows: n_audio_ctx 1500): the sliding-window loop, temperature
+# fallback on repetitive output (compression ratio via zlib), timestamp rules, and word-level
+# timestamps (cross-attention weights captured by forward hooks with SDPA disabled, a median
+# filter, dynamic time warping)
+import numpy as np
+import torch
+
+import whisper
+from whisper.model import ModelDimensions, Whisper
+
+torch.manual_seed(0)
+dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=32, n_audio_head=2,
+                       n_audio_layer=1, n_vocab=51864, n_text_ctx=24, n_text_state=32,
+                       n_text_head=2, n_text_layer=2)
+model = Whisper(dims).eval()
+with torch.no_grad():
+    model.decoder.positional_embedding.normal_(0, 0.02)
+t = np.arange(48000) / 16000.0
+audio = (0.3 * np.sin(2 * np.pi * 440 * t) * (t < 1.5) + 0.2 * np.sin(2 * np.pi * 880 * t)
+         ).astype(np.float32)
+result = model.transcribe(torch.from_numpy(audio), language="en", fp16=False,
+                          word_timestamps=True, temperature=(0.0, 0.6),
+                          condition_on_previous_text=True, verbose=False)
+for seg in result["segments"]:
+    print(seg["id"], "%.2f-%.2f" % (seg["start"], seg["end"]), len(seg["tokens"]),
+          "temperature", seg["temperature"], "words", len(seg.get("words", [])))
+words = [w for seg in result["segments"] for w in seg.get("words", [])]
+ok = all(w["start"] <= w["end"] for w in words)
+print("compat-segments", len(result["segments"]) if ok else -1)
+"""
+_W = dict(repo="openai/whisper", script="whisper/version.py", copy=["whisper"], cwd=".",
+          pythonpath=["."])
+add(name="whisper/train_decode", **_W, epilogue=_WHISPER_TRAIN,
+    covers="Whisper: log_mel_spectrogram (stft, hann_window, mel filters from .npz, log10, "
+           "maximum), encoder/decoder with SDPA, 60 AdamW steps, then whisper.decode: "
+           "kv-cache forward hooks, SuppressBlank/SuppressTokens logit filters, greedy decoder",
+    metric=r"compat-match ([0-9.]+)", bar=None)
+add(name="whisper/kv_cache_beam", **_W, epilogue=_WHISPER_DECODE,
+    covers="Whisper's install_kv_cache_hooks (register_forward_hook returning a new output, "
+           "RemovableHandle.remove) vs a full forward, with SDPA and the explicit masked "
+           "softmax; detect_language, beam search (cache rearranged by index), best_of "
+           "sampling (distributions.Categorical), timestamp rules",
+    metric=r"compat-kv-diff ([0-9.eE+-]+)", bar=None)
+add(name="whisper/transcribe", **_W, epilogue=_WHISPER_TRANSCRIBE,
+    covers="whisper.transcribe on synthetic audio: 30 s windows, temperature fallback, "
+           "compression ratio, word timestamps (cross-attention weights from forward hooks, "
+           "sparse alignment_heads .indices(), median filter via unfold, numba DTW)",
+    metric=r"compat-segments (-?[0-9]+)", bar=None)
+
+
+# ------------------------------------------------------------- facebookresearch/DiT
+# models.py with train.py's and sample.py's recipe as its epilogue at toy size (train.py needs
+# DDP, ImageNet and diffusers' VAE): stubs/timm gives the three timm layers models.py imports
+_DIT_DRIVER = """
+# compat driver (train.py's and sample.py's recipe at toy size): a DiT on 8x8x4 "latents" of
+# four classes (a fixed random pattern per class plus noise), trained with the diffusion's
+# training_losses (MSE on the noise plus the variational bound for the learned sigma) and an EMA
+# copy, then sampled with 25 respaced steps and classifier-free guidance
+from collections import OrderedDict
+from copy import deepcopy
+
+from diffusion import create_diffusion
+
+torch.manual_seed(0)
+model = DiT(input_size=8, patch_size=2, in_channels=4, hidden_size=64, depth=2, num_heads=4,
+            num_classes=4, learn_sigma=True)
+ema = deepcopy(model)
+for p in ema.parameters():
+    p.requires_grad_(False)
+
+
+@torch.no_grad()
+def update_ema(ema_model, model, decay=0.9):
+    ema_params = OrderedDict(ema_model.named_parameters())
+    for name, param in model.named_parameters():
+        ema_params[name].mul_(decay).add_(param.data, alpha=1 - decay)
+
+
+patterns = torch.randn(4, 4, 8, 8).sign()
+diffusion = create_diffusion(timestep_respacing="")
+opt = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=0)
+model.train()
+for step in range(300):
+    y = torch.randint(0, 4, (32,))
+    x = patterns[y] + 0.1 * torch.randn(32, 4, 8, 8)
+    t = torch.randint(0, diffusion.num_timesteps, (x.shape[0],))
+    loss = diffusion.training_losses(model, x, t, dict(y=y))["loss"].mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    update_ema(ema, model)
+    if step % 100 == 0:
+        print("step", step, "loss", loss.item())
+ema.eval()
+sampler = create_diffusion("25")
+y = torch.arange(4).repeat(4)
+z = torch.randn(len(y), 4, 8, 8)
+z = torch.cat([z, z], 0)
+y = torch.cat([y, torch.tensor([4] * len(y))], 0)
+samples = sampler.p_sample_loop(ema.forward_with_cfg, z.shape, z, clip_denoised=False,
+                                model_kwargs=dict(y=y, cfg_scale=4.0), progress=False,
+                                device="cpu")
+samples, _ = samples.chunk(2, dim=0)
+nearest = torch.cdist(samples.flatten(1), patterns.flatten(1)).argmin(1)
+print("compat-accuracy", (nearest == y[:len(nearest)]).float().mean().item())
+"""
+add(name="dit/train_sample", repo="facebookresearch/DiT", script="models.py",
+    copy=["models.py", "diffusion"], cwd=".", epilogue=_DIT_DRIVER,
+    covers="DiT: adaLN-Zero modulation (chunk(6)), sin-cos position embedding from NumPy into a "
+           "frozen Parameter, einsum unpatchify, LabelEmbedder's class dropout with "
+           "torch.where, GaussianDiffusion.training_losses (q_sample, learned-range variance, "
+           "normal_kl, discretized Gaussian log-likelihood via tanh CDF, mean_flat), EMA with "
+           "named_parameters + mul_/add_(alpha=), SpacedDiffusion p_sample_loop with "
+           "classifier-free guidance (forward_with_cfg, split/cat), cdist",
+    metric=r"compat-accuracy ([0-9.]+)", bar=None)
+
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {

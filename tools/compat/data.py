@@ -306,3 +306,24 @@ def multi30k(cwd: Path, seed: int, n_train: int = 640, n_eval: int = 64) -> None
         de = [" ".join(w[::-1] + "en" for w in s.rstrip(".").lower().split()) + " ." for s in en]
         (root / f"{split}.en").write_text("\n".join(en) + "\n")
         (root / f"{split}.de").write_text("\n".join(de) + "\n")
+
+
+def binarized_mnist(cwd: Path, seed: int, n_train: int = 3000, n_valid: int = 500) -> None:
+    """binarized_mnist.npz with train_data/valid_data/test_data, (N, 784) float32 0/1 images as
+    in the MADE paper's file: thick random strokes on a 28x28 grid, so neighbouring pixels are
+    strongly dependent (something an autoregressive model can learn)."""
+    rng = np.random.default_rng(seed)
+
+    def images(n):
+        out = np.zeros((n, 28, 28), np.float32)
+        for k in range(n):
+            for _ in range(rng.integers(1, 3)):
+                r, c = rng.integers(4, 24, 2)
+                dr, dc = rng.integers(-1, 2, 2)
+                for step in range(rng.integers(6, 14)):
+                    rr, cc = np.clip(r + dr * step, 1, 26), np.clip(c + dc * step, 1, 26)
+                    out[k, rr - 1:rr + 2, cc - 1:cc + 2] = 1.0
+        return out.reshape(n, 784)
+
+    np.savez(cwd / "binarized_mnist.npz", train_data=images(n_train),
+             valid_data=images(n_valid), test_data=images(n_valid))

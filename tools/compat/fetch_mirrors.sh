@@ -24,6 +24,7 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
         [ "$type" = blob ] || continue
         case "$path" in
             *.py|*.md|*.txt|*.json|*.ipynb|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
+            *.tiktoken|*.npz) ;;   # whisper's tokenizer tables and mel filters
             *) continue ;;
         esac
         git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue

@@ -170,7 +170,7 @@ def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
     return env
 
 
-def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
+def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int) -> dict:
     src_dir = mirrors / prog.repo.replace("/", "+")
     with tempfile.TemporaryDirectory(prefix="compat-") as tmp_s:
         tmp = Path(tmp_s)
@@ -248,7 +248,7 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: bool) -> dict:
         error = lines[-1] if lines else f"exit {rc}"
     elif not ok:
         error = f"metric {metric} misses bar {prog.bar_text()}"
-    if verbose and not ok:
+    if verbose > 1 or verbose and not ok:
         print(out[-3000:], "\n---- stderr ----\n", err[-5000:], file=sys.stderr)
     return {"status": "PASS" if ok else "FAIL", "metric": metric, "error": error,
             "seconds": round(seconds, 1), "rc": rc}
@@ -263,7 +263,8 @@ def main(argv=None) -> int:
                     help="seed of the generated data; also added to every seed the program "
                          "sets (stubs/compat_seedshift.py), for the spread behind a bar")
     ap.add_argument("--json", type=Path, help="append results to this JSON-lines file")
-    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("-v", "--verbose", action="count", default=0,
+                    help="print a failing program's output (-vv: every program's)")
     args = ap.parse_args(argv)
     globs = args.only.split(",")
     progs = [p for p in corpus.PROGRAMS if any(fnmatch.fnmatch(p.name, g) for g in globs)]

@@ -5,6 +5,8 @@ direction), and recomputed as ``v * g / ||v||`` before every forward.
 """
 from __future__ import annotations
 
+import warnings
+
 from ..parameter import Parameter
 
 __all__ = ["weight_norm", "remove_weight_norm", "norm_except_dim"]
@@ -80,6 +82,8 @@ def weight_norm(module, name="weight", dim=0):
         >>> sorted(n for n, _ in m.named_parameters())
         ['bias', 'weight_g', 'weight_v']
     """
+    warnings.warn("`nn.utils.weight_norm` is deprecated in favor of "
+                  "`nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
 
