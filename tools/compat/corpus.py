@@ -1803,6 +1803,14 @@ add(name="tcn/copy_memory", repo=_TCN, script="TCN/copy_memory/copymem_test.py",
     covers="TCN on the copy-memory task: weight_norm, RMSprop, clip_grad_norm_ before backward, "
            "CrossEntropyLoss over (N*T, 10), .data.max(1, keepdim=True), eq/view_as/cpu().sum()",
     metric=r"Test set: Average loss: ([0-9.]+)", bar=None)
+add(name="tcn/pmnist", repo=_TCN, script="TCN/mnist_pixel/pmnist_test.py", copy=["TCN"],
+    args=["--cuda", "--permute", "--epochs", "2", "--levels", "6", "--nhid", "16",
+          "--lr", "1e-2", "--log-interval", "5"],
+    env={"COMPAT_DATA_N": "1280"},
+    covers="TCN on permuted pixel-by-pixel MNIST (stubs/torchvision's generated digits): "
+           "784-step sequences, a permutation from torch.Tensor(float64 array).long() used "
+           "as an index, F.nll_loss on log_softmax, Variable(volatile=True) (deprecated)",
+    metric=r"Accuracy: \d+/\d+ \(([0-9]+)%\)", bar=None)
 
 
 # ------------------------------------------------------------- karpathy/pytorch-made
@@ -1857,6 +1865,8 @@ dims = ModelDimensions(n_mels=80, n_audio_ctx=50, n_audio_state=64, n_audio_head
                        n_audio_layer=2, n_vocab=51864, n_text_ctx=24, n_text_state=64,
                        n_text_head=4, n_text_layer=2)
 model = Whisper(dims)
+with torch.no_grad():  # the decoder's positional embedding is torch.empty until weights load
+    model.decoder.positional_embedding.normal_(0, 0.02)
 tokenizer = get_tokenizer(multilingual=False)
 phrases = [" hello world", " good morning", " open the door", " thank you"]
 t = np.arange(16000) / 16000.0
