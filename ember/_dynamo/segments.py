@@ -125,7 +125,10 @@ def split_capture(rec, outs):
         defined = [s for s in range(len(cap.kinds))
                    if cap.kinds[s][0] == "op" and defined_at(s) is not None
                    and a <= defined_at(s) < b]
-        outputs = [s for s in defined if uses.get(s, -1) >= b]
+        # integer and boolean values are handed out too: op wrappers read index tensors in
+        # Python (gather's bounds check), so the replay's stand-in must hold the real values
+        outputs = [s for s in defined if uses.get(s, -1) >= b or
+                   cap.arrays[s].dtype.kind in "iub"]
         seg = Segment(a, b, [], outputs, defined)
         seg.cap = _sub_capture(rec, script, seg, defined_at)
         cap.segments.append(seg)

@@ -390,3 +390,18 @@ def test_write_in_a_call_that_splits_runs_eagerly():
         assert_close(got, fn(twin, x))
         assert_close(buf, twin)
     assert "graph break" in f.last_breaks[-1][0]
+
+
+def test_split_call_hands_out_index_values_op_wrappers_read():
+    # a graph break that splits (numpy() of a computed value), then an index made by an op and
+    # checked in Python by gather's wrapper: the replay's stand-in held garbage there
+    def fn(x, t):
+        labels = (t + 0).numpy()
+        idx = ember.tensor(labels % 3).unsqueeze(1)
+        return x.gather(1, idx).squeeze(1) * 2
+
+    f = ember.compile(fn)
+    for seed in range(4):
+        x, t = _t(4, 3, seed=seed), ember.tensor([4, 1, 2, 0])  # the same labels each call
+        assert_close(f(x, t), fn(x, t))
+    assert f.stats.get("diverged", 0) == 0 and "numpy" in f.last_breaks[0][0]
