@@ -53,9 +53,19 @@ def _collect(roots, targets):
     """Dependency counts of the nodes that lead to a target (all nodes when targets is None)."""
     # several roots may share a node (two outputs of one op): visit it once, or its children
     # would be counted as dependencies twice and never become ready
-    order, seen, stack = [], set(), list(dict.fromkeys(e[0][0] for e in roots))
-    for n in stack:
-        seen.add(n)
+    stack = list(dict.fromkeys(e[0][0] for e in roots))
+    seen = set(stack)
+    if targets is None:  # the walk counts the edges as it goes (one pass: every backward())
+        deps = {}
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        stack.append(nxt)
+        return deps, None
+    order = []
     while stack:
         n = stack.pop()
         order.append(n)
@@ -63,24 +73,21 @@ def _collect(roots, targets):
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    if targets is not None:
-        needed = set(targets)
-        changed = True
-        # fixed point over reverse order: a node is needed when any child is needed
-        while changed:
-            changed = False
-            for n in reversed(order):
-                if n not in needed and any(nx in needed for nx, _ in n.next_functions):
-                    needed.add(n)
-                    changed = True
-        order = [n for n in order if n in needed]
-    else:
-        needed = None
+    needed = set(targets)
+    changed = True
+    # fixed point over reverse order: a node is needed when any child is needed
+    while changed:
+        changed = False
+        for n in reversed(order):
+            if n not in needed and any(nx in needed for nx, _ in n.next_functions):
+                needed.add(n)
+                changed = True
     deps = {}
     for n in order:
-        for nxt, _ in n.next_functions:
-            if nxt is not None and (needed is None or nxt in needed):
-                deps[nxt] = deps.get(nxt, 0) + 1
+        if n in needed:
+            for nxt, _ in n.next_functions:
+                if nxt is not None and nxt in needed:
+                    deps[nxt] = deps.get(nxt, 0) + 1
     return deps, needed
 
 
@@ -240,7 +247,11 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                     continue
                 if g is not None:
                     meta = nxt._out_meta
-                    meta = meta[nr] if meta is not None else None
+                    if meta is not None:
+                        meta = meta[nr]
+                    elif type(nxt) is AccumulateGrad:  # a leaf: its own shape and dtype
+                        v = nxt.variable._data
+                        meta = (v.shape, v.dtype)
                     if (meta is None or type(g) is not Tensor or g._data.shape != meta[0]
                             or g._data.dtype != meta[1]):
                         g = _check_grad(node, nxt, nr, g)

@@ -508,6 +508,23 @@ class Op:
                 record = True
                 node.needs_input_grad = (x_needs, y_needs)
             raw = cls.forward(node, x, y, **params) if params else cls.forward(node, x, y)
+        elif n == 3:  # Linear's (input, weight, bias): unrolled too (0.7 us of the loop below)
+            x, y, z = args
+            x_needs = y_needs = z_needs = False
+            if isinstance(x, Tensor):
+                x_needs = x._requires_grad
+                x = x._data
+            if isinstance(y, Tensor):
+                y_needs = y._requires_grad
+                y = y._data
+            if isinstance(z, Tensor):
+                z_needs = z._requires_grad
+                z = z._data
+            arrays = (x, y, z)
+            if (x_needs or y_needs or z_needs) and _state.enabled:  # _record unrolled
+                record = True
+                node.needs_input_grad = (x_needs, y_needs, z_needs)
+            raw = cls.forward(node, x, y, z, **params) if params else cls.forward(node, x, y, z)
         else:
             arrays = []
             for a in args:
