@@ -429,3 +429,115 @@ def gru_cell_backward(grad_h, saved, h_prev):
     grad_h_prev = np.empty_like(h_prev)
     _k_gru_cell_bwd(grad_h, saved, h_prev, grad_gi, grad_gh, grad_h_prev, h_prev.dtype.type(1))
     return grad_gi, grad_gh, grad_h_prev
+
+
+# ---------------------------------------------------------------------------------------------
+# The LSTM layer's steps on OpenBLAS's own threads (NOTE [Kernels on OpenBLAS's threads] in
+# ember/_blas_parts.py; NOTE [LSTM steps on OpenBLAS's threads] in ember/ops/nn/rnn.py): cfuncs
+# of the legacy part signature, each part computing a run of hidden units exactly as the serial
+# kernels above compute them. Arguments come in an int64 array (slot 0: the row shift).
+_PARTS = {}
+
+
+def _lstm_fwd_part_of(dt):
+    """The forward step part for dtype dt: z (4H*B,) += the step's columns of the projection,
+    then _k_lstm_step_fwd_t's arithmetic on the part's hidden units, writing the step's saved
+    slices. Slots: 1 z, 2 projection (4H, ld), 3 ld, 4 acts (T, 4H*B), 5 cs, 6 tanh_cs,
+    7 hs (T, H*B), 8 c_prev, 9 H*B, 10 B, 11 t."""
+    from ..._blas_parts import as_ptr
+    kind = numba.from_dtype(dt)
+    item = dt.itemsize
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (12,))
+        n, width, t, ld = arg[9], arg[10], arg[11], arg[3]
+        rows = n // width
+        r0 = a >> arg[0]
+        lo, hi = r0 * width, (r0 + m) * width
+        z = numba.carray(as_ptr(arg[1], kind), (4 * n,))
+        proj = numba.carray(as_ptr(arg[2], kind), (4 * rows, ld))
+        act = numba.carray(as_ptr(arg[4] + t * 4 * n * item, kind), (4 * n,))
+        cc = numba.carray(as_ptr(arg[5] + t * n * item, kind), (n,))
+        tanh_c = numba.carray(as_ptr(arg[6] + t * n * item, kind), (n,))
+        h = numba.carray(as_ptr(arg[7] + t * n * item, kind), (n,))
+        c_prev = numba.carray(as_ptr(arg[8], kind), (n,))
+        for q in range(4):
+            for r in range(q * rows + r0, q * rows + r0 + m):
+                zr = z[r * width:(r + 1) * width]
+                pr = proj[r, t * width:(t + 1) * width]
+                for j in range(width):
+                    zr[j] = zr[j] + pr[j]
+        for q in (0, 1, 3):  # i, f, o
+            zq, aq = z[q * n + lo:q * n + hi], act[q * n + lo:q * n + hi]
+            for j in range(hi - lo):
+                aq[j] = vsigmoid(zq[j])
+        zg, ag = z[2 * n + lo:2 * n + hi], act[2 * n + lo:2 * n + hi]
+        for j in range(hi - lo):
+            ag[j] = vtanh(zg[j])
+        ai, af, ao = act[lo:hi], act[n + lo:n + hi], act[3 * n + lo:3 * n + hi]
+        cp, cb, tb, hb = c_prev[lo:hi], cc[lo:hi], tanh_c[lo:hi], h[lo:hi]
+        for j in range(hi - lo):
+            cv = af[j] * cp[j] + ai[j] * ag[j]
+            cb[j] = cv
+            tc = vtanh(cv)
+            tb[j] = tc
+            hb[j] = ao[j] * tc
+
+    return part
+
+
+def _lstm_bwd_part_of(dt):
+    """The backward step part for dtype dt: _k_lstm_step_bwd_t's arithmetic on the part's hidden
+    units, the gate gradient into the step's slice of the step-major buffer. Slots: 1 dh, 2 the
+    output's gradient (T, H*B), 3 its step stride in elements (0: one row of zeros), 4 dc,
+    5 acts, 6 tanh_cs, 7 c_prev, 8 gate gradients (T, 4H*B), 9 H*B, 10 B, 11 t."""
+    from ..._blas_parts import as_ptr
+    kind = numba.from_dtype(dt)
+    item = dt.itemsize
+    one = dt.type(1)
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (12,))
+        n, width, t = arg[9], arg[10], arg[11]
+        r0 = a >> arg[0]
+        lo, hi = r0 * width, (r0 + m) * width
+        dh = numba.carray(as_ptr(arg[1], kind), (n,))
+        g_out = numba.carray(as_ptr(arg[2] + t * arg[3] * item, kind), (n,))
+        dc = numba.carray(as_ptr(arg[4], kind), (n,))
+        act = numba.carray(as_ptr(arg[5] + t * 4 * n * item, kind), (4 * n,))
+        tanh_c = numba.carray(as_ptr(arg[6] + t * n * item, kind), (n,))
+        c_prev = numba.carray(as_ptr(arg[7], kind), (n,))
+        grad = numba.carray(as_ptr(arg[8] + t * 4 * n * item, kind), (4 * n,))
+        ai, af = act[lo:hi], act[n + lo:n + hi]
+        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        di, df = grad[lo:hi], grad[n + lo:n + hi]
+        dg, do = grad[2 * n + lo:2 * n + hi], grad[3 * n + lo:3 * n + hi]
+        dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
+        tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
+        for j in range(hi - lo):
+            i = ai[j]
+            f = af[j]
+            g = ag[j]
+            o = ao[j]
+            tc = tcb[j]
+            gh = dhb[j] + gob[j]
+            d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
+            di[j] = d * g * i * (one - i)
+            df[j] = d * cpb[j] * f * (one - f)
+            dg[j] = d * i * (one - g * g)
+            do[j] = gh * tc * o * (one - o)
+            dcb[j] = d * f
+
+    return part
+
+
+def lstm_step_part(direction, dt):
+    """The compiled cfunc ("fwd" or "bwd") for float dtype dt, made on first use."""
+    key = (direction, np.dtype(dt))
+    fn = _PARTS.get(key)
+    if fn is None:
+        from ..._blas_parts import PART
+        make = _lstm_fwd_part_of if direction == "fwd" else _lstm_bwd_part_of
+        fn = _PARTS[key] = numba.cfunc(PART, nopython=True, error_model="numpy",
+                                       cache=True)(make(np.dtype(dt)))
+    return fn

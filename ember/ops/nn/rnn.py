@@ -8,7 +8,7 @@ import os
 import numba
 import numpy as np
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._backend import gemm, reusable_empty
 from ..._kernel_threads import blas_threads_enter, blas_threads_exit
 from ..._tensor import _make
@@ -174,6 +174,8 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     flat = [_per_step(a) for a in saved]
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
+        if _in_parts(dt, hidden, batch):  # NOTE [LSTM steps on OpenBLAS's threads]
+            return _fwd_in_parts(w, h, c_flat, z, proj, saved, order)
         for t in order:
             np.matmul(w, h, out=z)
             np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
@@ -201,15 +203,69 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
     dh_flat, dc_flat = dh.reshape(-1), dc.reshape(-1)
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
-        for k in range(len(order) - 1, -1, -1):  # undo the steps in reverse processing order
-            t = order[k]
-            c_prev = c0_flat if k == 0 else cs[order[k - 1]]
-            _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if g_out.shape[0] > 1 else 0], dc_flat,
-                                     acts[t], tanh_cs[t], c_prev, g_flat[t], one)
-            np.matmul(w.T, g[t], out=dh)
+        if _in_parts(dt, rows // 4, batch):  # NOTE [LSTM steps on OpenBLAS's threads]
+            _bwd_in_parts(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, g)
+        else:
+            for k in range(len(order) - 1, -1, -1):  # undo the steps in reverse order
+                t = order[k]
+                c_prev = c0_flat if k == 0 else cs[order[k - 1]]
+                _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if g_out.shape[0] > 1 else 0],
+                                         dc_flat, acts[t], tanh_cs[t], c_prev, g_flat[t], one)
+                np.matmul(w.T, g[t], out=dh)
     finally:
         blas_threads_exit(blas)
     np.copyto(gates.reshape(rows, steps, batch), g.transpose(1, 0, 2))  # G's column blocks
+
+
+# NOTE [LSTM steps on OpenBLAS's threads]
+# With EMBER_BLAS_PARTS=1 (NOTE [Kernels on OpenBLAS's threads] in ember/_blas_parts.py) each
+# step's cell kernel runs in one part per OpenBLAS thread - the threads that have just run the
+# step's recurrent GEMM and spin waiting for the next - instead of on the calling thread alone:
+# the serial share of a GNMT-S step (the forward's projection add and cell, ~45 us, and the
+# backward's cell, ~20 us, beside a ~105 us two-thread GEMM) is what keeps the layer from
+# scaling. The parts compute each hidden unit exactly as the serial kernels do (same values).
+
+
+def _in_parts(dt, hidden, batch):
+    return (hidden > 0 and batch > 0 and dt in (np.dtype(np.float32), np.dtype(np.float64))
+            and _blas_parts.enabled())
+
+
+def _fwd_in_parts(w, h, c0_flat, z, proj, saved, order):
+    """_steps_fwd's loop with the step kernel (and the projection add) in parts."""
+    acts, cs, tanh_cs, hs = saved
+    hidden, batch = cs.shape[1], cs.shape[2]
+    step = hidden * batch * cs.itemsize
+    args = _blas_parts.arguments(11)
+    args[1:11] = (z.ctypes.data, proj.ctypes.data, proj.shape[1], acts.ctypes.data,
+                  cs.ctypes.data, tanh_cs.ctypes.data, hs.ctypes.data, c0_flat.ctypes.data,
+                  hidden * batch, batch)
+    address = _krnn.lstm_step_part("fwd", acts.dtype).address
+    for t in order:
+        np.matmul(w, h, out=z)
+        args[11] = t
+        _blas_parts.run(address, hidden, args)
+        args[8] = cs.ctypes.data + t * step  # the next step's c_prev
+        h = hs[t]
+    return h, cs[order[-1]] if len(order) else c0_flat.reshape(hidden, batch)
+
+
+def _bwd_in_parts(dh, dc, g_out, c0_flat, w, saved, order, g):
+    """_steps_bwd's loop with the step kernel in parts; g (T, 4H, B) gets the gate gradients."""
+    acts, tanh_cs, cs = saved
+    n = dh.size
+    step = n * dh.itemsize
+    args = _blas_parts.arguments(11)
+    args[1:11] = (dh.ctypes.data, g_out.ctypes.data, n if g_out.shape[0] > 1 else 0,
+                  dc.ctypes.data, acts.ctypes.data, tanh_cs.ctypes.data, 0, g.ctypes.data, n,
+                  dh.shape[1])
+    address = _krnn.lstm_step_part("bwd", acts.dtype).address
+    for k in range(len(order) - 1, -1, -1):
+        t = order[k]
+        args[7] = c0_flat.ctypes.data if k == 0 else cs.ctypes.data + order[k - 1] * step
+        args[11] = t
+        _blas_parts.run(address, dh.shape[0], args)
+        np.matmul(w.T, g[t], out=dh)
 
 
 # NOTE [LSTM layer on the one pool]

@@ -1,0 +1,151 @@
+"""Run a kernel's parts on numpy's OpenBLAS worker threads (NOTE [Kernels on OpenBLAS's threads]).
+
+    from ember import _blas_parts
+    if _blas_parts.enabled():
+        args = _blas_parts.arguments(n_values)      # int64 array; args[1:] are the kernel's
+        _blas_parts.run(part.address, n_rows, args) # part: a numba cfunc of signature PART
+
+NOTE [Kernels on OpenBLAS's threads]
+OpenBLAS's idle worker spins for ~0.1 s after each threaded GEMM (NOTE [Kernel threads] in
+_kernel_threads.py), so a thread pool of ember's own shares its core with that spinner: every
+scheme that ran ember's kernels on threads of its own beside OpenBLAS's GEMMs lost on a quiet
+machine, and a training step with any GEMM keeps the worker spinning nearly all the time. Here
+the parts go to that worker instead. numpy's OpenBLAS exports `blas_level1_thread`, the helper
+its level-1 routines use to cut a vector over its threads: it cuts range(n_rows) into one part
+per thread, runs one part on the calling thread and hands the others to its workers (at once
+when they are spinning), and returns when all are done. The function it calls is a numba cfunc
+with OpenBLAS's legacy signature (m, n, k, alpha, a, lda, b, ldb, c, ldc, sb): m is the part's
+number of rows, `a` its first row shifted left by an amount that depends on the build (measured
+once by a probe part), and `c` the address of an int64 array: the shift in slot 0, the kernel's
+arguments (array addresses, sizes) after it. Results must not depend on the split: each part
+computes whole rows exactly as the serial kernel does.
+Off by default until a quiet-machine A/B says otherwise: EMBER_BLAS_PARTS=1 turns it on (read
+on first use; `set_enabled` for tests and A/Bs). When the library has no such symbol, or the
+probe does not see the parts it expects, it stays off and callers run their serial kernels.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numba
+import numpy as np
+from numba import types
+from numba.core.extending import intrinsic
+
+__all__ = ["PART", "enabled", "set_enabled", "arguments", "run", "as_ptr"]
+
+# the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
+# (pointers as 64-bit integers: the same registers and stack slots)
+PART = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
+                  types.int64, types.int64, types.int64, types.int64, types.int64,
+                  types.int64)
+_MODE = 3           # a real-valued mode; the row shift it implies is measured by `_probe`
+_ALPHA = np.ones(1, np.float64)  # OpenBLAS reads alpha through a pointer: keep it alive
+
+_state = [None]     # None: not decided; False: off; else (blas_level1_thread, shift, get)
+_forced = [None]
+
+
+@intrinsic
+def as_ptr(typingctx, addr, dtype_arg):
+    """A pointer to `dtype` values at the integer address `addr` (inside a cfunc)."""
+    if isinstance(dtype_arg, types.NumberClass):
+        dtype = dtype_arg.instance_type
+    elif isinstance(dtype_arg, types.DType):
+        dtype = dtype_arg.dtype
+    else:
+        return None
+    if not isinstance(addr, types.Integer):
+        return None
+    ptr = types.CPointer(dtype)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(ptr))
+
+    return ptr(addr, dtype_arg), codegen
+
+
+def _probe_part(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """Record (m, a) of each part in the first free pair of slots."""
+    rec = numba.carray(as_ptr(c, numba.int64), (8,))
+    for s in range(0, 8, 2):
+        if rec[s] == -1:
+            rec[s] = m
+            rec[s + 1] = a
+            return
+
+
+def _probe(fn, threads):
+    """The row shift, found by running the probe over 64 rows; None when the parts are not
+    two (or more) runs of rows that cover the range exactly as expected."""
+    part = numba.cfunc(PART, nopython=True, cache=True)(_probe_part)
+    rec = np.full(8, -1, np.int64)
+    fn(_MODE, 64, 0, 0, _ALPHA.ctypes.data, 0, 1, 0, 1, rec.ctypes.data, 0, part.address,
+       threads)
+    parts = sorted((int(rec[s + 1]), int(rec[s])) for s in range(0, 8, 2) if rec[s] != -1)
+    if len(parts) < 2 or sum(m for _, m in parts) != 64 or parts[0][0] != 0:
+        return None
+    first_rows, second_at = parts[0][1], parts[1][0]
+    for shift in range(8):
+        if first_rows << shift == second_at:
+            return shift
+    return None
+
+
+def _setup():
+    if _forced[0] is False:
+        return False
+    if _forced[0] is None and os.environ.get("EMBER_BLAS_PARTS", "").strip() != "1":
+        return False
+    from ._kernel_threads import _openblas, openblas_function
+    funcs = _openblas()
+    if not funcs:
+        return False
+    try:
+        from threadpoolctl import ThreadpoolController
+        libs = [lib for lib in ThreadpoolController().lib_controllers
+                if lib.internal_api == "openblas" and "numpy" in lib.filepath]
+        fn = openblas_function(libs[0], "blas_level1_thread") if libs else None
+    except Exception:  # no threadpoolctl: stay off
+        return False
+    if fn is None:
+        return False
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                   ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+                   ctypes.c_int]
+    get = funcs[0]
+    if get() < 2:  # no worker to hand a part to (and a probe over two would wait for one)
+        return False
+    shift = _probe(fn, get())
+    return False if shift is None else (fn, shift, get)
+
+
+def enabled():
+    """Whether `run` hands parts to OpenBLAS's threads (decided on first call)."""
+    if _state[0] is None:
+        _state[0] = _setup()
+    return _state[0] is not False
+
+
+def set_enabled(flag):
+    """Force on (True), off (False) or back to the environment (None); for tests and A/Bs."""
+    _forced[0] = flag
+    _state[0] = None
+
+
+def arguments(n_values):
+    """The int64 argument array of a part: slot 0 holds the row shift, 1..n_values are the
+    caller's."""
+    args = np.zeros(n_values + 1, np.int64)
+    args[0] = _state[0][1]
+    return args
+
+
+def run(address, n_rows, args):
+    """Call the cfunc at `address` over range(n_rows), in one part per OpenBLAS thread."""
+    fn, _, get = _state[0]
+    fn(_MODE, n_rows, 0, 0, _ALPHA.ctypes.data, 0, 1, 0, 1, args.ctypes.data, 0, address,
+       get())
