@@ -71,15 +71,17 @@ def _value_key(v):
 
 
 class CacheEntry:
-    def __init__(self, graph=None, breaks=(), reason="", guard=None):
+    def __init__(self, graph=None, breaks=(), reason="", guard=None, state=None):
         self.graph = graph
         self.breaks = list(breaks)
         self.reason = reason
         self.guard = guard  # the written tensors are still the program's (writes.py)
+        self.state = state  # the Python state it may have read is unchanged (guards.py)
 
     def holds(self, flat):
-        """The graph's guards on external tensors hold for this call."""
-        return self.graph.guard_ext() and (self.guard is None or self.guard(flat))
+        """The graph's guards on external tensors and Python state hold for this call."""
+        return self.graph.guard_ext() and (self.guard is None or self.guard(flat)) and \
+            (self.state is None or self.state(flat))
 
 
 class CompiledFunction:
@@ -99,6 +101,7 @@ class CompiledFunction:
         self._generalise_misses = 0
         self._auto_dims = {}            # key position -> dims seen changing (automatic dynamic)
         self._shape_changes = 0
+        self._guard_fails = {}          # key -> failed guard checks (bounded: __call__)
         self.stats = {"captures": 0, "recompiles": 0, "hits": 0, "eager": 0, "generalised": 0}
         self.last_breaks = []
         self.sources = None
@@ -130,6 +133,7 @@ class CompiledFunction:
         self._generalise_misses = 0
         self._auto_dims = {}
         self._shape_changes = 0
+        self._guard_fails = {}
 
     def __get__(self, obj, objtype=None):  # decorating a method
         if obj is None:
@@ -147,12 +151,22 @@ class CompiledFunction:
         self._flat = flat
         entry = self._cache.get(key)
         if entry is not None and entry.graph is not None and not entry.holds(flat):
-            # a parameter changed shape/dtype/requires_grad, or a written buffer was replaced:
-            # capture again (NOTE [In-place writes in a compiled call] in writes.py)
+            # a parameter changed shape/dtype/requires_grad, a written buffer was replaced, or
+            # Python state the call may read changed: capture again (NOTE [In-place writes in a
+            # compiled call] in writes.py, NOTE [Guards on Python state] in guards.py)
             entry = None
+            self._guard_fails[key] = self._guard_fails.get(key, 0) + 1
+            if self._guard_fails[key] > config.cache_size_limit:
+                why = (f"its guards failed {self._guard_fails[key]} times (Python state it "
+                       "reads keeps changing): it runs eagerly from now on", "<guards>")
+                warnings.warn(f"ember.compile: {self._name()}: {why[0]}", UserWarning,
+                              stacklevel=2)
+                self._cache[key] = CacheEntry(None, [why], "guard failures")
+                self.stats["eager"] += 1
+                return self._fn(*args, **kwargs)
         if entry is None:
             graph = self._general.get(key)
-            if graph is not None and not graph.guard_ext():
+            if graph is not None and not graph.source_entry.holds(flat):
                 graph = None
             if graph is None:
                 graph = self._generalise(key, flat)
@@ -202,6 +216,8 @@ class CompiledFunction:
         from .symbolic import NotGeneral, sizes_at
         for entry in reversed(self._cache.values()):
             tpl = getattr(entry.graph, "template", None)
+            if tpl is not None and not (entry.state is None or entry.state(flat)):
+                continue  # captured under other Python state
             svals = None if tpl is None else sizes_at(key, tpl["key"], tpl["dyn"], tpl["syms"])
             if svals is None:
                 continue
@@ -214,6 +230,7 @@ class CompiledFunction:
                 self._generalise_misses += 1
                 self._generalise_ok = self._generalise_misses < 3
                 return None
+            graph.source_entry = CacheEntry(graph, state=entry.state)
             self.stats["generalised"] += 1
             if len(self._general) >= 8 * config.cache_size_limit:
                 self._general.popitem(last=False)
@@ -314,7 +331,19 @@ class CompiledFunction:
                           "should use dynamic=True.", UserWarning, stacklevel=3)
             self._cache.popitem(last=False)
         counters["frames"] += 1
+        from .guards import describe, make_state_guard, split_changed, walk
+        roots, where = self._roots(args, kwargs)
+        before = walk(roots)
         result, cap = self._record(args, kwargs)
+        leaves, moved = split_changed(before, walk(roots, cap.ext))
+        if moved and not cap.breaks and not cap.splits:
+            # a replay runs no Python: it would not repeat the call's own change of state
+            why = (f"the call changes Python state ({describe(where, moved[0])}); a replay "
+                   "would not repeat that", "<python state>")
+            if self.fullgraph:
+                raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")
+            cap.breaks.append(why)
+        state = None if cap.breaks else make_state_guard(where, roots, leaves)
         self.last_breaks = list(cap.breaks)
         if cap.splits and not cap.breaks:  # NOTE [Graph breaks that split]
             from .replay import SegmentedGraph
@@ -322,7 +351,7 @@ class CompiledFunction:
             counters["graph_breaks"] += len(cap.splits)
             graph = SegmentedGraph(cap, self.backend, self.mode, self._name())
             self.sources = graph.sources
-            self._cache[key] = CacheEntry(graph, self.last_breaks, "graph break")
+            self._cache[key] = CacheEntry(graph, self.last_breaks, "graph break", state=state)
             return result
         if cap.breaks:
             counters["graph_breaks"] += len(cap.breaks)
@@ -352,8 +381,21 @@ class CompiledFunction:
             raise
         self.sources = getattr(graph, "sources", None)
         from .writes import make_guard
-        self._cache[key] = CacheEntry(graph, guard=make_guard(cap.write_sources, self._fn))
+        self._cache[key] = CacheEntry(graph, guard=make_guard(cap.write_sources, self._fn),
+                                      state=state)
         return result
+
+    def _roots(self, args, kwargs):
+        """Where the state guard starts: the function and the non-tensor arguments, and their
+        names in the generated guard (NOTE [Guards on Python state] in guards.py)."""
+        flat = []
+        flatten((args, kwargs), flat)
+        roots, where = [self._fn], ["_fn"]
+        for j, v in enumerate(flat):
+            if not isinstance(v, _tensor.Tensor):
+                roots.append(v)
+                where.append(f"F[{j}]")
+        return roots, where
 
     def _capture_variant(self, graph, args, kwargs):
         """Record this call as another path of a split call (not a recompile)."""

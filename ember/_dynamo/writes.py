@@ -37,6 +37,7 @@ input key.
 """
 from __future__ import annotations
 
+import functools
 import keyword
 import threading
 import types
@@ -335,7 +336,7 @@ def _children(obj):
                 yield ("c", i), cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-        for name in obj.__code__.co_names:
+        for name in _code_names(obj.__code__):
             if name in obj.__globals__:
                 yield ("g", name), obj.__globals__[name]
     elif isinstance(obj, types.ModuleType):
@@ -351,6 +352,16 @@ def _children(obj):
         for name, v in vars(obj).items():
             if not name.startswith("__"):
                 yield ("a", name), v
+
+
+@functools.lru_cache(maxsize=1024)
+def _code_names(code):
+    """The names a code object and the code nested in it (lambdas, comprehensions) look up."""
+    names = dict.fromkeys(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.update(dict.fromkeys(_code_names(c)))
+    return tuple(names)
 
 
 def find_paths(roots, tensors, max_depth=12, budget=100_000):

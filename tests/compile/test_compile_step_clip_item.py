@@ -249,15 +249,29 @@ def test_an_item_kept_by_the_function_is_a_plain_number_after_the_capture():
     def fn(x, y):
         loss = _loss(model, x, y)
         value = loss.item()
-        kept.append(value)  # a Python side effect: done on the capturing call only
+        kept.append(value)  # a Python side effect a replay would not repeat: a graph break
         return value
 
     compiled = ember.compile(fn)
     x, y = _data(1)[0]
     first = compiled(x, y)
-    assert compiled.last_breaks == []
     assert kept == [first] and f"{kept[0] + 1:.4f}" == f"{first + 1:.4f}"
-    assert compiled(x, y) == pytest.approx(first) and len(kept) == 1
+    assert compiled(x, y) == pytest.approx(first) and kept == [first, first]
+    assert len(compiled.last_breaks) == 1
+    assert "changes Python state (_fn.__closure__[0].cell_contents)" in \
+        compiled.last_breaks[0][0]
+
+
+def test_an_item_returned_without_a_side_effect_is_replayed():
+    model = _mlp()
+
+    def fn(x, y):
+        return _loss(model, x, y).item()
+
+    compiled = ember.compile(fn)
+    x, y = _data(1)[0]
+    first = compiled(x, y)
+    assert type(first) is float and compiled(x, y) == pytest.approx(first)
     assert compiled.last_breaks == [] and compiled.stats["hits"] == 1
 
 
