@@ -2,8 +2,8 @@
 
     from ember import _blas_parts
     if _blas_parts.enabled():
-        args = _blas_parts.arguments(n_values)      # int64 array; args[1:] are the kernel's
-        _blas_parts.run(part.address, n_rows, args) # part: a numba cfunc of signature PART
+        args = _blas_parts.arguments(n_values)  # int64 array; args[1:] are the kernel's
+        _blas_parts.run(part.address, n_rows, args.ctypes.data, _blas_parts.threads())
 
 NOTE [Kernels on OpenBLAS's threads]
 OpenBLAS's idle worker spins for ~0.1 s after each threaded GEMM (NOTE [Kernel threads] in
@@ -33,7 +33,9 @@ import numpy as np
 from numba import types
 from numba.core.extending import intrinsic
 
-__all__ = ["PART", "enabled", "set_enabled", "arguments", "run", "as_ptr"]
+from ._onepool import _call13
+
+__all__ = ["PART", "enabled", "set_enabled", "arguments", "threads", "run", "as_ptr"]
 
 # the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
 # (pointers as 64-bit integers: the same registers and stack slots)
@@ -42,8 +44,10 @@ PART = types.void(types.int64, types.int64, types.int64, types.float64, types.in
                   types.int64)
 _MODE = 3           # a real-valued mode; the row shift it implies is measured by `_probe`
 _ALPHA = np.ones(1, np.float64)  # OpenBLAS reads alpha through a pointer: keep it alive
+_ALPHA_AT = _ALPHA.ctypes.data
 
-_state = [None]     # None: not decided; False: off; else (blas_level1_thread, shift, get)
+# None: not decided; False: off; else (blas_level1_thread, shift, get, its address)
+_state = [None]
 _forced = [None]
 
 
@@ -120,7 +124,8 @@ def _setup():
     if get() < 2:  # no worker to hand a part to (and a probe over two would wait for one)
         return False
     shift = _probe(fn, get())
-    return False if shift is None else (fn, shift, get)
+    address = ctypes.cast(fn, ctypes.c_void_p).value
+    return False if shift is None else (fn, shift, get, address)
 
 
 def enabled():
@@ -144,8 +149,21 @@ def arguments(n_values):
     return args
 
 
-def run(address, n_rows, args):
-    """Call the cfunc at `address` over range(n_rows), in one part per OpenBLAS thread."""
-    fn, _, get = _state[0]
-    fn(_MODE, n_rows, 0, 0, _ALPHA.ctypes.data, 0, 1, 0, 1, args.ctypes.data, 0, address,
-       get())
+def threads():
+    """OpenBLAS's thread count now: the parts one `run` makes (read it once per loop)."""
+    return _state[0][2]()
+
+
+@numba.njit(nogil=True, cache=True)
+def _call(fn, n_rows, alpha, args, part, threads):
+    # every argument of blas_level1_thread in a 64-bit register or stack slot: its two int
+    # parameters (mode, threads) read the low half
+    i = np.int64
+    _call13(fn, (i(_MODE), i(n_rows), i(0), i(0), i(alpha), i(0), i(1), i(0), i(1), i(args),
+                 i(0), i(part), i(threads)))
+
+
+def run(address, n_rows, args_at, threads):
+    """Call the cfunc at `address` over range(n_rows) in `threads` parts (at most OpenBLAS's
+    thread count: see `threads`); args_at is the address of the argument array."""
+    _call(_state[0][3], n_rows, _ALPHA_AT, args_at, address, threads)

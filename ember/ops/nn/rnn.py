@@ -241,11 +241,12 @@ def _fwd_in_parts(w, h, c0_flat, z, proj, saved, order):
                   cs.ctypes.data, tanh_cs.ctypes.data, hs.ctypes.data, c0_flat.ctypes.data,
                   hidden * batch, batch)
     address = _krnn.lstm_step_part("fwd", acts.dtype).address
+    threads, args_at, cs_at = _blas_parts.threads(), args.ctypes.data, cs.ctypes.data
     for t in order:
         np.matmul(w, h, out=z)
         args[11] = t
-        _blas_parts.run(address, hidden, args)
-        args[8] = cs.ctypes.data + t * step  # the next step's c_prev
+        _blas_parts.run(address, hidden, args_at, threads)
+        args[8] = cs_at + t * step  # the next step's c_prev
         h = hs[t]
     return h, cs[order[-1]] if len(order) else c0_flat.reshape(hidden, batch)
 
@@ -260,11 +261,13 @@ def _bwd_in_parts(dh, dc, g_out, c0_flat, w, saved, order, g):
                   dc.ctypes.data, acts.ctypes.data, tanh_cs.ctypes.data, 0, g.ctypes.data, n,
                   dh.shape[1])
     address = _krnn.lstm_step_part("bwd", acts.dtype).address
+    threads, args_at, cs_at = _blas_parts.threads(), args.ctypes.data, cs.ctypes.data
+    c0_at = c0_flat.ctypes.data
     for k in range(len(order) - 1, -1, -1):
         t = order[k]
-        args[7] = c0_flat.ctypes.data if k == 0 else cs.ctypes.data + order[k - 1] * step
+        args[7] = c0_at if k == 0 else cs_at + order[k - 1] * step
         args[11] = t
-        _blas_parts.run(address, dh.shape[0], args)
+        _blas_parts.run(address, dh.shape[0], args_at, threads)
         np.matmul(w.T, g[t], out=dh)
 
 
