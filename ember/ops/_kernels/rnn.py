@@ -250,6 +250,47 @@ _STEP_MIN_WORK = 1 << 14
 warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAssumptionWarning)
 
 
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _lstm_state_span(act, c_prev, c, tanh_c, h, lo, hi):
+    """c = f * c_prev + i * g, tanh_c = tanh(c), h = o * tanh_c on elements [lo, hi) of the
+    states (and of each gate of act)."""
+    n = c.size
+    ai, af = act[lo:hi], act[n + lo:n + hi]
+    ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+    cp, cb, tb, hb = c_prev[lo:hi], c[lo:hi], tanh_c[lo:hi], h[lo:hi]
+    for j in range(hi - lo):
+        cv = af[j] * cp[j] + ai[j] * ag[j]
+        cb[j] = cv
+        tc = vtanh(cv)
+        tb[j] = tc
+        hb[j] = ao[j] * tc
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one, lo, hi):
+    """_k_lstm_step_bwd_t on elements [lo, hi) of the states (and of each gate)."""
+    n = dc.size
+    ai, af = act[lo:hi], act[n + lo:n + hi]
+    ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+    di, df = grad_gates[lo:hi], grad_gates[n + lo:n + hi]
+    dg, do = grad_gates[2 * n + lo:2 * n + hi], grad_gates[3 * n + lo:3 * n + hi]
+    dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
+    tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
+    for j in range(hi - lo):
+        i = ai[j]
+        f = af[j]
+        g = ag[j]
+        o = ao[j]
+        tc = tcb[j]
+        gh = dhb[j] + gob[j]
+        d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
+        di[j] = d * g * i * (one - i)
+        df[j] = d * cpb[j] * f * (one - f)
+        dg[j] = d * i * (one - g * g)
+        do[j] = gh * tc * o * (one - o)
+        dcb[j] = d * f
+
+
 @_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
 def _k_lstm_step_fwd_pool(z, p, bias, act, c_prev, c, tanh_c, h, rows, blocks):
     """_k_lstm_step_fwd_t from the pre-activation z + (p + bias): the recurrent product, the
@@ -267,18 +308,10 @@ def _k_lstm_step_fwd_pool(z, p, bias, act, c_prev, c, tanh_c, h, rows, blocks):
             for j in range(hi - lo):
                 aq[j] = vsigmoid(zq[j] + (pq[j] + bq[j]))
         zg, pg = z[2 * n + lo:2 * n + hi], p[2 * n + lo:2 * n + hi]
-        bg = bias[2 * n + lo:2 * n + hi]
-        ai, af = act[lo:hi], act[n + lo:n + hi]
-        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
+        bg, ag = bias[2 * n + lo:2 * n + hi], act[2 * n + lo:2 * n + hi]
         for j in range(hi - lo):
             ag[j] = vtanh(zg[j] + (pg[j] + bg[j]))
-        cp, cb, tb, hb = c_prev[lo:hi], c[lo:hi], tanh_c[lo:hi], h[lo:hi]
-        for j in range(hi - lo):
-            cv = af[j] * cp[j] + ai[j] * ag[j]
-            cb[j] = cv
-            tc = vtanh(cv)
-            tb[j] = tc
-            hb[j] = ao[j] * tc
+        _lstm_state_span(act, c_prev, c, tanh_c, h, lo, hi)
 
 
 @_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
@@ -292,26 +325,8 @@ def _k_lstm_step_bwd_pool(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, grad_r
     for b in numba.prange(blocks):
         r0 = rows * b // blocks
         r1 = rows * (b + 1) // blocks
-        lo, hi = width * r0, width * r1
-        ai, af = act[lo:hi], act[n + lo:n + hi]
-        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
-        di, df = grad_gates[lo:hi], grad_gates[n + lo:n + hi]
-        dg, do = grad_gates[2 * n + lo:2 * n + hi], grad_gates[3 * n + lo:3 * n + hi]
-        dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
-        tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
-        for j in range(hi - lo):
-            i = ai[j]
-            f = af[j]
-            g = ag[j]
-            o = ao[j]
-            tc = tcb[j]
-            gh = dhb[j] + gob[j]
-            d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
-            di[j] = d * g * i * (one - i)
-            df[j] = d * cpb[j] * f * (one - f)
-            dg[j] = d * i * (one - g * g)
-            do[j] = gh * tc * o * (one - o)
-            dcb[j] = d * f
+        _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one, width * r0,
+                       width * r1)
         for q in range(4):
             for r in range(q * rows + r0, q * rows + r1):
                 src = grad_gates[r * width:(r + 1) * width]
@@ -474,14 +489,7 @@ def _lstm_fwd_part_of(dt):
         zg, ag = z[2 * n + lo:2 * n + hi], act[2 * n + lo:2 * n + hi]
         for j in range(hi - lo):
             ag[j] = vtanh(zg[j])
-        ai, af, ao = act[lo:hi], act[n + lo:n + hi], act[3 * n + lo:3 * n + hi]
-        cp, cb, tb, hb = c_prev[lo:hi], cc[lo:hi], tanh_c[lo:hi], h[lo:hi]
-        for j in range(hi - lo):
-            cv = af[j] * cp[j] + ai[j] * ag[j]
-            cb[j] = cv
-            tc = vtanh(cv)
-            tb[j] = tc
-            hb[j] = ao[j] * tc
+        _lstm_state_span(act, c_prev, cc, tanh_c, h, lo, hi)
 
     return part
 
@@ -508,25 +516,7 @@ def _lstm_bwd_part_of(dt):
         tanh_c = numba.carray(as_ptr(arg[6] + t * n * item, kind), (n,))
         c_prev = numba.carray(as_ptr(arg[7], kind), (n,))
         grad = numba.carray(as_ptr(arg[8] + t * 4 * n * item, kind), (4 * n,))
-        ai, af = act[lo:hi], act[n + lo:n + hi]
-        ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
-        di, df = grad[lo:hi], grad[n + lo:n + hi]
-        dg, do = grad[2 * n + lo:2 * n + hi], grad[3 * n + lo:3 * n + hi]
-        dhb, gob, dcb = dh[lo:hi], g_out[lo:hi], dc[lo:hi]
-        tcb, cpb = tanh_c[lo:hi], c_prev[lo:hi]
-        for j in range(hi - lo):
-            i = ai[j]
-            f = af[j]
-            g = ag[j]
-            o = ao[j]
-            tc = tcb[j]
-            gh = dhb[j] + gob[j]
-            d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
-            di[j] = d * g * i * (one - i)
-            df[j] = d * cpb[j] * f * (one - f)
-            dg[j] = d * i * (one - g * g)
-            do[j] = gh * tc * o * (one - o)
-            dcb[j] = d * f
+        _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad, one, lo, hi)
 
     return part
 
