@@ -458,13 +458,14 @@ def _lstm_fwd_part_of(dt):
     """The forward step part for dtype dt: z (4H*B,) += the step's columns of the projection,
     then _k_lstm_step_fwd_t's arithmetic on the part's hidden units, writing the step's saved
     slices. Slots: 1 z, 2 projection (4H, ld), 3 ld, 4 acts (T, 4H*B), 5 cs, 6 tanh_cs,
-    7 hs (T, H*B), 8 c_prev, 9 H*B, 10 B, 11 t."""
+    7 hs (T, H*B), 8 c_prev, 9 H*B, 10 B, 11 t, 12 the summed biases (4H,) or 0 for none: added
+    to the projection's value first, as the serial layer's pass over the projection does."""
     from ..._blas_parts import as_ptr
     kind = numba.from_dtype(dt)
     item = dt.itemsize
 
     def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
-        arg = numba.carray(as_ptr(c, numba.int64), (12,))
+        arg = numba.carray(as_ptr(c, numba.int64), (13,))
         n, width, t, ld = arg[9], arg[10], arg[11], arg[3]
         rows = n // width
         r0 = a >> arg[0]
@@ -476,12 +477,18 @@ def _lstm_fwd_part_of(dt):
         tanh_c = numba.carray(as_ptr(arg[6] + t * n * item, kind), (n,))
         h = numba.carray(as_ptr(arg[7] + t * n * item, kind), (n,))
         c_prev = numba.carray(as_ptr(arg[8], kind), (n,))
+        bias = numba.carray(as_ptr(arg[12], kind), (4 * rows if arg[12] else 0,))
         for q in range(4):
             for r in range(q * rows + r0, q * rows + r0 + m):
                 zr = z[r * width:(r + 1) * width]
                 pr = proj[r, t * width:(t + 1) * width]
-                for j in range(width):
-                    zr[j] = zr[j] + pr[j]
+                if arg[12]:
+                    br = bias[r]
+                    for j in range(width):
+                        zr[j] = zr[j] + (pr[j] + br)
+                else:
+                    for j in range(width):
+                        zr[j] = zr[j] + pr[j]
         for q in (0, 1, 3):  # i, f, o
             zq, aq = z[q * n + lo:q * n + hi], act[q * n + lo:q * n + hi]
             for j in range(hi - lo):
