@@ -240,7 +240,9 @@ def turns_round(a, b):
 # few more rows in blocks of rows that each are allowed (one row at N = 1024, four at N = 256):
 # (8, 256) @ (256, 256)^T 52 us whole, 30 us turned round, 16 us as two blocks of four rows
 # (one thread). Blocks pay while they are few (each call costs ~1 us and re-reads W): at most
-# two, or four when K >= 128 (`python benchmarks/kernels.py --only gemm` measures the table).
+# two, or four when K >= 128 (from timing whole, blocked and turned products over 2-64 rows,
+# K 64-512, N 64-1024: benchmarks/RESULTS.md, sixteenth session; `python
+# benchmarks/kernels.py --only "gemm x@W^T (8,256)"` times that case against torch).
 # Each output row is still one dot product per column over the whole of K, computed by the same
 # kernel whichever block holds it.
 _SMALL_MN, _SMALL_MNK, _SMALL_K = 1200, 1_000_000, 32
