@@ -223,11 +223,11 @@ _NT_MAX_ROWS = 64
 
 def turns_round(a, b):
     """Whether `gemm` computes a @ b as (b^T @ a^T)^T; see NOTE [GEMM orientation]."""
-    # cheapest test first: a C-contiguous right operand (the common case) is never turned
-    return (not b.flags.c_contiguous and b.ndim == 2 and a.ndim == 2
-            and a.dtype == np.float32 and b.dtype == np.float32
-            and 2 <= a.shape[0] <= _NT_MAX_ROWS and a.flags.c_contiguous
-            and b.T.flags.c_contiguous)
+    # cheapest tests first: the row count (a decoding step's one row: 0.3 us here against 0.8
+    # with the flags first), then a C-contiguous right operand (never turned)
+    return (a.ndim == 2 and 2 <= a.shape[0] <= _NT_MAX_ROWS and b.ndim == 2
+            and not b.flags.c_contiguous and a.dtype == np.float32 and b.dtype == np.float32
+            and a.flags.c_contiguous and b.T.flags.c_contiguous)
 
 
 # NOTE [OpenBLAS's small-matrix kernel]
