@@ -77,3 +77,16 @@ def test_linalg_takes_the_parser_name_input(name, extra):
         np.testing.assert_allclose(np.asarray(g.numpy()), w.numpy(), rtol=1e-10, atol=1e-12)
     with pytest.raises(TypeError, match="unexpected keyword argument 'A'|missing"):
         call(ember, "A")
+
+
+def test_embedding_bag_reads_the_old_argument_order_with_a_warning():
+    """F.embedding_bag(weight, input) (a float table first, int64 indices second) is swapped
+    with a UserWarning, as torch does; found by the sweep's trial, which tried it that way."""
+    table, idx, offsets = np.arange(15.0).reshape(5, 3), np.array([0, 1, 2, 4]), np.array([0, 2])
+    with pytest.warns(UserWarning, match="Argument order of nn.functional.embedding_bag"):
+        got = ember.nn.functional.embedding_bag(ember.tensor(table), ember.tensor(idx),
+                                                ember.tensor(offsets), mode="max")
+    with pytest.warns(UserWarning, match="Argument order"):
+        want = torch.nn.functional.embedding_bag(torch.tensor(table), torch.tensor(idx),
+                                                 torch.tensor(offsets), mode="max")
+    np.testing.assert_allclose(got.numpy(), want.numpy())

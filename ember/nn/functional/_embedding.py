@@ -1,6 +1,8 @@
 """Embedding lookups of ``ember.nn.functional``: embedding, embedding_bag, one_hot."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..._tensor import Tensor, _make
@@ -78,7 +80,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 
     input is 2-D (B, L): B bags of L indices; or 1-D with ``offsets`` giving where each bag
     starts. Empty bags give zeros. ``per_sample_weights`` (mode 'sum') scales each row.
+    The old argument order (weight, input) is still read, with a warning, as torch does.
     """
+    if (isinstance(weight, Tensor) and isinstance(input, Tensor)
+            and weight._data.dtype == np.int64 and input.is_floating_point()):
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        input, weight = weight, input
     _check_tensor("embedding_bag", weight, "weight")
     num, dim = weight.shape
     if mode not in ("sum", "mean", "max"):
