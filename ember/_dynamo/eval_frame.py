@@ -9,6 +9,7 @@ from collections import OrderedDict
 
 from .. import _dtype as D
 from .. import _tensor
+from ..amp import _state as _amp
 from ..autograd.grad_mode import _state
 from . import config
 from .capture import flatten
@@ -110,7 +111,7 @@ class CompiledFunction:
 
     # ------------------------------------------------------------------ key and guards
     def _key(self, flat):
-        key = [_state.enabled, D.get_default_dtype()]
+        key = [_state.enabled, D.get_default_dtype()]  # then one item per flat value
         seen = {}
         for i, v in enumerate(flat):
             if isinstance(v, _tensor.Tensor):
@@ -124,6 +125,7 @@ class CompiledFunction:
         mod = self._module() if self._module is not None else None
         if mod is not None:
             key.append(tuple(m.training for m in mod.modules()))
+        key.append(_amp.state.enabled and _amp.state.dtype)  # an autocast region around the call
         return tuple(key)
 
     def reset(self):

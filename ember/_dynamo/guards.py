@@ -27,7 +27,8 @@ again at every call, so those leaves are only left out of the guard.
 Not walked: ember's own objects other than modules (the replayed optimizer step reads its
 learning rates live, and a scheduler changing them every step must not recompile), Python
 modules (``config.LR`` of an imported module is not guarded), NumPy arrays, the items of
-containers over 64 long (their length is), attributes starting with ``_`` (private state),
+containers over 64 long (their length is), attributes starting with ``_`` (private state;
+a module's forward and backward hook tables are walked),
 and anything deeper than 10 steps or past 8192 leaves. The guard is generated code that binds
 each object on the way once and then makes one dict lookup and one comparison per leaf, from
 the top (ResNet-50 compiled: ~2,000 checks, ~0.2 ms a call).
@@ -46,6 +47,8 @@ _SCALARS = (bool, int, float, str, complex, type(None), D.dtype)
 _LIBRARIES = ("ember", "numpy", "scipy", "numba", "builtins", "functools", "typing")
 _MAX_DEPTH, _MAX_LEAVES, _MAX_ITEMS = 10, 8192, 64
 _TABLES = ("_parameters", "_buffers", "_modules")
+# a module's call-time hooks: one registered after the capture changes what a call runs
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
 
 
 def _library(obj):
@@ -65,7 +68,7 @@ def _children(obj):
                 if v is not None:
                     yield (table, name), v
         for name, v in d.items():
-            if not name.startswith("_"):
+            if not name.startswith("_") or name in _HOOKS:
                 yield ("__dict__", name), v
         for name, v in vars(type(obj)).items():  # a program's module: its methods' globals
             if isinstance(v, types.FunctionType) and not _library(v):

@@ -203,3 +203,31 @@ def test_a_global_read_by_a_module_s_forward():
         np.testing.assert_allclose((f(x) / a).detach().numpy(), np.full((2, 3), 2.5), rtol=1e-6)
     finally:
         SCALE = 2.0
+
+
+def test_autocast_around_a_compiled_call_is_part_of_the_key():
+    m = ember.nn.Linear(4, 4)
+    f = ember.compile(m)
+    x = ember.randn(2, 4)
+    assert f(x).dtype == ember.float32
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        assert f(x).dtype == ember.bfloat16
+        np.testing.assert_allclose(f(x).float().detach().numpy(), m(x).float().detach().numpy())
+    assert f(x).dtype == ember.float32
+
+
+def test_hooks_registered_after_the_capture_run():
+    m = ember.nn.Linear(4, 4)
+    f = ember.compile(m)
+    x = ember.randn(2, 4)
+    f(x)
+    seen = []
+    handle = m.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+    f(x)
+    f(x)
+    assert seen == [(2, 4), (2, 4)]   # a hook with a side effect: the call runs eagerly
+    handle.remove()
+    zeroing = m.register_forward_hook(lambda mod, args, out: out * 0)
+    assert f(x).abs().sum().item() == 0.0
+    zeroing.remove()
+    np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy())
