@@ -259,6 +259,7 @@ class Recorder:
         self.seen_vc = set()
         self.written = set()     # version counters written by recorded side effects
         self.bumps = {}          # id(version counter) -> writes recorded into it (writes.py)
+        self.own_vcs = set()     # version counters of tensors an Overwrite made (writes.py)
         self.counters = set()    # version counters of step counters the call increments
         self.tensors = {}        # op output slot -> its tensor (the segments' backward walks)
         self.item_reads = []     # (fwd position, where, slot) of each Tensor.item() of a value

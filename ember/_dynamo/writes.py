@@ -19,10 +19,13 @@ A write into anything else stays a graph break: into a value the call computes (
 output), into a tensor made by NumPy outside ops, a write that records autograd (apply_inplace
 then snapshots the target outside the registry: a break there), or a write in a call that also
 splits at a graph break (its Python re-runs each call, which the writes here do not expect). One
-case of a tensor made in the call is kept: a factory tensor not read yet and written whole
-(``empty_like(p).exponential_()``, ``zeros(n).fill_(v)``) becomes an ``Overwrite`` op, a fresh
-array holding the value in each replay; random samplers draw through a ``RandArray`` recipe, so
-each replay draws again from the same generator, in eager's order.
+case of a tensor made in the call is kept: a factory tensor no op has read yet. Written whole
+(``empty_like(p).exponential_()``, ``zeros(n).fill_(v)``) it becomes an ``Overwrite`` op, a
+fresh array holding the value in each replay; written in part (``mask = zeros(n);
+mask[idx] = 1``) its contents are overwritten into a fresh array first, and that array (and
+views of it) then takes writes as an outside tensor does, without a version bump. Random
+samplers draw through a ``RandArray`` recipe, so each replay draws again from the same
+generator, in eager's order.
 
 Guards: the replay writes into the tensor objects seen at capture, so each written external
 tensor must still be what the program reaches: ``find_sources`` looks for a path to it from the
@@ -67,6 +70,12 @@ class Overwrite(_fn.Op):
         return out
 
 
+class _NoBump:
+    """The owner of a tensor made in the call (its version counter is not kept)."""
+
+    _vc = [0]
+
+
 def _copy_into(dst, value, owner):
     np.copyto(dst, value, casting="unsafe")
     owner._vc[0] += 1
@@ -81,7 +90,8 @@ def _store_into(dst, key, value, owner):
 class Write(SideEffect):
     """One write into an outside tensor: ``target[key] = value`` (setitem) or the whole target
     set to ``value`` (an in-place op). ``holder``: ("ext"|"in", k), the outside tensor whose
-    version counter the write bumps; refs as in capture.Instr."""
+    version counter the write bumps, or ("own", None) for a tensor an Overwrite made; refs as
+    in capture.Instr."""
 
     fn = None
 
@@ -97,12 +107,15 @@ class Write(SideEffect):
         return [("s", s) for r in refs for s in ref_slots(r)]
 
     def what(self):
-        kind = "an argument" if self.holder[0] == "in" else "an outside tensor"
+        kind = {"in": "an argument", "ext": "an outside tensor",
+                "own": "a tensor made in the call"}[self.holder[0]]
         return f"{self.name} into {kind} of shape {list(self.shape)}"
 
     def emit(self, e):
         kind, k = self.holder
-        owner = f"E[{k}]" if kind == "ext" else f"T[{k}]"
+        # a tensor made in the call is a new one at each replay: no version to bump
+        owner = f"E[{k}]" if kind == "ext" else f"T[{k}]" if kind == "in" else "_NOBUMP"
+        e.glob["_NOBUMP"] = _NoBump
         dst, value = e.val(self.target), e.ref(self.value)
         if self.key is None:
             e.lines.append(f"{e.const(_copy_into, 'W')}({dst}, {value}, {owner})  # {self.name}")
@@ -130,12 +143,15 @@ def write_tensor(t, key, value, name):
 
 # ------------------------------------------------------------------------------- recording
 def _holder(rec, s, t):
-    """("ext"|"in", k) of the outside tensor a write into slot s (tensor t) goes to, or None."""
+    """("ext"|"in", k) of the outside tensor a write into slot s (tensor t) goes to,
+    ("own", None) for a tensor an Overwrite made, or None."""
     kind = rec.cap.kinds[s]
     if kind[0] in ("ext", "in"):
         return kind[:2]
     if kind[0] != "op":
         return None
+    if id(t._vc) in rec.own_vcs:  # an Overwrite's fresh array, or a view of one
+        return ("own", None)
     # a view an op made of an outside tensor shares its version counter
     for k, x in enumerate(rec.cap.ext):
         if x._vc is t._vc:
@@ -161,9 +177,12 @@ def record_write(rec, t, name, value, key=None, torch_key=()):
     if t._meta:
         rec.graph_break(f"in-place op {name} on a meta tensor")
         return
-    if key is None and _fresh(rec, t):
-        _overwrite(rec, t, value)
-        return
+    if _fresh(rec, t):
+        if key is None:
+            _overwrite(rec, t, value)
+            return
+        # a partial write: the factory's contents become a fresh array of each replay first
+        _overwrite(rec, t, np.array(t._data, copy=True))
     s = None
     if id(t._data) in rec.slots or id(t._data) not in rec.made:
         # (an outside tensor may be first seen here; its version is noted before the write)
@@ -194,6 +213,7 @@ def _overwrite(rec, t, value):
     inst.outs = [rec.new_slot(arr, ("op", idx))]
     rec.tensors[inst.outs[0]] = t
     rec.cap.fwd.append(inst)
+    rec.own_vcs.add(id(t._vc))
 
 
 def _instr(cls, args, params, arr):

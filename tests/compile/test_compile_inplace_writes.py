@@ -405,3 +405,28 @@ def test_split_call_hands_out_index_values_op_wrappers_read():
         x, t = _t(4, 3, seed=seed), ember.tensor([4, 1, 2, 0])  # the same labels each call
         assert_close(f(x, t), fn(x, t))
     assert f.stats.get("diverged", 0) == 0 and "numpy" in f.last_breaks[0][0]
+
+
+def test_partial_writes_into_a_factory_tensor_made_in_the_call():
+    def fn(x, idx):
+        mask = ember.zeros(5, dtype=ember.bool)
+        mask[idx] = True
+        out = ember.zeros(2, 5)
+        out[0] = x
+        out[1, idx] = x[idx] * 2
+        out[:, 4].fill_(7.0)  # a view of it, written whole
+        return ember.where(mask, out, -out), out
+
+    f = ember.compile(fn, fullgraph=True)
+    results = []
+    for seed in range(4):
+        x, idx = _t(5, seed=seed), ember.tensor([seed % 5, (seed + 2) % 5])
+        got, want = f(x, idx), fn(x, idx)
+        assert_close(got[0], want[0])
+        assert_close(got[1], want[1])
+        results.append((got[1], want[1]))
+    for got, want in results:  # each replay's tensor is its own, not one reused array
+        assert_close(got, want)
+    assert f.stats["captures"] == 1
+    calls = ember._dynamo.explain(fn)(x, idx).replayed_calls
+    assert calls[0] == "__setitem__ into a tensor made in the call of shape [5]"
