@@ -187,70 +187,6 @@ def lstm_cell_backward(grad_h, grad_c, saved, c_prev, grad_gates=None):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
-def _k_lstm_step_fwd_t(z, act, c_prev, c, tanh_c, h):
-    """One step from the pre-activations z (4H * B,): act = [sigmoid(i), sigmoid(f), tanh(g),
-    sigmoid(o)], c = f * c_prev + i * g, tanh_c = tanh(c), h = o * tanh_c. Each gate is
-    taken as its own view with loops from 0: indexing one array at offsets (act[2 * n + j])
-    ran the same loops at half the speed (LLVM vectorised them worse)."""
-    n = c.size
-    zif, aif = z[:2 * n], act[:2 * n]
-    for j in range(2 * n):  # i and f
-        aif[j] = vsigmoid(zif[j])
-    zg, ag = z[2 * n:3 * n], act[2 * n:3 * n]
-    for j in range(n):
-        ag[j] = vtanh(zg[j])
-    zo, ao = z[3 * n:], act[3 * n:]
-    for j in range(n):
-        ao[j] = vsigmoid(zo[j])
-    ai, af = act[:n], act[n:2 * n]
-    for j in range(n):
-        cv = af[j] * c_prev[j] + ai[j] * ag[j]
-        c[j] = cv
-        tc = vtanh(cv)
-        tanh_c[j] = tc
-        h[j] = ao[j] * tc
-
-
-@numba.njit(nogil=True, cache=True, error_model="numpy")
-def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
-    """Backward of one step: the gradient reaching h is dh + g_out (the caller passes zeros
-    for an output without gradient); dc holds the gradient reaching c on entry and the one
-    reaching c_prev on exit. Writes grad_gates (4H * B,)."""
-    n = dc.size
-    ai, af, ag, ao = act[:n], act[n:2 * n], act[2 * n:3 * n], act[3 * n:]
-    di, df = grad_gates[:n], grad_gates[n:2 * n]
-    dg, do = grad_gates[2 * n:3 * n], grad_gates[3 * n:]
-    for j in range(n):
-        i = ai[j]
-        f = af[j]
-        g = ag[j]
-        o = ao[j]
-        tc = tanh_c[j]
-        gh = dh[j] + g_out[j]
-        # total gradient reaching c: directly, and through h = o * tanh(c)
-        d = dc[j] + gh * o * (one - tc * tc)
-        di[j] = d * g * i * (one - i)                    # sigmoid'
-        df[j] = d * c_prev[j] * f * (one - f)
-        dg[j] = d * i * (one - g * g)                    # tanh'
-        do[j] = gh * tc * o * (one - o)
-        dc[j] = d * f
-
-
-# ---------------------------------------------------------------------------------------------
-# The same steps on the one pool (NOTE [One pool] in ember/_onepool.py; NOTE [LSTM layer on the
-# one pool] in ember/ops/nn/rnn.py): the hidden units are cut into `blocks` spans of whole rows,
-# one per thread; a span covers elements [lo, hi) of every gate's flat segment, so each loop
-# below still runs over long contiguous stretches. Every element is computed as in the kernels
-# above (elementwise), so the results do not depend on the split.
-# A step moves ~4H * B elements (32k for GNMT-S): a few tens of microseconds on one core.
-_STEP_MIN_WORK = 1 << 14
-# Compiling vmath's inlined tanh twice in one prange body, numba's pedantic SSA check warns
-# ("variable '_ov_vtanh...' is not in scope"; the code is right: the tests compare it with the
-# serial kernels and NumPy). Silenced for the names of ember's vmath overloads only.
-warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAssumptionWarning)
-
-
-@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _lstm_state_span(act, c_prev, c, tanh_c, h, lo, hi):
     """c = f * c_prev + i * g, tanh_c = tanh(c), h = o * tanh_c on elements [lo, hi) of the
     states (and of each gate of act)."""
@@ -267,8 +203,28 @@ def _lstm_state_span(act, c_prev, c, tanh_c, h, lo, hi):
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_lstm_step_fwd_t(z, act, c_prev, c, tanh_c, h):
+    """One step from the pre-activations z (4H * B,): act = [sigmoid(i), sigmoid(f), tanh(g),
+    sigmoid(o)], c = f * c_prev + i * g, tanh_c = tanh(c), h = o * tanh_c. Each gate is
+    taken as its own view with loops from 0: indexing one array at offsets (act[2 * n + j])
+    ran the same loops at half the speed (LLVM vectorised them worse)."""
+    n = c.size
+    zif, aif = z[:2 * n], act[:2 * n]
+    for j in range(2 * n):  # i and f
+        aif[j] = vsigmoid(zif[j])
+    zg, ag = z[2 * n:3 * n], act[2 * n:3 * n]
+    for j in range(n):
+        ag[j] = vtanh(zg[j])
+    zo, ao = z[3 * n:], act[3 * n:]
+    for j in range(n):
+        ao[j] = vsigmoid(zo[j])
+    _lstm_state_span(act, c_prev, c, tanh_c, h, 0, n)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one, lo, hi):
-    """_k_lstm_step_bwd_t on elements [lo, hi) of the states (and of each gate)."""
+    """The backward cell (see _k_lstm_step_bwd_t) on elements [lo, hi) of the states and of
+    each gate."""
     n = dc.size
     ai, af = act[lo:hi], act[n + lo:n + hi]
     ag, ao = act[2 * n + lo:2 * n + hi], act[3 * n + lo:3 * n + hi]
@@ -283,12 +239,35 @@ def _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one, lo, hi):
         o = ao[j]
         tc = tcb[j]
         gh = dhb[j] + gob[j]
-        d = dcb[j] + gh * o * (one - tc * tc)  # as in _k_lstm_step_bwd_t
-        di[j] = d * g * i * (one - i)
+        # total gradient reaching c: directly, and through h = o * tanh(c)
+        d = dcb[j] + gh * o * (one - tc * tc)
+        di[j] = d * g * i * (one - i)                    # sigmoid'
         df[j] = d * cpb[j] * f * (one - f)
-        dg[j] = d * i * (one - g * g)
+        dg[j] = d * i * (one - g * g)                    # tanh'
         do[j] = gh * tc * o * (one - o)
         dcb[j] = d * f
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _k_lstm_step_bwd_t(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one):
+    """Backward of one step: the gradient reaching h is dh + g_out (the caller passes zeros
+    for an output without gradient); dc holds the gradient reaching c on entry and the one
+    reaching c_prev on exit. Writes grad_gates (4H * B,)."""
+    _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad_gates, one, 0, dc.size)
+
+
+# ---------------------------------------------------------------------------------------------
+# The same steps on the one pool (NOTE [One pool] in ember/_onepool.py; NOTE [LSTM layer on the
+# one pool] in ember/ops/nn/rnn.py): the hidden units are cut into `blocks` spans of whole rows,
+# one per thread; a span covers elements [lo, hi) of every gate's flat segment, so each loop
+# below still runs over long contiguous stretches. Every element is computed as in the kernels
+# above (elementwise), so the results do not depend on the split.
+# A step moves ~4H * B elements (32k for GNMT-S): a few tens of microseconds on one core.
+_STEP_MIN_WORK = 1 << 14
+# Compiling vmath's inlined tanh twice in one prange body, numba's pedantic SSA check warns
+# ("variable '_ov_vtanh...' is not in scope"; the code is right: the tests compare it with the
+# serial kernels and NumPy). Silenced for the names of ember's vmath overloads only.
+warnings.filterwarnings("ignore", message=r"variable '_ov_v", category=NumbaIRAssumptionWarning)
 
 
 @_onepool.twin(min_work=_STEP_MIN_WORK, error_model="numpy")
@@ -502,7 +481,7 @@ def _lstm_fwd_part_of(dt):
 
 
 def _lstm_bwd_part_of(dt):
-    """The backward step part for dtype dt: _k_lstm_step_bwd_t's arithmetic on the part's hidden
+    """The backward step part for dtype dt: _lstm_bwd_span's arithmetic on the part's hidden
     units, the gate gradient into the step's slice of the step-major buffer. Slots: 1 dh, 2 the
     output's gradient (T, H*B), 3 its step stride in elements (0: one row of zeros), 4 dc,
     5 acts, 6 tanh_cs, 7 c_prev, 8 gate gradients (T, 4H*B), 9 H*B, 10 B, 11 t."""
