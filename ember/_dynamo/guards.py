@@ -7,7 +7,7 @@ ran over, the flag a branch tested -- are baked into it, and the tensors outside
 it read (parameters, buffers, closure and global tensors) are the objects seen then. torch's
 compiler guards on what its bytecode analysis saw read; ember's recorder sees ops, not Python
 reads, so the guard covers what the call *could* have read. From the function -- its closure
-cells, the globals named by its code and by the code nested in it, the same for the user
+cells, the globals its code and the code nested in it load, the same for the user
 functions found that way and for the methods of the program's module classes, a bound method's
 object -- and from the call's non-tensor arguments,
 through modules, lists, tuples, dicts and plain objects, it takes every scalar (bool, int,
@@ -35,13 +35,14 @@ the top (ResNet-50 compiled: ~2,000 checks, ~0.2 ms a call).
 """
 from __future__ import annotations
 
+import dis
+import functools
 import math
 import types
 from collections import deque
 
 from .. import _dtype as D
 from .. import _tensor
-from .writes import _code_names
 
 _SCALARS = (bool, int, float, str, complex, type(None), D.dtype)
 _LIBRARIES = ("ember", "numpy", "scipy", "numba", "builtins", "functools", "typing")
@@ -91,7 +92,7 @@ def _children(obj):
                 yield ("cell", i), cell.cell_contents
             except ValueError:  # an empty cell
                 continue
-        for name in _code_names(obj.__code__):
+        for name in _global_loads(obj.__code__):
             if name in obj.__globals__:
                 yield ("global", name), obj.__globals__[name]
     elif not isinstance(obj, (types.ModuleType, type)) and not _library(obj) and \
@@ -99,6 +100,18 @@ def _children(obj):
         for name, v in vars(obj).items():
             if not name.startswith("_"):
                 yield ("__dict__", name), v
+
+
+@functools.lru_cache(maxsize=1024)
+def _global_loads(code):
+    """The names a code object and the code nested in it read as globals (not the attribute
+    names also in co_names: a module-level ``step`` counter is not what ``opt.step()`` reads)."""
+    names = dict.fromkeys(i.argval for i in dis.get_instructions(code)
+                          if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names.update(dict.fromkeys(_global_loads(c)))
+    return tuple(names)
 
 
 def _access(var, step):

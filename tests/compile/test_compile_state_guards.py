@@ -231,3 +231,24 @@ def test_hooks_registered_after_the_capture_run():
     assert f(x).abs().sum().item() == 0.0
     zeroing.remove()
     np.testing.assert_allclose(f(x).detach().numpy(), m(x).detach().numpy())
+
+
+step = 0  # a module-level loop counter, as training scripts have
+
+
+def test_a_global_named_like_an_attribute_the_call_reads_is_not_guarded():
+    global step
+    m = ember.nn.Linear(3, 1)
+    opt = ember.optim.SGD(m.parameters(), lr=0.1)
+
+    def train_step(x):
+        opt.zero_grad()
+        loss = m(x).sum()
+        loss.backward()
+        opt.step()          # 'step' is an attribute here, not the global
+        return loss
+
+    f = ember.compile(train_step)
+    for step in range(12):  # noqa: B007 - the global changes under the compiled function
+        f(ember.ones(2, 3))
+    assert f.stats["captures"] == 1 and f.stats["hits"] == 11
