@@ -155,8 +155,6 @@ class Capture:
     spent_outputs: list = field(default_factory=list)  # outputs whose graph a backward() freed
     saved_needed: set = field(default_factory=set)    # forward slots the backward reads
     ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
-    write_sources: list = field(default_factory=list)  # (root, path, tensor) per written
-    #                                             external tensor (the guard: writes.py)
     splits: list = field(default_factory=list)  # (fwd position, reason, where, slots read):
     #                                             breaks the call continues past (segments.py)
 

@@ -72,17 +72,15 @@ def _value_key(v):
 
 
 class CacheEntry:
-    def __init__(self, graph=None, breaks=(), reason="", guard=None, state=None):
+    def __init__(self, graph=None, breaks=(), reason="", state=None):
         self.graph = graph
         self.breaks = list(breaks)
         self.reason = reason
-        self.guard = guard  # the written tensors are still the program's (writes.py)
         self.state = state  # the Python state it may have read is unchanged (guards.py)
 
     def holds(self, flat):
         """The graph's guards on external tensors and Python state hold for this call."""
-        return self.graph.guard_ext() and (self.guard is None or self.guard(flat)) and \
-            (self.state is None or self.state(flat))
+        return self.graph.guard_ext() and (self.state is None or self.state(flat))
 
 
 class CompiledFunction:
@@ -382,9 +380,7 @@ class CompiledFunction:
         except Unsupported:
             raise
         self.sources = getattr(graph, "sources", None)
-        from .writes import make_guard
-        self._cache[key] = CacheEntry(graph, guard=make_guard(cap.write_sources, self._fn),
-                                      state=state)
+        self._cache[key] = CacheEntry(graph, state=state)
         return result
 
     def _roots(self, args, kwargs):

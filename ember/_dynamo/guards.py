@@ -81,6 +81,10 @@ def _children(obj):
         for key, v in obj.items():
             if isinstance(key, (str, int)):
                 yield ("[]", key), v
+    elif isinstance(obj, functools.partial):  # Module.compile()'s partial(_call_impl, module)
+        yield (".", "func"), obj.func
+        yield (".", "args"), obj.args
+        yield (".", "keywords"), obj.keywords
     elif isinstance(obj, types.MethodType):
         yield (".", "__self__"), obj.__self__
         yield (".", "__func__"), obj.__func__

@@ -28,23 +28,18 @@ samplers draw through a ``RandArray`` recipe, so each replay draws again from th
 generator, in eager's order.
 
 Guards: the replay writes into the tensor objects seen at capture, so each written external
-tensor must still be what the program reaches: ``find_sources`` looks for a path to it from the
-call's non-tensor arguments and from the function (its closure cells, the globals its code
-names, a bound method's object, a partial's arguments), through modules, lists, dicts and plain
-objects, and the entry's guard checks ``<path> is <tensor>`` before each replay. A tensor
-replaced (``module.k_cache = new``, or a whole ``KVCache`` module replaced) fails it, and the
-call is captured again; a written tensor with no path found is a graph break. A buffer whose
-memory is reallocated in place (``t.data = ...``) is read live (``E[k]._data``), and a new shape
-or dtype fails the shape guard. Index tensors are values of the graph; their dtype is in the
-input key.
+tensor must still be what the program reaches. The state guard (NOTE [Guards on Python state]
+in guards.py) checks every outside tensor it reaches from the function and the non-tensor
+arguments by identity (``model.layers[0].attention.kv_cache._buffers['k_cache'] is <tensor>``):
+a tensor replaced (``module.k_cache = new``, or a whole ``KVCache`` module replaced) fails it
+and the call is captured again. A written tensor that walk does not reach is a graph break
+here (``finish``). A buffer whose memory is reallocated in place (``t.data = ...``) is read live
+(``E[k]._data``), and a new shape or dtype fails the shape guard. Index tensors are values of
+the graph; their dtype is in the input key.
 """
 from __future__ import annotations
 
-import functools
-import keyword
 import threading
-import types
-from collections import deque
 
 import numpy as np
 
@@ -298,7 +293,8 @@ def _hook_sampler(rec, T, name, draw):
 
 
 def finish(rec, fn, flat):
-    """After the call: writes with a split are a break; written external tensors get guards."""
+    """After the call: writes in a call that splits are a break, and so is a write into an
+    outside tensor the state guard cannot reach."""
     writes = [x for x in rec.cap.fwd if isinstance(x, Write)]
     if rec.cap.splits and (writes or any(getattr(x, "cls", None) is Overwrite
                                          for x in rec.cap.fwd)):
@@ -312,126 +308,15 @@ def finish(rec, fn, flat):
                if kind == "ext"}
     if not targets:
         return
+    # the state guard (guards.py) checks each outside tensor it reaches by identity; a
+    # written one it cannot reach could be replaced unseen, and written in its old memory
+    from .guards import walk
     roots = [fn] + [v for v in flat if not isinstance(v, _tensor.Tensor)]
-    where = ["_fn"] + [f"F[{j}]" for j, v in enumerate(flat)
-                       if not isinstance(v, _tensor.Tensor)]
-    found = find_paths(roots, [rec.cap.ext[k] for k in targets.values()])
+    found = {id(v[1]) for v in walk(roots, [rec.cap.ext[k] for k in targets.values()]).values()
+             if v[0] == "is"}
     missing = [k for i, k in targets.items() if i not in found]
     if missing:
         shape = list(rec.cap.ext[missing[0]]._data.shape)
         rec.graph_break(f"an in-place write into a tensor of shape {shape} that ember cannot "
                         "find from the function's arguments, closure or globals, so it cannot "
                         "guard against its replacement", "<in-place write>")
-        return
-    rec.cap.write_sources = [(where[found[i][0]], found[i][1], rec.cap.ext[k])
-                             for i, k in targets.items()]
-
-
-# ------------------------------------------------------------------------------- guards
-def _children(obj):
-    """(step, child) pairs a path may follow from obj."""
-    from ..nn.modules.module import Module
-    if isinstance(obj, Module):
-        d = vars(obj)
-        for table in ("_parameters", "_buffers", "_modules"):
-            for name, v in d.get(table, {}).items():
-                if v is not None:
-                    yield ("a", name), v
-        for name, v in d.items():
-            if not name.startswith("_"):
-                yield ("a", name), v
-    elif isinstance(obj, (list, tuple)):
-        for i, v in enumerate(obj):
-            yield ("i", i), v
-    elif isinstance(obj, dict):
-        for key, v in obj.items():
-            if isinstance(key, (str, int)):
-                yield ("i", key), v
-    elif isinstance(obj, types.MethodType):
-        yield ("a", "__self__"), obj.__self__
-        yield ("a", "__func__"), obj.__func__
-    elif isinstance(obj, types.FunctionType):
-        for i, cell in enumerate(obj.__closure__ or ()):
-            try:
-                yield ("c", i), cell.cell_contents
-            except ValueError:  # an empty cell
-                continue
-        for name in _code_names(obj.__code__):
-            if name in obj.__globals__:
-                yield ("g", name), obj.__globals__[name]
-    elif isinstance(obj, types.ModuleType):
-        from ..nn.modules.module import Module as M
-        for name, v in vars(obj).items():
-            if isinstance(v, (_tensor.Tensor, M)) and not name.startswith("__"):
-                yield ("a", name), v
-    elif hasattr(obj, "func") and hasattr(obj, "args") and hasattr(obj, "keywords"):
-        yield ("a", "func"), obj.func  # functools.partial
-        yield ("a", "args"), obj.args
-        yield ("a", "keywords"), obj.keywords
-    elif not isinstance(obj, type) and isinstance(getattr(obj, "__dict__", None), dict):
-        for name, v in vars(obj).items():
-            if not name.startswith("__"):
-                yield ("a", name), v
-
-
-@functools.lru_cache(maxsize=1024)
-def _code_names(code):
-    """The names a code object and the code nested in it (lambdas, comprehensions) look up."""
-    names = dict.fromkeys(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            names.update(dict.fromkeys(_code_names(c)))
-    return tuple(names)
-
-
-def find_paths(roots, tensors, max_depth=12, budget=100_000):
-    """id(tensor) -> (root index, steps) for each tensor reachable from a root (shortest)."""
-    want = {id(t) for t in tensors}
-    found, seen = {}, set()
-    queue = deque((i, r, ()) for i, r in enumerate(roots))
-    while queue and len(found) < len(want) and budget > 0:
-        budget -= 1
-        ri, obj, path = queue.popleft()
-        if id(obj) in seen or isinstance(obj, (str, bytes, int, float, bool, type(None))):
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, _tensor.Tensor):
-            if id(obj) in want:
-                found[id(obj)] = (ri, path)
-            continue
-        if len(path) < max_depth:
-            queue.extend((ri, child, path + (step,)) for step, child in _children(obj))
-    return found
-
-
-def _expr(root, steps):
-    out = root
-    for kind, x in steps:
-        if kind == "a":
-            out = f"{out}.{x}" if x.isidentifier() and not keyword.iskeyword(x) else \
-                f"getattr({out}, {x!r})"
-        elif kind == "i":
-            out = f"{out}[{x!r}]"
-        elif kind == "c":
-            out = f"{out}.__closure__[{x}].cell_contents"
-        else:
-            out = f"{out}.__globals__[{x!r}]"
-    return out
-
-
-def make_guard(sources, fn):
-    """``guard(flat)``: whether every written external tensor is still at its path, or None
-    when there is nothing to guard."""
-    if not sources:
-        return None
-    glob = {"_fn": fn}
-    tests = []
-    for j, (root, steps, t) in enumerate(sources):
-        glob[f"_t{j}"] = t
-        tests.append(f"{_expr(root, steps)} is _t{j}")
-    src = ("def guard(F):\n    try:\n        return " + " and ".join(tests) +
-           "\n    except Exception:\n        return False\n")
-    ns: dict = {}
-    exec(compile(src, "<ember.compile write guard>", "exec"), glob, ns)
-    ns["guard"].source = src
-    return ns["guard"]
