@@ -1851,26 +1851,33 @@ add(name="made/made", repo="karpathy/pytorch-made", script="made.py", cwd=".", c
 # released checkpoints come from the network). Each driver is the epilogue of whisper/version.py
 # (a one-line module), run with the copied package importable; stubs/tiktoken reads the ranks
 # table whisper ships (assets/*.tiktoken, laid out by fetch_mirrors.sh) and encodes greedily.
-_WHISPER_TRAIN = """
+_WHISPER_MODEL = """
+import numpy as np
+import torch
+
+import whisper
+from whisper.model import ModelDimensions, Whisper
+
+
+def compat_whisper(audio_ctx, audio_state, audio_layers, n_vocab, text_ctx, state, heads):
+    torch.manual_seed(0)
+    model = Whisper(ModelDimensions(
+        n_mels=80, n_audio_ctx=audio_ctx, n_audio_state=audio_state, n_audio_head=heads,
+        n_audio_layer=audio_layers, n_vocab=n_vocab, n_text_ctx=text_ctx, n_text_state=state,
+        n_text_head=heads, n_text_layer=2))
+    with torch.no_grad():  # the decoder's positional embedding is torch.empty until weights load
+        model.decoder.positional_embedding.normal_(0, 0.02)
+    return model
+"""
+_WHISPER_TRAIN = _WHISPER_MODEL + """
 # compat driver: a tiny English-only Whisper with random weights learns to transcribe four
 # synthetic "recordings" (chords of sines, 1 s at 16 kHz) into four phrases, then whisper.decode
 # (greedy, kv-cache hooks, logit filters) transcribes them
-import numpy as np
-import torch
 import torch.nn.functional as F
-
-import whisper
 from whisper.audio import log_mel_spectrogram
-from whisper.model import ModelDimensions, Whisper
 from whisper.tokenizer import get_tokenizer
 
-torch.manual_seed(0)
-dims = ModelDimensions(n_mels=80, n_audio_ctx=50, n_audio_state=64, n_audio_head=4,
-                       n_audio_layer=2, n_vocab=51864, n_text_ctx=24, n_text_state=64,
-                       n_text_head=4, n_text_layer=2)
-model = Whisper(dims)
-with torch.no_grad():  # the decoder's positional embedding is torch.empty until weights load
-    model.decoder.positional_embedding.normal_(0, 0.02)
+model = compat_whisper(50, 64, 2, 51864, 24, 64, 4)
 tokenizer = get_tokenizer(multilingual=False)
 phrases = [" hello world", " good morning", " open the door", " thank you"]
 t = np.arange(16000) / 16000.0
@@ -1903,7 +1910,7 @@ for r, p in zip(results, phrases):
     print(repr(r.text), "avg_logprob %.3f" % r.avg_logprob, "no_speech %.3f" % r.no_speech_prob)
 print("compat-match", sum(r.text == p.strip() for r, p in zip(results, phrases)) / len(phrases))
 """
-_WHISPER_DECODE = """
+_WHISPER_DECODE = _WHISPER_MODEL + """
 # compat driver: a tiny multilingual Whisper with random weights. Incremental decoding through
 # install_kv_cache_hooks (forward hooks that grow a cache of keys and values) must give the
 # logits of a full forward, with scaled_dot_product_attention and without (disable_sdpa: the
@@ -1911,19 +1918,10 @@ _WHISPER_DECODE = """
 # best_of and timestamp rules run through whisper.decode
 import contextlib
 
-import torch
-
-import whisper
-from whisper.model import ModelDimensions, Whisper, disable_sdpa
+from whisper.model import disable_sdpa
 from whisper.tokenizer import get_tokenizer
 
-torch.manual_seed(0)
-dims = ModelDimensions(n_mels=80, n_audio_ctx=40, n_audio_state=64, n_audio_head=4,
-                       n_audio_layer=2, n_vocab=51865, n_text_ctx=32, n_text_state=64,
-                       n_text_head=4, n_text_layer=2)
-model = Whisper(dims).eval()
-with torch.no_grad():  # the decoder's positional embedding is torch.empty until weights load
-    model.decoder.positional_embedding.normal_(0, 0.02)
+model = compat_whisper(40, 64, 2, 51865, 32, 64, 4).eval()
 tokenizer = get_tokenizer(multilingual=True, language="fr", task="transcribe")
 mel = torch.randn(2, 80, 80)
 tokens = torch.tensor([list(tokenizer.sot_sequence) + tokenizer.encode(" bonjour le monde")] * 2)
@@ -1961,25 +1959,13 @@ for opt in options:
               "ratio %.2f" % r.compression_ratio)
 print("compat-kv-diff", worst)
 """
-_WHISPER_TRANSCRIBE = """
+_WHISPER_TRANSCRIBE = _WHISPER_MODEL + """
 # compat driver: whisper.transcribe on 3 s of synthetic audio with a tiny English-only Whisper
 # of random weights (30 s windows: n_audio_ctx 1500): the sliding-window loop, temperature
 # fallback on repetitive output (compression ratio via zlib), timestamp rules, and word-level
 # timestamps (cross-attention weights captured by forward hooks with SDPA disabled, a median
 # filter, dynamic time warping)
-import numpy as np
-import torch
-
-import whisper
-from whisper.model import ModelDimensions, Whisper
-
-torch.manual_seed(0)
-dims = ModelDimensions(n_mels=80, n_audio_ctx=1500, n_audio_state=32, n_audio_head=2,
-                       n_audio_layer=1, n_vocab=51864, n_text_ctx=24, n_text_state=32,
-                       n_text_head=2, n_text_layer=2)
-model = Whisper(dims).eval()
-with torch.no_grad():
-    model.decoder.positional_embedding.normal_(0, 0.02)
+model = compat_whisper(1500, 32, 1, 51864, 24, 32, 2).eval()
 t = np.arange(48000) / 16000.0
 audio = (0.3 * np.sin(2 * np.pi * 440 * t) * (t < 1.5) + 0.2 * np.sin(2 * np.pi * 880 * t)
          ).astype(np.float32)
