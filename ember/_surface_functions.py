@@ -519,9 +519,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
 
 # ------------------------------------------------------------------ sparse-dense products
 def _require_sparse(name, t):
-    if not getattr(t, "is_sparse", False):
-        raise RuntimeError(f"{name}: expected a sparse COO first operand; got a dense tensor "
-                           f"of shape {list(t.shape)}")
+    if not getattr(t, "is_sparse", False):  # torch's words (smm reports its sspaddmm)
+        raise RuntimeError(f"tensor.sspaddmm(...) can only be called on sparse tensors ({name}: "
+                           f"its first operand is a dense tensor of shape {list(t.shape)})")
 
 
 def dsmm(input, mat2):
