@@ -160,13 +160,14 @@ def _compare(run, fn, calls, undetermined, **options):
     return ""
 
 
-@pytest.fixture(scope="module")
-def outcomes():
+def _check(forms):
+    """({name: problem}, forms checked, forms checked with gradients) over (name, function of
+    tensors, tensors, results undetermined): each compiled vs eager on the inputs and on the
+    inputs reversed, and again with float inputs that require grad."""
     found, checked, with_grad = {}, 0, 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for name, at, shape, undetermined in _forms():
-            fn, ts = at(shape)
+        for name, fn, ts, undetermined in forms:
             calls = [ts, [_reversed(t) for t in ts]]
             problem = _compare(_values, fn, calls, undetermined)
             checked += problem is not None
@@ -181,36 +182,34 @@ def outcomes():
     return found, checked, with_grad
 
 
-def test_compiled_calls_match_eager(outcomes):
-    found, checked, with_grad = outcomes
+def _report(found):
+    return "compiled calls that differ from eager:\n" + "\n".join(
+        f"{k}: {v}" for k, v in sorted(found.items()))
+
+
+def test_compiled_calls_match_eager():
+    found, checked, with_grad = _check((name, *at(shape), undetermined)
+                                       for name, at, shape, undetermined in _forms())
     # (1398 forms, 790 of them with gradients, when this was written)
     assert checked > 1300 and with_grad > 700, (checked, with_grad)
+    assert not found, _report(found)
+
+
+def _determined(forms):
+    """Random initialisers under their deprecated names (nn.init.uniform, ...) are told by two
+    eager calls that differ."""
+    for name, fn, ts, undetermined in forms:
+        try:
+            undetermined |= not K._same(_values(fn, ts), _values(fn, ts), False)
+        except Exception:
+            continue
+        yield name, fn, ts, undetermined
 
 
 def test_compiled_hand_written_calls_match_eager():
-    found, checked = {}, 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for name, fn, ts, undetermined in _hand_forms():
-            calls = [ts, [_reversed(t) for t in ts]]
-            try:  # random initialisers under their deprecated names (nn.init.uniform, ...)
-                undetermined |= not K._same(_values(fn, ts), _values(fn, ts), False)
-            except Exception:
-                continue
-            problem = _compare(_values, fn, calls, undetermined)
-            checked += problem is not None
-            if problem:
-                found[name] = problem
-            if undetermined or not any(t.is_floating_point() for t in ts):
-                continue
-            problem = _compare(_with_grads, fn, calls, False)
-            if problem:
-                found[f"{name} (gradients)"] = problem
+    found, checked, _ = _check(_determined(_hand_forms()))
     assert checked > 80, checked
-    assert not found, "compiled calls that differ from eager:\n" + "\n".join(
-        f"{k}: {v}" for k, v in sorted(found.items()))
-    assert not found, "compiled calls that differ from eager:\n" + "\n".join(
-        f"{k}: {v}" for k, v in sorted(found.items()))
+    assert not found, _report(found)
 
 
 def test_compiled_calls_match_eager_at_other_sizes():
@@ -228,5 +227,4 @@ def test_compiled_calls_match_eager_at_other_sizes():
                 found[name] = problem
     # (1379 forms when this was written)
     assert checked > 1300, checked
-    assert not found, "dynamic compiled calls that differ from eager:\n" + "\n".join(
-        f"{k}: {v}" for k, v in sorted(found.items()))
+    assert not found, "dynamic: " + _report(found)
