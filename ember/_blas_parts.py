@@ -123,7 +123,8 @@ def _setup():
     get = funcs[0]
     if get() < 2:  # no worker to hand a part to (and a probe over two would wait for one)
         return False
-    shift = _probe(fn, get())
+    # a worker still asleep can leave the probe's rows all on the caller: try a few times
+    shift = next((x for x in (_probe(fn, get()) for _ in range(20)) if x is not None), None)
     address = ctypes.cast(fn, ctypes.c_void_p).value
     return False if shift is None else (fn, shift, get, address)
 

@@ -11,14 +11,18 @@ from ember.ops.nn.rnn import LSTMLayer
 
 @pytest.fixture
 def parts():
-    _blas_parts.set_enabled(True)
-    try:
-        if not _blas_parts.enabled():
-            pytest.skip("numpy's BLAS has no blas_level1_thread with two threads (not OpenBLAS, "
-                        "or one thread): the parts path cannot run here")
-        yield
-    finally:
-        _blas_parts.set_enabled(None)
+    # two BLAS threads whatever an earlier test in this worker left set (the parts need a
+    # worker to hand a part to; a one-thread setting made this skip depending on test order)
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=2, user_api="blas"):
+        _blas_parts.set_enabled(True)
+        try:
+            if not _blas_parts.enabled():
+                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
+                            "path cannot run here")
+            yield
+        finally:
+            _blas_parts.set_enabled(None)
 
 
 def _args(rng, steps, batch, inp, hidden, bias, dtype):
