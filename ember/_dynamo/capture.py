@@ -245,6 +245,7 @@ class Recorder:
         self.cap = Capture()
         self.slots = {}          # id(array) -> slot
         self.owners = {}         # id(memory owner of a value of the graph) -> slot
+        self.owner_slots = {}    # id(memory owner of any slot's array) -> its slots
         self.made = {}           # id(array) -> (creator, where) for tensors made outside ops
         self.ext_ids = {}        # id(tensor) -> ext index
         self.nodes = {}          # autograd node -> forward instr index
@@ -258,6 +259,7 @@ class Recorder:
         self.written = set()     # version counters written by recorded side effects
         self.bumps = {}          # id(version counter) -> writes recorded into it (writes.py)
         self.own_vcs = set()     # version counters of tensors an Overwrite made (writes.py)
+        self.rebound = False     # a value the call computes was rebound by an in-place op
         self.counters = set()    # version counters of step counters the call increments
         self.tensors = {}        # op output slot -> its tensor (the segments' backward walks)
         self.item_reads = []     # (fwd position, where, slot) of each Tensor.item() of a value
@@ -270,6 +272,7 @@ class Recorder:
         self.cap.kinds.append(kind)
         self.cap.arrays.append(arr)
         self.slots[id(arr)] = s
+        self.owner_slots.setdefault(id(arr if arr.base is None else arr.base), []).append(s)
         if kind[0] not in ("ext", "const", "rand"):  # NOTE [Arrays computed outside the registry]
             self.owners[id(arr if arr.base is None else arr.base)] = s
         return s
@@ -390,6 +393,9 @@ class Recorder:
                 refs.append(("s", self.resolve_tensor(x)))
             elif isinstance(x, np.ndarray) and id(x) in self.slots:
                 refs.append(("s", self.slots[id(x)]))
+            elif isinstance(x, np.ndarray) and self.made.get(id(x), ("",))[0] in \
+                    _CONST_FACTORIES:  # the data of ember.tensor([0, 2]) made in the call
+                refs.append(("s", self.new_slot(x, ("const",))))
             elif isinstance(x, np.ndarray) and x.ndim or isinstance(x, (list, tuple)) and any(
                     isinstance(y, (_tensor.Tensor, np.ndarray)) for y in x):
                 self.graph_break("an op received a sequence holding an array that is not a "

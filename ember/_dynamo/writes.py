@@ -15,15 +15,24 @@ a target is told from a value the call computes) and bumps that tensor's version
 eager does. Later ops of the replay read the same arrays, so they see the written values; the
 next call reads the memory as it is then, never a copy from the capture.
 
-A write into anything else stays a graph break: into a value the call computes (an op's
-output), into a tensor made by NumPy outside ops, a write that records autograd (apply_inplace
-then snapshots the target outside the registry: a break there), or a write in a call that also
-splits at a graph break (its Python re-runs each call, which the writes here do not expect). One
-case of a tensor made in the call is kept: a factory tensor no op has read yet. Written whole
-(``empty_like(p).exponential_()``, ``zeros(n).fill_(v)``) it becomes an ``Overwrite`` op, a
-fresh array holding the value in each replay; written in part (``mask = zeros(n);
-mask[idx] = 1``) its contents are overwritten into a fresh array first, and that array (and
-views of it) then takes writes as an outside tensor does, without a version bump. Random
+A write into a value the call computes (an op's output: ``out += identity``, ``x.relu_()``,
+``y[mask_idx] = 0``) is made functional when no other value of the graph shares its memory (no
+view of it, not a view of another): the tensor's slot is bound to a new value from then on.
+apply_inplace's result is a fresh value no one else holds, so with the same shape and dtype the
+slot is simply rebound to it (autograd included: its snapshot is the old value, and the replay
+never overwrites that); any other write copies the old value into a fresh array (an Overwrite,
+below) and writes into that. Either new array belongs to that tensor alone (unless a backward
+saved a rebound result), so later writes into it or into views made after the first write go
+into it as into an Overwrite's: views made after a write see the later ones, as in eager.
+A write into anything else stays a graph break: into a value that shares memory with another,
+into a tensor made by NumPy outside ops, a write that records autograd other than an in-place
+op's rebinding (a view written with autograd, setitem through a basic key), or a write in a call
+that also splits at a graph break (its Python re-runs each call, which the writes here do not
+expect). One case of a tensor made in the call is kept: a factory tensor no op has read yet.
+Written whole (``empty_like(p).exponential_()``, ``zeros(n).fill_(v)``) it becomes an
+``Overwrite`` op, a fresh array holding the value in each replay; written in part (``mask =
+zeros(n); mask[idx] = 1``) its contents are overwritten into a fresh array first, and that
+array (and views of it) then takes writes as an outside tensor does, without a version bump. Random
 samplers draw through a ``RandArray`` recipe, so each replay draws again from the same
 generator, in eager's order.
 
@@ -166,6 +175,22 @@ def _fresh(rec, t):
         id(t._data) not in rec.slots
 
 
+def _computed(rec, t):
+    """The slot of t when t is a value the call computes (an op's output, rebound by earlier
+    functional writes) that shares memory with no other value of the graph; else None."""
+    s = rec.slots.get(id(t._data))
+    if s is None or rec.cap.kinds[s][0] != "op" or t._meta:
+        return None
+    arr = t._data
+    for s2 in rec.owner_slots.get(id(arr if arr.base is None else arr.base), ()):
+        other = rec.cap.arrays[s2]
+        if other is not arr and np.may_share_memory(other, arr):
+            return None  # a view of it, or it a view of another value
+    if any(x._vc is t._vc for x in rec.cap.ext) or any(x._vc is t._vc for x in rec.inputs):
+        return None  # a view of an outside tensor: a Write into that tensor (_holder)
+    return s
+
+
 def record_write(rec, t, name, value, key=None, torch_key=()):
     """Record a write into tensor t (value: an array or tensor; key: NumPy's key for setitem,
     None for a whole write). A write the replay cannot make is a graph break."""
@@ -178,6 +203,15 @@ def record_write(rec, t, name, value, key=None, torch_key=()):
             return
         # a partial write: the factory's contents become a fresh array of each replay first
         _overwrite(rec, t, np.array(t._data, copy=True))
+    elif not t._requires_grad and id(t._vc) not in rec.own_vcs and \
+            _computed(rec, t) is not None:
+        # a value the call computes: a fresh copy of it from here on (NOTE above)
+        rec.resolve_tensor(t)  # (its version is noted before the write)
+        if key is None:
+            _overwrite(rec, t, value)
+            rec.bumps[id(t._vc)] = rec.bumps.get(id(t._vc), 0) + 1
+            return
+        _overwrite(rec, t, t)
     s = None
     if id(t._data) in rec.slots or id(t._data) not in rec.made:
         # (an outside tensor may be first seen here; its version is noted before the write)
@@ -260,9 +294,50 @@ def install(rec):
             rec.depth -= 1
 
     rec._patch(indexing, "store", store)
+    _hook_rebinding(rec, registry)
     T = _tensor.Tensor
     for name in _SAMPLERS:
         _hook_sampler(rec, T, name, getattr(random, name))
+
+
+def _hook_rebinding(rec, registry):
+    """apply_inplace on a value the call computes: its snapshot stands for the old value and
+    its result becomes the tensor's value (NOTE [In-place writes in a compiled call])."""
+    orig_snapshot, orig_store = registry._snapshot, registry._store_result
+
+    def active():
+        return not rec.depth and threading.get_ident() == rec.tid and rec.phase == "fwd"
+
+    def snapshot(t):
+        snap = orig_snapshot(t)
+        s = _computed(rec, t) if active() else None
+        if s is not None:
+            rec.slots[id(snap._data)] = s
+        return snap
+
+    def store_result(t, res, name):
+        s = _computed(rec, t) if active() else None
+        r = rec.slots.get(id(res._data))
+        if s is None or r is None or rec.cap.kinds[r][0] != "op" or \
+                res._data.shape != t._data.shape or res._data.dtype != t._data.dtype or \
+                np.may_share_memory(res._data, t._data):
+            return orig_store(t, res, name)  # (write_into's hook records or breaks)
+        rec.resolve_tensor(t)  # (its version is noted before the write)
+        rec.slots[id(t._data)] = r
+        rec.bumps[id(t._vc)] = rec.bumps.get(id(t._vc), 0) + 1
+        rec.rebound = True
+        if not res._requires_grad:
+            # the result's array is the tensor's own (nothing saved it for a backward): later
+            # writes into it and its views go there, as into an Overwrite's
+            rec.own_vcs.add(id(t._vc))
+        rec.depth += 1  # eager's copy and version bump, unrecorded
+        try:
+            return orig_store(t, res, name)
+        finally:
+            rec.depth -= 1
+
+    rec._patch(registry, "_snapshot", snapshot)
+    rec._patch(registry, "_store_result", store_result)
 
 
 def _args3(t, arr, name):
@@ -296,8 +371,8 @@ def finish(rec, fn, flat):
     """After the call: writes in a call that splits are a break, and so is a write into an
     outside tensor the state guard cannot reach."""
     writes = [x for x in rec.cap.fwd if isinstance(x, Write)]
-    if rec.cap.splits and (writes or any(getattr(x, "cls", None) is Overwrite
-                                         for x in rec.cap.fwd)):
+    if rec.cap.splits and (writes or rec.rebound or any(
+            getattr(x, "cls", None) is Overwrite for x in rec.cap.fwd)):
         # a split call's Python runs again at each call, writes included
         rec.graph_break("an in-place write in a call that also has a graph break (writes "
                         "are replayed only in a whole graph)", "<in-place write>")

@@ -460,19 +460,31 @@ def apply_inplace(self, impl, name, *args, **kwargs):
             res = impl(self, *args, **kwargs)
         finally:
             _state.enabled = prev
-        write_into(self, res._data, name)
+        _store_result(self, res, name)
         return self
-    snap = _make(np.array(self._data, copy=True))
+    snap = _snapshot(self)
     if self._requires_grad:
         node, nr = _edge(self)
         snap._grad_fn, snap._output_nr, snap._requires_grad = node, nr, True
         if type(node).__name__ == "AccumulateGrad":  # pragma: no cover - prevented above
             snap._grad_fn = None
     res = impl(snap, *args, **kwargs)
-    write_into(self, res._data, name)
+    _store_result(self, res, name)
     from .inplace import rebase_history
     rebase_history(self, res)
     return self
+
+
+# (module-level, looked up at each call: a compile capture replaces both, NOTE [In-place writes
+# in a compiled call] in ember/_dynamo/writes.py)
+def _snapshot(self):
+    """A copy of self's values for an in-place op that records autograd (the op may save it)."""
+    return _make(np.array(self._data, copy=True))
+
+
+def _store_result(self, res, name):
+    """Store apply_inplace's result tensor ``res`` (a fresh value no one else holds) into self."""
+    write_into(self, res._data, name)
 
 
 # ---------------------------------------------------------------------------------------------

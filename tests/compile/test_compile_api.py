@@ -170,11 +170,24 @@ def test_dropout_masks_are_drawn_fresh_each_call():
     assert_close(f(x), want)
 
 
-def test_in_place_update_of_a_graph_value_is_a_graph_break():
+def test_in_place_update_of_a_graph_value_is_replayed_in_the_graph():
     def f(x):
         y = x * 2
         y.add_(1)
         return y
+    c = ember.compile(f)
+    x = _t(3)
+    c(x)
+    assert_close(c(x), f(x))
+    assert c.last_breaks == []
+
+
+def test_in_place_update_of_a_value_with_a_view_is_a_graph_break():
+    def f(x):
+        y = x * 2
+        v = y[1:]
+        y.add_(1)
+        return v * 1
     c = ember.compile(f)
     x = _t(3)
     c(x)

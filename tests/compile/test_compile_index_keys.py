@@ -128,8 +128,8 @@ def test_setitem_on_a_value_of_the_graph_is_seen():
         i = ember.tensor([seed + 1])
         assert_close(f(x), _set_row(x))
         assert_close(g(x, i), _set_column_by_tensor(x, i))
-    report = ember._dynamo.explain(_set_row)(_t(3, 4))
-    assert "modified in place" in report.break_reasons[0].reason
+    # (a graph break before the writes into values of the graph were made functional)
+    assert ember._dynamo.explain(_set_row)(_t(3, 4)).break_reasons == []
 
 
 def test_factory_out_into_an_argument_is_kept():
