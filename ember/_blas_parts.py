@@ -19,6 +19,8 @@ number of rows, `a` its first row shifted left by an amount that depends on the 
 once by a probe part), and `c` the address of an int64 array: the shift in slot 0, the kernel's
 arguments (array addresses, sizes) after it. Results must not depend on the split: each part
 computes whole rows exactly as the serial kernel does.
+`run_ranges(fn, n)` is the same for a Python callable fn(lo, hi) that calls a nogil kernel
+(NOTE [Python parts on OpenBLAS's threads]).
 Off by default until a quiet-machine A/B says otherwise: EMBER_BLAS_PARTS=1 turns it on (read
 on first use; `set_enabled` for tests and A/Bs). When the library has no such symbol, or the
 probe does not see the parts it expects, it stays off and callers run their serial kernels.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 
 import numba
 import numpy as np
@@ -35,7 +38,8 @@ from numba.core.extending import intrinsic
 
 from ._onepool import _call13
 
-__all__ = ["PART", "enabled", "set_enabled", "arguments", "threads", "run", "as_ptr"]
+__all__ = ["PART", "enabled", "set_enabled", "arguments", "threads", "run", "run_ranges",
+           "as_ptr"]
 
 # the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
 # (pointers as 64-bit integers: the same registers and stack slots)
@@ -168,3 +172,51 @@ def run(address, n_rows, args_at, threads):
     """Call the cfunc at `address` over range(n_rows) in `threads` parts (at most OpenBLAS's
     thread count: see `threads`); args_at is the address of the argument array."""
     _call(_state[0][3], n_rows, _ALPHA_AT, args_at, address, threads)
+
+
+# NOTE [Python parts on OpenBLAS's threads]
+# A cfunc per kernel needs its arrays passed as addresses and rebuilt, kernel by kernel. For
+# kernels of a millisecond or more (a convolution's transforms, batch norm, the optimizer step)
+# a ctypes callback does the same for any Python callable: OpenBLAS calls it on the caller and on
+# its worker, ctypes takes the GIL for the few microseconds of Python that reach the kernel,
+# and the nogil kernel releases it again, so the parts run at once. The callable is kept in a
+# module slot while one `run_ranges` runs; a call made while another runs (a second user thread)
+# runs in one call on its own thread, as does a range of one row.
+_PY_PART = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                            ctypes.c_double, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
+                            ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+_job = [None, None]  # the callable, the first exception a part raised
+_job_lock = threading.Lock()
+
+
+def _py_part(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    lo = a >> _state[0][1]
+    try:
+        _job[0](lo, lo + m)
+    except BaseException as e:  # re-raised by run_ranges in the calling thread
+        if _job[1] is None:
+            _job[1] = e
+
+
+_PY_PART_FN = _PY_PART(_py_part)  # keep the callback alive
+_PY_PART_AT = ctypes.cast(_PY_PART_FN, ctypes.c_void_p).value
+
+
+def run_ranges(fn, n):
+    """fn(lo, hi) over range(n) in one part per OpenBLAS thread, the caller's part on the
+    calling thread (NOTE [Python parts on OpenBLAS's threads]); `enabled()` must be True. fn
+    should release the GIL, its parts must write disjoint memory and its results must not
+    depend on the split. An exception of any part is re-raised here."""
+    parts = min(n, _state[0][2]())
+    if parts < 2 or not _job_lock.acquire(blocking=False):
+        fn(0, n)
+        return
+    try:
+        _job[0], _job[1] = fn, None
+        _state[0][0](_MODE, n, 0, 0, _ALPHA_AT, 0, 1, 0, 1, 0, 0, _PY_PART_AT, parts)
+        error = _job[1]
+    finally:
+        _job[0] = _job[1] = None
+        _job_lock.release()
+    if error is not None:
+        raise error

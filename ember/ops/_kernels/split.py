@@ -23,8 +23,8 @@ import os
 import numba
 import numpy as np
 
+from ... import _blas_parts, _onepool
 from ... import _kernel_threads as _kt
-from ... import _onepool
 from ..._kernel_threads import parallel_range as _parallel_range
 
 # Fewest elements of work (the caller's estimate) worth a second thread: from ~0.2 ms of work,
@@ -71,6 +71,9 @@ def run(kernel, n, work, *args, min_work=None):
     threshold = _MIN_WORK if min_work is None else min_work
     if n < 2 or work < threshold:
         kernel(*args, 0, n)
+        return
+    if _blas_parts.enabled():  # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
+        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
     # parts of at least half the threshold's work (work / n per index of the range)
     grain = max(1, -(-n * (threshold // 2) // max(1, work)))

@@ -1,0 +1,113 @@
+"""The range kernels of the convolution family (Winograd's transforms, im2col, batch norm,
+pooling, ReLU's gradient, the SGD step) in parts on OpenBLAS's threads (NOTE [Python parts on
+OpenBLAS's threads] in ember/_blas_parts.py): the same values and gradients as the serial
+kernels, bit for bit, for odd sizes and non-contiguous inputs."""
+import numpy as np
+import pytest
+
+import ember
+from ember import _blas_parts
+from ember.nn import functional as F
+from ember.ops._kernels import split
+
+# the one pool takes split.run's ranges itself (NOTE [Ranges on the one pool])
+pytestmark = pytest.mark.usefixtures("pool_off")
+
+
+@pytest.fixture
+def parts(monkeypatch):
+    """Parts forced on under two BLAS threads, every range kernel counted as big enough; yields
+    the list of range sizes run_ranges split."""
+    from threadpoolctl import threadpool_limits
+    monkeypatch.setattr(split, "_MIN_WORK", 0)
+    calls = []
+    original = _blas_parts.run_ranges
+
+    def recorded(fn, n):
+        calls.append(n)
+        return original(fn, n)
+    monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
+    with threadpool_limits(limits=2, user_api="blas"):
+        _blas_parts.set_enabled(True)
+        try:
+            if not _blas_parts.enabled():
+                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
+                            "path cannot run here")
+            yield calls
+        finally:
+            _blas_parts.set_enabled(None)
+
+
+def _conv_block_step(arrays, use_parts, stride, padding):
+    """Conv2d -> BatchNorm2d (training) -> ReLU -> MaxPool2d forward and backward; returns the
+    output and every gradient."""
+    _blas_parts.set_enabled(use_parts)
+    x, w, b, gamma, beta = (ember.tensor(a, requires_grad=True) for a in arrays)
+    xin = x.transpose(2, 3)  # a non-contiguous input
+    y = F.conv2d(xin, w, b, stride=stride, padding=padding)
+    y = F.batch_norm(y, None, None, gamma, beta, training=True)
+    y = F.max_pool2d(F.relu(y), 3, stride=2, padding=1)
+    g = np.linspace(-1, 1, y.numel()).reshape(y.shape).astype(arrays[0].dtype)
+    (y * ember.tensor(g)).sum().backward()
+    return [y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b, gamma, beta)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, c, o, h, w, k, stride, padding", [
+    (2, 5, 7, 9, 11, 3, 1, 1),      # Winograd (odd channel counts and map sizes)
+    (3, 3, 6, 13, 10, 3, 2, 1),     # strided: im2col
+    (1, 4, 9, 6, 7, 1, 1, 0),       # pointwise
+    (2, 3, 5, 12, 12, 5, 1, 2)])    # 5x5: im2col
+def test_conv_block_parts_match_serial(parts, rng, dtype, n, c, o, h, w, k, stride, padding):
+    arrays = [rng.standard_normal(s).astype(dtype)
+              for s in ((n, c, w, h), (o, c, k, k), (o,), (o,), (o,))]
+    serial = _conv_block_step(arrays, False, stride, padding)
+    assert not parts
+    split_ = _conv_block_step(arrays, True, stride, padding)
+    assert parts and max(parts) >= 2  # some kernel went to the parts
+    for a, b in zip(serial, split_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("momentum, nesterov", [(0.0, False), (0.9, True)])
+def test_sgd_parts_match_serial(parts, rng, monkeypatch, momentum, nesterov):
+    from ember.optim import sgd
+    monkeypatch.setattr(sgd, "_SPLIT_ELEMENTS", 16)
+    w0 = rng.standard_normal((3, 7, 11)).astype(np.float32)  # 231 elements: odd halves
+    grads = [rng.standard_normal(w0.shape).astype(np.float32) for _ in range(3)]
+
+    def run(use_parts):
+        _blas_parts.set_enabled(use_parts)
+        w = ember.nn.Parameter(ember.tensor(w0.copy()))
+        opt = ember.optim.SGD([w], lr=0.1, momentum=momentum, nesterov=nesterov,
+                              weight_decay=1e-2)
+        for g in grads:
+            w.grad = ember.tensor(g)
+            opt.step()
+        return w.detach().numpy().copy()
+
+    whole = run(False)
+    assert not parts
+    got = run(True)
+    assert parts == [231] * 3
+    np.testing.assert_array_equal(got, whole)
+
+
+def test_run_ranges_covers_the_range_once(parts):
+    seen = np.zeros(1001, np.int64)
+
+    def part(lo, hi):
+        seen[lo:hi] += 1
+    _blas_parts.run_ranges(part, seen.size)
+    np.testing.assert_array_equal(seen, np.ones_like(seen))
+
+
+def test_run_ranges_reraises_a_parts_exception(parts):
+    def part(lo, hi):
+        if hi == 10:
+            raise ValueError(f"part [{lo}, {hi}) failed")
+    with pytest.raises(ValueError, match=r"part \[\d+, 10\) failed"):
+        _blas_parts.run_ranges(part, 10)
+    done = []
+    _blas_parts.run_ranges(lambda lo, hi: done.append((lo, hi)), 4)  # usable again
+    assert sorted(done)[0][0] == 0 and sorted(done)[-1][1] == 4
