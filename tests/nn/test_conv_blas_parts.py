@@ -20,6 +20,7 @@ def parts(monkeypatch):
     the list of range sizes run_ranges split."""
     from threadpoolctl import threadpool_limits
     monkeypatch.setattr(split, "_MIN_WORK", 0)
+    monkeypatch.setattr(split, "_PARTS_MIN_WORK", 0)
     calls = []
     original = _blas_parts.run_ranges
 

@@ -30,6 +30,9 @@ from ..._kernel_threads import parallel_range as _parallel_range
 # Fewest elements of work (the caller's estimate) worth a second thread: from ~0.2 ms of work,
 # so that the hand-off (waking a worker, ~20-50 us) stays a small part of what it saves.
 _MIN_WORK = 1 << 18
+# Fewest elements of work for the parts on OpenBLAS's threads (NOTE [Python parts on OpenBLAS's
+# threads] in ember/_blas_parts.py): a hand-off there costs ~30-100 us (ctypes and the GIL).
+_PARTS_MIN_WORK = 1 << 19
 
 
 # NOTE [Ranges on the one pool]
@@ -73,7 +76,10 @@ def run(kernel, n, work, *args, min_work=None):
         kernel(*args, 0, n)
         return
     if _blas_parts.enabled():  # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
-        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
+        if work < max(threshold, _PARTS_MIN_WORK):
+            kernel(*args, 0, n)
+        else:
+            _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
     # parts of at least half the threshold's work (work / n per index of the range)
     grain = max(1, -(-n * (threshold // 2) // max(1, work)))
