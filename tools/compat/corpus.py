@@ -63,6 +63,9 @@ COMMITS = {
     "karpathy/pytorch-made": "81886ccc8270cdf3a2b32cbbca5c7feab422f907",
     "openai/whisper": "c0d2f624c09dc18e709e37c2ad90c039a4eb72a2",
     "facebookresearch/DiT": "ed81ce2229091fd4ecc9a223645f95cf379d582b",
+    "lucidrains/vector-quantize-pytorch": "0d7d1aa83334b6f2f8a40306bece75cdaa13d065",
+    "lucidrains/x-transformers": "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
+    "pytorch/opacus": "4d0ebc84613d214fbfd37fbfd1390e3747a625ce",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -101,6 +104,9 @@ LICENCES = {
     "karpathy/pytorch-made": "none stated (run from the mirror only)",
     "openai/whisper": "MIT",
     "facebookresearch/DiT": "CC BY-NC 4.0 (LICENSE.txt; run from the mirror only)",
+    "lucidrains/vector-quantize-pytorch": "MIT",
+    "lucidrains/x-transformers": "MIT",
+    "pytorch/opacus": "Apache-2.0",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these

@@ -240,6 +240,44 @@ def main():
     expect_error(lambda: funcol.all_reduce(x, "sum", [0]), "must list every rank",
                  "funcol group of some ranks", NotImplementedError)
 
+    # torch.distributed.nn: collectives that autograd differentiates. Rank r weighs its
+    # output by r + 1, so each gradient says which ranks' outputs reached which inputs.
+    import ember.distributed.nn as dnn
+    w = float(me + 1)
+
+    def leaf():
+        return ember.tensor(value(me, D.float32), requires_grad=True)
+
+    x = leaf()
+    y = dnn.all_reduce(x)
+    (y * w).sum().backward()
+    check(y.detach(), sum(everyone), "nn.all_reduce value")
+    check(x.grad, np.full((2, 3), 3, np.float32), "nn.all_reduce grad: 1 + 2")
+    x = leaf()
+    y = dnn.broadcast(x, src=1)
+    (y * w).sum().backward()
+    check(y.detach(), everyone[1], "nn.broadcast value")
+    if me == 1:
+        check(x.grad, np.full((2, 3), 3, np.float32), "nn.broadcast grad on src")
+    x = leaf()
+    y = dnn.reduce(x, dst=0)
+    (y * w).sum().backward()
+    check(y.detach(), sum(everyone) if me == 0 else everyone[me], "nn.reduce value")
+    check(x.grad, np.ones((2, 3), np.float32), "nn.reduce grad: dst's weight, broadcast")
+    x = leaf()
+    parts = dnn.all_gather(x)
+    sum(p * (k + 1) * w for k, p in enumerate(parts)).sum().backward()
+    for k in range(n):
+        check(parts[k].detach(), everyone[k], f"nn.all_gather piece {k}")
+    check(x.grad, np.full((2, 3), 3 * (me + 1), np.float32), "nn.all_gather grad")
+    x = leaf()
+    out = ember.zeros(2, 3)
+    y = dnn.reduce_scatter(out, [x * 1, x * 2])
+    (y * w).sum().backward()
+    check(y.detach(), (me + 1) * sum(everyone), "nn.reduce_scatter value")
+    check(out, (me + 1) * sum(everyone), "nn.reduce_scatter writes output")
+    check(x.grad, np.full((2, 3), 5, np.float32), "nn.reduce_scatter grad: 1*1 + 2*2")
+
     # a collective that rank 1 never joins times out on rank 0, naming it
     if me == 0:
         expect_error(lambda: dist.all_reduce(ember.ones(2), group=g2),
