@@ -22,8 +22,10 @@ computes whole rows exactly as the serial kernel does.
 `run_ranges(fn, n)` is the same for a Python callable fn(lo, hi) that calls a nogil kernel
 (NOTE [Python parts on OpenBLAS's threads]).
 Off by default until a quiet-machine A/B says otherwise: EMBER_BLAS_PARTS=1 turns it on (read
-on first use; `set_enabled` for tests and A/Bs). When the library has no such symbol, or the
-probe does not see the parts it expects, it stays off and callers run their serial kernels.
+on first use; `set_enabled` for tests and A/Bs), =0 turns it off. Users switched by name
+(`on("gelu")`) are on by default when they are in DEFAULT_ON - those a whole-step A/B on a quiet
+machine showed to win. When the library has no such symbol, or the probe does not see the parts
+it expects, it stays off and callers run their serial kernels.
 """
 from __future__ import annotations
 
@@ -38,8 +40,8 @@ from numba.core.extending import intrinsic
 
 from ._onepool import _call13
 
-__all__ = ["PART", "enabled", "set_enabled", "arguments", "threads", "run", "run_ranges",
-           "as_ptr"]
+__all__ = ["PART", "enabled", "on", "set_enabled", "arguments", "threads", "run", "run_ranges",
+           "parallel_range", "as_ptr"]
 
 # the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
 # (pointers as 64-bit integers: the same registers and stack slots)
@@ -53,6 +55,9 @@ _ALPHA_AT = _ALPHA.ctypes.data
 # None: not decided; False: off; else (blas_level1_thread, shift, get, its address)
 _state = [None]
 _forced = [None]
+# the users `on` turns on when EMBER_BLAS_PARTS is unset: only what a whole-step A/B on a quiet
+# machine showed to win (benchmarks/RESULTS.md)
+DEFAULT_ON = frozenset()
 
 
 @intrinsic
@@ -101,11 +106,15 @@ def _probe(fn, threads):
     return None
 
 
+def _setting():
+    """True (all on), False (all off) or None (DEFAULT_ON): set_enabled, else the environment."""
+    if _forced[0] is not None:
+        return _forced[0]
+    env = os.environ.get("EMBER_BLAS_PARTS", "").strip()
+    return True if env == "1" else False if env == "0" else None
+
+
 def _setup():
-    if _forced[0] is False:
-        return False
-    if _forced[0] is None and os.environ.get("EMBER_BLAS_PARTS", "").strip() != "1":
-        return False
     from ._kernel_threads import _openblas, openblas_function
     funcs = _openblas()
     if not funcs:
@@ -133,11 +142,23 @@ def _setup():
     return False if shift is None else (fn, shift, get, address)
 
 
-def enabled():
-    """Whether `run` hands parts to OpenBLAS's threads (decided on first call)."""
+def _ready():
+    """Whether `run` can hand parts to OpenBLAS's threads (probed on first call)."""
     if _state[0] is None:
         _state[0] = _setup()
     return _state[0] is not False
+
+
+def enabled():
+    """Whether the parts are on for every user (EMBER_BLAS_PARTS=1 or set_enabled(True))."""
+    return _setting() is True and _ready()
+
+
+def on(name):
+    """Whether user `name` (e.g. "gelu") runs its parts on OpenBLAS's threads: all are on when
+    `enabled`, and those in DEFAULT_ON unless EMBER_BLAS_PARTS=0 or set_enabled(False)."""
+    setting = _setting()
+    return (setting is True or (setting is None and name in DEFAULT_ON)) and _ready()
 
 
 def set_enabled(flag):
@@ -182,6 +203,13 @@ def run(address, n_rows, args_at, threads):
 # and the nogil kernel releases it again, so the parts run at once. The callable is kept in a
 # module slot while one `run_ranges` runs; a call made while another runs (a second user thread)
 # runs in one call on its own thread, as does a range of one row.
+# A callback on a thread Python did not start makes and frees a thread state on every call
+# (~20 us a hand-off); an OpenBLAS worker therefore keeps one (one extra PyGILState_Ensure the
+# first time, never released), after which a hand-off of two empty parts costs ~3.5 us (1.9 us
+# with one part; min of 7 x 50, load ~3). `parallel_range(fn, n, grain)` keeps the contract of
+# _kernel_threads.parallel_range on top of it: the range in chunks, claimed by whichever of the
+# two parts is free (a worker that starts late finds the caller has taken the rest; unlike the
+# kernel threads, the caller still waits for it to return).
 _PY_PART = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_double, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
@@ -189,7 +217,15 @@ _job = [None, None]  # the callable, the first exception a part raised
 _job_lock = threading.Lock()
 
 
+_caller = [0]  # the thread id of the running run_ranges' caller
+_kept = set()  # OpenBLAS workers that keep a thread state
+
+
 def _py_part(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    me = threading.get_ident()
+    if me != _caller[0] and me not in _kept:  # an OpenBLAS worker, first time
+        _kept.add(me)
+        ctypes.pythonapi.PyGILState_Ensure()  # its thread state stays: see the NOTE
     lo = a >> _state[0][1]
     try:
         _job[0](lo, lo + m)
@@ -213,6 +249,7 @@ def run_ranges(fn, n):
         return
     try:
         _job[0], _job[1] = fn, None
+        _caller[0] = threading.get_ident()
         _state[0][0](_MODE, n, 0, 0, _ALPHA_AT, 0, 1, 0, 1, 0, 0, _PY_PART_AT, parts)
         error = _job[1]
     finally:
@@ -220,3 +257,30 @@ def run_ranges(fn, n):
         _job_lock.release()
     if error is not None:
         raise error
+
+
+def parallel_range(fn, n, grain):
+    """_kernel_threads.parallel_range with the parts on OpenBLAS's threads (when `on` says so):
+    fn(lo, hi) over contiguous chunks of at least `grain` covering range(n), claimed by the
+    caller's part and the worker's (NOTE [Python parts on OpenBLAS's threads])."""
+    from ._kernel_threads import _CHUNKS_PER_THREAD, _Task
+    parts = min(threads(), n // max(1, grain))
+    if parts < 2:
+        if n > 0:
+            fn(0, n)
+        return
+    n_chunks = min(parts * _CHUNKS_PER_THREAD, n // max(1, grain))
+    task = _Task(fn, [n * i // n_chunks for i in range(n_chunks + 1)])
+    run_ranges(lambda lo, hi: task.work(), parts)
+    if task.errors:
+        raise task.errors[0]
+
+
+def _reset_after_fork():
+    global _job_lock
+    _job_lock = threading.Lock()
+    _job[0] = _job[1] = None
+    _kept.clear()  # the child's OpenBLAS starts new workers
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)

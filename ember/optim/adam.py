@@ -1,7 +1,7 @@
 """Adam, and the decoupled-weight-decay variant that AdamW builds on."""
 from __future__ import annotations
 
-from .. import _onepool
+from .. import _blas_parts, _onepool
 from .._kernel_threads import num_workers, parallel_range
 from . import _kernels as K
 from .optimizer import (
@@ -181,6 +181,9 @@ def _run_batches(batch):
                 K._k_adam_multi_chunks.parallel(*cols, *conv, *flags)
             elif size >= 2 * _GRAIN and num_workers() >= 2 and not _onepool.enabled():
                 parallel_range(_span(tuple(cols), conv, flags), size, _GRAIN)
+            elif size >= 2 * _GRAIN and _blas_parts.on("adam") and not _onepool.enabled():
+                # NOTE [Python parts on OpenBLAS's threads] in ember/_blas_parts.py
+                _blas_parts.parallel_range(_span(tuple(cols), conv, flags), size, _GRAIN)
             else:
                 K._k_adam_multi(*cols, *conv, *flags)
             for p, _ in part:

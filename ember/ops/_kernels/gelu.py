@@ -31,7 +31,7 @@ import math
 import numba
 import numpy as np
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._kernel_threads import parallel_range
 from .vmath import _LN2_HI_32, _LN2_LO_32, _LOG2E_32, _expm1_poly32, _pow2_32, vtanh
 
@@ -152,13 +152,15 @@ _GRAIN = 1 << 15
 
 def gelu_forward(x, approximate, out):
     """gelu of C-contiguous x into out (same shape and dtype): with the one pool on, the twin
-    kernel (parallel from its min_work; NOTE [One pool]), else on the kernel threads."""
+    kernel (parallel from its min_work; NOTE [One pool]), else on the kernel threads or, when
+    its parts are on, OpenBLAS's (NOTE [Python parts on OpenBLAS's threads])."""
     kernel = _k_gelu_tanh_fwd if approximate == "tanh" else _k_gelu_fwd
     xf, of = x.reshape(-1), out.reshape(-1)
     if _onepool.enabled():  # never two pools at once
         kernel.pick(of.size)(xf, of)
         return out
-    parallel_range(lambda lo, hi: kernel.serial(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
+    split = _blas_parts.parallel_range if _blas_parts.on("gelu") else parallel_range
+    split(lambda lo, hi: kernel.serial(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
     return out
 
 
@@ -170,6 +172,6 @@ def gelu_backward(grad, x, approximate, out):
     if _onepool.enabled():
         kernel.pick(of.size)(gf, xf, of)
         return out
-    parallel_range(lambda lo, hi: kernel.serial(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size,
-                   _GRAIN)
+    split = _blas_parts.parallel_range if _blas_parts.on("gelu") else parallel_range
+    split(lambda lo, hi: kernel.serial(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
     return out

@@ -10,7 +10,7 @@ taken of x - rowmax <= 0, so nothing overflows.
 import numba
 import numpy as np
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import parallel_range
 from .vmath import row_max, row_sum, vexp
@@ -39,7 +39,10 @@ def _row_exp(x2d):
         def rows(lo, hi):
             _k_row_exp.serial(x2d[lo:hi], shift[lo:hi], shifted_exp[lo:hi], total[lo:hi])
 
-        parallel_range(rows, n_rows, max(1, _GRAIN // max(1, n_cols)))
+        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
+        split = (_blas_parts.parallel_range if _blas_parts.on("softmax_rows")
+                 else parallel_range)
+        split(rows, n_rows, max(1, _GRAIN // max(1, n_cols)))
         return shift, shifted_exp, total
 
     def rows(lo, hi):  # NumPy releases the GIL in each pass: NOTE [Kernel threads]

@@ -13,7 +13,7 @@ import math
 import numba
 import numpy as np
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import conv_scope, parallel_range
 from . import split
@@ -343,7 +343,9 @@ def layernorm_forward(x2d, weight, bias, eps):
     def rows(lo, hi):
         _k_layernorm_fwd.serial(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
 
-    parallel_range(rows, n_rows, grain)  # NOTE [Kernel threads]
+    # NOTE [Kernel threads]; NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
+    split_rows = _blas_parts.parallel_range if _blas_parts.on("layernorm") else parallel_range
+    split_rows(rows, n_rows, grain)
     return y, mean, invstd
 
 
@@ -371,7 +373,9 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
                                     hi)
 
         # the blocks are fixed above; the kernel threads share them out (NOTE [Kernel threads])
-        parallel_range(blocks, n_blocks, max(1, _GRAIN // max(1, n_rows // n_blocks * dim)))
+        split_blocks = (_blas_parts.parallel_range if _blas_parts.on("layernorm")
+                        else parallel_range)
+        split_blocks(blocks, n_blocks, max(1, _GRAIN // max(1, n_rows // n_blocks * dim)))
     gw = gw_parts.sum(axis=0).astype(x2d.dtype)
     gb = gb_parts.sum(axis=0).astype(x2d.dtype)
     return gx, gw, gb

@@ -231,7 +231,7 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 
 def _in_parts(dt, hidden, batch):
     return (hidden > 0 and batch > 0 and dt in (np.dtype(np.float32), np.dtype(np.float64))
-            and _blas_parts.enabled())
+            and _blas_parts.on("lstm"))
 
 
 def _fwd_in_parts(w, h, c0_flat, z, proj, bias, saved, order):
