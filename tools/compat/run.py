@@ -146,7 +146,7 @@ def _script_path(prog) -> str:
     return prog.script
 
 
-def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
+def _environment(impl: str, tmp: Path, prog, seed: int, compile_models=False) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TORCH", "PYTORCH"))}
     paths = [str(HERE / "stubs")]
     if impl == "ember":
@@ -167,10 +167,13 @@ def _environment(impl: str, tmp: Path, prog, seed: int) -> dict:
         "COMPAT_SERVE_DIR": str(tmp / prog.cwd / "_compat_serve"),
     })
     env.update(prog.env)
+    if compile_models:  # shim/compat_compile.py
+        env["COMPAT_COMPILE"] = "1"
     return env
 
 
-def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int) -> dict:
+def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int,
+            compile_models=False) -> dict:
     src_dir = mirrors / prog.repo.replace("/", "+")
     with tempfile.TemporaryDirectory(prefix="compat-") as tmp_s:
         tmp = Path(tmp_s)
@@ -217,7 +220,7 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int) -> dict:
                 script = script.with_name("_compat_" + script.name)
                 script.write_text(text)
             cmd = [sys.executable, str(script)] + prog.args + prog.extra_args
-        env = _environment(impl, tmp, prog, seed)
+        env = _environment(impl, tmp, prog, seed, compile_models)
         t0 = time.perf_counter()
         try:
             for pre in prog.pre:
@@ -263,6 +266,9 @@ def main(argv=None) -> int:
                     help="seed of the generated data; also added to every seed the program "
                          "sets (stubs/compat_seedshift.py), for the spread behind a bar")
     ap.add_argument("--json", type=Path, help="append results to this JSON-lines file")
+    ap.add_argument("--compile", action="store_true",
+                    help="ember only: every outermost module call goes through ember.compile "
+                         "(shim/compat_compile.py)")
     ap.add_argument("-v", "--verbose", action="count", default=0,
                     help="print a failing program's output (-vv: every program's)")
     args = ap.parse_args(argv)
@@ -270,7 +276,8 @@ def main(argv=None) -> int:
     progs = [p for p in corpus.PROGRAMS if any(fnmatch.fnmatch(p.name, g) for g in globs)]
     passed = 0
     for prog in progs:
-        res = run_one(prog, args.mirrors, args.impl, args.seed, args.verbose)
+        res = run_one(prog, args.mirrors, args.impl, args.seed, args.verbose,
+                      args.compile and args.impl == "ember")
         passed += res["status"] == "PASS"
         metric = "-" if res["metric"] is None else f"{res['metric']:.4g}"
         print(f"{res['status']:4} {prog.name:44} {metric:>10} {res['seconds']:6.1f}s  "

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import sys
 
 
@@ -28,7 +29,11 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec):
-        return importlib.import_module("ember" + spec.name[len("torch"):])
+        module = importlib.import_module("ember" + spec.name[len("torch"):])
+        if spec.name == "torch" and os.environ.get("COMPAT_COMPILE") == "1":
+            import compat_compile  # run.py --compile
+            compat_compile.install(module)
+        return module
 
     def exec_module(self, module):
         # the ember module ran already when create_module imported it
