@@ -50,7 +50,8 @@ PACKAGE_GAPS = {
     "with mpiexec -n N",
     "torch.distributed.rpc": _DIST + "remote procedure calls and remote references (RRef)",
     "torch.distributed.autograd": _DIST + "autograd across RPC calls",
-    "torch.distributed.nn": _DIST + "RemoteModule and autograd-aware collectives (built on rpc)",
+    "torch.distributed.nn": _DIST + "RemoteModule (built on rpc) and its templates; "
+    "ember.distributed.nn has the autograd-aware collectives (all_reduce, all_gather, ...)",
     "torch.distributed.pipelining": _DIST + "pipeline parallelism (stages, schedules, "
     "microbatches)",
     "torch.distributed.tensor": _DIST + "DTensor (sharded tensors) and tensor parallelism",
