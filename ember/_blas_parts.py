@@ -19,9 +19,8 @@ number of rows, `a` its first row shifted left by an amount that depends on the 
 once by a probe part), and `c` the address of an int64 array: the shift in slot 0, the kernel's
 arguments (array addresses, sizes) after it. Results must not depend on the split: each part
 computes whole rows exactly as the serial kernel does.
-`run_kernel(kernel, n, args)` does the same for any numba kernel(*args, lo, hi) (NOTE [Kernel
-parts without the GIL]), `run_ranges(fn, n)` for a Python callable fn(lo, hi) that calls a
-nogil kernel (NOTE [Python parts on OpenBLAS's threads]).
+`run_ranges(fn, n)` is the same for a Python callable fn(lo, hi) that calls a nogil kernel
+(NOTE [Python parts on OpenBLAS's threads]).
 Off by default until a quiet-machine A/B says otherwise: EMBER_BLAS_PARTS=1 turns it on (read
 on first use; `set_enabled` for tests and A/Bs), =0 turns it off. Users switched by name
 (`on("gelu")`) are on by default when they are in DEFAULT_ON - those a whole-step A/B on a quiet
@@ -36,15 +35,13 @@ import threading
 
 import numba
 import numpy as np
-from llvmlite import ir
 from numba import types
-from numba.core import cgutils
 from numba.core.extending import intrinsic
 
 from ._onepool import _call13
 
 __all__ = ["PART", "enabled", "on", "set_enabled", "arguments", "threads", "run", "run_ranges",
-           "parallel_range", "run_kernel", "as_ptr"]
+           "parallel_range", "as_ptr"]
 
 # the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
 # (pointers as 64-bit integers: the same registers and stack slots)
@@ -213,6 +210,10 @@ def run(address, n_rows, args_at, threads):
 # _kernel_threads.parallel_range on top of it: the range in chunks, claimed by whichever of the
 # two parts is free (a worker that starts late finds the caller has taken the rest; unlike the
 # kernel threads, the caller still waits for it to return).
+# Tried and dropped (2026-11-27, helper conv): a GIL-free route for any numba kernel (an njit
+# launcher keeping the argument tuple in its stack frame, a cfunc per (kernel, argument types)
+# loading it back). Its parts ran as fast, but numba's dispatch of a tuple argument costs
+# ~40 us a call against this callback's ~15 us (min of 50, tiny kernel, load 1.3).
 _PY_PART = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_double, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64,
                             ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
@@ -287,72 +288,3 @@ def _reset_after_fork():
 
 
 os.register_at_fork(after_in_child=_reset_after_fork)
-
-
-# NOTE [Kernel parts without the GIL]
-# `run_ranges` takes the GIL on OpenBLAS's worker (ctypes), which costs a wake-up whenever the
-# caller holds it (~30-100 us a call). `run_kernel` hands over a numba kernel and its argument
-# tuple instead: a launcher (njit, one specialization per argument types) stores the tuple in its
-# own stack frame and passes that slot's address in the part's argument array; the part, a cfunc
-# compiled once per (kernel, argument types) in the process (not cached on disk: it closes over
-# the kernel), loads the tuple back (taking a reference to its arrays, which it drops on return)
-# and calls kernel(*args, lo, hi). The launcher waits for every part, so the slot outlives them.
-# No Python runs on the worker.
-@intrinsic
-def _stack_address(typingctx, value):
-    """The address of a stack slot holding `value` in the caller's frame."""
-    def codegen(context, builder, signature, args):
-        slot = cgutils.alloca_once_value(builder, args[0])
-        return builder.ptrtoint(slot, ir.IntType(64))
-    return types.int64(value), codegen
-
-
-def _loader(ty):
-    """An intrinsic loading a value of numba type `ty` from an address (with a new reference)."""
-    @intrinsic
-    def load(typingctx, addr):
-        def codegen(context, builder, signature, args):
-            ptr = builder.inttoptr(args[0], context.get_value_type(ty).as_pointer())
-            value = builder.load(ptr)
-            context.nrt.incref(builder, ty, value)
-            return value
-        return ty(addr), codegen
-    return load
-
-
-_KERNEL_PARTS = {}
-
-
-def _kernel_part(kernel, args_type):
-    key = (kernel, args_type)
-    part = _KERNEL_PARTS.get(key)
-    if part is None:
-        load = _loader(args_type)
-
-        def body(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
-            rec = numba.carray(as_ptr(c, numba.int64), (2,))
-            lo = a >> rec[0]
-            kernel(*load(rec[1]), lo, lo + m)
-        part = _KERNEL_PARTS[key] = numba.cfunc(PART, nopython=True)(body)
-    return part
-
-
-@numba.njit(nogil=True, cache=True)
-def _launch(fn, n_rows, alpha, shift, part, threads, args):
-    rec = np.empty(2, np.int64)
-    rec[0] = shift
-    rec[1] = _stack_address(args)
-    _call(fn, n_rows, alpha, rec.ctypes.data, part, threads)
-
-
-def run_kernel(kernel, n, args):
-    """kernel(*args, lo, hi) over range(n), a numba kernel, in one part per OpenBLAS thread with
-    no Python on the worker (NOTE [Kernel parts without the GIL]); `on(...)` must be True.
-    The kernel's parts must write disjoint memory and its results must not depend on the split."""
-    fn, shift, get, address = _state[0]
-    parts = min(n, get())
-    if parts < 2:
-        kernel(*args, 0, n)
-        return
-    part = _kernel_part(kernel, numba.typeof(args))
-    _launch(address, n, _ALPHA_AT, shift, part.address, parts, args)

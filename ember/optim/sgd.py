@@ -139,7 +139,6 @@ def _sgd_step(p, g, buf, *scalars):
     split.run(_sgd_range, p.size, p.size, p, g, buf, scalars, min_work=_SPLIT_ELEMENTS)
 
 
-@numba.njit(nogil=True, cache=True)  # NOTE [Kernel parts without the GIL] in _blas_parts.py
 def _sgd_range(p, g, buf, scalars, lo, hi):
     K._k_sgd_step(p[lo:hi], g[lo:hi], buf[lo:hi], *scalars)
 

@@ -17,22 +17,17 @@ pytestmark = pytest.mark.usefixtures("pool_off")
 @pytest.fixture
 def parts(monkeypatch):
     """Parts forced on under two BLAS threads, every range kernel counted as big enough; yields
-    the list of range sizes run_ranges and run_kernel split."""
+    the list of range sizes run_ranges split."""
     from threadpoolctl import threadpool_limits
     monkeypatch.setattr(split, "_MIN_WORK", 0)
     monkeypatch.setattr(split, "_PARTS_MIN_WORK", 0)
     calls = []
-    ranges, kernel = _blas_parts.run_ranges, _blas_parts.run_kernel
+    original = _blas_parts.run_ranges
 
-    def recorded_ranges(fn, n):
+    def recorded(fn, n):
         calls.append(n)
-        return ranges(fn, n)
-
-    def recorded_kernel(fn, n, args):
-        calls.append(n)
-        return kernel(fn, n, args)
-    monkeypatch.setattr(_blas_parts, "run_ranges", recorded_ranges)
-    monkeypatch.setattr(_blas_parts, "run_kernel", recorded_kernel)
+        return original(fn, n)
+    monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
     with threadpool_limits(limits=2, user_api="blas"):
         _blas_parts.set_enabled(True)
         try:
@@ -99,6 +94,17 @@ def test_sgd_parts_match_serial(parts, rng, monkeypatch, momentum, nesterov):
     np.testing.assert_array_equal(got, whole)
 
 
+def test_split_parts_are_off_by_default(monkeypatch):
+    monkeypatch.delenv("EMBER_BLAS_PARTS", raising=False)
+    _blas_parts.set_enabled(None)
+    assert not _blas_parts.on("split")
+    calls = []
+    monkeypatch.setattr(_blas_parts, "run_ranges", lambda fn, n: calls.append(n))
+    x = ember.randn(8, 64, 32, 32)  # 2^19 elements: over both thresholds
+    F.batch_norm(x, None, None, training=True)
+    assert not calls
+
+
 def test_run_ranges_covers_the_range_once(parts):
     seen = np.zeros(1001, np.int64)
 
@@ -117,18 +123,3 @@ def test_run_ranges_reraises_a_parts_exception(parts):
     done = []
     _blas_parts.run_ranges(lambda lo, hi: done.append((lo, hi)), 4)  # usable again
     assert sorted(done)[0][0] == 0 and sorted(done)[-1][1] == 4
-
-
-def test_run_kernel_covers_the_range_once(parts):
-    import numba
-
-    @numba.njit(nogil=True)
-    def count(seen, step, lo, hi):
-        for i in range(lo, hi):
-            seen[i] += step
-    seen = np.zeros(1001, np.int64)
-    _blas_parts.run_kernel(count, seen.size, (seen, 1))
-    np.testing.assert_array_equal(seen, np.ones_like(seen))
-    view = np.zeros((7, 3))[:, 1]  # a strided array and a float argument
-    _blas_parts.run_kernel(count, view.size, (view, 0.5))
-    np.testing.assert_array_equal(view, np.full(7, 0.5))

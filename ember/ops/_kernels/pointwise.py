@@ -338,20 +338,12 @@ def masked_grad(g, x, lo, hi):
     return out
 
 
-# numba kernels, so that their parts run with no Python (NOTE [Kernel parts without the GIL] in
-# _blas_parts.py); the twins' serial kernels under names numba can resolve
-_k_masked_grad_serial = _k_masked_grad.serial
-_k_clamp_serial = _k_clamp.serial
-
-
-@numba.njit(nogil=True, cache=True)
 def _masked_grad_part(g, x, lo, hi, out, start, stop):
-    _k_masked_grad_serial(g[start:stop], x[start:stop], lo, hi, out[start:stop])
+    _k_masked_grad.serial(g[start:stop], x[start:stop], lo, hi, out[start:stop])
 
 
-@numba.njit(nogil=True, cache=True)
 def _clamp_part(x, lo, hi, out, start, stop):
-    _k_clamp_serial(x[start:stop], lo, hi, out[start:stop])
+    _k_clamp.serial(x[start:stop], lo, hi, out[start:stop])
 
 
 def _fused(kernel, g, y):

@@ -22,7 +22,6 @@ import os
 
 import numba
 import numpy as np
-from numba.core.dispatcher import Dispatcher
 
 from ... import _blas_parts, _onepool
 from ... import _kernel_threads as _kt
@@ -79,8 +78,6 @@ def run(kernel, n, work, *args, min_work=None):
     if _blas_parts.on("split"):  # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
         if work < max(threshold, _PARTS_MIN_WORK):
             kernel(*args, 0, n)
-        elif isinstance(kernel, Dispatcher):  # NOTE [Kernel parts without the GIL] there
-            _blas_parts.run_kernel(kernel, n, args)
         else:
             _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
