@@ -231,7 +231,11 @@ NAME_GAPS = {
     ),
     'torch.nativert': None,
     'torch.nativert.backends': None,
-    'torch.nn.attention': None,
+    'torch.nn.attention': (
+        'WARN_FOR_UNFUSED_KERNELS', 'activate_flash_attention_impl',
+        'current_flash_attention_impl', 'list_flash_attention_impls',
+        'register_flash_attention_impl', 'restore_flash_attention_impl',
+    ),
     'torch.nn.attention.bias': None,
     'torch.nn.attention.experimental': None,
     'torch.nn.attention.flex_attention': None,
