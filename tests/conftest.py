@@ -65,3 +65,21 @@ def pool_off():
     _onepool.set_enabled(False)
     yield
     _onepool.set_enabled(None)
+
+
+@pytest.fixture
+def blas_parts_on():
+    """EMBER_BLAS_PARTS forced on under two BLAS threads, whatever an earlier test left set (the
+    parts need a worker to hand a part to); skips where numpy's BLAS is not OpenBLAS."""
+    from threadpoolctl import threadpool_limits
+
+    from ember import _blas_parts
+    with threadpool_limits(limits=2, user_api="blas"):
+        _blas_parts.set_enabled(True)
+        try:
+            if not _blas_parts.enabled():
+                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
+                            "cannot run here")
+            yield
+        finally:
+            _blas_parts.set_enabled(None)

@@ -15,10 +15,9 @@ pytestmark = pytest.mark.usefixtures("pool_off")
 
 
 @pytest.fixture
-def parts(monkeypatch):
-    """Parts forced on under two BLAS threads, every range kernel counted as big enough; yields
-    the list of range sizes run_ranges split."""
-    from threadpoolctl import threadpool_limits
+def parts(monkeypatch, blas_parts_on):
+    """Parts forced on (tests/conftest.py), every range kernel counted as big enough; yields the
+    list of range sizes run_ranges split (returned)."""
     monkeypatch.setattr(split, "_MIN_WORK", 0)
     monkeypatch.setattr(split, "_PARTS_MIN_WORK", 0)
     calls = []
@@ -28,15 +27,7 @@ def parts(monkeypatch):
         calls.append(n)
         return original(fn, n)
     monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
-    with threadpool_limits(limits=2, user_api="blas"):
-        _blas_parts.set_enabled(True)
-        try:
-            if not _blas_parts.enabled():
-                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
-                            "path cannot run here")
-            yield calls
-        finally:
-            _blas_parts.set_enabled(None)
+    return calls
 
 
 def _conv_block_step(arrays, use_parts, stride, padding):

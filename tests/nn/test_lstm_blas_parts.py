@@ -10,19 +10,8 @@ from ember.ops.nn.rnn import LSTMLayer
 
 
 @pytest.fixture
-def parts():
-    # two BLAS threads whatever an earlier test in this worker left set (the parts need a
-    # worker to hand a part to; a one-thread setting made this skip depending on test order)
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(limits=2, user_api="blas"):
-        _blas_parts.set_enabled(True)
-        try:
-            if not _blas_parts.enabled():
-                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
-                            "path cannot run here")
-            yield
-        finally:
-            _blas_parts.set_enabled(None)
+def parts(blas_parts_on):
+    """Parts forced on under two BLAS threads (tests/conftest.py)."""
 
 
 def _args(rng, steps, batch, inp, hidden, bias, dtype):
