@@ -56,8 +56,14 @@ _ALPHA_AT = _ALPHA.ctypes.data
 _state = [None]
 _forced = [None]
 # the users `on` turns on when EMBER_BLAS_PARTS is unset: only what a whole-step A/B on a quiet
-# machine showed to win (benchmarks/RESULTS.md)
-DEFAULT_ON = frozenset()
+# machine showed to win (benchmarks/RESULTS.md, seventeenth session, helper gpts): GELU, layer
+# norm, the softmax / cross-entropy rows and Adam's update together, ab.py paired off/on GPT-S
+# 1.020, 1.027, 1.034, 1.030 (load 0.9-1.9), NCF 1.051; GNMT-S even (1.018, medians 0.967).
+# The LSTM's steps ("lstm") and split.run ("split") stay off; attention's plane kernels are not
+# a user: with them in parts dK came out wrong in ~1 of 3 runs of
+# tests/nn/test_attention_causal_tiles.py (scipy's BLAS called from NumPy's OpenBLAS worker;
+# cause not found)
+DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam"})
 
 
 @intrinsic
