@@ -21,11 +21,11 @@ arguments (array addresses, sizes) after it. Results must not depend on the spli
 computes whole rows exactly as the serial kernel does.
 `run_ranges(fn, n)` is the same for a Python callable fn(lo, hi) that calls a nogil kernel
 (NOTE [Python parts on OpenBLAS's threads]).
-Off by default until a quiet-machine A/B says otherwise: EMBER_BLAS_PARTS=1 turns it on (read
-on first use; `set_enabled` for tests and A/Bs), =0 turns it off. Users switched by name
-(`on("gelu")`) are on by default when they are in DEFAULT_ON - those a whole-step A/B on a quiet
-machine showed to win. When the library has no such symbol, or the probe does not see the parts
-it expects, it stays off and callers run their serial kernels.
+Each user asks `on(name)`: EMBER_BLAS_PARTS=1 turns every user on, =0 every one off (read on
+first use; `set_enabled` forces either, for tests and A/Bs); unset, the users in DEFAULT_ON -
+those a whole-step A/B on a quiet machine showed to win - are on and the rest off.
+When the library has no such symbol, or the probe does not see the parts it expects, it stays
+off and callers run their serial kernels.
 """
 from __future__ import annotations
 
