@@ -11,22 +11,7 @@ import ember.nn.functional as F
 from ember import _blas_parts
 
 
-@pytest.fixture
-def parts():
-    # two BLAS threads whatever an earlier test left set: the parts need a worker
-    from threadpoolctl import threadpool_limits
-    with threadpool_limits(limits=2, user_api="blas"):
-        _blas_parts.set_enabled(True)
-        try:
-            if not _blas_parts.enabled():
-                pytest.skip("numpy's BLAS has no blas_level1_thread (not OpenBLAS): the parts "
-                            "cannot run here")
-            yield
-        finally:
-            _blas_parts.set_enabled(None)
-
-
-def test_parallel_range_covers_the_range_once_on_two_threads(parts):
+def test_parallel_range_covers_the_range_once_on_two_threads(blas_parts_on):
     seen = []
     lock = threading.Lock()
 
@@ -42,7 +27,7 @@ def test_parallel_range_covers_the_range_once_on_two_threads(parts):
         assert len(seen) >= 2
 
 
-def test_parallel_range_small_or_nested_runs_serially(parts):
+def test_parallel_range_small_or_nested_runs_serially(blas_parts_on):
     calls = []
     _blas_parts.parallel_range(lambda lo, hi: calls.append((lo, hi)), 9, 5)  # below 2 grains
     assert calls == [(0, 9)]
@@ -59,7 +44,7 @@ def test_parallel_range_small_or_nested_runs_serially(parts):
     _blas_parts.parallel_range(lambda lo, hi: None, 0, 1)  # nothing to do
 
 
-def test_parallel_range_reraises_a_part_error(parts):
+def test_parallel_range_reraises_a_part_error(blas_parts_on):
     def part(lo, hi):
         if lo == 0:
             raise ValueError("part 0 failed")
@@ -98,7 +83,7 @@ def _assert_same(a, b):
 @pytest.mark.parametrize("approximate, dtype", [("none", np.float32), ("tanh", np.float32),
                                                 ("tanh", np.float64)])
 @pytest.mark.parametrize("shape", [(3 * 2**15 + 7,), (130, 1031)])
-def test_gelu_parts_match_serial(parts, rng, approximate, dtype, shape):
+def test_gelu_parts_match_serial(blas_parts_on, rng, approximate, dtype, shape):
     x = (rng.standard_normal(shape) * 3).astype(dtype)
     g = rng.standard_normal(shape).astype(dtype)
 
@@ -111,7 +96,7 @@ def test_gelu_parts_match_serial(parts, rng, approximate, dtype, shape):
     _assert_same(*_both(run))
 
 
-def test_gelu_parts_non_contiguous_input(parts, rng):
+def test_gelu_parts_non_contiguous_input(blas_parts_on, rng):
     x = rng.standard_normal((1031, 260)).astype(np.float32)
 
     def run():
@@ -124,7 +109,7 @@ def test_gelu_parts_non_contiguous_input(parts, rng):
 
 
 @pytest.mark.parametrize("rows, dim", [(1001, 33), (1024, 256), (515, 129)])
-def test_layer_norm_parts_match_serial(parts, rng, rows, dim):
+def test_layer_norm_parts_match_serial(blas_parts_on, rng, rows, dim):
     x = (rng.standard_normal((rows, dim)) * 2 + 1).astype(np.float32)
     w = rng.standard_normal(dim).astype(np.float32)
     b = rng.standard_normal(dim).astype(np.float32)
@@ -139,7 +124,7 @@ def test_layer_norm_parts_match_serial(parts, rng, rows, dim):
     _assert_same(*_both(run))
 
 
-def test_layer_norm_parts_non_contiguous_and_float64(parts, rng):
+def test_layer_norm_parts_non_contiguous_and_float64(blas_parts_on, rng):
     x = rng.standard_normal((3, 64, 700)).astype(np.float64)
 
     def run():
@@ -152,7 +137,7 @@ def test_layer_norm_parts_non_contiguous_and_float64(parts, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_cross_entropy_and_softmax_parts_match_serial(parts, rng, dtype):
+def test_cross_entropy_and_softmax_parts_match_serial(blas_parts_on, rng, dtype):
     logits = (rng.standard_normal((1031, 129)) * 4).astype(dtype)
     target = rng.integers(0, 129, 1031)
 
@@ -167,7 +152,7 @@ def test_cross_entropy_and_softmax_parts_match_serial(parts, rng, dtype):
 
 
 @pytest.mark.parametrize("opt_name", ["Adam", "AdamW"])
-def test_adam_parts_match_serial(parts, rng, opt_name):
+def test_adam_parts_match_serial(blas_parts_on, rng, opt_name):
     shapes = [(300, 257), (70001,), (5,), (129, 3)]
     values = [rng.standard_normal(s).astype(np.float32) for s in shapes]
     grads = [[rng.standard_normal(s).astype(np.float32) for s in shapes] for _ in range(3)]
