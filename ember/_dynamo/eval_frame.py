@@ -275,6 +275,9 @@ class CompiledFunction:
         for j, v in enumerate(flat):
             dims = [d for i, d, _ in dyn if i == j + 2]
             if isinstance(v, _tensor.Tensor) and dims:
+                if any(v._data.shape[d] not in big for d in dims):
+                    # the call changed its arguments (a KV cache dict it extends): no template
+                    return None
                 v = seen.setdefault(id(v), resized(v, big, dims))
             new.append(v)
         args2, kwargs2 = unflatten(spec, iter(new))

@@ -11,10 +11,12 @@ cells, the globals its code and the code nested in it load, the same for the use
 functions found that way and for the methods of the program's module classes, a bound method's
 object -- and from the call's non-tensor arguments,
 through modules, lists, tuples, dicts and plain objects, it takes every scalar (bool, int,
-float, str, None, complex, dtype) by value, every container's length, and every outside tensor
-the graph reads by identity. When one of them changes the guard fails and the call is captured
-again, so ``model.temperature = 0.5``, a replaced ``model.head`` or parameter, or a rebound
-global tensor take effect at the next call, as in eager. A key whose guard keeps failing (a
+float, str, None, complex, dtype) by value, every container's length, every outside tensor
+the graph reads by identity, and the program's methods and function attributes by identity (a
+GraphModule's ``recompile()`` or a patched ``Model.forward`` changes the code a call runs).
+When one of them changes the guard fails and the call is captured again, so
+``model.temperature = 0.5``, a replaced ``model.head`` or parameter, or a rebound global
+tensor take effect at the next call, as in eager. A key whose guard keeps failing (a
 counter the function reads) runs eagerly after cache_size_limit captures, as torch falls back
 past its recompile limit.
 
@@ -152,6 +154,10 @@ def walk(roots, tensors=()):
             if id(obj) in want:
                 leaves[ri, path] = ("is", obj)
             continue
+        if isinstance(obj, types.FunctionType) and path and path[-1][0] in ("type", "__dict__"):
+            # a method or a function attribute: replaced (GraphModule.recompile() sets a new
+            # forward), the call runs other code
+            leaves[ri, path] = ("is", obj)
         if isinstance(obj, (list, tuple, dict)):
             if path:
                 leaves[ri, path] = ("len", len(obj))

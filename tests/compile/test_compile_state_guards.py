@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 import ember
+import ember.nn.functional as F
+from ember import nn
 from ember._dynamo.exc import Unsupported
+from ember.testing import assert_close
 
 SCALE = 2.0
 OFFSET = ember.ones(3)
@@ -252,3 +255,50 @@ def test_a_global_named_like_an_attribute_the_call_reads_is_not_guarded():
     for step in range(12):  # noqa: B007 - the global changes under the compiled function
         f(ember.ones(2, 3))
     assert f.stats["captures"] == 1 and f.stats["hits"] == 11
+
+
+def test_a_replaced_forward_and_a_recompiled_graph_module_run_the_new_code():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.lin(x)
+
+    net = Net()
+    c = ember.compile(net)
+    x = ember.randn(2, 3)
+    c(x)
+    Net.forward = lambda self, x: self.lin(x).relu() * 2
+    assert_close(c(x), net.lin(x).relu() * 2)
+
+    # an fx graph rewritten and recompiled after its first compiled call (pytorch/examples'
+    # fx/wrap_output_dynamically.py)
+    gm = ember.fx.symbolic_trace(nn.Sequential(nn.Linear(3, 3)))
+    cg = ember.compile(gm)
+    before = cg(x)
+    out = next(n for n in gm.graph.nodes if n.op == "output")
+    with gm.graph.inserting_before(out):
+        act = gm.graph.call_function(F.leaky_relu, (out.args[0],))
+    out.args = (act,)
+    gm.recompile()
+    assert_close(cg(x), F.leaky_relu(before))
+
+
+def test_a_call_that_extends_a_cache_dict_argument_at_growing_sizes():
+    # whisper's decoder: forward hooks extend kv_cache[module] by one position each call;
+    # the size template was looked for on the arguments after the call had changed them
+    lin = nn.Linear(4, 4)
+
+    def step(x, cache):
+        k = lin(x)
+        cache["k"] = ember.cat([cache["k"], k], 1) if "k" in cache else k
+        return (x @ cache["k"].transpose(1, 2)).softmax(-1) @ cache["k"]
+
+    c = ember.compile(step)
+    got, want = {}, {}
+    for i in range(5):
+        x = ember.randn(3, 1, 4)
+        assert_close(c(x, got), step(x, want))
+        assert got["k"].shape == (3, i + 1, 4)

@@ -23,8 +23,9 @@ def install(ember):
     counts = {}
 
     def call(self, *args, **kwargs):
-        if getattr(state, "inside", False):
-            return plain_call(self, *args, **kwargs)
+        if getattr(state, "inside", False) or any(
+                isinstance(a, ember.fx.Proxy) for a in (*args, *kwargs.values())):
+            return plain_call(self, *args, **kwargs)  # (fx's tracer records module calls)
         fn = compiled.get(self)
         if fn is None:
             fn = compiled[self] = ember.compile(self)
