@@ -65,7 +65,6 @@ COMMITS = {
     "facebookresearch/DiT": "ed81ce2229091fd4ecc9a223645f95cf379d582b",
     "lucidrains/vector-quantize-pytorch": "0d7d1aa83334b6f2f8a40306bece75cdaa13d065",
     "lucidrains/x-transformers": "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
-    "pytorch/opacus": "4d0ebc84613d214fbfd37fbfd1390e3747a625ce",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -106,7 +105,6 @@ LICENCES = {
     "facebookresearch/DiT": "CC BY-NC 4.0 (LICENSE.txt; run from the mirror only)",
     "lucidrains/vector-quantize-pytorch": "MIT",
     "lucidrains/x-transformers": "MIT",
-    "pytorch/opacus": "Apache-2.0",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -2075,6 +2073,51 @@ add(name="dit/train_sample", repo="facebookresearch/DiT", script="models.py",
     metric=r"compat-accuracy ([0-9.]+)",
     bar=(">=", 0.75))  # torch 1.0 (seeds 0-2); 0.25 by chance
 
+
+
+# ------------------------------------------------------ lucidrains/vector-quantize-pytorch
+# the package's own tests (pytest files; test_readme.py runs each README example) and three of
+# its example autoencoders on FashionMNIST (stubs/torchvision) cut by their fire flags. Needs
+# einx (pip-installed into the venv). test_fvq imports x_transformers (another repository):
+# deselected. Exercises torch.distributed.nn (imported at module level), einx/einops
+# rearranges, EMA codebooks with in-place updates under no_grad, cdist, rotation trick,
+# lookup-free and finite scalar quantization, autocast in bfloat16
+_VQ = "lucidrains/vector-quantize-pytorch"
+# test_lfq's bruteforce test checks a sample mean against a 95% interval (fails one run in
+# ~20 under torch too): deselected with -k. Bars: every remaining test passes (torch 2.13)
+_VQ_ARGS = {"readme": ["--deselect", "tests/test_readme.py::test_fvq"],
+            "lfq": ["-k", "not bruteforce"]}
+for _t, _n in (("readme", 68), ("lfq", 6), ("fsp", 15), ("latent_quantization", 12),
+               ("beam", 3)):
+    add(name=f"vq/test_{_t}", repo=_VQ, kind="pytest", script=f"tests/test_{_t}.py",
+        copy=[f"tests/test_{_t}.py", "vector_quantize_pytorch"], cwd=".", pythonpath=["."],
+        args=_VQ_ARGS.get(_t, []),
+        covers="the package's own tests: VectorQuantize, ResidualVQ, GroupedResidualVQ, "
+               "RandomProjectionQuantizer, FSQ, LFQ, LatentQuantize, SimVQ, FSP, beam search",
+        metric=r"([0-9]+) passed", bar=(">=", _n), timeout=400)
+for _ex in ("autoencoder", "autoencoder_fsq", "autoencoder_lfq"):
+    add(name=f"vq/{_ex}", repo=_VQ, script=f"examples/{_ex}.py",
+        copy=[f"examples/{_ex}.py", "vector_quantize_pytorch"], cwd=".", pythonpath=["."],
+        args=["--train_iter=150", "--batch_size=64"],
+        covers="conv autoencoder with a quantizer bottleneck trained with AdamW (fire flags, "
+               "tqdm progress)",
+        metric=r"rec loss: ([0-9.]+)", bar=("<=", 0.6))
+
+
+# ------------------------------------------------------------- lucidrains/x-transformers
+# train_copy.py (encoder-decoder XTransformer learning to copy its input, then generating)
+# cut to 101 steps (one generation at step 100; 301 steps took over 150 CPU s under torch).
+# Needs einx, loguru and torch-einops-utils (pip-installed into the venv). Exercises
+# torch.utils._pytree, torch.nn.attention.sdpa_kernel around SDPA, the AutoregressiveWrapper's
+# sampling. The package's tests/test_x_transformers.py (82 tests) takes ~10 CPU minutes: left
+# out; its first 25 pass under ember.
+_XT = "lucidrains/x-transformers"
+add(name="xt/train_copy", repo=_XT, script="train_copy.py",
+    copy=["train_copy.py", "x_transformers"], cwd=".", pythonpath=["."],
+    subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 101  # compat: was int(1e5)")],
+    covers="XTransformer encoder-decoder (cog-signed attention, tied embeddings), Adam, "
+           "generate with an encoder mask",
+    metric=r"^100: ([0-9.]+)", bar=("<=", 3.0))
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {

@@ -5,6 +5,8 @@ Programs fix their seeds (`torch.manual_seed(123)`); with COMPAT_SEED=k (k != 0)
 pass to `torch.manual_seed`, `torch.random.manual_seed`, `torch.cuda.manual_seed(_all)`,
 `random.seed` and `numpy.random.seed` becomes seed + k. Programs that never seed would draw
 torch's fixed start-up stream every run: the default generator is seeded with 7919 * k at import.
+NumPy's global generator is seeded the same way (7919 * k) at import; unseeded, it drew new
+numbers every run (TCN's copy-memory data comes from np.random.randint and never seeds it).
 Installed by the sitecustomize of stubs/ (torch runs) and of shim/ (ember runs).
 """
 from __future__ import annotations
@@ -36,6 +38,7 @@ def _patch_torch(mod, shift):
 
 
 def _patch_numpy(mod, shift):
+    mod.random.seed(7919 * shift)
     mod.random.seed = _shifted(mod.random.seed, shift)
 
 
