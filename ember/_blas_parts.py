@@ -59,11 +59,14 @@ _forced = [None]
 # machine showed to win (benchmarks/RESULTS.md, seventeenth session, helper gpts): GELU, layer
 # norm, the softmax / cross-entropy rows and Adam's update together, ab.py paired off/on GPT-S
 # 1.020, 1.027, 1.034, 1.030 (load 0.9-1.9), NCF 1.051; GNMT-S even (1.018, medians 0.967).
-# The LSTM's steps ("lstm") and split.run ("split") stay off; attention's plane kernels are not
+# split.run's range kernels ("split": Winograd's transforms, batch norm, pooling, gathered
+# im2col, ReLU, SGD; helper conv) ab.py paired off/on at load 1.3-1.8: VGG-19 1.091 (1.082 at
+# 06:30), AlexNet 1.085, MobileNetV2 1.019, ResNet-50 0.959 and 1.012 (0.967, 1.036 earlier:
+# even). The LSTM's steps ("lstm") stay off; attention's plane kernels are not
 # a user: with them in parts dK came out wrong in ~1 of 3 runs of
 # tests/nn/test_attention_causal_tiles.py (scipy's BLAS called from NumPy's OpenBLAS worker;
 # cause not found)
-DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam"})
+DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split"})
 
 
 @intrinsic

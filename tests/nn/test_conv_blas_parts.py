@@ -85,15 +85,30 @@ def test_sgd_parts_match_serial(parts, rng, monkeypatch, momentum, nesterov):
     np.testing.assert_array_equal(got, whole)
 
 
-def test_split_parts_are_off_by_default(monkeypatch):
-    monkeypatch.delenv("EMBER_BLAS_PARTS", raising=False)
+def test_split_parts_default_on_and_switched_off_by_the_environment(monkeypatch):
+    calls = []
+    original = _blas_parts.run_ranges
+
+    def recorded(fn, n):
+        calls.append(n)
+        return original(fn, n)
+    monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
+    x = ember.randn(8, 64, 32, 32)  # 2^19 elements: over both thresholds
+    monkeypatch.setenv("EMBER_BLAS_PARTS", "0")
     _blas_parts.set_enabled(None)
     assert not _blas_parts.on("split")
-    calls = []
-    monkeypatch.setattr(_blas_parts, "run_ranges", lambda fn, n: calls.append(n))
-    x = ember.randn(8, 64, 32, 32)  # 2^19 elements: over both thresholds
     F.batch_norm(x, None, None, training=True)
     assert not calls
+    monkeypatch.delenv("EMBER_BLAS_PARTS")
+    _blas_parts.set_enabled(None)
+    try:
+        if not _blas_parts.on("split"):
+            assert not _blas_parts._ready()  # off only where the parts cannot run
+            return
+        F.batch_norm(x, None, None, training=True)
+        assert calls == [64]
+    finally:
+        _blas_parts.set_enabled(None)
 
 
 def test_run_ranges_covers_the_range_once(parts):

@@ -31,7 +31,10 @@ from ..._kernel_threads import parallel_range as _parallel_range
 # so that the hand-off (waking a worker, ~20-50 us) stays a small part of what it saves.
 _MIN_WORK = 1 << 18
 # Fewest elements of work for the parts on OpenBLAS's threads (NOTE [Python parts on OpenBLAS's
-# threads] in ember/_blas_parts.py): a hand-off there costs ~30-100 us (ctypes and the GIL).
+# threads] in ember/_blas_parts.py; on by default, "split" in its DEFAULT_ON). Below ~2 MB of
+# float32 a kernel's data is still in the caller's cache, and batch norm ran slower in two parts
+# (ResNet-50's, 2^18-2^19 elements; 2^17 gave ResNet-50 steps paired 0.955); from here
+# Winograd's transforms, SGD's big updates and VGG-19's activations gain.
 _PARTS_MIN_WORK = 1 << 19
 
 
@@ -75,11 +78,9 @@ def run(kernel, n, work, *args, min_work=None):
     if n < 2 or work < threshold:
         kernel(*args, 0, n)
         return
-    if _blas_parts.on("split"):  # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
-        if work < max(threshold, _PARTS_MIN_WORK):
-            kernel(*args, 0, n)
-        else:
-            _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
+    if work >= _PARTS_MIN_WORK and _blas_parts.on("split"):
+        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
+        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
     # parts of at least half the threshold's work (work / n per index of the range)
     grain = max(1, -(-n * (threshold // 2) // max(1, work)))
