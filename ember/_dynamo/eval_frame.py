@@ -336,9 +336,9 @@ class CompiledFunction:
         counters["frames"] += 1
         from .guards import describe, make_state_guard, split_changed, walk
         roots, where = self._roots(args, kwargs)
-        before = walk(roots)
+        before = walk(roots, every_tensor=True)
         result, cap = self._record(args, kwargs)
-        leaves, moved = split_changed(before, walk(roots, cap.ext))
+        leaves, moved = split_changed(before, walk(roots, every_tensor=True), cap.ext)
         if moved and not cap.breaks and not cap.splits:
             # a replay runs no Python: it would not repeat the call's own change of state
             why = (f"the call changes Python state ({describe(where, moved[0])}); a replay "

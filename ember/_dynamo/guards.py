@@ -20,8 +20,9 @@ tensor take effect at the next call, as in eager. A key whose guard keeps failin
 counter the function reads) runs eagerly after cache_size_limit captures, as torch falls back
 past its recompile limit.
 
-The same walk made before and after the capture run shows what the call itself changed (a
-``self.calls += 1``, ``history.append(x)``): a replay runs no Python, so it would not repeat
+The same walk made before and after the capture run (taking every tensor by identity there)
+shows what the call itself changed (a ``self.calls += 1``, ``history.append(x)``, a tensor
+stored as ``self.last_loss = loss``): a replay runs no Python, so it would not repeat
 that, and a whole graph with such a change is a graph break ("the call changes Python state
 at ..."); in a call that splits at a graph break (NOTE [Graph breaks that split]) Python runs
 again at every call, so those leaves are only left out of the guard.
@@ -135,9 +136,9 @@ def _access(var, step):
     return f"{var}.{how}[{name!r}]"  # a module's table or an object's __dict__
 
 
-def walk(roots, tensors=()):
+def walk(roots, tensors=(), every_tensor=False):
     """{(root index, steps): (test, value)}: "==" for a scalar, "len" for a container, "is"
-    for a tensor of ``tensors`` (at the first path found)."""
+    for a tensor of ``tensors`` (every tensor with ``every_tensor``; at the first path found)."""
     want = {id(t) for t in tensors}
     leaves, seen = {}, set()
     queue = deque((i, r, ()) for i, r in enumerate(roots))
@@ -151,7 +152,7 @@ def walk(roots, tensors=()):
             continue
         seen.add(id(obj))
         if isinstance(obj, _tensor.Tensor):
-            if id(obj) in want:
+            if every_tensor or id(obj) in want:
                 leaves[ri, path] = ("is", obj)
             continue
         if isinstance(obj, types.FunctionType) and path and path[-1][0] in ("type", "__dict__"):
@@ -174,12 +175,16 @@ def _same(a, b):
     return a[1] is b[1] if a[0] == "is" else (type(a[1]) is type(b[1]) and a[1] == b[1])
 
 
-def split_changed(before, after):
+def split_changed(before, after, tensors):
     """(leaves of ``after`` to guard, paths the call changed): a leaf that differs from before
-    the call or is new, and everything under a container whose length changed."""
-    moved = [k for k, v in after.items() if v[0] != "is" and (k not in before or
-                                                             not _same(before[k], v))]
+    the call or is new, and everything under a container whose length changed. Both walks
+    took every tensor; a tensor stored where another was (``self.last_loss = loss``) is a
+    change, and only the tensors of ``tensors`` (those the graph reads) are guarded."""
+    moved = [k for k, v in after.items() if k not in before or not _same(before[k], v)]
     moved += [k for k, v in before.items() if k not in after]
+    want = {id(t) for t in tensors}
+    after = {k: v for k, v in after.items() if v[0] != "is" or id(v[1]) in want or
+             not isinstance(v[1], _tensor.Tensor)}
     under = [k for k in moved if after.get(k, before.get(k))[0] == "len"]
     kept = {k: v for k, v in after.items() if k not in moved and not any(
         k[0] == ri and k[1][:len(p)] == p for ri, p in under)}

@@ -302,3 +302,29 @@ def test_a_call_that_extends_a_cache_dict_argument_at_growing_sizes():
         x = ember.randn(3, 1, 4)
         assert_close(c(x, got), step(x, want))
         assert got["k"].shape == (3, i + 1, 4)
+
+
+def test_a_tensor_the_call_stores_on_the_module_is_stored_at_every_call():
+    # llama2.c's Transformer keeps its loss as self.last_loss and train.py reads it from there;
+    # a replay ran no Python, so last_loss stayed the first call's (a second backward raised)
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 3)
+            self.last_loss = None
+
+        def forward(self, x, y):
+            out = self.lin(x)
+            self.last_loss = F.cross_entropy(out, y)
+            return out
+
+    net = Net()
+    net(ember.randn(5, 4), ember.randint(0, 3, (5,)))  # (an evaluation before: a tensor there)
+    c = ember.compile(net)
+    for seed in range(3):
+        ember.manual_seed(seed)
+        x, y = ember.randn(5, 4), ember.randint(0, 3, (5,))
+        c(x, y)
+        loss = net.last_loss
+        assert_close(loss, F.cross_entropy(net.lin(x), y))
+        loss.backward()
