@@ -1808,7 +1808,9 @@ add(name="tcn/copy_memory", repo=_TCN, script="TCN/copy_memory/copymem_test.py",
     covers="TCN on the copy-memory task: weight_norm, RMSprop, clip_grad_norm_ before backward, "
            "CrossEntropyLoss over (N*T, 10), .data.max(1, keepdim=True), eq/view_as/cpu().sum()",
     metric=r"Test set: Average loss: ([0-9.]+)",
-    bar=("<=", 0.3))  # torch 0.082-0.185 (seeds 0-2); ~0.35 remembering nothing
+    # torch 0.12-0.29 (seeds 0-2, NumPy seeded by compat_seedshift since session 17; before,
+    # the data was drawn afresh each run); ~0.35 remembering nothing
+    bar=("<=", 0.3))
 add(name="tcn/pmnist", repo=_TCN, script="TCN/mnist_pixel/pmnist_test.py", copy=["TCN"],
     args=["--cuda", "--permute", "--epochs", "2", "--levels", "6", "--nhid", "16",
           "--lr", "1e-2", "--log-interval", "5"],
@@ -2117,7 +2119,8 @@ add(name="xt/train_copy", repo=_XT, script="train_copy.py",
     subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 101  # compat: was int(1e5)")],
     covers="XTransformer encoder-decoder (cog-signed attention, tied embeddings), Adam, "
            "generate with an encoder mask",
-    metric=r"^100: ([0-9.]+)", bar=("<=", 3.0))
+    metric=r"^100: ([0-9.]+)", timeout=300,   # ember ~130 CPU s at load 8
+    bar=("<=", 2.7))  # torch 2.51-2.53 (seeds 0-2), ember 2.51; ln(18) = 2.89 guessing
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
@@ -2309,7 +2312,7 @@ SPREAD: dict = {
     'mlp-mixer/permutator': {0: 1, 1: 1, 2: 1},
     'transformer/train': {0: 2.178, 1: 2.078, 2: 1.732},
     'tcn/adding_problem': {0: 0.005743, 1: 0.007139, 2: 0.0058},
-    'tcn/copy_memory': {0: 0.08204, 1: 0.1436, 2: 0.185},
+    'tcn/copy_memory': {0: 0.185, 1: 0.2929, 2: 0.1233},
     'tcn/pmnist': {0: 8, 1: 14, 2: 12},
     'made/run': {0: 240.4, 1: 241.5, 2: 248.9},
     'made/made': {0: 450, 1: 450, 2: 450},
@@ -2317,6 +2320,10 @@ SPREAD: dict = {
     'whisper/kv_cache_beam': {0: 1.526e-05, 1: 1.526e-05, 2: 1.907e-05},
     'whisper/transcribe': {0: 2, 1: 3, 2: 2},
     'dit/train_sample': {0: 1, 1: 1, 2: 1},
+    'vq/autoencoder': {0: 0.493, 1: 0.491, 2: 0.489},
+    'vq/autoencoder_fsq': {0: 0.49, 1: 0.489, 2: 0.492},
+    'vq/autoencoder_lfq': {0: 0.49, 1: 0.486, 2: 0.488},
+    'xt/train_copy': {0: 2.512, 1: 2.528, 2: 2.531},
 }
 
 

@@ -27,13 +27,18 @@ def _fresh(t):
     return t.clone(memory_format=contiguous_format)
 
 
+def _on_copy(collective, tensor, **kwargs):
+    """Run an in-place collective on a copy of ``tensor``; return the copy."""
+    out = _fresh(tensor)
+    collective(out, **kwargs)
+    return out
+
+
 class _AllReduce(Function):
     @staticmethod
     def forward(ctx, op, group, tensor):
         ctx.op, ctx.group = op, group
-        out = _fresh(tensor)
-        C.all_reduce(out, op=op, group=group)
-        return out
+        return _on_copy(C.all_reduce, tensor, op=op, group=group)
 
     @staticmethod
     def backward(ctx, grad):
@@ -44,9 +49,7 @@ class _Broadcast(Function):
     @staticmethod
     def forward(ctx, src, group, tensor):
         ctx.src, ctx.group = src, group
-        out = _fresh(tensor)
-        C.broadcast(out, src=src, group=group)
-        return out
+        return _on_copy(C.broadcast, tensor, src=src, group=group)
 
     @staticmethod
     def backward(ctx, grad):
@@ -57,9 +60,7 @@ class _Reduce(Function):
     @staticmethod
     def forward(ctx, dst, op, group, tensor):
         ctx.dst, ctx.group = dst, group
-        out = _fresh(tensor)
-        C.reduce(out, dst=dst, op=op, group=group)
-        return out
+        return _on_copy(C.reduce, tensor, dst=dst, op=op, group=group)
 
     @staticmethod
     def backward(ctx, grad):
