@@ -182,10 +182,10 @@ def split_changed(before, after, tensors):
     change, and only the tensors of ``tensors`` (those the graph reads) are guarded."""
     moved = [k for k, v in after.items() if k not in before or not _same(before[k], v)]
     moved += [k for k, v in before.items() if k not in after]
+    under = [k for k in moved if after.get(k, before.get(k))[0] == "len"]
     want = {id(t) for t in tensors}
     after = {k: v for k, v in after.items() if v[0] != "is" or id(v[1]) in want or
              not isinstance(v[1], _tensor.Tensor)}
-    under = [k for k in moved if after.get(k, before.get(k))[0] == "len"]
     kept = {k: v for k, v in after.items() if k not in moved and not any(
         k[0] == ri and k[1][:len(p)] == p for ri, p in under)}
     return kept, moved

@@ -328,3 +328,21 @@ def test_a_tensor_the_call_stores_on_the_module_is_stored_at_every_call():
         loss = net.last_loss
         assert_close(loss, F.cross_entropy(net.lin(x), y))
         loss.backward()
+
+
+def test_a_forward_hook_that_records_outputs_into_a_new_dict_entry():
+    # vit-pytorch's Recorder / Extractor: hooks keep each layer's output in Python containers
+    net = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+    seen = {}
+
+    def keep(module, args, output):
+        seen[len(seen)] = output
+
+    net[1].register_forward_hook(keep)
+    c = ember.compile(net)
+    for seed in range(3):
+        ember.manual_seed(seed)
+        x = ember.randn(3, 4)
+        out = c(x)
+        assert_close(seen[len(seen) - 1], net[1](net[0](x)))
+        assert_close(out, net(x))
