@@ -93,7 +93,7 @@ def test_split_parts_default_on_and_switched_off_by_the_environment(monkeypatch)
         calls.append(n)
         return original(fn, n)
     monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
-    x = ember.randn(8, 64, 32, 32)  # 2^19 elements: over both thresholds
+    x = ember.randn(8, 128, 32, 32)  # 2^20 elements: over both thresholds
     monkeypatch.setenv("EMBER_BLAS_PARTS", "0")
     _blas_parts.set_enabled(None)
     assert not _blas_parts.on("split")
@@ -106,7 +106,7 @@ def test_split_parts_default_on_and_switched_off_by_the_environment(monkeypatch)
             assert not _blas_parts._ready()  # off only where the parts cannot run
             return
         F.batch_norm(x, None, None, training=True)
-        assert calls == [64]
+        assert calls == [128]
     finally:
         _blas_parts.set_enabled(None)
 

@@ -33,9 +33,10 @@ _MIN_WORK = 1 << 18
 # Fewest elements of work for the parts on OpenBLAS's threads (NOTE [Python parts on OpenBLAS's
 # threads] in ember/_blas_parts.py; on by default, "split" in its DEFAULT_ON). Below ~2 MB of
 # float32 a kernel's data is still in the caller's cache, and batch norm ran slower in two parts
-# (ResNet-50's, 2^18-2^19 elements; 2^17 gave ResNet-50 steps paired 0.955); from here
-# Winograd's transforms, SGD's big updates and VGG-19's activations gain.
-_PARTS_MIN_WORK = 1 << 19
+# (ResNet-50's, 2^18-2^19 elements; 2^17 gave ResNet-50 steps paired 0.955); 2^20 against
+# 2^19 (ab.py, a disturbed slot at load 2-3): ResNet-50 paired 1.172 and 0.996 (medians 1.126,
+# 1.121), VGG-19 1.065.
+_PARTS_MIN_WORK = 1 << 20
 
 
 # NOTE [Ranges on the one pool]
