@@ -20,6 +20,11 @@ def parts(monkeypatch, blas_parts_on):
     list of range sizes run_ranges split (returned)."""
     monkeypatch.setattr(split, "_MIN_WORK", 0)
     monkeypatch.setattr(split, "_PARTS_MIN_WORK", 0)
+    return _record_ranges(monkeypatch)
+
+
+def _record_ranges(monkeypatch):
+    """run_ranges wrapped to note each range size it splits; returns that list."""
     calls = []
     original = _blas_parts.run_ranges
 
@@ -86,13 +91,7 @@ def test_sgd_parts_match_serial(parts, rng, monkeypatch, momentum, nesterov):
 
 
 def test_split_parts_default_on_and_switched_off_by_the_environment(monkeypatch):
-    calls = []
-    original = _blas_parts.run_ranges
-
-    def recorded(fn, n):
-        calls.append(n)
-        return original(fn, n)
-    monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
+    calls = _record_ranges(monkeypatch)
     x = ember.randn(8, 128, 32, 32)  # 2^20 elements: over both thresholds
     monkeypatch.setenv("EMBER_BLAS_PARTS", "0")
     _blas_parts.set_enabled(None)

@@ -20,7 +20,7 @@ def install(ember):
     plain_call = Module.__call__
     state = threading.local()
     compiled = weakref.WeakKeyDictionary()
-    counts = {}
+    counts = weakref.WeakKeyDictionary()  # module -> outermost calls
 
     def call(self, *args, **kwargs):
         if getattr(state, "inside", False) or any(
@@ -34,8 +34,7 @@ def install(ember):
             out = fn(*args, **kwargs)
         finally:
             state.inside = False
-        name = type(self).__name__
-        counts[name] = counts.get(name, 0) + 1
+        counts[self] = counts.get(self, 0) + 1
         return out
 
     Module.__call__ = call
@@ -46,6 +45,6 @@ def install(ember):
             with open(report, "a") as fh:
                 for m, fn in list(compiled.items()):
                     breaks = getattr(fn, "last_breaks", None) or []
-                    fh.write(f"{type(m).__name__}\tcalls={counts.get(type(m).__name__, 0)}\t"
+                    fh.write(f"{type(m).__name__}\tcalls={counts.get(m, 0)}\t"
                              f"breaks={[b[0][:120] for b in breaks]}\n")
         atexit.register(write)
