@@ -11,6 +11,7 @@ from .backends import list_backends as list_backends
 from .backends import register_backend as register_backend
 from .eval_frame import is_compiling as is_compiling
 from .explain import allow_in_graph as allow_in_graph
+from .explain import assume_constant_result as assume_constant_result
 from .explain import disable as disable
 from .explain import explain as explain
 from .explain import mark_dynamic as mark_dynamic
@@ -19,4 +20,5 @@ from .explain import optimize as optimize
 from .explain import reset as reset
 
 __all__ = ["config", "exc", "explain", "reset", "disable", "optimize", "is_compiling",
-           "list_backends", "register_backend", "mark_dynamic", "mark_static", "allow_in_graph"]
+           "list_backends", "register_backend", "mark_dynamic", "mark_static", "allow_in_graph",
+           "assume_constant_result"]

@@ -166,5 +166,16 @@ def allow_in_graph(fn):
     return fn
 
 
+def assume_constant_result(fn):
+    """Mark ``fn``'s result as a constant of a compiled graph; returns ``fn`` itself.
+
+    A capture already runs the Python around the ops once and keeps the values it computes, so
+    a call to ``fn`` inside a compiled function is not repeated on replays either way. Eagerly
+    ``fn`` runs as written."""
+    fn._dynamo_marked_constant = True
+    return fn
+
+
 __all__ = ["explain", "reset", "disable", "optimize", "mark_dynamic", "mark_static",
-           "allow_in_graph", "Unsupported", "ExplainOutput", "GraphCompileReason"]
+           "allow_in_graph", "assume_constant_result", "Unsupported", "ExplainOutput",
+           "GraphCompileReason"]

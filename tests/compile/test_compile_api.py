@@ -418,3 +418,49 @@ def test_fused_chain_over_strided_operands_equals_eager_bitwise(layout):
             np.testing.assert_array_equal(got.numpy(), expect.numpy())
     assert compiled.stats["hits"] == 1 and compiled.last_breaks == []
     assert "_G" in compiled.sources[0]  # the chain is a fused kernel
+
+
+def test_assume_constant_result_marks_and_keeps_the_function():
+    torch = pytest.importorskip("torch")
+    calls = []
+
+    def scale():
+        calls.append(1)
+        return 3.0
+
+    marked = ember._dynamo.assume_constant_result(scale)
+    assert marked is scale and scale._dynamo_marked_constant is True
+    tmarked = torch._dynamo.assume_constant_result(lambda: 3.0)
+    assert tmarked._dynamo_marked_constant is True  # the attribute torch sets
+
+    @ember.compile
+    def f(x):
+        return x * scale()
+
+    x = _t(3, 4)
+    for _ in range(2):
+        assert_close(f(x), x * 3.0)
+    captured = len(calls)
+    for _ in range(3):  # replays do not run the marked function again
+        assert_close(f(x), x * 3.0)
+    assert len(calls) == captured
+
+
+def test_transform_getitem_to_index_leaves_vmapped_indexing_alone():
+    torch = pytest.importorskip("torch")
+    from torch._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex as TT
+
+    from ember._dynamo._trace_wrapped_higher_order_op import TransformGetItemToIndex
+
+    table = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    b, h = np.array([0, 2]), np.array([1, 3, 0])
+
+    def pick(lib, ctx):
+        x = lib.from_numpy(table)
+        inner = lib.func.vmap(lambda i, j: x[i, j], in_dims=(None, 0))
+        with ctx():
+            return lib.func.vmap(inner, in_dims=(0, None))(lib.from_numpy(b), lib.from_numpy(h))
+
+    got = pick(ember, TransformGetItemToIndex)
+    np.testing.assert_array_equal(got.numpy(), pick(torch, TT).numpy())
+    np.testing.assert_array_equal(got.numpy(), table[b][:, h])
