@@ -62,10 +62,10 @@ _forced = [None]
 # split.run's range kernels ("split": Winograd's transforms, batch norm, pooling, gathered
 # im2col, ReLU, SGD; helper conv) ab.py paired off/on at load 1.3-1.8: VGG-19 1.091 (1.082 at
 # 06:30), AlexNet 1.085, MobileNetV2 1.019, ResNet-50 0.959 and 1.012 (0.967, 1.036 earlier:
-# even). The LSTM's steps ("lstm") stay off; attention's plane kernels are not
-# a user: with them in parts dK came out wrong in ~1 of 3 runs of
-# tests/nn/test_attention_causal_tiles.py (scipy's BLAS called from NumPy's OpenBLAS worker;
-# cause not found)
+# even). The LSTM's steps ("lstm") stay off. Attention's plane kernels ("attention") gave a
+# wrong dK now and then in parts: not the worker, but a scratch array numba freed before the
+# kernel's last products read it (NOTE [Scratch arrays outlive their addresses] in
+# ops/_kernels/attention.py), which only another thread's malloc could overwrite in time
 DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split"})
 
 

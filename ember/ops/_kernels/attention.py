@@ -16,7 +16,7 @@ import numpy as np
 from numba import types
 from numba.core.extending import intrinsic
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._backend import reusable_empty
 from ..._kernel_threads import blas_parallel_range, num_workers
 from ..._onepool import _call13
@@ -438,8 +438,12 @@ def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_of
         v_t = np.empty((n_value, n_seen), p.dtype)  # NOTE [Products against a transposed plane]
         _transpose_plane(v + v_off[t], ldv, n_seen, n_value, v_t)
         pp = p[t]
+        # NOTE [Scratch arrays outlive their addresses]: numba frees an array after the last
+        # statement that names it, so each BLAS call takes dpp.ctypes.data itself; an address
+        # saved once up front let dpp be freed after the softmax rows, and the dQ / dK products
+        # read freed memory (garbage in dK whenever another thread's malloc took it first)
         dpp = np.empty((n_query, n_key), p.dtype)
-        p_at, dp_at = pp.ctypes.data, dpp.ctypes.data
+        p_at = pp.ctypes.data  # a view of the caller's p: its memory outlives the kernel
         row_bytes = n_key * item
         for j in range(key_tiles.shape[0]):
             lo, n = key_tiles[j, 0], key_tiles[j, 1]
@@ -449,8 +453,8 @@ def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_of
         for j in range(tiles.shape[0]):
             lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
             _gemm_rm(f, scal, item, flags, args, False, False, g + g_off[t] + lo * ldg * item,
-                     ldg, v_t.ctypes.data, n_seen, dp_at + lo * row_bytes, n_key, hi - lo, n,
-                     n_value)
+                     ldg, v_t.ctypes.data, n_seen, dpp.ctypes.data + lo * row_bytes, n_key,
+                     hi - lo, n, n_value)
         for i in range(n_query):
             seen = min(i + 1, n_key) if causal else n_key
             gr, y = dpp[i, :seen], pp[i, :seen]
@@ -460,12 +464,13 @@ def _k_attention_bwd_planes(f, scal, item, g, g_off, ldg, q, q_off, ldq, k, k_of
             dpp[i, seen:] = 0
         for j in range(tiles.shape[0]):
             lo, hi, n = tiles[j, 0], tiles[j, 1], tiles[j, 2]
-            _gemm_rm(f, scal, item, flags, args, False, False, dp_at + lo * row_bytes, n_key,
-                     k + k_off[t], ldk, dq + dq_off[t] + lo * lddq * item, lddq, hi - lo,
+            _gemm_rm(f, scal, item, flags, args, False, False, dpp.ctypes.data + lo * row_bytes,
+                     n_key, k + k_off[t], ldk, dq + dq_off[t] + lo * lddq * item, lddq, hi - lo,
                      n_embed, n)
         for j in range(key_tiles.shape[0]):
             lo, n = key_tiles[j, 0], key_tiles[j, 1]
-            _gemm_rm(f, scal, item, flags, args, True, False, dp_at + lo * row_bytes + lo * item,
+            _gemm_rm(f, scal, item, flags, args, True, False,
+                     dpp.ctypes.data + lo * row_bytes + lo * item,
                      n_key, q + q_off[t] + lo * ldq * item, ldq,
                      dk + dk_off[t] + lo * lddk * item, lddk, n - lo, n_embed, n_query - lo)
 
@@ -520,7 +525,9 @@ def _pool_work(q, n_key):
 # SMALL_GEMM[0] in _kernel_threads.py), so that its thread pool never wakes; bigger products
 # (long unmasked sequences) keep the NumPy path, whose batched matmuls run on NumPy's threads.
 # With the kernel threads on (EMBER_KERNEL_THREADS=2, default off) the planes are split over
-# them, each part one serial kernel call (`_over_planes`), as `_over_batch` splits the NumPy path.
+# them, each part one serial kernel call (`_over_planes`), as `_over_batch` splits the NumPy path;
+# with the parts on (user "attention" of ember/_blas_parts.py) they go to OpenBLAS's worker in
+# the same way. Each plane is one thread's whole work either way: the serial results bit for bit.
 # EMBER_ATTENTION_PLANES=0 turns the serial use off (read on first use; for A/B runs).
 _planes_on = [None]
 
@@ -580,13 +587,18 @@ def _forward_planes(q, k, v, p, out, scale, causal, tiles):
 
 
 def _over_planes(run, n_planes):
-    """run(lo, hi) over planes lo..hi-1: whole on the one pool (its kernel is parallel) or
-    with one kernel thread; in parts on the kernel threads otherwise (EMBER_KERNEL_THREADS or
-    ember.set_num_threads; NOTE [Serial plane kernels])."""
-    if _onepool.enabled() or n_planes < 2 or num_workers() < 2:
+    """run(lo, hi) over planes lo..hi-1: whole on the one pool (its kernel is parallel); in
+    parts on OpenBLAS's worker when user "attention" of the parts is on, else on the kernel
+    threads when there are two (EMBER_KERNEL_THREADS or ember.set_num_threads), else whole
+    (NOTE [Serial plane kernels])."""
+    if _onepool.enabled() or n_planes < 2:
         run(0, n_planes)
-        return
-    blas_parallel_range(run, n_planes, 1)
+    elif _blas_parts.on("attention"):
+        _blas_parts.parallel_range(run, n_planes, 1)
+    elif num_workers() < 2:
+        run(0, n_planes)
+    else:
+        blas_parallel_range(run, n_planes, 1)
 
 
 def _backward_planes(grad, q, k, v, p, dq, dk, dv, scale, causal, tiles, key_tiles):
