@@ -157,6 +157,7 @@ class Capture:
     ctx_needed: set = field(default_factory=set)      # forward instrs whose ctx backward reads
     splits: list = field(default_factory=list)  # (fwd position, reason, where, slots read):
     #                                             breaks the call continues past (segments.py)
+    stored: bool = False  # out_spec is (result, stored tensors): NOTE [Tensors a call stores]
 
 
 def _where():

@@ -71,12 +71,39 @@ def _value_key(v):
     return ("id", type(v), id(v))
 
 
+# NOTE [Tensors a call stores]
+# A replay runs no Python, so a call that changes Python state runs eagerly (NOTE [Guards on
+# Python state] in guards.py) - except for one common kind of change that a replay can repeat:
+# a tensor computed by the call, or None, put at an attribute, dict entry, closure cell or
+# global where a tensor or None already was (llama2.c's ``self.last_loss = loss`` that train.py
+# reads and calls backward() on; a module keeping its last activation). The capture walks the
+# state right after the call; when every change is such a store, the stored values become
+# extra outputs of the graph (the result's spec is ``(result, stored)``), so the backward of a
+# stored loss is the compiled one, and after each replay ``CacheEntry.finish`` assigns them
+# through generated code (guards.make_store) and returns the result. torch's compiler does the
+# same with the attributes it sees written. Two conditions keep it exact:
+# * the tensor that was there must not be read by the graph (a hidden state carried to the
+#   next call, ``self.h = self.h + x``): the replay would read the captured one, so such a
+#   call still runs eagerly;
+# * Python may test the old value (``if self.h is None``) without the recorder seeing it, so
+#   the state guard checks what was there before the capture: None, or a tensor of the same
+#   shape and dtype (guards.stored_leaves). The first call, storing where None was, therefore
+#   captures again at the second, which sees a tensor there; later calls replay.
 class CacheEntry:
-    def __init__(self, graph=None, breaks=(), reason="", state=None):
+    def __init__(self, graph=None, breaks=(), reason="", state=None, store=None):
         self.graph = graph
         self.breaks = list(breaks)
         self.reason = reason
         self.state = state  # the Python state it may have read is unchanged (guards.py)
+        self.store = store  # store(F, values): NOTE [Tensors a call stores]
+
+    def finish(self, res, flat):
+        """The call's result from a replay's; the tensors the call stores, stored."""
+        if self.store is None:
+            return res
+        res, values = res
+        self.store(flat, values)
+        return res
 
     def holds(self, flat):
         """The graph's guards on external tensors and Python state hold for this call."""
@@ -175,7 +202,8 @@ class CompiledFunction:
             self._general.move_to_end(key)
             self.stats["hits"] += 1
             counters["hits"] += 1
-            return graph.run([v for v in flat if isinstance(v, _tensor.Tensor)])
+            return graph.source_entry.finish(
+                graph.run([v for v in flat if isinstance(v, _tensor.Tensor)]), flat)
         self._cache.move_to_end(key)
         if entry.graph is None:
             self.stats["eager"] += 1
@@ -187,7 +215,7 @@ class CompiledFunction:
                 return self._capture_variant(entry.graph, args, kwargs)
             return entry.graph.call(self._fn, args, kwargs, tensors, self.stats)
         self.stats["hits"] += 1
-        return entry.graph.run(tensors)
+        return entry.finish(entry.graph.run(tensors), flat)
 
     def _uncaptured(self, args, kwargs):
         """A call with a sparse COO tensor among its inputs: replays hold dense arrays only, so
@@ -230,7 +258,7 @@ class CompiledFunction:
                 self._generalise_misses += 1
                 self._generalise_ok = self._generalise_misses < 3
                 return None
-            graph.source_entry = CacheEntry(graph, state=entry.state)
+            graph.source_entry = CacheEntry(graph, state=entry.state, store=entry.store)
             self.stats["generalised"] += 1
             if len(self._general) >= 8 * config.cache_size_limit:
                 self._general.popitem(last=False)
@@ -291,14 +319,14 @@ class CompiledFunction:
             _local.depth -= 1
             _random.set_rng_state(state)
 
-    def _record(self, args, kwargs):
+    def _record(self, args, kwargs, stores=None):
         """One eager run of the function under the recorder, counted as a capture."""
         from .trace import capture_call
         self.stats["captures"] += 1
         counters["captures"] += 1
         _local.depth = getattr(_local, "depth", 0) + 1
         try:
-            return capture_call(self._fn, args, kwargs, self.fullgraph)
+            return capture_call(self._fn, args, kwargs, self.fullgraph, stores)
         finally:
             _local.depth -= 1
 
@@ -334,12 +362,37 @@ class CompiledFunction:
                           "should use dynamic=True.", UserWarning, stacklevel=3)
             self._cache.popitem(last=False)
         counters["frames"] += 1
-        from .guards import describe, make_state_guard, split_changed, walk
+        from .guards import (
+            describe,
+            make_state_guard,
+            make_store,
+            replayable_stores,
+            split_changed,
+            stored_leaves,
+            walk,
+        )
         roots, where = self._roots(args, kwargs)
         before = walk(roots, every_tensor=True)
-        result, cap = self._record(args, kwargs)
-        leaves, moved = split_changed(before, walk(roots, every_tensor=True), cap.ext)
-        if moved and not cap.breaks and not cap.splits:
+        seen = {}
+
+        def stores(cap):  # NOTE [Tensors a call stores]
+            after = walk(roots, every_tensor=True)
+            seen["split"] = split_changed(before, after, cap.ext)
+            moved = seen["split"][1]
+            paths = moved and replayable_stores(before, after, moved, {id(t) for t in cap.ext})
+            if not paths:
+                return None
+            seen["paths"] = paths
+            return [after[k][1] for k in paths]
+
+        result, cap = self._record(args, kwargs, stores)
+        leaves, moved = seen.get("split") or split_changed(before, walk(roots, every_tensor=True),
+                                                           cap.ext)
+        store = None
+        if cap.stored:
+            store = make_store(where, roots, seen["paths"])
+            leaves.update(stored_leaves(before, seen["paths"]))
+        if moved and not cap.stored and not cap.breaks and not cap.splits:
             # a replay runs no Python: it would not repeat the call's own change of state
             why = (f"the call changes Python state ({describe(where, moved[0])}); a replay "
                    "would not repeat that", "<python state>")
@@ -375,7 +428,7 @@ class CompiledFunction:
             return result
         shadow = None
         from .capture import SideEffect
-        if (dynamic or (shape_only and self.dynamic is None)) and not any(
+        if (dynamic or (shape_only and self.dynamic is None)) and not cap.stored and not any(
                 isinstance(i, SideEffect) for i in cap.fwd):  # no second update of live state
             shadow = self._shadow(key, args, kwargs)
         try:
@@ -383,7 +436,7 @@ class CompiledFunction:
         except Unsupported:
             raise
         self.sources = getattr(graph, "sources", None)
-        self._cache[key] = CacheEntry(graph, state=state)
+        self._cache[key] = CacheEntry(graph, state=state, store=store)
         return result
 
     def _roots(self, args, kwargs):

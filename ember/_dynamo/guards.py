@@ -21,10 +21,11 @@ counter the function reads) runs eagerly after cache_size_limit captures, as tor
 past its recompile limit.
 
 The same walk made before and after the capture run (taking every tensor by identity there)
-shows what the call itself changed (a ``self.calls += 1``, ``history.append(x)``, a tensor
-stored as ``self.last_loss = loss``): a replay runs no Python, so it would not repeat
-that, and a whole graph with such a change is a graph break ("the call changes Python state
-at ..."); in a call that splits at a graph break (NOTE [Graph breaks that split]) Python runs
+shows what the call itself changed (a ``self.calls += 1``, ``history.append(x)``): a replay
+runs no Python, so it would not repeat that, and a whole graph with such a change is a graph
+break ("the call changes Python state at ..."), unless every change is a tensor stored where
+a tensor or None was, which the replay repeats (NOTE [Tensors a call stores] in
+eval_frame.py); in a call that splits at a graph break (NOTE [Graph breaks that split]) Python runs
 again at every call, so those leaves are only left out of the guard.
 
 Not walked: ember's own objects other than modules (the replayed optimizer step reads its
@@ -191,6 +192,60 @@ def split_changed(before, after, tensors):
     return kept, moved
 
 
+# the last steps a replay can store a tensor through (NOTE [Tensors a call stores])
+_STORE_STEPS = ("__dict__", "[]", "cell", "global")
+
+
+def replayable_stores(before, after, moved, read):
+    """The moved paths when every one is a tensor (or None) stored where a tensor the graph
+    does not read or None was (NOTE [Tensors a call stores]); else None. ``read``: the ids of the
+    tensors the graph reads from outside the call."""
+    for k in moved:
+        new, old = after.get(k), before.get(k)
+        if new is None or k[1][-1][0] not in _STORE_STEPS or not (new == ("==", None) or (
+                new[0] == "is" and isinstance(new[1], _tensor.Tensor) and
+                not new[1].is_sparse)):
+            return None
+        if old is None or not (old == ("==", None) or (
+                old[0] == "is" and isinstance(old[1], _tensor.Tensor) and
+                id(old[1]) not in read)):
+            return None
+    return list(moved)
+
+
+def stored_leaves(before, paths):
+    """Guard leaves for the paths a replay stores to: what was there before the capture
+    (None, or a tensor of that shape and dtype), so Python that tests it (``if self.h is
+    None``) replays only the branch it took."""
+    out = {}
+    for k in paths:
+        old = before[k]
+        out[k] = old if old[0] == "==" else ("tensor", (old[1]._data.shape, old[1]._data.dtype))
+    return out
+
+
+def make_store(roots_src, roots, paths):
+    """``store(F, values)`` assigning ``values[j]`` at ``paths[j]`` (keys of walk)."""
+    glob, lines, names = {"_fn": roots[0]}, [], {}
+
+    def var(ri, path):
+        if not path:
+            return roots_src[ri]
+        if (ri, path) not in names:
+            parent = var(ri, path[:-1])
+            names[ri, path] = f"o{len(names)}"
+            lines.append(f"{names[ri, path]} = {_access(parent, path[-1])}")
+        return names[ri, path]
+
+    for j, (ri, path) in enumerate(paths):
+        lines.append(f"{_access(var(ri, path[:-1]), path[-1])} = values[{j}]")
+    src = "def store(F, values):\n" + "".join(f"    {x}\n" for x in lines)
+    ns: dict = {}
+    exec(compile(src, "<ember.compile state store>", "exec"), glob, ns)
+    ns["store"].source = src
+    return ns["store"]
+
+
 def describe(roots_src, key):
     out = roots_src[key[0]]
     for step in key[1]:
@@ -224,6 +279,11 @@ def make_state_guard(roots_src, roots, leaves):
         elif test == "is":
             glob[f"_v{j}"] = value
             lines.append(f"if {where} is not _v{j}: return False")
+        elif test == "tensor":  # a tensor of this shape and dtype (stored_leaves)
+            glob["_Tensor"], glob[f"_v{j}"] = _tensor.Tensor, value
+            lines.append(f"o = {where}")
+            lines.append(f"if not isinstance(o, _Tensor) or (o._data.shape, o._data.dtype) "
+                         f"!= _v{j}: return False")
         else:
             glob[f"_v{j}"] = value
             lines.append(f"if {where} != _v{j}: return False")
@@ -236,4 +296,5 @@ def make_state_guard(roots_src, roots, leaves):
     return ns["guard"]
 
 
-__all__ = ["describe", "make_state_guard", "split_changed", "walk"]
+__all__ = ["describe", "make_state_guard", "make_store", "replayable_stores", "split_changed",
+           "stored_leaves", "walk"]

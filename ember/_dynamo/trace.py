@@ -15,8 +15,11 @@ SPARSE_INPUT = "a sparse COO tensor is an input (ember.compile captures dense te
 SPARSE_OUTPUT = "a sparse COO tensor is an output (ember.compile captures dense tensors only)"
 
 
-def capture_call(fn, args, kwargs, fullgraph):
-    """Run ``fn(*args, **kwargs)`` eagerly while recording; returns (result, Capture)."""
+def capture_call(fn, args, kwargs, fullgraph, stores=None):
+    """Run ``fn(*args, **kwargs)`` eagerly while recording; returns (result, Capture).
+    ``stores(cap)``: the tensors the call stored into Python state that the replay should
+    store too, or None (NOTE [Tensors a call stores] in eval_frame.py); they become outputs
+    after the result's."""
     flat = []
     flatten((args, kwargs), flat)
     inputs = [x for x in flat if isinstance(x, _tensor.Tensor)]
@@ -34,7 +37,11 @@ def capture_call(fn, args, kwargs, fullgraph):
             rec.check_versions()
             finish_writes(rec, fn, flat)
             outs = []
-            rec.cap.out_spec = flatten(result, outs)
+            stored = None
+            if stores is not None and not rec.cap.breaks and not rec.cap.splits:
+                stored = stores(rec.cap)
+            rec.cap.stored = bool(stored)
+            rec.cap.out_spec = flatten((result, tuple(stored)) if stored else result, outs)
             _record_outputs(rec, outs)
             if getattr(rec, "inline_done", False):
                 # backward() ran inside the call: the outputs' graph is spent, as in eager
