@@ -216,11 +216,13 @@ def _k_gemm_blocks(f, scalars, ta, tb, a, lda, oa, b, ldb, ob, c, ldc, oc, m, n,
         args[3] = ldb
         args[4] = lda
         args[5] = ldc
-        base = args.ctypes.data
+        # args and flags are named in the call itself: numba frees a local array after the
+        # last statement naming it, so an address taken earlier could outlive its memory
         sp = scalars.ctypes.data
-        _call13(f, (u(flags.ctypes.data), u(flags.ctypes.data + 1), u(base), u(base + 4),
-                    u(base + 8), u(sp), u(b_at), u(base + 12), u(a_at), u(base + 16),
-                    u(sp + item), u(c_at), u(base + 20)))
+        _call13(f, (u(flags.ctypes.data), u(flags.ctypes.data + 1), u(args.ctypes.data),
+                    u(args.ctypes.data + 4), u(args.ctypes.data + 8), u(sp), u(b_at),
+                    u(args.ctypes.data + 12), u(a_at), u(args.ctypes.data + 16), u(sp + item),
+                    u(c_at), u(args.ctypes.data + 20)))
 
 
 _SCALARS = {np.dtype(np.float32): np.array([1.0, 0.0], np.float32),
