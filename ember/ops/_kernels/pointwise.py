@@ -10,9 +10,30 @@ other dtypes), so callers need not check.
 import numba
 import numpy as np
 
-from ... import _backend, _onepool
+from ... import _backend, _blas_parts, _onepool
 from ..._backend import reusable_empty, reusable_like, row_order
 from . import split
+
+# NOTE [Big passes in parts]
+# A pass over a big array that no GEMM hides - GNMT-S's additive attention works on a
+# (32, 20, 20, 256) float32 tensor, 13 MB: the broadcast adds, tanh and its gradient, the sums
+# of Add's backward and the matrix-vector backward, ~1-1.3 ms each at two threads, one core -
+# runs in two parts on OpenBLAS's worker, which spins beside it anyway (NOTE [Python parts on
+# OpenBLAS's threads] in ember/_blas_parts.py). Each part computes whole rows, elements or
+# columns exactly as the one call does, so the numbers are the serial ones bit for bit.
+# `_blas_parts.on("passes")` switches it; from PASS_PARTS_MIN elements (as split.run: below
+# ~2 MB the data is still in the caller's cache and a hand-off costs more than it saves).
+PASS_PARTS_MIN = 1 << 20
+
+
+def run_pass(part, n, work, *args):
+    """part(*args, lo, hi) over range(n) - in parts on OpenBLAS's worker when `work` (elements)
+    reaches PASS_PARTS_MIN and the "passes" parts are on (NOTE [Big passes in parts]), else in
+    one call. `part` must release the GIL and write disjoint memory for disjoint ranges."""
+    if work >= PASS_PARTS_MIN and n >= 2 and not _onepool.enabled() and _blas_parts.on("passes"):
+        _blas_parts.run_ranges(lambda lo, hi: part(*args, lo, hi), n)
+    else:
+        part(*args, 0, n)
 
 # NOTE [Pointwise kernels on the one pool]
 # The elementwise kernels below are twins (NOTE [One pool] in ember/_onepool.py): their serial
@@ -178,6 +199,10 @@ def _like(a):
 
 
 _ROW_KERNELS = {"add": _k_rows_add, "sub": _k_rows_sub, "mul": _k_rows_mul}
+
+
+def _rows_part(kernel, a, ia, la, b, ib, lb, out, lo, hi):
+    kernel(a, ia[lo:hi], la, b, ib[lo:hi], lb, out[lo:hi])
 # Outputs smaller than this (elements) or with shorter rows stay with NumPy: its loop is as
 # fast there, and the row offsets would cost more than they save.
 _ROWS_MIN_SIZE = 1 << 15
@@ -233,7 +258,8 @@ def broadcast_binary(op, a, b):
     if ra is None or rb is None or ra[2] == rb[2] == 1:
         return None
     out = reusable_empty(shape, a.dtype)  # NOTE [Reused buffers] in _backend.py
-    _ROW_KERNELS[op](*ra, *rb, out.reshape(-1, length))
+    rows = out.reshape(-1, length)
+    run_pass(_rows_part, rows.shape[0], out.size, _ROW_KERNELS[op], *ra, *rb, rows)
     if order == tuple(range(len(shape))):
         return out  # the pooled array itself, not a view of it
     return out.transpose(np.argsort(order))
@@ -354,10 +380,31 @@ def _fused(kernel, g, y):
     out = reusable_like(g)  # NOTE [Reused buffers] in _backend.py
     if out is None:
         out = _like(g)
-    # the twin's parallel version for a big array with the pool on (NOTE [Pointwise kernels
-    # on the one pool]), else its serial one
-    kernel.pick(out.size)(*flats, out.ravel(order="K"))
+    flat = out.ravel(order="K")
+    if _onepool.enabled():  # NOTE [Pointwise kernels on the one pool]
+        kernel.pick(out.size)(*flats, flat)
+    else:  # NOTE [Big passes in parts]
+        run_pass(_flat_part, flat.size, flat.size, kernel.serial, flats, flat)
     return out
+
+
+def _flat_part(kernel, flats, out, lo, hi):
+    kernel(*(f[lo:hi] for f in flats), out[lo:hi])
+
+
+def tanh(x):
+    """np.tanh(x); a big C-contiguous float array in parts (NOTE [Big passes in parts]):
+    NumPy's loop computes each element alone, so any split gives the same numbers."""
+    if x.dtype not in _FLOATS or x.size < PASS_PARTS_MIN or not x.flags.c_contiguous:
+        return np.tanh(x)
+    out = np.empty_like(x)
+    src, dst = x.reshape(-1), out.reshape(-1)
+    run_pass(_tanh_part, src.size, src.size, src, dst)
+    return out
+
+
+def _tanh_part(src, dst, lo, hi):
+    np.tanh(src[lo:hi], out=dst[lo:hi])
 
 
 def tanh_grad(g, y):

@@ -17,26 +17,32 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 SUM_MIN = 1 << 17
 
 
+@numba.njit(nogil=True, cache=True)
+def sum_mid_span(x, out, o0, o1, i0, i1):
+    """out[o, i] = x[o, 0, i] + x[o, 1, i] + ... in that order (NumPy's order for a reduction
+    over an axis that is not the innermost) for o in [o0, o1), i in [i0, i1)."""
+    for o in range(o0, o1):
+        acc = out[o, i0:i1]
+        first = x[o, 0, i0:i1]
+        for j in range(i1 - i0):
+            acc[j] = first[j]
+        for m in range(1, x.shape[1]):
+            src = x[o, m, i0:i1]
+            for j in range(i1 - i0):
+                acc[j] += src[j]
+
+
 @_onepool.twin(min_work=SUM_MIN)
 def _k_sum_mid(x, out, blocks):
-    """out[o, i] = x[o, 0, i] + x[o, 1, i] + ... in that order (NumPy's order for a reduction
-    over an axis that is not the innermost), `blocks` spans of o (or of i when there are fewer
-    o than blocks) in parallel: every output element is summed the same way for any split."""
-    n_o, n_m, n_i = x.shape
+    """sum_mid_span over all of x (n_o, n_m, n_i), `blocks` spans of o (or of i when there are
+    fewer o than blocks) in parallel: every output element is summed the same way for any
+    split."""
+    n_o, n_i = x.shape[0], x.shape[2]
     for b in numba.prange(blocks):
         if n_o >= blocks:
-            o0, o1, i0, i1 = n_o * b // blocks, n_o * (b + 1) // blocks, 0, n_i
+            sum_mid_span(x, out, n_o * b // blocks, n_o * (b + 1) // blocks, 0, n_i)
         else:
-            o0, o1, i0, i1 = 0, n_o, n_i * b // blocks, n_i * (b + 1) // blocks
-        for o in range(o0, o1):
-            acc = out[o, i0:i1]
-            first = x[o, 0, i0:i1]
-            for j in range(i1 - i0):
-                acc[j] = first[j]
-            for m in range(1, n_m):
-                src = x[o, m, i0:i1]
-                for j in range(i1 - i0):
-                    acc[j] += src[j]
+            sum_mid_span(x, out, 0, n_o, n_i * b // blocks, n_i * (b + 1) // blocks)
 
 
 def sum_dims(x, dims):

@@ -23,6 +23,7 @@ import numpy as np
 from ... import _onepool
 from ..._backend import reusable_empty
 from . import pooled
+from .pointwise import run_pass
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # Below this many elements NumPy's two reductions cost less than the call's own bookkeeping;
@@ -59,6 +60,18 @@ def _k_sum_pair(g, over_n, over_m):
                         acc_m[i] += row[i]
 
 
+def _sum_pair_part(g, over_n, over_m, lo, hi):
+    _k_sum_pair(g[lo:hi], over_n[lo:hi], over_m[lo:hi])
+
+
+def _sum_mid_outer(x, out, lo, hi):
+    pooled.sum_mid_span(x, out, lo, hi, 0, x.shape[2])
+
+
+def _sum_mid_inner(x, out, lo, hi):
+    pooled.sum_mid_span(x, out, 0, x.shape[0], lo, hi)
+
+
 def _reduced_run(gshape, shape):
     """The axes of gshape that broadcasting `shape` (padded with leading 1s) reduces, as
     (first, stop) of one contiguous run that leaves the last axis; (0, 0) when none; None for
@@ -92,7 +105,11 @@ def sum_to_both(g, sa, sb):
         first, stop = ra if rb == (0, 0) else rb
         g3 = g.reshape(_prod(shape[:first]), _prod(shape[first:stop]), -1)
         out = np.empty((g3.shape[0], g3.shape[2]), g.dtype)
-        pooled._k_sum_mid(g3, out, 1)  # the serial twin: NumPy's order
+        # NumPy's order; spans of whole outputs (NOTE [Big passes in parts] in pointwise.py)
+        if g3.shape[0] >= 2:
+            run_pass(_sum_mid_outer, g3.shape[0], g.size, g3, out)
+        else:
+            run_pass(_sum_mid_inner, g3.shape[2], g.size, g3, out)
         out = out.reshape(sa if rb == (0, 0) else sb)
         return (out, None) if rb == (0, 0) else (None, out)
     # both reduced: two single axes, next to each other (q[:, :, None] + k[:, None])
@@ -102,7 +119,7 @@ def sum_to_both(g, sa, sb):
     g4 = g.reshape(_prod(shape[:m_axis]), shape[m_axis], shape[m_axis + 1], -1)
     over_n = np.empty((g4.shape[0], g4.shape[1], g4.shape[3]), g.dtype)
     over_m = np.empty((g4.shape[0], g4.shape[2], g4.shape[3]), g.dtype)
-    _k_sum_pair(g4, over_n, over_m)
+    run_pass(_sum_pair_part, g4.shape[0], g.size, g4, over_n, over_m)  # NOTE [Big passes
     # the operand reducing the later axis gets the sums over it
     a_later = ra[0] > rb[0]
     ga = (over_n if a_later else over_m).reshape(sa)
@@ -123,18 +140,19 @@ def sum_to_both(g, sa, sb):
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_mv_bwd(a, g, v, ga, gv):
-    """ga = g[:, None] * v[None, :] and gv = a^T g (float64 sums) for a (R, K), g (R,),
-    v (K,), reading a once."""
-    acc = np.zeros(v.size, np.float64)
+def _k_mv_bwd(a, g, v, ga, gv, i0, i1):
+    """ga[:, i] = g * v[i] and gv[i] = (a^T g)[i] (float64 sums) for the columns i in [i0, i1)
+    of a (R, K), g (R,), v (K,), reading a once."""
+    acc = np.zeros(i1 - i0, np.float64)
     for r in range(a.shape[0]):
         s = g[r]
-        row, out = a[r], ga[r]
-        for i in range(v.size):
-            out[i] = s * v[i]
+        row, out = a[r, i0:i1], ga[r, i0:i1]
+        vs = v[i0:i1]
+        for i in range(i1 - i0):
+            out[i] = s * vs[i]
             acc[i] += np.float64(row[i] * s)
-    for i in range(v.size):
-        gv[i] = acc[i]
+    for i in range(i1 - i0):
+        gv[i0 + i] = acc[i]
 
 
 def mv_backward(a, g, v):
@@ -149,6 +167,7 @@ def mv_backward(a, g, v):
     a2 = a.reshape(-1, k)
     ga = reusable_empty(a.shape, a.dtype)  # NOTE [Reused buffers] in _backend.py
     gv = np.empty(k, a.dtype)
-    _k_mv_bwd(a2, np.ascontiguousarray(g).reshape(-1), np.ascontiguousarray(v), ga.reshape(-1, k),
-              gv)
+    # spans of columns in parts (NOTE [Big passes in parts] in pointwise.py)
+    run_pass(_k_mv_bwd, k, a.size, a2, np.ascontiguousarray(g).reshape(-1),
+             np.ascontiguousarray(v), ga.reshape(-1, k), gv)
     return ga, gv
