@@ -66,3 +66,23 @@ def test_parts_lstm_module_against_torch_layout(parts, rng):
         outs.append((y.detach().numpy(), xt.grad.numpy(), lstm.weight_hh_l1_reverse.grad.numpy()))
     for a, b in zip(*outs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_layer_copies_run_in_parts(parts, rng, monkeypatch):
+    # NOTE [LSTM layer copies in parts]: the output's and its gradient's transposes over the 5
+    # steps, the gate gradients into G's 4 * 7 rows (both backwards)
+    sizes = []
+    real = _blas_parts.run_ranges
+
+    def run_ranges(fn, n):
+        sizes.append(n)
+        real(fn, n)
+
+    monkeypatch.setattr(_blas_parts, "run_ranges", run_ranges)
+    arrays = _args(rng, 5, 6, 3, 7, True, np.float32)
+    split = _run(arrays, False, True)
+    assert sorted(sizes) == [5, 5, 28, 28]
+    serial = _run(arrays, False, False)
+    assert len(sizes) == 4
+    for a, b in zip(serial, split, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -517,3 +517,36 @@ def lstm_step_part(direction, dt):
         fn = _PARTS[key] = numba.cfunc(PART, nopython=True, error_model="numpy",
                                        cache=True)(make(np.dtype(dt)))
     return fn
+
+
+# NOTE [LSTM layer copies in parts]
+# Three copies per layer reorder whole sequences between the time loop's gate-major (rows, B)
+# steps and the (T, B, H) tensors outside: the output h (T, H, B) -> (T, B, H) after the
+# forward loop, the output's gradient back before the backward loop, and the step-major gate
+# gradients (T, 4H, B) into G's column blocks (4H, T*B) after it (NOTE [Step-major gate
+# gradients] in ops/nn/rnn.py): ~160, ~160 and ~390 us a GNMT-S layer on one core, serial
+# beside two-thread GEMMs. These kernels take a range of steps (or of G's rows), so that with
+# the LSTM's parts on they run in two parts on OpenBLAS's worker; a copy is a copy, whatever
+# the split.
+@numba.njit(nogil=True, cache=True)
+def _k_steps_transposed(src, dst, lo, hi):
+    """dst[t] = src[t].T for the steps t in [lo, hi) (src (T, m, n), dst (T, n, m))."""
+    for t in range(lo, hi):
+        a, b = src[t], dst[t]
+        for i in range(a.shape[0]):
+            row = a[i]
+            for j in range(row.size):
+                b[j, i] = row[j]
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_gate_columns(g, gates, lo, hi):
+    """gates[r, t*B:(t+1)*B] = g[t, r] for G's rows r in [lo, hi) (g (T, 4H, B), gates
+    (4H, T*B))."""
+    steps, batch = g.shape[0], g.shape[2]
+    for r in range(lo, hi):
+        dst = gates[r]
+        for t in range(steps):
+            src = g[t, r]
+            for b in range(batch):
+                dst[t * batch + b] = src[b]

@@ -215,7 +215,7 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
                 np.matmul(w.T, g[t], out=dh)
     finally:
         blas_threads_exit(blas)
-    np.copyto(gates.reshape(rows, steps, batch), g.transpose(1, 0, 2))  # G's column blocks
+    _copy(_krnn._k_gate_columns, rows, g, gates)  # G's column blocks
 
 
 # NOTE [LSTM steps on OpenBLAS's threads]
@@ -227,6 +227,16 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 # scaling. The parts compute each hidden unit exactly as the serial kernels do (same values);
 # the forward's parts also add the biases as they read the projection (z + (p + b), the
 # serial order), which saves the serial pass over the whole projection (~160 us a layer).
+
+
+def _copy(kernel, n, src, dst):
+    """kernel(src, dst, lo, hi) over range(n): one of the layer's reordering copies, in parts
+    on OpenBLAS's worker with the LSTM's parts on (NOTE [LSTM layer copies in parts] in
+    ops/_kernels/rnn.py)."""
+    if n >= 2 and _in_parts(dst.dtype, 1, 1) and not _onepool.enabled():
+        _blas_parts.run_ranges(lambda lo, hi: kernel(src, dst, lo, hi), n)
+    else:
+        kernel(src, dst, 0, n)
 
 
 def _in_parts(dt, hidden, batch):
@@ -378,7 +388,7 @@ class LSTMLayer(Op):
         steps_fwd = _steps_fwd_pool if _on_pool(batch) else _steps_fwd
         h, c = steps_fwd(xa, w_x, w, bias, h0, c0, order, (acts, cs, tanh_cs, hs))
         out = reusable_empty((steps, batch, hidden), dt)
-        np.copyto(out, hs.transpose(0, 2, 1))
+        _copy(_krnn._k_steps_transposed, steps, hs, out)
         ctx.reverse, ctx.has_bias = reverse, b_ih is not None
         ctx.dtypes = tuple(None if a is None else a.dtype
                            for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh))
@@ -398,7 +408,11 @@ class LSTMLayer(Op):
         g_out = None
         if grad_out is not None:
             g_out = reusable_empty((steps, hidden, batch), dt)
-            np.copyto(g_out, grad_out._data.transpose(0, 2, 1), casting="unsafe")
+            go = grad_out._data
+            if go.dtype == dt and go.strides[-1] == dt.itemsize:
+                _copy(_krnn._k_steps_transposed, steps, go, g_out)
+            else:
+                np.copyto(g_out, go.transpose(0, 2, 1), casting="unsafe")
             g_out = _per_step(g_out)
         dh = np.zeros((hidden, batch), dt) if grad_h is None else \
             np.array(grad_h._data.T, dt, order="C")  # a copy: written to
