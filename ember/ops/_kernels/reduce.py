@@ -68,10 +68,6 @@ def _sum_mid_outer(x, out, lo, hi):
     pooled.sum_mid_span(x, out, lo, hi, 0, x.shape[2])
 
 
-def _sum_mid_inner(x, out, lo, hi):
-    pooled.sum_mid_span(x, out, 0, x.shape[0], lo, hi)
-
-
 def _reduced_run(gshape, shape):
     """The axes of gshape that broadcasting `shape` (padded with leading 1s) reduces, as
     (first, stop) of one contiguous run that leaves the last axis; (0, 0) when none; None for
@@ -105,11 +101,10 @@ def sum_to_both(g, sa, sb):
         first, stop = ra if rb == (0, 0) else rb
         g3 = g.reshape(_prod(shape[:first]), _prod(shape[first:stop]), -1)
         out = np.empty((g3.shape[0], g3.shape[2]), g.dtype)
-        # NumPy's order; spans of whole outputs (NOTE [Big passes in parts] in pointwise.py)
-        if g3.shape[0] >= 2:
-            run_pass(_sum_mid_outer, g3.shape[0], g.size, g3, out)
-        else:
-            run_pass(_sum_mid_inner, g3.shape[2], g.size, g3, out)
+        # NumPy's order; in parts of whole outer blocks (NOTE [Big passes in parts] in
+        # pointwise.py). Not in column spans: for one block (GNMT-S's attention bias, (1, 12800,
+        # 256)) two parts reading half rows each took longer than one call
+        run_pass(_sum_mid_outer, g3.shape[0], g.size, g3, out)
         out = out.reshape(sa if rb == (0, 0) else sb)
         return (out, None) if rb == (0, 0) else (None, out)
     # both reduced: two single axes, next to each other (q[:, :, None] + k[:, None])
@@ -133,26 +128,29 @@ def sum_to_both(g, sa, sb):
 # read of all of A. Two calls stream the array twice, each alone on one core; one loop that
 # reads a row of A while it writes the same row of the outer product keeps both streams in
 # flight: GNMT-S's attention scores, (12800, 256) float32 with cold caches, 2.2 -> 1.2-1.4 ms
-# (busy machine, thread CPU). A^T g is accumulated in float64 and rounded once (BLAS's GEMV
-# accumulated in the input dtype).
+# (busy machine, thread CPU). A^T g is accumulated in float64 over two fixed halves of the
+# rows, which are added and rounded once (BLAS's GEMV accumulated in the input dtype): the
+# halves can run in parts on OpenBLAS's worker with the same sums (NOTE [Big passes in parts]
+# in pointwise.py; column spans in parts, each reading half of every row, took twice as long
+# as one call).
 # Measure: `python benchmarks/ab.py gnmt "import ember.ops.products as P; P._FUSED_MV_BWD[0] =
 # False" "import ember.ops.products as P; P._FUSED_MV_BWD[0] = True"`.
 
 
 @numba.njit(nogil=True, cache=True)
-def _k_mv_bwd(a, g, v, ga, gv, i0, i1):
-    """ga[:, i] = g * v[i] and gv[i] = (a^T g)[i] (float64 sums) for the columns i in [i0, i1)
-    of a (R, K), g (R,), v (K,), reading a once."""
-    acc = np.zeros(i1 - i0, np.float64)
-    for r in range(a.shape[0]):
-        s = g[r]
-        row, out = a[r, i0:i1], ga[r, i0:i1]
-        vs = v[i0:i1]
-        for i in range(i1 - i0):
-            out[i] = s * vs[i]
-            acc[i] += np.float64(row[i] * s)
-    for i in range(i1 - i0):
-        gv[i0 + i] = acc[i]
+def _k_mv_bwd(a, g, v, ga, acc, lo, hi):
+    """ga[r] = g[r] * v, and acc[h] = the sum of a[r] * g[r] (float64) over the rows r of
+    block h, for the blocks h in [lo, hi) of a (R, K) cut into len(acc) fixed row blocks
+    (g (R,), v (K,)); each row of a is read once."""
+    for h in range(lo, hi):
+        sums = acc[h]
+        sums[:] = 0.0
+        for r in range(a.shape[0] * h // acc.shape[0], a.shape[0] * (h + 1) // acc.shape[0]):
+            s = g[r]
+            row, out = a[r], ga[r]
+            for i in range(v.size):
+                out[i] = s * v[i]
+                sums[i] += np.float64(row[i] * s)
 
 
 def mv_backward(a, g, v):
@@ -167,7 +165,10 @@ def mv_backward(a, g, v):
     a2 = a.reshape(-1, k)
     ga = reusable_empty(a.shape, a.dtype)  # NOTE [Reused buffers] in _backend.py
     gv = np.empty(k, a.dtype)
-    # spans of columns in parts (NOTE [Big passes in parts] in pointwise.py)
-    run_pass(_k_mv_bwd, k, a.size, a2, np.ascontiguousarray(g).reshape(-1),
-             np.ascontiguousarray(v), ga.reshape(-1, k), gv)
+    # two fixed halves of the rows, in parts or one after the other (NOTE [Big passes in
+    # parts] in pointwise.py): the same sums either way
+    acc = np.empty((2, k), np.float64)
+    run_pass(_k_mv_bwd, 2, a.size, a2, np.ascontiguousarray(g).reshape(-1),
+             np.ascontiguousarray(v), ga.reshape(-1, k), acc)
+    np.add(acc[0], acc[1], out=gv, casting="unsafe")
     return ga, gv
