@@ -62,11 +62,14 @@ _forced = [None]
 # split.run's range kernels ("split": Winograd's transforms, batch norm, pooling, gathered
 # im2col, ReLU, SGD; helper conv) ab.py paired off/on at load 1.3-1.8: VGG-19 1.091 (1.082 at
 # 06:30), AlexNet 1.085, MobileNetV2 1.019, ResNet-50 0.959 and 1.012 (0.967, 1.036 earlier:
-# even). The LSTM's steps ("lstm") stay off. Attention's plane kernels ("attention") gave a
+# even). The LSTM layer's step kernels and copies ("lstm") and the big elementwise passes
+# ("passes": NOTE [Big passes in parts] in ops/_kernels/pointwise.py) for GNMT-S, ab.py paired
+# at load 2.5 -> 1.5 (eighteenth session, helper gnmt): lstm 1.040, passes 1.017, both 1.053.
+# Attention's plane kernels ("attention") gave a
 # wrong dK now and then in parts: not the worker, but a scratch array numba freed before the
 # kernel's last products read it (NOTE [Scratch arrays outlive their addresses] in
 # ops/_kernels/attention.py), which only another thread's malloc could overwrite in time
-DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split"})
+DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes"})
 
 
 @intrinsic

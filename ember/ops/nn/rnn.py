@@ -219,7 +219,7 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
 
 
 # NOTE [LSTM steps on OpenBLAS's threads]
-# With EMBER_BLAS_PARTS=1 (NOTE [Kernels on OpenBLAS's threads] in ember/_blas_parts.py) each
+# With the "lstm" parts on (default; NOTE [Kernels on OpenBLAS's threads] in _blas_parts.py) each
 # step's cell kernel runs in one part per OpenBLAS thread - the threads that have just run the
 # step's recurrent GEMM and spin waiting for the next - instead of on the calling thread alone:
 # the serial share of a GNMT-S step (the forward's projection add and cell, ~45 us, and the
