@@ -49,7 +49,7 @@ from .torch_version import TorchVersion as _TorchVersion  # noqa: E402
 _EMBER_RELEASE = "0.1.0"
 __version__ = _TorchVersion(f"2.13.0+ember{_EMBER_RELEASE}")
 from . import version  # noqa: E402,F401  (torch.version.__version__, .cuda: llm.c prints them)
-from . import cpu, mps, xpu, mtia, hub, random, types, torch_version, quasirandom  # noqa: E402,F401
+from . import cpu, mps, xpu, mtia, hub, random, types, torch_version, quasirandom, library  # noqa: E402,F401
 from . import testing  # noqa: E402,F401  (torch imports torch.testing: assert_close, make_tensor)
 from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
                   get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,

@@ -221,11 +221,47 @@ _SHELL_UNSIGNED = (uint16, uint32, uint64)
 for _d in _SHELL_UNSIGNED:
     _NAMES[_d.name] = _d
     _FROM_NP[_d.np] = _d
+
+# NOTE [Float8 dtypes]: torch's float8 dtypes are storage formats too: a tensor of one can be
+# made, copied, viewed, compared and cast to and from other dtypes (how quantized caches and
+# fp8 checkpoints store weights), and on CPU most arithmetic on it is refused. ember's are
+# ml_dtypes' types of the same bit layouts, so casts round as torch's do, except for two
+# rules of torch's own that `astype` applies first: float8_e4m3fn saturates (values past
+# its largest finite 448, infinities included, become +-448; ml_dtypes makes them NaN) and
+# float8_e8m0fnu (an exponent alone) takes magnitudes and maps zero to its smallest value. Like
+# the shell unsigned dtypes they stay out of ALL and promote only with themselves.
+_F8_NAMES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+             "float8_e8m0fnu")
+_FLOAT8 = tuple(dtype(n, np.dtype(getattr(_ml_dtypes, n)) if _BF16 is not None else None, 1,
+                      _FLOAT, n != "float8_e8m0fnu") for n in _F8_NAMES)
+float8_e4m3fn, float8_e5m2, float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu = _FLOAT8
+for _d in _FLOAT8:
+    _NAMES[_d.name] = _d
+    if _d.np is not None:
+        _FROM_NP[_d.np] = _d
+
+
+_E4M3FN, _E8M0 = float8_e4m3fn.np, float8_e8m0fnu.np
+
+
+def astype(x: np.ndarray, np_dtype) -> np.ndarray:
+    """`x.astype(np_dtype)`, with torch's rounding rules for casts to float8 (NOTE [Float8
+    dtypes])."""
+    if np_dtype == _E4M3FN:
+        x = np.clip(x.astype(np.float32), -448.0, 448.0)
+    elif np_dtype == _E8M0:
+        x = np.maximum(np.abs(x.astype(np.float32)), np.float32(2.0 ** -127))
+    return x.astype(np_dtype)
+
+
 _promote_core = promote_types
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
     """The smallest dtype both type1 and type2 can be converted to (torch.promote_types)."""
+    if type1 is not type2 and (type1 in _FLOAT8 or type2 in _FLOAT8):
+        raise RuntimeError(f"Promotion for Float8 Types is not supported, attempted to "
+                           f"promote {type1} and {type2}")
     if type1 is not type2 and (type1 in _SHELL_UNSIGNED or type2 in _SHELL_UNSIGNED):
         raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
                            f"attempted to promote {type1} and {type2}")

@@ -36,9 +36,9 @@ class finfo:
         type = _resolve(type, "finfo", D.get_default_dtype)
         if not type.is_floating_point:
             raise TypeError(f"finfo(): dtype must be a floating point type; got {type}")
-        if type is D.bfloat16:
+        if type is D.bfloat16 or type in D._FLOAT8:
             import ml_dtypes
-            info = ml_dtypes.finfo(ml_dtypes.bfloat16)
+            info = ml_dtypes.finfo(type.np)
         else:
             info = np.finfo(type.np)
         self.dtype = type.name
@@ -48,6 +48,12 @@ class finfo:
         self.min = float(info.min)
         self.tiny = self.smallest_normal = float(info.tiny)
         self.resolution = 10.0 ** -int(info.precision)
+        if type in D._FLOAT8:
+            # torch's values: no decimal digit is exact (resolution 1), and float8_e5m2fnuz's
+            # epsilon is given as 2**-3 (ml_dtypes: 2**-2, the spacing at 1.0)
+            self.resolution = 1.0
+            if type is D.float8_e5m2fnuz:
+                self.eps = 0.125
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "

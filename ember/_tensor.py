@@ -191,7 +191,7 @@ class Tensor:
         return self._data.nbytes
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f" or self._data.dtype == D.bfloat16.np
+        return self._data.dtype.kind == "f" or self.dtype.is_floating_point
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -413,6 +413,15 @@ class Tensor:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
+
+    def __contains__(self, element):
+        """``element in t``: whether any element of t equals ``element`` (a number or a tensor
+        broadcast against t), as torch answers it; without this Python would iterate the rows
+        and compare each with ``element``."""
+        if not isinstance(element, (Tensor, bool, int, float, complex, np.number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
+        return bool((self == element).any())
 
     def __bool__(self):
         if self._meta:

@@ -469,6 +469,7 @@ def _top_level_names():
     from .amp import GradScaler
     from .sparse._coo import layout
     names.update(uint16=_dtype.uint16, uint32=_dtype.uint32, uint64=_dtype.uint64)
+    names.update({d.name: d for d in _dtype._FLOAT8})  # NOTE [Float8 dtypes]
     # layouts of compressed sparse tensors: ember stores none, but programs compare with them
     names.update({name: layout(name) for name in ("sparse_csr", "sparse_csc", "sparse_bsr",
                                                    "sparse_bsc")})

@@ -17,7 +17,8 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "current_de
            "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats", "manual_seed",
            "manual_seed_all", "seed", "seed_all", "initial_seed", "is_bf16_supported",
            "get_rng_state", "set_rng_state", "get_rng_state_all", "set_rng_state_all",
-           "mem_get_info", "current_stream", "device", "amp"]
+           "mem_get_info", "current_stream", "device", "amp", "CUDAGraph", "Stream", "Event",
+           "is_current_stream_capturing", "StreamContext", "stream", "default_stream", "graph"]
 
 _NO_CUDA = ("Torch not compiled with CUDA enabled: ember has no CUDA backend, so no CUDA device "
             "is available on this machine (ember.cuda.is_available() is False). Guard GPU-only "
@@ -196,3 +197,57 @@ def reset_peak_memory_stats(device=None):
 
 def reset_max_memory_allocated(device=None):
     """No-op: the peak statistics are always 0."""
+
+
+# Classes programs name in annotations and isinstance checks (transformers' generation code
+# does at import time); making one raises RuntimeError, as on a CPU-only PyTorch build.
+def _no_cuda_class(name, what):
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(f"ember.cuda.{name}: ember has no CUDA backend, so {what} "
+                           "(ember.cuda.is_available() is False).")
+    return type(name, (), {"__init__": __init__, "__module__": __name__,
+                           "__doc__": f"CUDA {what.split(' ')[0]}: not available in ember."})
+
+
+CUDAGraph = _no_cuda_class("CUDAGraph", "graphs cannot be captured or replayed")
+Stream = _no_cuda_class("Stream", "streams cannot be made")
+Event = _no_cuda_class("Event", "events cannot be recorded")
+
+
+def is_current_stream_capturing():
+    """False: no CUDA graph is ever being captured."""
+    return False
+
+
+class StreamContext:
+    """``with ember.cuda.StreamContext(stream):``; with ``None`` (what device-agnostic code
+    passes when there is no CUDA stream) it does nothing, as in PyTorch."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def __enter__(self):
+        if self.stream is not None:
+            _lazy_init()
+        return self.stream
+
+    def __exit__(self, *exc):
+        return False
+
+
+def stream(stream):
+    """``with ember.cuda.stream(s):``: a StreamContext (a no-op for ``None``)."""
+    return StreamContext(stream)
+
+
+def default_stream(device=None):
+    _lazy_init()
+
+
+class graph:
+    """``with ember.cuda.graph(g):`` captures CUDA work into a CUDAGraph: not available in
+    ember (RuntimeError)."""
+
+    def __init__(self, cuda_graph, pool=None, stream=None, capture_error_mode="global"):
+        raise RuntimeError("ember.cuda.graph: ember has no CUDA backend, so graphs cannot be "
+                           "captured (ember.cuda.is_available() is False).")

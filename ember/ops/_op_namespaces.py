@@ -122,3 +122,17 @@ def _profiler(op: str):
 
 aten = _Namespace("aten", _aten)
 profiler = _Namespace("profiler", _profiler)
+
+
+_custom: dict[str, _Namespace] = {}
+
+
+def custom_namespace(ns: str):
+    """The namespace of operators made with ember.library.custom_op (``torch.ops.mylib``), or
+    None when no operator was registered under that name."""
+    from ..library import _OPS
+    if ns not in _custom:
+        if not any(q.partition("::")[0] == ns for q in _OPS):
+            return None
+        _custom[ns] = _Namespace(ns, lambda op: _OPS.get(f"{ns}::{op}"))
+    return _custom[ns]

@@ -302,7 +302,7 @@ class Copy(Op):
     def forward(ctx, x, src):
         ctx.src_shape, ctx.src_dtype = src.shape, src.dtype
         try:
-            return np.broadcast_to(src, x.shape).astype(x.dtype)
+            return D.astype(np.broadcast_to(src, x.shape), x.dtype)
         except ValueError:
             raise RuntimeError(f"copy_: the source of shape {list(src.shape)} is not "
                                f"broadcastable to the destination of shape {list(x.shape)}") \
@@ -311,7 +311,7 @@ class Copy(Op):
     @staticmethod
     def backward(ctx, grad):
         g = sum_to(grad, ctx.src_shape)
-        floating = ctx.src_dtype.kind in "fc" or ctx.src_dtype == D.bfloat16.np
+        floating = ctx.src_dtype.kind == "c" or D.from_numpy_dtype(ctx.src_dtype).is_floating_point
         if floating and g._data.dtype != ctx.src_dtype:
             if g._data.dtype.kind == "c" and ctx.src_dtype.kind != "c":
                 g = g.real  # see NOTE [Complex gradients]

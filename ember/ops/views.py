@@ -206,13 +206,17 @@ register("adjoint")(adjoint)
 
 
 class Expand(Op):
-    """Broadcast to a larger shape without copying (read-only view)."""
+    """Broadcast to a larger shape without copying: a read-only view when elements repeat,
+    a writable one when the expansion only adds size-1 dimensions (``arange(n).expand(1, -1)``
+    is a buffer programs write into, as torch allows: no two elements share memory)."""
 
     view = True
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
+        if math.prod(shape) == x.size:
+            return x.reshape(shape)  # unit dimensions only: never a copy
         return np.broadcast_to(x, shape)
 
     @staticmethod
@@ -381,11 +385,11 @@ class Cast(Op):
             warnings.warn("Casting complex values to real discards the imaginary part",
                           UserWarning, stacklevel=4)
             x = x.real
-        return x.astype(dt)
+        return D.astype(x, np.dtype(dt))
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.src.kind not in "fc" and ctx.src != D.bfloat16.np:
+        if not D.from_numpy_dtype(ctx.src).is_floating_point and ctx.src.kind != "c":
             return None, None
         if grad._data.dtype.kind == "c" and ctx.src.kind != "c":
             grad = grad.real  # see NOTE [Complex gradients]

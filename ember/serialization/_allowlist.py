@@ -301,7 +301,8 @@ _TENSOR_REBUILDS = (rebuild_tensor_v2, rebuild_tensor_v3, rebuild_tensor, rebuil
                     rebuild_parameter_with_state)
 
 _TORCH_DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16",
-                      "int8", "uint8", "bool", "uint16", "uint32", "uint64")
+                      "int8", "uint8", "bool", "uint16", "uint32", "uint64", "float8_e4m3fn",
+                      "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu")
 
 
 class _Missing:

@@ -74,7 +74,7 @@ class _StorageRef:
 
     def pid(self, legacy: bool) -> tuple:
         numel = self.data.nbytes // self.dtype.itemsize
-        if self.dtype.name not in _STORAGE_CLASS:  # uint16/32/64 have no typed storage class
+        if self.dtype.name not in _STORAGE_CLASS:  # no typed storage class: uint16/32/64, float8
             raise RuntimeError(f"ember.save: tensors of dtype {self.dtype} cannot be saved yet "
                                f"(ember writes typed storages, and torch has none for "
                                f"{self.dtype.name}); convert first, e.g. t.to(ember.int64).")

@@ -34,9 +34,7 @@ STORAGE_DTYPES = {
     "QUInt4x2Storage": "quint4x2", "QUInt2x4Storage": "quint2x4",
 }
 # dtypes torch can write that ember has no counterpart for (named in the error)
-FOREIGN_DTYPES = ("complex32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
-                  "float8_e5m2fnuz",
-                  "float8_e8m0fnu", "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
+FOREIGN_DTYPES = ("complex32", "float4_e2m1fn_x2", "qint8", "quint8", "qint32", "quint4x2",
                   "quint2x4", "bits8", "bits16", "bits1x8", "bits2x4", "bits4x2", "int1", "int2",
                   "int3", "int4", "int5", "int6", "int7", "uint1", "uint2", "uint3", "uint4",
                   "uint5", "uint6", "uint7")

@@ -4,13 +4,17 @@ Private in torch, yet libraries import it (x-transformers, torch-einops-utils, t
 the commonly used part is served: tree_flatten / tree_unflatten / tree_map and friends over
 tuples, lists, dicts (insertion order), namedtuples, OrderedDict, defaultdict and deque, and
 ``register_pytree_node`` for other containers. Anything else, None included, is a leaf.
-Key paths (``*_with_path``) and the spec's JSON serialization are not served.
+Of key paths, the key records (MappingKey, SequenceKey, GetAttrKey) and dict's
+``_dict_flatten_with_keys`` are served (transformers registers its outputs with them); the
+``*_with_path`` functions and the spec's JSON serialization are not.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict, deque
 
-__all__ = ["LeafSpec", "TreeSpec", "register_pytree_node", "tree_all", "tree_all_only",
+__all__ = ["GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec",
+           "register_pytree_node", "tree_all", "tree_all_only",
            "tree_any", "tree_any_only", "tree_flatten", "tree_is_leaf", "tree_iter",
            "tree_leaves", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_",
            "tree_structure", "tree_unflatten"]
@@ -39,6 +43,42 @@ register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d)),
 register_pytree_node(defaultdict, lambda d: (list(d.values()), [d.default_factory, list(d)]),
                      lambda c, ctx: defaultdict(ctx[0], zip(ctx[1], c, strict=True)))
 register_pytree_node(deque, lambda d: (list(d), d.maxlen), lambda c, n: deque(c, maxlen=n))
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingKey:
+    """One step of a key path: the item `key` of a mapping (str: ``[key!r]``)."""
+
+    key: object
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """One step of a key path: position `idx` of a sequence (str: ``[idx]``)."""
+
+    idx: int
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """One step of a key path: the attribute `name` (str: ``.name``)."""
+
+    name: str
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+def _dict_flatten_with_keys(d):
+    """A dict's children with their MappingKeys, and its context (the keys): the
+    ``flatten_with_keys_fn`` libraries pass to register_pytree_node for dict-like outputs."""
+    return [(MappingKey(k), v) for k, v in d.items()], list(d)
 
 
 def _is_namedtuple(node) -> bool:

@@ -54,11 +54,14 @@ PACKAGE_GAPS = {
     "ember.distributed.nn has the autograd-aware collectives (all_reduce, all_gather, ...)",
     "torch.distributed.pipelining": _DIST + "pipeline parallelism (stages, schedules, "
     "microbatches)",
-    "torch.distributed.tensor": _DIST + "DTensor (sharded tensors) and tensor parallelism",
-    "torch.distributed.device_mesh": _DIST + "device meshes (the layout DTensor uses)",
-    "torch.distributed.fsdp": _DIST + "fully sharded data parallel (FSDP)",
+    "torch.distributed.tensor": _DIST + "DTensor (sharded tensors) and tensor parallelism; "
+    "the names transformers imports exist (placements are real, the rest raises when used)",
+    "torch.distributed.device_mesh": _DIST + "device meshes (the layout DTensor uses); the "
+    "class and init_device_mesh exist and raise",
+    "torch.distributed.fsdp": _DIST + "fully sharded data parallel (FSDP); the policies and "
+    "fully_shard/FullyShardedDataParallel exist, and wrapping raises",
     "torch.distributed.checkpoint": _DIST + "sharded (distributed) checkpoints; "
-    "ember.save/load of a state_dict per rank works",
+    "ember.save/load of a state_dict per rank works (hf_storage's classes exist and raise)",
     "torch.distributed.algorithms": _DIST + "DDP communication hooks (PowerSGD, compression), "
     "Join and model averaging",
     "torch.distributed.flight_recorder": _DIST + "NCCL flight-recorder trace analysis",
@@ -147,8 +150,7 @@ NAME_GAPS = {
         'fbgemm_linear_int8_weight', 'fbgemm_linear_int8_weight_fp32_activation',
         'fbgemm_linear_quantize_weight', 'fbgemm_pack_gemm_matrix_fp16',
         'fbgemm_pack_quantized_matrix', 'feature_alpha_dropout_', 'feature_dropout',
-        'feature_dropout_', 'float4_e2m1fn_x2', 'float8_e4m3fn', 'float8_e4m3fnuz', 'float8_e5m2',
-        'float8_e5m2fnuz', 'float8_e8m0fnu', 'fork', 'fused_moving_avg_obs_fake_quant',
+        'feature_dropout_', 'float4_e2m1fn_x2', 'fork', 'fused_moving_avg_obs_fake_quant',
         'get_autocast_gpu_dtype',
         'get_autocast_ipu_dtype', 'get_autocast_xla_dtype', 'get_device_module', 'grid_sampler',
         'grid_sampler_2d', 'grid_sampler_3d',
@@ -214,7 +216,11 @@ NAME_GAPS = {
     'torch.autograd.profiler_util': None,
     'torch.autograd.variable': None,
     'torch.futures': None,
-    'torch.library': None,
+    'torch.library': (
+        'Library', 'define', 'fallthrough_kernel', 'get_ctx', 'get_kernel', 'impl',
+        'impl_abstract', 'infer_schema', 'register_autocast', 'register_torch_dispatch',
+        'register_vmap', 'triton_op', 'wrap_triton',
+    ),
     'torch.monitor': None,
     'torch.multiprocessing.pool': None,
     'torch.multiprocessing.queue': None,
@@ -430,6 +436,9 @@ NAME_GAPS = {
 
 # Why the names above are missing, for the packages ember mirrors in part (user-readable).
 NAME_GAP_REASONS = {
+    "torch.library": "ember.library serves custom_op with register_autograd/register_fake; "
+    "operator libraries per dispatch key (Library, define, impl), kernels for other "
+    "dispatch keys (autocast, vmap, torch_dispatch) and Triton ops are not implemented",
     "torch.distributed": "QueueEmptyError belongs to the TCP store; breakpoint (a pdb stop on "
     "one rank) is not implemented",
     "torch.distributed.distributed_c10d": "per-collective option structs, stores, Gloo and "

@@ -34,6 +34,19 @@ def _softmax(x, dim):
     return e / e.sum(dim=dim, keepdim=True)
 
 
+def _safe_softmax(x, dim):
+    """softmax for scaled_dot_product_attention: a row whose scores are all -inf (a query
+    allowed to attend to nothing, such as a padding position) gives zeros, not NaN, as torch's
+    math backend gives them since 2.5. The shift and the denominator of such a row are
+    replaced (0 and 1), so neither the values nor the gradients meet a NaN; a NaN in a
+    padding row would reach every later layer through 0 * NaN in the next product."""
+    shift = x.amax(dim=dim, keepdim=True).detach()
+    shift = where(shift == float("-inf"), 0.0, shift)
+    e = (x - shift).exp()
+    total = e.sum(dim=dim, keepdim=True)
+    return e / where(total == 0, 1.0, total)
+
+
 def _dropout(x, p, training=True):
     if p == 0.0 or not training:
         return x
@@ -162,7 +175,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = where(attn_mask, scores, float("-inf"))
         else:
             scores = scores + attn_mask.to(scores.dtype)
-    weights = _dropout(_softmax(scores, -1), dropout_p)
+    weights = _dropout(_safe_softmax(scores, -1) if attn_mask is not None else
+                       _softmax(scores, -1), dropout_p)
     return weights.matmul(value)
 
 

@@ -239,6 +239,20 @@ def main():
     check(x, before.numpy(), "funcol leaves its input alone")
     expect_error(lambda: funcol.all_reduce(x, "sum", [0]), "must list every rank",
                  "funcol group of some ranks", NotImplementedError)
+    data.requires_grad_()
+    out = funcol.all_to_all_single_autograd(data, recv_rows, rows[me], None)
+    check(out.detach(), np.concatenate(want), "funcol.all_to_all_single_autograd")
+    (out * w_rows(out.shape[0])).sum().backward()
+    # each input row's gradient is the weight its row got on the receiving rank
+    got_w = []
+    for r in range(n):
+        recv_start = sum(rows[q][r] for q in range(me))  # rows r received before mine
+        got_w.append(100 * r + recv_start + np.arange(rows[me][r]))
+    check(data.grad, np.repeat(np.concatenate(got_w)[:, None], 2, 1).astype(np.float64),
+          "funcol.all_to_all_single_autograd grad")
+    check(funcol.all_to_all_single(x, None, None, [0, 1]),
+          np.concatenate([everyone[0][me:me + 1], everyone[1][me:me + 1]]),
+          "funcol.all_to_all_single equal splits")
 
     # torch.distributed.nn: collectives that autograd differentiates. Rank r weighs its
     # output by r + 1, so each gradient says which ranks' outputs reached which inputs.
@@ -287,6 +301,12 @@ def main():
     dist.destroy_process_group()
     assert not dist.is_initialized()
     print(f"rank {me}: collectives OK", flush=True)
+
+
+def w_rows(k):
+    """Row weights 100 * rank + row index, as a (k, 1) column: a gradient names its row."""
+    me = dist.get_rank()
+    return ember.from_numpy(100.0 * me + np.arange(k, dtype=np.float64)[:, None])
 
 
 def expect_error(fn, pattern, what, kind=RuntimeError):

@@ -2,6 +2,10 @@
 CxHxW tensors."""
 from __future__ import annotations
 
+import enum
+import sys
+import types
+
 import numpy as np
 import torch
 
@@ -177,3 +181,29 @@ class RandomResizedCrop(torch.nn.Module):
         out = torch.nn.functional.interpolate(flat, size=tuple(self.size), mode="bilinear",
                                               align_corners=False)
         return out.reshape(*crop.shape[:-2], *self.size)
+
+
+class InterpolationMode(enum.Enum):
+    """Interpolation names (transformers' image utilities import them at import time)."""
+
+    NEAREST = "nearest"
+    NEAREST_EXACT = "nearest-exact"
+    BILINEAR = "bilinear"
+    BICUBIC = "bicubic"
+    BOX = "box"
+    HAMMING = "hamming"
+    LANCZOS = "lanczos"
+
+
+def _pil_to_tensor(pic):
+    """A PIL image as a uint8 CxHxW tensor."""
+    a = np.array(pic, dtype=np.uint8)
+    return torch.from_numpy(a[:, :, None] if a.ndim == 2 else a).permute(2, 0, 1).contiguous()
+
+
+# torchvision.transforms is a package in torchvision; this stand-in is one module, so its
+# `functional` submodule is made here and registered under its import path
+functional = types.ModuleType(__name__ + ".functional")
+functional.pil_to_tensor = _pil_to_tensor
+functional.InterpolationMode = InterpolationMode
+sys.modules[functional.__name__] = functional

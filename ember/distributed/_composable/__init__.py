@@ -1,0 +1,2 @@
+"""``ember.distributed._composable``: where torch first exposed fully_shard (see
+``ember.distributed.fsdp``)."""
