@@ -1802,7 +1802,7 @@ add(name="tcn/adding_problem", repo=_TCN, script="TCN/adding_problem/add_test.py
     metric=r"Test set: Average loss: ([0-9.]+)",
     bar=("<=", 0.05))  # torch 0.0057-0.0071 (seeds 0-2); 0.167 predicting the mean
 add(name="tcn/copy_memory", repo=_TCN, script="TCN/copy_memory/copymem_test.py", copy=["TCN"],
-    args=["--cuda", "--blank_len", "20", "--seq_len", "5", "--epochs", "4", "--levels", "4",
+    args=["--cuda", "--blank_len", "20", "--seq_len", "5", "--epochs", "8", "--levels", "4",
           "--ksize", "4", "--nhid", "16", "--lr", "5e-3", "--log-interval", "20"],
     subs=[("n_train = 10000", "n_train = 1600  # compat: was 10000")],
     covers="TCN on the copy-memory task: weight_norm, RMSprop, clip_grad_norm_ before backward, "

@@ -5,8 +5,8 @@ Programs fix their seeds (`torch.manual_seed(123)`); with COMPAT_SEED=k (k != 0)
 pass to `torch.manual_seed`, `torch.random.manual_seed`, `torch.cuda.manual_seed(_all)`,
 `random.seed` and `numpy.random.seed` becomes seed + k. Programs that never seed would draw
 torch's fixed start-up stream every run: the default generator is seeded with 7919 * k at import.
-NumPy's global generator is seeded the same way (7919 * k) at import; unseeded, it drew new
-numbers every run (TCN's copy-memory data comes from np.random.randint and never seeds it).
+NumPy's global generator is seeded the same way (7919 * k, also for k = 0) at import; unseeded,
+it drew new numbers every run (TCN's copy-memory data comes from np.random.randint, unseeded).
 Installed by the sitecustomize of stubs/ (torch runs) and of shim/ (ember runs).
 """
 from __future__ import annotations
@@ -37,8 +37,12 @@ def _patch_torch(mod, shift):
                 setattr(m, name, _shifted(getattr(m, name), shift))
 
 
-def _patch_numpy(mod, shift):
+def _seed_numpy(mod, shift):
     mod.random.seed(7919 * shift)
+
+
+def _patch_numpy(mod, shift):
+    _seed_numpy(mod, shift)
     mod.random.seed = _shifted(mod.random.seed, shift)
 
 
@@ -82,6 +86,11 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 def install() -> None:
     shift = int(os.environ.get("COMPAT_SEED", "0") or 0)
     if shift == 0:
+        # the program as written, except that NumPy's global generator starts seeded (torch's
+        # start-up stream is fixed already)
+        finder = _AfterImport(0)
+        finder.todo = {"numpy": _seed_numpy}
+        sys.meta_path.insert(0, finder)
         return
     import random
 
