@@ -1,7 +1,8 @@
 """The compatibility corpus: which public programs run, how, on what data, and the bar each must
 meet. Programs are found by path in the mirrors directory; nothing of theirs is copied here.
 
-`python tools/compat/corpus.py --commits` prints `<owner>+<name> <commit>` per repository (used by
+`python tools/compat/corpus.py --commits` prints `<owner>+<name> <commit>` per repository, and
+`--wheels` `<owner>+<name> <requirement>` for those laid out from a release wheel (both used by
 fetch_mirrors.sh).
 
 Fields of a Program:
@@ -65,6 +66,14 @@ COMMITS = {
     "facebookresearch/DiT": "ed81ce2229091fd4ecc9a223645f95cf379d582b",
     "lucidrains/vector-quantize-pytorch": "0d7d1aa83334b6f2f8a40306bece75cdaa13d065",
     "lucidrains/x-transformers": "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
+    "huggingface/transformers": "wheel, see WHEELS",
+}
+# Repositories whose git snapshot is over the fetch size limit and whose code is published as a
+# pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
+# --no-deps`) as <owner>+<name>/ (transformers' 1.3 GB snapshot; the wheel is its src/ at the
+# release tag).
+WHEELS = {
+    "huggingface/transformers": "transformers==5.24.0",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -105,6 +114,7 @@ LICENCES = {
     "facebookresearch/DiT": "CC BY-NC 4.0 (LICENSE.txt; run from the mirror only)",
     "lucidrains/vector-quantize-pytorch": "MIT",
     "lucidrains/x-transformers": "MIT",
+    "huggingface/transformers": "Apache-2.0 (the wheel's LICENSE)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -2122,6 +2132,163 @@ add(name="xt/train_copy", repo=_XT, script="train_copy.py",
     metric=r"^100: ([0-9.]+)", timeout=300,   # ember ~130 CPU s at load 8
     bar=("<=", 2.7))  # torch 2.51-2.53 (seeds 0-2), ember 2.51; ln(18) = 2.89 guessing
 
+
+# ------------------------------------------------------------- huggingface/transformers
+# transformers' own modeling code (the release wheel, WHEELS) with tiny configurations: GPT-2,
+# Llama and BERT built from a config (no hub weights), trained a few steps from scratch and
+# generating. Each driver is the epilogue of transformers/dependency_versions_table.py (a dict,
+# no imports) with the package importable from the temp copy.
+_HF_GPT2 = """
+# compat driver: a tiny GPT-2 from transformers' modeling code, trained on successor sequences
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                    bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = GPT2LMHeadModel(config)
+opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+
+
+def batch(n):
+    start = torch.randint(1, V, (n, 1))
+    return (start + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
+
+
+for step in range(150):
+    ids = batch(16)
+    out = model(input_ids=ids, labels=ids)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+model.eval()
+with torch.no_grad():
+    ids = batch(8)
+    loss = model(input_ids=ids, labels=ids).loss.item()
+    gen = model.generate(ids[:, :4], max_new_tokens=8, do_sample=False,
+                         attention_mask=torch.ones(8, 4, dtype=torch.long))
+print("generated", gen[0].tolist())
+want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
+print(f"eval loss {loss:.4f}")
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+_HF_LLAMA = """
+# compat driver: a tiny Llama (RoPE, RMSNorm, SwiGLU, grouped-query attention) from transformers'
+# modeling code, trained on successor sequences; generate with its KV cache, greedy and sampled
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = LlamaForCausalLM(config)
+opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+
+
+def batch(n):
+    start = torch.randint(1, V, (n, 1))
+    return (start - 1 + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
+
+
+for step in range(150):
+    ids = batch(16)
+    out = model(input_ids=ids, labels=ids)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+model.eval()
+with torch.no_grad():
+    ids = batch(8)
+    loss = model(input_ids=ids, labels=ids).loss.item()
+    mask = torch.ones(8, 4, dtype=torch.long)
+    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
+    sampled = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=True,
+                             top_k=5, top_p=0.9, temperature=0.7)
+    # left padding: two rows start later; their continuations must not change
+    padded = torch.cat([torch.zeros(8, 2, dtype=torch.long), ids[:, :4]], 1)
+    pmask = torch.cat([torch.zeros(8, 2, dtype=torch.long), mask], 1)
+    gen_pad = model.generate(padded, attention_mask=pmask, max_new_tokens=8, do_sample=False)
+print("generated", gen[0].tolist())
+print("sampled", sampled[:2].tolist())
+want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
+print(f"eval loss {loss:.4f}")
+accs = [(g.shape == want.shape and (g == want).float().mean().item()) or 0.0
+        for g in (gen, sampled, gen_pad[:, 2:])]
+print("greedy, sampled, left-padded accuracy", accs)
+print(f"compat-generate {min(accs):.4f}")
+"""
+_HF_BERT = """
+# compat driver: a tiny BERT from transformers' modeling code, masked-language-modelling on
+# sequences of one repeated token (token type ids, attention mask with padding): a masked
+# token is any unmasked one
+import torch
+from transformers import BertConfig, BertForMaskedLM
+
+torch.manual_seed(0)
+V, T, MASK = 32, 16, 1
+config = BertConfig(vocab_size=V, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                    intermediate_size=64, max_position_embeddings=64, pad_token_id=0)
+model = BertForMaskedLM(config)
+opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+
+
+def batch(n):
+    start = torch.randint(2, V, (n, 1))
+    ids = start.expand(n, T).clone()  # one token of 2..V-1 per row
+    attn = torch.ones(n, T, dtype=torch.long)
+    attn[: n // 4, T - 3:] = 0  # a quarter of the rows are padded
+    ids = ids.masked_fill(attn == 0, 0)
+    masked = (torch.rand(n, T) < 0.25) & (attn == 1)
+    labels = ids.masked_fill(~masked, -100)
+    return ids.masked_fill(masked, MASK), attn, labels
+
+
+for step in range(200):
+    ids, attn, labels = batch(16)
+    out = model(input_ids=ids, attention_mask=attn, token_type_ids=torch.zeros_like(ids),
+                labels=labels)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+model.eval()
+with torch.no_grad():
+    ids, attn, labels = batch(64)
+    logits = model(input_ids=ids, attention_mask=attn).logits
+sel = labels != -100
+acc = (logits.argmax(-1)[sel] == labels[sel]).float().mean().item()
+print(f"compat-masked-accuracy {acc:.4f}")
+"""
+_HF = dict(repo="huggingface/transformers", script="transformers/dependency_versions_table.py",
+           copy=["transformers"], cwd=".", pythonpath=["."], timeout=300)
+add(name="hf/gpt2", **_HF, epilogue=_HF_GPT2,
+    covers="transformers' GPT2LMHeadModel: Conv1D, learned positions, causal sdpa mask "
+           "(masking_utils), ForCausalLMLoss, 150 AdamW steps, then GenerationMixin.generate "
+           "greedy with DynamicCache",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2): every generated token continues the sequence
+add(name="hf/llama", **_HF, epilogue=_HF_LLAMA,
+    covers="transformers' LlamaForCausalLM: RoPE, RMSNorm, SwiGLU, grouped-query attention, "
+           "150 AdamW steps; generate greedy, sampled (temperature, top-k, top-p warpers) and "
+           "left-padded (padding mask, queries that attend to nothing)",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2) in all three decodings; 1/31 by chance
+add(name="hf/bert", **_HF, epilogue=_HF_BERT,
+    covers="transformers' BertForMaskedLM: token type ids, padding attention mask, post-LN "
+           "encoder, tied MLM head, -100 labels, 200 AdamW steps; masked-token accuracy",
+    metric=r"compat-masked-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 1/30 by chance
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -2324,12 +2491,15 @@ SPREAD: dict = {
     'vq/autoencoder_fsq': {0: 0.49, 1: 0.489, 2: 0.492},
     'vq/autoencoder_lfq': {0: 0.49, 1: 0.486, 2: 0.488},
     'xt/train_copy': {0: 2.512, 1: 2.528, 2: 2.531},
+    'hf/gpt2': {0: 1, 1: 1, 2: 1},
+    'hf/llama': {0: 1, 1: 1, 2: 1},
+    'hf/bert': {0: 1, 1: 1, 2: 1},
 }
 
 
 def commits() -> None:
     for repo, commit in COMMITS.items():
-        if commit.startswith("see"):
+        if commit.startswith(("see", "wheel")):
             continue
         print(repo.replace("/", "+"), commit)
 
@@ -2337,6 +2507,9 @@ def commits() -> None:
 if __name__ == "__main__":
     if "--commits" in sys.argv:
         commits()
+    elif "--wheels" in sys.argv:
+        for repo, requirement in WHEELS.items():
+            print(repo.replace("/", "+"), requirement)
     else:
         for p in PROGRAMS:
             print(f"{p.name:40} {p.repo:26} {p.script}")

@@ -10,6 +10,8 @@
 #
 # pytorch/tutorials is too big for a snapshot; its few files are listed in corpus.py with their
 # commit and are read one by one through the search tool's read_file (see docs/COMPAT.md).
+# Repositories in corpus.WHEELS (too big for a snapshot too) are laid out from their release
+# wheel, fetched with `pip download --no-deps` (the package directory and the licence).
 set -eu
 SNAP=${1:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
 OUT=${2:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
@@ -36,4 +38,13 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
         git --git-dir="$gitdir" cat-file blob "$sha" > "$dest/$path"
     done
     echo "$repo $commit -> $dest"
+done
+python3 "$HERE/corpus.py" --wheels | while read -r repo requirement; do
+    dest="$OUT/$repo"
+    tmp=$(mktemp -d)
+    pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "$requirement"
+    mkdir -p "$dest"
+    python3 -m zipfile -e "$tmp"/*.whl "$dest"
+    rm -rf "$tmp"
+    echo "$repo $requirement -> $dest"
 done
