@@ -68,6 +68,22 @@ def pool_off():
 
 
 @pytest.fixture
+def parts_counted(monkeypatch):
+    """The sizes of the ranges _blas_parts.run_ranges is given, in order (the Python parts on
+    OpenBLAS's threads still run): shows that a path really went through the parts."""
+    from ember import _blas_parts
+    sizes = []
+    real = _blas_parts.run_ranges
+
+    def run_ranges(fn, n):
+        sizes.append(n)
+        real(fn, n)
+
+    monkeypatch.setattr(_blas_parts, "run_ranges", run_ranges)
+    return sizes
+
+
+@pytest.fixture
 def blas_parts_on():
     """EMBER_BLAS_PARTS forced on under two BLAS threads, whatever an earlier test left set (the
     parts need a worker to hand a part to); skips where numpy's BLAS is not OpenBLAS."""

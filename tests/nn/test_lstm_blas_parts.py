@@ -68,17 +68,10 @@ def test_parts_lstm_module_against_torch_layout(parts, rng):
         np.testing.assert_array_equal(a, b)
 
 
-def test_layer_copies_run_in_parts(parts, rng, monkeypatch):
+def test_layer_copies_run_in_parts(parts, rng, parts_counted):
     # NOTE [LSTM layer copies in parts]: the output's and its gradient's transposes over the 5
     # steps, the gate gradients into G's 4 * 7 rows (both backwards)
-    sizes = []
-    real = _blas_parts.run_ranges
-
-    def run_ranges(fn, n):
-        sizes.append(n)
-        real(fn, n)
-
-    monkeypatch.setattr(_blas_parts, "run_ranges", run_ranges)
+    sizes = parts_counted
     arrays = _args(rng, 5, 6, 3, 7, True, np.float32)
     split = _run(arrays, False, True)
     assert sorted(sizes) == [5, 5, 28, 28]
