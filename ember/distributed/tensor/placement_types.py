@@ -7,9 +7,19 @@ __all__ = ["Placement", "Shard", "Replicate", "Partial"]
 
 
 class Placement:
-    """Base class of the placements; the predicates say which kind an instance is."""
+    """Base class of the placements; the predicates say which kind an instance is. Two
+    placements are equal when they are of one class with equal fields."""
 
     __slots__ = ()
+
+    def _fields(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other._fields() == self._fields()
+
+    def __hash__(self):
+        return hash((type(self).__name__,) + self._fields())
 
     def is_shard(self, dim: int | None = None) -> bool:
         return False
@@ -41,12 +51,6 @@ class Shard(Placement):
         offset = min(full * rank, curr_local_size)
         return min(full, curr_local_size - offset), offset
 
-    def __eq__(self, other):
-        return type(other) is Shard and other.dim == self.dim
-
-    def __hash__(self):
-        return hash(("Shard", self.dim))
-
     def __repr__(self):
         return f"Shard(dim={self.dim})"
 
@@ -61,12 +65,6 @@ class Replicate(Placement):
 
     def is_replicate(self) -> bool:
         return True
-
-    def __eq__(self, other):
-        return type(other) is Replicate
-
-    def __hash__(self):
-        return hash("Replicate")
 
     def __repr__(self):
         return "Replicate()"
@@ -86,12 +84,6 @@ class Partial(Placement):
     def is_partial(self, reduce_op: str | None = None) -> bool:
         return reduce_op is None or reduce_op == self.reduce_op
 
-    def __eq__(self, other):
-        return type(other) is Partial and other.reduce_op == self.reduce_op
-
-    def __hash__(self):
-        return hash(("Partial", self.reduce_op))
-
     def __repr__(self):
         return f"Partial({self.reduce_op})"
 
@@ -109,13 +101,6 @@ class _StridedShard(Placement):
     def __init__(self, dim: int, *, split_factor: int = 1, sf: int | None = None):
         self.dim = dim
         self.split_factor = split_factor if sf is None else sf
-
-    def __eq__(self, other):
-        return (type(other) is _StridedShard and other.dim == self.dim
-                and other.split_factor == self.split_factor)
-
-    def __hash__(self):
-        return hash(("_StridedShard", self.dim, self.split_factor))
 
     def __repr__(self):
         return f"_StridedShard(dim={self.dim}, sf={self.split_factor})"
