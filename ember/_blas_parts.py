@@ -65,11 +65,13 @@ _forced = [None]
 # even). The LSTM layer's step kernels and copies ("lstm") and the big elementwise passes
 # ("passes": NOTE [Big passes in parts] in ops/_kernels/pointwise.py) for GNMT-S, ab.py paired
 # at load 2.5 -> 1.5 (eighteenth session, helper gnmt): lstm 1.040, passes 1.017, both 1.053.
-# Attention's plane kernels ("attention") gave a
-# wrong dK now and then in parts: not the worker, but a scratch array numba freed before the
-# kernel's last products read it (NOTE [Scratch arrays outlive their addresses] in
-# ops/_kernels/attention.py), which only another thread's malloc could overwrite in time
-DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes"})
+# Attention's plane kernels ("attention"; eighteenth session, helper gpts) ab.py paired GPT-S
+# default/+attention 1.035 and +attention/default 0.970 (quiet slot, load 5.1 -> 3.0). They had
+# given a wrong dK now and then in parts: not the worker, but a scratch array numba freed
+# before the kernel's last products read it (NOTE [Scratch arrays outlive their addresses] in
+# ops/_kernels/attention.py), which only another thread's malloc could overwrite in time.
+DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes",
+                        "attention"})
 
 
 @intrinsic

@@ -14,13 +14,17 @@ from _attention_checks import (
 
 import ember
 import ember.nn.functional as F
+from ember import _blas_parts
 from ember.ops._kernels import attention as katt
 
 
 @pytest.fixture
-def plane_calls(pool_off, monkeypatch):
-    """Pool off, the serial use on; returns {"fwd": n, "bwd": n} serial plane-kernel calls."""
+def plane_calls(pool_off, monkeypatch, request):
+    """Pool off, the serial use on, in one call per direction (the parts off: their tests are
+    in test_attention_blas_parts.py); returns {"fwd": n, "bwd": n} serial plane-kernel calls."""
     monkeypatch.setattr(katt, "_planes_on", [True])
+    _blas_parts.set_enabled(False)
+    request.addfinalizer(lambda: _blas_parts.set_enabled(None))
     calls = {"fwd": 0, "bwd": 0}
     for name, twin in (("fwd", katt._k_attention_fwd_planes),
                        ("bwd", katt._k_attention_bwd_planes)):

@@ -6,11 +6,19 @@ import numpy as np
 import pytest
 
 import ember
-from ember import _kernel_threads, _threads
+from ember import _blas_parts, _kernel_threads, _threads
 from ember.ops._kernels import attention as katt
 
-# these tests are about the pool-off modes the one pool replaces (NOTE [One pool])
+# these tests are about the pool-off modes the one pool replaces (NOTE [One pool]), with the
+# parts on OpenBLAS's worker off (they take the planes first: test_attention_blas_parts.py)
 pytestmark = pytest.mark.usefixtures("pool_off")
+
+
+@pytest.fixture(autouse=True)
+def _blas_parts_off():
+    _blas_parts.set_enabled(False)
+    yield
+    _blas_parts.set_enabled(None)
 
 
 def _grads(arrays, grad, is_causal):
