@@ -106,6 +106,23 @@ def _k_sgd_multi(ps, gs, bufs, neg_lr, gsign, momentum, one_minus_dampening, wei
 
 
 @njit(**_JIT)
+def _k_sgd_multi_span(ps, gs, bufs, lo, hi, neg_lr, gsign, momentum, one_minus_dampening,
+                      weight_decay, nesterov, init_buf):
+    """_k_sgd_multi on elements lo..hi of the parameters laid end to end: one part of an update
+    of many parameters in parts (NOTE [One SGD hand-off for all parameters] in sgd.py).
+    Elementwise, so the same numbers for any split."""
+    start = 0
+    for k in range(len(ps)):
+        n = ps[k].size
+        a = max(lo, start) - start
+        b = min(hi, start + n) - start
+        if a < b:
+            _k_sgd_step(ps[k][a:b], gs[k][a:b], bufs[k][a:b], neg_lr, gsign, momentum,
+                        one_minus_dampening, weight_decay, nesterov, init_buf)
+        start += n
+
+
+@njit(**_JIT)
 def _k_adam_step(p, g, exp_avg, exp_avg_sq, max_exp_avg_sq, gsign, w1, one_minus_w1, beta2,
                  one_minus_beta2, eps, coupled_decay, decoupled_factor, neg_step_size,
                  bias_correction2_sqrt, amsgrad, decoupled):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numba
 
-from .. import _onepool
+from .. import _blas_parts, _onepool
 from ..ops._kernels import split
 from . import _kernels as K
 from .optimizer import (
@@ -86,6 +86,7 @@ class SGD(Optimizer):
             gsign = -1.0 if group["maximize"] else 1.0
             floats = (-lr, gsign, momentum, 1.0 - dampening, weight_decay)
             batch = {}  # NOTE [One SGD call for many parameters]
+            limit = _batch_limit()
             for p, g in _grads(group, "SGD"):
                 buf = None
                 init = False
@@ -95,20 +96,58 @@ class SGD(Optimizer):
                     if buf is None:
                         buf = state["momentum_buffer"] = _zeros_like(p)
                         init = True
-                arrays = (_kernel_arrays(p, g, (buf,)) if p._data.size < _batch_limit()
-                          else None)
+                arrays = _kernel_arrays(p, g, (buf,)) if p._data.size < limit else None
                 if arrays is None:
                     _elementwise_update(_sgd_step, p, g, (buf,), *floats, nesterov, init)
                 else:
                     batch.setdefault((arrays[0].dtype, init), []).append((p, arrays))
             for (dt, init), items in batch.items():
-                scalars = (*_kernel_scalars(dt, floats), nesterov, init)
-                for lo in range(0, len(items), K._MULTI):
-                    part = items[lo:lo + K._MULTI]
-                    K._k_sgd_multi(*_columns(part, 3, K._MULTI, dt), *scalars)
-                    for p, _ in part:
-                        p._bump_version()
+                _run_batch(items, (*_kernel_scalars(dt, floats), nesterov, init), dt)
         return loss
+
+
+def _run_batch(items, scalars, dt):
+    """The queued parameters' updates: K._MULTI per kernel call, or all of them in one
+    hand-off of parts (NOTE [One SGD hand-off for all parameters])."""
+    groups = []
+    start = 0
+    for lo in range(0, len(items), K._MULTI):
+        part = items[lo:lo + K._MULTI]
+        size = sum(a[0].size for _, a in part)
+        groups.append((start, size, _columns(part, 3, K._MULTI, dt)))
+        start += size
+    if start >= _PARTS_MIN_ELEMENTS and _parts_on():
+        _blas_parts.run_ranges(_spans(groups, scalars), start)
+    else:
+        for _, _, cols in groups:
+            K._k_sgd_multi(*cols, *scalars)
+    for p, _ in items:
+        p._bump_version()
+
+
+def _spans(groups, scalars):
+    """A part of `_run_batch`'s hand-off: elements lo..hi of all the parameters laid end to end,
+    group by group."""
+    def part(lo, hi):
+        for start, size, cols in groups:
+            if start < hi and lo < start + size:
+                K._k_sgd_multi_span(*cols, max(lo - start, 0), min(hi - start, size), *scalars)
+    return part
+
+
+# NOTE [One SGD hand-off for all parameters]
+# With the parts on OpenBLAS's threads on ("split" in _blas_parts.DEFAULT_ON), every parameter
+# whose arrays the kernel takes as they are is queued, whatever its size, and one run_ranges
+# call updates all of them: the parameters laid end to end are cut in one part per thread, and
+# each part walks the groups of K._MULTI parameters its range meets (_k_sgd_multi_span). Before
+# (seventeenth session), parameters from 2^20 elements went to the parts one hand-off each and
+# those under 2^20 ran on the calling thread: ResNet-50's 161 parameters, ~4 ms of a one-thread
+# step's ~11 ms of SGD, stayed on one core. Elementwise, so the numbers are the serial call's.
+_PARTS_MIN_ELEMENTS = 1 << 18
+
+
+def _parts_on():
+    return _blas_parts.on("split") and not _onepool.enabled()
 
 
 # NOTE [One SGD call for many parameters]
@@ -122,8 +161,11 @@ class SGD(Optimizer):
 
 
 def _batch_limit():
-    """Parameters with fewer elements are queued for `_k_sgd_multi`: those that `_sgd_step`
-    would update in one call on the calling thread."""
+    """Parameters with fewer elements are queued for `_run_batch`: all of them with the parts
+    on OpenBLAS's threads (NOTE [One SGD hand-off for all parameters]), else those that
+    `_sgd_step` would update in one call on the calling thread."""
+    if _parts_on():
+        return float("inf")
     return _p_sgd_range.min_work if _onepool.enabled() else _SPLIT_ELEMENTS
 
 

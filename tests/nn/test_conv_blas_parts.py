@@ -20,6 +20,7 @@ def parts(monkeypatch, blas_parts_on):
     list of range sizes run_ranges split (returned)."""
     monkeypatch.setattr(split, "_MIN_WORK", 0)
     monkeypatch.setattr(split, "_PARTS_MIN_WORK", 0)
+    monkeypatch.setattr(split, "PARTS_MIN", {})
     return _record_ranges(monkeypatch)
 
 
@@ -66,28 +67,37 @@ def test_conv_block_parts_match_serial(parts, rng, dtype, n, c, o, h, w, k, stri
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("momentum, nesterov", [(0.0, False), (0.9, True)])
-def test_sgd_parts_match_serial(parts, rng, monkeypatch, momentum, nesterov):
+def test_sgd_parts_match_serial(parts, rng, monkeypatch, dtype, momentum, nesterov):
     from ember.optim import sgd
     monkeypatch.setattr(sgd, "_SPLIT_ELEMENTS", 16)
-    w0 = rng.standard_normal((3, 7, 11)).astype(np.float32)  # 231 elements: odd halves
-    grads = [rng.standard_normal(w0.shape).astype(np.float32) for _ in range(3)]
+    monkeypatch.setattr(sgd, "_PARTS_MIN_ELEMENTS", 16)
+    # eleven parameters of odd sizes (two groups of K._MULTI, halves inside a parameter), one
+    # of them with a non-contiguous gradient (updated on its own, not in the hand-off)
+    shapes = [(3, 7, 11), (5,), (1,), (13, 3), (2, 2, 9), (17,), (4, 5), (7,), (3, 3, 3), (29,),
+              (6, 6)]
+    w0 = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    grads = [[rng.standard_normal(s).astype(dtype) for s in shapes] for _ in range(3)]
+    queued = sum(w.size for w in w0) - w0[3].size
 
     def run(use_parts):
         _blas_parts.set_enabled(use_parts)
-        w = ember.nn.Parameter(ember.tensor(w0.copy()))
-        opt = ember.optim.SGD([w], lr=0.1, momentum=momentum, nesterov=nesterov,
+        ws = [ember.nn.Parameter(ember.tensor(w.copy())) for w in w0]
+        opt = ember.optim.SGD(ws, lr=0.1, momentum=momentum, nesterov=nesterov,
                               weight_decay=1e-2)
-        for g in grads:
-            w.grad = ember.tensor(g)
+        for gs in grads:
+            for k, (w, g) in enumerate(zip(ws, gs, strict=True)):
+                w.grad = ember.tensor(g.T.copy()).T if k == 3 else ember.tensor(g)
             opt.step()
-        return w.detach().numpy().copy()
+        return [w.detach().numpy().copy() for w in ws]
 
     whole = run(False)
     assert not parts
     got = run(True)
-    assert parts == [231] * 3
-    np.testing.assert_array_equal(got, whole)
+    assert parts.count(queued) == 3  # one hand-off a step for the queued parameters
+    for a, b in zip(got, whole, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_split_parts_default_on_and_switched_off_by_the_environment(monkeypatch):

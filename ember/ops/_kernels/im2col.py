@@ -195,7 +195,7 @@ def _unfold(x, cols, geo, out_h, out_w):
     if _gathered(geo, x.shape[0], out_h, out_w):
         # NOTE [Two halves on two threads] in split.py
         split.run(_k_unfold_gather, x.shape[1], cols.size, x, cols,
-                  _gather_index(x.shape, geo, out_h, out_w))
+                  _gather_index(x.shape, geo, out_h, out_w), family="im2col")
     else:
         _k_unfold_fwd.pick(cols.size)(x, cols, *geo, out_h, out_w)
 
@@ -204,7 +204,7 @@ def _fold(cols, x, geo, out_h, out_w):
     """col2im of the C-contiguous cols into x, the adjoint of `_unfold`."""
     if _gathered(geo, x.shape[0], out_h, out_w):
         split.run(_k_fold_gather, x.shape[1], cols.size, cols, x,
-                  _gather_index(x.shape, geo, out_h, out_w))
+                  _gather_index(x.shape, geo, out_h, out_w), family="im2col")
     else:
         _k_unfold_bwd.pick(cols.size)(cols, x, *geo, out_h, out_w)
 

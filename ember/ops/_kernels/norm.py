@@ -211,7 +211,7 @@ def batchnorm_forward_train(x, weight, bias, eps):
     # NOTE [Two halves on two threads] in split.py; NOTE [Conv threads] in _kernel_threads.py
     with conv_scope():
         split.run(_k_batchnorm_fwd, n_chan, x3.size, x3, w, b, float(eps), y.reshape(x3.shape),
-                  mean, invstd)
+                  mean, invstd, family="batchnorm")
     return y, mean, invstd
 
 
@@ -251,7 +251,8 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
     gb = np.empty(n_chan, x.dtype)
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
         split.run(_k_batchnorm_bwd, n_chan, x3.size, grad_y.reshape(x3.shape), x3, w, mean,
-                  invstd, bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb)
+                  invstd, bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb,
+                  family="batchnorm")
     return (gx if need_x else None), (gw if need_w else None), gb
 
 

@@ -314,7 +314,8 @@ def clamp(x, lo, hi):
         _k_clamp.pick(flat_out.size)(flats[0], typed(lo), typed(hi), flat_out)
         return out
     # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
-    split.run(_clamp_part, flat_out.size, flat_out.size, flats[0], typed(lo), typed(hi), flat_out)
+    split.run(_clamp_part, flat_out.size, flat_out.size, flats[0], typed(lo), typed(hi), flat_out,
+              family="pointwise")
     return out
 
 
@@ -360,7 +361,7 @@ def masked_grad(g, x, lo, hi):
         return out
     # in parts on the kernel threads when the pool is on (NOTE [Two halves on two threads])
     split.run(_masked_grad_part, out.size, out.size, g.reshape(-1), x.reshape(-1), typed(lo),
-              typed(_no_bound(hi)), out.reshape(-1))
+              typed(_no_bound(hi)), out.reshape(-1), family="pointwise")
     return out
 
 

@@ -388,7 +388,7 @@ def maxpool2d_forward(x, kernel, stride, padding, dilation, ceil_mode):
         return y, indices
     # planes are independent: in parts on the kernel threads (NOTE [Two halves on two threads])
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
-        split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip)
+        split.run(_on_planes, xp.shape[0], x.size, kernel_args, xp, yp, ip, family="pool")
     return y, indices
 
 
@@ -414,7 +414,7 @@ def maxpool2d_backward(grad_y, indices, input_shape):
         return gx
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
         split.run(_bwd_on_planes, n, gx.size, np.ascontiguousarray(grad_y.reshape(n, -1)),
-                  np.ascontiguousarray(indices.reshape(n, -1)), planes)
+                  np.ascontiguousarray(indices.reshape(n, -1)), planes, family="pool")
     return gx
 
 

@@ -37,6 +37,15 @@ _MIN_WORK = 1 << 18
 # 2^19 (ab.py, a disturbed slot at load 2-3): ResNet-50 paired 1.172 and 0.996 (medians 1.126,
 # 1.121), VGG-19 1.065.
 _PARTS_MIN_WORK = 1 << 20
+# NOTE [Parts thresholds by family]
+# The threshold above is one figure for every range kernel; whether a kernel of 2^18-2^20
+# elements gains from a second part depends on where its data is (a kernel reading what the
+# previous one just wrote finds half of it in the other core's cache) and how much arithmetic
+# it does per byte. So each caller names its family, and PARTS_MIN gives that family's
+# threshold (_PARTS_MIN_WORK when absent); benchmarks/ab.py can change an entry between the
+# two configurations of a paired A/B. The figures behind each entry: benchmarks/RESULTS.md,
+# eighteenth session, helper conv.
+PARTS_MIN = {}
 
 
 # NOTE [Ranges on the one pool]
@@ -61,11 +70,12 @@ def pool_parts(n):
     return max(1, min(n, numba.get_num_threads()))
 
 
-def run(kernel, n, work, *args, min_work=None):
+def run(kernel, n, work, *args, min_work=None, family=None):
     """kernel(*args, lo, hi) over [0, n): in parts on the kernel threads when ``work``
-    (elements touched) reaches ``min_work`` (default _MIN_WORK), else in one call; on the one
-    pool instead when it is on (NOTE [Ranges on the one pool]). Exceptions of any part
-    propagate."""
+    (elements touched) reaches ``min_work`` (default _MIN_WORK), else in one call; on
+    OpenBLAS's threads from PARTS_MIN[family] elements (NOTE [Parts thresholds by family]);
+    on the one pool instead when it is on (NOTE [Ranges on the one pool]). Exceptions of any
+    part propagate."""
     if _onepool.enabled():
         driver = _DRIVERS.get(kernel)
         if driver is None:  # a kernel wrapped by benchmarks/profile_shares.py's timers
@@ -75,13 +85,13 @@ def run(kernel, n, work, *args, min_work=None):
         else:
             kernel(*args, 0, n)
         return
+    if n >= 2 and work >= PARTS_MIN.get(family, _PARTS_MIN_WORK) and _blas_parts.on("split"):
+        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
+        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
+        return
     threshold = _MIN_WORK if min_work is None else min_work
     if n < 2 or work < threshold:
         kernel(*args, 0, n)
-        return
-    if work >= _PARTS_MIN_WORK and _blas_parts.on("split"):
-        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
-        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
     # parts of at least half the threshold's work (work / n per index of the range)
     grain = max(1, -(-n * (threshold // 2) // max(1, work)))

@@ -457,13 +457,13 @@ def _transformed_input(x, ph, pw, m):
     th, tw = _tiles(h, w, ph, pw, m)
     v = _planes(c, n * th * tw, x.dtype, (m + 2) ** 2)
     # NOTE [Two halves on two threads] in split.py
-    split.run(_kernel(m, "input"), c, v.size, x, v, ph, pw, th, tw)
+    split.run(_kernel(m, "input"), c, v.size, x, v, ph, pw, th, tw, family="winograd")
     return v
 
 
 def _transformed_weight(w, m):
     u = _planes(w.shape[0], w.shape[1], w.dtype, (m + 2) ** 2)
-    split.run(_kernel(m, "weight"), w.shape[0], u.size, w, u)
+    split.run(_kernel(m, "weight"), w.shape[0], u.size, w, u, family="winograd")
     return u
 
 
@@ -484,7 +484,7 @@ def forward(x, w, bias, padding, keep=None):
     split.gemm(u, v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
     split.run(_kernel(m, "output"), o, prod.size, prod,
-              np.empty(0, x.dtype) if bias is None else bias, y, th, tw)
+              np.empty(0, x.dtype) if bias is None else bias, y, th, tw, family="winograd")
     if keep is not None:
         keep.append(v)
         if u.nbytes <= _KEEP_WEIGHT_MAX[0] * x.nbytes:  # NOTE [Keeping the transformed weight]
@@ -496,7 +496,7 @@ def _transformed_grad(gy, m):
     n, o, oh, ow = gy.shape
     th, tw = -(-oh // m), -(-ow // m)
     dm = _planes(o, n * th * tw, gy.dtype, (m + 2) ** 2)
-    split.run(_kernel(m, "output_adjoint"), o, dm.size, gy, dm, th, tw)
+    split.run(_kernel(m, "output_adjoint"), o, dm.size, gy, dm, th, tw, family="winograd")
     return dm
 
 
@@ -527,7 +527,7 @@ def input_grad(gy, w, x_shape, padding, dm=None, u=None):
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
     split.run(_kernel(m, "input_adjoint"), x_shape[1], dv.size, dv, gx, padding[0], padding[1],
-              th, tw)
+              th, tw, family="winograd")
     return gx
 
 
@@ -541,7 +541,8 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
     split.gemm(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
-    split.run(_kernel(m, "weight_adjoint"), w_shape[0], du.size, du, gw)
+    split.run(_kernel(m, "weight_adjoint"), w_shape[0], du.size, du, gw,
+              family="winograd")
     return gw
 
 
