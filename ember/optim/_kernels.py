@@ -105,6 +105,13 @@ def _k_sgd_multi(ps, gs, bufs, neg_lr, gsign, momentum, one_minus_dampening, wei
                     weight_decay, nesterov, init_buf)
 
 
+@njit(inline="always", **_JIT)
+def _overlap(lo, hi, start, n):
+    """The part [a, b) of a parameter laid at [start, start + n) that the range [lo, hi) covers,
+    in the parameter's own indices (empty when a >= b)."""
+    return max(lo, start) - start, min(hi, start + n) - start
+
+
 @njit(**_JIT)
 def _k_sgd_multi_span(ps, gs, bufs, lo, hi, neg_lr, gsign, momentum, one_minus_dampening,
                       weight_decay, nesterov, init_buf):
@@ -113,13 +120,11 @@ def _k_sgd_multi_span(ps, gs, bufs, lo, hi, neg_lr, gsign, momentum, one_minus_d
     Elementwise, so the same numbers for any split."""
     start = 0
     for k in range(len(ps)):
-        n = ps[k].size
-        a = max(lo, start) - start
-        b = min(hi, start + n) - start
+        a, b = _overlap(lo, hi, start, ps[k].size)
         if a < b:
             _k_sgd_step(ps[k][a:b], gs[k][a:b], bufs[k][a:b], neg_lr, gsign, momentum,
                         one_minus_dampening, weight_decay, nesterov, init_buf)
-        start += n
+        start += ps[k].size
 
 
 @njit(**_JIT)
@@ -200,15 +205,13 @@ def _k_adam_multi_span(ps, gs, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, lo, hi, g
     Elementwise, so the same numbers for any split."""
     start = 0
     for k in range(len(ps)):
-        n = ps[k].size
-        a = max(lo, start) - start
-        b = min(hi, start + n) - start
+        a, b = _overlap(lo, hi, start, ps[k].size)
         if a < b:
             _k_adam_step(ps[k][a:b], gs[k][a:b], exp_avgs[k][a:b], exp_avg_sqs[k][a:b],
                          max_exp_avg_sqs[k][a:b], gsign, w1, one_minus_w1, beta2,
                          one_minus_beta2, eps, coupled_decay, decoupled_factor, neg_step_size,
                          bias_correction2_sqrt, amsgrad, decoupled)
-        start += n
+        start += ps[k].size
 
 
 # With the one pool on (NOTE [One pool] in ember/_onepool.py) the queued parameters are cut into
