@@ -138,3 +138,16 @@ def test_run_ranges_reraises_a_parts_exception(parts):
     done = []
     _blas_parts.run_ranges(lambda lo, hi: done.append((lo, hi)), 4)  # usable again
     assert sorted(done)[0][0] == 0 and sorted(done)[-1][1] == 4
+
+
+def test_parts_threshold_by_family(monkeypatch, blas_parts_on):
+    # NOTE [Parts thresholds by family] in split.py: an entry lowers one family's threshold only
+    calls = _record_ranges(monkeypatch)
+    monkeypatch.setattr(split, "PARTS_MIN", {"batchnorm": 1 << 10})
+    x = ember.randn(2, 6, 15, 15, requires_grad=True)  # 2700 elements: far under 2^20
+    y = F.batch_norm(x, None, None, training=True)
+    assert calls == [6]  # the forward's six channels in parts
+    y.sum().backward()
+    assert calls == [6, 6]  # and the backward's
+    F.max_pool2d(x.detach(), 2)  # another family: under its threshold, serial
+    assert calls == [6, 6]
