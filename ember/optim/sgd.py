@@ -136,18 +136,19 @@ def _spans(groups, scalars):
 
 
 # NOTE [One SGD hand-off for all parameters]
-# With the parts on OpenBLAS's threads on ("split" in _blas_parts.DEFAULT_ON), every parameter
-# whose arrays the kernel takes as they are is queued, whatever its size, and one run_ranges
-# call updates all of them: the parameters laid end to end are cut in one part per thread, and
-# each part walks the groups of K._MULTI parameters its range meets (_k_sgd_multi_span). Before
-# (seventeenth session), parameters from 2^20 elements went to the parts one hand-off each and
-# those under 2^20 ran on the calling thread: ResNet-50's 161 parameters, ~4 ms of a one-thread
-# step's ~11 ms of SGD, stayed on one core. Elementwise, so the numbers are the serial call's.
+# With the parts on OpenBLAS's threads on for user "sgd" (_blas_parts.on: EMBER_BLAS_PARTS=1,
+# or "sgd" in its DEFAULT_ON), every parameter whose arrays the kernel takes as they are is
+# queued, whatever its size, and one run_ranges call updates all of them: the parameters laid
+# end to end are cut in one part per thread, and each part walks the groups of K._MULTI
+# parameters its range meets (_k_sgd_multi_span). Otherwise parameters from 2^20 elements go to
+# the parts one hand-off each ("split") and those under 2^20 run on the calling thread:
+# ResNet-50's 161 parameters, ~4 ms of a one-thread step's ~11 ms of SGD, stay on one core.
+# Elementwise, so the numbers are the serial call's.
 _PARTS_MIN_ELEMENTS = 1 << 18
 
 
 def _parts_on():
-    return _blas_parts.on("split") and not _onepool.enabled()
+    return _blas_parts.on("sgd") and not _onepool.enabled()
 
 
 # NOTE [One SGD call for many parameters]
