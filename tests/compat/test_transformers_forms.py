@@ -6,6 +6,7 @@ Each is checked against torch 2.13."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 import pytest
@@ -143,11 +144,6 @@ def test_other_import_time_names_raise_when_used():
     assert fa._DEFAULT_SPARSE_BLOCK_SIZE == tfa._DEFAULT_SPARSE_BLOCK_SIZE
     assert fa.AuxRequest(lse=True) == tfa.AuxRequest(lse=True) == (True, False)
     assert fa.AuxOutput()._fields == tfa.AuxOutput()._fields
-    q = ember.ones(1, 1, 2, 4)
-    for call in (lambda: fa.flex_attention(q, q, q), lambda: fa.create_block_mask(None, 1, 1, 2, 2),
-                 lambda: fa.BlockMask()):
-        with pytest.raises(NotImplementedError, match="ember has no flex_attention"):
-            call()
     for cls in (HuggingFaceStorageReader, HuggingFaceStorageWriter):
         with pytest.raises(NotImplementedError, match="no distributed checkpoints"):
             cls("path")
@@ -280,3 +276,50 @@ def test_pytree_mapping_keys_as_torch():
                  (ep.GetAttrKey("w"), tp.GetAttrKey("w"))):
         assert (repr(e), str(e)) == (repr(t), str(t))
     assert ep.MappingKey("a") == ep.MappingKey("a") and hash(ep.SequenceKey(0)) is not None
+
+
+def _flex(lib, q, k, v, **kw):
+    import importlib
+    fa = importlib.import_module(lib.__name__ + ".nn.attention.flex_attention")
+    bias = lib.tensor([0.5, -1.0, 0.0, 2.0], dtype=lib.float64)
+
+    def score_mod(score, b, h, q_idx, kv_idx):  # relative position and a per-head bias
+        return score + 0.1 * (q_idx - kv_idx) + bias[h]
+
+    def mask_mod(b, h, q_idx, kv_idx):  # causal, and query 1 may attend to nothing
+        return (kv_idx <= q_idx) & (q_idx != 1)
+
+    block_mask = fa.create_block_mask(mask_mod, None, None, q.shape[2], k.shape[2],
+                                      device="cpu")
+    out = fa.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask,
+                            enable_gqa=True, **kw)
+    return out, fa.create_mask(mask_mod, 1, 1, q.shape[2], k.shape[2])
+
+
+def test_flex_attention_matches_torch_eager():
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s) for s in ((2, 4, 6, 8), (2, 2, 5, 8), (2, 2, 5, 3))]
+    got, want = ([lib.tensor(a) for a in arrays] for lib in (ember, torch))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "called without torch.compile()"
+        (t_out, t_lse), t_mask = _flex(torch, *want, return_lse=True)
+        (t_out2, t_aux), _ = _flex(torch, *want, return_aux=torch.nn.attention.flex_attention
+                                   .AuxRequest(lse=True))
+    (e_out, e_lse), e_mask = _flex(ember, *got, return_lse=True)
+    (e_out2, e_aux), _ = _flex(ember, *got, return_aux=ember.nn.attention.flex_attention
+                               .AuxRequest(lse=True))
+    np.testing.assert_allclose(e_out.numpy(), t_out.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(e_lse.numpy(), t_lse.numpy(), rtol=1e-12)  # -inf where masked
+    np.testing.assert_allclose(e_aux.lse.numpy(), t_aux.lse.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(e_mask.numpy(), t_mask.numpy())
+    assert (e_out.numpy()[:, :, 1] == 0).all() and np.isneginf(e_lse.numpy()[:, :, 1]).all()
+    with pytest.raises(ValueError, match="enable_gqa=True"):
+        ember.nn.attention.flex_attention.flex_attention(got[0], got[1], got[2])
+
+
+def test_flex_attention_gradients():
+    # torch's flex_attention has no backward on CPU: gradcheck ember's in float64
+    rng = np.random.default_rng(2)
+    ts = [ember.tensor(rng.standard_normal(s), requires_grad=True)
+          for s in ((1, 4, 3, 2), (1, 2, 3, 2), (1, 2, 3, 2))]
+    assert ember.autograd.gradcheck(lambda q, k, v: _flex(ember, q, k, v)[0], ts)
