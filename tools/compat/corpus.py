@@ -2140,55 +2140,9 @@ add(name="xt/train_copy", repo=_XT, script="train_copy.py",
 # Llama and BERT built from a config (no hub weights), trained a few steps from scratch and
 # generating. Each driver is the epilogue of transformers/dependency_versions_table.py (a dict,
 # no imports) with the package importable from the temp copy.
-_HF_GPT2 = """
-# compat driver: a tiny GPT-2 from transformers' modeling code, trained on successor sequences
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-
-torch.manual_seed(0)
-V, T = 32, 16
-config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
-                    bos_token_id=0, eos_token_id=0, pad_token_id=0)
-model = GPT2LMHeadModel(config)
-opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
-
-
-def batch(n):
-    start = torch.randint(1, V, (n, 1))
-    return (start + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
-
-
-for step in range(150):
-    ids = batch(16)
-    out = model(input_ids=ids, labels=ids)
-    opt.zero_grad()
-    out.loss.backward()
-    opt.step()
-    if step % 50 == 0:
-        print(f"step {step} loss {out.loss.item():.4f}")
-model.eval()
-with torch.no_grad():
-    ids = batch(8)
-    loss = model(input_ids=ids, labels=ids).loss.item()
-    gen = model.generate(ids[:, :4], max_new_tokens=8, do_sample=False,
-                         attention_mask=torch.ones(8, 4, dtype=torch.long))
-print("generated", gen[0].tolist())
-want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
-print(f"eval loss {loss:.4f}")
-print(f"compat-generate {(gen == want).float().mean().item():.4f}")
-"""
-_HF_LLAMA = """
-# compat driver: a tiny Llama (RoPE, RMSNorm, SwiGLU, grouped-query attention) from transformers'
-# modeling code, trained on successor sequences; generate with its KV cache, greedy and sampled
-import torch
-from transformers import LlamaConfig, LlamaForCausalLM
-
-torch.manual_seed(0)
-V, T = 32, 16
-config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
-model = LlamaForCausalLM(config)
+# the causal models' common part: AdamW on successor sequences, then an eval batch and the
+# tokens a continuation must produce (`want`); each driver is its header + this + its decoding
+_HF_CAUSAL_TRAIN = """
 opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
 
 
@@ -2206,10 +2160,42 @@ for step in range(150):
     if step % 50 == 0:
         print(f"step {step} loss {out.loss.item():.4f}")
 model.eval()
+ids = batch(8)
+want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
+mask = torch.ones(8, 4, dtype=torch.long)
 with torch.no_grad():
-    ids = batch(8)
-    loss = model(input_ids=ids, labels=ids).loss.item()
-    mask = torch.ones(8, 4, dtype=torch.long)
+    print(f"eval loss {model(input_ids=ids, labels=ids).loss.item():.4f}")
+"""
+_HF_GPT2 = """
+# compat driver: a tiny GPT-2 from transformers' modeling code, trained on successor sequences
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                    bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = GPT2LMHeadModel(config)
+""" + _HF_CAUSAL_TRAIN + """
+with torch.no_grad():
+    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
+print("generated", gen[0].tolist())
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+_HF_LLAMA = """
+# compat driver: a tiny Llama (RoPE, RMSNorm, SwiGLU, grouped-query attention) from transformers'
+# modeling code, trained on successor sequences; generate with its KV cache, greedy and sampled
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = LlamaForCausalLM(config)
+""" + _HF_CAUSAL_TRAIN + """
+with torch.no_grad():
     gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
     sampled = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=True,
                              top_k=5, top_p=0.9, temperature=0.7)
@@ -2219,8 +2205,6 @@ with torch.no_grad():
     gen_pad = model.generate(padded, attention_mask=pmask, max_new_tokens=8, do_sample=False)
 print("generated", gen[0].tolist())
 print("sampled", sampled[:2].tolist())
-want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
-print(f"eval loss {loss:.4f}")
 accs = [(g.shape == want.shape and (g == want).float().mean().item()) or 0.0
         for g in (gen, sampled, gen_pad[:, 2:])]
 print("greedy, sampled, left-padded accuracy", accs)
