@@ -8,6 +8,8 @@ numba kernels (fusion.py).
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import _tensor
@@ -177,7 +179,8 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False, plans=None):
         fwd_exports = [e.val(s) for s in needed] + [ctx_of[i] for i in sorted(ctx_needed)]
     fwd_ret = (f"({', '.join(outs)}{',' if len(outs) == 1 else ''}), "
                f"({', '.join(fwd_exports)}{',' if len(fwd_exports) == 1 else ''})")
-    fwd_src = ("def forward(I, E, T=None):\n    " + "\n    ".join(e.lines or ["pass"]) +
+    fwd_src = ("def forward(I, E, T=None):\n    " +
+               "\n    ".join(free_at_last_use(e.lines, fwd_ret) or ["pass"]) +
                f"\n    return {fwd_ret}\n")
     fwd_glob = e.glob
     if plans is not None:
@@ -195,11 +198,48 @@ def generate(cap, fused_fwd=None, fused_bwd=None, check=False, plans=None):
     emit_backward_items(b, bwd_items)
     rets = ["None" if s is None else b.val(s) for s in cap.target_grads]
     bwd_ret = f"({', '.join(rets)}{',' if len(rets) == 1 else ''})"
-    bwd_src = ("def backward(S, G):\n    " + "\n    ".join(b.lines or ["pass"]) +
+    bwd_src = ("def backward(S, G):\n    " +
+               "\n    ".join(free_at_last_use(b.lines, bwd_ret) or ["pass"]) +
                f"\n    return {bwd_ret}\n")
     if plans is not None:
         plans.append((b, "S, G", bwd_ret))
     return fwd_src, fwd_glob, bwd_src, b.glob
+
+
+# NOTE [Values freed at their last use]
+# Eager frees an intermediate as soon as nothing refers to it; a generated function keeps every
+# local it assigned until it returns, so a compiled call held all of its intermediates at once
+# (vector-quantize-pytorch's LFQ over a video batch: > 18 GB compiled against 13.4 GB eager).
+# The straight-line code therefore deletes each value and ctx name it assigns right after the
+# last line that mentions it, unless the return expression does (constants are globals of the
+# same form). Each emitted line is one unconditional statement, so the name is bound when its
+# ``del`` runs. The two-thread schedule builds its functions from the same lines without this
+# pass (its units hand values between threads).
+_LOCAL = re.compile(r"\b[vc]\d+\b")
+_ASSIGNED = re.compile(r"^\s*([vc]\d+(?:\s*,\s*[vc]\d+)*\s*,?)\s*=(?!=)")
+
+
+def free_at_last_use(lines, ret):
+    """``lines`` with ``del`` after the last use of each local value or ctx not in ``ret``
+    (names the lines assign: a constant is a global of the same form, ``v3``)."""
+    kept = set(_LOCAL.findall(ret))
+    local, last = set(), {}
+    for i, line in enumerate(lines):
+        m = _ASSIGNED.match(line)
+        if m:
+            local.update(_LOCAL.findall(m.group(1)))
+        for name in _LOCAL.findall(line):
+            last[name] = i
+    dead = {}
+    for name, i in last.items():
+        if name in local and name not in kept:
+            dead.setdefault(i, []).append(name)
+    out = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        if i in dead:
+            out.append("del " + ", ".join(sorted(dead[i], key=lambda n: (n[0], int(n[1:])))))
+    return out
 
 
 def emit_backward_items(b, items):
