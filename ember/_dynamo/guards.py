@@ -224,9 +224,10 @@ def stored_leaves(before, paths):
     return out
 
 
-def make_store(roots_src, roots, paths):
-    """``store(F, values)`` assigning ``values[j]`` at ``paths[j]`` (keys of walk)."""
-    glob, lines, names = {"_fn": roots[0]}, [], {}
+def _binder(roots_src, lines):
+    """var(ri, path): a local of the generated code bound to the object at path (its parents
+    bound first, each once), the binding lines appended to ``lines``."""
+    names = {}
 
     def var(ri, path):
         if not path:
@@ -237,11 +238,18 @@ def make_store(roots_src, roots, paths):
             lines.append(f"{names[ri, path]} = {_access(parent, path[-1])}")
         return names[ri, path]
 
+    return var
+
+
+def make_store(roots_src, roots, paths):
+    """``store(F, values)`` assigning ``values[j]`` at ``paths[j]`` (keys of walk)."""
+    lines: list = []
+    var = _binder(roots_src, lines)
     for j, (ri, path) in enumerate(paths):
         lines.append(f"{_access(var(ri, path[:-1]), path[-1])} = values[{j}]")
     src = "def store(F, values):\n" + "".join(f"    {x}\n" for x in lines)
     ns: dict = {}
-    exec(compile(src, "<ember.compile state store>", "exec"), glob, ns)
+    exec(compile(src, "<ember.compile state store>", "exec"), {"_fn": roots[0]}, ns)
     ns["store"].source = src
     return ns["store"]
 
@@ -258,18 +266,8 @@ def make_state_guard(roots_src, roots, leaves):
     ``roots_src`` names each root in the generated code ("_fn", "F[j]")."""
     if not leaves:
         return None
-    glob, lines, names = {"_fn": roots[0]}, [], {}
-
-    def var(ri, path):
-        """A local bound to the object at path (binding its parents first)."""
-        if not path:
-            return roots_src[ri]
-        if (ri, path) not in names:
-            parent = var(ri, path[:-1])
-            names[ri, path] = f"o{len(names)}"
-            lines.append(f"{names[ri, path]} = {_access(parent, path[-1])}")
-        return names[ri, path]
-
+    glob, lines = {"_fn": roots[0]}, []
+    var = _binder(roots_src, lines)
     for j, ((ri, path), (test, value)) in enumerate(leaves.items()):
         where = _access(var(ri, path[:-1]), path[-1])
         if test == "len":
