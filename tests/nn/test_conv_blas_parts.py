@@ -143,11 +143,11 @@ def test_run_ranges_reraises_a_parts_exception(parts):
 def test_parts_threshold_by_family(monkeypatch, blas_parts_on):
     # NOTE [Parts thresholds by family] in split.py: an entry lowers one family's threshold only
     calls = _record_ranges(monkeypatch)
-    monkeypatch.setattr(split, "PARTS_MIN", {"batchnorm": 1 << 10})
+    monkeypatch.setattr(split, "PARTS_MIN", {"batchnorm_bwd": 1 << 10})
     x = ember.randn(2, 6, 15, 15, requires_grad=True)  # 2700 elements: far under 2^20
     y = F.batch_norm(x, None, None, training=True)
-    assert calls == [6]  # the forward's six channels in parts
+    assert calls == []  # the forward is family "batchnorm": serial
     y.sum().backward()
-    assert calls == [6, 6]  # and the backward's
+    assert calls == [6]  # the backward's six channels in parts
     F.max_pool2d(x.detach(), 2)  # another family: under its threshold, serial
-    assert calls == [6, 6]
+    assert calls == [6]

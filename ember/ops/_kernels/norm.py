@@ -252,7 +252,7 @@ def batchnorm_backward_train(grad_y, x, weight, mean, invstd, need_x, need_w):
     with conv_scope():  # NOTE [Conv threads] in _kernel_threads.py
         split.run(_k_batchnorm_bwd, n_chan, x3.size, grad_y.reshape(x3.shape), x3, w, mean,
                   invstd, bool(need_x), gx.reshape(x3.shape) if need_x else gx, gw, gb,
-                  family="batchnorm")
+                  family="batchnorm_bwd")
     return (gx if need_x else None), (gw if need_w else None), gb
 
 
