@@ -108,6 +108,11 @@ nan = _math.nan
 newaxis = None
 
 
+def _assert(condition, message):
+    """``assert condition, message`` as a function (torch's, which fx can trace through)."""
+    assert condition, message
+
+
 def _inplace_functions():
     # torch also offers a Tensor's in-place methods as functions: ember.exp_(t) is t.exp_()
     names = ("abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ "

@@ -23,15 +23,22 @@ __all__ = ["download_url_to_file", "get_dir", "help", "list", "load", "load_stat
 
 _hub_dir: str | None = None
 _HASH_IN_NAME = re.compile(r"-([a-f0-9]*)\.")   # name-<sha256 prefix>.ext
+HASH_REGEX = _HASH_IN_NAME   # torch.hub's name for it (timm imports it)
+urlparse = urllib.parse.urlparse   # torch.hub has it in its namespace too (timm imports it)
+
+
+def _get_torch_home() -> str:
+    """$TORCH_HOME, else $XDG_CACHE_HOME/torch (~/.cache/torch)."""
+    if os.getenv("TORCH_HOME"):
+        return os.path.expanduser(os.environ["TORCH_HOME"])
+    cache = os.getenv("XDG_CACHE_HOME", os.path.join("~", ".cache"))
+    return os.path.join(os.path.expanduser(cache), "torch")
 
 
 def get_dir() -> str:
     if _hub_dir is not None:
         return _hub_dir
-    if os.getenv("TORCH_HOME"):
-        return os.path.join(os.path.expanduser(os.environ["TORCH_HOME"]), "hub")
-    cache = os.getenv("XDG_CACHE_HOME", os.path.join("~", ".cache"))
-    return os.path.join(os.path.expanduser(cache), "torch", "hub")
+    return os.path.join(_get_torch_home(), "hub")
 
 
 def set_dir(d) -> None:

@@ -67,6 +67,7 @@ COMMITS = {
     "lucidrains/vector-quantize-pytorch": "0d7d1aa83334b6f2f8a40306bece75cdaa13d065",
     "lucidrains/x-transformers": "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
     "huggingface/transformers": "wheel, see WHEELS",
+    "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -115,6 +116,7 @@ LICENCES = {
     "lucidrains/vector-quantize-pytorch": "MIT",
     "lucidrains/x-transformers": "MIT",
     "huggingface/transformers": "Apache-2.0 (the wheel's LICENSE)",
+    "huggingface/pytorch-image-models": "Apache-2.0",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these

@@ -30,6 +30,9 @@ def _activation(activation):
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
 
+_get_activation_fn = _activation   # torch's private name (timm's ML-Decoder imports it)
+
+
 def _clones(module, n):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 

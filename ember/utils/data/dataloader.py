@@ -48,10 +48,11 @@ import socket
 import time
 import warnings
 import weakref
+from typing import Generic
 
 from . import _worker
 from ._collate import default_collate, default_convert
-from .dataset import IterableDataset
+from .dataset import IterableDataset, T_co
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info"]
@@ -74,7 +75,7 @@ class _InfiniteConstantSampler(Sampler):
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):  # NOTE [Generic data classes] in dataset.py
     """Iterate over ``dataset`` in batches, optionally with worker processes.
 
     Args:

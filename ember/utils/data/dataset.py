@@ -15,6 +15,7 @@ import bisect
 import itertools
 import math
 import warnings
+from typing import Generic, TypeVar
 
 from ..._tensor import Tensor
 
@@ -29,8 +30,14 @@ __all__ = [
     "random_split",
 ]
 
+# NOTE [Generic data classes]: as in torch, Dataset, IterableDataset, Subset, ConcatDataset,
+# StackDataset, Sampler, DistributedSampler and DataLoader are Generic over their item type, so
+# annotations such as `Sampler[List[int]]` work in class bases (timm subclasses
+# `Sampler[List[Tuple[Any, int]]]`). The parameter only types; nothing checks it.
+T_co = TypeVar("T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: subclasses implement ``__getitem__`` (and usually ``__len__``).
 
     ``a + b`` concatenates two datasets (a ``ConcatDataset``).
@@ -43,7 +50,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """A dataset that is a stream: subclasses implement ``__iter__``.
 
     With ``num_workers > 0`` every worker iterates its own copy; split the stream with
@@ -84,7 +91,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[T_co]):
     """Samples combine datasets of equal length: a tuple (``*args``) or a dict (``**kwargs``)."""
 
     def __init__(self, *args, **kwargs):
@@ -112,7 +119,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """The concatenation of map-style datasets; ``cumulative_sizes`` holds the end offsets."""
 
     @staticmethod
@@ -166,7 +173,7 @@ class ChainDataset(IterableDataset):
         return total
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``, in that order."""
 
     def __init__(self, dataset, indices):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from .dataset import T_co
 from .sampler import Sampler
 
 __all__ = ["DistributedSampler"]
@@ -28,7 +29,7 @@ def _default_world():
     return dist.get_world_size(), dist.get_rank()
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     """Indices for replica ``rank`` of ``num_replicas``.
 
     Every replica gets the same number of samples: the index list is padded by repeating its

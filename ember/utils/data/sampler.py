@@ -11,6 +11,9 @@ Example:
 from __future__ import annotations
 
 import numbers
+from typing import Generic
+
+from .dataset import T_co
 
 __all__ = [
     "BatchSampler",
@@ -31,7 +34,7 @@ def _fresh_generator(generator):
     return ember.Generator().manual_seed(seed)
 
 
-class Sampler:
+class Sampler(Generic[T_co]):  # NOTE [Generic data classes] in dataset.py
     """Base class: subclasses implement ``__iter__`` (and ``__len__`` when they can)."""
 
     def __init__(self, data_source=None):

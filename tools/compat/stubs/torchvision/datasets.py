@@ -89,6 +89,15 @@ class CIFAR10(_Generated):
     classes = ["plane", "car", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"]
 
 
+class CIFAR100(_Generated):  # timm's dataset factory imports it (and KMNIST) at import time
+    shape = (32, 32, 3)
+    classes = [str(i) for i in range(100)]
+
+
+class KMNIST(_Generated):
+    classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]
+
+
 class ImageFolder(_Generated):
     shape = (64, 64, 3)
     classes = ["a", "b"]
