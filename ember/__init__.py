@@ -131,6 +131,9 @@ def _inplace_functions():
 
 
 _inplace_functions()
+from . import _foreach  # noqa: E402
+
+_foreach.install(globals())
 from . import func  # noqa: E402,F401
 from .func import vmap  # noqa: E402,F401
 from . import _tensor_surface as _surface  # noqa: E402

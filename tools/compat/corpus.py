@@ -2277,6 +2277,99 @@ add(name="hf/bert", **_HF, epilogue=_HF_BERT,
 
 
 
+# ------------------------------------------------------- huggingface/pytorch-image-models (timm)
+# timm's own model code built by `timm.create_model` (no pretrained weights: they come from the
+# hub), trained with timm's optimizer and scheduler factories (create_optimizer_v2's AdamW with
+# no weight decay on biases and norms, create_scheduler_v2's cosine with warmup), its
+# LabelSmoothingCrossEntropy and its ModelEmaV3 (torch._foreach_* updates). The driver is the
+# epilogue of the repository's hubconf.py (which imports timm, run from the temp dir's top so the
+# copied package comes before stubs/timm). timm imports torchvision at import time: the stand-in
+# gives ops.misc.FrozenBatchNorm2d and the data set classes its factory names. Data: four
+# classes, either which quadrant of the image is bright (the CNNs) or a fixed random image per
+# class under noise (the ViT: a few hundred steps teach a ViT position-only classes too slowly,
+# torch 0.23-0.55 after 200 steps).
+_TIMM_DRIVER = """
+# compat driver: a timm model trained with timm's optimizer, scheduler, loss and EMA
+import torch
+import timm
+from timm.loss import LabelSmoothingCrossEntropy
+from timm.optim import create_optimizer_v2
+from timm.scheduler import create_scheduler_v2
+from timm.utils import ModelEmaV3
+
+torch.manual_seed(0)
+S, TASK = {size}, "{task}"
+PROTOS = torch.rand(4, 3, S, S, generator=torch.Generator().manual_seed(1234))
+
+
+def compat_batch(n):
+    y = torch.randint(0, 4, (n,))
+    if TASK == "pattern":  # a fixed random image per class, under noise
+        return PROTOS[y] + torch.randn(n, 3, S, S), y
+    x = 0.5 * torch.randn(n, 3, S, S)  # which quadrant is bright
+    h = S // 2
+    for i in range(n):
+        r, c = divmod(int(y[i]), 2)
+        x[i, :, r * h:(r + 1) * h, c * h:(c + 1) * h] += 1.0
+    return x, y
+
+
+model = timm.create_model("{name}", pretrained=False, num_classes=4{kwargs})
+print("{name}", sum(p.numel() for p in model.parameters()), "parameters")
+EPOCHS, STEPS = {epochs}, 10
+opt = create_optimizer_v2(model, opt="adamw", lr={lr}, weight_decay=0.05)
+sched, _ = create_scheduler_v2(opt, sched="cosine", num_epochs=EPOCHS, warmup_epochs=1,
+                               warmup_lr=1e-4)
+ema = ModelEmaV3(model, decay=0.9)
+loss_fn = LabelSmoothingCrossEntropy(smoothing=0.1)
+for epoch in range(EPOCHS):
+    model.train()
+    for step in range(STEPS):
+        x, y = compat_batch(16)
+        loss = loss_fn(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        ema.update(model)
+    sched.step(epoch + 1)
+    print(f"epoch {{epoch}} loss {{loss.item():.4f}} lr {{opt.param_groups[0]['lr']:.2e}}")
+model.eval()
+with torch.no_grad():
+    x, y = compat_batch(128)
+    acc = (model(x).argmax(-1) == y).float().mean().item()
+    ema_acc = (ema.module(x).argmax(-1) == y).float().mean().item()
+print(f"EMA accuracy {{ema_acc:.4f}}")
+print(f"compat-accuracy {{acc:.4f}}")
+"""
+_TIMM = dict(repo="huggingface/pytorch-image-models", script="hubconf.py",
+             copy=["hubconf.py", "timm"], cwd=".", metric=r"compat-accuracy ([0-9.]+)")
+for _name, _model, _fmt, _covers, _bar in [
+        ("resnet", "resnet10t", dict(size=32, task="quadrant", kwargs="", epochs=4, lr=2e-3),
+         "ResNet-10-T (deep 3-conv stem, average-pool downsampling, BatchNorm)",
+         0.9),  # torch 1.0 (seeds 0-2); chance 0.25
+        ("vit_tiny", "vit_tiny_patch16_224",
+         dict(size=32, task="pattern", kwargs=", img_size=32, patch_size=8, depth=4", epochs=6,
+              lr=1e-3),
+         "ViT-Tiny cut to 4 blocks at 32x32 with 8x8 patches (class token, learned positions, "
+         "fused-attention Attention, LayerScale-free blocks)",
+         0.7),  # torch 0.85-0.94 (seeds 0-2)
+        ("convnext_atto", "convnext_atto", dict(size=32, task="quadrant", kwargs="", epochs=4,
+                                                lr=2e-3),
+         "ConvNeXt-Atto (depthwise 7x7 convs, LayerNorm2d, GRN-free blocks, conv MLP)",
+         0.9),  # torch 1.0 (seeds 0-2)
+        ("mobilenetv3", "mobilenetv3_small_050",
+         dict(size=64, task="quadrant", kwargs="", epochs=6, lr=1e-3),
+         "MobileNetV3-Small 0.5 (inverted residuals, squeeze-excite, hard-swish, "
+         "BatchNormAct2d)",
+         0.5)]:  # torch 0.68-0.85 (seeds 0-2)
+    add(name=f"timm/{_name}", **_TIMM, epilogue=_TIMM_DRIVER.format(name=_model, **_fmt),
+        covers=f"timm.create_model('{_model}'): {_covers}; create_optimizer_v2 (AdamW, "
+               "param groups), create_scheduler_v2 (cosine, warmup), LabelSmoothingCrossEntropy, "
+               "ModelEmaV3",
+        bar=(">=", _bar))
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -2482,6 +2575,10 @@ SPREAD: dict = {
     'hf/gpt2': {0: 1, 1: 1, 2: 1},
     'hf/llama': {0: 1, 1: 1, 2: 1},
     'hf/bert': {0: 1, 1: 1, 2: 1},
+    'timm/resnet': {0: 1, 1: 1, 2: 1},
+    'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
+    'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
+    'timm/mobilenetv3': {0: 0.8516, 1: 0.8516, 2: 0.6797},
 }
 
 
