@@ -159,8 +159,10 @@ def gelu_forward(x, approximate, out):
     if _onepool.enabled():  # never two pools at once
         kernel.pick(of.size)(xf, of)
         return out
-    split = _blas_parts.parallel_range if _blas_parts.on("gelu") else parallel_range
-    split(lambda lo, hi: kernel.serial(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
+    if of.size >= 2 * _GRAIN and _blas_parts.on("gelu"):
+        _in_parts(kernel, of, xf)  # NOTE [GELU parts without the GIL]
+        return out
+    parallel_range(lambda lo, hi: kernel.serial(xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
     return out
 
 
@@ -172,6 +174,68 @@ def gelu_backward(grad, x, approximate, out):
     if _onepool.enabled():
         kernel.pick(of.size)(gf, xf, of)
         return out
-    split = _blas_parts.parallel_range if _blas_parts.on("gelu") else parallel_range
-    split(lambda lo, hi: kernel.serial(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size, _GRAIN)
+    if of.size >= 2 * _GRAIN and _blas_parts.on("gelu"):
+        _in_parts(kernel, of, gf, xf)  # NOTE [GELU parts without the GIL]
+        return out
+    parallel_range(lambda lo, hi: kernel.serial(gf[lo:hi], xf[lo:hi], of[lo:hi]), of.size,
+                   _GRAIN)
     return out
+
+
+# NOTE [GELU parts without the GIL]
+# On OpenBLAS's worker (user "gelu" of ember/_blas_parts.py) the parts are numba cfuncs of
+# OpenBLAS's part signature, as layer norm's (NOTE [Layer norm parts without the GIL] in
+# norm.py): the flat arrays travel as addresses, the range is cut into runs of _GRAIN elements
+# (the last one shorter) and each part calls the serial kernel on its runs' span, so no part
+# takes the GIL and every element gets the serial kernel's value. The inputs here are flat
+# C-contiguous arrays of the kernel's dtype (the callers' contract).
+_PARTS = {}
+
+
+def _in_parts(kernel, out, *inputs):
+    """kernel.serial(*inputs, out) over `out` in parts on OpenBLAS's threads."""
+    args = _blas_parts.arguments(4)
+    args[1:5] = (out.size, out.ctypes.data, inputs[0].ctypes.data, inputs[-1].ctypes.data)
+    runs = -(-out.size // _GRAIN)
+    _blas_parts.run(_part(kernel, len(inputs), out.dtype).address, runs, args.ctypes.data,
+                    _blas_parts.threads())
+
+
+def _part(kernel, n_inputs, dt):
+    """The compiled part calling `kernel` (one of this file's twins) with 1 or 2 inputs."""
+    key = (kernel.__name__, np.dtype(dt))
+    fn = _PARTS.get(key)
+    if fn is None:
+        make = _part_of_one if n_inputs == 1 else _part_of_two
+        fn = _PARTS[key] = numba.cfunc(_blas_parts.PART, nopython=True, cache=True)(
+            make(kernel.serial, np.dtype(dt)))
+    return fn
+
+
+def _part_of_one(serial, dt):
+    """Runs r0..r0+m-1 of serial(x, out). Slots: 1 size, 2 out, 3 x, 4 x."""
+    as_ptr, kind, item, grain = _blas_parts.as_ptr, numba.from_dtype(dt), dt.itemsize, _GRAIN
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (5,))
+        lo = (a >> arg[0]) * grain
+        n = min(m * grain, arg[1] - lo)
+        serial(numba.carray(as_ptr(arg[3] + lo * item, kind), (n,)),
+               numba.carray(as_ptr(arg[2] + lo * item, kind), (n,)))
+
+    return part
+
+
+def _part_of_two(serial, dt):
+    """Runs r0..r0+m-1 of serial(g, x, out). Slots: 1 size, 2 out, 3 g, 4 x."""
+    as_ptr, kind, item, grain = _blas_parts.as_ptr, numba.from_dtype(dt), dt.itemsize, _GRAIN
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (5,))
+        lo = (a >> arg[0]) * grain
+        n = min(m * grain, arg[1] - lo)
+        serial(numba.carray(as_ptr(arg[3] + lo * item, kind), (n,)),
+               numba.carray(as_ptr(arg[4] + lo * item, kind), (n,)),
+               numba.carray(as_ptr(arg[2] + lo * item, kind), (n,)))
+
+    return part

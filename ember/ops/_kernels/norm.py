@@ -341,6 +341,16 @@ def layernorm_forward(x2d, weight, bias, eps):
         _k_layernorm_fwd.pick(x2d.size)(x2d, w, b, eps, y, mean, invstd)
         return y, mean, invstd
 
+    if _blas_parts.on("layernorm") and _cfunc_ok(x2d, w, b):
+        # NOTE [Layer norm parts without the GIL]
+        args = _blas_parts.arguments(9)
+        args[1:9] = (x2d.ctypes.data, w.ctypes.data, b.ctypes.data, y.ctypes.data,
+                     mean.ctypes.data, invstd.ctypes.data, n_rows, dim)
+        args[9:].view(np.float64)[0] = eps
+        _blas_parts.run(_part("fwd", x2d.dtype).address, n_rows, args.ctypes.data,
+                        _blas_parts.threads())
+        return y, mean, invstd
+
     def rows(lo, hi):
         _k_layernorm_fwd.serial(x2d[lo:hi], w, b, eps, y[lo:hi], mean[lo:hi], invstd[lo:hi])
 
@@ -369,14 +379,102 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
         _k_layernorm_bwd.pick(x2d.size)(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, 0,
                                         n_blocks)
     elif n_rows and dim:
-        def blocks(lo, hi):
-            _k_layernorm_bwd.serial(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts, lo,
-                                    hi)
+        grain = max(1, _GRAIN // max(1, n_rows // n_blocks * dim))
+        if (n_blocks >= 2 * grain and _blas_parts.on("layernorm")
+                and _cfunc_ok(grad_y, x2d, w, mean, invstd)):
+            # NOTE [Layer norm parts without the GIL]
+            args = _blas_parts.arguments(11)
+            args[1:12] = (grad_y.ctypes.data, x2d.ctypes.data, w.ctypes.data, mean.ctypes.data,
+                          invstd.ctypes.data, gx.ctypes.data, gw_parts.ctypes.data,
+                          gb_parts.ctypes.data, n_rows, dim, n_blocks)
+            _blas_parts.run(_part("bwd", x2d.dtype).address, n_blocks, args.ctypes.data,
+                            _blas_parts.threads())
+        else:
+            def blocks(lo, hi):
+                _k_layernorm_bwd.serial(grad_y, x2d, w, mean, invstd, gx, gw_parts, gb_parts,
+                                        lo, hi)
 
-        # the blocks are fixed above; the kernel threads share them out (NOTE [Kernel threads])
-        split_blocks = (_blas_parts.parallel_range if _blas_parts.on("layernorm")
-                        else parallel_range)
-        split_blocks(blocks, n_blocks, max(1, _GRAIN // max(1, n_rows // n_blocks * dim)))
+            # the blocks are fixed above; the kernel threads share them out (NOTE [Kernel
+            # threads])
+            split_blocks = (_blas_parts.parallel_range if _blas_parts.on("layernorm")
+                            else parallel_range)
+            split_blocks(blocks, n_blocks, grain)
     gw = gw_parts.sum(axis=0).astype(x2d.dtype)
     gb = gb_parts.sum(axis=0).astype(x2d.dtype)
     return gx, gw, gb
+
+
+# NOTE [Layer norm parts without the GIL]
+# Layer norm's parts on OpenBLAS's worker (user "layernorm" of ember/_blas_parts.py) were Python
+# callables claiming chunks of rows (`_blas_parts.parallel_range`): each chunk took the GIL for
+# its slicing and numba dispatch, so a (1024, 256) call handed the GIL between the two threads
+# about eight times for ~170 us of work, and a handoff costs a futex wake-up - more when the
+# machine is busy. The parts are instead numba cfuncs of OpenBLAS's part signature (as the LSTM
+# steps': NOTE [Kernels on OpenBLAS's threads]): the arrays travel as addresses in the int64
+# argument array and each part rebuilds them and calls the serial kernel on its rows (forward)
+# or its row blocks (backward), never touching the GIL. The rebuilt arrays have the types the
+# serial call gets (C-contiguous slices), so the numbers are the serial kernel's bit for bit;
+# other layouts and dtypes keep the Python parts' route.
+_PARTS = {}
+_PART_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _cfunc_ok(x, *arrays):
+    """Whether the cfunc parts take x and these arrays: C-contiguous, one float dtype."""
+    return x.dtype in _PART_DTYPES and all(a.flags.c_contiguous and a.dtype == x.dtype
+                                            for a in (x, *arrays))
+
+
+def _part(direction, dt):
+    """The compiled part ("fwd" or "bwd") for float dtype dt, made on first use."""
+    key = (direction, np.dtype(dt))
+    fn = _PARTS.get(key)
+    if fn is None:
+        make = _fwd_part_of if direction == "fwd" else _bwd_part_of
+        fn = _PARTS[key] = numba.cfunc(_blas_parts.PART, nopython=True, cache=True)(
+            make(np.dtype(dt)))
+    return fn
+
+
+def _fwd_part_of(dt):
+    """Rows r0..r0+m-1 of the forward. Slots: 1 x, 2 weight, 3 bias, 4 y, 5 mean, 6 invstd,
+    7 rows, 8 dim, 9 eps (a float64's bits)."""
+    as_ptr, kind, item, kernel = _blas_parts.as_ptr, numba.from_dtype(dt), dt.itemsize, \
+        _k_layernorm_fwd.serial
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (10,))
+        eps = numba.carray(as_ptr(c + 9 * 8, numba.float64), (1,))[0]
+        dim = arg[8]
+        r0 = a >> arg[0]
+        x = numba.carray(as_ptr(arg[1] + r0 * dim * item, kind), (m, dim))
+        w = numba.carray(as_ptr(arg[2], kind), (dim,))
+        b = numba.carray(as_ptr(arg[3], kind), (dim,))
+        y = numba.carray(as_ptr(arg[4] + r0 * dim * item, kind), (m, dim))
+        mean = numba.carray(as_ptr(arg[5] + r0 * item, kind), (m,))
+        invstd = numba.carray(as_ptr(arg[6] + r0 * item, kind), (m,))
+        kernel(x, w, b, eps, y, mean, invstd)
+
+    return part
+
+
+def _bwd_part_of(dt):
+    """Row blocks r0..r0+m-1 of the backward. Slots: 1 grad_y, 2 x, 3 weight, 4 mean,
+    5 invstd, 6 gx, 7 gw_parts, 8 gb_parts (float64), 9 rows, 10 dim, 11 blocks."""
+    as_ptr, kind, kernel = _blas_parts.as_ptr, numba.from_dtype(dt), _k_layernorm_bwd.serial
+
+    def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        arg = numba.carray(as_ptr(c, numba.int64), (12,))
+        rows, dim, blocks = arg[9], arg[10], arg[11]
+        r0 = a >> arg[0]
+        gy = numba.carray(as_ptr(arg[1], kind), (rows, dim))
+        x = numba.carray(as_ptr(arg[2], kind), (rows, dim))
+        w = numba.carray(as_ptr(arg[3], kind), (dim,))
+        mean = numba.carray(as_ptr(arg[4], kind), (rows,))
+        invstd = numba.carray(as_ptr(arg[5], kind), (rows,))
+        gx = numba.carray(as_ptr(arg[6], kind), (rows, dim))
+        gw = numba.carray(as_ptr(arg[7], numba.float64), (blocks, dim))
+        gb = numba.carray(as_ptr(arg[8], numba.float64), (blocks, dim))
+        kernel(gy, x, w, mean, invstd, gx, gw, gb, r0, r0 + m)
+
+    return part
