@@ -182,8 +182,9 @@ def _run_batches(batch):
             elif size >= 2 * _GRAIN and num_workers() >= 2 and not _onepool.enabled():
                 parallel_range(_span(tuple(cols), conv, flags), size, _GRAIN)
             elif size >= 2 * _GRAIN and _blas_parts.on("adam") and not _onepool.enabled():
-                # NOTE [Python parts on OpenBLAS's threads] in ember/_blas_parts.py
-                _blas_parts.parallel_range(_span(tuple(cols), conv, flags), size, _GRAIN)
+                # NOTE [Python parts on OpenBLAS's threads] in ember/_blas_parts.py; one run
+                # per thread: NOTE [One Python part per thread] in ops/_kernels/norm.py
+                _blas_parts.run_ranges(_span(tuple(cols), conv, flags), size)
             else:
                 K._k_adam_multi(*cols, *conv, *flags)
             for p, _ in part:

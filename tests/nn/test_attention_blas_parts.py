@@ -24,13 +24,13 @@ def counted_parts(pool_off, blas_parts_on, monkeypatch):
     """Pool off, the serial plane kernels on, the parts on; counts the calls run in parts."""
     monkeypatch.setattr(katt, "_planes_on", [True])
     calls = [0]
-    inner = _blas_parts.parallel_range
+    inner = _blas_parts.run_ranges
 
-    def counting(fn, n, grain):
+    def counting(fn, n):
         calls[0] += 1
-        return inner(fn, n, grain)
+        return inner(fn, n)
 
-    monkeypatch.setattr(_blas_parts, "parallel_range", counting)
+    monkeypatch.setattr(_blas_parts, "run_ranges", counting)
     return calls
 
 

@@ -594,7 +594,8 @@ def _over_planes(run, n_planes):
     if _onepool.enabled() or n_planes < 2:
         run(0, n_planes)
     elif _blas_parts.on("attention"):
-        _blas_parts.parallel_range(run, n_planes, 1)
+        # one run of planes per thread: NOTE [One Python part per thread] in norm.py
+        _blas_parts.run_ranges(run, n_planes)
     elif num_workers() < 2:
         run(0, n_planes)
     else:

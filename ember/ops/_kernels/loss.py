@@ -39,10 +39,13 @@ def _row_exp(x2d):
         def rows(lo, hi):
             _k_row_exp.serial(x2d[lo:hi], shift[lo:hi], shifted_exp[lo:hi], total[lo:hi])
 
-        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
-        split = (_blas_parts.parallel_range if _blas_parts.on("softmax_rows")
-                 else parallel_range)
-        split(rows, n_rows, max(1, _GRAIN // max(1, n_cols)))
+        grain = max(1, _GRAIN // max(1, n_cols))
+        if n_rows >= 2 * grain and _blas_parts.on("softmax_rows"):
+            # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py; one run of rows
+            # per thread: NOTE [One Python part per thread] in norm.py
+            _blas_parts.run_ranges(rows, n_rows)
+        else:
+            parallel_range(rows, n_rows, grain)
         return shift, shifted_exp, total
 
     def rows(lo, hi):  # NumPy releases the GIL in each pass: NOTE [Kernel threads]
@@ -358,5 +361,10 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
         _k_cross_entropy_bwd.pick(logits2d.size)(shifted_exp, total, target1d, w, ignore_index,
                                                  smoothing, row_scale, grad)
         return grad
-    parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
+    if _blas_parts.on("softmax_rows"):
+        # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py; one run of rows per
+        # thread: NOTE [One Python part per thread] in norm.py
+        _blas_parts.run_ranges(rows, n_rows)
+    else:
+        parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
     return grad

@@ -415,6 +415,14 @@ def layernorm_backward(grad_y, x2d, weight, mean, invstd):
 # or its row blocks (backward), never touching the GIL. The rebuilt arrays have the types the
 # serial call gets (C-contiguous slices), so the numbers are the serial kernel's bit for bit;
 # other layouts and dtypes keep the Python parts' route.
+# NOTE [One Python part per thread]
+# Where a part stays a Python callable (attention's plane kernels, Adam's update, the softmax
+# rows), it is handed over as one run of the range per thread (`_blas_parts.run_ranges`, the
+# split OpenBLAS makes) rather than `_blas_parts.parallel_range`'s four chunks per thread: each
+# chunk takes the GIL to reach its kernel, so the two threads pass the GIL between them once per
+# chunk instead of once per call. The worker spins after the step's GEMMs and starts at once, so
+# the dynamic claiming that chunks buy is not needed; the split never changes a number (every
+# row, plane or element is computed by the serial kernel as before).
 _PARTS = {}
 _PART_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
