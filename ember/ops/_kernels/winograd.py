@@ -70,14 +70,18 @@ not affected at that level (the Table 1 model steps match torch within their flo
 tolerances, tests/test_table1_models.py); code that needs the direct sum's rounding can raise
 _MIN_TILES_4.
 The threshold was 32 tiles, which put VGG-19's 8x8 maps at batch 8 (exactly 32 tiles) on
-F(4x4, 3x3). With OpenBLAS on two threads the 36 GEMMs there are thin (32 columns) and the
+F(4x4, 3x3), and is again since the nineteenth session (NOTE [Winograd thresholds at two
+threads]: measured at two threads with the transforms in parts, F(4x4, 3x3) wins there).
+Earlier figures (main-thread CPU) had F(2x2, 3x3) ahead there: with OpenBLAS on two threads
+the 36 GEMMs there are thin (32 columns) and the
 weight, transformed three times a step (forward, again in the input gradient since U is not
 kept for deep layers, and the adjoint), is 36 numbers per filter against 16, so F(2x2, 3x3)
 wins: forward + both gradients, main-thread CPU ms at the default threads (min of 15 / 25, load
 2.4 / 3.5), F(4x4) vs F(2x2): (8, 256 -> 256, 8x8) 13.2 vs 9.0 and 20.6 vs 11.9; (8, 128 -> 256,
 8x8) 5.3 vs 5.4, 7.6 vs 6.8; (8, 128 -> 128, 8x8) 2.9 vs 2.6, 4.4 vs 4.8; on 16x16 maps (128
 tiles) F(4x4) keeps its lead ((8, 128 -> 128) 11.7 vs 16.2). One thread, whole VGG-19 steps are
-the same within noise (thread CPU 199-203 ms either way). Hence 64.
+the same within noise (thread CPU 199-203 ms either way). Hence 64, until the two-thread
+figures.
 """
 
 import numba
@@ -97,8 +101,13 @@ _MIN_TILES = 128
 _MIN_TILES_SPLIT = 32
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
-# Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)].
-_MIN_TILES_4 = 64
+# Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)]
+# and NOTE [Winograd thresholds at two threads].
+_MIN_TILES_4 = 32
+# Fewest F(2x2, 3x3) tiles for a layer of at most _SMALL_WEIGHT (input x output channel pairs):
+# NOTE [Winograd thresholds at two threads].
+_MIN_TILES_SMALL_WEIGHT = 32
+_SMALL_WEIGHT = 1 << 17
 # Largest transformed operand (elements) taken here: V and M are not chunked over the batch
 # like im2col (conv.py's _COLS_BUDGET), so bigger layers stay there and memory stays bounded.
 _MAX_PLANES = 1 << 26
@@ -141,6 +150,8 @@ def _tile_size(x_shape, w_shape, ph, pw):
         return 4
     # every pass on the pool too: NOTE [Winograd with every pass on two threads]
     min_tiles = _MIN_TILES_SPLIT if split.split_gemms() or _onepool.enabled() else _MIN_TILES
+    if x_shape[1] * w_shape[0] <= _SMALL_WEIGHT:  # NOTE [Winograd thresholds at two threads]
+        min_tiles = min(min_tiles, _MIN_TILES_SMALL_WEIGHT)
     if _fits(x_shape, w_shape, ph, pw, 2, min_tiles, _MIN_USED):
         return 2
     return 0
@@ -155,6 +166,26 @@ def _tile_size(x_shape, w_shape, ph, pw):
 # 256, 4x4) 4.8 -> 3.6; it still loses on 2x2 maps (8 tiles: 6.0 -> 10.1). So when every pass
 # runs on the kernel threads (NOTE [Convolution GEMMs on the kernel threads] in split.py) the
 # threshold is _MIN_TILES_SPLIT = 32 (a training step of VGG-19: -6.5% CPU, ResNet-50: -1.7%).
+
+# NOTE [Winograd thresholds at two threads]
+# The thresholds above came from one-thread CPU time or from before the transforms ran in parts
+# on OpenBLAS's worker (NOTE [Two halves on two threads] in split.py). Timed again per layer at
+# two threads, wall clock (benchmarks/conv_algos.py vgg19 resnet50, median of 7, quiet slot at
+# load 1.6; forward + a backward of both gradients, ms; benchmarks/RESULTS.md, nineteenth
+# session, helper conv):
+#
+#     layer (N, C -> O, map)    tiles (2x2 / 4x4)   im2col    F(2x2)    F(4x4)
+#     8, 128 -> 256, 8x8            128 / 32          5.42      4.36      3.50
+#     8, 256 -> 256, 8x8            128 / 32         10.44      7.06      6.80
+#     8, 128 -> 128, 8x8            128 / 32          3.15      2.62      2.46
+#     8, 256 -> 512, 4x4             32 / 8           5.57      4.92      8.42
+#     8, 256 -> 256, 4x4             32 / 8           2.75      2.46      3.79
+#     8, 512 -> 512, 4x4             32 / 8          11.86     12.95     22.38
+#     8, 512 -> 512, 2x2              8 / 2           4.08      8.67     22.47
+#
+# So F(4x4, 3x3) pays from 32 tiles (_MIN_TILES_4), and F(2x2, 3x3) from 32 tiles where the
+# weight has at most _SMALL_WEIGHT channel pairs (its 16-plane transform, 8 MB at 2^17 pairs,
+# then stays in cache); the 512 x 512 layers on 4x4 maps stay on im2col.
 
 
 def _driver_tile(x_shape, w_shape, ph, pw):
