@@ -50,13 +50,16 @@ def _conv_block_step(arrays, use_parts, stride, padding):
     return [y.detach().numpy()] + [t.grad.numpy() for t in (x, w, b, gamma, beta)]
 
 
+@pytest.mark.parametrize("claimed", [False, True])  # NOTE [Claimed chunks for the range kernels]
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n, c, o, h, w, k, stride, padding", [
     (2, 5, 7, 9, 11, 3, 1, 1),      # Winograd (odd channel counts and map sizes)
     (3, 3, 6, 13, 10, 3, 2, 1),     # strided: im2col
     (1, 4, 9, 6, 7, 1, 1, 0),       # pointwise
     (2, 3, 5, 12, 12, 5, 1, 2)])    # 5x5: im2col
-def test_conv_block_parts_match_serial(parts, rng, dtype, n, c, o, h, w, k, stride, padding):
+def test_conv_block_parts_match_serial(parts, rng, monkeypatch, claimed, dtype, n, c, o, h, w, k,
+                                       stride, padding):
+    monkeypatch.setattr(split, "CLAIMED_CHUNKS", [claimed])
     arrays = [rng.standard_normal(s).astype(dtype)
               for s in ((n, c, w, h), (o, c, k, k), (o,), (o,), (o,))]
     serial = _conv_block_step(arrays, False, stride, padding)

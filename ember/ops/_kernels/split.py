@@ -48,6 +48,17 @@ _PARTS_MIN_WORK = 1 << 20
 # and its forward not at all, but no family at 2^18 won a whole-step A/B beyond the noise
 # (ReLU's lost 10 % on ResNet-50).
 PARTS_MIN = {}
+# NOTE [Claimed chunks for the range kernels]
+# run_ranges gives the caller and OpenBLAS's worker a fixed half each, so when the worker waits
+# for a core (another process on this shared 2-vCPU machine) the caller waits for its half: a
+# VGG-19 step read 168.7 ms with the parts and 129.8 ms with EMBER_BLAS_PARTS=0 at load 3
+# (benchmarks/RESULTS.md, nineteenth session, helper conv), against a 1.08-1.09 gain from the
+# parts at load 1.3-1.8 in the seventeenth. With CLAIMED_CHUNKS[0] True the range is cut in
+# chunks that the caller and the worker claim as they come (_blas_parts.parallel_range): a late
+# worker finds the caller has taken the rest and returns. More kernel launches per call (eight
+# chunks, not two), so off until a quiet whole-step A/B says otherwise (/work/quiet19_conv.sh).
+# Each chunk computes whole channels as the halves do: the numbers do not change.
+CLAIMED_CHUNKS = [False]
 
 
 # NOTE [Ranges on the one pool]
@@ -89,7 +100,10 @@ def run(kernel, n, work, *args, min_work=None, family=None):
         return
     if n >= 2 and work >= PARTS_MIN.get(family, _PARTS_MIN_WORK) and _blas_parts.on("split"):
         # NOTE [Python parts on OpenBLAS's threads] in _blas_parts.py
-        _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
+        if CLAIMED_CHUNKS[0]:  # NOTE [Claimed chunks for the range kernels]
+            _blas_parts.parallel_range(lambda lo, hi: kernel(*args, lo, hi), n, 1)
+        else:
+            _blas_parts.run_ranges(lambda lo, hi: kernel(*args, lo, hi), n)
         return
     threshold = _MIN_WORK if min_work is None else min_work
     if n < 2 or work < threshold:

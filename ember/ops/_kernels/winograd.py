@@ -70,8 +70,8 @@ not affected at that level (the Table 1 model steps match torch within their flo
 tolerances, tests/test_table1_models.py); code that needs the direct sum's rounding can raise
 _MIN_TILES_4.
 The threshold was 32 tiles, which put VGG-19's 8x8 maps at batch 8 (exactly 32 tiles) on
-F(4x4, 3x3), and is again since the nineteenth session (NOTE [Winograd thresholds at two
-threads]: measured at two threads with the transforms in parts, F(4x4, 3x3) wins there).
+F(4x4, 3x3); measured again at two threads with the transforms in parts, F(4x4, 3x3) wins
+there per layer but not per step (NOTE [Winograd thresholds at two threads]).
 Earlier figures (main-thread CPU) had F(2x2, 3x3) ahead there: with OpenBLAS on two threads
 the 36 GEMMs there are thin (32 columns) and the
 weight, transformed three times a step (forward, again in the input gradient since U is not
@@ -80,8 +80,7 @@ wins: forward + both gradients, main-thread CPU ms at the default threads (min o
 2.4 / 3.5), F(4x4) vs F(2x2): (8, 256 -> 256, 8x8) 13.2 vs 9.0 and 20.6 vs 11.9; (8, 128 -> 256,
 8x8) 5.3 vs 5.4, 7.6 vs 6.8; (8, 128 -> 128, 8x8) 2.9 vs 2.6, 4.4 vs 4.8; on 16x16 maps (128
 tiles) F(4x4) keeps its lead ((8, 128 -> 128) 11.7 vs 16.2). One thread, whole VGG-19 steps are
-the same within noise (thread CPU 199-203 ms either way). Hence 64, until the two-thread
-figures.
+the same within noise (thread CPU 199-203 ms either way). Hence 64.
 """
 
 import numba
@@ -102,11 +101,11 @@ _MIN_TILES_SPLIT = 32
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
 # Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)]
-# and NOTE [Winograd thresholds at two threads].
-_MIN_TILES_4 = 32
+# and NOTE [Winograd thresholds at two threads] (32 wins per layer, not per step).
+_MIN_TILES_4 = 64
 # Fewest F(2x2, 3x3) tiles for a layer of at most _SMALL_WEIGHT (input x output channel pairs):
-# NOTE [Winograd thresholds at two threads].
-_MIN_TILES_SMALL_WEIGHT = 32
+# NOTE [Winograd thresholds at two threads]; 128 = as any other layer (32 wins per layer only).
+_MIN_TILES_SMALL_WEIGHT = 128
 _SMALL_WEIGHT = 1 << 17
 # Largest transformed operand (elements) taken here: V and M are not chunked over the batch
 # like im2col (conv.py's _COLS_BUDGET), so bigger layers stay there and memory stays bounded.
@@ -183,9 +182,15 @@ def _tile_size(x_shape, w_shape, ph, pw):
 #     8, 512 -> 512, 4x4             32 / 8          11.86     12.95     22.38
 #     8, 512 -> 512, 2x2              8 / 2           4.08      8.67     22.47
 #
-# So F(4x4, 3x3) pays from 32 tiles (_MIN_TILES_4), and F(2x2, 3x3) from 32 tiles where the
-# weight has at most _SMALL_WEIGHT channel pairs (its 16-plane transform, 8 MB at 2^17 pairs,
-# then stays in cache); the 512 x 512 layers on 4x4 maps stay on im2col.
+# So per layer F(4x4, 3x3) pays from 32 tiles, and F(2x2, 3x3) from 32 tiles where the weight
+# has at most _SMALL_WEIGHT channel pairs (its 16-plane transform, 8 MB at 2^17 pairs); the
+# 512 x 512 layers on 4x4 maps stay on im2col. But not per training step: with _MIN_TILES_4 and
+# _MIN_TILES_SMALL_WEIGHT at 32, whole-step A/Bs (ab.py old/new, paired, 12-16 samples) read
+# VGG-19 0.975 and 0.968, ResNet-50 0.986 and 1.018 (slots at load 2.1 and 3.0). Isolated, a
+# layer finds its transformed weight and operands in the 32 MB L3 from the previous call; in a
+# step they come from memory, and F(4x4, 3x3)'s 36-plane weight is the biggest of the three
+# (the same forward took 1.3-2x its isolated time in a step, im2col's ~1.1x). So both stay at
+# the old values (64 and 128) until a quiet window says otherwise (/work/quiet19_conv.sh).
 
 
 def _driver_tile(x_shape, w_shape, ph, pw):
