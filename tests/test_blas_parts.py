@@ -168,3 +168,24 @@ def test_adam_parts_match_serial(blas_parts_on, rng, opt_name):
         return [p.detach().numpy() for p in params]
 
     _assert_same(*_both(run))
+
+
+def test_layer_norm_and_gelu_parts_are_cfuncs(blas_parts_on, rng, monkeypatch):
+    # NOTE [Layer norm parts without the GIL], NOTE [GELU parts without the GIL]: contiguous
+    # float inputs take the cfunc route (no Python part), and give the serial numbers
+    calls = []
+    inner = _blas_parts.run
+    monkeypatch.setattr(_blas_parts, "run", lambda *a: calls.append(a[1]) or inner(*a))
+    monkeypatch.setattr(_blas_parts, "parallel_range", None)  # the Python route would fail
+    x = rng.standard_normal((1030, 250)).astype(np.float32)
+
+    def run():
+        xt = ember.tensor(x, requires_grad=True)
+        y = F.gelu(F.layer_norm(xt, (250,)))
+        (y * y).sum().backward()
+        return y.detach().numpy(), xt.grad.numpy()
+
+    _assert_same(*_both(run))
+    # layer norm forward over 1030 rows, its backward over 16 row blocks, GELU's two passes
+    # over ceil(1030 * 250 / 2^15) = 8 runs
+    assert sorted(calls) == [8, 8, 16, 1030]

@@ -212,30 +212,41 @@ def _part(kernel, n_inputs, dt):
     return fn
 
 
+_as_ptr = _blas_parts.as_ptr
+
+
+@numba.njit(inline="always")
+def _span(c, a, m, grain):
+    """(argument slots, first element, length) of the part's runs a.. (m runs of grain)."""
+    arg = numba.carray(_as_ptr(c, numba.int64), (5,))
+    lo = (a >> arg[0]) * grain
+    return arg, lo, min(m * grain, arg[1] - lo)
+
+
+@numba.njit(inline="always")
+def _flat(addr, lo, n, kind, item):
+    """The n elements from element lo of the flat array at addr."""
+    return numba.carray(_as_ptr(addr + lo * item, kind), (n,))
+
+
 def _part_of_one(serial, dt):
-    """Runs r0..r0+m-1 of serial(x, out). Slots: 1 size, 2 out, 3 x, 4 x."""
-    as_ptr, kind, item, grain = _blas_parts.as_ptr, numba.from_dtype(dt), dt.itemsize, _GRAIN
+    """Runs a..a+m-1 of serial(x, out). Slots: 1 size, 2 out, 3 x, 4 x."""
+    kind, item, grain = numba.from_dtype(dt), dt.itemsize, _GRAIN
 
     def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
-        arg = numba.carray(as_ptr(c, numba.int64), (5,))
-        lo = (a >> arg[0]) * grain
-        n = min(m * grain, arg[1] - lo)
-        serial(numba.carray(as_ptr(arg[3] + lo * item, kind), (n,)),
-               numba.carray(as_ptr(arg[2] + lo * item, kind), (n,)))
+        arg, lo, n = _span(c, a, m, grain)
+        serial(_flat(arg[3], lo, n, kind, item), _flat(arg[2], lo, n, kind, item))
 
     return part
 
 
 def _part_of_two(serial, dt):
-    """Runs r0..r0+m-1 of serial(g, x, out). Slots: 1 size, 2 out, 3 g, 4 x."""
-    as_ptr, kind, item, grain = _blas_parts.as_ptr, numba.from_dtype(dt), dt.itemsize, _GRAIN
+    """Runs a..a+m-1 of serial(g, x, out). Slots: 1 size, 2 out, 3 g, 4 x."""
+    kind, item, grain = numba.from_dtype(dt), dt.itemsize, _GRAIN
 
     def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
-        arg = numba.carray(as_ptr(c, numba.int64), (5,))
-        lo = (a >> arg[0]) * grain
-        n = min(m * grain, arg[1] - lo)
-        serial(numba.carray(as_ptr(arg[3] + lo * item, kind), (n,)),
-               numba.carray(as_ptr(arg[4] + lo * item, kind), (n,)),
-               numba.carray(as_ptr(arg[2] + lo * item, kind), (n,)))
+        arg, lo, n = _span(c, a, m, grain)
+        serial(_flat(arg[3], lo, n, kind, item), _flat(arg[4], lo, n, kind, item),
+               _flat(arg[2], lo, n, kind, item))
 
     return part
