@@ -214,3 +214,19 @@ def test_assert_and_activation_lookup_as_torch():
     for get in (eget, tget):
         with pytest.raises(RuntimeError, match="activation should be relu/gelu, not tanh"):
             get("tanh")
+
+
+def test_replicate_for_data_parallel_as_torch():
+    def check(lib):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 3), lib.nn.BatchNorm1d(3))
+        m.extra = [1]
+        r = m._replicate_for_data_parallel()
+        lin = lib.nn.Linear(2, 3)
+        rl = lin._replicate_for_data_parallel()
+        with pytest.raises(AttributeError, match="'Linear' object has no attribute 'weight'"):
+            rl(lib.ones(1, 2))
+        return (type(r).__name__, r is m, dict(r._parameters), list(r._modules),
+                r._modules is m._modules, r._modules["0"] is m._modules["0"], r.extra is m.extra,
+                r._is_replica, getattr(m, "_is_replica", None), dict(rl._parameters),
+                list(rl.state_dict()), rl._buffers is lin._buffers, rl.training)
+    assert check(ember) == check(torch)

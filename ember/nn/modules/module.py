@@ -478,6 +478,18 @@ class Module(_StateDict):
                 share()
         return self
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for a data-parallel replica (torch's private hook, which timm's tests
+        call): the same attributes, submodules and buffers, no parameters of its own (a
+        replicator sets them), and ``_is_replica`` set."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
+
     # ------------------------------------------------------------------ hooks and __call__
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) -> None or new args (or hook(module, args, kwargs) -> None or
