@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -125,6 +126,17 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
 
 
 def _compare(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):
+    if isinstance(actual, Mapping) and isinstance(expected, Mapping):  # e.g. two state_dicts
+        if set(actual) != set(expected):
+            _fail(msg, path, "The keys of the mappings do not match:\n"
+                             f"Missing keys in the actual mapping: "
+                             f"{sorted(map(str, set(expected) - set(actual)))}\n"
+                             f"Additional keys in the actual mapping: "
+                             f"{sorted(map(str, set(actual) - set(expected)))}")
+        for key in actual:
+            _compare(actual[key], expected[key], rtol, atol, equal_nan, check_dtype, msg,
+                     f"{path}[{key!r}]")
+        return
     if _is_sequence(actual) or _is_sequence(expected):
         if not (_is_sequence(actual) and _is_sequence(expected)):
             _fail(msg, path, f"one input is a sequence and the other is not: "

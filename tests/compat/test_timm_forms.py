@@ -230,3 +230,34 @@ def test_replicate_for_data_parallel_as_torch():
                 r._is_replica, getattr(m, "_is_replica", None), dict(rl._parameters),
                 list(rl.state_dict()), rl._buffers is lin._buffers, rl.training)
     assert check(ember) == check(torch)
+
+
+def test_assert_close_compares_mappings_as_torch():
+    from ember.testing import assert_close as eclose
+    for lib, close in ((ember, eclose), (torch, torch.testing.assert_close)):
+        sd = {"state": {0: {"step": lib.tensor(3.0), "exp_avg": lib.ones(2)}},
+              "param_groups": [{"lr": 0.1, "params": [0]}]}
+        close(sd, {"state": {0: {"step": lib.tensor(3.0), "exp_avg": lib.ones(2) + 1e-9}},
+                   "param_groups": [{"lr": 0.1, "params": [0]}]})
+        with pytest.raises(AssertionError, match=r"(?s)do not match.*Additional keys in the "
+                                                 r"actual mapping: \['b'\]"):
+            close({"a": lib.ones(1), "b": 1}, {"a": lib.ones(1)})
+        # the item's path is named (torch after the message, ember before it)
+        with pytest.raises(AssertionError, match=r"(?s)(not close.*\['a'\]|\['a'\].*not close)"):
+            close({"a": lib.ones(1)}, {"a": lib.zeros(1)})
+
+
+def test_internal_testcase_assert_equal_as_torch():
+    from torch.testing._internal.common_utils import TestCase as TTestCase
+
+    from ember.testing._internal.common_utils import TestCase as ETestCase
+    for lib, tc in ((ember, ETestCase()), (torch, TTestCase())):
+        tc.assertEqual([lib.ones(2), {"lr": 0.5}], [lib.ones(2), {"lr": 0.5}])
+        tc.assertEqual(3, 3)
+        with pytest.raises(AssertionError):
+            tc.assertEqual(lib.ones(2), lib.ones(2) * 1.1)
+        with pytest.raises(AssertionError):
+            tc.assertEqual("a", "b")
+        with pytest.raises(AssertionError):
+            tc.assertEqual(lib.ones(2), lib.ones(2, dtype=lib.float64))   # exact_dtype
+        tc.assertEqual(lib.ones(2), lib.ones(2, dtype=lib.float64), exact_dtype=False)
