@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
-from .registry import FUNCTIONS, result_dtype, with_out, write_out
+from .registry import FUNCTIONS, records, result_dtype, unwatched, with_out, write_out
 from .views import split, unsqueeze
 
 
@@ -32,6 +32,8 @@ def cat(tensors, dim=0, *, out=None):
         raise RuntimeError("cat(): expected a non-empty list of Tensors")
     d = _same_layout(tensors, dim)
     if d is not None:  # nothing to check, skip or convert: the tensors go to the op as given
+        if out is None and not records(tensors) and unwatched():  # NOTE [Unwatched no-grad views]
+            return _make(np.concatenate([t._data for t in tensors], axis=d))
         res = Cat.apply(d, *tensors)
         return res if out is None else write_out(out, res, "cat")
     ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]

@@ -15,9 +15,35 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from ..autograd.function import Op, _edge
+from ..autograd.function import Op, _batch_hook, _edge, _fw_active, _run_hooked
 from ..autograd.grad_mode import _state
 from ..profiler.profiler import _active as _prof
+
+# NOTE [Unwatched no-grad views]
+# A view op (view, reshape, permute, transpose, unbind) or a cat whose call records nothing (no
+# input needs a gradient, or grad mode is off) makes through Op._run only its NumPy view and the
+# Tensor around it, plus a ctx nobody keeps: ~1.5 us of Python a call, 2-4x the work itself. A
+# GPT decode step makes ~10 such calls a block. Those ops take the array and wrap it themselves
+# (`_make_view`: the view shares the input's version counter and base, as from _run) when nothing
+# watches op calls either: vmap and meta tensors (_batch_hook), forward AD (_fw_active), the
+# profiler, and compile's capture (which replaces Op._run) and replay (_run_hooked). `unwatched`
+# is that test; NOTE [Unrecorded 2-D matmul] in products.py is the same idea for matmul.
+_PLAIN_RUN = Op.__dict__["_run"]
+
+
+def unwatched():
+    """True when no hook sees op calls (see NOTE [Unwatched no-grad views])."""
+    return (_prof.prof is None and _batch_hook[0] is None and not _fw_active[0]
+            and not _run_hooked[0] and Op.__dict__["_run"] is _PLAIN_RUN)
+
+
+def records(tensors):
+    """Whether an op call on ``tensors`` would record a node (grad mode on and one needs it)."""
+    if _state.enabled:
+        for t in tensors:
+            if t._requires_grad:
+                return True
+    return False
 
 
 @dataclass

@@ -12,9 +12,10 @@ from .. import _dtype as D
 from .._backend import check_device, data_ptr, reusable_empty
 from .._meta import check_not_meta, to_meta
 from .._size import Size, int_sizes
-from .._tensor import Tensor, _make_view, _root_array, _wrap_dim
+from .._tensor import Tensor, _make, _make_view, _root_array, _wrap_dim
 from ..autograd.function import Op, _batch_hook, rename_node
-from .registry import export, norm_dims, register, sum_to
+from ..autograd.grad_mode import _state
+from .registry import export, norm_dims, register, sum_to, unwatched
 
 
 def _shape_arg(shape, op="view"):
@@ -53,17 +54,8 @@ class View(Op):
 
     @staticmethod
     def forward(ctx, x, shape):
-        shape = _infer("view", x.size, shape, x.shape)
         ctx.in_shape = x.shape
-        y = x.view()
-        try:
-            y.shape = shape  # raises instead of copying when strides do not allow a view
-        except AttributeError:
-            raise RuntimeError(
-                f"view size is not compatible with input tensor's size and stride (at least one "
-                f"dimension spans across two contiguous subspaces); input shape "
-                f"{list(x.shape)}, requested {list(shape)}. Use .reshape(...) instead.") from None
-        return y
+        return _viewed(x, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -83,6 +75,29 @@ class Reshape(Op):
         return grad.reshape(ctx.in_shape), None
 
 
+def _as_view(x, shape):
+    """Array ``x`` as a view of the given (inferred) shape, or None when its strides do not
+    allow one."""
+    y = x.view()
+    try:
+        y.shape = shape  # raises instead of copying when strides do not allow a view
+    except AttributeError:
+        return None
+    return y
+
+
+def _viewed(x, shape):
+    """view's array: ``x`` as a view of ``shape`` (-1 inferred), else view's error."""
+    shape = _infer("view", x.size, shape, x.shape)
+    y = _as_view(x, shape)
+    if y is None:
+        raise RuntimeError(
+            f"view size is not compatible with input tensor's size and stride (at least one "
+            f"dimension spans across two contiguous subspaces); input shape "
+            f"{list(x.shape)}, requested {list(shape)}. Use .reshape(...) instead.")
+    return y
+
+
 def view(input, *shape, size=None, dtype=None):
     """Tensor.view(*shape) or view(dtype) reinterpreting the bytes (``size=``/``dtype=`` are
     torch's keyword forms of the two)."""
@@ -94,7 +109,10 @@ def view(input, *shape, size=None, dtype=None):
         if input._requires_grad:
             raise RuntimeError("view(dtype) is not differentiable")
         return _make_view(input._data.view(dt.np), input)
-    return View.apply(input, _shape_arg(shape))
+    shape = _shape_arg(shape)
+    if (not input._requires_grad or not _state.enabled) and unwatched():
+        return _make_view(_viewed(input._data, shape), input)  # NOTE [Unwatched no-grad views]
+    return View.apply(input, shape)
 
 
 def reshape(input, *shape_args, shape=None):
@@ -103,6 +121,11 @@ def reshape(input, *shape_args, shape=None):
                    _shape_arg(shape_args if shape is None else (shape,) + shape_args,
                               "reshape"),
                    input._data.shape)
+    if (not input._requires_grad or not _state.enabled) and unwatched():
+        # NOTE [Unwatched no-grad views]; else a copy, as Reshape's
+        x = input._data
+        y = _as_view(x, shape)
+        return _make(np.reshape(x, shape).copy()) if y is None else _make_view(y, input)
     if shape == input._data.shape:
         return View.apply(input, shape)
     try:
@@ -142,12 +165,14 @@ def permute(input, *dims_args, dims=None):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
-    if sorted(dims) == _IOTA[nd]:  # a permutation of 0..nd-1 as given: nothing to wrap
-        return Permute.apply(input, dims)
-    d = tuple(_wrap_dim(x, nd, "permute") for x in dims)
-    if len(set(d)) != nd:
-        raise RuntimeError(f"permute(): duplicate dims are not allowed; got {list(dims)}")
-    return Permute.apply(input, d)
+    if sorted(dims) != _IOTA[nd]:  # not a permutation of 0..nd-1 as given: wrap, check
+        d = tuple(_wrap_dim(x, nd, "permute") for x in dims)
+        if len(set(d)) != nd:
+            raise RuntimeError(f"permute(): duplicate dims are not allowed; got {list(dims)}")
+        dims = d
+    if (not input._requires_grad or not _state.enabled) and unwatched():
+        return _make_view(input._data.transpose(dims), input)  # NOTE [Unwatched no-grad views]
+    return Permute.apply(input, dims)
 
 
 _IOTA = [list(range(n)) for n in range(65)]  # 0..n-1 by n, for permute's check (NumPy: n <= 64)
@@ -166,6 +191,8 @@ def transpose(input, dim0, dim1):
     b = dim1 if 0 <= dim1 < nd else _wrap_dim(dim1, nd, "transpose")
     order = list(range(nd))
     order[a], order[b] = order[b], order[a]
+    if (not input._requires_grad or not _state.enabled) and unwatched():
+        return _make_view(input._data.transpose(order), input)  # NOTE [Unwatched no-grad views]
     return rename_node(Permute.apply(input, tuple(order)), "TransposeBackward0")
 
 
@@ -547,6 +574,10 @@ def unbind(input, dim=0):
     n = shape[d]
     if n == 0 or _batch_hook[0] is not None:  # vmap batches select, not the pieces op
         return tuple(select(input, d, i) for i in range(n))
+    if d == 0 and (not input._requires_grad or not _state.enabled) and unwatched():
+        # NOTE [Unwatched no-grad views]; x[i] of an array of ndim >= 1 is an array
+        x = input._data
+        return tuple([_make_view(x[i, ...], input) for i in range(n)])
     return Unbind.apply(input, dim=d, sizes=(1,) * n, squeeze=True)
 
 
