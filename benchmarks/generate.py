@@ -20,6 +20,10 @@ median. ratio = median over processes of torch's time over median of ember's; "p
 median of torch/ember over the back-to-back process pairs. Each process builds the model with
 its own library's initialisation (the weights do not change the work: greedy decoding runs the
 full 64 tokens either way), so the same-tokens check belongs to the in-process mode.
+
+Every timed generation is bracketed by table1.py's quiet-core probe (NOTE [Quiet cores] there: a
+fixed two-thread SGEMM; a generation with a slow probe before or after it is taken again, up to
+its QUIET_RETRIES times); the output says how many were taken again. ``--no-quiet`` turns it off.
 """
 from __future__ import annotations
 
@@ -35,6 +39,16 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
+
+from table1 import (  # noqa: E402  (benchmarks/table1.py: NOTE [Quiet cores])
+    _PROBE,
+    QUIET_RETRIES,
+    _best_probe,
+    _calibrate,
+    _quietly,
+    _retaken,
+)
 
 from examples.models.table1 import _gpt_module, gpt_generate  # noqa: E402
 
@@ -55,6 +69,26 @@ def copy_weights(src, dst):
     import ember
     sd = {k: v.detach().numpy().copy() for k, v in src.state_dict().items()}
     dst.load_state_dict({k: ember.from_numpy(v) for k, v in sd.items()})
+
+
+def _timed(run, quiet):
+    """(seconds of one run() after a pause, disturbed?): taken again after a slow probe."""
+    def measure():
+        t0 = time.perf_counter()
+        run()
+        return time.perf_counter() - t0
+
+    return _quietly(measure, settle=SETTLE, quiet=quiet)
+
+
+def _quiet_line(retaken, disturbed, quiet):
+    if not quiet:
+        return "quiet check (table1.py's NOTE [Quiet cores]): off"
+    gflops = 2 * _PROBE.shape[0] ** 3 / _best_probe[0] / 1e9 if _best_probe[0] < float("inf") \
+        else float("nan")
+    return (f"quiet check (table1.py's NOTE [Quiet cores]): best probe {gflops:.0f} GFLOP/s; "
+            f"{retaken} generations taken again after a slow probe; {disturbed} kept after "
+            f"{QUIET_RETRIES} retries")
 
 
 def runner(lib, model, prompt, new, use_cache):
@@ -78,20 +112,25 @@ def _one_library(args):
     run = runner(lib, build(lib), prompt, args.new, not args.no_cache)
     for _ in range(args.warmup + 1):
         run()
-    times = []
+    if not args.no_quiet:
+        _calibrate()
+    times, disturbed = [], 0
     for _ in range(args.samples):
-        time.sleep(SETTLE)
-        t0 = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - t0)
-    print(json.dumps({"lib": args._lib, "median_s": statistics.median(times)}))
+        t, bad = _timed(run, not args.no_quiet)
+        times.append(t)
+        disturbed += bad
+    print(json.dumps({"lib": args._lib, "median_s": statistics.median(times),
+                      "retaken": _retaken[0], "disturbed": disturbed,
+                      "best_probe_s": _best_probe[0]}))
 
 
 def _per_process(args):
     cmd = [sys.executable, os.path.abspath(__file__), "--samples", str(args.samples),
            "--warmup", str(args.warmup), "--new", str(args.new), "--prompt", str(args.prompt)]
     cmd += ["--no-cache"] if args.no_cache else []
+    cmd += ["--no-quiet"] if args.no_quiet else []
     med = {"ember": [], "torch": []}
+    retaken = disturbed = 0
     pairs = []
     for p in range(args.per_process):
         got = {}
@@ -100,8 +139,12 @@ def _per_process(args):
                                  timeout=900, cwd=ROOT)
             if out.returncode:
                 raise RuntimeError(f"generate.py --_lib {lib} failed:\n{out.stderr[-2000:]}")
-            got[lib] = json.loads(out.stdout.strip().splitlines()[-1])["median_s"]
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            got[lib] = res["median_s"]
             med[lib].append(got[lib])
+            retaken += res["retaken"]
+            disturbed += res["disturbed"]
+            _best_probe[0] = min(_best_probe[0], res["best_probe_s"])
         pairs.append(got["torch"] / got["ember"])
     tps = {k: args.new / statistics.median(v) for k, v in med.items()}
     mode = "KV cache" if not args.no_cache else "no cache"
@@ -113,8 +156,9 @@ def _per_process(args):
               f"{', '.join(f'{1e3 * x:.1f}' for x in v)} ms)")
     print(f"  ratio (ember/torch tok/s) {tps['ember'] / tps['torch']:.2f}   paired "
           f"{statistics.median(pairs):.2f} (per pair {', '.join(f'{r:.2f}' for r in pairs)})")
+    print("  " + _quiet_line(retaken, disturbed, not args.no_quiet))
     return {"tok_s": tps, "ratio": tps["ember"] / tps["torch"],
-            "paired": statistics.median(pairs)}
+            "paired": statistics.median(pairs), "retaken": retaken, "disturbed": disturbed}
 
 
 def main(argv=None):
@@ -124,6 +168,8 @@ def main(argv=None):
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--prompt", type=int, default=16)
     ap.add_argument("--no-cache", action="store_true")
+    ap.add_argument("--no-quiet", action="store_true",
+                    help="no quiet-core probe around the timed generations")
     ap.add_argument("--per-process", type=int, default=0, metavar="P",
                     help="P pairs of fresh one-library processes (the headline protocol)")
     ap.add_argument("--_lib", choices=("ember", "torch"), help=argparse.SUPPRESS)
@@ -147,14 +193,16 @@ def main(argv=None):
     for fn in runs.values():
         for _ in range(args.warmup):
             fn()
+    if not args.no_quiet:
+        _calibrate()
     times = {k: [] for k in runs}
     order = list(runs)
+    disturbed = 0
     for s in range(args.samples):
         for k in (order if s % 2 == 0 else order[::-1]):
-            time.sleep(SETTLE)
-            t0 = time.perf_counter()
-            runs[k]()
-            times[k].append(time.perf_counter() - t0)
+            t, bad = _timed(runs[k], not args.no_quiet)
+            times[k].append(t)
+            disturbed += bad
     tps = {k: args.new / statistics.median(v) for k, v in times.items()}
     paired = statistics.median(t / e for t, e in zip(times["torch"], times["ember"], strict=True))
     mode = "KV cache" if use_cache else "no cache"
@@ -164,7 +212,9 @@ def main(argv=None):
         print(f"  {k:6s} {tps[k]:8.1f} tok/s  (median {1e3 * statistics.median(times[k]):.1f} "
               f"ms, min {1e3 * min(times[k]):.1f}, max {1e3 * max(times[k]):.1f})")
     print(f"  ratio (ember/torch tok/s) {tps['ember'] / tps['torch']:.2f}   paired {paired:.2f}")
-    return {"tok_s": tps, "ratio": tps["ember"] / tps["torch"], "paired": paired, "same": same}
+    print("  " + _quiet_line(_retaken[0], disturbed, not args.no_quiet))
+    return {"tok_s": tps, "ratio": tps["ember"] / tps["torch"], "paired": paired, "same": same,
+            "retaken": _retaken[0], "disturbed": disturbed}
 
 
 if __name__ == "__main__":
