@@ -144,3 +144,36 @@ def test_hooks_still_see_the_calls():
             x.view(6, 4).permute(1, 0)
         names = {e.key for e in prof.key_averages()}
         assert {"view", "permute"} <= {n.split("::")[-1] for n in names}
+
+
+@pytest.mark.parametrize("affine", [True, False])
+def test_no_grad_layer_norm_matches_the_recorded_path(affine):
+    base = np.random.default_rng(3).standard_normal((3, 8, 5)).astype(np.float32)
+    x = ember.from_numpy(base).transpose(1, 2)  # non-contiguous (3, 5, 8)
+    ln = ember.nn.LayerNorm(8, elementwise_affine=affine)
+    tln = torch.nn.LayerNorm(8, elementwise_affine=affine)
+    if affine:
+        with ember.no_grad(), torch.no_grad():
+            w = np.linspace(0.5, 1.5, 8, dtype=np.float32)
+            ln.weight.copy_(ember.from_numpy(w))
+            tln.weight.copy_(torch.from_numpy(w))
+    with ember.no_grad():
+        fast = ln(x)
+    slow = ln(x)  # the parameters need gradients: recorded, through the op
+    assert fast.grad_fn is None and (slow.grad_fn is not None) == affine
+    np.testing.assert_array_equal(fast.numpy(), slow.detach().numpy())  # one kernel
+    want = tln(torch.from_numpy(base).transpose(1, 2)).detach().numpy()
+    np.testing.assert_allclose(fast.numpy(), want, rtol=1e-5, atol=1e-5)
+    assert fast.shape == (3, 5, 8) and fast.dtype is ember.float32
+
+
+def test_layer_norm_under_the_profiler_and_forward_ad():
+    x = ember.randn(2, 4)
+    with ember.no_grad(), ember.profiler.profile() as prof:
+        ember.nn.functional.layer_norm(x, (4,))
+    assert any("layernorm" in e.key.lower() for e in prof.key_averages())
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, ember.ones(2, 4))
+        y = ember.nn.functional.layer_norm(d, (4,))
+        tangent = fwAD.unpack_dual(y).tangent  # a constant shift: LayerNorm removes it
+        np.testing.assert_allclose(tangent.numpy(), np.zeros((2, 4)), atol=1e-6)

@@ -92,16 +92,22 @@ def _row_grads_composite(grad, x, weight, eps, need):
     return gx, gw, gb
 
 
+def layer_norm_arrays(x, weight, bias, eps, dim):
+    """LayerNorm's kernel on arrays: (y as (M, D), mean, invstd) for the rows of x viewed as
+    (M, D = dim) and optional weight / bias of D elements."""
+    x2 = np.ascontiguousarray(x).reshape(-1, dim)
+    w = None if weight is None else _arr(weight).reshape(dim)
+    b = None if bias is None else _arr(bias).reshape(dim)
+    return _knorm.layernorm_forward(x2, w, b, eps)
+
+
 class NativeLayerNorm(Op):
     """Normalize each row of x viewed as (M, D) (D = the trailing ``dim`` elements), then
     optionally scale and shift by weight / bias of D elements (fused kernel)."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, eps, dim):
-        x2 = np.ascontiguousarray(x).reshape(-1, dim)
-        w = None if weight is None else _arr(weight).reshape(dim)
-        b = None if bias is None else _arr(bias).reshape(dim)
-        y, mean, invstd = _knorm.layernorm_forward(x2, w, b, eps)
+        y, mean, invstd = layer_norm_arrays(x, weight, bias, eps, dim)
         ctx.eps, ctx.dim = eps, dim
         ctx.bias_shape = None if bias is None else bias.shape
         ctx.save_for_backward(x, weight, mean, invstd)
