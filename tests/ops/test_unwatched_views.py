@@ -177,3 +177,31 @@ def test_layer_norm_under_the_profiler_and_forward_ad():
         y = ember.nn.functional.layer_norm(d, (4,))
         tangent = fwAD.unpack_dual(y).tangent  # a constant shift: LayerNorm removes it
         np.testing.assert_allclose(tangent.numpy(), np.zeros((2, 4)), atol=1e-6)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("shape", [(1, 1, 16), (3, 16), (2, 5, 16)])
+def test_no_grad_small_linear_matches_the_recorded_path(shape, bias):
+    lin = ember.nn.Linear(16, 24, bias=bias)
+    x = ember.randn(*shape)
+    with ember.no_grad():
+        fast = lin(x)
+        strided = lin(ember.randn(16, *shape[:-1]).movedim(0, -1))  # non-contiguous: the op
+    slow = lin(x)  # recorded: through Linear's op
+    assert fast.grad_fn is None and slow.grad_fn.name() == "LinearBackward0"
+    np.testing.assert_array_equal(fast.numpy(), slow.detach().numpy())
+    tl = torch.nn.Linear(16, 24, bias=bias)
+    with torch.no_grad():
+        tl.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+        if bias:
+            tl.bias.copy_(torch.from_numpy(lin.bias.detach().numpy()))
+        want = tl(torch.from_numpy(x.numpy())).numpy()
+    np.testing.assert_allclose(fast.numpy(), want, rtol=1e-5, atol=1e-6)
+    assert strided.shape == fast.shape
+
+
+def test_small_linear_under_the_profiler():
+    lin, x = ember.nn.Linear(4, 3), ember.randn(2, 4)
+    with ember.no_grad(), ember.profiler.profile() as prof:
+        lin(x)
+    assert any("linear" in e.key.lower() for e in prof.key_averages())

@@ -29,14 +29,10 @@ class Linear(Op):
         ctx.save_for_backward(x, weight)
         # (*, in) inputs as one GEMM: np.matmul would loop over the leading dims (GNMT's
         # (20, 32, 256) x (256, 2000) output layer: 20 thin GEMMs, 2.7x slower)
+        y = small_linear(x, weight, bias)
+        if y is not None:
+            return y
         macs = x.size * weight.shape[0]
-        if macs <= SMALL_GEMM[0] and _small_ok(x, weight, bias) and not _onepool.enabled():
-            # a decoding step's (1, 1, d) rows or a small MLP batch, decided first: below
-            # OpenBLAS's one-thread bound, too small for the reuse pool or a split; the bias
-            # goes in with the GEMM's result pass (NOTE [GEMM orientation]). On the one pool
-            # the general path below (its add_row).
-            y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
-            return y.reshape(x.shape[:-1] + weight.shape[:1])
         blas = small_gemm_enter(macs)  # NOTE [One BLAS thread for small GEMMs]
         try:
             split = _split(macs)
@@ -79,6 +75,18 @@ class Linear(Op):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def small_linear(x, weight, bias):
+    """The forward's first branch on arrays, or None when it does not take them: a decoding
+    step's (1, 1, d) rows or a small MLP batch, below OpenBLAS's one-thread bound, too small for
+    the reuse pool or a split; the bias goes in with the GEMM's result pass (NOTE [GEMM
+    orientation]). On the one pool the general path (its add_row)."""
+    if (x.size * weight.shape[0] <= SMALL_GEMM[0] and _small_ok(x, weight, bias)
+            and not _onepool.enabled()):
+        y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
+        return y.reshape(x.shape[:-1] + weight.shape[:1])
+    return None
 
 
 def _small_ok(x, weight, bias):
