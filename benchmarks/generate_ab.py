@@ -5,10 +5,11 @@ helper "gen".
     python benchmarks/generate_ab.py [--samples 10] [--new 64]
 
 "off" makes every caller's ``unwatched()`` answer False, so view/reshape/permute/transpose/
-unbind, cat and layer_norm take the Op path they took before (their only other branch). Samples
-alternate off/on (who goes first alternates), each after a pause and inside table1.py's
-quiet-core probe gate, like generate.py's. Prints each side's median ms, the paired median of
-off/on (> 1: the fast paths are quicker) and whether both sides produced the same tokens.
+unbind, cat, layer_norm and small linear products take the Op path they took before (their only
+other branch). Samples alternate off/on (who goes first alternates), each after a pause and
+inside table1.py's quiet-core probe gate, like generate.py's. Prints each side's median ms, the
+paired median of off/on (> 1: the fast paths are quicker) and whether both sides produced the
+same tokens.
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import numpy as np
 from generate import _quiet_line, _timed, build, runner
 from table1 import _calibrate, _retaken
 
-_USERS = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm")
+_USERS = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm",
+          "ember.nn.functional._linear")
 
 
 def main(argv=None):
