@@ -161,12 +161,17 @@ def _per_process(args):
             "paired": statistics.median(pairs), "retaken": retaken, "disturbed": disturbed}
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def common_args(ap):
+    """The workload's options (also generate_ab.py's)."""
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--new", type=int, default=64)
     ap.add_argument("--prompt", type=int, default=16)
+    return ap
+
+
+def main(argv=None):
+    ap = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
     ap.add_argument("--no-cache", action="store_true")
     ap.add_argument("--no-quiet", action="store_true",
                     help="no quiet-core probe around the timed generations")

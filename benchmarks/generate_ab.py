@@ -18,7 +18,7 @@ import statistics
 import sys
 
 import numpy as np
-from generate import _quiet_line, _timed, build, runner
+from generate import _quiet_line, _timed, build, common_args, runner
 from table1 import _calibrate, _retaken
 
 _USERS = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm",
@@ -26,12 +26,8 @@ _USERS = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm",
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--samples", type=int, default=10)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--new", type=int, default=64)
-    ap.add_argument("--prompt", type=int, default=16)
-    args = ap.parse_args(argv)
+    args = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0])).parse_args(
+        argv)
     import ember
     from ember.ops import registry
 
