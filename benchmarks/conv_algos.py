@@ -124,13 +124,8 @@ def _time_torch(cfg, reps, rng):
 
 
 def _child(args):
-    if args.child == "torch":
-        import torch as lib
-    else:
-        import ember as lib
-    lib.set_num_threads(args.threads)
-    configs = [(tuple(tuple(v) if isinstance(v, list) else v for v in c), n)
-               for c, n in json.loads(sys.stdin.read())]
+    from conv_layers import _child_configs
+    _, configs = _child_configs(args)
     timer = _time_torch if args.child == "torch" else _time_ember
     rng = np.random.default_rng(0)
     print(json.dumps([timer(c, args.reps, rng) for c, _ in configs]))

@@ -100,7 +100,9 @@ def _time_layers(lib, configs, reps, cpu):
     return rows
 
 
-def _child(args):
+def _child_configs(args):
+    """(library, [(config, count)]) of a child process: its library imported at args.threads
+    threads, the configs read from stdin (also used by benchmarks/conv_algos.py)."""
     if args.child == "torch":
         import torch as lib
     else:
@@ -108,6 +110,11 @@ def _child(args):
     lib.set_num_threads(args.threads)
     configs = [(tuple(tuple(v) if isinstance(v, list) else v for v in c), n)
                for c, n in json.loads(sys.stdin.read())]
+    return lib, configs
+
+
+def _child(args):
+    lib, configs = _child_configs(args)
     print(json.dumps(_time_layers(lib, configs, args.reps, args.cpu)))
 
 
