@@ -50,13 +50,14 @@ _PARTS_MIN_WORK = 1 << 20
 PARTS_MIN = {}
 # NOTE [Claimed chunks for the range kernels]
 # run_ranges gives the caller and OpenBLAS's worker a fixed half each, so when the worker waits
-# for a core (another process on this shared 2-vCPU machine) the caller waits for its half: a
-# VGG-19 step read 168.7 ms with the parts and 129.8 ms with EMBER_BLAS_PARTS=0 at load 3
-# (benchmarks/RESULTS.md, nineteenth session, helper conv), against a 1.08-1.09 gain from the
-# parts at load 1.3-1.8 in the seventeenth. With CLAIMED_CHUNKS[0] True the range is cut in
-# chunks that the caller and the worker claim as they come (_blas_parts.parallel_range): a late
-# worker finds the caller has taken the rest and returns. More kernel launches per call (eight
-# chunks, not two), so off until a quiet whole-step A/B says otherwise (/work/quiet19_conv.sh).
+# for a core (another process on this shared 2-vCPU machine) the caller waits for its half (two
+# VGG-19 processes back to back at load 3 read 168.7 ms a step with the parts, 129.8 ms with
+# EMBER_BLAS_PARTS=0; paired at load 1.8 the parts still won, 1.047; benchmarks/RESULTS.md,
+# nineteenth session, helper conv). With CLAIMED_CHUNKS[0] True the range is cut in chunks that
+# the caller and the worker claim as they come (_blas_parts.parallel_range): a late worker finds
+# the caller has taken the rest and returns. More kernel launches per call (eight chunks, not
+# two). ab.py halves/claimed, paired, load 1.8: VGG-19 1.040, ResNet-50 0.994; off until a quiet
+# whole-step A/B says otherwise (/work/quiet19_conv.sh).
 # Each chunk computes whole channels as the halves do: the numbers do not change.
 CLAIMED_CHUNKS = [False]
 
