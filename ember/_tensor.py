@@ -294,11 +294,8 @@ class Tensor:
         fresh = view_of_base(base, self)
         self._grad_fn, self._output_nr, self._requires_grad = fresh._grad_fn, 0, True
 
-    @property
     def _is_view(self):
-        return self._base is not None
-
-    def _is_view_fn(self):
+        """Whether this tensor is a view of another's storage (torch's private method)."""
         return self._base is not None
 
     def is_shared(self):

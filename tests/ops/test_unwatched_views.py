@@ -205,3 +205,15 @@ def test_small_linear_under_the_profiler():
     with ember.no_grad(), ember.profiler.profile() as prof:
         lin(x)
     assert any("linear" in e.key.lower() for e in prof.key_averages())
+
+
+@pytest.mark.parametrize("name,call", VIEW_CALLS + [("contiguous copy", lambda x: x * 1)],
+                         ids=[c[0] for c in VIEW_CALLS] + ["copy"])
+def test_is_view_is_a_method_as_torchs(name, call):
+    e, t = _pair(2, 3, 4)
+    with ember.no_grad():
+        got = call(e)._is_view()
+    with torch.no_grad():
+        want = call(t)._is_view()
+    assert got is want
+    assert e._is_view() is t._is_view() is False
