@@ -261,3 +261,12 @@ def test_internal_testcase_assert_equal_as_torch():
         with pytest.raises(AssertionError):
             tc.assertEqual(lib.ones(2), lib.ones(2, dtype=lib.float64))   # exact_dtype
         tc.assertEqual(lib.ones(2), lib.ones(2, dtype=lib.float64), exact_dtype=False)
+        # non-tensor leaves compare by ==, numbers against tensors by value
+        tc.assertEqual({"a": None, "s": "x", "t": lib.ones(1)}, {"a": None, "s": "x",
+                                                              "t": lib.ones(1)})
+        tc.assertEqual(3, lib.tensor(3.0))
+        tc.assertEqual([1, 2], (1, 2))
+        with pytest.raises(AssertionError):
+            tc.assertEqual(None, 0)
+        with pytest.raises(AssertionError):
+            tc.assertEqual({"a": 1}, {"b": 1})

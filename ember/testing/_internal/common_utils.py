@@ -12,21 +12,27 @@ from .._comparison import assert_close
 __all__ = ["TestCase"]
 
 
-def _holds_tensor(x) -> bool:
-    if isinstance(x, Tensor):
-        return True
-    if isinstance(x, Mapping):
-        return any(_holds_tensor(v) for v in x.values())
-    if isinstance(x, (list, tuple)):
-        return any(_holds_tensor(v) for v in x)
-    return False
-
-
 class TestCase(unittest.TestCase):
     def assertEqual(self, x, y, msg=None, *, atol=None, rtol=None, exact_dtype=True, **kwargs):
-        """Tensors (also inside dicts, lists and tuples) compare within ``assert_close``'s
-        dtype tolerances (or ``atol``/``rtol``); anything else as unittest compares it."""
-        if _holds_tensor(x) or _holds_tensor(y):
+        """Dicts and lists compare item by item (a list equals a tuple of the same items);
+        tensors within ``assert_close``'s dtype tolerances (or ``atol``/``rtol``), their dtypes
+        equal unless ``exact_dtype=False``; a number against a tensor or a number by value;
+        anything else (None, strings) as unittest compares it."""
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            super().assertEqual(set(x), set(y), msg or "the keys of the mappings differ")
+            for key in x:
+                self.assertEqual(x[key], y[key], msg, atol=atol, rtol=rtol,
+                                 exact_dtype=exact_dtype)
+        elif isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+            super().assertEqual(len(x), len(y), msg or "the sequences' lengths differ")
+            for a, b in zip(x, y):
+                self.assertEqual(a, b, msg, atol=atol, rtol=rtol, exact_dtype=exact_dtype)
+        elif isinstance(x, Tensor) and isinstance(y, Tensor):
             assert_close(x, y, rtol=rtol, atol=atol, check_dtype=exact_dtype, msg=msg)
+        elif isinstance(x, (Tensor, *_NUMBERS)) and isinstance(y, (Tensor, *_NUMBERS)):
+            assert_close(x, y, rtol=rtol, atol=atol, check_dtype=False, msg=msg)
         else:
             super().assertEqual(x, y, msg)
+
+
+_NUMBERS = (bool, int, float, complex)
