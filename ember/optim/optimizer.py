@@ -15,6 +15,7 @@ drifts from an uninterrupted one; ember's resumes bit-identically).
 from __future__ import annotations
 
 import copy
+import inspect
 import itertools
 import warnings
 from collections import OrderedDict, defaultdict
@@ -108,6 +109,7 @@ def _hooked_step(step):
     wrapper.__name__ = step.__name__
     wrapper.__qualname__ = step.__qualname__
     wrapper.__doc__ = step.__doc__
+    wrapper.__wrapped__ = step
     wrapper._hooked = True
     return wrapper
 
@@ -307,8 +309,11 @@ class Optimizer:
             if "param_names" in group and "param_names" not in saved:
                 saved["param_names"] = group["param_names"]
             new_groups.append(saved)
-        self.state = state
-        self.param_groups = new_groups
+        # as torch: the loaded state goes in through __setstate__, where a subclass fixes up
+        # what it needs (timm's Adafactor recasts its momentum there)
+        self.__setstate__({"state": state, "param_groups": new_groups})
+        if inspect.unwrap(type(self).step).__module__.startswith(__package__ + "."):
+            _steps_as_tensors(self.state)  # NOTE [Loaded step counters]
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
 
@@ -349,13 +354,25 @@ def _cast_state(param: Tensor, value, key=None):
         else:
             arr = np.array(arr, copy=True)
         return _make(arr)
-    if key == "step" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _step_tensor(float(value))  # checkpoints that stored the count as a number
     if isinstance(value, dict):
         return {k: _cast_state(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_state(param, v) for v in value)
     return copy.deepcopy(value)
+
+
+# NOTE [Loaded step counters]
+# A checkpoint's "step" is loaded as saved: a tensor stays a tensor, a Python number (older
+# checkpoints, and optimizers of other libraries that count in Python) stays a number, as torch
+# does, because an optimizer counting in Python does its bias corrections in float64 and a
+# float32 counter would change them. ember's own step() updates a 0-d tensor counter in place,
+# so when the step() that will run is ember's, a number becomes that tensor after loading (torch's
+# built-in optimizers convert in their __setstate__).
+def _steps_as_tensors(state):
+    for st in state.values():
+        v = st.get("step") if isinstance(st, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            st["step"] = _step_tensor(float(v))
 
 
 # ---------------------------------------------------------------------------------------------

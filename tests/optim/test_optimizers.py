@@ -442,3 +442,42 @@ def test_lbfgs_state_dict_resumes_bit_identically(line_search_fn):
     for _ in range(3):
         opt2.step(closure2)
     np.testing.assert_array_equal(x.detach().numpy(), x2.detach().numpy())
+
+
+def _python_counter(base):
+    """An optimizer of another library: counts steps in Python, marks groups in __setstate__."""
+
+    class Counter(base):
+        def __init__(self, params, lr=0.1):
+            super().__init__(params, dict(lr=lr))
+
+        def __setstate__(self, state):
+            super().__setstate__(state)
+            for group in self.param_groups:
+                group["seen_by_setstate"] = True
+
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    st = self.state[p]
+                    st["step"] = st.get("step", 0) + 1
+                    p.data.add_(p.grad, alpha=-group["lr"] * (1 - 0.9 ** st["step"]))
+
+    return Counter
+
+
+@pytest.mark.parametrize("lib", ["ember", "torch"])
+def test_load_state_dict_keeps_a_python_step_and_calls_setstate(lib):
+    import torch
+
+    mod = ember if lib == "ember" else torch
+    cls = _python_counter(optim.Optimizer if lib == "ember" else torch.optim.Optimizer)
+    p = mod.ones(2, requires_grad=True)
+    p.grad = mod.ones(2)
+    opt = cls([p])
+    opt.step()
+    opt2 = cls([p])
+    opt2.load_state_dict(opt.state_dict())
+    st = opt2.state[p]
+    assert type(st["step"]) is int and st["step"] == 1
+    assert opt2.param_groups[0]["seen_by_setstate"] is True
