@@ -62,13 +62,20 @@ class View(Op):
         return grad.reshape(ctx.in_shape), None
 
 
+def _reshaped_copy(x, shape):
+    """`x` with `shape` in memory of its own: np.reshape has already copied when no view of `x`
+    has that shape, so copy only when it returned one."""
+    y = np.reshape(x, shape)
+    return y.copy() if np.may_share_memory(x, y) else y
+
+
 class Reshape(Op):
     """A copy with a new shape (used by reshape when a view is impossible)."""
 
     @staticmethod
     def forward(ctx, x, shape):
         ctx.in_shape = x.shape
-        return np.reshape(x, shape).copy()
+        return _reshaped_copy(x, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -125,7 +132,7 @@ def reshape(input, *shape_args, shape=None):
         # NOTE [Unwatched no-grad views]; else a copy, as Reshape's
         x = input._data
         y = _as_view(x, shape)
-        return _make(np.reshape(x, shape).copy()) if y is None else _make_view(y, input)
+        return _make(_reshaped_copy(x, shape)) if y is None else _make_view(y, input)
     if shape == input._data.shape:
         return View.apply(input, shape)
     try:

@@ -71,6 +71,18 @@ def test_no_grad_reshape_of_non_contiguous_copies_like_torch():
     np.testing.assert_array_equal(er.numpy(), tr.numpy())
 
 
+def test_recorded_reshape_of_non_contiguous_owns_its_memory():
+    e, t = _pair(2, 3, 4)
+    e.requires_grad_(True)
+    t.requires_grad_(True)
+    er = e.transpose(0, 1).reshape(3, 8)
+    tr = t.transpose(0, 1).reshape(3, 8)
+    assert not np.shares_memory(er.detach().numpy(), e.detach().numpy())
+    (er * ember.arange(24.0).reshape(3, 8)).sum().backward()
+    (tr * torch.arange(24.0).reshape(3, 8)).sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+
+
 def test_no_grad_view_errors_as_before():
     x = ember.randn(2, 3, 4)
     with ember.no_grad():
