@@ -11,7 +11,7 @@ from ._dtype import complex64 as cfloat, complex128 as cdouble  # noqa: F401
 from ._backend import device  # noqa: F401
 from ._size import Size  # noqa: F401
 from . import autograd  # noqa: F401  (before _tensor: NOTE [Tensor and autograd imports])
-from ._tensor import Tensor
+from ._tensor import Tensor, UntypedStorage  # noqa: F401
 from . import ops as _ops  # noqa: F401  (registers every op on Tensor)
 from .ops.registry import FUNCTIONS as _FUNCTIONS
 from .ops.random import Generator, default_generator  # noqa: F401

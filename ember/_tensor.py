@@ -542,10 +542,63 @@ class Tensor:
 
 
 class UntypedStorage:
-    """The memory a tensor views: a thin description of the root NumPy buffer."""
+    """The memory a tensor views: a thin description of the root NumPy buffer, read as bytes
+    when indexed or sliced.
+
+    NOTE [Storages of files]: safetensors' `safe_open(..., framework="pt")` loads through the
+    storage API: `UntypedStorage.from_file(name, shared=False, nbytes=n).untyped()`, then each
+    tensor is `asarray(storage[start:stop], dtype=uint8).view(dtype=...).reshape(shape)`. A
+    storage here is a NumPy array (a memory map for a file: copy-on-write unless `shared`), a
+    slice of it a byte view sharing memory, and `asarray` of a storage reads its bytes as the
+    dtype asked, without a copy - so a loaded tensor maps the file as torch's does.
+    """
 
     def __init__(self, root):
         self._root = root
+
+    @classmethod
+    def from_file(cls, filename, shared=False, nbytes=0):
+        """The first ``nbytes`` bytes of a file, memory-mapped: writes reach the file when
+        ``shared``, else they stay private to the mapping."""
+        import os
+        nbytes = int(nbytes)
+        have = os.path.getsize(filename)
+        if have < nbytes:
+            raise RuntimeError(f"UntypedStorage.from_file: file <{filename}> size <{have}> is "
+                               f"smaller than the required mapping size <{nbytes}>")
+        if nbytes == 0:
+            return cls(np.zeros(0, np.uint8))
+        return cls(np.memmap(filename, dtype=np.uint8, mode="r+" if shared else "c",
+                             shape=(nbytes,)))
+
+    def untyped(self):
+        return self
+
+    def _bytes(self):
+        """The storage's memory as a 1-D uint8 array (a view)."""
+        root = self._root
+        if not root.flags.c_contiguous:
+            root = np.ascontiguousarray(root)  # a strided root (not made by ember's ops)
+        return root.reshape(-1).view(np.uint8).view(np.ndarray)  # a memory map as a plain array
+
+    def __getitem__(self, index):
+        data = self._bytes()
+        if isinstance(index, slice):
+            if index.step not in (None, 1):
+                raise RuntimeError(f"UntypedStorage: trying to slice with a step of "
+                                   f"{index.step}, but only a step of 1 is supported")
+            return UntypedStorage(data[index])
+        n = data.shape[0]
+        if not -n <= index < n:
+            raise IndexError(f"index {index} out of range for storage of size {n}")
+        return int(data[index])
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    @property
+    def device(self):
+        return CPU
 
     def data_ptr(self):
         return data_ptr(self._root)

@@ -9,7 +9,7 @@ from .. import _dtype as D
 from .. import _meta
 from .._backend import DEFAULT, check_device
 from .._size import int_sizes
-from .._tensor import Tensor, _make
+from .._tensor import Tensor, UntypedStorage, _make
 from ..autograd.grad_mode import _state
 from .registry import check_inplace, export, write_into
 
@@ -120,7 +120,12 @@ def as_tensor(data, dtype=None, device=None):
 
 @export
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
-    t = as_tensor(obj, dtype=dtype, device=device)
+    if isinstance(obj, UntypedStorage):  # NOTE [Storages of files]: its bytes as `dtype`
+        dt = np.dtype(D.to_dtype(D.int64 if dtype is None else dtype).np)  # as torch
+        data = obj._bytes()
+        t = _make(data[:data.shape[0] // dt.itemsize * dt.itemsize].view(dt))
+    else:
+        t = as_tensor(obj, dtype=dtype, device=device)
     if copy:
         t = t.clone()
     if requires_grad:

@@ -129,7 +129,7 @@ NAME_GAPS = {
         'ScriptObjectProperty', 'SerializationStorageContext', 'ShortStorage', 'StaticModule',
         'StreamObjType', 'StringType', 'SymBool', 'SymBoolType', 'SymFloat', 'SymInt',
         'SymIntType', 'Tag', 'TensorType', 'ThroughputBenchmark', 'TracingState', 'TupleType',
-        'Type', 'TypedStorage', 'UnionType', 'UntypedStorage', 'Use', 'Value',
+        'Type', 'TypedStorage', 'UnionType', 'Use', 'Value',
         'affine_grid_generator', 'alias_copy', 'alpha_dropout_', 'as_strided_copy',
         'as_strided_scatter', 'autocast_decrement_nesting',
         'autocast_increment_nesting', 'batch_norm_backward_elemt', 'batch_norm_backward_reduce',

@@ -1,7 +1,8 @@
 """Gap classes huggingface/transformers (5.24) found under the alias: names it imports at import
 time (float8 dtypes, DTensor placements, FSDP policies, CUDA classes in annotations, custom ops,
 pytree keys) and behaviours its models rely on (``x in tensor``, writing into
-``arange(n).expand(1, -1)``, scaled_dot_product_attention of a query that may attend to no key).
+``arange(n).expand(1, -1)``, scaled_dot_product_attention of a query that may attend to no key,
+safetensors' loading through ``UntypedStorage.from_file``).
 Each is checked against torch 2.13."""
 from __future__ import annotations
 
@@ -237,6 +238,53 @@ def test_expand_that_only_adds_unit_dims_is_writable():
     x.expand(1, 1, 2).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0])
 
+
+
+def _storage_reads(lib, path):
+    """safetensors' loading path (safe_open(framework="pt")): a file storage, byte slices of it
+    read as tensors of another dtype, as its Rust side does."""
+    s = lib.UntypedStorage.from_file(path, shared=False, nbytes=40).untyped()
+    part = s[4:12]
+    t = lib.asarray(part, dtype=lib.uint8).view(dtype=lib.float32).reshape([2, 1])
+    return s, part, t
+
+
+def test_untyped_storage_from_file_slices_and_asarray_as_torch(tmp_path):
+    path = str(tmp_path / "w.bin")
+    np.arange(10, dtype=np.float32).tofile(path)
+    (es, ep, et), (ts, tp, tt) = _storage_reads(ember, path), _storage_reads(torch, path)
+    assert es.nbytes() == ts.nbytes() == 40 and len(es) == len(ts) and es.untyped() is es
+    assert ep.nbytes() == tp.nbytes() == 8 and ep.data_ptr() - es.data_ptr() == 4
+    np.testing.assert_array_equal(et.numpy(), tt.numpy())
+    assert et.dtype == ember.float32 and tuple(et.shape) == tuple(tt.shape)
+    assert [es[i] for i in (0, 7, -1)] == [ts[i] for i in (0, 7, -1)]
+    assert es.tolist() == ts.tolist() and ember.is_storage(es)
+    for sl in (slice(40, 50), slice(-100, 4), slice(None)):
+        assert es[sl].nbytes() == ts[sl].nbytes()
+    # no dtype: torch reads the bytes as int64; a partial last element is dropped
+    for lib, s in ((ember, es), (torch, ts)):
+        assert lib.asarray(s).dtype == lib.int64 and lib.asarray(s).shape == (5,)
+        assert lib.asarray(s[0:6], dtype=lib.float32).shape == (1,)
+    # a private mapping: writes reach the storage's tensors but not the file
+    et[0, 0] = 7.0
+    assert ember.asarray(es, dtype=ember.float32)[1].item() == 7.0
+    assert np.fromfile(path, np.float32)[1] == 1.0
+    # shared: writes reach the file
+    sh = ember.UntypedStorage.from_file(path, shared=True, nbytes=40)
+    ember.asarray(sh, dtype=ember.float32)[2] = -1.0
+    del sh
+    assert np.fromfile(path, np.float32)[2] == -1.0
+    # a tensor's own storage slices as bytes too
+    own = ember.arange(6.0).untyped_storage()
+    assert ember.asarray(own[4:8], dtype=ember.float32).tolist() == [1.0]
+    assert ember.UntypedStorage.from_file(path, shared=False, nbytes=0).nbytes() == 0
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="smaller than the required mapping size <80>"):
+            lib.UntypedStorage.from_file(path, shared=False, nbytes=80)
+        with pytest.raises(RuntimeError, match="only a step of 1 is supported"):
+            lib.UntypedStorage.from_file(path, shared=False, nbytes=40)[::2]
+        with pytest.raises(IndexError, match="index 40 out of range for storage of size 40"):
+            lib.UntypedStorage.from_file(path, shared=False, nbytes=40)[40]
 
 def _sdpa(lib, q, k, v, mask):
     return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
