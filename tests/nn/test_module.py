@@ -327,6 +327,22 @@ def test_extra_state_round_trip():
     assert b.value == 7
 
 
+def test_extra_state_key_without_set_extra_state_is_unexpected_as_torch():
+    import torch
+
+    from ember.nn.modules import module as ember_module
+    assert ember_module._EXTRA_STATE_KEY_SUFFIX == torch.nn.modules.module._EXTRA_STATE_KEY_SUFFIX
+    assert ember_module._IncompatibleKeys is type(nn.Linear(1, 1).load_state_dict(
+        nn.Linear(1, 1).state_dict()))
+    for lib in (torch, ember):
+        m = lib.nn.Linear(2, 2)
+        sd = m.state_dict()
+        sd["_extra_state"] = 1
+        assert m.load_state_dict(sd, strict=False).unexpected_keys == ["_extra_state"]
+        with pytest.raises(RuntimeError, match='Unexpected key.*"_extra_state"'):
+            m.load_state_dict(sd)
+
+
 # ----------------------------------------------------------------------------- hooks
 def test_forward_hooks_modify_and_remove():
     m = nn.Linear(2, 2)

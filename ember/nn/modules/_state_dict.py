@@ -129,6 +129,8 @@ class _StateDict:
                 self.set_extra_state(state_dict[extra_key])
             elif strict:
                 missing_keys.append(extra_key)
+        elif extra_key in state_dict:  # no set_extra_state here to take it
+            unexpected_keys.append(extra_key)
         for key in state_dict:
             if not key.startswith(prefix) or key == extra_key:
                 continue

@@ -20,6 +20,8 @@ from ..._tensor import Tensor
 from ...autograd.grad_mode import _state, no_grad
 from ..parameter import Buffer, Parameter
 from ._hooks import RemovableHandle, _BackwardHookState, _insert
+from ._state_dict import _EXTRA_STATE_KEY_SUFFIX as _EXTRA_STATE_KEY_SUFFIX  # torch's names
+from ._state_dict import _IncompatibleKeys as _IncompatibleKeys  # (transformers reads them)
 from ._state_dict import _StateDict
 
 __all__ = ["Module"]
