@@ -528,3 +528,24 @@ def test_deepcopy_module_is_independent():
         c.fc1.weight.fill_(0)
     assert float(m.fc1.weight.abs().sum()) > 0
     assert isinstance(c.fc1.weight, nn.Parameter)
+
+
+def test_attribute_reads_follow_the_registries():
+    # attribute reads look in _parameters, _buffers, _modules in that order, each time: an
+    # entry changed in the dicts directly (as parametrize/pruning code does) is what reads see
+    m = nn.Linear(2, 2)
+    new = nn.Parameter(ember.ones(2, 2))
+    m._parameters["weight"] = new
+    assert m.weight is new
+    del m._parameters["bias"]
+    m._buffers["bias"] = ember.zeros(2)
+    assert m.bias is m._buffers["bias"]
+    m._modules["bias2"] = nn.ReLU()
+    assert isinstance(m.bias2, nn.ReLU)
+
+    class Early(nn.Module):
+        def __init__(self):
+            self.x  # read before Module.__init__: no registries yet
+
+    with pytest.raises(AttributeError, match="'Early' object has no attribute 'x'"):
+        Early()

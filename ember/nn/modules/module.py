@@ -161,9 +161,14 @@ class Module(_StateDict):
             raise KeyError(f"attribute '{name}' already exists")
 
     def __getattr__(self, name):
-        # only called when normal lookup failed: look in the three registries
+        # only called when normal lookup failed: look in the three registries, parameters
+        # first and spelled out (a decoding step reads ~80 weights and biases this way)
         d = self.__dict__
-        for table in ("_parameters", "_buffers", "_modules"):
+        if "_parameters" in d:
+            params = d["_parameters"]
+            if name in params:
+                return params[name]
+        for table in ("_buffers", "_modules"):
             if table in d and name in d[table]:
                 return d[table][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
