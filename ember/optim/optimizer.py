@@ -84,6 +84,12 @@ def _hooked_step(step):
     def wrapper(self, *args, **kwargs):
         if getattr(self, "_in_step", False):  # super().step() from an overriding subclass
             return step(self, *args, **kwargs)
+        if "_optimizer_step_pre_hooks" not in self.__dict__:
+            # Optimizer.__init__ never ran (accelerate's AcceleratedOptimizer wraps another
+            # optimizer and skips it): torch patches step in __init__, so such a step runs as
+            # written, with no hooks and no no_grad
+            self._opt_called = True  # still seen by a scheduler, as torch's patched step is
+            return step(self, *args, **kwargs)
         for hook in itertools.chain(_global_step_pre_hooks.values(),
                                     self._optimizer_step_pre_hooks.values()):
             result = hook(self, args, kwargs)

@@ -268,6 +268,54 @@ def test_subclass_calling_super_step_runs_hooks_once():
     assert calls == [1]
 
 
+def test_wrapper_that_skips_optimizer_init_steps_unhooked():
+    # accelerate's AcceleratedOptimizer: an Optimizer subclass that never calls
+    # Optimizer.__init__ and forwards to the optimizer it wraps. torch 2.13 runs its step as
+    # written: no hooks of its own, grad mode unchanged; the inner optimizer's hooks run once,
+    # and a scheduler on the wrapper does not warn about the call order.
+    class Wrap(optim.Optimizer):
+        def __init__(self, inner):
+            self.optimizer = inner
+
+        @property
+        def param_groups(self):
+            return self.optimizer.param_groups
+
+        @property
+        def state(self):
+            return self.optimizer.state
+
+        @property
+        def defaults(self):
+            return self.optimizer.defaults
+
+        def step(self, closure=None):
+            self.grad_enabled = ember.is_grad_enabled()
+            return self.optimizer.step(closure)
+
+    p = ember.ones(1, requires_grad=True)
+    p.grad = ember.ones(1)
+    inner = optim.SGD([p], lr=0.1)
+    calls = []
+    inner.register_step_pre_hook(lambda *a: calls.append("inner"))
+    handle = optim.optimizer.register_optimizer_step_pre_hook(
+        lambda o, args, kwargs: calls.append(type(o).__name__))
+    wrap = Wrap(inner)
+    try:
+        wrap.step()
+    finally:
+        handle.remove()
+    assert calls == ["SGD", "inner"]
+    assert wrap.grad_enabled is True
+    assert p.item() == pytest.approx(0.9)
+    sched = optim.lr_scheduler.StepLR(wrap, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        wrap.step()
+        sched.step()
+    assert p.item() == pytest.approx(0.8)
+
+
 def test_duplicate_params_warn():
     p = ember.zeros(1, requires_grad=True)
     with pytest.warns(UserWarning, match="duplicate parameters"):
