@@ -360,7 +360,7 @@ NAME_GAPS = {
     'torch.utils.dlpack': None,
     'torch.utils.file_baton': None,
     'torch.utils.flop_counter': None,
-    'torch.utils.hooks': None,
+    'torch.utils.hooks': ('BackwardHook', 'warn_if_has_hooks'),
     'torch.utils.mkldnn': None,
     'torch.utils.mobile_optimizer': None,
     'torch.utils.model_zoo': None,

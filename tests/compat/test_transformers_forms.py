@@ -6,6 +6,7 @@ safetensors' loading through ``UntypedStorage.from_file``).
 Each is checked against torch 2.13."""
 from __future__ import annotations
 
+import collections
 import dataclasses
 import warnings
 
@@ -285,6 +286,48 @@ def test_untyped_storage_from_file_slices_and_asarray_as_torch(tmp_path):
             lib.UntypedStorage.from_file(path, shared=False, nbytes=40)[::2]
         with pytest.raises(IndexError, match="index 40 out of range for storage of size 40"):
             lib.UntypedStorage.from_file(path, shared=False, nbytes=40)[40]
+
+
+def test_utils_hooks_handle_as_accelerate_uses_it():
+    # accelerate keeps its save/load-state hooks in a dict keyed by a handle's id
+    for lib in (ember, torch):
+        import importlib
+        hooks = importlib.import_module(lib.__name__ + ".utils.hooks")
+        store = collections.OrderedDict()  # torch's handle keeps a weak reference to it
+        a, b = hooks.RemovableHandle(store), hooks.RemovableHandle(store)
+        assert a.id != b.id
+        store[a.id], store[b.id] = "first", "second"
+        a.remove()
+        assert list(store.values()) == ["second"]
+        with b:
+            pass
+        assert store == {}
+        f = hooks.unserializable_hook(lambda grad: grad)
+        assert f.__torch_unserializable__ is True
+    # a Module's hook handle is the same class
+    h = ember.nn.Linear(2, 2).register_forward_hook(lambda *a: None)
+    from ember.utils.hooks import RemovableHandle
+    assert isinstance(h, RemovableHandle)
+
+
+def test_join_names_accelerate_imports():
+    from torch.distributed.algorithms.join import Join as TJoin
+
+    from ember.distributed.algorithms.join import Join, Joinable, JoinHook
+    for cls in (Join, TJoin):
+        with pytest.raises(ValueError, match="requires at least one joinable"):
+            cls([], enable=False)
+    with Join([Joinable()], enable=False) as j:  # disabled: a no-op context
+        assert j is not None
+    with pytest.raises(NotImplementedError, match="Join: uneven inputs across ranks"):
+        with Join([Joinable()], enable=True):
+            pass
+    assert JoinHook().post_hook(True) is None
+    with pytest.raises(NotImplementedError, match="join_hook"):
+        Joinable().join_hook()
+    from ember.distributed.fsdp import FullyShardedDataParallel
+    from ember.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel as F
+    assert F is FullyShardedDataParallel and not isinstance(ember.nn.Linear(1, 1), F)
 
 def _sdpa(lib, q, k, v, mask):
     return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)

@@ -2275,6 +2275,232 @@ add(name="hf/bert", **_HF, epilogue=_HF_BERT,
     metric=r"compat-masked-accuracy ([0-9.]+)",
     bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 1/30 by chance
 
+# the newer programs: an encoder-decoder (T5), a sliding-window decoder (Mistral), a mixture of
+# experts (Mixtral) and a vision transformer (ViT), with transformers' linear warm-up schedule
+# and a save_pretrained / from_pretrained round trip (safetensors) that must give the same logits
+_HF_T5 = """
+# compat driver: a tiny T5 (encoder-decoder, relative position buckets) from transformers'
+# modeling code learns to sort a sequence; AdamW with transformers' linear warm-up schedule;
+# greedy and beam generate; save_pretrained / from_pretrained round trip (safetensors)
+import os
+import tempfile
+
+import torch
+from transformers import T5Config, T5ForConditionalGeneration, get_linear_schedule_with_warmup
+
+torch.manual_seed(0)
+V, T, PAD, EOS = 16, 5, 0, 1
+config = T5Config(vocab_size=V, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2,
+                  relative_attention_num_buckets=8, dropout_rate=0.0, pad_token_id=PAD,
+                  eos_token_id=EOS, decoder_start_token_id=PAD)
+model = T5ForConditionalGeneration(config)
+steps = 300
+opt = torch.optim.AdamW(model.parameters(), lr=1e-2, weight_decay=0.01)
+sched = get_linear_schedule_with_warmup(opt, num_warmup_steps=20, num_training_steps=steps)
+
+
+def batch(n):
+    src = torch.randint(2, V, (n, T))
+    return src, torch.cat([src.sort(1).values, torch.full((n, 1), EOS)], 1)
+
+
+for step in range(steps):
+    src, tgt = batch(32)
+    out = model(input_ids=src, labels=tgt)
+    opt.zero_grad()
+    out.loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    if step % 50 == 0:
+        print(f"step {step} lr {sched.get_last_lr()[0]:.5f} loss {out.loss.item():.4f}")
+model.eval()
+src, tgt = batch(16)
+with torch.no_grad():
+    greedy = model.generate(src, max_new_tokens=T + 1, do_sample=False)
+    beam = model.generate(src, max_new_tokens=T + 1, num_beams=3, do_sample=False)
+    logits = model(input_ids=src, labels=tgt).logits
+with tempfile.TemporaryDirectory() as d:
+    model.save_pretrained(d)
+    print("saved", sorted(os.listdir(d)))
+    loaded = T5ForConditionalGeneration.from_pretrained(d).eval()
+with torch.no_grad():
+    same = torch.equal(loaded(input_ids=src, labels=tgt).logits, logits)
+    reloaded = loaded.generate(src, max_new_tokens=T + 1, do_sample=False)
+print("reloaded logits equal", same)
+print("greedy", greedy[0].tolist(), "want", tgt[0].tolist())
+accs = [(g.shape == (16, T + 2) and (g[:, 1:] == tgt).float().mean().item()) or 0.0
+        for g in (greedy, beam, reloaded)]
+print("greedy, beam, reloaded accuracy", accs)
+print(f"compat-generate {min(accs) if same else 0.0:.4f}")
+"""
+_HF_MISTRAL = """
+# compat driver: a tiny Mistral with a 4-token sliding window from transformers' modeling code
+import torch
+from transformers import MistralConfig, MistralForCausalLM
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = MistralConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                       sliding_window=4, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = MistralForCausalLM(config)
+""" + _HF_CAUSAL_TRAIN + """
+with torch.no_grad():
+    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
+print("generated", gen[0].tolist())
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+_HF_MIXTRAL = """
+# compat driver: a tiny Mixtral (4 experts, 2 per token, router auxiliary loss) from
+# transformers' modeling code
+import torch
+from transformers import MixtralConfig, MixtralForCausalLM
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = MixtralConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                       num_local_experts=4, num_experts_per_tok=2, output_router_logits=True,
+                       router_aux_loss_coef=0.01, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = MixtralForCausalLM(config)
+""" + _HF_CAUSAL_TRAIN + """
+with torch.no_grad():
+    out = model(input_ids=ids, labels=ids)
+    print(f"aux loss {out.aux_loss.item():.4f}")
+    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
+print("generated", gen[0].tolist())
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+_HF_VIT = """
+# compat driver: a tiny ViT image classifier from transformers' modeling code (patch embedding
+# convolution, CLS token, pre-LN encoder) learns which quadrant of an image is bright; cosine
+# schedule with warm-up; save_pretrained / from_pretrained round trip
+import tempfile
+
+import torch
+from transformers import ViTConfig, ViTForImageClassification, get_cosine_schedule_with_warmup
+
+torch.manual_seed(0)
+config = ViTConfig(image_size=16, patch_size=4, num_channels=3, hidden_size=32,
+                   num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                   num_labels=4)
+model = ViTForImageClassification(config)
+steps = 120
+opt = torch.optim.AdamW(model.parameters(), lr=3e-3)
+sched = get_cosine_schedule_with_warmup(opt, num_warmup_steps=10, num_training_steps=steps)
+
+
+def batch(n):
+    y = torch.randint(0, 4, (n,))
+    x = torch.randn(n, 3, 16, 16) * 0.5
+    for i in range(n):
+        r, c = divmod(int(y[i]), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] += 1.5
+    return x, y
+
+
+for step in range(steps):
+    x, y = batch(16)
+    out = model(pixel_values=x, labels=y)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    sched.step()
+    if step % 40 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+model.eval()
+x, y = batch(128)
+with torch.no_grad():
+    logits = model(pixel_values=x).logits
+with tempfile.TemporaryDirectory() as d:
+    model.save_pretrained(d)
+    loaded = ViTForImageClassification.from_pretrained(d).eval()
+with torch.no_grad():
+    same = torch.equal(loaded(pixel_values=x).logits, logits)
+acc = (logits.argmax(-1) == y).float().mean().item()
+print("reloaded logits equal", same, "accuracy", acc)
+print(f"compat-accuracy {acc if same else 0.0:.4f}")
+"""
+_HF_TRAINER = """
+# compat driver: transformers' Trainer (TrainingArguments, its AdamW and linear schedule, the
+# default data collator, gradient clipping) trains a tiny GPT-2 on successor sequences
+import tempfile
+
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                    bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = GPT2LMHeadModel(config)
+
+
+def batch(n):
+    start = torch.randint(1, V, (n, 1))
+    return (start - 1 + torch.arange(T)) % (V - 1) + 1
+
+
+class Successors(torch.utils.data.Dataset):
+    def __init__(self, n):
+        self.ids = batch(n)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def __getitem__(self, i):
+        return {"input_ids": self.ids[i], "labels": self.ids[i]}
+
+
+with tempfile.TemporaryDirectory() as d:
+    args = TrainingArguments(output_dir=d, max_steps=150, per_device_train_batch_size=16,
+                             learning_rate=3e-3, warmup_steps=10, logging_steps=50,
+                             save_strategy="no", report_to=[], use_cpu=True, seed=0,
+                             dataloader_num_workers=0, disable_tqdm=True)
+    trainer = Trainer(model=model, args=args, train_dataset=Successors(2400),
+                      eval_dataset=Successors(64))
+    result = trainer.train()
+    metrics = trainer.evaluate()
+print("train loss", result.training_loss, "eval loss", metrics["eval_loss"])
+model.eval()
+ids = batch(8)
+want = (ids[:, :1] - 1 + torch.arange(12)) % (V - 1) + 1
+with torch.no_grad():
+    gen = model.generate(ids[:, :4], attention_mask=torch.ones(8, 4, dtype=torch.long),
+                         max_new_tokens=8, do_sample=False)
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+add(name="hf/trainer", **_HF, epilogue=_HF_TRAINER,
+    covers="transformers' Trainer (needs accelerate, pip-installed): TrainingArguments, its "
+           "AdamW and linear warm-up schedule, default data collator over a map-style "
+           "Dataset of dicts, gradient clipping, evaluate(); then greedy generate",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))
+add(name="hf/t5", **_HF, epilogue=_HF_T5,
+    covers="transformers' T5ForConditionalGeneration: encoder-decoder, relative position "
+           "buckets, cross-attention, shift-right labels; AdamW with get_linear_schedule_"
+           "with_warmup and clip_grad_norm_; greedy and beam (3) generate with an "
+           "EncoderDecoderCache; save_pretrained / from_pretrained (safetensors through "
+           "UntypedStorage.from_file) giving equal logits",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.5))  # torch: see SPREAD; 1/14 by chance
+add(name="hf/mistral", **_HF, epilogue=_HF_MISTRAL,
+    covers="transformers' MistralForCausalLM: sliding-window causal mask (4 tokens), "
+           "grouped-query attention, 150 AdamW steps, greedy generate",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))
+add(name="hf/mixtral", **_HF, epilogue=_HF_MIXTRAL,
+    covers="transformers' MixtralForCausalLM: top-2 of 4 experts (router softmax, topk, "
+           "expert dispatch), load-balancing auxiliary loss, 150 AdamW steps, greedy generate",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))
+add(name="hf/vit", **_HF, epilogue=_HF_VIT,
+    covers="transformers' ViTForImageClassification: Conv2d patch embedding, CLS token, "
+           "pre-LN encoder, cross-entropy labels; get_cosine_schedule_with_warmup; "
+           "save_pretrained / from_pretrained giving equal logits",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))
 
 
 # ------------------------------------------------------- huggingface/pytorch-image-models (timm)

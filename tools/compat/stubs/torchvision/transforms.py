@@ -207,3 +207,10 @@ functional = types.ModuleType(__name__ + ".functional")
 functional.pil_to_tensor = _pil_to_tensor
 functional.InterpolationMode = InterpolationMode
 sys.modules[functional.__name__] = functional
+# transformers' image_processing_utils imports `torchvision.transforms.v2.functional` at import
+# time (the Trainer imports it): the same functions under the v2 path
+v2 = types.ModuleType(__name__ + ".v2")
+v2.functional = functional
+v2.InterpolationMode = InterpolationMode
+sys.modules[v2.__name__] = v2
+sys.modules[v2.__name__ + ".functional"] = functional
