@@ -256,12 +256,13 @@ _PY_PART_FN = _PY_PART(_py_part)  # keep the callback alive
 _PY_PART_AT = ctypes.cast(_PY_PART_FN, ctypes.c_void_p).value
 
 
-def run_ranges(fn, n):
-    """fn(lo, hi) over range(n) in one part per OpenBLAS thread, the caller's part on the
-    calling thread (NOTE [Python parts on OpenBLAS's threads]); `enabled()` must be True. fn
-    should release the GIL, its parts must write disjoint memory and its results must not
-    depend on the split. An exception of any part is re-raised here."""
-    parts = min(n, _state[0][2]())
+def run_ranges(fn, n, threads=None):
+    """fn(lo, hi) over range(n) in one part per OpenBLAS thread (or per `threads`, at most the
+    threads OpenBLAS has started), the caller's part on the calling thread (NOTE [Python parts
+    on OpenBLAS's threads]); `enabled()` must be True. fn should release the GIL, its parts
+    must write disjoint memory and its results must not depend on the split. An exception of
+    any part is re-raised here."""
+    parts = min(n, _state[0][2]() if threads is None else threads)
     if parts < 2 or not _job_lock.acquire(blocking=False):
         fn(0, n)
         return

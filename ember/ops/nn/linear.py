@@ -3,9 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _onepool
+from ... import _blas_parts, _onepool
 from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
-from ..._kernel_threads import SMALL_GEMM, small_gemm_enter, small_gemm_exit
+from ..._kernel_threads import (
+    SMALL_GEMM,
+    blas_threads_enter,
+    blas_threads_exit,
+    small_gemm_enter,
+    small_gemm_exit,
+)
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
@@ -157,6 +163,8 @@ def _backward_numpy(g, x, w, need):
     try:
         if split and need[0] and need[1] and n_out > 1 and not turns_round(g2, w):
             return _backward_as_tasks(g2, x, w, need)
+        if need[0] and need[1] and not split and _pair_ok(g2.shape[0] * n_out * n_in, n_out):
+            return _backward_pair(g2, x, w, need)
         if need[0]:
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
                 from .._kernels.outer import outer  # (local: the import block is busy today)
@@ -185,7 +193,7 @@ def _backward_as_tasks(g2, x, w, need):
     have the same number of multiply-adds, so each runs whole on its own kernel thread (one
     OpenBLAS thread each), and the bias gradient on whichever thread is free first: one
     hand-off instead of one per product, and each operand packed once, not once per part."""
-    from ..._kernel_threads import blas_threads_enter, blas_threads_exit, parallel_range
+    from ..._kernel_threads import parallel_range
     n_out, n_in = w.shape
     gx = reusable_empty(x.shape, g2.dtype)  # NOTE [Reused buffers]
     gw = reusable_empty((n_out, n_in), g2.dtype)
@@ -200,6 +208,50 @@ def _backward_as_tasks(g2, x, w, need):
     finally:
         blas_threads_exit(before)
     return _make(gx), _make(gw), None if gb is None else _make(gb)
+
+
+# NOTE [Linear's two gradients at once]
+# A Linear's input gradient G W and weight gradient G^T X are independent products with the
+# same number of multiply-adds. Issued one after the other, each runs on OpenBLAS's two threads,
+# which split it and meet at its end; here they run at the same time, each whole on one
+# thread: G W on the calling thread, G^T X on OpenBLAS's worker (a part of `run_ranges`, with
+# OpenBLAS set to one thread meanwhile so neither product threads itself), and the bias
+# gradient after G W on the caller. Each product is then one call as it would be on one
+# thread, so the numbers are those of a one-thread GEMM. Only for products above the
+# one-thread range (SMALL_GEMM) and while both threads exist; the user "linear_pair" of
+# ember._blas_parts (see its DEFAULT_ON for whether it is on by default, and why).
+_PAIR_MIN_MACS = SMALL_GEMM[1]
+
+
+def _pair_ok(macs, n_out):
+    """Whether `_backward_pair` computes this backward (NOTE [Linear's two gradients at
+    once]): big enough, not an outer product, the parts on, OpenBLAS at two threads or more,
+    and not on the one pool (which runs its own GEMMs)."""
+    return (macs >= _PAIR_MIN_MACS and n_out > 1 and _blas_parts.on("linear_pair")
+            and _blas_parts.threads() >= 2 and not _onepool.enabled())
+
+
+def _backward_pair(g2, x, w, need):
+    """dx = G W and dW = G^T X at once on two threads, one OpenBLAS thread each, and db after
+    dx (NOTE [Linear's two gradients at once]); into reused buffers (NOTE [Reused
+    buffers])."""
+    n_out, n_in = w.shape
+    gx = reusable_empty(x.shape, g2.dtype)
+    gw = reusable_empty((n_out, n_in), g2.dtype)
+    gb = [None]
+
+    def first():
+        np.matmul(g2, w, out=gx.reshape(g2.shape[0], n_in))
+        if len(need) > 2 and need[2]:
+            gb[0] = _make(_column_sums(g2))
+
+    tasks = (first, lambda: np.matmul(g2.T, x.reshape(-1, n_in), out=gw))
+    before = blas_threads_enter(1)
+    try:
+        _blas_parts.run_ranges(lambda lo, hi: [tasks[i]() for i in range(lo, hi)], 2, 2)
+    finally:
+        blas_threads_exit(before)
+    return _make(gx), _make(gw), gb[0]
 
 
 def _column_sums_in_parts(g2):
