@@ -70,8 +70,12 @@ _forced = [None]
 # given a wrong dK now and then in parts: not the worker, but a scratch array numba freed
 # before the kernel's last products read it (NOTE [Scratch arrays outlive their addresses] in
 # ops/_kernels/attention.py), which only another thread's malloc could overwrite in time.
+# Linear's input and weight gradients at once ("linear_pair", NOTE [Linear's two gradients at
+# once] in ops/nn/linear.py; twentieth session, helper gpts), ab.py paired off/on, quiet slots
+# (load 1.3-1.5): GPT-S 1.037 and on/off 0.956; GNMT-S 0.957, then 1.006 and on/off 0.987;
+# NCF 1.035 (medians 0.992).
 DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes",
-                        "attention"})
+                        "attention", "linear_pair"})
 
 
 @intrinsic

@@ -75,9 +75,9 @@ def parts_counted(monkeypatch):
     sizes = []
     real = _blas_parts.run_ranges
 
-    def run_ranges(fn, n):
+    def run_ranges(fn, n, threads=None):
         sizes.append(n)
-        real(fn, n)
+        real(fn, n, threads)
 
     monkeypatch.setattr(_blas_parts, "run_ranges", run_ranges)
     return sizes
