@@ -2,6 +2,7 @@
 
     python benchmarks/gemm_shapes.py --lib ember [--steps 4] [--micro 20]
     python benchmarks/gemm_shapes.py --lib torch [--steps 4] [--micro 20]
+    python benchmarks/gemm_shapes.py --lib ember --steps 0 --micro 0 --pair 30
 
 Two views per library, both at the process's default threads (2 on this machine):
   step  : the GEMMs a real training step issues, grouped by (M, N, K, layout), with calls per
@@ -213,12 +214,59 @@ def micro(lib, reps):
     print(f"Linear GEMMs of one step at these best times: {total * 1e3:.1f} ms")
 
 
+def pair_micro(reps):
+    """Each Linear's dX = G W and dW = G^T X one after the other at OpenBLAS's threads, against
+    the two at once on one thread each (ember's Linear backward, NOTE [Linear's two gradients
+    at once]); median of ``reps`` interleaved calls (wall time)."""
+    import statistics
+
+    import numpy as np
+
+    from ember import _blas_parts
+    from ember.ops.nn import linear
+    if not _blas_parts.on("linear_pair"):
+        print("the parts are off here (EMBER_BLAS_PARTS=0, one BLAS thread, or not OpenBLAS)")
+        return
+    rng = np.random.default_rng(0)
+    total = {"one after the other": 0.0, "at once": 0.0}
+    print(f"{'linear':>6} {'out':>5} {'in':>5} {'seq ms':>8} {'at once':>8} {'seq/at once':>11}")
+    for name, (n_out, n_in, count) in LINEARS.items():
+        g = rng.standard_normal((ROWS, n_out)).astype(np.float32)
+        w = rng.standard_normal((n_out, n_in)).astype(np.float32)
+        x = rng.standard_normal((ROWS, n_in)).astype(np.float32)
+        gx, gw = np.empty((ROWS, n_in), np.float32), np.empty((n_out, n_in), np.float32)
+
+        def seq():
+            np.matmul(g, w, out=gx)  # noqa: B023
+            np.matmul(g.T, x, out=gw)  # noqa: B023
+
+        def at_once():
+            linear._backward_pair(g, x, w, (True, True))  # noqa: B023
+
+        times = {"one after the other": [], "at once": []}
+        for r in range(reps):
+            calls = [("one after the other", seq), ("at once", at_once)]
+            for label, fn in calls if r % 2 == 0 else calls[::-1]:
+                t0 = CLOCK[0]()
+                fn()
+                times[label].append(CLOCK[0]() - t0)
+        med = {k: statistics.median(v) * 1e3 for k, v in times.items()}
+        for k in total:
+            total[k] += med[k] * count
+        a, b = med["one after the other"], med["at once"]
+        print(f"{name:>6} {n_out:>5} {n_in:>5} {a:>8.3f} {b:>8.3f} {a / b:>11.3f}")
+    print("backward GEMMs of one step: " + ", ".join(f"{k} {v:.1f} ms" for k, v in total.items()))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", choices=("ember", "torch"), required=True)
     ap.add_argument("--steps", type=int, default=4, help="0: the micro view only")
     ap.add_argument("--micro", type=int, default=20)
     ap.add_argument("--cpu", action="store_true", help="CPU time instead of wall time")
+    ap.add_argument("--pair", type=int, default=0, metavar="REPS",
+                    help="ember: also time each Linear's two backward GEMMs one after the "
+                         "other vs at once (median of REPS)")
     args = ap.parse_args()
     if args.cpu:
         CLOCK[0] = time.process_time
@@ -231,6 +279,8 @@ def main():
         ember_step(args.steps)
     if args.micro:
         micro(args.lib, args.micro)
+    if args.pair and args.lib == "ember":
+        pair_micro(args.pair)
 
 
 if __name__ == "__main__":
