@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _blas_parts, _onepool
+from ... import _blas_parts, _kernel_threads, _onepool
 from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
 from ..._kernel_threads import (
     SMALL_GEMM,
@@ -162,7 +162,7 @@ def _backward_numpy(g, x, w, need):
     split = _split(g2.shape[0] * n_out * n_in)
     try:
         if split and need[0] and need[1] and n_out > 1 and not turns_round(g2, w):
-            return _backward_as_tasks(g2, x, w, need)
+            return _backward_pair(g2, x, w, need, kernel_threads=True)
         if need[0] and need[1] and not split and _pair_ok(g2.shape[0], n_out, n_in):
             return _backward_pair(g2, x, w, need)
         if need[0]:
@@ -186,28 +186,6 @@ def _backward_numpy(g, x, w, need):
     finally:
         small_gemm_exit(blas)
     return gx, gw, gb
-
-
-def _backward_as_tasks(g2, x, w, need):
-    """`_backward_numpy` in split-GEMM mode with both products needed: dx = G W and dW = G^T X
-    have the same number of multiply-adds, so each runs whole on its own kernel thread (one
-    OpenBLAS thread each), and the bias gradient on whichever thread is free first: one
-    hand-off instead of one per product, and each operand packed once, not once per part."""
-    from ..._kernel_threads import parallel_range
-    n_out, n_in = w.shape
-    gx = reusable_empty(x.shape, g2.dtype)  # NOTE [Reused buffers]
-    gw = reusable_empty((n_out, n_in), g2.dtype)
-    gb = np.empty(n_out, g2.dtype) if len(need) > 2 and need[2] else None
-    tasks = [lambda: np.matmul(g2, w, out=gx.reshape(g2.shape[0], n_in)),
-             lambda: np.matmul(g2.T, x.reshape(-1, n_in), out=gw)]
-    if gb is not None:
-        tasks.append(lambda: np.copyto(gb, _column_sums(g2)))
-    before = blas_threads_enter(1)
-    try:
-        parallel_range(lambda lo, hi: [tasks[i]() for i in range(lo, hi)], len(tasks), 1)
-    finally:
-        blas_threads_exit(before)
-    return _make(gx), _make(gw), None if gb is None else _make(gb)
 
 
 # NOTE [Linear's two gradients at once]
@@ -236,10 +214,12 @@ def _pair_ok(rows, n_out, n_in):
             and _blas_parts.threads() >= 2 and not _onepool.enabled())
 
 
-def _backward_pair(g2, x, w, need):
+def _backward_pair(g2, x, w, need, kernel_threads=False):
     """dx = G W and dW = G^T X at once on two threads, one OpenBLAS thread each, and db after
-    dx (NOTE [Linear's two gradients at once]); into reused buffers (NOTE [Reused
-    buffers])."""
+    dx (NOTE [Linear's two gradients at once]); into reused buffers (NOTE [Reused buffers]).
+    On the caller and OpenBLAS's worker, or with ``kernel_threads`` on ember's kernel threads
+    (split-GEMM mode: NOTE [Convolution GEMMs on the kernel threads] in ops/_kernels/split.py;
+    there OpenBLAS's worker stays asleep)."""
     n_out, n_in = w.shape
     gx = reusable_empty(x.shape, g2.dtype)
     gw = reusable_empty((n_out, n_in), g2.dtype)
@@ -251,9 +231,17 @@ def _backward_pair(g2, x, w, need):
             gb[0] = _make(_column_sums(g2))
 
     tasks = (first, lambda: np.matmul(g2.T, x.reshape(-1, n_in), out=gw))
+
+    def run(lo, hi):
+        for i in range(lo, hi):
+            tasks[i]()
+
     before = blas_threads_enter(1)
     try:
-        _blas_parts.run_ranges(lambda lo, hi: [tasks[i]() for i in range(lo, hi)], 2, 2)
+        if kernel_threads:
+            _kernel_threads.parallel_range(run, 2, 1)
+        else:
+            _blas_parts.run_ranges(run, 2, 2)
     finally:
         blas_threads_exit(before)
     return _make(gx), _make(gw), gb[0]
