@@ -329,6 +329,50 @@ def test_join_names_accelerate_imports():
     from ember.distributed.fsdp.fully_sharded_data_parallel import FullyShardedDataParallel as F
     assert F is FullyShardedDataParallel and not isinstance(ember.nn.Linear(1, 1), F)
 
+
+def _mamba_combine(left, right):  # transformers' Mamba: (decay, input) pairs of a linear scan
+    return left[0] * right[0], right[0] * left[1] + right[1]
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_associative_scan_matches_torch(reverse):
+    from torch._higher_order_ops.associative_scan import associative_scan as t_scan
+
+    from ember._higher_order_ops.associative_scan import associative_scan as e_scan
+    rng = np.random.default_rng(0)
+    a, b = rng.random((2, 5, 3)), rng.random((2, 5, 3))
+    got = e_scan(_mamba_combine, (ember.tensor(a), ember.tensor(b)), dim=1, reverse=reverse,
+                 combine_mode="generic")
+    want = t_scan(_mamba_combine, (torch.tensor(a), torch.tensor(b)), dim=1, reverse=reverse,
+                  combine_mode="generic")
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-12)
+    # one tensor, a negative dim: a cumulative sum
+    x = rng.random((3, 4))
+    np.testing.assert_allclose(
+        e_scan(lambda p, q: p + q, ember.tensor(x), dim=-1, reverse=reverse,
+               combine_mode="generic").numpy(),
+        t_scan(lambda p, q: p + q, torch.tensor(x), dim=-1, reverse=reverse,
+               combine_mode="generic").numpy(), rtol=1e-12)
+
+
+def test_associative_scan_gradients_and_errors():
+    from ember._higher_order_ops.associative_scan import associative_scan as scan
+    x = ember.tensor(np.random.default_rng(1).random(4) + 0.5, requires_grad=True)
+    assert ember.autograd.gradcheck(
+        lambda t: scan(lambda p, q: p * q, t, dim=0, combine_mode="generic"), (x,))
+    assert scan(lambda p, q: p + q, ember.zeros(2, 0), dim=1, combine_mode="generic").shape \
+        == (2, 0)
+    with pytest.raises(ValueError, match="'pointwise' needs every input tensor on CUDA"):
+        scan(lambda p, q: p + q, ember.ones(3), dim=0)
+    with pytest.raises(ValueError, match="must be 'pointwise' or 'generic', but got 'bad'"):
+        scan(lambda p, q: p + q, ember.ones(3), dim=0, combine_mode="bad")
+    with pytest.raises(ValueError, match=r"along dim 1; got shapes \[\(2, 5\), \(2, 4\)\]"):
+        scan(_mamba_combine, (ember.ones(2, 5), ember.ones(2, 4)), dim=1, combine_mode="generic")
+    with pytest.raises(IndexError, match="dim 2 is out of range for tensors of 2 dimensions"):
+        scan(lambda p, q: p + q, ember.ones(2, 5), dim=2, combine_mode="generic")
+
 def _sdpa(lib, q, k, v, mask):
     return lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 

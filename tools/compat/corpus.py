@@ -2471,6 +2471,75 @@ with torch.no_grad():
                          max_new_tokens=8, do_sample=False)
 print(f"compat-generate {(gen == want).float().mean().item():.4f}")
 """
+_HF_MAMBA = """
+# compat driver: a tiny Mamba (selective state space: its sequential scan without the CUDA
+# kernels) from transformers' modeling code
+import torch
+from transformers import MambaConfig, MambaForCausalLM
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = MambaConfig(vocab_size=V, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2,
+                     conv_kernel=4, bos_token_id=0, eos_token_id=0, pad_token_id=0)
+model = MambaForCausalLM(config)
+""" + _HF_CAUSAL_TRAIN + """
+with torch.no_grad():
+    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
+print("generated", gen[0].tolist())
+print(f"compat-generate {(gen == want).float().mean().item():.4f}")
+"""
+_HF_CLIP = """
+# compat driver: a tiny CLIP (text and vision towers, contrastive loss) from transformers'
+# modeling code: an image of a bright quadrant and the one-word caption naming it; zero-shot
+# classification of fresh images against the four captions
+import torch
+from transformers import CLIPConfig, CLIPModel
+
+torch.manual_seed(0)
+tower = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
+config = CLIPConfig(text_config=dict(vocab_size=16, max_position_embeddings=8, bos_token_id=1,
+                                     eos_token_id=2, pad_token_id=0, **tower),
+                    vision_config=dict(image_size=16, patch_size=4, **tower), projection_dim=16)
+model = CLIPModel(config)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+captions = torch.tensor([[1, 3 + c, 2] for c in range(4)])
+
+
+def images(y):
+    x = torch.randn(len(y), 3, 16, 16) * 0.5
+    for i, c in enumerate(y.tolist()):
+        r, q = divmod(c, 2)
+        x[i, :, r * 8:(r + 1) * 8, q * 8:(q + 1) * 8] += 1.5
+    return x
+
+
+for step in range(400):
+    y = torch.randperm(4)  # four distinct classes: every caption in the batch is another's
+    out = model(input_ids=captions[y], pixel_values=images(y), return_loss=True)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    if step % 100 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+model.eval()
+y = torch.randint(0, 4, (128,))
+with torch.no_grad():
+    logits = model(input_ids=captions, pixel_values=images(y)).logits_per_image
+acc = (logits.argmax(-1) == y).float().mean().item()
+print(f"compat-accuracy {acc:.4f}")
+"""
+add(name="hf/mamba", **_HF, epilogue=_HF_MAMBA,
+    covers="transformers' MambaForCausalLM without its CUDA kernels: depthwise causal Conv1d, "
+           "selective scan (softplus dt, exp of A, a Python loop over time), gated RMSNorm "
+           "mixer, 150 AdamW steps, greedy generate with its conv/ssm state cache",
+    metric=r"compat-generate ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2)
+add(name="hf/clip", **_HF, epilogue=_HF_CLIP,
+    covers="transformers' CLIPModel: causal text tower pooled at the end token, ViT vision "
+           "tower, projections, learned logit scale, symmetric contrastive loss (400 AdamW "
+           "steps of the four pairs); zero-shot classification by logits_per_image",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1 / 0.961 / 1 (seeds 0-2); 0.25 by chance
 add(name="hf/trainer", **_HF, epilogue=_HF_TRAINER,
     covers="transformers' Trainer (needs accelerate, pip-installed): TrainingArguments, its "
            "AdamW and linear warm-up schedule, default data collator over a map-style "
@@ -2806,6 +2875,8 @@ SPREAD: dict = {
     'hf/mistral': {0: 1, 1: 1, 2: 1},
     'hf/mixtral': {0: 1, 1: 1, 2: 1},
     'hf/vit': {0: 1, 1: 1, 2: 1},
+    'hf/mamba': {0: 1, 1: 1, 2: 1},
+    'hf/clip': {0: 1, 1: 0.9609, 2: 1},
     'timm/resnet': {0: 1, 1: 1, 2: 1},
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
