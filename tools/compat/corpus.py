@@ -2168,22 +2168,26 @@ mask = torch.ones(8, 4, dtype=torch.long)
 with torch.no_grad():
     print(f"eval loss {model(input_ids=ids, labels=ids).loss.item():.4f}")
 """
-_HF_GPT2 = """
-# compat driver: a tiny GPT-2 from transformers' modeling code, trained on successor sequences
-import torch
-from transformers import GPT2Config, GPT2LMHeadModel
-
+# the tiny GPT-2 of hf/gpt2 and hf/trainer
+_HF_GPT2_MODEL = """
 torch.manual_seed(0)
 V, T = 32, 16
 config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
 model = GPT2LMHeadModel(config)
-""" + _HF_CAUSAL_TRAIN + """
+"""
+# the greedy continuation most causal drivers end with
+_HF_GREEDY = """
 with torch.no_grad():
     gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
 print("generated", gen[0].tolist())
 print(f"compat-generate {(gen == want).float().mean().item():.4f}")
 """
+_HF_GPT2 = """
+# compat driver: a tiny GPT-2 from transformers' modeling code, trained on successor sequences
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel
+""" + _HF_GPT2_MODEL + _HF_CAUSAL_TRAIN + _HF_GREEDY
 _HF_LLAMA = """
 # compat driver: a tiny Llama (RoPE, RMSNorm, SwiGLU, grouped-query attention) from transformers'
 # modeling code, trained on successor sequences; generate with its KV cache, greedy and sampled
@@ -2345,12 +2349,7 @@ config = MistralConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_h
                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                        sliding_window=4, bos_token_id=0, eos_token_id=0, pad_token_id=0)
 model = MistralForCausalLM(config)
-""" + _HF_CAUSAL_TRAIN + """
-with torch.no_grad():
-    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
-print("generated", gen[0].tolist())
-print(f"compat-generate {(gen == want).float().mean().item():.4f}")
-"""
+""" + _HF_CAUSAL_TRAIN + _HF_GREEDY
 _HF_MIXTRAL = """
 # compat driver: a tiny Mixtral (4 experts, 2 per token, router auxiliary loss) from
 # transformers' modeling code
@@ -2366,12 +2365,8 @@ config = MixtralConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_h
 model = MixtralForCausalLM(config)
 """ + _HF_CAUSAL_TRAIN + """
 with torch.no_grad():
-    out = model(input_ids=ids, labels=ids)
-    print(f"aux loss {out.aux_loss.item():.4f}")
-    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
-print("generated", gen[0].tolist())
-print(f"compat-generate {(gen == want).float().mean().item():.4f}")
-"""
+    print(f"aux loss {model(input_ids=ids, labels=ids).aux_loss.item():.4f}")
+""" + _HF_GREEDY
 _HF_VIT = """
 # compat driver: a tiny ViT image classifier from transformers' modeling code (patch embedding
 # convolution, CLS token, pre-LN encoder) learns which quadrant of an image is bright; cosine
@@ -2429,13 +2424,7 @@ import tempfile
 
 import torch
 from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
-
-torch.manual_seed(0)
-V, T = 32, 16
-config = GPT2Config(vocab_size=V, n_positions=64, n_embd=32, n_layer=2, n_head=2,
-                    bos_token_id=0, eos_token_id=0, pad_token_id=0)
-model = GPT2LMHeadModel(config)
-
+""" + _HF_GPT2_MODEL + """
 
 def batch(n):
     start = torch.randint(1, V, (n, 1))
@@ -2482,12 +2471,7 @@ V, T = 32, 16
 config = MambaConfig(vocab_size=V, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2,
                      conv_kernel=4, bos_token_id=0, eos_token_id=0, pad_token_id=0)
 model = MambaForCausalLM(config)
-""" + _HF_CAUSAL_TRAIN + """
-with torch.no_grad():
-    gen = model.generate(ids[:, :4], attention_mask=mask, max_new_tokens=8, do_sample=False)
-print("generated", gen[0].tolist())
-print(f"compat-generate {(gen == want).float().mean().item():.4f}")
-"""
+""" + _HF_CAUSAL_TRAIN + _HF_GREEDY
 _HF_CLIP = """
 # compat driver: a tiny CLIP (text and vision towers, contrastive loss) from transformers'
 # modeling code: an image of a bright quadrant and the one-word caption naming it; zero-shot
