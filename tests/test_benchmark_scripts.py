@@ -193,3 +193,32 @@ def test_gemm_shapes_layout_names_what_blas_sees():
     assert gemm_shapes._torch_category("aten::addmm") == "GEMM (mm/addmm/bmm)"
     assert gemm_shapes._torch_category("aten::gelu_backward") == "gelu"
     assert gemm_shapes._torch_category("aten::_foreach_mul_") == "AdamW"
+
+
+def test_in_step_wrapper_returns_the_step_call_and_repeats_twice_while_recording():
+    from collections import defaultdict
+
+    import in_step
+
+    calls = []
+
+    def kernel(x, b, s, p, d, g, h, keep=None):  # conv2d_forward's eight arguments
+        calls.append(keep)
+        if keep is not None:
+            keep.append(len(calls))
+        return x * 2
+
+    acc = defaultdict(lambda: [0.0, 0.0, 0.0, 0])
+    recording = [False]
+    ticks = iter(range(100))
+    timed = in_step._wrap(acc, lambda: next(ticks), recording, "k", kernel, lambda a: a[0].shape)
+    x = np.ones(3)
+    args = (x, None, 1, 0, 1, 1, None)
+    assert timed(*args, None).tolist() == [2.0, 2.0, 2.0] and len(calls) == 1 and not acc
+    recording[0] = True
+    keep = []
+    assert timed(*args, keep).tolist() == [2.0, 2.0, 2.0]
+    # the step's call fills the step's keep list; the repeats get fresh lists of their own
+    assert keep == [2] and len(calls) == 4 and calls[2] is not keep and calls[3] is not keep
+    assert acc[("k", (3,))] == [1, 1, 1, 1]
+    assert in_step._fresh_keep((1,) * 7 + (None,)) == (1,) * 7 + (None,)
