@@ -2,6 +2,7 @@
 times and the scheduler's view of every thread, one library per process.
 
     python benchmarks/generate_spread.py [--procs 10] [--samples 4] [--env NAME=VALUE ...]
+        [--libs ember,torch,ember:NAME=VALUE,torch:NAME=VALUE]
 
 Runs ``--procs`` pairs of fresh processes (ember, torch, torch, ember, ...), each importing ONE
 library and timing ``--samples`` generations of generate.py's workload (a 0.25 s pause before
@@ -14,7 +15,9 @@ the other threads' CPU time (the BLAS / OpenMP / numba workers), the vCPUs' stea
 threads the process has; then "gemv": the same 64 tokens' weight products alone, NumPy on
 the process's own weight arrays (one BLAS call for both libraries: the memory, not the library),
 and the min/max generation in the process. ``--env`` sets variables in both libraries'
-children (e.g. OPENBLAS_NUM_THREADS=1) so that a setting is compared in the same run.
+children (e.g. OPENBLAS_NUM_THREADS=1); a ``--libs`` entry ``lib:NAME=VALUE`` sets one only for
+that entry's processes, so that a setting and its absence alternate process by process in one
+run (the machine's state drifts over minutes: two runs one after the other do not compare).
 """
 from __future__ import annotations
 
@@ -136,20 +139,23 @@ def main(argv=None):
         return _child(args._lib, args.samples, args.new, args.prompt)
     env = dict(os.environ, **dict(e.split("=", 1) for e in args.env))
     libs = args.libs.split(",")
+    width = max(6, *(len(lib) for lib in libs))
     cmd = [sys.executable, os.path.abspath(__file__), "--samples", str(args.samples), "--new",
            str(args.new), "--prompt", str(args.prompt)]
     print(f"env {' '.join(args.env) or '(none)'}; load {open('/proc/loadavg').read().split()[:3]}")
-    print(f"{'lib':6s} {'gen ms':>7s} {'first8':>7s} {'rest':>6s} {'mainCPU':>8s} {'wait':>6s} "
-          f"{'migr':>5s} {'invol':>5s} {'others':>7s} {'steal':>6s} {'cpu':>3s} {'thr':>3s} "
-          f"{'gemv':>6s} {'min':>6s} {'max':>6s}")
+    print(f"{'lib':{width}s} {'gen ms':>7s} {'first8':>7s} {'rest':>6s} {'mainCPU':>8s} "
+          f"{'wait':>6s} {'migr':>5s} {'invol':>5s} {'others':>7s} {'steal':>6s} "
+          f"{'cpu':>3s} {'thr':>3s} {'gemv':>6s} {'min':>6s} {'max':>6s}")
     for p in range(args.procs):
         for lib in (libs if p % 2 == 0 else libs[::-1]):
-            res = subprocess.run(cmd + ["--_lib", lib], capture_output=True, text=True, env=env,
-                                 cwd=ROOT, timeout=600)
+            name, _, var = lib.partition(":")
+            env_one = dict(env, **dict([var.split("=", 1)])) if var else env
+            res = subprocess.run(cmd + ["--_lib", name], capture_output=True, text=True,
+                                 env=env_one, cwd=ROOT, timeout=600)
             if res.returncode:
                 raise RuntimeError(res.stderr[-2000:])
             r = json.loads(res.stdout.strip().splitlines()[-1])
-            print(f"{lib:6s} {r['ms']:7.1f} {r['first8']:7.2f} {r['rest']:6.2f} "
+            print(f"{lib:{width}s} {r['ms']:7.1f} {r['first8']:7.2f} {r['rest']:6.2f} "
                   f"{r['main_cpu']:8.1f} {r['wait']:6.1f} {r['migr']:5.0f} {r['invol']:5.0f} "
                   f"{r['others_cpu']:7.1f} {r['steal']:6.1f} {r['cpu']:3.0f} {r['threads']:3d} "
                   f"{r['gemv']:6.1f} {r['min']:6.1f} {r['max']:6.1f}",
