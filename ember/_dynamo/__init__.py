@@ -16,9 +16,11 @@ from .explain import disable as disable
 from .explain import explain as explain
 from .explain import mark_dynamic as mark_dynamic
 from .explain import mark_static as mark_static
+from .explain import mark_static_address as mark_static_address
 from .explain import optimize as optimize
 from .explain import reset as reset
 
 __all__ = ["config", "exc", "explain", "reset", "disable", "optimize", "is_compiling",
-           "list_backends", "register_backend", "mark_dynamic", "mark_static", "allow_in_graph",
+           "list_backends", "register_backend", "mark_dynamic", "mark_static",
+           "mark_static_address", "allow_in_graph",
            "assume_constant_result"]

@@ -161,6 +161,16 @@ def mark_static(t, index=None):
         del t._dynamo_dynamic_indices
 
 
+def mark_static_address(t, guard=False):
+    """Mark a tensor whose memory stays put between calls (transformers' caches call it).
+    ember's replays read every tensor where it is at each call, so this only records the mark
+    as torch does; a non-tensor is a TypeError."""
+    from .._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
+    t._dynamo_static_input_type = "guarded" if guard else "unguarded"
+
+
 def allow_in_graph(fn):
     """Accepted for compatibility: every ember op is already capturable."""
     return fn
@@ -177,5 +187,6 @@ def assume_constant_result(fn):
 
 
 __all__ = ["explain", "reset", "disable", "optimize", "mark_dynamic", "mark_static",
+           "mark_static_address",
            "allow_in_graph", "assume_constant_result", "Unsupported", "ExplainOutput",
            "GraphCompileReason"]

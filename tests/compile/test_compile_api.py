@@ -459,3 +459,21 @@ def test_transform_getitem_to_index_leaves_vmapped_indexing_alone():
     got = pick(ember, TransformGetItemToIndex)
     np.testing.assert_array_equal(got.numpy(), pick(torch, TT).numpy())
     np.testing.assert_array_equal(got.numpy(), table[b][:, h])
+
+
+def test_mark_static_address_as_torch():
+    import torch
+    for lib in (torch, ember):
+        a, b = lib.zeros(2), lib.zeros(2)
+        lib._dynamo.mark_static_address(a)
+        lib._dynamo.mark_static_address(b, guard=True)
+        assert (a._dynamo_static_input_type, b._dynamo_static_input_type) == ("unguarded",
+                                                                               "guarded")
+        with pytest.raises(TypeError, match="mark_static_address expects a tensor but received"):
+            lib._dynamo.mark_static_address(3)
+    x = ember.arange(4.0)
+    ember._dynamo.mark_static_address(x)
+    f = ember.compile(lambda t: t * 2)
+    np.testing.assert_array_equal(f(x).numpy(), [0, 2, 4, 6])
+    x.add_(1)  # the compiled call reads the tensor's current values
+    np.testing.assert_array_equal(f(x).numpy(), [2, 4, 6, 8])
