@@ -9,6 +9,7 @@ the best float32 GEMM rate of NumPy on all cores measured in the same run (NOTE 
 """
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import threading
@@ -244,8 +245,46 @@ def run_shares(suite, names, args, run_child):
     peak_after = gemm_peak()
     print(f"\nGEMM peak before/after the workloads: {peak:.0f}/{peak_after:.0f} GFLOP/s (% of "
           f"peak uses the one before; a big difference means the machine was busy)")
+    if getattr(args, "against", None):
+        print_bounds(results, peak, torch_medians(args.against))
     if getattr(args, "verbose", False):
         for name, r in results.items():
             top = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in r["top_s"].items())
             print(f"{name}: {r['calls_per_step']:.0f} wrapped calls/step; top ms/step: {top}")
     return {"peak_gflops": peak, "peak_after_gflops": peak_after, "workloads": results}
+
+
+def torch_medians(path):
+    """{workload: torch's median step seconds} over every run of a `table1.py --json` file."""
+    with open(path) as f:
+        runs = json.load(f)["runs"]
+    out = {}
+    for name in runs[0]:
+        steps = [r[name]["per_process"]["torch"]["median_s"] for r in runs if name in r]
+        out[name] = statistics.median(steps)
+    return out
+
+
+# NOTE [How far the GEMMs allow]
+# A workload whose step is mostly GEMM can only beat torch by as much as its GEMMs and the rest
+# allow. With G the step's reference GFLOP (SPEC's count) and P the GEMM peak of the same run
+# (NOTE [GEMM peak]), G / P is the least time its GEMMs can take. Keeping the rest of ember's
+# step as measured (the step less its BLAS share) and running the GEMMs at P gives the best
+# ratio reachable by faster GEMMs alone; torch's step / 1.2 - G / P is what the rest may take
+# for 1.2x if the GEMMs ran at P. Algorithms that do fewer multiplications than the reference
+# count (Winograd) can go below G / P, so for convolutions this is a bound on GEMM-bound
+# algorithms, not on every algorithm. torch's step comes from a separate `table1.py --json`
+# run (one library per process), ember's from this run: the two are minutes apart.
+def print_bounds(results, peak, torch_s):
+    """The table of NOTE [How far the GEMMs allow] for the workloads with a torch figure."""
+    print("\n| workload | torch step ms | ember step ms | ember rest ms | GEMMs at peak ms "
+          "| ratio now | ratio with GEMMs at peak | rest allowed for 1.2x ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        if name not in torch_s or r["gflop"] is None:
+            continue
+        t, e = torch_s[name] * 1e3, r["step_s"] * 1e3
+        rest = e * (1.0 - r["shares"]["blas"])
+        at_peak = r["gflop"] / peak * 1e3
+        print(f"| {name} | {t:.1f} | {e:.1f} | {rest:.1f} | {at_peak:.1f} | {t / e:.2f} "
+              f"| {t / (rest + at_peak):.2f} | {t / 1.2 - at_peak:.1f} |")

@@ -8,6 +8,7 @@ Headline protocol, one library per process (NOTE [One library per process]):
     python benchmarks/table1.py --quick              # smoke run (< 2 min): ratios indicative only
     python benchmarks/table1.py --no-inproc --no-memory   # headline column only
     python benchmarks/table1.py --shares [--only NAME]    # where ember's step time goes
+    python benchmarks/table1.py --shares --against t1.json  # ... and how far the GEMMs allow
     python benchmarks/table1.py --phases [--only NAME]    # forward / backward / step split
 
 For each workload, fresh processes that each import ONE library (ember or torch, never both)
@@ -546,6 +547,9 @@ def main(suite=TABLE1, argv=None):
                     help="time forward, backward and optimizer step separately instead")
     ap.add_argument("--shares", action="store_true",
                     help="profile ember steps: share of BLAS / numba / NumPy / Python, %% of peak")
+    ap.add_argument("--against", default=None, metavar="T1.JSON",
+                    help="with --shares: torch's steps from a table1.py --json run, for the "
+                         "table of NOTE [How far the GEMMs allow] in profile_shares.py")
     ap.add_argument("--verbose", action="store_true",
                     help="with --shares: the wrapped functions taking most time per workload")
     ap.add_argument("--settle", type=float, default=SETTLE,
