@@ -9,8 +9,9 @@ import contextlib
 
 from ..profiler import profile as _profile
 from ..profiler import record_function
+from ..profiler.profiler import EventList  # what key_averages() returns, as torch's
 
-__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt"]
+__all__ = ["profile", "record_function", "emit_nvtx", "emit_itt", "EventList"]
 
 
 class profile(_profile):

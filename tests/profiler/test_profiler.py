@@ -103,3 +103,13 @@ def test_autograd_profiler_alias():
         ember.ones(2) * 3
     assert any(e.name == "mul" for e in prof.events)
     np.testing.assert_equal(len(prof.key_averages()), 1)
+
+
+def test_autograd_profiler_exports_event_list():
+    # Lightning imports `from torch.autograd.profiler import EventList, record_function`
+    from ember.autograd.profiler import EventList
+    from ember.autograd.profiler import record_function as rf
+    assert rf is record_function
+    with profile() as prof:
+        ember.ones(2) + 1
+    assert isinstance(prof.key_averages(), EventList) and issubclass(EventList, list)
