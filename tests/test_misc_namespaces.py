@@ -147,3 +147,14 @@ def test_thread_setter_errors_match_torch():
             torch.set_num_threads(bad)
         with pytest.raises(RuntimeError):
             ember.set_num_threads(bad)
+
+
+def test_optimized_module_is_exported_from_dynamo():
+    # torch._dynamo.OptimizedModule is the class of torch.compile(module) (Lightning imports it)
+    from ember._dynamo import OptimizedModule
+    from ember._dynamo.eval_frame import OptimizedModule as same
+    assert OptimizedModule is same and "OptimizedModule" in ember._dynamo.__all__
+    assert isinstance(ember.compile(_Scale()), OptimizedModule)
+    assert not isinstance(_Scale(), OptimizedModule)
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        ember._dynamo.NoSuchThing

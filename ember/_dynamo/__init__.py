@@ -23,4 +23,13 @@ from .explain import reset as reset
 __all__ = ["config", "exc", "explain", "reset", "disable", "optimize", "is_compiling",
            "list_backends", "register_backend", "mark_dynamic", "mark_static",
            "mark_static_address", "allow_in_graph",
-           "assume_constant_result"]
+           "assume_constant_result", "OptimizedModule"]
+
+
+def __getattr__(name):
+    # OptimizedModule subclasses nn.Module, which this package may not import eagerly (the
+    # class is made on first use in eval_frame); torch exports it here too (Lightning imports it)
+    if name == "OptimizedModule":
+        from .eval_frame import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module 'ember._dynamo' has no attribute '{name}'")
