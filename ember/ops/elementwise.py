@@ -18,7 +18,7 @@ from ..profiler.profiler import _active as _prof
 from ._kernels import pointwise as _kpoint
 from ._kernels import reduce as _kreduce
 from .indexing import where
-from .registry import promote_args, register, sum_to
+from .registry import promote_args, register, sum_to, unwatched
 
 _broadcast_binary = _kpoint.broadcast_binary
 # Add's backward sums a broadcast gradient with _kreduce.sum_to_both (an A/B switch)
@@ -70,11 +70,20 @@ def _binary_fn(name, cls, result=None, operator=False):
     same for Tensor's Python operator, which also takes a NumPy array operand."""
     ufunc = _OPERATOR_UFUNCS.get(name) if operator else None
     identity_fallback = operator and name in ("eq", "ne")
+    unrecorded = getattr(cls, "unrecorded", None)
 
     def fn(input, other, **kw):
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \
                 input._data.dtype == other._data.dtype and result is None:
             a, b = input, other
+            if (unrecorded is not None and not kw and not ((a._requires_grad or
+                                                            b._requires_grad) and
+                                                           _grad_state.enabled)
+                    and unwatched()):
+                # nothing records or watches this call: NOTE [Unrecorded same-shape ops]
+                out = unrecorded(a._data, b._data)
+                if out is not None:
+                    return _make(out)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{name}(): expected at least one Tensor argument, got "
@@ -123,10 +132,27 @@ def _to_float(t):
 
 
 # ----------------------------------------------------------------------------- arithmetic
+# NOTE [Unrecorded same-shape ops]
+# `a + b` and `a * b` on two tensors of one shape and dtype, when nothing would record the call
+# (grad mode off or no operand needs a gradient) and nothing watches op calls (`unwatched`: NOTE
+# [Unwatched no-grad views] in registry.py), are the NumPy operation and a fresh tensor around
+# it: Op._run would add only a ctx nobody keeps and its checks, ~0.7 us of a ~2 us call
+# (benchmarks/overhead.py's add and mul; a decoding step's 9 residual adds). `unrecorded` returns
+# None for what it does not take (other shapes, 0-d and big results: the Op's forward decides
+# about broadcasting and reused buffers), which then runs through the Op as before.
+def _same_shape(ufunc):
+    def unrecorded(a, b):
+        if a.shape == b.shape and a.ndim and a.nbytes < REUSE_MIN_BYTES:
+            return ufunc(a, b)
+        return None
+    return staticmethod(unrecorded)
+
+
 class Add(Op):
     """input + alpha * other, broadcasting."""
 
     holomorphic = True  # see NOTE [Complex gradients]
+    unrecorded = _same_shape(np.add)
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -182,6 +208,7 @@ class Mul(Op):
     """input * other, broadcasting."""
 
     holomorphic = True  # see NOTE [Complex gradients]
+    unrecorded = _same_shape(np.multiply)
 
     @staticmethod
     def forward(ctx, a, b):
