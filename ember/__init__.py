@@ -8,7 +8,7 @@ from ._dtype import float16 as half, float32 as float, float64 as double  # noqa
 from ._dtype import int16 as short, int32 as int, int64 as long  # noqa: F401
 from ._dtype import complex64 as complex64, complex128 as complex128
 from ._dtype import complex64 as cfloat, complex128 as cdouble  # noqa: F401
-from ._backend import device  # noqa: F401
+from ._backend import device, get_device_module  # noqa: F401
 from ._size import Size  # noqa: F401
 from . import autograd  # noqa: F401  (before _tensor: NOTE [Tensor and autograd imports])
 from ._tensor import Tensor, UntypedStorage  # noqa: F401
@@ -51,6 +51,8 @@ __version__ = _TorchVersion(f"2.13.0+ember{_EMBER_RELEASE}")
 from . import version  # noqa: E402,F401  (torch.version.__version__, .cuda: llm.c prints them)
 from . import cpu, mps, xpu, mtia, hub, random, types, torch_version, quasirandom, library  # noqa: E402,F401
 from . import testing  # noqa: E402,F401  (torch imports torch.testing: assert_close, make_tensor)
+from . import overrides  # noqa: E402,F401  (torch imports it; Lightning and diffusers subclass its mode)
+from ._C import PyTorchFileReader, PyTorchFileWriter  # noqa: E402,F401  (names: Lightning annotates with them)
 from .amp import (autocast, is_autocast_enabled, set_autocast_enabled,  # noqa: E402,F401
                   get_autocast_dtype, set_autocast_dtype, is_autocast_cache_enabled,
                   set_autocast_cache_enabled, clear_autocast_cache, is_autocast_available,
@@ -94,6 +96,7 @@ def _alias_functional():
 _alias_functional()
 from . import multiprocessing  # noqa: E402,F401
 from . import fx, jit, export  # noqa: E402,F401  (graph capture: issue 19)
+from .jit import ScriptFunction, ScriptModule  # noqa: E402,F401  (torch exports its C++ base classes; Lightning imports them)
 from . import special, distributions  # noqa: E402,F401
 from . import fft, signal  # noqa: E402,F401  (issue 17)
 import math as _math  # noqa: E402

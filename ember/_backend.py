@@ -80,6 +80,23 @@ DEFAULT = [CPU]
 _DEFAULT_STACK = []
 
 
+def get_device_module(device=None):
+    """The ``ember.<type>`` module of a device (``ember.cpu`` for "cpu", ``ember.cuda`` for
+    "cuda:0"); with no device, the current accelerator's, which in ember is the CPU's."""
+    if device is None:
+        kind = "cpu"  # ember.accelerator.current_accelerator() is None
+    else:
+        kind = _device_class(device).type
+    module = getattr(sys.modules["ember"], kind, None)
+    if not isinstance(module, type(sys)):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered "
+                           f"as 'torch.{kind}'.")
+    return module
+
+
+_device_class = device  # get_device_module's argument is named `device`, as torch's
+
+
 class NoCudaError(AssertionError, RuntimeError):
     """A CUDA device was asked for. torch's CPU build raises AssertionError for tensor and module
     moves (`x.cuda()`, `x.to("cuda")`, `zeros(..., device="cuda")`) and RuntimeError for others

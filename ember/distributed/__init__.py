@@ -77,6 +77,10 @@ from .distributed_c10d import (
                   supports_complex,
 )
 
+# importing it binds the submodule too: torch's package does, and programs read
+# `torch.distributed.device_mesh.DeviceMesh` in annotations without importing it (diffusers)
+from .device_mesh import DeviceMesh, init_device_mesh
+
 reduce_op = ReduceOp  # the old spelling, still accepted by torch
 
 __all__ = [
@@ -92,5 +96,5 @@ __all__ = [
     "is_xccl_available", "isend", "monitored_barrier", "new_group", "new_subgroups", "recv",
     "recv_object_list", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
     "scatter_object_list", "send", "send_object_list", "DebugLevel", "get_debug_level",
-    "supports_complex",
+    "supports_complex", "DeviceMesh", "init_device_mesh",
 ]

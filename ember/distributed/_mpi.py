@@ -18,23 +18,37 @@ INSTALL_HINT = "pip install 'ember[distributed]' (mpi4py>=4 and the mpich wheel)
 
 
 def unavailable_reason() -> str | None:
-    """None when MPI can be used, else one sentence saying why not."""
-    _try_import()
-    return _REASON
+    """None when MPI can be used, else one sentence saying why not.
+
+    NOTE [Asking without loading MPI]: this (and so ``is_available()``) checks mpi4py without
+    importing ``mpi4py.MPI``. ember imports that module with MPI's initialisation deferred (it
+    calls Init_thread in ``load``); once imported so, another user of mpi4py in the process -
+    Lightning's MPIEnvironment.detect asks ``MPI.COMM_WORLD.Get_size()`` in every Trainer -
+    calls MPI before MPI_Init, which aborts the process. A library that fails to load is
+    reported by ``load`` (init_process_group)."""
+    if _MPI is not None or _REASON is not None:
+        return _REASON
+    return _mpi4py_reason()
+
+
+def _mpi4py_reason() -> str | None:
+    try:
+        import mpi4py
+    except ImportError:
+        return f"mpi4py is not installed; {INSTALL_HINT}."
+    if int(mpi4py.__version__.split(".")[0]) < 4:
+        return f"mpi4py {mpi4py.__version__} is too old (ember needs >= 4); {INSTALL_HINT}."
+    return None
 
 
 def _try_import():
     global _MPI, _REASON
     if _MPI is not None or _REASON is not None:
         return _MPI
-    try:
-        import mpi4py
-    except ImportError:
-        _REASON = f"mpi4py is not installed; {INSTALL_HINT}."
+    _REASON = _mpi4py_reason()
+    if _REASON is not None:
         return None
-    if int(mpi4py.__version__.split(".")[0]) < 4:
-        _REASON = f"mpi4py {mpi4py.__version__} is too old (ember needs >= 4); {INSTALL_HINT}."
-        return None
+    import mpi4py
     if "mpi4py.MPI" not in sys.modules:
         # we call Init_thread ourselves (THREAD_MULTIPLE: DDP's communication thread) and
         # finalize only if nothing failed (see fail_fast)

@@ -18,6 +18,6 @@ class DeviceMesh:
         raise NotImplementedError(f"DeviceMesh: {_WHY}")
 
 
-def init_device_mesh(device_type, mesh_shape, *args, **kwargs):
+def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_override=None):
     """Not implemented in ember: raises NotImplementedError."""
     raise NotImplementedError(f"init_device_mesh: {_WHY}")

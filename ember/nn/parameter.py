@@ -14,6 +14,12 @@ from .._tensor import Tensor, _make
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
+# A tensor's own per-instance state, kept in its __dict__ (torch keeps it in C, so there a
+# tensor's __dict__ holds only attributes users set)
+_TENSOR_STATE = frozenset(("_data", "_vc", "_base", "_acc", "_grad", "_hooks", "_requires_grad",
+                           "_meta", "_meta_fin"))
+
+
 class Parameter(Tensor):
     """A Tensor that is a module parameter: assigning it to a Module attribute registers it.
 
@@ -28,7 +34,16 @@ class Parameter(Tensor):
         (True, 'Tensor')
     """
 
-    def __new__(cls, data=None, requires_grad=True):
+    def __new__(cls, data=None, requires_grad=True, **tensor_state):
+        # NOTE [Parameter from a __dict__]: accelerate's init_empty_weights (diffusers'
+        # from_pretrained with accelerate installed) rebuilds parameters as
+        # `type(p)(p.to(device), **p.__dict__)`, which in torch passes only user attributes.
+        # ember's __dict__ also holds the tensor's own state: those keys describe `data`, which
+        # is given, and are ignored; any other keyword is refused as torch does.
+        unexpected = sorted(set(tensor_state) - _TENSOR_STATE)
+        if unexpected:
+            raise TypeError(f"Parameter.__new__() got an unexpected keyword argument "
+                            f"'{unexpected[0]}'")
         if data is None:
             data = _make(np.empty((0,), np.float32))
         if not isinstance(data, Tensor):
@@ -41,7 +56,7 @@ class Parameter(Tensor):
         p.requires_grad_(requires_grad)
         return p
 
-    def __init__(self, data=None, requires_grad=True):
+    def __init__(self, data=None, requires_grad=True, **tensor_state):
         pass
 
     def __repr__(self):
@@ -53,8 +68,7 @@ class Parameter(Tensor):
         data = self.detach() if self._meta else _make(np.array(self._data, copy=True))
         result = type(self)(data, self._requires_grad)
         result.__dict__.update({k: v for k, v in self.__dict__.items()
-                                if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks",
-                                             "_requires_grad", "_meta", "_meta_fin")})
+                                if k not in _TENSOR_STATE})
         memo[id(self)] = result
         return result
 

@@ -5,13 +5,15 @@ the commonly used part is served: tree_flatten / tree_unflatten / tree_map and f
 tuples, lists, dicts (insertion order), namedtuples, OrderedDict, defaultdict and deque, and
 ``register_pytree_node`` for other containers. Anything else, None included, is a leaf.
 Of key paths, the key records (MappingKey, SequenceKey, GetAttrKey) and dict's
-``_dict_flatten_with_keys`` are served (transformers registers its outputs with them); the
+``_dict_flatten_with_keys`` are served (transformers registers its outputs with them, diffusers
+with ``_dict_flatten`` / ``_dict_unflatten``); the
 ``*_with_path`` functions and the spec's JSON serialization are not.
 """
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict, defaultdict, deque
+from collections import OrderedDict, defaultdict, deque, namedtuple
+from typing import Any
 
 __all__ = ["GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec",
            "register_pytree_node", "tree_all", "tree_all_only",
@@ -19,8 +21,14 @@ __all__ = ["GetAttrKey", "LeafSpec", "MappingKey", "SequenceKey", "TreeSpec",
            "tree_leaves", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_",
            "tree_structure", "tree_unflatten"]
 
-# type -> (flatten(node) -> (children, context), unflatten(children, context) -> node)
+# NOTE [Pytree node types]
+# SUPPORTED_NODES maps a node type to its NodeDef: flatten_fn(node) -> (children, context) and
+# unflatten_fn(children, context) -> node. Namedtuples of every class share one entry, under
+# the key `collections.namedtuple` (their context is the class), as torch's do: Lightning walks
+# trees itself with `_get_node_type` and `SUPPORTED_NODES[...].flatten_fn`.
+NodeDef = namedtuple("NodeDef", "type flatten_fn unflatten_fn flatten_with_keys_fn")
 SUPPORTED_NODES: dict = {}
+PyTree = Any  # the annotation torch's signatures use
 
 
 def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None,
@@ -31,13 +39,26 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     accepted and not used."""
     if cls in SUPPORTED_NODES:
         raise ValueError(f"register_pytree_node: {cls} is already registered as a pytree node")
-    SUPPORTED_NODES[cls] = (flatten_fn, unflatten_fn)
+    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
 
 
 register_pytree_node(tuple, lambda t: (list(t), None), lambda c, _: tuple(c))
 register_pytree_node(list, lambda t: (list(t), None), lambda c, _: list(c))
-register_pytree_node(dict, lambda d: (list(d.values()), list(d)),
-                     lambda c, keys: dict(zip(keys, c, strict=True)))
+register_pytree_node(namedtuple, lambda t: (list(t), type(t)), lambda c, cls: cls(*c))
+
+
+def _dict_flatten(d):
+    """A dict's children (its values) and context (its keys, in order); libraries register
+    their dict-like outputs with it (diffusers' BaseOutput)."""
+    return list(d.values()), list(d)
+
+
+def _dict_unflatten(values, context):
+    """The dict of keys ``context`` and ``values``: ``_dict_flatten``'s inverse."""
+    return dict(zip(context, values, strict=True))
+
+
+register_pytree_node(dict, _dict_flatten, _dict_unflatten)
 register_pytree_node(OrderedDict, lambda d: (list(d.values()), list(d)),
                      lambda c, keys: OrderedDict(zip(keys, c, strict=True)))
 register_pytree_node(defaultdict, lambda d: (list(d.values()), [d.default_factory, list(d)]),
@@ -85,17 +106,20 @@ def _is_namedtuple(node) -> bool:
     return isinstance(node, tuple) and hasattr(type(node), "_fields")
 
 
+def _get_node_type(node):
+    """The key of ``node``'s entry in SUPPORTED_NODES if it has one: ``collections.namedtuple``
+    for a namedtuple, else its type."""
+    return namedtuple if _is_namedtuple(node) else type(node)
+
+
 def _node_type(node):
     """The registered type ``node`` flattens as, or None for a leaf."""
-    if _is_namedtuple(node):
-        return "namedtuple"
-    return type(node) if type(node) in SUPPORTED_NODES else None
+    kind = _get_node_type(node)
+    return kind if kind in SUPPORTED_NODES else None
 
 
 def _flatten_node(kind, node):
-    if kind == "namedtuple":
-        return list(node), type(node)
-    return SUPPORTED_NODES[kind][0](node)
+    return SUPPORTED_NODES[kind].flatten_fn(node)
 
 
 class TreeSpec:
@@ -200,9 +224,7 @@ def tree_unflatten(leaves, treespec):
         if spec.is_leaf():
             return next(it)
         children = [build(c) for c in spec._children]
-        if spec.type == "namedtuple":
-            return spec.context(*children)
-        return SUPPORTED_NODES[spec.type][1](children, spec.context)
+        return SUPPORTED_NODES[spec.type].unflatten_fn(children, spec.context)
 
     return build(treespec)
 

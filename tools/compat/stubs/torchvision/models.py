@@ -59,4 +59,7 @@ def resnet18(weights=None, progress=True, **kwargs):
     return ResNet(**kwargs)
 
 
-vgg16 = vgg19 = _no_weights
+vgg16 = vgg19 = resnet50 = _no_weights
+# torchmetrics imports these when it finds torchvision (it finds this stand-in) and uses them only
+# in metrics that need pretrained networks
+VGG16_Weights = None

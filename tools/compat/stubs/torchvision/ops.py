@@ -35,3 +35,13 @@ class FrozenBatchNorm2d(torch.nn.Module):
 misc = types.ModuleType(__name__ + ".misc")
 misc.FrozenBatchNorm2d = FrozenBatchNorm2d
 sys.modules[misc.__name__] = misc
+
+
+
+def _not_provided(*args, **kwargs):
+    raise NotImplementedError("torchvision stand-in: box operations are not provided")
+
+
+# torchmetrics imports these at import time when it finds torchvision (it finds this stand-in)
+box_iou = box_area = box_convert = _not_provided
+distance_box_iou = generalized_box_iou = complete_box_iou = _not_provided
