@@ -5,8 +5,11 @@ helper "gen".
     python benchmarks/generate_ab.py [--samples 10] [--new 64]
 
 "off" makes every caller's ``unwatched()`` answer False, so view/reshape/permute/transpose/
-unbind, cat, layer_norm and small linear products take the Op path they took before (their only
-other branch). Samples alternate off/on (who goes first alternates), each after a pause and
+unbind, cat, layer_norm, small linear products, same-shape add/mul and attention take the Op
+path they took before (their only other branch), and small_linear's one-row form is off.
+``--only-new`` switches only the twenty-first session's paths (same-shape add/mul: NOTE
+[Unrecorded same-shape ops]; attention; the one-row product) and leaves the older ones on.
+Samples alternate off/on (who goes first alternates), each after a pause and
 inside table1.py's quiet-core probe gate, like generate.py's. Prints each side's median ms, the
 paired median of off/on (> 1: the fast paths are quicker) and whether both sides produced the
 same tokens.
@@ -21,19 +24,26 @@ import numpy as np
 from generate import _quiet_line, _timed, build, common_args, runner
 from table1 import _calibrate, _retaken
 
-_USERS = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm",
-          "ember.nn.functional._linear")
+_OLD = ("ember.ops.views", "ember.ops.join", "ember.nn.functional._norm",
+        "ember.nn.functional._linear")
+_NEW = ("ember.ops.elementwise", "ember.nn.functional._attention")
 
 
 def main(argv=None):
-    args = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0])).parse_args(
-        argv)
+    ap = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
+    ap.add_argument("--only-new", action="store_true",
+                    help="switch only the twenty-first session's paths")
+    args = ap.parse_args(argv)
     import ember
     from ember.ops import registry
+    from ember.ops.nn import linear
+
+    users = _NEW if args.only_new else _OLD + _NEW
 
     def fast(on):
-        for name in _USERS:
+        for name in users:
             sys.modules[name].unwatched = registry.unwatched if on else (lambda: False)
+        linear._ONE_ROW[0] = on
 
     prompt = np.random.default_rng(0).integers(0, 1024, (1, args.prompt)).astype(np.int64)
     run = runner(ember, build(ember), prompt, args.new, True)
@@ -56,7 +66,8 @@ def main(argv=None):
     med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
     paired = statistics.median(a / b for a, b in zip(times[False], times[True], strict=True))
     print(f"GPT-S generation (ember), batch 1, prompt {args.prompt}, {args.new} new tokens, KV "
-          f"cache, {args.samples} paired samples; same tokens off/on: "
+          f"cache, {args.samples} paired samples, {'new' if args.only_new else 'all'} paths; "
+          f"same tokens off/on: "
           f"{np.array_equal(tokens[False], tokens[True])}")
     print(f"  fast paths off {med[False]:.1f} ms, on {med[True]:.1f} ms; paired off/on "
           f"{paired:.3f}")

@@ -110,3 +110,27 @@ def test_one_row_linear_is_numpys_row_product(shape, n_in, n_out, dtype):
     np.testing.assert_allclose(got.numpy().reshape(1, n_out), tl.numpy(), rtol=1e-5, atol=1e-5)
     got.zero_()  # a fresh array: the parameters are untouched
     assert lin.bias.detach().numpy().any() or not b.any()
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("n_query", [1, 5])
+def test_unrecorded_attention_matches_the_recorded_path(n_query, causal):
+    rng = np.random.default_rng(n_query)
+    q, k, v = (rng.standard_normal(s).astype(np.float32)
+               for s in ((1, 4, n_query, 8), (1, 4, 7, 8), (1, 4, 7, 8)))
+    F = ember.nn.functional
+    eq, ek, ev = ember.from_numpy(q), ember.from_numpy(k), ember.from_numpy(v)
+    with ember.no_grad():
+        fast = F.scaled_dot_product_attention(eq, ek, ev, is_causal=causal)
+    slow = F.scaled_dot_product_attention(eq.clone().requires_grad_(), ek, ev, is_causal=causal)
+    assert fast.grad_fn is None and slow.grad_fn is not None
+    np.testing.assert_array_equal(fast.numpy(), slow.detach().numpy())  # one kernel
+    want = torch.nn.functional.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v), is_causal=causal)
+    np.testing.assert_allclose(fast.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert fast.shape == tuple(want.shape) and fast.stride() == want.stride()
+    with ember.no_grad(), ember.profiler.profile() as prof:
+        F.scaled_dot_product_attention(eq, ek, ev, is_causal=causal)
+    assert any("attention" in e.key.lower() for e in prof.key_averages())
+    with pytest.raises(RuntimeError, match="scaled_dot_product_attention: expected query"):
+        F.scaled_dot_product_attention(eq, ek[..., :4], ev)

@@ -81,6 +81,7 @@ class Linear(Op):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/generate_ab.py)
 
 
 def small_linear(x, weight, bias):
@@ -90,7 +91,7 @@ def small_linear(x, weight, bias):
     orientation]). On the one pool the general path (its add_row)."""
     if (x.size * weight.shape[0] <= SMALL_GEMM[0] and _small_ok(x, weight, bias)
             and not _onepool.enabled()):
-        if x.size == x.shape[-1]:
+        if x.size == x.shape[-1] and _ONE_ROW[0]:
             # one row (a decoding step's 17 products a token) as a vector: np.dot reaches the
             # same BLAS gemv as np.matmul on the (1, in) row, bit for bit (tested in
             # tests/ops/test_unwatched_views.py), and the bias adds without broadcasting:
