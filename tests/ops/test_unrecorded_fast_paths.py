@@ -134,3 +134,25 @@ def test_unrecorded_attention_matches_the_recorded_path(n_query, causal):
     assert any("attention" in e.key.lower() for e in prof.key_averages())
     with pytest.raises(RuntimeError, match="scaled_dot_product_attention: expected query"):
         F.scaled_dot_product_attention(eq, ek[..., :4], ev)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_unrecorded_layer_norm_takes_strided_parameters(dtype):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 3, 8)).astype(dtype)
+    wb = rng.standard_normal(16).astype(dtype)  # every other element: strided weight and bias
+    F = ember.nn.functional
+    ew = ember.from_numpy(wb)[::2]
+    assert not ew.is_contiguous()
+    with ember.no_grad():
+        got = F.layer_norm(ember.from_numpy(x), (8,), ew, ew, eps=1e-3)
+        no_bias = F.layer_norm(ember.from_numpy(x), 8, ew)
+    tw = torch.from_numpy(wb)[::2]
+    want = torch.nn.functional.layer_norm(torch.from_numpy(x), (8,), tw, tw, eps=1e-3)
+    want_nb = torch.nn.functional.layer_norm(torch.from_numpy(x), (8,), tw)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(no_bias.numpy(), want_nb.numpy(), rtol=tol, atol=tol)
+    assert got.dtype is no_bias.dtype is ember.from_numpy(x).dtype and got.grad_fn is None
+    with pytest.raises(RuntimeError, match=r"layer_norm: Expected weight to be of same shape"):
+        F.layer_norm(ember.from_numpy(x), (8,), ember.ones(4))

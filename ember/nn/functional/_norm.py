@@ -13,7 +13,7 @@ import ember
 from ..._tensor import Tensor, _make
 from ...autograd.grad_mode import _state, no_grad
 from ...ops._kernels import norm as _knorm
-from ...ops.nn.norm import NativeBatchNorm, NativeLayerNorm, layer_norm_arrays
+from ...ops.nn.norm import NativeBatchNorm, NativeLayerNorm
 from ...ops.registry import unwatched
 
 __all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm",
@@ -212,23 +212,27 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    if (isinstance(input, Tensor) and len(normalized_shape) == 1
-            and input._data.dtype in _FAST_DTYPES and input._data.size
-            and input._data.shape[-1] == normalized_shape[0]
-            and (weight is None or (weight._data.shape == input._data.shape[-1:]
-                                    and weight._data.dtype == input._data.dtype))
-            and (bias is None or (bias._data.shape == input._data.shape[-1:]
-                                  and bias._data.dtype == input._data.dtype))):
+    x = input._data if isinstance(input, Tensor) else None
+    w = None if weight is None else weight._data
+    b = None if bias is None else bias._data
+    if (x is not None and len(normalized_shape) == 1 and x.dtype in _FAST_DTYPES and x.size
+            and x.shape[-1] == normalized_shape[0]
+            and (w is None or (w.shape == x.shape[-1:] and w.dtype == x.dtype))
+            and (b is None or (b.shape == x.shape[-1:] and b.dtype == x.dtype))):
         # the common case (one trailing dim, float32/64, matching affine parameters) checked
         # on the arrays: the general path below costs ~20 us a call in Size objects and tuples
-        x = input._data
+        dim = x.shape[-1]
         if not (_state.enabled and (input._requires_grad or weight is not None and
                                     weight._requires_grad or bias is not None and
                                     bias._requires_grad)) and unwatched():
-            # nothing to record (a decoding step under no_grad): the kernel straight away,
-            # NOTE [Unwatched no-grad views] in ops/registry.py (2 us of a 6 us call)
-            return _make(layer_norm_arrays(x, weight, bias, eps, x.shape[-1])[0].reshape(x.shape))
-        return NativeLayerNorm.apply(input, weight, bias, eps, x.shape[-1])
+            # nothing to record (a decoding step under no_grad): the kernel straight away on
+            # the (checked) arrays, NOTE [Unwatched no-grad views] in ops/registry.py
+            y = _knorm.layernorm_forward(
+                np.ascontiguousarray(x).reshape(-1, dim),
+                None if w is None else np.ascontiguousarray(w),
+                None if b is None else np.ascontiguousarray(b), eps)[0]
+            return _make(y.reshape(x.shape))
+        return NativeLayerNorm.apply(input, weight, bias, eps, dim)
     ns = tuple(int(s) for s in normalized_shape)
     _compute_dtype("layer_norm", input)
     if tuple(input.shape[input.ndim - len(ns):]) != ns or input.ndim < len(ns):
