@@ -7,8 +7,10 @@ helper "gen".
 "off" makes every caller's ``unwatched()`` answer False, so view/reshape/permute/transpose/
 unbind, cat, layer_norm, small linear products, same-shape add/mul and attention take the Op
 path they took before (their only other branch), and small_linear's one-row form is off.
-``--only-new`` switches only the twenty-first session's paths (same-shape add/mul: NOTE
-[Unrecorded same-shape ops]; attention; the one-row product) and leaves the older ones on.
+``--switch new`` switches only the twenty-first session's paths (same-shape add/mul: NOTE
+[Unrecorded same-shape ops]; attention; the one-row product) and leaves the older ones on;
+``--switch gemv1`` only the one-row product's single BLAS thread (NOTE [One thread for a one-row
+product] in ember/ops/nn/linear.py). ``--switch all`` (the default) switches everything.
 Samples alternate off/on (who goes first alternates), each after a pause and
 inside table1.py's quiet-core probe gate, like generate.py's. Prints each side's median ms, the
 paired median of off/on (> 1: the fast paths are quicker) and whether both sides produced the
@@ -31,19 +33,21 @@ _NEW = ("ember.ops.elementwise", "ember.nn.functional._attention")
 
 def main(argv=None):
     ap = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
-    ap.add_argument("--only-new", action="store_true",
-                    help="switch only the twenty-first session's paths")
+    ap.add_argument("--switch", choices=("all", "new", "gemv1"), default="all",
+                    help="what off turns off (see the module's doc)")
     args = ap.parse_args(argv)
     import ember
     from ember.ops import registry
     from ember.ops.nn import linear
 
-    users = _NEW if args.only_new else _OLD + _NEW
+    users = {"all": _OLD + _NEW, "new": _NEW, "gemv1": ()}[args.switch]
 
     def fast(on):
         for name in users:
             sys.modules[name].unwatched = registry.unwatched if on else (lambda: False)
-        linear._ONE_ROW[0] = on
+        if args.switch != "gemv1":
+            linear._ONE_ROW[0] = on
+        linear._GEMV_ONE_THREAD[0] = on
 
     prompt = np.random.default_rng(0).integers(0, 1024, (1, args.prompt)).astype(np.int64)
     run = runner(ember, build(ember), prompt, args.new, True)
@@ -66,7 +70,7 @@ def main(argv=None):
     med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
     paired = statistics.median(a / b for a, b in zip(times[False], times[True], strict=True))
     print(f"GPT-S generation (ember), batch 1, prompt {args.prompt}, {args.new} new tokens, KV "
-          f"cache, {args.samples} paired samples, {'new' if args.only_new else 'all'} paths; "
+          f"cache, {args.samples} paired samples, switch {args.switch}; "
           f"same tokens off/on: "
           f"{np.array_equal(tokens[False], tokens[True])}")
     print(f"  fast paths off {med[False]:.1f} ms, on {med[True]:.1f} ms; paired off/on "

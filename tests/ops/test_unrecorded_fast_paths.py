@@ -156,3 +156,25 @@ def test_unrecorded_layer_norm_takes_strided_parameters(dtype):
     assert got.dtype is no_bias.dtype is ember.from_numpy(x).dtype and got.grad_fn is None
     with pytest.raises(RuntimeError, match=r"layer_norm: Expected weight to be of same shape"):
         F.layer_norm(ember.from_numpy(x), (8,), ember.ones(4))
+
+
+def test_one_row_linear_restores_blas_threads():
+    # NOTE [One thread for a one-row product]: one thread for the call, the count restored
+    from ember._kernel_threads import _openblas, blas_threads_enter, blas_threads_exit
+    funcs = _openblas()
+    if not funcs:
+        pytest.skip("numpy's OpenBLAS is not reachable through threadpoolctl here")
+    get = funcs[0]
+    before = blas_threads_enter(2)
+    try:
+        lin = ember.nn.Linear(256, 768)
+        x = ember.randn(1, 1, 256)
+        with ember.no_grad():
+            two = lin(x)
+        assert get() == 2
+        one = blas_threads_enter(1)
+        with ember.no_grad():
+            np.testing.assert_array_equal(lin(x).numpy(), two.numpy())  # the same bits
+        blas_threads_exit(one)
+    finally:
+        blas_threads_exit(before)

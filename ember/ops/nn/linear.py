@@ -83,6 +83,20 @@ class Linear(Op):
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/generate_ab.py)
 
+# NOTE [One thread for a one-row product]
+# NOTE [One BLAS thread for small GEMMs] leaves products below SMALL_GEMM[0] multiply-adds to
+# OpenBLAS as they come, since its GEMM runs them on one thread anyway. A one-row product is
+# not a GEMM to NumPy but a gemv, and OpenBLAS's gemv splits over both threads from in * out >=
+# 2304 * 4 (interface/gemv.c with the default GEMM_MULTITHREAD_THRESHOLD): a decoding step's 17
+# products of 64-256 K multiply-adds each hand half of a few microseconds of work to the
+# worker and wait for it, and the worker then spins. They run on one thread (set and restored
+# around the call, ~0.7 us). Each output element is one dot product whichever thread computes
+# it, so the bits are the same. GPT-S generation in one process, OpenBLAS at one thread against
+# two for the whole generation, interleaved: 83.0 against 93.6 ms median, paired 1.08 (quiet
+# slot 17:38, load 3.7; benchmarks/RESULTS.md, twenty-first session, helper gen).
+_GEMV_THREADED = 2304 * 4
+_GEMV_ONE_THREAD = [True]  # an A/B switch (benchmarks/generate_ab.py --switch gemv1)
+
 
 def small_linear(x, weight, bias):
     """The forward's first branch on arrays, or None when it does not take them: a decoding
@@ -94,9 +108,15 @@ def small_linear(x, weight, bias):
         if x.size == x.shape[-1] and _ONE_ROW[0]:
             # one row (a decoding step's 17 products a token) as a vector: np.dot reaches the
             # same BLAS gemv as np.matmul on the (1, in) row, bit for bit (tested in
-            # tests/ops/test_unwatched_views.py), and the bias adds without broadcasting:
-            # 1.3 us of NumPy calls against 2.3
-            y = np.dot(x.ravel(), weight.T)
+            # tests/ops/test_unrecorded_fast_paths.py), and the bias adds without
+            # broadcasting: 1.3 us of NumPy calls against 2.3. On one BLAS thread: NOTE [One
+            # thread for a one-row product]
+            blas = blas_threads_enter(1) if x.size * weight.shape[0] >= _GEMV_THREADED and \
+                _GEMV_ONE_THREAD[0] else 0
+            try:
+                y = np.dot(x.ravel(), weight.T)
+            finally:
+                blas_threads_exit(blas)
             if bias is not None:
                 y += bias
         else:
