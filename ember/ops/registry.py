@@ -27,7 +27,10 @@ from ..profiler.profiler import _active as _prof
 # (`_make_view`: the view shares the input's version counter and base, as from _run) when nothing
 # watches op calls either: vmap and meta tensors (_batch_hook), forward AD (_fw_active), the
 # profiler, and compile's capture (which replaces Op._run) and replay (_run_hooked). `unwatched`
-# is that test; NOTE [Unrecorded 2-D matmul] in products.py is the same idea for matmul.
+# is that test; NOTE [Unrecorded 2-D matmul] in products.py is the same idea for matmul. F.linear's
+# small products, F.layer_norm, F.scaled_dot_product_attention's fused case and same-shape
+# add/mul (NOTE [Unrecorded same-shape ops] in elementwise.py) take it too; they are what
+# benchmarks/generate_ab.py switches off and on.
 _PLAIN_RUN = Op.__dict__["_run"]
 
 

@@ -1,6 +1,8 @@
 """The linear layer's op: y = x W^T + b in one node."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ... import _blas_parts, _kernel_threads, _onepool
@@ -94,8 +96,11 @@ _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/gene
 # it, so the bits are the same. GPT-S generation in one process, OpenBLAS at one thread against
 # two for the whole generation, interleaved: 83.0 against 93.6 ms median, paired 1.08 (quiet
 # slot 17:38, load 3.7; benchmarks/RESULTS.md, twenty-first session, helper gen).
+# EMBER_GEMV_ONE_THREAD=0 leaves them to OpenBLAS: an A/B switch for fresh processes
+# (benchmarks/generate_spread.py --libs ember,ember:EMBER_GEMV_ONE_THREAD=0), as the list is
+# in one process (benchmarks/generate_ab.py --switch gemv1).
 _GEMV_THREADED = 2304 * 4
-_GEMV_ONE_THREAD = [True]  # an A/B switch (benchmarks/generate_ab.py --switch gemv1)
+_GEMV_ONE_THREAD = [os.environ.get("EMBER_GEMV_ONE_THREAD", "1").strip() != "0"]
 
 
 def small_linear(x, weight, bias):
