@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .. import _meta
+from .._backend import device as _device
 from .._meta import marks_meta
 from .._tensor import Tensor, _make
 from .creation import _finish, _size
@@ -23,7 +24,7 @@ class Generator:
     """A random-number stream; pass as ``generator=`` to sampling functions."""
 
     def __init__(self, device="cpu"):
-        self.device = device
+        self.device = _device(device)  # a device, as torch's (diffusers reads .device.type)
         self.manual_seed(DEFAULT_SEED)
 
     def manual_seed(self, seed):
@@ -62,7 +63,7 @@ class Generator:
         return {"seed": self._seed, "state": self._np.bit_generator.state}
 
     def __setstate__(self, d):
-        self.device = "cpu"
+        self.device = _device("cpu")
         self._seed = d["seed"]
         bg = np.random.PCG64()
         bg.state = d["state"]

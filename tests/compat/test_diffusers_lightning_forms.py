@@ -214,3 +214,12 @@ def test_is_available_does_not_load_mpi(tmp_path):
                                                 .parent.parent)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "1"]
+
+
+def test_generator_device_is_a_device_as_torch():
+    import pickle
+    for lib in (ember, torch):
+        g = lib.Generator()
+        assert isinstance(g.device, lib.device) and g.device.type == "cpu"
+        assert lib.Generator(device=lib.device("cpu")).device == lib.device("cpu")
+        assert pickle.loads(pickle.dumps(g)).device.type == "cpu"
