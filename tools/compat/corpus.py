@@ -68,6 +68,8 @@ COMMITS = {
     "lucidrains/x-transformers": "9252ed7838021ee61e6c5be0930b3a9a88efdf06",
     "huggingface/transformers": "wheel, see WHEELS",
     "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
+    "huggingface/diffusers": "wheel, see WHEELS",
+    "Lightning-AI/pytorch-lightning": "wheel, see WHEELS",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -75,6 +77,8 @@ COMMITS = {
 # release tag).
 WHEELS = {
     "huggingface/transformers": "transformers==5.24.0",
+    "huggingface/diffusers": "diffusers==0.42.1",
+    "Lightning-AI/pytorch-lightning": "pytorch-lightning==2.6.6",  # with lightning_fabric
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -117,6 +121,8 @@ LICENCES = {
     "lucidrains/x-transformers": "MIT",
     "huggingface/transformers": "Apache-2.0 (the wheel's LICENSE)",
     "huggingface/pytorch-image-models": "Apache-2.0",
+    "huggingface/diffusers": "Apache-2.0",
+    "Lightning-AI/pytorch-lightning": "Apache-2.0",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -2556,6 +2562,418 @@ add(name="hf/vit", **_HF, epilogue=_HF_VIT,
     bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 0.25 by chance
 
 
+# ------------------------------------------------------------- huggingface/diffusers
+# diffusers' own model and scheduler code (the release wheel, WHEELS) with tiny configurations
+# built from arguments (no hub weights) on 16x16 images with one bright quadrant. Each driver
+# is the epilogue of diffusers/dependency_versions_table.py (a dict, no imports) with the
+# package importable from the temp copy.
+_DD_UNET = """
+# compat driver: a tiny UNet2DModel from diffusers' own code learns to denoise 16x16 images with
+# one bright quadrant (DDPMScheduler.add_noise, MSE on the noise, AdamW, diffusers' cosine
+# schedule); save_pretrained / from_pretrained (safetensors) must give equal outputs
+import os
+import tempfile
+
+import torch
+import torch.nn.functional as F
+from diffusers import DDPMScheduler, UNet2DModel
+from diffusers.optimization import get_cosine_schedule_with_warmup
+
+torch.manual_seed(0)
+
+
+def images(n):
+    q = torch.randint(0, 4, (n,))
+    x = -torch.ones(n, 1, 16, 16)
+    for i in range(n):
+        r, c = divmod(q[i].item(), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
+    return x
+
+
+model = UNet2DModel(sample_size=16, in_channels=1, out_channels=1, layers_per_block=1,
+                    block_out_channels=(16, 32), norm_num_groups=8,
+                    down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                    up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+sched = DDPMScheduler(num_train_timesteps=100)
+STEPS = 150
+opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
+lr = get_cosine_schedule_with_warmup(opt, num_warmup_steps=10, num_training_steps=STEPS)
+for step in range(STEPS):
+    x = images(16)
+    noise = torch.randn_like(x)
+    t = torch.randint(0, 100, (16,))
+    pred = model(sched.add_noise(x, noise, t), t).sample
+    loss = F.mse_loss(pred, noise)
+    opt.zero_grad()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    lr.step()
+    if step % 50 == 0:
+        print(f"step {step} loss {loss.item():.4f}")
+model.eval()
+g = torch.Generator().manual_seed(1)
+x = images(64)
+noise = torch.randn(x.shape, generator=g)
+t = torch.arange(64) % 100
+with torch.no_grad():
+    pred = model(sched.add_noise(x, noise, t), t).sample
+    mse = F.mse_loss(pred, noise).item()
+    with tempfile.TemporaryDirectory() as d:
+        model.save_pretrained(d)
+        print("saved", sorted(os.listdir(d)))
+        again = UNet2DModel.from_pretrained(d)
+        same = torch.equal(again(sched.add_noise(x, noise, t), t).sample, pred)
+print("round trip equal", same)
+print(f"compat-noise-mse {mse if same else 9.0:.4f}")
+"""
+_DD_SAMPLE = """
+# compat driver: diffusers' samplers on a tiny UNet2DModel trained on 16x16 images with one
+# bright quadrant: a DDIM loop by hand (DDIMScheduler.set_timesteps / scale_model_input / step
+# with eta), and DDPMPipeline with a 50-step DDPMScheduler schedule; the share of samples that
+# are quadrant images is the metric
+import torch
+import torch.nn.functional as F
+from diffusers import DDIMScheduler, DDPMPipeline, DDPMScheduler, UNet2DModel
+
+torch.manual_seed(0)
+
+
+def images(n):
+    q = torch.randint(0, 4, (n,))
+    x = -torch.ones(n, 1, 16, 16)
+    for i in range(n):
+        r, c = divmod(q[i].item(), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
+    return x
+
+
+def quadrant_images(x):
+    # one quadrant bright, three dark, in every sample
+    means = torch.stack([x[:, 0, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8].mean((1, 2))
+                         for r in range(2) for c in range(2)], 1)
+    return (((means > 0.5).sum(1) == 1) & ((means < -0.5).sum(1) == 3)).float().mean().item()
+
+
+model = UNet2DModel(sample_size=16, in_channels=1, out_channels=1, layers_per_block=1,
+                    block_out_channels=(16, 32), norm_num_groups=8,
+                    down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                    up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+train_sched = DDPMScheduler(num_train_timesteps=200, beta_schedule="squaredcos_cap_v2")
+opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
+for step in range(300):
+    x = images(16)
+    noise = torch.randn_like(x)
+    t = torch.randint(0, 200, (16,))
+    loss = F.mse_loss(model(train_sched.add_noise(x, noise, t), t).sample, noise)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 100 == 0:
+        print(f"step {step} loss {loss.item():.4f}")
+model.eval()
+ddim = DDIMScheduler.from_config(train_sched.config)
+ddim.set_timesteps(20)
+g = torch.Generator().manual_seed(1)
+x = torch.randn(32, 1, 16, 16, generator=g)
+with torch.no_grad():
+    for t in ddim.timesteps:
+        eps = model(ddim.scale_model_input(x, t), t).sample
+        x = ddim.step(eps, t, x, eta=0.0).prev_sample
+ddim_share = quadrant_images(x)
+pipe = DDPMPipeline(unet=model, scheduler=train_sched)
+pipe.set_progress_bar_config(disable=True)
+out = pipe(batch_size=32, num_inference_steps=50, generator=torch.Generator().manual_seed(2),
+           output_type="np").images  # NHWC in [0, 1]
+ddpm = torch.from_numpy(out).permute(0, 3, 1, 2) * 2 - 1
+ddpm_share = quadrant_images(ddpm)
+print("quadrant images: DDIM", ddim_share, "DDPM pipeline", ddpm_share)
+print(f"compat-quadrant-share {min(ddim_share, ddpm_share):.4f}")
+"""
+_DD_VAE = """
+# compat driver: a tiny AutoencoderKL from diffusers' own code (encoder, diagonal Gaussian
+# latent, decoder, mid-block attention) trained on 16x16 images with one bright quadrant:
+# reconstruction MSE plus a small KL term, AdamW; reconstruction MSE of fresh images
+import torch
+import torch.nn.functional as F
+from diffusers import AutoencoderKL
+
+torch.manual_seed(0)
+
+
+def images(n):
+    q = torch.randint(0, 4, (n,))
+    x = -torch.ones(n, 1, 16, 16)
+    for i in range(n):
+        r, c = divmod(q[i].item(), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
+    return x
+
+
+vae = AutoencoderKL(in_channels=1, out_channels=1, latent_channels=2, layers_per_block=1,
+                    block_out_channels=(16, 32), norm_num_groups=8, sample_size=16,
+                    down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+                    up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"))
+opt = torch.optim.AdamW(vae.parameters(), lr=2e-3)
+for step in range(120):
+    x = images(16)
+    posterior = vae.encode(x).latent_dist
+    recon = vae.decode(posterior.sample()).sample
+    loss = F.mse_loss(recon, x) + 1e-4 * posterior.kl().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 40 == 0:
+        print(f"step {step} loss {loss.item():.4f}")
+vae.eval()
+x = images(64)
+with torch.no_grad():
+    z = vae.encode(x).latent_dist.mode()
+    mse = F.mse_loss(vae.decode(z).sample, x).item()
+    again = F.mse_loss(vae(x).sample, x).item()  # forward: encode, sample the mode, decode
+print("latent", tuple(z.shape), "forward mse", round(again, 4))
+print(f"compat-recon-mse {mse:.4f}")
+"""
+_DD = dict(repo="huggingface/diffusers", script="diffusers/dependency_versions_table.py",
+           copy=["diffusers"], cwd=".", pythonpath=["."], timeout=300)
+add(name="diffusers/unet", **_DD, epilogue=_DD_UNET,
+    covers="diffusers' UNet2DModel (ResNet blocks with time embedding, attention down/up "
+           "blocks, GroupNorm), DDPMScheduler.add_noise, MSE on the noise, AdamW with "
+           "diffusers' cosine warm-up schedule, clip_grad_norm_; save_pretrained / "
+           "from_pretrained (safetensors, accelerate's init_empty_weights) giving equal outputs",
+    metric=r"compat-noise-mse ([0-9.]+)",
+    bar=("<=", 0.1))  # torch 0.074 / 0.065 / 0.058 (seeds 0-2); predicting 0 gives 1.0
+add(name="diffusers/sample", **_DD, epilogue=_DD_SAMPLE,
+    covers="diffusers' samplers on a trained UNet2DModel: a DDIM loop by hand "
+           "(DDIMScheduler.from_config, set_timesteps, scale_model_input, step) and "
+           "DDPMPipeline (50 of 200 steps, generator, output_type='np'); the share of samples "
+           "that are quadrant images",
+    metric=r"compat-quadrant-share ([0-9.]+)",
+    bar=(">=", 0.35))  # torch 0.91 / 0.50 / 0.63 (seeds 0-2; the lower of DDIM's and DDPM's)
+add(name="diffusers/vae", **_DD, epilogue=_DD_VAE,
+    covers="diffusers' AutoencoderKL: encoder, DiagonalGaussianDistribution (sample, mode, "
+           "kl), mid-block attention, decoder; reconstruction + KL loss, AdamW",
+    metric=r"compat-recon-mse ([0-9.]+)",
+    bar=("<=", 0.01))  # torch 0.0039 / 0.0025 / 0.0021 (seeds 0-2); the mean image ~0.75
+
+
+# ------------------------------------------------------------- Lightning-AI/pytorch-lightning
+# pytorch_lightning's Trainer (the release wheel, WHEELS, with lightning_fabric; torchmetrics
+# and lightning_utilities come from the environment) fitting LightningModules on CPU. Each
+# driver is the epilogue of pytorch_lightning/__about__.py (metadata strings only).
+_PL_MLP = """
+# compat driver: a LightningModule MLP fitted by pytorch_lightning's Trainer on CPU: a
+# LightningDataModule, validation and test steps with self.log, an optimizer with a per-step
+# schedule from configure_optimizers, a custom Callback; then trainer.validate and a checkpoint
+# round trip (save_checkpoint / load_from_checkpoint with saved hyperparameters)
+import os
+import tempfile
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def blobs(n, seed):
+    # four Gaussian blobs in 8 dimensions, one per class
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 4, (n,), generator=g)
+    centres = torch.eye(4, 8) * 3.0
+    return centres[y] + torch.randn(n, 8, generator=g), y
+
+
+class Blobs(pl.LightningDataModule):
+    def __init__(self, batch_size=32):
+        super().__init__()
+        self.batch_size = batch_size
+
+    def setup(self, stage=None):
+        self.train = TensorDataset(*blobs(512, 1))
+        self.val = TensorDataset(*blobs(256, 2))
+
+    def train_dataloader(self):
+        return DataLoader(self.train, batch_size=self.batch_size, shuffle=True)
+
+    def val_dataloader(self):
+        return DataLoader(self.val, batch_size=128)
+
+    def test_dataloader(self):
+        return DataLoader(self.val, batch_size=128)
+
+
+class MLP(pl.LightningModule):
+    def __init__(self, hidden=32, lr=1e-2):
+        super().__init__()
+        self.save_hyperparameters()
+        self.net = torch.nn.Sequential(torch.nn.Linear(8, hidden), torch.nn.ReLU(),
+                                       torch.nn.Linear(hidden, 4))
+
+    def forward(self, x):
+        return self.net(x)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train_loss", loss)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        self.log("val_loss", F.cross_entropy(logits, y))
+        self.log("val_acc", (logits.argmax(-1) == y).float().mean())
+
+    def test_step(self, batch, batch_idx):
+        x, y = batch
+        self.log("test_acc", (self(x).argmax(-1) == y).float().mean())
+
+    def configure_optimizers(self):
+        opt = torch.optim.Adam(self.parameters(), lr=self.hparams.lr)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=40, gamma=0.5)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "step"}}
+
+
+class Count(pl.Callback):
+    def __init__(self):
+        self.batches = self.epochs = 0
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.batches += 1
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        self.epochs += 1
+
+
+pl.seed_everything(0)
+count = Count()
+trainer = pl.Trainer(max_steps=120, accelerator="cpu", logger=False, enable_checkpointing=False,
+                     enable_progress_bar=False, enable_model_summary=False, callbacks=[count])
+model, data = MLP(), Blobs()
+trainer.fit(model, datamodule=data)
+print("callback saw", count.batches, "batches,", count.epochs, "epochs; global_step",
+      trainer.global_step)
+print("lr at the end", trainer.optimizers[0].param_groups[0]["lr"])
+val = trainer.validate(model, datamodule=data, verbose=False)[0]
+test = trainer.test(model, datamodule=data, verbose=False)[0]
+print("validate", {k: round(v, 4) for k, v in val.items()}, "test", round(test["test_acc"], 4))
+x, _ = blobs(16, 3)
+with tempfile.TemporaryDirectory() as d:
+    path = os.path.join(d, "mlp.ckpt")
+    trainer.save_checkpoint(path)
+    again = MLP.load_from_checkpoint(path)
+    model.eval()
+    again.eval()
+    with torch.no_grad():
+        same = torch.equal(again(x), model(x)) and again.hparams.hidden == 32
+ok = count.batches == 120 and trainer.global_step == 120 and same
+print("round trip equal", same)
+print(f"compat-accuracy {val['val_acc'] if ok else 0.0:.4f}")
+"""
+_PL_CONVNET = """
+# compat driver: a LightningModule convnet on 16x16 images with one bright quadrant, fitted by
+# pytorch_lightning's Trainer with ModelCheckpoint (best by val_acc, and last), EarlyStopping,
+# gradient clipping, gradient accumulation and the model summary; the best checkpoint is loaded
+# with load_from_checkpoint and training resumes from the last one (ckpt_path=)
+import os
+import tempfile
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def quadrants(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 4, (n,), generator=g)
+    x = torch.randn(n, 1, 16, 16, generator=g) * 0.5
+    for i in range(n):
+        r, c = divmod(y[i].item(), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] += 1.0
+    return x, y
+
+
+class ConvNet(pl.LightningModule):
+    def __init__(self, channels=8, lr=3e-3):
+        super().__init__()
+        self.save_hyperparameters()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(1, channels, 3, padding=1), torch.nn.BatchNorm2d(channels),
+            torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+            torch.nn.Conv2d(channels, 2 * channels, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(2))
+        self.head = torch.nn.Linear(8 * channels, 4)
+
+    def forward(self, x):
+        return self.head(self.features(x).flatten(1))
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        loss = F.cross_entropy(self(x), y)
+        self.log("train_loss", loss, prog_bar=True)
+        return loss
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self(x)
+        self.log("val_loss", F.cross_entropy(logits, y))
+        self.log("val_acc", (logits.argmax(-1) == y).float().mean())
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.hparams.lr * 10, momentum=0.9)
+
+
+pl.seed_everything(0)
+train = DataLoader(TensorDataset(*quadrants(256, 1)), batch_size=16, shuffle=True)
+val = DataLoader(TensorDataset(*quadrants(128, 2)), batch_size=64)
+model = ConvNet()
+with tempfile.TemporaryDirectory() as d:
+    best = ModelCheckpoint(dirpath=d, monitor="val_acc", mode="max", save_top_k=1,
+                           save_last=True, filename="best-{epoch}")
+    trainer = pl.Trainer(max_epochs=3, accelerator="cpu", logger=False,
+                         enable_progress_bar=False, gradient_clip_val=1.0,
+                         accumulate_grad_batches=2,
+                         callbacks=[best, EarlyStopping(monitor="val_loss", patience=3)])
+    trainer.fit(model, train, val)
+    print("checkpoints", sorted(os.listdir(d)), "global_step", trainer.global_step)
+    print("best", os.path.basename(best.best_model_path), float(best.best_model_score))
+    first_steps = trainer.global_step
+    resumed = pl.Trainer(max_epochs=4, accelerator="cpu", logger=False,
+                         enable_progress_bar=False, enable_model_summary=False,
+                         enable_checkpointing=False, accumulate_grad_batches=2)
+    resumed.fit(model, train, val, ckpt_path=best.last_model_path)
+    print("resumed to epoch", resumed.current_epoch, "global_step", resumed.global_step)
+    loaded = ConvNet.load_from_checkpoint(best.best_model_path)
+loaded.eval()
+x, y = quadrants(256, 3)
+with torch.no_grad():
+    acc = (loaded(x).argmax(-1) == y).float().mean().item()
+ok = first_steps == 24 and resumed.global_step == 32 and loaded.hparams.channels == 8
+print("steps as expected", ok)
+print(f"compat-accuracy {acc if ok else 0.0:.4f}")
+"""
+_PL = dict(repo="Lightning-AI/pytorch-lightning", script="pytorch_lightning/__about__.py",
+           copy=["pytorch_lightning", "lightning_fabric"], cwd=".", pythonpath=["."],
+           timeout=300)
+add(name="lightning/mlp", **_PL, epilogue=_PL_MLP,
+    covers="Lightning's Trainer (max_steps, accelerator='cpu', logger=False): "
+           "LightningDataModule, training/validation/test steps with self.log, "
+           "configure_optimizers with a per-step StepLR, a custom Callback, seed_everything, "
+           "trainer.validate / test, save_checkpoint and load_from_checkpoint (saved "
+           "hyperparameters) giving equal outputs",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.85))  # torch 0.938 / 0.934 / 0.930 (seeds 0-2); 0.25 by chance
+add(name="lightning/convnet", **_PL, epilogue=_PL_CONVNET,
+    covers="Lightning's Trainer with ModelCheckpoint (best by val_acc, save_last), "
+           "EarlyStopping, gradient clipping and accumulation, the model summary, BatchNorm; "
+           "resuming from the last checkpoint (ckpt_path=) and load_from_checkpoint of the best",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 0.25 by chance
+
+
 # ------------------------------------------------------- huggingface/pytorch-image-models (timm)
 # timm's own model code built by `timm.create_model` (no pretrained weights: they come from the
 # hub), trained with timm's optimizer and scheduler factories (create_optimizer_v2's AdamW with
@@ -2854,13 +3272,18 @@ SPREAD: dict = {
     'hf/gpt2': {0: 1, 1: 1, 2: 1},
     'hf/llama': {0: 1, 1: 1, 2: 1},
     'hf/bert': {0: 1, 1: 1, 2: 1},
+    'hf/mamba': {0: 1, 1: 1, 2: 1},
+    'hf/clip': {0: 1, 1: 0.9609, 2: 1},
     'hf/trainer': {0: 1, 1: 1, 2: 1},
     'hf/t5': {0: 0.8229, 1: 0.8021, 2: 0.8333},
     'hf/mistral': {0: 1, 1: 1, 2: 1},
     'hf/mixtral': {0: 1, 1: 1, 2: 1},
     'hf/vit': {0: 1, 1: 1, 2: 1},
-    'hf/mamba': {0: 1, 1: 1, 2: 1},
-    'hf/clip': {0: 1, 1: 0.9609, 2: 1},
+    'diffusers/unet': {0: 0.0739, 1: 0.0652, 2: 0.0584},
+    'diffusers/sample': {0: 0.9062, 1: 0.5, 2: 0.625},
+    'diffusers/vae': {0: 0.0039, 1: 0.0025, 2: 0.0021},
+    'lightning/mlp': {0: 0.9375, 1: 0.9336, 2: 0.9297},
+    'lightning/convnet': {0: 1, 1: 1, 2: 1},
     'timm/resnet': {0: 1, 1: 1, 2: 1},
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
