@@ -2567,6 +2567,24 @@ add(name="hf/vit", **_HF, epilogue=_HF_VIT,
 # built from arguments (no hub weights) on 16x16 images with one bright quadrant. Each driver
 # is the epilogue of diffusers/dependency_versions_table.py (a dict, no imports) with the
 # package importable from the temp copy.
+# the data every diffusers driver learns: 16x16 images, -1 but for one quadrant at +1
+_DD_IMAGES = """
+
+def images(n):
+    q = torch.randint(0, 4, (n,))
+    x = -torch.ones(n, 1, 16, 16)
+    for i in range(n):
+        r, c = divmod(q[i].item(), 2)
+        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
+    return x
+"""
+# the UNet of diffusers/unet and diffusers/sample
+_DD_UNET_MODEL = """
+model = UNet2DModel(sample_size=16, in_channels=1, out_channels=1, layers_per_block=1,
+                    block_out_channels=(16, 32), norm_num_groups=8,
+                    down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                    up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+"""
 _DD_UNET = """
 # compat driver: a tiny UNet2DModel from diffusers' own code learns to denoise 16x16 images with
 # one bright quadrant (DDPMScheduler.add_noise, MSE on the noise, AdamW, diffusers' cosine
@@ -2580,21 +2598,7 @@ from diffusers import DDPMScheduler, UNet2DModel
 from diffusers.optimization import get_cosine_schedule_with_warmup
 
 torch.manual_seed(0)
-
-
-def images(n):
-    q = torch.randint(0, 4, (n,))
-    x = -torch.ones(n, 1, 16, 16)
-    for i in range(n):
-        r, c = divmod(q[i].item(), 2)
-        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
-    return x
-
-
-model = UNet2DModel(sample_size=16, in_channels=1, out_channels=1, layers_per_block=1,
-                    block_out_channels=(16, 32), norm_num_groups=8,
-                    down_block_types=("DownBlock2D", "AttnDownBlock2D"),
-                    up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+""" + _DD_IMAGES + _DD_UNET_MODEL + """
 sched = DDPMScheduler(num_train_timesteps=100)
 STEPS = 150
 opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
@@ -2638,16 +2642,7 @@ import torch.nn.functional as F
 from diffusers import DDIMScheduler, DDPMPipeline, DDPMScheduler, UNet2DModel
 
 torch.manual_seed(0)
-
-
-def images(n):
-    q = torch.randint(0, 4, (n,))
-    x = -torch.ones(n, 1, 16, 16)
-    for i in range(n):
-        r, c = divmod(q[i].item(), 2)
-        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
-    return x
-
+""" + _DD_IMAGES + """
 
 def quadrant_images(x):
     # one quadrant bright, three dark, in every sample
@@ -2656,10 +2651,7 @@ def quadrant_images(x):
     return (((means > 0.5).sum(1) == 1) & ((means < -0.5).sum(1) == 3)).float().mean().item()
 
 
-model = UNet2DModel(sample_size=16, in_channels=1, out_channels=1, layers_per_block=1,
-                    block_out_channels=(16, 32), norm_num_groups=8,
-                    down_block_types=("DownBlock2D", "AttnDownBlock2D"),
-                    up_block_types=("AttnUpBlock2D", "UpBlock2D"))
+""" + _DD_UNET_MODEL + """
 train_sched = DDPMScheduler(num_train_timesteps=200, beta_schedule="squaredcos_cap_v2")
 opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
 for step in range(300):
@@ -2700,16 +2692,7 @@ import torch.nn.functional as F
 from diffusers import AutoencoderKL
 
 torch.manual_seed(0)
-
-
-def images(n):
-    q = torch.randint(0, 4, (n,))
-    x = -torch.ones(n, 1, 16, 16)
-    for i in range(n):
-        r, c = divmod(q[i].item(), 2)
-        x[i, :, r * 8:(r + 1) * 8, c * 8:(c + 1) * 8] = 1.0
-    return x
-
+""" + _DD_IMAGES + """
 
 vae = AutoencoderKL(in_channels=1, out_channels=1, latent_channels=2, layers_per_block=1,
                     block_out_channels=(16, 32), norm_num_groups=8, sample_size=16,
