@@ -262,3 +262,21 @@ def test_event_files_sort_in_open_order_across_uid_digits(tmp_path, monkeypatch)
     w.add_scalar("a", 2.0, 1)
     w.close()
     assert [e.value for e in _accumulator(tmp_path).Scalars("a")] == [1.0, 2.0]
+
+
+def test_summary_module_hparams_written_by_hand_as_lightning_does(tmp_path):
+    # Lightning's TensorBoardLogger: hparams(params, metrics) from torch.utils.tensorboard.summary,
+    # then writer._get_file_writer().add_summary(...) for each of the three
+    plugin_data_pb2 = pytest.importorskip("tensorboard.plugins.hparams.plugin_data_pb2",
+                                          reason="tensorboard is needed to read the summaries")
+    from ember.utils.tensorboard.summary import hparams
+    with SummaryWriter(str(tmp_path)) as w:
+        for s in hparams({"hidden": 32, "lr": 0.01}, {"hp_metric": -1}):
+            w._get_file_writer().add_summary(s, 0)
+    (path,) = [os.path.join(tmp_path, f) for f in os.listdir(tmp_path)]
+    content = _accumulator(path).PluginTagToContent("hparams")
+    ssi = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/session_start_info"])
+    hp = ssi.session_start_info.hparams
+    assert hp["hidden"].number_value == 32 and hp["lr"].number_value == 0.01
+    exp = plugin_data_pb2.HParamsPluginData.FromString(content["_hparams_/experiment"])
+    assert [m.name.tag for m in exp.experiment.metric_infos] == ["hp_metric"]
