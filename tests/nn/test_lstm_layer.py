@@ -36,6 +36,22 @@ def test_lstm_layer_gradcheck(rng, reverse, bias, steps, batch, inp, hidden):
         assert ember.autograd.gradcheck(lambda *a, k=k: f(*a)[k], args)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("steps", [1, 4])
+def test_lstm_layer_zero_h0_gradients(rng, reverse, steps):
+    # NOTE [grad W_hh without h0's columns]: with h0 all zeros grad W_hh skips h0's columns of
+    # G (at one step, every column: an empty product); h0 itself still gets its gradient
+    x, _, c0, w_ih, w_hh, b_ih, b_hh = _args(rng, steps, 3, 2, 4)
+    h0 = ember.zeros(3, 4, dtype=ember.float64, requires_grad=True)
+    args = (x, h0, c0, w_ih, w_hh, b_ih, b_hh)
+    assert ember.autograd.gradcheck(lambda *a: LSTMLayer.apply(*a, reverse=reverse), args)
+    LSTMLayer.apply(*args, reverse=reverse)[0].sum().backward()
+    if steps == 1:  # the one step read h0 = 0: no gradient reaches W_hh
+        np.testing.assert_array_equal(w_hh.grad.numpy(), 0.0)
+    else:
+        assert np.abs(w_hh.grad.numpy()).max() > 0
+
+
 def test_lstm_layer_inputs_without_grad(rng):
     x, h0, c0, w_ih, w_hh, b_ih, b_hh = _args(rng, 3, 2, 3, 4)
     x, h0 = x.detach(), h0.detach()
