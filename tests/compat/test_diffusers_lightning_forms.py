@@ -223,3 +223,23 @@ def test_generator_device_is_a_device_as_torch():
         assert isinstance(g.device, lib.device) and g.device.type == "cpu"
         assert lib.Generator(device=lib.device("cpu")).device == lib.device("cpu")
         assert pickle.loads(pickle.dumps(g)).device.type == "cpu"
+
+
+def test_fsdp1_names_and_wrap_policies_as_torch():
+    import dataclasses
+
+    from torch.distributed.fsdp import wrap as t_wrap
+
+    from ember.distributed import fsdp
+    from ember.distributed.fsdp import wrap
+    assert [(m.name, m.value) for m in fsdp.ShardingStrategy] == \
+        [(m.name, m.value) for m in torch.distributed.fsdp.ShardingStrategy]
+    assert [f.name for f in dataclasses.fields(fsdp.CPUOffload)] == ["offload_params"]
+    assert fsdp.CPUOffload().offload_params is torch.distributed.fsdp.CPUOffload().offload_params
+    for lib, w in ((ember, wrap), (torch, t_wrap)):
+        block = lib.nn.Linear(2, 2)
+        for recurse in (True, False):
+            for module in (block, lib.nn.ReLU()):
+                got = w.transformer_auto_wrap_policy(module, recurse, 10, {lib.nn.Linear})
+                assert got is (recurse or module is block)
+        assert w.always_wrap_policy(block, False, 0) is True

@@ -5,12 +5,13 @@ wrapper) are classes no module is an instance of: wrapping a module raises."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 
 from ..._dtype import dtype
 from ...nn.modules.module import Module
 
-__all__ = ["CPUOffloadPolicy", "FSDPModule", "FullyShardedDataParallel", "MixedPrecisionPolicy",
-           "OffloadPolicy", "fully_shard"]
+__all__ = ["CPUOffload", "CPUOffloadPolicy", "FSDPModule", "FullyShardedDataParallel",
+           "MixedPrecisionPolicy", "OffloadPolicy", "ShardingStrategy", "fully_shard"]
 
 _WHY = ("ember has no fully sharded data parallel (FSDP); its distributed package runs "
         "process groups on MPI (DistributedDataParallel, ZeroRedundancyOptimizer)")
@@ -36,6 +37,23 @@ class CPUOffloadPolicy(OffloadPolicy):
     """Keep sharded parameters on the CPU."""
 
     pin_memory: bool = True
+
+
+@dataclasses.dataclass
+class CPUOffload:
+    """FSDP1's offload setting (diffusers' training_utils imports it)."""
+
+    offload_params: bool = False
+
+
+class ShardingStrategy(enum.Enum):
+    """FSDP1's sharding strategies, torch's values."""
+
+    FULL_SHARD = enum.auto()
+    SHARD_GRAD_OP = enum.auto()
+    NO_SHARD = enum.auto()
+    HYBRID_SHARD = enum.auto()
+    _HYBRID_SHARD_ZERO2 = enum.auto()
 
 
 class FSDPModule:
