@@ -2745,11 +2745,8 @@ add(name="diffusers/vae", **_DD, epilogue=_DD_VAE,
 # pytorch_lightning's Trainer (the release wheel, WHEELS, with lightning_fabric; torchmetrics
 # and lightning_utilities come from the environment) fitting LightningModules on CPU. Each
 # driver is the epilogue of pytorch_lightning/__about__.py (metadata strings only).
-_PL_MLP = """
-# compat driver: a LightningModule MLP fitted by pytorch_lightning's Trainer on CPU: a
-# LightningDataModule, validation and test steps with self.log, an optimizer with a per-step
-# schedule from configure_optimizers, a custom Callback; then trainer.validate and a checkpoint
-# round trip (save_checkpoint / load_from_checkpoint with saved hyperparameters)
+# the blobs data module, the MLP and a counting callback of lightning/mlp and lightning/defaults
+_PL_MLP_DEFS = """
 import os
 import tempfile
 
@@ -2829,6 +2826,13 @@ class Count(pl.Callback):
         self.epochs += 1
 
 
+"""
+_PL_MLP = """
+# compat driver: a LightningModule MLP fitted by pytorch_lightning's Trainer on CPU: a
+# LightningDataModule, validation and test steps with self.log, an optimizer with a per-step
+# schedule from configure_optimizers, a custom Callback; then trainer.validate and a checkpoint
+# round trip (save_checkpoint / load_from_checkpoint with saved hyperparameters)
+""" + _PL_MLP_DEFS + """
 pl.seed_everything(0)
 count = Count()
 trainer = pl.Trainer(max_steps=120, accelerator="cpu", logger=False, enable_checkpointing=False,
@@ -2852,6 +2856,32 @@ with tempfile.TemporaryDirectory() as d:
         same = torch.equal(again(x), model(x)) and again.hparams.hidden == 32
 ok = count.batches == 120 and trainer.global_step == 120 and same
 print("round trip equal", same)
+print(f"compat-accuracy {val['val_acc'] if ok else 0.0:.4f}")
+"""
+_PL_DEFAULTS = """
+# compat driver: the MLP of lightning/mlp under a Trainer with its defaults - TensorBoard logger
+# (hyperparameters, metrics, LearningRateMonitor), rich progress bar, checkpointing of the
+# last epoch, model summary - writing into lightning_logs/ of the temp dir
+""" + _PL_MLP_DEFS + """
+pl.seed_everything(0)
+count = Count()
+trainer = pl.Trainer(max_steps=120, callbacks=[count, pl.callbacks.LearningRateMonitor()])
+model, data = MLP(), Blobs()
+trainer.fit(model, datamodule=data)
+val = trainer.validate(model, datamodule=data, verbose=False)[0]
+log_dir = trainer.logger.log_dir
+files = sorted(os.listdir(log_dir))
+ckpts = os.listdir(os.path.join(log_dir, "checkpoints"))
+print("log dir", os.path.relpath(log_dir), files, ckpts)
+again = MLP.load_from_checkpoint(os.path.join(log_dir, "checkpoints", ckpts[0]))
+x, _ = blobs(16, 3)
+model.eval()
+again.eval()
+with torch.no_grad():
+    same = torch.equal(again(x), model(x))
+ok = (count.batches == 120 and "hparams.yaml" in files and same
+      and any(f.startswith("events.out.tfevents") for f in files))
+print("logged, checkpointed, reloaded", ok)
 print(f"compat-accuracy {val['val_acc'] if ok else 0.0:.4f}")
 """
 _PL_CONVNET = """
@@ -2949,6 +2979,13 @@ add(name="lightning/mlp", **_PL, epilogue=_PL_MLP,
            "hyperparameters) giving equal outputs",
     metric=r"compat-accuracy ([0-9.]+)",
     bar=(">=", 0.85))  # torch 0.938 / 0.934 / 0.930 (seeds 0-2); 0.25 by chance
+add(name="lightning/defaults", **_PL, epilogue=_PL_DEFAULTS,
+    covers="Lightning's Trainer with its defaults: TensorBoardLogger (hyperparameters through "
+           "torch.utils.tensorboard.summary.hparams, metrics, LearningRateMonitor), the rich "
+           "progress bar, ModelCheckpoint of the last epoch, the model summary; the checkpoint "
+           "reloaded gives equal outputs",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.85))  # torch 0.938 / 0.934 / 0.930 (seeds 0-2, as lightning/mlp); 0.25 by chance
 add(name="lightning/convnet", **_PL, epilogue=_PL_CONVNET,
     covers="Lightning's Trainer with ModelCheckpoint (best by val_acc, save_last), "
            "EarlyStopping, gradient clipping and accumulation, the model summary, BatchNorm; "
@@ -3266,6 +3303,7 @@ SPREAD: dict = {
     'diffusers/sample': {0: 0.9062, 1: 0.5, 2: 0.625},
     'diffusers/vae': {0: 0.0039, 1: 0.0025, 2: 0.0021},
     'lightning/mlp': {0: 0.9375, 1: 0.9336, 2: 0.9297},
+    'lightning/defaults': {0: 0.9375, 1: 0.9336, 2: 0.9297},
     'lightning/convnet': {0: 1, 1: 1, 2: 1},
     'timm/resnet': {0: 1, 1: 1, 2: 1},
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
