@@ -158,6 +158,21 @@ def test_unrecorded_layer_norm_takes_strided_parameters(dtype):
         F.layer_norm(ember.from_numpy(x), (8,), ember.ones(4))
 
 
+@pytest.mark.parametrize("layout", ["transposed", "strided"])
+def test_one_row_linear_with_other_weight_layouts(layout):
+    # an F-contiguous weight takes the one-row form, a strided one the general product: both
+    # give np.matmul's bits for the (1, in) row
+    rng = np.random.default_rng(7)
+    if layout == "transposed":
+        w = np.asfortranarray(rng.standard_normal((65, 33)).astype(np.float32))
+    else:
+        w = rng.standard_normal((65, 66)).astype(np.float32)[:, ::2]
+    row = rng.standard_normal((1, 33)).astype(np.float32)
+    with ember.no_grad():
+        got = ember.nn.functional.linear(ember.from_numpy(row), ember.from_numpy(w))
+    np.testing.assert_array_equal(got.numpy(), np.matmul(row, w.T))
+
+
 def test_one_row_linear_restores_blas_threads(monkeypatch):
     # NOTE [One thread for a one-row product]: one thread for the call, the count restored,
     # and the bits of OpenBLAS's two-thread gemv

@@ -110,10 +110,11 @@ def small_linear(x, weight, bias):
     orientation]). On the one pool the general path (its add_row)."""
     if (x.size * weight.shape[0] <= SMALL_GEMM[0] and _small_ok(x, weight, bias)
             and not _onepool.enabled()):
-        if x.size == x.shape[-1] and _ONE_ROW[0]:
+        if x.size == x.shape[-1] and weight.flags.forc and _ONE_ROW[0]:
             # one row (a decoding step's 17 products a token) as a vector: np.dot reaches the
-            # same BLAS gemv as np.matmul on the (1, in) row, bit for bit (tested in
-            # tests/ops/test_unrecorded_fast_paths.py), and the bias adds without
+            # same BLAS gemv as np.matmul on the (1, in) row, bit for bit, for a C- or
+            # F-contiguous weight (np.matmul loops without BLAS over a strided one, np.dot copies
+            # it; tested in tests/ops/test_unrecorded_fast_paths.py), and the bias adds without
             # broadcasting: 1.3 us of NumPy calls against 2.3. On one BLAS thread: NOTE [One
             # thread for a one-row product]
             blas = blas_threads_enter(1) if x.size * weight.shape[0] >= _GEMV_THREADED and \
