@@ -70,6 +70,7 @@ COMMITS = {
     "huggingface/pytorch-image-models": "aa4b5850c1543fa488abf260f18390eda46cf85d",
     "huggingface/diffusers": "wheel, see WHEELS",
     "Lightning-AI/pytorch-lightning": "wheel, see WHEELS",
+    "huggingface/peft": "wheel, see WHEELS",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -79,6 +80,7 @@ WHEELS = {
     "huggingface/transformers": "transformers==5.24.0",
     "huggingface/diffusers": "diffusers==0.42.1",
     "Lightning-AI/pytorch-lightning": "pytorch-lightning==2.6.6",  # with lightning_fabric
+    "huggingface/peft": "peft==0.21.2",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -123,6 +125,7 @@ LICENCES = {
     "huggingface/pytorch-image-models": "Apache-2.0",
     "huggingface/diffusers": "Apache-2.0",
     "Lightning-AI/pytorch-lightning": "Apache-2.0",
+    "huggingface/peft": "Apache-2.0 (the wheel's LICENSE)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -3053,6 +3056,187 @@ add(name="lightning/convnet", **_PL, epilogue=_PL_CONVNET,
     bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 0.25 by chance
 
 
+# ------------------------------------------------------------------------- huggingface/peft
+# PEFT's own code (the release wheel, WHEELS) on the transformers of hf/* and on a plain module:
+# LoRA (get_peft_model, the trainable-parameter count, save_pretrained / PeftModel.from_pretrained,
+# merge_and_unload), adapters added, switched and disabled, IA3. Each driver is the epilogue of
+# peft/utils/error.py (two exception classes, no imports) with the package importable from the
+# temp copy.
+_PEFT_LORA = """
+# compat driver: LoRA fine-tuning of a tiny transformers Llama with PEFT (attention and MLP
+# projections by name): only the adapters train, the reloaded adapter and the merged model
+# give the same logits
+import os
+import tempfile
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+from peft import LoraConfig, PeftModel, get_peft_model
+
+torch.manual_seed(0)
+V, T = 32, 16
+config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
+base = LlamaForCausalLM(config)
+lora = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.05, task_type="CAUSAL_LM",
+                  target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                  "down_proj"])
+model = get_peft_model(base, lora)
+model.print_trainable_parameters()
+before = {k: v.detach().clone() for k, v in model.named_parameters()}
+opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+
+
+def batch(n):
+    start = torch.randint(1, V, (n, 1))
+    return (start - 1 + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
+
+
+for step in range(150):
+    ids = batch(16)
+    out = model(input_ids=ids, labels=ids)
+    opt.zero_grad()
+    out.loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print(f"step {step} loss {out.loss.item():.4f}")
+changed = sorted(k for k, v in model.named_parameters() if not torch.equal(v, before[k]))
+only_lora = bool(changed) and all("lora_" in k for k in changed) and \
+    len(changed) == sum(p.requires_grad for p in model.parameters())
+print("changed", len(changed), "only LoRA weights", only_lora)
+model.eval()
+ids = batch(32)
+with torch.no_grad():
+    logits = model(input_ids=ids).logits
+acc = (logits[:, :-1].argmax(-1) == ids[:, 1:]).float().mean().item()
+print(f"next-token accuracy {acc:.4f}")
+with tempfile.TemporaryDirectory() as tmp:
+    model.save_pretrained(tmp)
+    print("saved", sorted(os.listdir(tmp)))
+    torch.manual_seed(0)
+    fresh = LlamaForCausalLM(config)  # the same base weights
+    loaded = PeftModel.from_pretrained(fresh, tmp)
+    loaded.eval()
+    with torch.no_grad():
+        load_err = (loaded(input_ids=ids).logits - logits).abs().max().item()
+merged = model.merge_and_unload()
+print("merged is a", type(merged).__name__, "with lora modules:",
+      any("lora" in n for n, _ in merged.named_modules()))
+with torch.no_grad():
+    merge_err = (merged(input_ids=ids).logits - logits).abs().max().item()
+print(f"reloaded max error {load_err:.2e}, merged max error {merge_err:.2e}")
+ok = (only_lora and load_err < 1e-5 and merge_err < 1e-4
+      and isinstance(merged, LlamaForCausalLM))
+print(f"compat-accuracy {acc if ok else 0.0:.4f}")
+"""
+_PEFT_MLP = """
+# compat driver: PEFT on a plain nn.Module - LoRA by module name with a fully trained head
+# (modules_to_save), adapters switched and disabled, then IA3 on the same base
+import torch
+from torch import nn
+from peft import IA3Config, LoraConfig, get_peft_model
+
+torch.manual_seed(0)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.seq = nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU())
+        self.head = nn.Linear(64, 4)
+
+    def forward(self, x):
+        return self.head(self.seq(x))
+
+
+centres = torch.randn(4, 8) * 2
+
+
+def blobs(n, shift):
+    y = torch.randint(0, 4, (n,))
+    return centres[(y + shift) % 4] + torch.randn(n, 8) * 0.5, y
+
+
+def train(model, shift, steps, lr):
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    for _ in range(steps):
+        x, y = blobs(64, shift)
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss.item()
+
+
+def accuracy(model, shift):
+    x, y = blobs(512, shift)
+    with torch.no_grad():
+        return (model(x).argmax(-1) == y).float().mean().item()
+
+
+base = MLP()
+print("base loss", train(base, 0, 200, 1e-2))
+base_x, _ = blobs(16, 0)
+with torch.no_grad():
+    base_out = base(base_x)
+# the new task: every class's centre moved to the next class's
+config = LoraConfig(r=4, lora_alpha=8, target_modules=["seq.0", "seq.2"], modules_to_save=["head"])
+model = get_peft_model(base, config)
+model.print_trainable_parameters()
+print("lora loss", train(model, 1, 200, 1e-2))
+lora_acc = accuracy(model, 1)
+with model.disable_adapter(), torch.no_grad():
+    off_err = (model(base_x) - base_out).abs().max().item()
+# a second, untrained adapter: switching to it gives the base model back, switching back the task
+model.add_adapter("other", LoraConfig(r=2, target_modules=["seq.2"]))
+model.set_adapter("other")
+with torch.no_grad():
+    other_err = (model(base_x) - base_out).abs().max().item()
+model.set_adapter("default")
+back_acc = accuracy(model, 1)
+print(f"lora accuracy {lora_acc:.4f} (again {back_acc:.4f}), disabled error {off_err:.2e}, "
+      f"untrained adapter error {other_err:.2e}")
+base = model.unload()   # the base modules back, without their adapters (the head as trained)
+unloaded = not any("lora" in n for n, _ in base.named_modules())
+with torch.no_grad():
+    base_out = base(base_x)
+
+ia3 = get_peft_model(base, IA3Config(target_modules=["seq.0", "seq.2"],
+                                     feedforward_modules=["seq.2"], modules_to_save=["head"]))
+ia3.print_trainable_parameters()
+with torch.no_grad():
+    ia3_err = (ia3(base_x) - base_out).abs().max().item()   # IA3 vectors start at one
+print("ia3 loss", train(ia3, 2, 200, 1e-2))
+ia3_acc = accuracy(ia3, 2)
+x, _ = blobs(64, 2)
+with torch.no_grad():
+    ia3_out = ia3(x)
+merged = ia3.merge_and_unload()
+with torch.no_grad():
+    merge_err = (merged(x) - ia3_out).abs().max().item()
+print(f"ia3 accuracy {ia3_acc:.4f}, initial error {ia3_err:.2e}, merged error {merge_err:.2e}")
+ok = (max(off_err, other_err, ia3_err) < 1e-5 and merge_err < 1e-4 and back_acc == lora_acc
+      and unloaded)
+print(f"compat-accuracy {min(lora_acc, ia3_acc) if ok else 0.0:.4f}")
+"""
+_PEFT = dict(repo="huggingface/peft", script="peft/utils/error.py", copy=["peft"], cwd=".",
+             pythonpath=["."], timeout=300)
+add(name="peft/lora_llama", **_PEFT, epilogue=_PEFT_LORA,
+    covers="PEFT's LoRA on transformers' LlamaForCausalLM (q/k/v/o and MLP projections by name, "
+           "dropout): print_trainable_parameters, 150 AdamW steps changing only the lora_A/B "
+           "weights, save_pretrained (safetensors) and PeftModel.from_pretrained on a fresh base, "
+           "merge_and_unload giving a plain LlamaForCausalLM with equal logits",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 1/31 by chance
+add(name="peft/mlp", **_PEFT, epilogue=_PEFT_MLP,
+    covers="PEFT on a plain nn.Module: LoRA on nn.Sequential children by name with a fully "
+           "trained head (modules_to_save), disable_adapter, add_adapter / set_adapter, unload; "
+           "IA3 (feed-forward and attention-style scaling vectors) trained and merged",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 0.25 by chance
+
+
 # ------------------------------------------------------- huggingface/pytorch-image-models (timm)
 # timm's own model code built by `timm.create_model` (no pretrained weights: they come from the
 # hub), trained with timm's optimizer and scheduler factories (create_optimizer_v2's AdamW with
@@ -3365,6 +3549,8 @@ SPREAD: dict = {
     'lightning/defaults': {0: 0.9375, 1: 0.9336, 2: 0.9297},
     'lightning/fabric': {0: 0.9414, 1: 0.9297, 2: 0.9336},
     'lightning/convnet': {0: 1, 1: 1, 2: 1},
+    'peft/lora_llama': {0: 1, 1: 1, 2: 1},
+    'peft/mlp': {0: 1, 1: 1, 2: 1},
     'timm/resnet': {0: 1, 1: 1, 2: 1},
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
