@@ -3024,6 +3024,10 @@ with torch.no_grad():
 print("round trip equal", same)
 print(f"compat-accuracy {acc if same else 0.0:.4f}")
 """
+# lightning/mlp under bf16 autocast (the Trainer's precision plugin): the same driver, one flag more
+_PL_BF16 = _PL_MLP.replace('enable_checkpointing=False,',
+                           'enable_checkpointing=False, precision="bf16-mixed",')
+assert _PL_BF16 != _PL_MLP
 _PL = dict(repo="Lightning-AI/pytorch-lightning", script="pytorch_lightning/__about__.py",
            copy=["pytorch_lightning", "lightning_fabric"], cwd=".", pythonpath=["."],
            timeout=300)
@@ -3048,6 +3052,12 @@ add(name="lightning/fabric", **_PL, epilogue=_PL_FABRIC,
            "of model, optimizer and a step count giving equal outputs",
     metric=r"compat-accuracy ([0-9.]+)",
     bar=(">=", 0.85))  # torch 0.941 / 0.930 / 0.934 (seeds 0-2); 0.25 by chance
+add(name="lightning/bf16", **_PL, epilogue=_PL_BF16,
+    covers="lightning/mlp with Trainer(precision='bf16-mixed'): Lightning's MixedPrecision "
+           "plugin runs each step under torch.autocast('cpu', dtype=torch.bfloat16) (the "
+           "logits are bfloat16, checked by hand) with float32 parameters",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.85))  # torch 0.938 / 0.934 / 0.930 (seeds 0-2); 0.25 by chance
 add(name="lightning/convnet", **_PL, epilogue=_PL_CONVNET,
     covers="Lightning's Trainer with ModelCheckpoint (best by val_acc, save_last), "
            "EarlyStopping, gradient clipping and accumulation, the model summary, BatchNorm; "
@@ -3548,6 +3558,7 @@ SPREAD: dict = {
     'lightning/mlp': {0: 0.9375, 1: 0.9336, 2: 0.9297},
     'lightning/defaults': {0: 0.9375, 1: 0.9336, 2: 0.9297},
     'lightning/fabric': {0: 0.9414, 1: 0.9297, 2: 0.9336},
+    'lightning/bf16': {0: 0.9375, 1: 0.9336, 2: 0.9297},
     'lightning/convnet': {0: 1, 1: 1, 2: 1},
     'peft/lora_llama': {0: 1, 1: 1, 2: 1},
     'peft/mlp': {0: 1, 1: 1, 2: 1},
