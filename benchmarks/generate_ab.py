@@ -10,7 +10,9 @@ path they took before (their only other branch), and small_linear's one-row form
 ``--switch new`` switches only the twenty-first session's paths (same-shape add/mul: NOTE
 [Unrecorded same-shape ops]; attention; the one-row product) and leaves the older ones on;
 ``--switch gemv1`` only the one-row product's single BLAS thread (NOTE [One thread for a one-row
-product] in ember/ops/nn/linear.py). ``--switch all`` (the default) switches everything.
+product] in ember/ops/nn/linear.py; off by default, "on" turns it on). ``--switch all`` (the
+default) switches the no-record paths and the one-row form, and leaves the thread setting as it
+is.
 Samples alternate off/on (who goes first alternates), each after a pause and
 inside table1.py's quiet-core probe gate, like generate.py's. Prints each side's median ms, the
 paired median of off/on (> 1: the fast paths are quicker) and whether both sides produced the
@@ -45,9 +47,10 @@ def main(argv=None):
     def fast(on):
         for name in users:
             sys.modules[name].unwatched = registry.unwatched if on else (lambda: False)
-        if args.switch != "gemv1":
+        if args.switch == "gemv1":
+            linear._GEMV_ONE_THREAD[0] = on
+        else:
             linear._ONE_ROW[0] = on
-        linear._GEMV_ONE_THREAD[0] = on
 
     prompt = np.random.default_rng(0).integers(0, 1024, (1, args.prompt)).astype(np.int64)
     run = runner(ember, build(ember), prompt, args.new, True)

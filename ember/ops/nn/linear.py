@@ -90,17 +90,18 @@ _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/gene
 # OpenBLAS as they come, since its GEMM runs them on one thread anyway. A one-row product is
 # not a GEMM to NumPy but a gemv, and OpenBLAS's gemv splits over both threads from in * out >=
 # 2304 * 4 (interface/gemv.c with the default GEMM_MULTITHREAD_THRESHOLD): a decoding step's 17
-# products of 64-256 K multiply-adds each hand half of a few microseconds of work to the
-# worker and wait for it, and the worker then spins. They run on one thread (set and restored
-# around the call, ~0.7 us). Each output element is one dot product whichever thread computes
-# it, so the bits are the same. GPT-S generation in one process, OpenBLAS at one thread against
-# two for the whole generation, interleaved: 83.0 against 93.6 ms median, paired 1.08 (quiet
-# slot 17:38, load 3.7; benchmarks/RESULTS.md, twenty-first session, helper gen).
-# EMBER_GEMV_ONE_THREAD=0 leaves them to OpenBLAS: an A/B switch for fresh processes
-# (benchmarks/generate_spread.py --libs ember,ember:EMBER_GEMV_ONE_THREAD=0), as the list is
-# in one process (benchmarks/generate_ab.py --switch gemv1).
+# products of 64-256 K multiply-adds each hand half their work to the worker. With
+# EMBER_GEMV_ONE_THREAD=1 they run on one thread instead (set and restored around the call,
+# ~0.7 us; each output element is one dot product whichever thread computes it, so the bits
+# are the same). Off by default: the quiet-slot A/Bs disagree. In one process (generate_ab.py
+# --switch gemv1, paired) one thread was slower, 0.947 (17:59, load 1.3) and 0.918 (18:19,
+# load 1.3); in fresh processes (generate_spread.py, alternating) it was faster, 82.4/64.2
+# against 125.6/90.6 ms and per-process medians 124-182 against 134-188 ms (same slots); the
+# whole generation at one BLAS thread against two read 1.08 (17:38, load 3.7) and 0.87 (17:58,
+# load 1.3); benchmarks/RESULTS.md, twenty-first session, helper gen. /work/quiet21_gen.sh
+# takes it again in the lead's window.
 _GEMV_THREADED = 2304 * 4
-_GEMV_ONE_THREAD = [os.environ.get("EMBER_GEMV_ONE_THREAD", "1").strip() != "0"]
+_GEMV_ONE_THREAD = [os.environ.get("EMBER_GEMV_ONE_THREAD", "").strip() == "1"]
 
 
 def small_linear(x, weight, bias):
