@@ -18,6 +18,8 @@ in-place write, a custom ``autograd.Function``. The call then runs eagerly and
 """
 from __future__ import annotations
 
+import collections
+import dataclasses
 import linecache
 import os
 import re
@@ -644,16 +646,34 @@ def flatten(obj, out):
     if isinstance(obj, tuple):  # namedtuple
         return (type(obj), tuple(flatten(x, out) for x in obj))
     if isinstance(obj, dict):
-        return (dict, tuple(obj.keys()), tuple(flatten(v, out) for v in obj.values()))
+        kind = type(obj)  # a subclass is rebuilt as itself (NOTE [Dict outputs keep their class])
+        extra = (kind, getattr(obj, "default_factory", None)) if kind is not dict else ()
+        return (dict, tuple(obj.keys()), tuple(flatten(v, out) for v in obj.values())) + extra
     out.append(obj)
     return "P"
+
+
+# NOTE [Dict outputs keep their class]
+# Models return dict subclasses: diffusers' and transformers' outputs are dataclasses deriving
+# from OrderedDict (read as `out.sample`, `out.logits`), others OrderedDict or defaultdict. A
+# compiled call returns the class the eager call returned: a dataclass is made from its entries
+# as keywords (its fields left out of the mapping keep their defaults, as these outputs hold only
+# the fields that were set), a defaultdict with its factory, any other subclass from the
+# mapping.
+def _rebuild_dict(kind, factory, mapping):
+    if dataclasses.is_dataclass(kind):
+        return kind(**mapping)
+    if issubclass(kind, collections.defaultdict):
+        return kind(factory, mapping)
+    return kind(mapping)
 
 
 def unflatten(spec, it):
     if spec == "T" or spec == "P":
         return next(it)
     if spec[0] is dict:
-        return dict(zip(spec[1], (unflatten(s, it) for s in spec[2]), strict=False))
+        mapping = dict(zip(spec[1], (unflatten(s, it) for s in spec[2]), strict=False))
+        return _rebuild_dict(spec[3], spec[4], mapping) if len(spec) > 3 else mapping
     items = [unflatten(s, it) for s in spec[1]]
     if hasattr(spec[0], "_fields"):  # a namedtuple takes its fields as arguments
         return spec[0](*items)

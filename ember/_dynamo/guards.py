@@ -122,10 +122,25 @@ def _global_loads(code):
     return tuple(names)
 
 
-def _access(var, step):
+def _literal(key):
+    """Whether ``repr(key)`` is Python source giving an equal key."""
+    if type(key) is float:
+        return math.isfinite(key)
+    if type(key) is tuple:
+        return all(_literal(k) for k in key)
+    return type(key) in (str, int, bool, bytes, type(None))
+
+
+def _access(var, step, glob=None):
+    """Source reading ``step`` of ``var``. A dict key that is no literal (an Enum member, an
+    object) is bound in ``glob`` as ``_k<n>`` and read from there."""
     how, name = step
     if how == "[]":
-        return f"{var}[{name!r}]"
+        if glob is None or _literal(name):
+            return f"{var}[{name!r}]"
+        bound = f"_k{sum(k.startswith('_k') for k in glob)}"
+        glob[bound] = name
+        return f"{var}[{bound}]"
     if how == ".":
         return f"{var}.{name}"
     if how == "cell":
@@ -224,9 +239,10 @@ def stored_leaves(before, paths):
     return out
 
 
-def _binder(roots_src, lines):
+def _binder(roots_src, lines, glob):
     """var(ri, path): a local of the generated code bound to the object at path (its parents
-    bound first, each once), the binding lines appended to ``lines``."""
+    bound first, each once), the binding lines appended to ``lines``; keys no literal can
+    write go into ``glob``."""
     names = {}
 
     def var(ri, path):
@@ -235,7 +251,7 @@ def _binder(roots_src, lines):
         if (ri, path) not in names:
             parent = var(ri, path[:-1])
             names[ri, path] = f"o{len(names)}"
-            lines.append(f"{names[ri, path]} = {_access(parent, path[-1])}")
+            lines.append(f"{names[ri, path]} = {_access(parent, path[-1], glob)}")
         return names[ri, path]
 
     return var
@@ -244,12 +260,13 @@ def _binder(roots_src, lines):
 def make_store(roots_src, roots, paths):
     """``store(F, values)`` assigning ``values[j]`` at ``paths[j]`` (keys of walk)."""
     lines: list = []
-    var = _binder(roots_src, lines)
+    glob = {"_fn": roots[0]}
+    var = _binder(roots_src, lines, glob)
     for j, (ri, path) in enumerate(paths):
-        lines.append(f"{_access(var(ri, path[:-1]), path[-1])} = values[{j}]")
+        lines.append(f"{_access(var(ri, path[:-1]), path[-1], glob)} = values[{j}]")
     src = "def store(F, values):\n" + "".join(f"    {x}\n" for x in lines)
     ns: dict = {}
-    exec(compile(src, "<ember.compile state store>", "exec"), {"_fn": roots[0]}, ns)
+    exec(compile(src, "<ember.compile state store>", "exec"), glob, ns)
     ns["store"].source = src
     return ns["store"]
 
@@ -267,9 +284,9 @@ def make_state_guard(roots_src, roots, leaves):
     if not leaves:
         return None
     glob, lines = {"_fn": roots[0]}, []
-    var = _binder(roots_src, lines)
+    var = _binder(roots_src, lines, glob)
     for j, ((ri, path), (test, value)) in enumerate(leaves.items()):
-        where = _access(var(ri, path[:-1]), path[-1])
+        where = _access(var(ri, path[:-1]), path[-1], glob)
         if test == "len":
             lines.append(f"if len({where}) != {value}: return False")
         elif value is None:

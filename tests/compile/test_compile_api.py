@@ -2,6 +2,9 @@
 and explain, fullgraph, backends (strings and callables), reset/disable/stances, autograd."""
 from __future__ import annotations
 
+import collections
+import dataclasses
+import enum
 import warnings
 
 import numpy as np
@@ -477,3 +480,68 @@ def test_mark_static_address_as_torch():
     np.testing.assert_array_equal(f(x).numpy(), [0, 2, 4, 6])
     x.add_(1)  # the compiled call reads the tensor's current values
     np.testing.assert_array_equal(f(x).numpy(), [2, 4, 6, 8])
+
+
+@dataclasses.dataclass
+class _Output(collections.OrderedDict):
+    # the shape of diffusers' BaseOutput / transformers' ModelOutput: a dataclass over an
+    # OrderedDict holding the fields that were set
+    sample: object = None
+    extra: object = None
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) is not None:
+                self[f.name] = getattr(self, f.name)
+
+
+class _Returns(nn.Module):
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def forward(self, x):
+        y = x * 2
+        if self.kind == "dataclass":
+            return _Output(sample=y)
+        if self.kind == "ordered":
+            return collections.OrderedDict(b=y, a=y + 1)
+        return collections.defaultdict(list, {"y": y})
+
+
+@pytest.mark.parametrize("kind", ["dataclass", "ordered", "default"])
+def test_dict_outputs_keep_their_class(kind):
+    m = _Returns(kind)
+    c = ember.compile(m)
+    x = _t(3, 2)
+    eager = m(x)
+    for _ in range(3):  # capture, then replays
+        out = c(x)
+        assert type(out) is type(eager) and list(out) == list(eager)
+        for k in eager:
+            assert_close(out[k], eager[k])
+    if kind == "dataclass":
+        assert_close(out.sample, x * 2)
+        assert out.extra is None
+    if kind == "default":
+        assert out.default_factory is list and out["missing"] == []
+
+
+class _Key(str, enum.Enum):
+    A = "A"
+
+
+_TABLE = {_Key.A: 2.0, float("nan"): 1.0}
+
+
+def test_guard_on_a_dict_keyed_by_an_enum_member():
+    # the guard reads _TABLE[_Key.A]: a key whose repr is no Python literal (PEFT's PeftType)
+    c = ember.compile(lambda x: x * _TABLE[_Key.A])
+    x = _t(4)
+    assert_close(c(x), x * 2.0)
+    assert_close(c(x), x * 2.0)
+    _TABLE[_Key.A] = 3.0
+    try:
+        assert_close(c(x), x * 3.0)  # the guard saw the change
+    finally:
+        _TABLE[_Key.A] = 2.0
