@@ -3069,9 +3069,22 @@ add(name="lightning/convnet", **_PL, epilogue=_PL_CONVNET,
 # ------------------------------------------------------------------------- huggingface/peft
 # PEFT's own code (the release wheel, WHEELS) on the transformers of hf/* and on a plain module:
 # LoRA (get_peft_model, the trainable-parameter count, save_pretrained / PeftModel.from_pretrained,
-# merge_and_unload), adapters added, switched and disabled, IA3. Each driver is the epilogue of
-# peft/utils/error.py (two exception classes, no imports) with the package importable from the
-# temp copy.
+# merge_and_unload), adapters added, switched and disabled, IA3 and eight more adapter methods.
+# Each driver is the epilogue of peft/utils/error.py (two exception classes, no imports) with the
+# package importable from the temp copy.
+# the tiny Llama and the successor sequences of peft/lora_llama and peft/methods
+_PEFT_LLAMA = """
+V, T = 32, 16
+config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
+
+
+def batch(n):
+    start = torch.randint(1, V, (n, 1))
+    return (start - 1 + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
+
+"""
 _PEFT_LORA = """
 # compat driver: LoRA fine-tuning of a tiny transformers Llama with PEFT (attention and MLP
 # projections by name): only the adapters train, the reloaded adapter and the merged model
@@ -3083,11 +3096,8 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from peft import LoraConfig, PeftModel, get_peft_model
 
+""" + _PEFT_LLAMA + """
 torch.manual_seed(0)
-V, T = 32, 16
-config = LlamaConfig(vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                     num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
-                     bos_token_id=0, eos_token_id=0, pad_token_id=0)
 base = LlamaForCausalLM(config)
 lora = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.05, task_type="CAUSAL_LM",
                   target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
@@ -3096,13 +3106,6 @@ model = get_peft_model(base, lora)
 model.print_trainable_parameters()
 before = {k: v.detach().clone() for k, v in model.named_parameters()}
 opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
-
-
-def batch(n):
-    start = torch.randint(1, V, (n, 1))
-    return (start - 1 + torch.arange(T)) % (V - 1) + 1  # 1..V-1, each token the last one plus 1
-
-
 for step in range(150):
     ids = batch(16)
     out = model(input_ids=ids, labels=ids)
@@ -3230,6 +3233,58 @@ ok = (max(off_err, other_err, ia3_err) < 1e-5 and merge_err < 1e-4 and back_acc 
       and unloaded)
 print(f"compat-accuracy {min(lora_acc, ia3_acc) if ok else 0.0:.4f}")
 """
+_PEFT_METHODS = """
+# compat driver: PEFT's other adapter methods on a tiny transformers Llama - LoRA variants
+# (DoRA with rank-stabilised scaling, PiSSA and OLoRA initialisations from the base weights),
+# LoHa, LoKr, OFT, BOFT, HRA, VeRA - each trained on successor sequences, then merged
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+from peft import (BOFTConfig, HRAConfig, LoHaConfig, LoKrConfig, LoraConfig, OFTConfig,
+                  VeraConfig, get_peft_model)
+
+""" + _PEFT_LLAMA + """
+names = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+methods = {
+    "dora": LoraConfig(r=4, target_modules=names, use_dora=True, use_rslora=True),
+    "pissa": LoraConfig(r=4, target_modules=names, init_lora_weights="pissa"),
+    "olora": LoraConfig(r=4, target_modules=names, init_lora_weights="olora"),
+    "loha": LoHaConfig(r=4, target_modules=names),
+    "lokr": LoKrConfig(r=4, target_modules=names),
+    "oft": OFTConfig(r=0, oft_block_size=8, target_modules=names),
+    "boft": BOFTConfig(boft_block_size=8, target_modules=names),
+    "hra": HRAConfig(r=4, target_modules=names),
+    "vera": VeraConfig(r=16, target_modules=["q_proj", "v_proj", "up_proj"]),
+}
+
+results = {}
+for name, peft_config in methods.items():
+    torch.manual_seed(0)
+    model = get_peft_model(LlamaForCausalLM(config), peft_config)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    held_out = batch(32)
+    with torch.no_grad():
+        start = model(input_ids=held_out, labels=held_out).loss.item()
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-2)
+    for step in range(80):
+        ids = batch(16)
+        loss = model(input_ids=ids, labels=ids).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    with torch.no_grad():
+        out = model(input_ids=held_out, labels=held_out)
+        logits = out.logits
+        acc = (logits[:, :-1].argmax(-1) == held_out[:, 1:]).float().mean().item()
+        merged = model.merge_and_unload()
+        err = (merged(input_ids=held_out).logits - logits).abs().max().item()
+    # trained: the held-out loss fell; merged: the plain model computes the same logits
+    results[name] = out.loss.item() < start - 0.05 and err < 1e-4
+    print(f"{name:6} trainable {trainable:5d} held-out loss {start:.4f} -> {out.loss.item():.4f} "
+          f"accuracy {acc:.4f} merged max error {err:.2e}")
+print("trained and merged:", [name for name, ok in results.items() if ok])
+print(f"compat-methods {sum(results.values())}")
+"""
 _PEFT = dict(repo="huggingface/peft", script="peft/utils/error.py", copy=["peft"], cwd=".",
              pythonpath=["."], timeout=300)
 add(name="peft/lora_llama", **_PEFT, epilogue=_PEFT_LORA,
@@ -3245,6 +3300,16 @@ add(name="peft/mlp", **_PEFT, epilogue=_PEFT_MLP,
            "IA3 (feed-forward and attention-style scaling vectors) trained and merged",
     metric=r"compat-accuracy ([0-9.]+)",
     bar=(">=", 0.9))  # torch 1.0 (seeds 0-2); 0.25 by chance
+
+add(name="peft/methods", **_PEFT, epilogue=_PEFT_METHODS,
+    covers="PEFT's other adapter methods on transformers' Llama, each trained 80 AdamW steps "
+           "and merged: DoRA with rsLoRA scaling, PiSSA and OLoRA initialisations (SVD, QR of "
+           "the base weights), LoHa, LoKr (Kronecker factors), OFT, BOFT (its CUDA kernel "
+           "refused, tensor path), HRA (Householder reflections), VeRA (shared frozen "
+           "projections); count of methods whose held-out loss fell and whose merged model "
+           "gives equal logits",
+    metric=r"compat-methods ([0-9]+)",
+    bar=(">=", 9))  # torch 9 (seeds 0-2)
 
 
 # ------------------------------------------------------- huggingface/pytorch-image-models (timm)
@@ -3562,6 +3627,7 @@ SPREAD: dict = {
     'lightning/convnet': {0: 1, 1: 1, 2: 1},
     'peft/lora_llama': {0: 1, 1: 1, 2: 1},
     'peft/mlp': {0: 1, 1: 1, 2: 1},
+    'peft/methods': {0: 9, 1: 9, 2: 9},
     'timm/resnet': {0: 1, 1: 1, 2: 1},
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
