@@ -146,3 +146,32 @@ def test_softmax_fused_backward_equals_recorded_backward(rng, fn, dim):
         (gx,) = ember.autograd.grad(loss, x, create_graph=create_graph)
         grads.append(gx.detach().numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12, atol=1e-14)
+
+
+def _tanh_loop(x, out):
+    for t in range(out.size):
+        out[t] = vmath.vtanh(x[t])
+
+
+def _tanh_loop_wide(x, out):
+    vmath.wide_vectors()
+    for t in range(out.size):
+        out[t] = vmath.vtanh(x[t])
+
+
+def test_wide_vectors_marks_the_kernel_and_keeps_its_values(rng):
+    # NOTE [512-bit vectors]: the attribute lands on the calling kernel only, and an elementwise
+    # loop gives the same bits whatever the vector width (odd length: the tail runs too)
+    import numba
+    narrow = numba.njit(error_model="numpy")(_tanh_loop)
+    wide = numba.njit(error_model="numpy")(_tanh_loop_wide)
+    x = (rng.standard_normal(1003) * 4).astype(np.float32)
+    out_n, out_w = np.empty_like(x), np.empty_like(x)
+    narrow(x, out_n)
+    wide(x, out_w)
+    np.testing.assert_array_equal(out_w, out_n)
+    np.testing.assert_allclose(out_w, np.tanh(x), rtol=1e-6, atol=1e-7)
+    (ir_wide,) = wide.inspect_llvm().values()
+    (ir_narrow,) = narrow.inspect_llvm().values()
+    assert '"prefer-vector-width"="512"' in ir_wide
+    assert "prefer-vector-width" not in ir_narrow

@@ -33,7 +33,15 @@ import numpy as np
 
 from ... import _blas_parts, _onepool
 from ..._kernel_threads import parallel_range
-from .vmath import _LN2_HI_32, _LN2_LO_32, _LOG2E_32, _expm1_poly32, _pow2_32, vtanh
+from .vmath import (
+    _LN2_HI_32,
+    _LN2_LO_32,
+    _LOG2E_32,
+    _expm1_poly32,
+    _pow2_32,
+    vtanh,
+    wide_vectors,
+)
 
 _OPTS = {"nogil": True, "cache": True, "error_model": "numpy"}
 # NOTE [Fused multiply-adds in GELU]
@@ -104,6 +112,7 @@ def _cdf_and_gauss32(x):
 
 @_onepool.twin(error_model="numpy", fastmath=_CONTRACT)
 def _k_gelu_fwd(x, out):
+    wide_vectors()  # NOTE [512-bit vectors] in vmath.py
     for t in numba.prange(out.size):
         v = x[t]
         cdf, _ = _cdf_and_gauss32(v)
@@ -112,6 +121,7 @@ def _k_gelu_fwd(x, out):
 
 @_onepool.twin(error_model="numpy", fastmath=_CONTRACT)
 def _k_gelu_bwd(g, x, out):
+    wide_vectors()  # NOTE [512-bit vectors] in vmath.py
     for t in numba.prange(out.size):
         v = x[t]
         cdf, gauss = _cdf_and_gauss32(v)
@@ -120,6 +130,7 @@ def _k_gelu_bwd(g, x, out):
 
 @_onepool.twin(error_model="numpy")
 def _k_gelu_tanh_fwd(x, out):
+    wide_vectors()
     # computed in x's dtype, as torch does
     k, c, half, one = (x.dtype.type(_TANH_K), x.dtype.type(_TANH_C), x.dtype.type(0.5),
                        x.dtype.type(1))
@@ -130,6 +141,7 @@ def _k_gelu_tanh_fwd(x, out):
 
 @_onepool.twin(error_model="numpy")
 def _k_gelu_tanh_bwd(g, x, out):
+    wide_vectors()
     k, c, half, one = (x.dtype.type(_TANH_K), x.dtype.type(_TANH_C), x.dtype.type(0.5),
                        x.dtype.type(1))
     c3 = x.dtype.type(3 * _TANH_C)
@@ -234,6 +246,7 @@ def _part_of_one(serial, dt):
     kind, item, grain = numba.from_dtype(dt), dt.itemsize, _GRAIN
 
     def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        wide_vectors()  # the serial kernel may be inlined here
         arg, lo, n = _span(c, a, m, grain)
         serial(_flat(arg[3], lo, n, kind, item), _flat(arg[2], lo, n, kind, item))
 
@@ -245,6 +258,7 @@ def _part_of_two(serial, dt):
     kind, item, grain = numba.from_dtype(dt), dt.itemsize, _GRAIN
 
     def part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+        wide_vectors()
         arg, lo, n = _span(c, a, m, grain)
         serial(_flat(arg[3], lo, n, kind, item), _flat(arg[4], lo, n, kind, item),
                _flat(arg[2], lo, n, kind, item))
