@@ -74,8 +74,11 @@ _forced = [None]
 # once] in ops/nn/linear.py; twentieth session, helper gpts), ab.py paired off/on, quiet slots
 # (load 1.3-1.5): GPT-S 1.037 and on/off 0.956; GNMT-S 0.957, then 1.006 and on/off 0.987;
 # NCF 1.035 (medians 0.992).
+# Winograd's batched products in halves of planes ("planes", NOTE [Small planes on two threads]
+# in ops/_kernels/split.py; twenty-second session, helper resnet), ab.py paired off/on ResNet-50
+# 1.029 and on/off 0.978 (quiet slot, load 1.1).
 DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes",
-                        "attention", "linear_pair"})
+                        "attention", "linear_pair", "planes"})
 
 
 @intrinsic

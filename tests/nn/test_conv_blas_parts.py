@@ -29,9 +29,9 @@ def _record_ranges(monkeypatch):
     calls = []
     original = _blas_parts.run_ranges
 
-    def recorded(fn, n):
+    def recorded(fn, n, threads=None):
         calls.append(n)
-        return original(fn, n)
+        return original(fn, n, threads)
     monkeypatch.setattr(_blas_parts, "run_ranges", recorded)
     return calls
 

@@ -198,6 +198,39 @@ def gemm(a, b, out=None):
     return out
 
 
+# NOTE [Small planes on two threads]
+# Winograd's products are batches of 16 or 36 small planes (ResNet-50's F(2x2) layers on 8x8
+# maps: 16 products of 128 x 128 x 128; its F(4x4) ones on 16x16 maps: 36 of 64 x 128 x 64).
+# np.matmul hands each plane to OpenBLAS in turn, which splits every one over its two threads
+# and meets at its end: 16 or 36 hand-offs of a product too small to pay for one. Here the
+# planes go in two halves instead, one on the calling thread and one on OpenBLAS's worker (a part
+# of `_blas_parts.run_ranges`), with OpenBLAS at one thread meanwhile, as Linear's two gradients
+# do (NOTE [Linear's two gradients at once] in ops/nn/linear.py). Each plane is still one BLAS
+# call, so the numbers are a one-thread product's: the same bits as np.matmul's planes on this
+# build (tests/nn/test_conv_planes.py). Only for planes under SMALL_GEMM[1] multiply-adds, where
+# OpenBLAS's own split pays least, and while both threads exist; the user "planes" of
+# ember._blas_parts. Measured alone (two threads, quiet slot, median of 25): forward / input
+# gradient / weight gradient 1.30 / 1.57 / 1.23x for 16 planes of 128 x 128 x 128, 1.44 / 1.52 /
+# 1.92x for 36 of 64 x 128 x 64.
+
+
+def gemm_planes(a, b, out):
+    """np.matmul(a, b, out=out) for 3-D a, b and out with the same number of planes: in two
+    halves of planes on two threads when NOTE [Small planes on two threads] applies, else
+    `gemm`. Returns out."""
+    planes, m, k = a.shape
+    if (planes < 2 or m * k * b.shape[2] >= _kt.SMALL_GEMM[1] or split_gemms()
+            or _onepool.enabled() or not _blas_parts.on("planes") or _blas_parts.threads() < 2):
+        return gemm(a, b, out=out)
+    before = _kt.blas_threads_enter(1)
+    try:
+        _blas_parts.run_ranges(lambda lo, hi: np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi]),
+                               planes, 2)
+    finally:
+        _kt.blas_threads_exit(before)
+    return out
+
+
 def gemm_oriented(a, b):
     """`gemm` for 2-D a @ b, turned round as ember._backend.gemm does where OpenBLAS is faster
     that way (NOTE [GEMM orientation] in _backend.py): Linear's big products when

@@ -517,7 +517,7 @@ def forward(x, w, bias, padding, keep=None):
     v = _transformed_input(x, ph, pw, m)
     prod = _planes(o, v.shape[2], x.dtype, (m + 2) ** 2)
     u = _transformed_weight(w, m)
-    split.gemm(u, v, out=prod)
+    split.gemm_planes(u, v, out=prod)
     y = reusable_empty((n, o, h + 2 * ph - 2, wd + 2 * pw - 2), x.dtype)
     split.run(_kernel(m, "output"), o, prod.size, prod,
               np.empty(0, x.dtype) if bias is None else bias, y, th, tw, family="winograd")
@@ -559,7 +559,7 @@ def input_grad(gy, w, x_shape, padding, dm=None, u=None):
     if u is None or u.shape != ((m + 2) ** 2,) + tuple(w.shape[:2]) or u.dtype != gy.dtype:
         u = _transformed_weight(w, m)
     dv = _planes(x_shape[1], dm.shape[2], gy.dtype, (m + 2) ** 2)
-    split.gemm(u.transpose(0, 2, 1), dm, out=dv)
+    split.gemm_planes(u.transpose(0, 2, 1), dm, out=dv)
     gx = np.empty(x_shape, dtype=gy.dtype)
     th, tw = _tiles(x_shape[2], x_shape[3], *padding, m)
     split.run(_kernel(m, "input_adjoint"), x_shape[1], dv.size, dv, gx, padding[0], padding[1],
@@ -575,7 +575,7 @@ def weight_grad(gy, x, w_shape, padding, packed=None, dm=None):
         packed = _transformed_input(x, *padding, m)  # none kept, or for another tile size
     v = packed
     du = _planes(w_shape[0], w_shape[1], x.dtype, (m + 2) ** 2)
-    split.gemm(dm, v.transpose(0, 2, 1), out=du)
+    split.gemm_planes(dm, v.transpose(0, 2, 1), out=du)
     gw = reusable_empty(tuple(w_shape), x.dtype)  # outlives the step: NOTE [Reused buffers]
     split.run(_kernel(m, "weight_adjoint"), w_shape[0], du.size, du, gw,
               family="winograd")
