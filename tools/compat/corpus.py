@@ -71,6 +71,7 @@ COMMITS = {
     "huggingface/diffusers": "wheel, see WHEELS",
     "Lightning-AI/pytorch-lightning": "wheel, see WHEELS",
     "huggingface/peft": "wheel, see WHEELS",
+    "Lightning-AI/torchmetrics": "wheel, see WHEELS",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -81,6 +82,7 @@ WHEELS = {
     "huggingface/diffusers": "diffusers==0.42.1",
     "Lightning-AI/pytorch-lightning": "pytorch-lightning==2.6.6",  # with lightning_fabric
     "huggingface/peft": "peft==0.21.2",
+    "Lightning-AI/torchmetrics": "torchmetrics==1.9.0",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -126,6 +128,7 @@ LICENCES = {
     "huggingface/diffusers": "Apache-2.0",
     "Lightning-AI/pytorch-lightning": "Apache-2.0",
     "huggingface/peft": "Apache-2.0 (the wheel's LICENSE)",
+    "Lightning-AI/torchmetrics": "Apache-2.0 (the wheel's LICENSE)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -3405,6 +3408,206 @@ for _name, _model, _fmt, _covers, _bar in [
 
 
 
+# ------------------------------------------------------------------ Lightning-AI/torchmetrics
+# torchmetrics' own code (the release wheel, WHEELS, copied so that it, not the environment's
+# copy, runs) in an evaluation loop. The driver is the epilogue of torchmetrics/__about__.py
+# (metadata strings only); every value is checked against scikit-learn, SciPy or NumPy on the
+# same numbers, and the metric is the count of checks that agree.
+_TM_EVAL = """
+# compat driver: torchmetrics' metric classes as an evaluation loop uses them - a
+# MetricCollection of classification metrics updated batch by batch and computed once,
+# regression, aggregation, retrieval and text metrics, forward's per-batch value, reset and
+# clone - each checked against scikit-learn, SciPy or NumPy on the same numbers
+import numpy as np
+import torch
+from scipy import stats
+from sklearn import metrics as skm
+
+from torchmetrics import MetricCollection
+from torchmetrics.aggregation import MaxMetric, MeanMetric
+from torchmetrics.classification import (BinaryAUROC, BinaryAveragePrecision, BinaryF1Score,
+                                         MulticlassAccuracy, MulticlassAUROC,
+                                         MulticlassAveragePrecision, MulticlassCalibrationError,
+                                         MulticlassCohenKappa, MulticlassConfusionMatrix,
+                                         MulticlassF1Score, MulticlassMatthewsCorrCoef,
+                                         MulticlassPrecision, MulticlassRecall, MultilabelF1Score)
+from torchmetrics.regression import (CosineSimilarity, ExplainedVariance, MeanAbsoluteError,
+                                     MeanSquaredError, PearsonCorrCoef, R2Score,
+                                     SpearmanCorrCoef)
+from torchmetrics.retrieval import RetrievalMRR, RetrievalNormalizedDCG
+from torchmetrics.text import CharErrorRate, WordErrorRate
+
+checks = []
+
+
+def check(name, got, want, tol=1e-4):
+    got = np.asarray(got.detach().numpy() if isinstance(got, torch.Tensor) else got, np.float64)
+    want = np.asarray(want, np.float64)
+    ok = got.shape == want.shape and bool(np.allclose(got, want, rtol=tol, atol=tol))
+    checks.append(ok)
+    print(f"{name:28s} {'ok' if ok else 'MISMATCH'} {np.round(got, 5).tolist()} "
+          f"{np.round(want, 5).tolist()}")
+
+
+torch.manual_seed(0)
+C, N, B = 5, 600, 64
+y = torch.randint(0, C, (N,))
+logits = torch.randn(N, C) + 1.5 * torch.nn.functional.one_hot(y, C)
+probs = logits.softmax(-1)
+yn, pn = y.numpy(), probs.numpy()
+predn = pn.argmax(1)
+
+# --- multiclass: one collection, updated per batch
+coll = MetricCollection({
+    "acc": MulticlassAccuracy(num_classes=C, average="micro"),
+    "bal_acc": MulticlassAccuracy(num_classes=C),
+    "f1": MulticlassF1Score(num_classes=C, average="macro"),
+    "prec": MulticlassPrecision(num_classes=C, average="weighted"),
+    "rec": MulticlassRecall(num_classes=C, average=None),
+    "auroc": MulticlassAUROC(num_classes=C),
+    "ap": MulticlassAveragePrecision(num_classes=C),
+    "cm": MulticlassConfusionMatrix(num_classes=C),
+    "mcc": MulticlassMatthewsCorrCoef(num_classes=C),
+    "kappa": MulticlassCohenKappa(num_classes=C),
+    "ece": MulticlassCalibrationError(num_classes=C, n_bins=10),
+}, prefix="val_")
+for i in range(0, N, B):
+    batch_vals = coll(probs[i:i + B], y[i:i + B])   # forward: update and the batch's value
+last = slice((N - 1) // B * B, N)
+check("forward (last batch acc)", batch_vals["val_acc"],
+      skm.accuracy_score(yn[last], predn[last]))
+res = coll.compute()
+check("accuracy", res["val_acc"], skm.accuracy_score(yn, predn))
+check("balanced accuracy", res["val_bal_acc"], skm.balanced_accuracy_score(yn, predn))
+check("f1 macro", res["val_f1"], skm.f1_score(yn, predn, average="macro"))
+check("precision weighted", res["val_prec"],
+      skm.precision_score(yn, predn, average="weighted"))
+check("recall per class", res["val_rec"], skm.recall_score(yn, predn, average=None))
+check("auroc ovr macro", res["val_auroc"],
+      skm.roc_auc_score(yn, pn, multi_class="ovr", average="macro"))
+check("average precision", res["val_ap"],
+      skm.average_precision_score(np.eye(C)[yn], pn, average="macro"))
+check("confusion matrix", res["val_cm"], skm.confusion_matrix(yn, predn))
+check("matthews", res["val_mcc"], skm.matthews_corrcoef(yn, predn))
+check("cohen kappa", res["val_kappa"], skm.cohen_kappa_score(yn, predn))
+conf, right = pn.max(1), (predn == yn).astype(float)
+bins = np.clip(np.digitize(conf, np.linspace(0, 1, 11)) - 1, 0, 9)
+ece = sum(abs(right[bins == b].mean() - conf[bins == b].mean()) * (bins == b).mean()
+          for b in range(10) if (bins == b).any())
+check("calibration error", res["val_ece"], ece)
+coll.reset()
+coll.update(probs[:B], y[:B])
+check("after reset", coll.compute()["val_acc"], skm.accuracy_score(yn[:B], predn[:B]))
+
+# --- binary and multilabel
+score = torch.rand(N)
+target = (score + 0.6 * torch.rand(N) > 0.8).long()
+sn, tn = score.numpy(), target.numpy()
+auroc, ap, f1b = BinaryAUROC(), BinaryAveragePrecision(), BinaryF1Score()
+for i in range(0, N, B):
+    for m in (auroc, ap, f1b):
+        m.update(score[i:i + B], target[i:i + B])
+check("binary auroc", auroc.compute(), skm.roc_auc_score(tn, sn))
+check("binary average precision", ap.compute(), skm.average_precision_score(tn, sn))
+check("binary f1", f1b.compute(), skm.f1_score(tn, sn > 0.5))
+binned = BinaryAUROC(thresholds=200)
+binned.update(score, target)
+check("binned auroc", binned.compute(), skm.roc_auc_score(tn, sn), tol=1e-2)
+ml_t = torch.randint(0, 2, (N, 4))
+ml_p = (ml_t + 0.8 * torch.rand(N, 4)).clamp(max=1) * 0.7
+mlf1 = MultilabelF1Score(num_labels=4, average="macro")
+mlf1.update(ml_p, ml_t)
+check("multilabel f1", mlf1.compute(),
+      skm.f1_score(ml_t.numpy(), ml_p.numpy() > 0.5, average="macro"))
+
+# --- regression
+tgt = torch.randn(N)
+pred = tgt + 0.3 * torch.randn(N)
+reg = MetricCollection([MeanSquaredError(), MeanAbsoluteError(), R2Score(), PearsonCorrCoef(),
+                        SpearmanCorrCoef(), ExplainedVariance()])
+for i in range(0, N, B):
+    reg.update(pred[i:i + B], tgt[i:i + B])
+r, p, t = reg.compute(), pred.numpy(), tgt.numpy()
+check("mse", r["MeanSquaredError"], skm.mean_squared_error(t, p))
+check("mae", r["MeanAbsoluteError"], skm.mean_absolute_error(t, p))
+check("r2", r["R2Score"], skm.r2_score(t, p))
+check("pearson", r["PearsonCorrCoef"], stats.pearsonr(p, t)[0])
+check("spearman", r["SpearmanCorrCoef"], stats.spearmanr(p, t)[0])
+check("explained variance", r["ExplainedVariance"], skm.explained_variance_score(t, p))
+a, b = torch.randn(32, 8), torch.randn(32, 8)
+cos = CosineSimilarity(reduction="mean")
+cos.update(a, b)
+an, bn = a.numpy(), b.numpy()
+check("cosine similarity", cos.compute(),
+      np.mean((an * bn).sum(1) / np.linalg.norm(an, axis=1) / np.linalg.norm(bn, axis=1)))
+clone = reg.clone()
+clone.reset()
+clone.update(pred[:10], tgt[:10])
+check("clone is independent", reg.compute()["MeanSquaredError"], skm.mean_squared_error(t, p))
+
+# --- aggregation
+mean, mx = MeanMetric(), MaxMetric()
+vals, wts = torch.rand(50), torch.rand(50)
+for v, w in zip(vals, wts):
+    mean.update(v, weight=w)
+    mx.update(v)
+check("weighted mean", mean.compute(), np.average(vals.numpy(), weights=wts.numpy()))
+check("max", mx.compute(), vals.numpy().max())
+
+# --- retrieval: 12 queries of 10 documents, each with a relevant one
+q = torch.arange(12).repeat_interleave(10)
+rel = (torch.rand(120) > 0.7).long()
+rel[::10] = 1
+doc_score = torch.rand(120) + 0.3 * rel
+mrr, ndcg = RetrievalMRR(), RetrievalNormalizedDCG()
+mrr.update(doc_score, rel, indexes=q)
+ndcg.update(doc_score, rel, indexes=q)
+sc, rl = doc_score.numpy().reshape(12, 10), rel.numpy().reshape(12, 10)
+rr = [1.0 / (1 + np.nonzero(rl[k][np.argsort(-sc[k])])[0][0]) for k in range(12)]
+check("retrieval mrr", mrr.compute(), np.mean(rr))
+check("retrieval ndcg", ndcg.compute(),
+      np.mean([skm.ndcg_score(rl[k:k + 1], sc[k:k + 1]) for k in range(12)]))
+
+
+# --- text
+def edits(a, b):
+    d = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, d[0] = d[0], i
+        for j, cb in enumerate(b, 1):
+            prev, d[j] = d[j], min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
+    return d[-1]
+
+
+hyp = ["the cat sat on the mat", "a quick brown fox", "hello world"]
+ref = ["the cat sat on a mat", "the quick brown fox jumps", "hello there world"]
+cer, wer = CharErrorRate(), WordErrorRate()
+cer.update(hyp, ref)
+wer.update(hyp, ref)
+check("char error rate", cer.compute(),
+      sum(edits(h, r) for h, r in zip(hyp, ref)) / sum(len(r) for r in ref))
+check("word error rate", wer.compute(),
+      sum(edits(h.split(), r.split()) for h, r in zip(hyp, ref))
+      / sum(len(r.split()) for r in ref))
+
+print(f"compat-checks {sum(checks)} of {len(checks)}")
+print(f"compat-failed {len(checks) - sum(checks)}")
+"""
+_TM = dict(repo="Lightning-AI/torchmetrics", script="torchmetrics/__about__.py",
+           copy=["torchmetrics"], cwd=".", pythonpath=["."])
+add(name="torchmetrics/eval", **_TM, epilogue=_TM_EVAL,
+    covers="torchmetrics: a MetricCollection (prefix) of eleven multiclass metrics updated by "
+           "forward per batch (accuracy micro/macro, F1, precision, per-class recall, AUROC, "
+           "average precision, confusion matrix, MCC, Cohen's kappa, calibration error), reset; "
+           "binary AUROC/AP/F1 (exact and binned), multilabel F1; MSE, MAE, R2, Pearson, "
+           "Spearman, explained variance, cosine similarity, clone; weighted MeanMetric, "
+           "MaxMetric; retrieval MRR and nDCG over query indexes; character and word error "
+           "rates - each against scikit-learn / SciPy / NumPy",
+    metric=r"compat-checks ([0-9]+) of",
+    bar=(">=", 32))  # torch 32 of 32 (seeds 0-2)
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -3632,6 +3835,7 @@ SPREAD: dict = {
     'timm/vit_tiny': {0: 0.9062, 1: 0.9375, 2: 0.8516},
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
     'timm/mobilenetv3': {0: 0.8516, 1: 0.8516, 2: 0.6797},
+    'torchmetrics/eval': {0: 32, 1: 32, 2: 32},
 }
 
 

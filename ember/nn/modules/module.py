@@ -7,7 +7,6 @@ dtype conversion, hooks, repr — walks those dicts. ``forward`` is plain Python
 """
 from __future__ import annotations
 
-import copy
 import functools
 import itertools
 import warnings
@@ -235,6 +234,9 @@ class Module(_StateDict):
                 list(self._modules) + list(self._buffers))
         return sorted(k for k in set(keys) if not k[0].isdigit())
 
+    # copy.deepcopy and pickle take the default protocol (no __deepcopy__ / __reduce_ex__ here,
+    # as in torch), so a subclass's __getstate__ / __setstate__ decide what a copy gets:
+    # torchmetrics' Metric.clone() drops its wrapped update/compute and wraps the copy's own
     def __setstate__(self, state):
         self.__dict__.update(state)
         # modules pickled by older code may lack newer bookkeeping attributes
@@ -599,14 +601,6 @@ class Module(_StateDict):
                 body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
 
-    def __deepcopy__(self, memo):
-        # the default protocol, spelled out so that Tensor/Parameter deepcopy is used per value
-        cls = type(self)
-        new = cls.__new__(cls)
-        memo[id(self)] = new
-        for k, v in self.__dict__.items():
-            object.__setattr__(new, k, copy.deepcopy(v, memo))
-        return new
 
 
 _HOOK_DICTS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks",

@@ -11,6 +11,7 @@ a subclass that carries the property, so other instances are unaffected.
 from __future__ import annotations
 
 import contextlib
+import copy
 
 import ember
 
@@ -122,7 +123,15 @@ def _inject_new_class(module):
         raise RuntimeError("Serialization of parametrized modules is only supported through "
                            "state_dict().")
 
-    param_cls = type(f"Parametrized{cls.__name__}", (cls,), {"__getstate__": getstate})
+    def deepcopy(self, memo):
+        # copy.deepcopy stays allowed (it would reach the refusing __getstate__ otherwise)
+        new = self.__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__ = copy.deepcopy(self.__dict__, memo)
+        return new
+
+    param_cls = type(f"Parametrized{cls.__name__}", (cls,),
+                     {"__getstate__": getstate, "__deepcopy__": deepcopy})
     param_cls._ember_unparametrized_class = cls
     module.__class__ = param_cls
 
