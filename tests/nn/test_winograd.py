@@ -147,7 +147,8 @@ def test_winograd_applies_only_where_it_pays(x_shape, w_shape, stride, padding, 
 @pytest.mark.usefixtures("pool_off")
 @pytest.mark.parametrize("x_shape, w_shape, tile", [
     ((8, 64, 32, 32), (64, 64, 3, 3), 4),      # VGG-19 block 1: 512 tiles of 4x4
-    ((8, 256, 8, 8), (256, 256, 3, 3), 2),     # VGG-19 block 3: 32 tiles of 4x4, too few
+    ((8, 256, 8, 8), (256, 256, 3, 3), 4),     # VGG-19 block 3: 32 tiles of 4x4
+    ((4, 256, 16, 8), (256, 256, 3, 3), 4),    # 32 tiles of 4x4 too
     ((16, 256, 8, 8), (256, 256, 3, 3), 4),    # 64 tiles of 4x4
     ((4, 256, 8, 8), (256, 256, 3, 3), 0),     # 16 4x4 tiles, 64 2x2 tiles: im2col
     ((16, 128, 6, 6), (128, 128, 3, 3), 2),    # 4x4 tiles: 36 of 64 outputs used; 2x2 tiles: all
@@ -170,7 +171,8 @@ def test_winograd_tile_size(x_shape, w_shape, tile):
 ])
 def test_winograd_tile_size_with_the_per_layer_thresholds(x_shape, w_shape, tile, monkeypatch):
     """NOTE [Winograd thresholds at two threads]: the thresholds the per-layer times suggest
-    (off by default) send small-weight layers with 32 tiles to Winograd, big ones to im2col."""
+    (_MIN_TILES_SMALL_WEIGHT's off by default) send small-weight layers with 32 tiles to
+    Winograd, big ones to im2col."""
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 32)
     monkeypatch.setattr(winograd, "_MIN_TILES_SMALL_WEIGHT", 32)
     assert winograd._tile_size(x_shape, w_shape, 1, 1) == tile

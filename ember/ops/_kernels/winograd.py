@@ -70,17 +70,18 @@ not affected at that level (the Table 1 model steps match torch within their flo
 tolerances, tests/test_table1_models.py); code that needs the direct sum's rounding can raise
 _MIN_TILES_4.
 The threshold was 32 tiles, which put VGG-19's 8x8 maps at batch 8 (exactly 32 tiles) on
-F(4x4, 3x3); measured again at two threads with the transforms in parts, F(4x4, 3x3) wins
-there per layer but not per step (NOTE [Winograd thresholds at two threads]).
+F(4x4, 3x3); measured again at two threads with the transforms in parts, F(4x4, 3x3) won
+there per layer but not per step on AMD EPYC, and per step too on Intel Xeon, so it is 32 again
+(NOTE [Winograd thresholds at two threads]).
 Earlier figures (main-thread CPU) had F(2x2, 3x3) ahead there: with OpenBLAS on two threads
-the 36 GEMMs there are thin (32 columns) and the
-weight, transformed three times a step (forward, again in the input gradient since U is not
-kept for deep layers, and the adjoint), is 36 numbers per filter against 16, so F(2x2, 3x3)
-wins: forward + both gradients, main-thread CPU ms at the default threads (min of 15 / 25, load
-2.4 / 3.5), F(4x4) vs F(2x2): (8, 256 -> 256, 8x8) 13.2 vs 9.0 and 20.6 vs 11.9; (8, 128 -> 256,
-8x8) 5.3 vs 5.4, 7.6 vs 6.8; (8, 128 -> 128, 8x8) 2.9 vs 2.6, 4.4 vs 4.8; on 16x16 maps (128
-tiles) F(4x4) keeps its lead ((8, 128 -> 128) 11.7 vs 16.2). One thread, whole VGG-19 steps are
-the same within noise (thread CPU 199-203 ms either way). Hence 64.
+the 36 GEMMs there are thin (32 columns) and the weight, transformed three times a step
+(forward, again in the input gradient since U is not kept for deep layers, and the adjoint),
+is 36 numbers per filter against 16, so F(2x2, 3x3) wins: forward + both gradients,
+main-thread CPU ms at the default threads (min of 15 / 25, load 2.4 / 3.5), F(4x4) vs F(2x2):
+(8, 256 -> 256, 8x8) 13.2 vs 9.0 and 20.6 vs 11.9; (8, 128 -> 256, 8x8) 5.3 vs 5.4, 7.6 vs
+6.8; (8, 128 -> 128, 8x8) 2.9 vs 2.6, 4.4 vs 4.8; on 16x16 maps (128 tiles) F(4x4) keeps its
+lead ((8, 128 -> 128) 11.7 vs 16.2). One thread, whole VGG-19 steps are the same within noise
+(thread CPU 199-203 ms either way). Hence 64 then.
 """
 
 import numba
@@ -101,8 +102,8 @@ _MIN_TILES_SPLIT = 32
 _MIN_CHANNELS = 16
 _MIN_USED = 0.8
 # Fewest 4x4-output tiles for F(4x4, 3x3) instead of F(2x2, 3x3); NOTE [Winograd F(4x4, 3x3)]
-# and NOTE [Winograd thresholds at two threads] (32 wins per layer, not per step).
-_MIN_TILES_4 = 64
+# and NOTE [Winograd thresholds at two threads] (32: VGG-19's 8x8 maps at batch 8).
+_MIN_TILES_4 = 32
 # Fewest F(2x2, 3x3) tiles for a layer of at most _SMALL_WEIGHT (input x output channel pairs):
 # NOTE [Winograd thresholds at two threads]; 128 = as any other layer (32 wins per layer only).
 _MIN_TILES_SMALL_WEIGHT = 128
@@ -189,8 +190,13 @@ def _tile_size(x_shape, w_shape, ph, pw):
 # VGG-19 0.975 and 0.968, ResNet-50 0.986 and 1.018 (slots at load 2.1 and 3.0). Isolated, a
 # layer finds its transformed weight and operands in the 32 MB L3 from the previous call; in a
 # step they come from memory, and F(4x4, 3x3)'s 36-plane weight is the biggest of the three
-# (the same forward took 1.3-2x its isolated time in a step, im2col's ~1.1x). So both stay at
-# the old values (64 and 128) until a quiet window says otherwise (/work/quiet19_conv.sh).
+# (the same forward took 1.3-2x its isolated time in a step, im2col's ~1.1x). So both stayed at
+# the old values (64 and 128) on that machine (AMD EPYC).
+# On the twenty-second session's machine (Intel Xeon, AVX-512, 2 vCPUs) _MIN_TILES_4 = 32 wins
+# per step too: ab.py vgg19 with 64 vs 32, four quiet slots, paired medians (old/new) 1.037,
+# 1/0.989, 1/0.970, 1.038 (16-24 samples; ~3 % of a ~123 ms step), ResNet-50 1/0.987, 1.004
+# (a wash). Per layer there (conv_algos.py vgg19, step ms, F(2x2) / F(4x4) / torch): 128 -> 256
+# 4.31 / 3.50 / 3.43, 256 -> 256 7.21 / 6.47 / 6.46. So 32; _MIN_TILES_SMALL_WEIGHT stays 128.
 
 
 def _driver_tile(x_shape, w_shape, ph, pw):
