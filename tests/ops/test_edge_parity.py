@@ -336,6 +336,15 @@ REDUCTION_SKIP = {
 }
 
 
+# The input gradient of a row-normalised op is y * (g - <g, y>) (or g - y * sum(g)): a difference
+# of terms of the size of g, so float32 rounding leaves an absolute error of a few eps * |g|
+# however small the entry. Which entries then cross the relative tolerance depends on the order
+# of the row's sums - on the machine's vector width, for both libraries (softmin's row [2, 2, 1,
+# 1] differs by 4e-8 at an entry of -2.2e-4 on an Intel Xeon, not on the Zen 4 EPYC before).
+_ROW_NORMALISED = {"softmax", "softmin", "log_softmax", "logsumexp", "cross_entropy"}
+_G_MAX = 1.5  # the largest incoming gradient _run passes (np.linspace(0.5, 1.5, ...))
+
+
 def _check_rows(name, fn, dtype, create_graph):
     want = _run(torch, fn, [R], dtype, create_graph)
     got = _run(ember, fn, [R], dtype, create_graph)
@@ -348,6 +357,8 @@ def _check_rows(name, fn, dtype, create_graph):
         assert e.shape == w.shape, f"{name} {part}: shape {e.shape} vs {w.shape}"
         if name == "layer_norm" and part == "grad0":  # gradients ~1e-7 of rounding noise
             tiny = 1e-6
+        if name in _ROW_NORMALISED and part == "grad0" and dtype == "float32":
+            tiny = 2 * np.finfo(np.float32).eps * _G_MAX
         with np.errstate(invalid="ignore", over="ignore"):
             ok = np.where(np.isfinite(e) & np.isfinite(w), np.abs(e - w) <= rtol * np.abs(w) + tiny,
                           (e == w) | (np.isnan(e) & np.isnan(w)))
