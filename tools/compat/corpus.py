@@ -72,6 +72,8 @@ COMMITS = {
     "Lightning-AI/pytorch-lightning": "wheel, see WHEELS",
     "huggingface/peft": "wheel, see WHEELS",
     "Lightning-AI/torchmetrics": "wheel, see WHEELS",
+    "skorch-dev/skorch": "wheel, see WHEELS",
+    "huggingface/accelerate": "wheel, see WHEELS",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -83,6 +85,8 @@ WHEELS = {
     "Lightning-AI/pytorch-lightning": "pytorch-lightning==2.6.6",  # with lightning_fabric
     "huggingface/peft": "peft==0.21.2",
     "Lightning-AI/torchmetrics": "torchmetrics==1.9.0",
+    "skorch-dev/skorch": "skorch==1.4.0",
+    "huggingface/accelerate": "accelerate==1.15.0",
 }
 LICENCES = {
     "pytorch/tutorials": "BSD-3-Clause",
@@ -129,6 +133,8 @@ LICENCES = {
     "Lightning-AI/pytorch-lightning": "Apache-2.0",
     "huggingface/peft": "Apache-2.0 (the wheel's LICENSE)",
     "Lightning-AI/torchmetrics": "Apache-2.0 (the wheel's LICENSE)",
+    "skorch-dev/skorch": "BSD-3-Clause (the wheel's LICENSE)",
+    "huggingface/accelerate": "Apache-2.0 (the wheel's LICENSE)",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -3607,6 +3613,204 @@ add(name="torchmetrics/eval", **_TM, epilogue=_TM_EVAL,
     bar=(">=", 32))  # torch 32 of 32 (seeds 0-2)
 
 
+# ------------------------------------------------------------------------- skorch-dev/skorch
+# skorch's own code (the release wheel, WHEELS) wrapping a torch module for scikit-learn. The
+# driver is the epilogue of skorch/exceptions.py (exception classes only).
+_SK_DRIVER = """
+# compat driver: skorch's scikit-learn wrappers around a torch module - NeuralNetClassifier in
+# a Pipeline with StandardScaler, tuned by GridSearchCV (lr, module__hidden), with its
+# callbacks (EpochScoring, LRScheduler, EarlyStopping, Checkpoint into a temp dir), the
+# history, predict / predict_proba, save_params / load_params into a fresh net giving equal
+# probabilities, and a NeuralNetRegressor scored by R^2
+import os
+import tempfile
+
+import numpy as np
+import torch
+from sklearn.datasets import make_classification, make_regression
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from skorch import NeuralNetClassifier, NeuralNetRegressor
+from skorch.callbacks import Checkpoint, EarlyStopping, EpochScoring, LRScheduler
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, hidden=16, n_in=20, n_out=3):
+        super().__init__()
+        self.net = torch.nn.Sequential(torch.nn.Linear(n_in, hidden), torch.nn.ReLU(),
+                                       torch.nn.Dropout(0.1), torch.nn.Linear(hidden, n_out))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+torch.manual_seed(0)
+X, y = make_classification(n_samples=900, n_features=20, n_informative=8, n_classes=3,
+                           random_state=0)
+X, y = X.astype(np.float32), y.astype(np.int64)
+X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
+
+net = NeuralNetClassifier(MLP, criterion=torch.nn.CrossEntropyLoss, max_epochs=12, lr=0.05,
+                          optimizer=torch.optim.SGD, optimizer__momentum=0.9,
+                          iterator_train__shuffle=True, train_split=None, verbose=0)
+pipe = Pipeline([("scale", StandardScaler()), ("net", net)])
+search = GridSearchCV(pipe, {"net__lr": [0.01, 0.05], "net__module__hidden": [8, 32]}, cv=2,
+                      scoring="accuracy", refit=True)
+search.fit(X_tr, y_tr)
+print("best params", search.best_params_, "cv accuracy", round(search.best_score_, 4))
+grid_acc = search.score(X_te, y_te)
+print("grid search test accuracy", round(grid_acc, 4))
+
+with tempfile.TemporaryDirectory() as d:
+    clf = NeuralNetClassifier(
+        MLP, module__hidden=32, criterion=torch.nn.CrossEntropyLoss, max_epochs=30, lr=0.05,
+        optimizer=torch.optim.Adam, batch_size=64, iterator_train__shuffle=True, verbose=0,
+        callbacks=[EpochScoring("accuracy", lower_is_better=False, name="valid_acc_sk"),
+                   LRScheduler(policy=torch.optim.lr_scheduler.StepLR, step_size=10, gamma=0.5),
+                   EarlyStopping(patience=5),
+                   Checkpoint(monitor="valid_loss_best", dirname=d)])
+    scaler = StandardScaler().fit(X_tr)
+    clf.fit(scaler.transform(X_tr), y_tr)
+    hist = clf.history
+    print("epochs", len(hist), "best valid loss", round(min(hist[:, "valid_loss"]), 4),
+          "lr at the end", clf.optimizer_.param_groups[0]["lr"])
+    proba = clf.predict_proba(scaler.transform(X_te))
+    acc = float((proba.argmax(1) == y_te).mean())
+    same_pred = bool((clf.predict(scaler.transform(X_te)) == proba.argmax(1)).all())
+    clf.save_params(f_params=os.path.join(d, "p.pt"), f_optimizer=os.path.join(d, "o.pt"),
+                    f_history=os.path.join(d, "h.json"))
+    fresh = NeuralNetClassifier(MLP, module__hidden=32, criterion=torch.nn.CrossEntropyLoss,
+                                optimizer=torch.optim.Adam)
+    fresh.initialize()
+    fresh.load_params(f_params=os.path.join(d, "p.pt"), f_optimizer=os.path.join(d, "o.pt"),
+                      f_history=os.path.join(d, "h.json"))
+    reloaded = np.allclose(fresh.predict_proba(scaler.transform(X_te)), proba, atol=1e-6)
+    checkpointed = sorted(f for f in os.listdir(d) if f.endswith((".pt", ".json")))
+print("net accuracy", round(acc, 4), "predict agrees", same_pred, "reloaded equal", reloaded,
+      "files", checkpointed)
+
+Xr, yr = make_regression(n_samples=600, n_features=20, noise=5.0, random_state=0)
+Xr, yr = StandardScaler().fit_transform(Xr).astype(np.float32), (yr / yr.std()).astype(np.float32)
+reg = NeuralNetRegressor(MLP, module__hidden=32, module__n_out=1, max_epochs=40, lr=0.01,
+                         optimizer=torch.optim.Adam, verbose=0)
+reg.fit(Xr[:450], yr[:450, None])
+r2 = reg.score(Xr[450:], yr[450:, None])
+print("regressor R^2", round(r2, 4))
+ok = same_pred and reloaded and len(checkpointed) >= 3 and r2 > 0.8
+print(f"compat-accuracy {min(grid_acc, acc) if ok else 0.0:.4f}")
+"""
+add(name="skorch/classifier", repo="skorch-dev/skorch", script="skorch/exceptions.py",
+    copy=["skorch"], cwd=".", pythonpath=["."], epilogue=_SK_DRIVER,
+    covers="skorch: NeuralNetClassifier in a scikit-learn Pipeline tuned by GridSearchCV "
+           "(clone, set_params of module__ and optimizer__ arguments), callbacks EpochScoring, "
+           "LRScheduler (StepLR), EarlyStopping, Checkpoint; the internal valid split, history "
+           "slicing, predict_proba, save_params / load_params (module, optimizer, history) "
+           "into a fresh net giving equal probabilities; NeuralNetRegressor scored by R^2",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.6))  # torch 0.719 / 0.737 / 0.733 (seeds 0-2); chance 0.33
+
+
+# -------------------------------------------------------------------- huggingface/accelerate
+# Accelerate's own code (the release wheel, WHEELS, copied so that it, not the environment's
+# copy that transformers' Trainer uses, runs). The driver is the epilogue of
+# accelerate/test_utils/examples.py (helpers for comparing example scripts; its directory goes
+# first on sys.path, and accelerate/ itself holds a logging.py that would shadow the stdlib's).
+_ACC_DRIVER = """
+# compat driver: a training function in Accelerate's style, started by notebook_launcher on the
+# CPU: Accelerator (gradient accumulation), prepare of model, optimizer, data loaders and
+# scheduler, accelerator.backward inside accumulate(), clip_grad_norm_, gather_for_metrics,
+# save_state / load_state of a checkpoint, unwrap_model and accelerator.save of its state dict
+import os
+import tempfile
+
+import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+from accelerate import Accelerator, notebook_launcher
+from accelerate.utils import set_seed
+
+
+def blobs(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    y = torch.randint(0, 4, (n,), generator=g)
+    return torch.eye(4, 8)[y] * 3.0 + torch.randn(n, 8, generator=g), y
+
+
+def training_function(results):
+    set_seed(0)
+    accelerator = Accelerator(cpu=True, gradient_accumulation_steps=2)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    train = DataLoader(TensorDataset(*blobs(512, 1)), batch_size=32, shuffle=True)
+    val = DataLoader(TensorDataset(*blobs(250, 2)), batch_size=64)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=2e-2, total_steps=24)
+    model, opt, train, val, sched = accelerator.prepare(model, opt, train, val, sched)
+    steps = 0
+    for epoch in range(3):
+        model.train()
+        for x, y in train:
+            with accelerator.accumulate(model):
+                loss = F.cross_entropy(model(x), y)
+                accelerator.backward(loss)
+                if accelerator.sync_gradients:
+                    accelerator.clip_grad_norm_(model.parameters(), 1.0)
+                    steps += 1
+                opt.step()
+                sched.step()
+                opt.zero_grad()
+        accelerator.print(f"epoch {epoch} loss {loss.item():.4f}")
+
+    def evaluate():
+        model.eval()
+        right = total = 0
+        with torch.no_grad():
+            for x, y in val:
+                pred, ref = accelerator.gather_for_metrics((model(x).argmax(-1), y))
+                right += int((pred == ref).sum())
+                total += ref.numel()
+        return right / total, total
+
+    acc, total = evaluate()
+    with tempfile.TemporaryDirectory() as d:
+        accelerator.save_state(os.path.join(d, "ckpt"))
+        saved = sorted(os.listdir(os.path.join(d, "ckpt")))
+        before = [p.detach().clone() for p in model.parameters()]
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(1.0)
+        accelerator.load_state(os.path.join(d, "ckpt"))
+        restored = all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
+        accelerator.wait_for_everyone()
+        accelerator.save(accelerator.unwrap_model(model).state_dict(), os.path.join(d, "m.bin"))
+        plain = torch.nn.Sequential(torch.nn.Linear(8, 32), torch.nn.GELU(),
+                                    torch.nn.Linear(32, 4))
+        plain.load_state_dict(torch.load(os.path.join(d, "m.bin")))
+        x = blobs(8, 3)[0]
+        same = torch.allclose(plain(x), accelerator.unwrap_model(model)(x))
+    print("optimizer steps", steps, "val samples", total, "saved", saved, "restored", restored,
+          "unwrapped equal", same)
+    results.append(acc if (steps == 24 and total == 250 and restored and same) else 0.0)
+
+
+results = []
+notebook_launcher(training_function, (results,), num_processes=1)
+print(f"compat-accuracy {results[0]:.4f}")
+"""
+add(name="accelerate/notebook_launcher", repo="huggingface/accelerate",
+    script="accelerate/test_utils/examples.py", copy=["accelerate"], cwd=".", pythonpath=["."],
+    epilogue=_ACC_DRIVER,
+    covers="Accelerate: notebook_launcher(num_processes=1) on the CPU, Accelerator(cpu=True, "
+           "gradient_accumulation_steps=2), prepare of model/AdamW/DataLoaders/OneCycleLR, "
+           "accumulate() with sync_gradients, accelerator.backward, clip_grad_norm_, "
+           "gather_for_metrics, save_state / load_state (safetensors model, optimizer, "
+           "scheduler, RNG states) restoring the parameters, unwrap_model + accelerator.save",
+    metric=r"compat-accuracy ([0-9.]+)",
+    bar=(">=", 0.85))  # torch 0.960 / 0.964 / 0.948 (seeds 0-2); chance 0.25
+
+
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
@@ -3836,6 +4040,8 @@ SPREAD: dict = {
     'timm/convnext_atto': {0: 1, 1: 1, 2: 1},
     'timm/mobilenetv3': {0: 0.8516, 1: 0.8516, 2: 0.6797},
     'torchmetrics/eval': {0: 32, 1: 32, 2: 32},
+    'skorch/classifier': {0: 0.7185, 1: 0.737, 2: 0.7333},
+    'accelerate/notebook_launcher': {0: 0.96, 1: 0.964, 2: 0.948},
 }
 
 
