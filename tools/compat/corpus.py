@@ -3809,6 +3809,24 @@ add(name="accelerate/notebook_launcher", repo="huggingface/accelerate",
            "scheduler, RNG states) restoring the parameters, unwrap_model + accelerator.save",
     metric=r"compat-accuracy ([0-9.]+)",
     bar=(">=", 0.85))  # torch 0.960 / 0.964 / 0.948 (seeds 0-2); chance 0.25
+# Accelerate's own test scripts, run as a single process (`python script.py`, as they run
+# under `accelerate launch` with one process): each asserts and exits non-zero on a failure,
+# so exit 0 is the bar
+for _t, _covers in [
+        ("test_sync", "gradient accumulation: no_sync as a no-op, accumulate() with a "
+                      "dataloader break, with an optimizer and a scheduler (gradients compared "
+                      "with a hand-accumulated model), GradientState"),
+        ("test_ops", "accelerate.utils operations on one process: gather, gather_object, "
+                     "broadcast, pad_across_processes, reduce, copy_tensor_to_devices, "
+                     "convert_to_fp32, op-checking errors"),
+        ("test_script", "Accelerate's end-to-end checks: RNG synchronisation, dataloader "
+                        "preparation (even_batches, join_uneven_inputs, skip_first_batches, "
+                        "seedable samplers), training on a regression model matching a "
+                        "baseline in fp32 and bf16, split_between_processes, trigger, "
+                        "reinstantiated state")]:
+    add(name=f"accelerate/{_t}", repo="huggingface/accelerate",
+        script=f"accelerate/test_utils/scripts/{_t}.py", copy=["accelerate"],
+        pythonpath=["."], covers=_covers, metric=None, bar=None)
 
 
 

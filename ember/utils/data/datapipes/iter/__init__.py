@@ -4,12 +4,12 @@ from __future__ import annotations
 import builtins
 import random
 
-from .._collate import default_collate
-from ._decorator import functional_datapipe
-from .datapipe import DataChunk, IterDataPipe
+from ..._collate import default_collate
+from .._decorator import functional_datapipe
+from ..datapipe import DataChunk, IterDataPipe
 
 __all__ = ["Batcher", "Collator", "Concater", "Filter", "IterableWrapper", "Mapper",
-           "ShardingFilter", "Shuffler", "Unbatcher", "Zipper"]
+           "ShardingFilter", "Shuffler", "UnBatcher", "Unbatcher", "Zipper"]
 
 
 def _check_pipe(name, pipe):
@@ -136,6 +136,9 @@ class Unbatcher(IterDataPipe):
     def __iter__(self):
         for element in self.datapipe:
             yield from self._dive(element, self.unbatch_level)
+
+
+UnBatcher = Unbatcher  # torch's spelling
 
 
 @functional_datapipe("collate")
