@@ -469,7 +469,7 @@ class Tensor:
         new = _new(type(self))
         new.__dict__.update({k: v for k, v in self.__dict__.items()
                              if k not in ("_data", "_vc", "_base", "_acc", "_grad", "_hooks",
-                                          "_meta", "_meta_fin")})
+                                          "_meta", "_meta_fin", "_post_acc_hooks")})
         new._data = np.array(self._data, copy=True) if not self._meta else self._data
         new._vc = [0]
         if self._meta:

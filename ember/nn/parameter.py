@@ -16,8 +16,10 @@ __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer
 
 # A tensor's own per-instance state, kept in its __dict__ (torch keeps it in C, so there a
 # tensor's __dict__ holds only attributes users set)
+# (post-accumulate-grad hooks belong to the tensor they were registered on: a copy gets none,
+# as torch's, where they are not in __dict__ either)
 _TENSOR_STATE = frozenset(("_data", "_vc", "_base", "_acc", "_grad", "_hooks", "_requires_grad",
-                           "_meta", "_meta_fin"))
+                           "_meta", "_meta_fin", "_post_acc_hooks"))
 
 
 class Parameter(Tensor):

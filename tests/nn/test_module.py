@@ -530,6 +530,24 @@ def test_deepcopy_module_is_independent():
     assert isinstance(c.fc1.weight, nn.Parameter)
 
 
+@pytest.mark.parametrize("kind", ["parameter", "tensor"])
+def test_deepcopy_leaves_post_accumulate_grad_hooks_behind(kind):
+    # a hook belongs to the tensor it was registered on (torch keeps it outside __dict__): the
+    # copy has none, and hooks registered on the copy never reach the original
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        t = lib.ones(2, requires_grad=True)
+        if kind == "parameter":
+            t = lib.nn.Parameter(t.detach())
+        seen = []
+        t.register_post_accumulate_grad_hook(lambda p, seen=seen: seen.append("original"))
+        c = copy.deepcopy(t)
+        c.register_post_accumulate_grad_hook(lambda p, seen=seen: seen.append("copy"))
+        (c * 2).sum().backward()
+        (t * 2).sum().backward()
+        assert seen == ["copy", "original"], (lib.__name__, seen)
+
+
 def test_attribute_reads_follow_the_registries():
     # attribute reads look in _parameters, _buffers, _modules in that order, each time: an
     # entry changed in the dicts directly (as parametrize/pruning code does) is what reads see

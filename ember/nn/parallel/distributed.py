@@ -101,9 +101,19 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
-        cap = 25.0 if bucket_cap_mb is None else float(bucket_cap_mb)
+        self._bucket_bytes = int((25.0 if bucket_cap_mb is None else float(bucket_cap_mb)) * 2**20)
+        self._build_reducer(group)
+        # the reducer has its own communicator: its queue never interleaves with user calls
+        self._pg_own = group.dup("ddp")
+        if init_sync:
+            self._sync_module_states()
+        self.comm_seconds = 0.0     # time spent in bucket all-reduces (for benchmarks)
+        self.exposed_seconds = 0.0  # part of it backward waited for at the end
+
+    def _build_reducer(self, group):
+        """The parameters' buckets, gradient hooks and bookkeeping (not the communicator)."""
         seen, params = set(), []
-        for p in module.parameters():
+        for p in self.module.parameters():
             if p.requires_grad and id(p) not in seen:
                 seen.add(id(p))
                 params.append(p)
@@ -111,12 +121,9 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't "
                                "have any parameter that requires a gradient.")
         self._params = params
+        self._group = group
         self._world = group.size()
-        # the reducer has its own communicator: its queue never interleaves with user calls
-        self._pg = group.dup("ddp")
-        if init_sync:
-            self._sync_module_states()
-        self._buckets = _assign_buckets(params, int(cap * 2**20))
+        self._buckets = _assign_buckets(params, self._bucket_bytes)
         self._where = {}
         for b in self._buckets:
             for i, p in enumerate(b.params):
@@ -128,8 +135,35 @@ class DistributedDataParallel(Module):
         self._used = np.ones(len(params), np.uint8)
         self._join_divide_by_initial = True
         self._joined_ranks_active = None
-        self.comm_seconds = 0.0     # time spent in bucket all-reduces (for benchmarks)
-        self.exposed_seconds = 0.0  # part of it backward waited for at the end
+
+    @property
+    def _pg(self):
+        # NOTE [Copies of a DDP module]: copy.deepcopy and pickle take the default protocol
+        # (as torch): __getstate__ leaves out the communicator and the reducer (buckets, hooks
+        # on the original's parameters), __setstate__ builds a reducer for the copy's own
+        # parameters on the default group. Only a DDP on the default group can be copied, as in
+        # torch. The copy's communicator is duplicated from the group at its first collective,
+        # not in __setstate__: duplicating is itself a collective, and a copy made on one rank
+        # alone (an EMA or evaluation copy) must not wait for the others until it communicates.
+        pg = self._pg_own
+        if pg is None:
+            pg = self._pg_own = self._group.dup("ddp")
+        return pg
+
+    def __getstate__(self):
+        if self._group is not dist.distributed_c10d._resolve(None, "DistributedDataParallel"):
+            raise RuntimeError("DistributedDataParallel: only a module wrapped on the default "
+                               "process group (no process_group argument) can be pickled or "
+                               "deep-copied; copy .module instead.")
+        state = dict(self.__dict__)
+        for k in ("_pg_own", "_group", "_params", "_buckets", "_where", "_hooks", "_used"):
+            state.pop(k, None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._pg_own = None
+        self._build_reducer(dist.distributed_c10d._resolve(None, "DistributedDataParallel"))
 
     # ------------------------------------------------------------------ state
     def _flat_broadcast(self, tensors):
@@ -326,8 +360,6 @@ class DistributedDataParallel(Module):
     def _set_static_graph(self):
         self.static_graph = True
 
-    def __getstate__(self):
-        raise RuntimeError("DistributedDataParallel cannot be pickled; pickle .module instead.")
 
 
 def _leaves_reached(out):

@@ -5,7 +5,9 @@ Any failed check raises, which fails the rank and makes the launcher exit non-ze
 """
 from __future__ import annotations
 
+import copy
 import os
+import pickle
 import sys
 import tempfile
 
@@ -185,6 +187,42 @@ def check_checkpoint_and_join(me, n, model):
             close(q.grad, p.grad / n, "join: the lone rank's step")
 
 
+def check_copies(me, n, model):
+    """copy.deepcopy and pickle of a DDP module (NOTE [Copies of a DDP module]): a copy trains
+    as a DDP of its own parameters, the original keeps only its own hooks, a copy made on one
+    rank alone runs forward without waiting for the others, a non-default group refuses."""
+    x = ember.from_numpy(np.random.default_rng(2).standard_normal((4 * n, 5)))
+    y = ember.from_numpy(np.random.default_rng(3).standard_normal((4 * n, 3)))
+    if me == 0:  # an evaluation copy on one rank: no collective, so no waiting
+        alone = copy.deepcopy(model)
+        with ember.no_grad():
+            close(alone(x), model.module(x), "a deep copy made on rank 0 alone")
+    for make in (copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))):
+        ref = copy.deepcopy(model.module)
+        twin = make(model)
+        if not isinstance(twin, DDP) or any(
+                p is q for p, q in zip(twin.module.parameters(), model.module.parameters(),
+                                       strict=True)):
+            raise AssertionError("a copy of a DDP module must be a DDP over new parameters")
+        for p in model.module.parameters():
+            if len(p._post_acc_hooks) != 1:
+                raise AssertionError("copying a DDP module added hooks to the original's "
+                                     "parameters")
+        nn.MSELoss()(ref(x), y).backward()
+        nn.MSELoss()(twin(x[me * 4:(me + 1) * 4]), y[me * 4:(me + 1) * 4]).backward()
+        for (name, p), q in zip(ref.named_parameters(), twin.module.parameters(), strict=True):
+            close(q.grad, p.grad, f"gradient of {name} in a copied DDP module")
+    group = dist.new_group(list(range(n)))
+    other = DDP(mlp(7), process_group=group)
+    try:
+        copy.deepcopy(other)
+    except RuntimeError as e:
+        if "default process group" not in str(e):
+            raise
+    else:
+        raise AssertionError("deepcopy of a DDP module on a non-default group did not raise")
+
+
 def main():
     dist.init_process_group("gloo")
     me, n = dist.get_rank(), dist.get_world_size()
@@ -194,6 +232,7 @@ def main():
     check_unused_parameters(me, n)
     check_sync_batchnorm(me, n)
     check_checkpoint_and_join(me, n, model)
+    check_copies(me, n, model)
     dist.destroy_process_group()
     print(f"rank {me}: ddp OK", flush=True)
 
