@@ -361,7 +361,6 @@ class DistributedDataParallel(Module):
         self.static_graph = True
 
 
-
 def _leaves_reached(out):
     """ids of the leaf tensors whose gradient ``out`` (any nesting of tensors) depends on."""
     stack, seen, leaves = [], set(), set()
