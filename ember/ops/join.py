@@ -16,7 +16,7 @@ class Cat(Op):
     def forward(ctx, dim, *xs):
         ctx.sizes = [x.shape[dim] for x in xs]
         ctx.dim = dim
-        return np.concatenate(xs, axis=dim)
+        return _concatenate(xs, dim)
 
     @staticmethod
     def backward(ctx, grad):
@@ -33,7 +33,7 @@ def cat(tensors, dim=0, *, out=None):
     d = _same_layout(tensors, dim)
     if d is not None:  # nothing to check, skip or convert: the tensors go to the op as given
         if out is None and not records(tensors) and unwatched():  # NOTE [Unwatched no-grad views]
-            return _make(np.concatenate([t._data for t in tensors], axis=d))
+            return _make(_concatenate([t._data for t in tensors], d))
         res = Cat.apply(d, *tensors)
         return res if out is None else write_out(out, res, "cat")
     ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
@@ -59,6 +59,31 @@ def cat(tensors, dim=0, *, out=None):
     if out is not None:
         return write_out(out, res, "cat")
     return res
+
+
+# NOTE [The layout of cat's result]
+# torch.cat writes a contiguous result unless its inputs share a channels-last layout (which
+# ember does not model: its tensors are contiguous-format), while np.concatenate copies the
+# axis order of its inputs. The two differ when an input is a permuted view: a transformer's
+# key/value cache grown from the heads of its qkv projection ((B, T, H, E) memory seen as
+# (B, H, T, E)) stayed interleaved at every step of a generation, so the cache had torch's
+# shape but not its strides, and the one-query attention kernel (NOTE [One query row] in
+# ops/_kernels/attention.py) read it as a strided array it cannot vectorise. So the result is
+# C-contiguous here, as torch's, whatever the inputs' strides (a strided input costs a gather,
+# as in torch; C-contiguous inputs give NumPy's own C-contiguous result).
+
+
+def _concatenate(arrays, dim):
+    """np.concatenate of arrays along dim into a C-contiguous result."""
+    for a in arrays:
+        if not a.flags.c_contiguous:
+            break
+    else:
+        return np.concatenate(arrays, axis=dim)
+    shape = list(arrays[0].shape)
+    shape[dim] = sum(a.shape[dim] for a in arrays)
+    out = np.empty(shape, np.result_type(*arrays))
+    return np.concatenate(arrays, axis=dim, out=out)
 
 
 def _same_layout(tensors, dim):

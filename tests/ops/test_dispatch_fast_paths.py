@@ -49,6 +49,34 @@ def test_cat_fast_path_gradient_and_out():
     assert res is out and out.shape == (2, 4)
 
 
+def _heads(t, seed):
+    """k of (1, t, 3 * 8) split into 2 heads of 4: a (1, 2, t, 4) view whose heads interleave
+    in memory, as a transformer's key/value cache starts out."""
+    qkv = _t(1, t, 24, seed=seed)
+    return qkv.view(1, t, 3, 2, 4).permute(2, 0, 3, 1, 4).unbind(0)[1]
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_cat_result_is_contiguous_as_torchs(grad):
+    # NOTE [The layout of cat's result]: torch's strides for these inputs (torch 2.13):
+    # cat of two interleaved-head views along the sequence -> (2*5*4, 5*4, 4, 1), and of
+    # transposed matrices -> (3, 1); NumPy's concatenate kept the inputs' axis order
+    k0, k1 = _heads(4, 0), _heads(1, 1)
+    pairs = [([k0, k1], 2, (40, 20, 4, 1)),
+             ([_t(3, 2).t(), _t(3, 2, seed=1).t()], 0, (3, 1)),
+             ([_t(2, 3), _t(2, 1, seed=1)], 1, (4, 1))]
+    for ts, dim, strides in pairs:
+        ts = [t.detach().requires_grad_(grad) for t in ts]
+        out = ember.cat(ts, dim=dim)
+        assert out.stride() == strides and out.is_contiguous()
+        np.testing.assert_array_equal(out.detach().numpy(),
+                                      np.concatenate([t.detach().numpy() for t in ts], dim))
+        assert (out.grad_fn is not None) == grad
+    # the next step's cat of the contiguous cache and one more row stays contiguous
+    grown = ember.cat([ember.cat([k0, k1], dim=2), _heads(1, 2)], dim=2)
+    assert grown.stride() == (48, 24, 4, 1)
+
+
 # ------------------------------------------------------------------------------- getitem
 @pytest.mark.parametrize("key", [(slice(None), -1), 0, (None, slice(1, 3)), Ellipsis, (),
                                  (0, Ellipsis, None), slice(-2, None), (slice(None, 2), 1, 2)])
