@@ -13,6 +13,7 @@ import torch
 import ember
 import ember.autograd.forward_ad as fwAD
 from ember.ops import registry
+from ember.ops.nn import linear
 
 BINARY = [("add", operator.add), ("mul", operator.mul)]
 DTYPES = [np.float32, np.float64, np.int64, np.bool_]
@@ -91,9 +92,11 @@ def test_same_shape_binary_is_seen_by_hooks(name, op):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
 @pytest.mark.parametrize("n_in,n_out", [(16, 48), (256, 768), (1024, 256), (33, 7)])
 @pytest.mark.parametrize("shape", [(1, 1), (1,), ()], ids=["1x1", "1", "2-D"])
-def test_one_row_linear_is_numpys_row_product(shape, n_in, n_out, dtype):
+def test_one_row_linear_is_numpys_row_product(shape, n_in, n_out, dtype, monkeypatch):
     # the one-row form (np.dot on the row as a vector) gives the bits of the (1, in) @ W^T
-    # product of np.matmul that the general form computes, plus the bias
+    # product of np.matmul that the general form computes, plus the bias (with the products
+    # in parts off: tests/ops/test_gemv_parts.py tests those)
+    monkeypatch.setattr(linear, "_GEMV_PARTS", [False])
     rng = np.random.default_rng(n_in)
     lin = ember.nn.Linear(n_in, n_out, dtype=ember.float32 if dtype == np.float32
                           else ember.float64)
@@ -177,7 +180,7 @@ def test_one_row_linear_restores_blas_threads(monkeypatch):
     # NOTE [One thread for a one-row product]: one thread for the call, the count restored,
     # and the bits of OpenBLAS's two-thread gemv
     from ember._kernel_threads import _openblas, blas_threads_enter, blas_threads_exit
-    from ember.ops.nn import linear
+    monkeypatch.setattr(linear, "_GEMV_PARTS", [False])  # NOTE [One-row products in parts]
     funcs = _openblas()
     if not funcs:
         pytest.skip("numpy's OpenBLAS is not reachable through threadpoolctl here")

@@ -19,6 +19,7 @@ from ...autograd.function import Op
 from ...autograd.grad_mode import _state
 from .._kernels import pointwise as _kpw
 from .._kernels import split as _ksplit
+from .._kernels.gemv import gemv_in_parts
 from ..products import rows_matmul
 
 
@@ -102,6 +103,7 @@ _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/gene
 # takes it again in the lead's window.
 _GEMV_THREADED = 2304 * 4
 _GEMV_ONE_THREAD = [os.environ.get("EMBER_GEMV_ONE_THREAD", "").strip() == "1"]
+_GEMV_PARTS = [True]  # NOTE [One-row products in parts] (a switch for A/Bs and tests)
 
 
 def small_linear(x, weight, bias):
@@ -118,6 +120,9 @@ def small_linear(x, weight, bias):
             # it; tested in tests/ops/test_unrecorded_fast_paths.py), and the bias adds without
             # broadcasting: 1.3 us of NumPy calls against 2.3. On one BLAS thread: NOTE [One
             # thread for a one-row product]
+            if _gemv_parts(x, weight, bias):  # NOTE [One-row products in parts]
+                return gemv_in_parts(x.ravel(), weight, bias).reshape(
+                    x.shape[:-1] + weight.shape[:1])
             blas = blas_threads_enter(1) if x.size * weight.shape[0] >= _GEMV_THREADED and \
                 _GEMV_ONE_THREAD[0] else 0
             try:
@@ -130,6 +135,16 @@ def small_linear(x, weight, bias):
             y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
         return y.reshape(x.shape[:-1] + weight.shape[:1])
     return None
+
+
+def _gemv_parts(x, weight, bias):
+    """Whether a one-row product runs in parts on OpenBLAS's threads (NOTE [One-row products in
+    parts] in ops/_kernels/gemv.py): where OpenBLAS's gemv would take two threads, a
+    C-contiguous weight and a bias of one value per output."""
+    return (_GEMV_PARTS[0] and x.size * weight.shape[0] >= _GEMV_THREADED
+            and weight.flags.c_contiguous
+            and (bias is None or (bias.shape == weight.shape[:1] and bias.flags.c_contiguous))
+            and _blas_parts.on("gemv"))
 
 
 def _small_ok(x, weight, bias):
