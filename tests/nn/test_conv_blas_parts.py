@@ -1,7 +1,7 @@
-"""The range kernels of the convolution family (Winograd's transforms, im2col, batch norm,
-pooling, ReLU's gradient, the SGD step) in parts on OpenBLAS's threads (NOTE [Python parts on
-OpenBLAS's threads] in ember/_blas_parts.py): the same values and gradients as the serial
-kernels, bit for bit, for odd sizes and non-contiguous inputs."""
+"""The range kernels of the convolution family (Winograd's transforms, im2col, depthwise
+convolution, batch norm, pooling, ReLU's gradient, the SGD step) in parts on OpenBLAS's threads
+(NOTE [Python parts on OpenBLAS's threads] in ember/_blas_parts.py): the same values and
+gradients as the serial kernels, bit for bit, for odd sizes and non-contiguous inputs."""
 import numpy as np
 import pytest
 
@@ -67,6 +67,32 @@ def test_conv_block_parts_match_serial(parts, rng, monkeypatch, claimed, dtype, 
     split_ = _conv_block_step(arrays, True, stride, padding)
     assert parts and max(parts) >= 2  # some kernel went to the parts
     for a, b in zip(serial, split_, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, c, h, w, stride, mult", [
+    (2, 5, 11, 9, 1, 1),    # flat stride-1 kernels
+    (3, 4, 13, 10, 2, 1),   # strided forward, backward on the stride-1 grid
+    (2, 3, 7, 8, 1, 2),     # two output channels per input channel
+    (3, 17, 6, 5, 2, 1)])   # channels last (17 >= 16 channels, <= 64 output pixels)
+def test_depthwise_parts_match_serial(parts, rng, dtype, n, c, h, w, stride, mult):
+    # NOTE [Depthwise in parts] in ops/_kernels/conv.py: planes or channels in parts
+    x0, w0 = rng.standard_normal((n, c, h, w)), rng.standard_normal((c * mult, 1, 3, 3))
+
+    def run(use_parts):
+        _blas_parts.set_enabled(use_parts)
+        x, wt = (ember.tensor(a.astype(dtype), requires_grad=True) for a in (x0, w0))
+        y = F.conv2d(x, wt, None, stride=stride, padding=1, groups=c)
+        g = np.linspace(-1, 1, y.numel()).reshape(y.shape).astype(dtype)
+        (y * ember.tensor(g)).sum().backward()
+        return [y.detach().numpy(), x.grad.numpy(), wt.grad.numpy()]
+
+    serial = run(False)
+    assert not parts
+    got = run(True)
+    assert parts and max(parts) >= 2
+    for a, b in zip(got, serial, strict=True):
         np.testing.assert_array_equal(a, b)
 
 

@@ -91,11 +91,33 @@ def _is_depthwise(n_in, w_shape, groups):
 
 def _depthwise(stride1_kernel, kernel, a, b, out, geo):
     """Run the flat stride-1 variant when it applies; see NOTE [Flat stride-1 depthwise]."""
-    work = out.size * geo[0] * geo[1]  # twins: NOTE [One pool] in ember/_onepool.py
+    work = out.size * geo[0] * geo[1]
     if geo[2] == geo[3] == 1:
-        stride1_kernel.pick(work)(a, b, out, *geo[4:])
+        _planes(stride1_kernel, out.shape, work, a, b, out, *geo[4:])
     else:
-        kernel.pick(work)(a, b, out, *geo[2:])
+        _planes(kernel, out.shape, work, a, b, out, *geo[2:])
+
+
+# NOTE [Depthwise in parts]
+# The depthwise kernels ran on the calling thread alone unless the one pool was on, while
+# torch runs its depthwise convolutions on both cores: MobileNetV2's depthwise layers were its
+# largest per-layer losses on the Intel machine (fwd + bwd 5.8 against 2.0 ms on the
+# (16, 96, 32, 32) stride-2 layer). Every depthwise kernel takes a range of independent items
+# (sample-major (sample, channel) planes for the per-plane kernels, channels for the
+# channels-last ones) and goes through split.run as family "depthwise": in two parts on
+# OpenBLAS's worker from _PARTS_MIN_WORK multiply-adds, on the one pool when that is on. Each
+# item is computed alone, exactly as in one call, so the numbers do not depend on the split.
+# MobileNetV2's depthwise layers, fwd + bwd per step (quiet slot, min of 7): 19.8 -> 15.1 ms,
+# the stride-2 32x32 layer 6.2 -> 3.3 ms; the layers under 2^20 (channels last) stay on one
+# thread (a 2^18 threshold was even in ab.py). Compiling these kernels with 512-bit vectors
+# (NOTE [512-bit vectors] in vmath.py) was even, per layer and per step, and is not done.
+
+
+def _planes(kernel, shape, work, *args):
+    """A per-plane depthwise kernel over the (sample, channel) planes of an array of this
+    shape, in parts on two threads from enough work (multiply-adds; NOTE [Depthwise in
+    parts])."""
+    split.run(kernel, shape[0] * shape[1], work, *args, family="depthwise")
 
 
 # NOTE [Strided depthwise backward on the stride-1 grid]
@@ -145,14 +167,10 @@ def _k_spread(gy, spread, sh, sw):
                 dst[j * sw] = src[j]
 
 
-def _channels_last(kernel, out, *args):
-    """A channels-last depthwise kernel over all of out's channels: parts of them on the one
-    pool when it is on (NOTE [Ranges on the one pool] in split.py), else one call."""
-    n_chan = out.shape[1]
-    if _onepool.enabled():
-        split.run(kernel, n_chan, out.size, *args)
-    else:
-        kernel(*args, 0, n_chan)
+def _channels_last(kernel, out, geo, *args):
+    """A channels-last depthwise kernel over all of out's channels, in parts of them on two
+    threads from enough work (NOTE [Depthwise in parts])."""
+    split.run(kernel, out.shape[1], out.size * geo[0] * geo[1], *args, family="depthwise")
 
 
 def _taps_last(w):
@@ -374,7 +392,7 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
         return _with_bias(y, bias)
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(y.shape, w.shape, groups):
-            _channels_last(_k_depthwise_cl_fwd, y, x, _taps_last(w), y, *geo[2:])
+            _channels_last(_k_depthwise_cl_fwd, y, geo, x, _taps_last(w), y, *geo[2:])
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return _with_bias(y, bias)
@@ -434,11 +452,11 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
     if _is_depthwise(c, w.shape, groups):
         if _channels_last_depthwise(gy.shape, w.shape, groups):
             no_gw = np.empty((0, 0, 0), dtype=gy.dtype)  # gx stands in for the unread x
-            _channels_last(_k_depthwise_cl_bwd, gy, gy, gx, _taps_last(w), gx, no_gw, True,
+            _channels_last(_k_depthwise_cl_bwd, gy, geo, gy, gx, _taps_last(w), gx, no_gw, True,
                            False, *geo[2:])
         else:
             gy, geo = _spread_strided(gy, x_shape, geo)
-            _k_depthwise_s1_input_bwd.pick(gy.size * kh * kw)(gy, w, gx, *geo[4:])
+            _planes(_k_depthwise_s1_input_bwd, x_shape, gy.size * kh * kw, gy, w, gx, *geo[4:])
         return gx
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
@@ -486,11 +504,12 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
         if _channels_last_depthwise(gy.shape, w_shape, groups):
             gw = np.empty((kh, kw, o), dtype=x.dtype)
             # w and gx are not read without the input gradient: gw and x stand in for them
-            _channels_last(_k_depthwise_cl_bwd, gy, gy, x, gw, x, gw, False, True, *geo[2:])
+            _channels_last(_k_depthwise_cl_bwd, gy, geo, gy, x, gw, x, gw, False, True, *geo[2:])
             return _taps_first(gw, w_shape)
         per_sample = np.empty((n, o, kh, kw), dtype=x.dtype)
         gy, geo = _spread_strided(gy, x.shape, geo)
-        _k_depthwise_s1_weight_bwd.pick(gy.size * kh * kw)(gy, x, per_sample, *geo[4:])
+        _planes(_k_depthwise_s1_weight_bwd, per_sample.shape, gy.size * kh * kw, gy, x,
+                per_sample, *geo[4:])
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
     if _is_pointwise(geo):
@@ -594,7 +613,7 @@ def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
         if _channels_last_depthwise(grad_y.shape, w.shape, groups):
             gx = np.empty(x.shape, dtype=grad_y.dtype)
             gw = np.empty((w.shape[2], w.shape[3], w.shape[0]), dtype=x.dtype)
-            _channels_last(_k_depthwise_cl_bwd, grad_y, grad_y, x, _taps_last(w), gx, gw, True,
+            _channels_last(_k_depthwise_cl_bwd, grad_y, geo, grad_y, x, _taps_last(w), gx, gw, True,
                            True, *geo[2:])
             return gx, _taps_first(gw, w.shape), _bias_grad(grad_y) if need_b else None
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients

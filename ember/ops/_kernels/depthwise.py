@@ -2,9 +2,8 @@
 
 Per-plane direct kernels, flat stride-1 variants and channels-last variants for small maps; the
 drivers in conv.py choose between them. Arrays follow conv.py's conventions (C-contiguous NCHW,
-float32 or float64). Loops use prange but are compiled serially: see NOTE [Kernel threading] in
-conv.py; the per-plane kernels are twins that run on the one pool when it is on (NOTE [One pool]
-in ember/_onepool.py).
+float32 or float64). Every kernel takes a range [lo, hi) of planes or channels, so that parts
+of it run on two threads (NOTE [Depthwise in parts] in conv.py).
 """
 
 import numba
@@ -14,40 +13,35 @@ from numba import uint64
 from ... import _onepool
 from . import split
 from .planes import (
-    _N_BLOCKS,
     _axpy_strided,
-    _block,
     _crop_plane,
     _fill_interior,
     _zero,
 )
 
 
-@_onepool.twin
-def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw):
-    """Direct depthwise convolution: output channel o reads only input channel o // multiplier."""
-    n_batch, n_chan, height, width = x.shape
+@numba.njit(nogil=True, cache=True)
+def _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw, lo, hi):
+    """Direct depthwise convolution of planes [lo, hi) of y (sample-major: n * O + o): output
+    channel o reads only input channel o // multiplier."""
+    _, n_chan, height, width = x.shape
     _, n_out, out_h, out_w = y.shape
     kh, kw = w.shape[2], w.shape[3]
     mult = n_out // n_chan
-    total = n_batch * n_out
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
-        acc = np.empty(out_w, dtype=y.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for no in range(lo, hi):
-            n, o = no // n_out, no % n_out
-            _fill_interior(buf, x[n, o // mult], ph, pw)
-            for oh in range(out_h):
-                _zero(acc)
-                for i in range(kh):
-                    row = buf[oh * sh + i * dh]
-                    for j in range(kw):
-                        _axpy_strided(acc, w[o, 0, i, j], row[j * dw:], sw, out_w)
-                dst = y[n, o, oh]
-                for t in range(out_w):
-                    dst[t] = acc[t]
+    buf = np.zeros((height + 2 * ph, width + 2 * pw), dtype=x.dtype)
+    acc = np.empty(out_w, dtype=y.dtype)
+    for no in range(lo, hi):
+        n, o = no // n_out, no % n_out
+        _fill_interior(buf, x[n, o // mult], ph, pw)
+        for oh in range(out_h):
+            _zero(acc)
+            for i in range(kh):
+                row = buf[oh * sh + i * dh]
+                for j in range(kw):
+                    _axpy_strided(acc, w[o, 0, i, j], row[j * dw:], sw, out_w)
+            dst = y[n, o, oh]
+            for t in range(out_w):
+                dst[t] = acc[t]
 
 
 # NOTE [Flat stride-1 depthwise]
@@ -71,122 +65,150 @@ def _spread_rows(rows, width, flat):
             dst[t] = src[t]
 
 
-@_onepool.twin
-def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw):
-    """Stride-1 depthwise convolution; see NOTE [Flat stride-1 depthwise]."""
-    n_batch, n_chan, height, width = x.shape
+@numba.njit(nogil=True, cache=True)
+def _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw, lo, hi):
+    """Stride-1 depthwise convolution of planes [lo, hi) of y (n * O + o); see NOTE [Flat
+    stride-1 depthwise]."""
+    _, n_chan, height, width = x.shape
     _, n_out, out_h, _ = y.shape
     kh, kw = w.shape[2], w.shape[3]
     mult = n_out // n_chan
     wp = width + 2 * pw
     span = out_h * wp
-    total = n_batch * n_out
-    n_blocks = min(total, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
-        flat = buf.ravel()
-        acc = np.empty(span, dtype=y.dtype)
-        lo, hi = _block(blk, n_blocks, total)
-        for no in range(lo, hi):
-            n, o = no // n_out, no % n_out
-            _fill_interior(buf, x[n, o // mult], ph, pw)
-            _zero(acc)
-            for i in range(kh):
-                row = flat[i * dh * wp:]
-                if kw == 3:  # one pass over acc per kernel row, not per tap (3x fewer loads)
-                    w0, w1, w2 = w[o, 0, i, 0], w[o, 0, i, 1], w[o, 0, i, 2]
-                    s0, s1, s2 = row, row[dw:], row[2 * dw:]
-                    for t in range(span):
-                        acc[t] += w0 * s0[t] + w1 * s1[t] + w2 * s2[t]
-                    continue
-                for j in range(kw):
-                    wv = w[o, 0, i, j]
-                    src = row[j * dw:]
-                    for t in range(span):
-                        acc[t] += wv * src[t]
-            _crop_plane(acc.reshape(out_h, wp), y[n, o], 0, 0)
+    buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+    flat = buf.ravel()
+    acc = np.empty(span, dtype=y.dtype)
+    for no in range(lo, hi):
+        n, o = no // n_out, no % n_out
+        _fill_interior(buf, x[n, o // mult], ph, pw)
+        _zero(acc)
+        for i in range(kh):
+            row = flat[i * dh * wp:]
+            if kw == 3:  # one pass over acc per kernel row, not per tap (3x fewer loads)
+                w0, w1, w2 = w[o, 0, i, 0], w[o, 0, i, 1], w[o, 0, i, 2]
+                s0, s1, s2 = row, row[dw:], row[2 * dw:]
+                for t in range(span):
+                    acc[t] += w0 * s0[t] + w1 * s1[t] + w2 * s2[t]
+                continue
+            for j in range(kw):
+                wv = w[o, 0, i, j]
+                src = row[j * dw:]
+                for t in range(span):
+                    acc[t] += wv * src[t]
+        _crop_plane(acc.reshape(out_h, wp), y[n, o], 0, 0)
 
 
-@_onepool.twin
-def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw):
-    """Input gradient of stride-1 depthwise conv; see NOTE [Flat stride-1 depthwise]."""
-    n_batch, n_chan, height, width = gx.shape
+@numba.njit(nogil=True, cache=True)
+def _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw, lo, hi):
+    """Input gradient of stride-1 depthwise conv, planes [lo, hi) of gx (n * C + c); see NOTE
+    [Flat stride-1 depthwise]."""
+    _, n_chan, height, width = gx.shape
     _, n_out, out_h, _ = gy.shape
     kh, kw = w.shape[2], w.shape[3]
     mult = n_out // n_chan
     wp = width + 2 * pw
     span = out_h * wp
-    total = n_batch * n_chan
-    n_blocks = min(total, _N_BLOCKS)
     reach = (kw - 1) * dw  # how far a kernel row's taps spread the gradient
-    for blk in numba.prange(n_blocks):
-        buf = np.empty((height + 2 * ph + 1, wp), dtype=gx.dtype)
-        flat = buf.ravel()
-        # g with `reach` zeros on each side: a kernel row's taps become one gather per position
-        g_pad = np.zeros(span + 2 * reach, dtype=gy.dtype)
-        g = g_pad[reach:reach + span]
-        lo, hi = _block(blk, n_blocks, total)
-        for nc in range(lo, hi):
-            n, c = nc // n_chan, nc % n_chan
-            _zero(flat)
-            for o in range(c * mult, (c + 1) * mult):
-                _spread_rows(gy[n, o], wp, g)
-                for i in range(kh):
-                    row = flat[i * dh * wp:]
-                    if kw == 3:  # one pass per kernel row: row[u] += sum_j w_j g[u - j*dw]
-                        w0, w1, w2 = w[o, 0, i, 0], w[o, 0, i, 1], w[o, 0, i, 2]
-                        g0, g1, g2 = g_pad[reach:], g_pad[reach - dw:], g_pad[reach - 2 * dw:]
-                        for u in range(span + reach):
-                            row[u] += w0 * g0[u] + w1 * g1[u] + w2 * g2[u]
-                        continue
-                    for j in range(kw):
-                        wv = w[o, 0, i, j]
-                        dst = row[j * dw:]
-                        for t in range(span):
-                            dst[t] += wv * g[t]
-            _crop_plane(buf, gx[n, c], ph, pw)
+    buf = np.empty((height + 2 * ph + 1, wp), dtype=gx.dtype)
+    flat = buf.ravel()
+    # g with `reach` zeros on each side: a kernel row's taps become one gather per position
+    g_pad = np.zeros(span + 2 * reach, dtype=gy.dtype)
+    g = g_pad[reach:reach + span]
+    for nc in range(lo, hi):
+        n, c = nc // n_chan, nc % n_chan
+        _zero(flat)
+        for o in range(c * mult, (c + 1) * mult):
+            _spread_rows(gy[n, o], wp, g)
+            for i in range(kh):
+                row = flat[i * dh * wp:]
+                if kw == 3:  # one pass per kernel row: row[u] += sum_j w_j g[u - j*dw]
+                    w0, w1, w2 = w[o, 0, i, 0], w[o, 0, i, 1], w[o, 0, i, 2]
+                    g0, g1, g2 = g_pad[reach:], g_pad[reach - dw:], g_pad[reach - 2 * dw:]
+                    for u in range(span + reach):
+                        row[u] += w0 * g0[u] + w1 * g1[u] + w2 * g2[u]
+                    continue
+                for j in range(kw):
+                    wv = w[o, 0, i, j]
+                    dst = row[j * dw:]
+                    for t in range(span):
+                        dst[t] += wv * g[t]
+        _crop_plane(buf, gx[n, c], ph, pw)
 
 
-@_onepool.twin(fastmath={"reassoc"})
-def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw):
-    """Weight gradient of stride-1 depthwise conv as one dot product per tap; reassoc lets
-    LLVM vectorize the sum. See NOTE [Flat stride-1 depthwise]."""
-    n_batch, n_chan, height, width = x.shape
+@numba.njit(nogil=True, cache=True, fastmath={"reassoc"})
+def _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw, lo, hi):
+    """Weight gradient of stride-1 depthwise conv for planes [lo, hi) (n * O + o) as one dot
+    product per tap; reassoc lets LLVM vectorize the sum. See NOTE [Flat stride-1 depthwise]."""
+    _, n_chan, height, width = x.shape
     _, n_out, out_h, _ = gy.shape
     kh, kw = gw_per_sample.shape[2], gw_per_sample.shape[3]
     mult = n_out // n_chan
     wp = width + 2 * pw
     span = out_h * wp
-    total_items = n_batch * n_out
-    n_blocks = min(total_items, _N_BLOCKS)
-    for blk in numba.prange(n_blocks):
-        buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
-        flat = buf.ravel()
-        g = np.empty(span, dtype=gy.dtype)
-        lo, hi = _block(blk, n_blocks, total_items)
-        for no in range(lo, hi):
-            n, o = no // n_out, no % n_out
-            _fill_interior(buf, x[n, o // mult], ph, pw)
-            _spread_rows(gy[n, o], wp, g)
-            for i in range(kh):
-                row = flat[i * dh * wp:]
-                if kw == 3:  # the kernel row's three dot products in one pass over g
-                    s0, s1, s2 = row, row[dw:], row[2 * dw:]
-                    t0 = t1 = t2 = 0.0
-                    for t in range(span):
-                        t0 += g[t] * s0[t]
-                        t1 += g[t] * s1[t]
-                        t2 += g[t] * s2[t]
-                    gw_per_sample[n, o, i, 0] = t0
-                    gw_per_sample[n, o, i, 1] = t1
-                    gw_per_sample[n, o, i, 2] = t2
-                    continue
-                for j in range(kw):
-                    src = row[j * dw:]
-                    total = 0.0
-                    for t in range(span):
-                        total += g[t] * src[t]
-                    gw_per_sample[n, o, i, j] = total
+    buf = np.zeros((height + 2 * ph + 1, wp), dtype=x.dtype)
+    flat = buf.ravel()
+    g = np.empty(span, dtype=gy.dtype)
+    for no in range(lo, hi):
+        n, o = no // n_out, no % n_out
+        _fill_interior(buf, x[n, o // mult], ph, pw)
+        _spread_rows(gy[n, o], wp, g)
+        for i in range(kh):
+            row = flat[i * dh * wp:]
+            if kw == 3:  # the kernel row's three dot products in one pass over g
+                s0, s1, s2 = row, row[dw:], row[2 * dw:]
+                t0 = t1 = t2 = 0.0
+                for t in range(span):
+                    t0 += g[t] * s0[t]
+                    t1 += g[t] * s1[t]
+                    t2 += g[t] * s2[t]
+                gw_per_sample[n, o, i, 0] = t0
+                gw_per_sample[n, o, i, 1] = t1
+                gw_per_sample[n, o, i, 2] = t2
+                continue
+            for j in range(kw):
+                src = row[j * dw:]
+                total = 0.0
+                for t in range(span):
+                    total += g[t] * src[t]
+                gw_per_sample[n, o, i, j] = total
+
+
+# The per-plane kernels take a range [lo, hi) of planes (sample-major) and run, like the
+# channels-last ones below, as parts on OpenBLAS's worker or on the one pool (NOTE [Ranges on
+# the one pool] in split.py); every plane is computed alone, so the numbers do not depend on
+# the split.
+
+
+@_onepool.twin
+def _p_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_fwd(x, w, y, sh, sw, ph, pw, dh, dw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_s1_fwd(x, w, y, ph, pw, dh, dw, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_s1_input_bwd(gy, w, gx, ph, pw, dh, dw, n * p // parts,
+                                  n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw, n, parts):
+    for p in numba.prange(parts):
+        _k_depthwise_s1_weight_bwd(gy, x, gw_per_sample, ph, pw, dh, dw, n * p // parts,
+                                   n * (p + 1) // parts)
+
+
+split.pooled(_k_depthwise_fwd, _p_depthwise_fwd)
+split.pooled(_k_depthwise_s1_fwd, _p_depthwise_s1_fwd)
+split.pooled(_k_depthwise_s1_input_bwd, _p_depthwise_s1_input_bwd)
+split.pooled(_k_depthwise_s1_weight_bwd, _p_depthwise_s1_weight_bwd)
 
 
 # NOTE [Channels-last depthwise]
