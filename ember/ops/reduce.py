@@ -16,6 +16,7 @@ from ._kernels import pooled as _pooled
 from .gather import _scatter_into_zeros
 from .indexing import where
 from .registry import keepdim_needs_dim, norm_dims, register, write_out
+from .views import Expand
 
 values_indices = {n: namedtuple(n, ["values", "indices"]) for n in (
     "max", "min", "sort", "topk", "kthvalue", "median", "mode", "nanmedian", "cummax", "cummin")}
@@ -85,8 +86,10 @@ class Sum(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        if grad._data.ndim == 0:  # a full reduction: the 0-d gradient broadcasts as it is
-            return grad.expand(ctx.shape)
+        if grad._data.ndim == 0 and ctx.shape:  # a full reduction: the 0-d gradient
+            # broadcasts as it is; straight to the op, skipping expand()'s checks of sizes
+            # that are right by construction (every backward of `loss = x.sum()`)
+            return Expand.apply(grad, ctx.shape)
         g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
         return g.expand(ctx.shape)
 

@@ -48,6 +48,40 @@ def test_expand_is_a_read_only_view():
         e.add_(1.0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64"])
+def test_expand_of_0d_matches_torch(dtype):
+    torch = pytest.importorskip("torch")
+    src = np.arange(5, dtype=dtype)
+    # a 0-d view at an offset into its storage: the zero-stride result must read that element
+    x, ref = ember.from_numpy(src.copy())[3], torch.from_numpy(src.copy())[3]
+    e, r = x.expand(2, 3), ref.expand(2, 3)
+    np.testing.assert_array_equal(e.numpy(), r.numpy())
+    assert e.stride() == r.stride() == (0, 0) and e.data_ptr() == x.data_ptr()
+    with pytest.raises(RuntimeError, match="read-only|expanded"):
+        e.add_(1.0)
+    x.fill_(7.0)  # a view: it sees later writes to the element
+    assert e.numpy().tolist() == [[7.0] * 3] * 2
+
+
+def test_sum_backward_expands_the_0d_gradient_as_torch():
+    torch = pytest.importorskip("torch")
+    a = np.random.default_rng(0).standard_normal((3, 4))
+    x, ref = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    for _ in range(2):  # the first gradient is copied out of the expanded view, then added
+        (x.sum() * 3).backward()
+        (ref.sum() * 3).backward()
+        np.testing.assert_array_equal(x.grad.numpy(), ref.grad.numpy())
+        assert x.grad.is_contiguous() and x.grad.stride() == ref.grad.stride()
+    assert gradcheck(lambda t: t.sum(), (ember.tensor(a, requires_grad=True),))
+    # double backward through the expanded gradient
+    g, = ember.autograd.grad(x.sum() ** 2, x, create_graph=True)
+    gref, = torch.autograd.grad(ref.sum() ** 2, ref, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), gref.detach().numpy())
+    (gh,) = ember.autograd.grad(g.sum(), x)
+    (ghref,) = torch.autograd.grad(gref.sum(), ref)
+    np.testing.assert_allclose(gh.numpy(), ghref.numpy())
+
+
 def test_contiguous_returns_self_when_contiguous():
     x = _base()
     assert x.contiguous() is x
