@@ -10,7 +10,7 @@ import sys
 
 import numpy as np
 
-from . import _onepool
+from . import _mkl, _onepool
 
 _pool_on = _onepool._on  # [None | bool]: see NOTE [One pool]
 
@@ -300,10 +300,10 @@ def gemm(a, b, out=None, bias=None):
     for the 2-D case of NOTE [GEMM orientation] unless OpenBLAS's small-matrix kernel takes it
     (NOTE [OpenBLAS's small-matrix kernel]); out, if given, is C-contiguous. A turned product
     adds the bias in the pass that copies the transpose into place (one pass less)."""
-    matmul = np.matmul if _pool_on[0] is False else _onepool.matmul
+    matmul = _mkl.matmul if _pool_on[0] is False else _onepool.matmul  # NOTE [MKL's sgemm]
     rows = 0
     if turns_round(a, b):
-        rows = small_kernel_rows(a, b) if matmul is np.matmul else 0
+        rows = small_kernel_rows(a, b) if matmul is _mkl.matmul else 0
         if not rows:
             return _gemm_turned(matmul, a, b, out, bias)
     if rows and rows < a.shape[0]:

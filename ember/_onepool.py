@@ -36,6 +36,8 @@ from llvmlite import ir
 from numba import types
 from numba.core.extending import get_cython_function_address, intrinsic
 
+from . import _mkl
+
 __all__ = ["enabled", "set_enabled", "matmul", "twin", "MIN_MACS"]
 
 # A GEMM under this many multiply-adds runs as one np.matmul call: launching the pool costs a
@@ -277,8 +279,9 @@ def matmul(a, b, out=None):
     """np.matmul(a, b, out=out), run on the pool when it is on and the product is big enough:
     float32/float64 operands whose last two axes have a unit stride, any batch axes (broadcast
     as np.matmul does). Other cases, and everything when the pool is off, are one np.matmul."""
-    if (not enabled() or a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype
-            or a.dtype not in _SCALARS):
+    if not enabled():
+        return _mkl.matmul(a, b, out=out)  # np.matmul unless MKL takes it: NOTE [MKL's sgemm]
+    if a.ndim < 2 or b.ndim < 2 or a.dtype != b.dtype or a.dtype not in _SCALARS:
         return np.matmul(a, b, out=out)
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]

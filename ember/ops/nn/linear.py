@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from ... import _blas_parts, _kernel_threads, _onepool
+from ... import _blas_parts, _kernel_threads, _mkl, _onepool
 from ..._backend import REUSE_MIN_BYTES, gemm, reusable_empty, turns_round
 from ..._kernel_threads import (
     SMALL_GEMM,
@@ -278,11 +278,11 @@ def _backward_pair(g2, x, w, need, kernel_threads=False):
     gb = [None]
 
     def first():
-        np.matmul(g2, w, out=gx.reshape(g2.shape[0], n_in))
+        _mkl.matmul_one_thread(g2, w, gx.reshape(g2.shape[0], n_in))  # NOTE [MKL's sgemm]
         if len(need) > 2 and need[2]:
             gb[0] = _make(_column_sums(g2))
 
-    tasks = (first, lambda: np.matmul(g2.T, x.reshape(-1, n_in), out=gw))
+    tasks = (first, lambda: _mkl.matmul_one_thread(g2.T, x.reshape(-1, n_in), gw))
 
     def run(lo, hi):
         for i in range(lo, hi):

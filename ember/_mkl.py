@@ -1,0 +1,161 @@
+"""MKL's sgemm for ember's large float32 products, when the `mkl` wheel is installed.
+
+    from ember import _mkl
+    _mkl.matmul(a, b, out)     # np.matmul(a, b, out=out), by MKL when it takes the product
+
+NOTE [MKL's sgemm]
+On the Intel Xeon of the twenty-third session MKL 2026.2's sgemm on one thread ran the GPT-S,
+ResNet-50 and GNMT-S training steps' products 9-22 % faster than numpy's OpenBLAS 0.3.31
+(SkylakeX kernels); benchmarks/mkl_gemm.py, benchmarks/RESULTS.md. MKL's own threads would be a
+second pool beside OpenBLAS's, whose worker spins after each GEMM and runs ember's parts (NOTE
+[Kernels on OpenBLAS's threads] in _blas_parts.py): after an MKL GEMM at two threads a pass in
+parts on OpenBLAS's threads took 24.1 ms against 12.8 after an OpenBLAS GEMM, and with
+KMP_BLOCKTIME=0 MKL pays a wake-up on every product. So MKL is loaded with its sequential layer
+and never starts a thread:
+- a product of at least MIN_MACS multiply-adds is cut in two halves of rows (of columns when the
+  result is wider than tall), one part each on OpenBLAS's threads (`run_ranges`), each half one
+  MKL call on one thread. In halves MKL won only from ~200 M multiply-adds (GPT-S's 1024 x 1024
+  x 256: 1.05-1.08x OpenBLAS at two threads) and lost below (ResNet-50's 8-75 M: 0.78-0.87x);
+- inside a part (Linear's two gradients at once, NOTE [Linear's two gradients at once] in
+  ops/nn/linear.py) a product of MIN_MACS_ONE_THREAD or more is one MKL call on its thread
+  (GPT-S's: 1.10x OpenBLAS on one thread, paired).
+Steps (benchmarks/ab.py, paired, both orders, quiet slots): GPT-S 1.07-1.10x, AlexNet-S
+1.07-1.09x, GNMT-S 1.01-1.05x; ResNet-50, VGG-19, MobileNetV2 and NCF make no MKL call. Each output
+element is one dot product over the whole of K in either library, so the halves do not change
+the numbers; they may differ from OpenBLAS's by rounding (another summation order).
+MKL is used only on an Intel CPU (the EPYC figures stay OpenBLAS's) and can be switched off
+with EMBER_MKL=0; it is found where the `mkl` wheel (the mkl extra) puts it,
+sys.prefix/lib/libmkl_rt.so.*, or by the system loader.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+# Products under this many multiply-adds stay with OpenBLAS: in two parts MKL lost on
+# ResNet-50's and GNMT-S's products of 8-75 M multiply-adds (a part's hand-off and MKL's
+# per-call cost) and won from ~200 M (GPT-S's 1024 x 1024 x 256).
+MIN_MACS = 1 << 27
+# ... and on one thread (inside a part: Linear's two gradients at once), from here: with 2^22
+# NCF's 4096 x 64 x 32 gradients went to MKL and its step lost 3-5 % (ab.py, both orders)
+MIN_MACS_ONE_THREAD = 1 << 24
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL
+_F32 = np.dtype(np.float32)
+
+_sgemm = [None]  # None: not looked for yet; False: unavailable or off; else cblas_sgemm
+_on = [True]     # an A/B switch (benchmarks/ab.py); EMBER_MKL=0 is read at first use
+
+
+def _intel():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "GenuineIntel" in f.read(4096)
+    except OSError:
+        return False
+
+
+def _load():
+    _sgemm[0] = False
+    if os.environ.get("EMBER_MKL", "").strip() == "0" or not _intel():
+        return False
+    lib = None
+    here = os.path.join(sys.prefix, "lib")
+    for name in (os.path.join(here, "libmkl_rt.so.3"), os.path.join(here, "libmkl_rt.so.2"),
+                 "libmkl_rt.so.3", "libmkl_rt.so.2"):
+        try:
+            lib = ctypes.CDLL(name)
+            break
+        except OSError:
+            continue
+    if lib is None:
+        return False
+    try:
+        lib.MKL_Set_Threading_Layer(_SEQUENTIAL)  # before any other call into MKL
+        f = lib.cblas_sgemm
+    except AttributeError:
+        return False
+    p, i = ctypes.c_void_p, ctypes.c_int
+    f.argtypes = [i, i, i, i, i, i, ctypes.c_float, p, i, p, i, ctypes.c_float, p, i]
+    f.restype = None
+    _sgemm[0] = f
+    return f
+
+
+def available():
+    """Whether MKL's sgemm is loaded (loading it on first call)."""
+    f = _sgemm[0]
+    return bool(_load() if f is None else f)
+
+
+def _operand(a):
+    """(transpose flag, leading dimension) of a 2-D float32 operand for row-major cblas, or
+    None when neither axis has a unit stride."""
+    s0, s1 = a.strides
+    if s1 == 4 and s0 >= 4 * a.shape[1] and s0 % 4 == 0:
+        return _NO_TRANS, s0 // 4
+    if s0 == 4 and s1 >= 4 * a.shape[0] and s1 % 4 == 0:
+        return _TRANS, s1 // 4
+    return None
+
+
+def _takes(a, b, out, min_macs):
+    """Whether MKL computes this product: large float32 2-D operands with a unit stride, an
+    output with unit column stride."""
+    if not _on[0] or a.ndim != 2 or b.ndim != 2 or a.dtype != _F32 or b.dtype != _F32:
+        return False
+    m, k = a.shape
+    n = b.shape[1]
+    if m * n * k < min_macs or b.shape[0] != k:
+        return False
+    if out is not None and (out.dtype != _F32 or out.shape != (m, n) or out.strides[1] != 4
+                            or not out.flags.writeable or np.may_share_memory(out, a)
+                            or np.may_share_memory(out, b)):
+        return False  # (np.matmul copies an operand the output overlaps)
+    return available()
+
+
+def _call(a, b, out):
+    ta, lda = _operand(a)
+    tb, ldb = _operand(b)
+    _sgemm[0](_ROW_MAJOR, ta, tb, a.shape[0], b.shape[1], a.shape[1], 1.0, a.ctypes.data, lda,
+              b.ctypes.data, ldb, 0.0, out.ctypes.data, out.strides[0] // 4)
+
+
+def matmul(a, b, out=None):
+    """np.matmul(a, b, out=out); by MKL's sgemm in two parts on OpenBLAS's threads when it takes
+    the product (NOTE [MKL's sgemm])."""
+    if not _takes(a, b, out, MIN_MACS) or _operand(a) is None or _operand(b) is None:
+        return np.matmul(a, b, out=out)
+    from . import _blas_parts  # (here: _blas_parts imports _onepool, which imports us)
+    m, n = a.shape[0], b.shape[1]
+    if out is None:
+        out = np.empty((m, n), _F32)
+    if not _blas_parts.on("split"):
+        _call(a, b, out)
+        return out
+    # halves at a multiple of 16 rows or columns (whole SIMD panels)
+    if m >= n:
+        cut = 16 * -(-m // 32)
+
+        def part(lo, hi):
+            _call(a[lo * cut:min(m, hi * cut)], b, out[lo * cut:min(m, hi * cut)])
+    else:
+        cut = 16 * -(-n // 32)
+
+        def part(lo, hi):
+            _call(a, b[:, lo * cut:min(n, hi * cut)], out[:, lo * cut:min(n, hi * cut)])
+    _blas_parts.run_ranges(part, 2)
+    return out
+
+
+def matmul_one_thread(a, b, out):
+    """np.matmul(a, b, out=out) on the calling thread (OpenBLAS set to one thread by the
+    caller); by MKL's sgemm when it takes the product."""
+    if not _takes(a, b, out, MIN_MACS_ONE_THREAD) or _operand(a) is None or _operand(b) is None:
+        return np.matmul(a, b, out=out)
+    _call(a, b, out)
+    return out
