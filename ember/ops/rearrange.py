@@ -506,12 +506,21 @@ export(block_diag)
 
 # ----------------------------------------------------------------------------- products
 def _cross(input, other, dim, name):
-    a, b = FUNCTIONS["broadcast_tensors"](input, other)
-    d = _wrap_dim(dim, a.ndim, name)
-    if a.shape[d] != 3:
+    # as torch: the same number of dims, both of length 3 along dim (no broadcasting there),
+    # the other dims broadcast
+    if input.ndim != other.ndim:
+        raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, input.ndim, name)
+    if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"{name}: inputs dimension {dim} must have length 3. Got "
-                           f"{input.shape[d - a.ndim + input.ndim] if input.ndim else 0} and "
-                           f"{other.shape[d - a.ndim + other.ndim] if other.ndim else 0}")
+                           f"{input.shape[d]} and {other.shape[d]}")
+    for i, (m, n) in enumerate(zip(input.shape, other.shape)):
+        if m != n and m != 1 and n != 1:
+            raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b "
+                               f"({n}) at non-singleton dimension {i}")
+    a, b = FUNCTIONS["broadcast_tensors"](input, other)
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))
     comps = [a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0]
@@ -519,14 +528,15 @@ def _cross(input, other, dim, name):
 
 
 def cross(input, other, dim=None):
-    """Cross product of 3-vectors along ``dim`` (broadcasting); dim=None takes the first dim of
-    size 3 (deprecated in torch, with the same warning)."""
+    """Cross product of 3-vectors along ``dim`` (the other dims broadcasting); dim=None takes
+    input's first dim of size 3 (deprecated in torch, with the same warning)."""
     if dim is None:
         warnings.warn("Using cross without specifying the dim arg is deprecated. Please either "
                       "pass the dim explicitly or simply use linalg.cross.", UserWarning,
                       stacklevel=2)
-        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
-        sizes3 = [i for i, s in enumerate(shape) if s == 3]
+        if input.ndim != other.ndim:
+            raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+        sizes3 = [i for i, s in enumerate(input.shape) if s == 3]  # input's, as torch
         if not sizes3:
             raise RuntimeError(f"cross: no dimension of size 3 in input; got shapes "
                                f"{list(input.shape)} and {list(other.shape)}")

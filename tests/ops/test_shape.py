@@ -3,6 +3,7 @@ tril/triu, diagonal views, diag family, meshgrid, block_diag, cross, kron, vande
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 
 import numpy as np
@@ -333,6 +334,38 @@ def test_cross_matches_numpy_and_broadcasts(rng):
     with pytest.raises(RuntimeError, match="no dimension of size 3"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ember.cross(ember.ones(2, 4), ember.ones(2, 4))
+
+
+@pytest.mark.parametrize("sa,sb,dim", [((3,), (2, 3), None), ((3,), (2, 3), -1),
+                                       ((3, 3), (1, 3), None), ((3, 3), (1, 3), 0),
+                                       ((4, 3), (1, 3), None), ((1, 3), (4, 3), -1),
+                                       ((3, 1), (3, 4), None), ((2, 3), (4, 3), 1),
+                                       ((0, 3), (0, 3), None), ((), (), None)])
+@pytest.mark.parametrize("form", ["cross", "method", "linalg"])
+def test_cross_shapes_and_errors_as_torch(sa, sb, dim, form):
+    # torch: one ndim for both inputs, both of length 3 along dim (no broadcasting there), the
+    # other dims broadcast; dim=None picks input's first dim of length 3
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    if form == "linalg" and dim is None:
+        dim = -1
+
+    def run(lib, x, y):
+        kw = {} if dim is None else {"dim": dim}
+        f = {"cross": lib.cross, "method": x.cross, "linalg": lib.linalg.cross}[form]
+        return f(x, y, **kw) if form != "method" else f(y, **kw)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = run(torch, torch.from_numpy(a), torch.from_numpy(b)).numpy()
+        except (RuntimeError, IndexError) as e:
+            first = str(e).splitlines()[0].split(" (")[0]
+            with pytest.raises(type(e), match=re.escape(first)):
+                run(ember, _t(a), _t(b))
+            return
+        _close(run(ember, _t(a), _t(b)), want)
 
 
 @pytest.mark.parametrize("sa,sb", [((2,), (3,)), ((2, 3), (2, 2)), ((2,), (2, 3)),

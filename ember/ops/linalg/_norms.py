@@ -19,13 +19,9 @@ from ._decomp import svdvals
 
 @linalg_op
 def cross(input, other, *, dim=-1, out=None):
-    """Cross product of 3-vectors along ``dim`` (default -1), broadcasting."""
-    try:
-        res = _cross(input, other, dim, "linalg.cross")
-    except ValueError:
-        raise RuntimeError(f"linalg.cross: the shapes {list(input.shape)} and "
-                           f"{list(other.shape)} do not broadcast") from None
-    return _out(res, out, "linalg.cross")
+    """Cross product of 3-vectors along ``dim`` (default -1); inputs of one ndim whose other
+    dims broadcast."""
+    return _out(_cross(input, other, dim, "linalg.cross"), out, "linalg.cross")
 
 
 @linalg_op
