@@ -43,11 +43,13 @@ _PARTS_MIN_WORK = 1 << 20
 # previous one just wrote finds half of it in the other core's cache) and how much arithmetic
 # it does per byte. So each caller names its family, and PARTS_MIN gives that family's
 # threshold (_PARTS_MIN_WORK when absent); benchmarks/ab.py can change an entry between the
-# two configurations of a paired A/B. Empty for now (benchmarks/RESULTS.md, eighteenth session,
-# helper conv): per call, batch norm's backward ran ~30 % faster in parts from 2^18 elements
-# and its forward not at all, but no family at 2^18 won a whole-step A/B beyond the noise
-# (ReLU's lost 10 % on ResNet-50).
-PARTS_MIN = {}
+# two configurations of a paired A/B. On the EPYC (benchmarks/RESULTS.md, eighteenth session,
+# helper conv) batch norm's backward ran ~30 % faster per call in parts from 2^18 elements and
+# its forward not at all, but no family at 2^18 won a whole-step A/B beyond the noise (ReLU's
+# lost 10 % on ResNet-50). On the Intel machine (twenty-third session) batch norm at 2^18, both
+# directions, won MobileNetV2's step (its 16x16 and 32x32 maps, 0.4-0.6 M elements): ab.py
+# paired 1.050 and reversed 0.971 (quiet slot, load 0.8).
+PARTS_MIN = {"batchnorm": 1 << 18, "batchnorm_bwd": 1 << 18}
 # NOTE [Claimed chunks for the range kernels]
 # run_ranges gives the caller and OpenBLAS's worker a fixed half each, so when the worker waits
 # for a core (another process on this shared 2-vCPU machine) the caller waits for its half (two
