@@ -70,6 +70,7 @@ class Tensor:
     _view_v = 0
     _retains_grad = False
     _grad = None
+    _post_acc_hooks = None  # a list once a post-accumulate-grad hook is registered
     __array_priority__ = 1000  # make numpy defer to our reflected operators
 
     @property

@@ -37,7 +37,9 @@ def _make_root_grads(tensors, grads, what):
             if t._data.dtype.kind == "c":
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {t.dtype}")
-            g = _make(np.ones(t._data.shape, t._data.dtype))
+            shape = t._data.shape
+            # np.array(1, dt) is a quarter of np.ones' cost for the 0-d loss of every backward()
+            g = _make(np.array(1, t._data.dtype) if not shape else np.ones(shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
         if g._data.shape != t._data.shape:
@@ -53,7 +55,10 @@ def _collect(roots, targets):
     """Dependency counts of the nodes that lead to a target (all nodes when targets is None)."""
     # several roots may share a node (two outputs of one op): visit it once, or its children
     # would be counted as dependencies twice and never become ready
-    stack = list(dict.fromkeys(e[0][0] for e in roots))
+    if len(roots) == 1:  # one loss: no duplicate to drop
+        stack = [roots[0][0][0]]
+    else:
+        stack = list(dict.fromkeys([e[0][0] for e in roots]))
     seen = set(stack)
     if targets is None:  # the walk counts the edges as it goes (one pass: every backward())
         deps = {}
@@ -190,8 +195,12 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     for (node, nr), g in roots:
         if node is None:
             continue
-        buf = buffers.setdefault(node, [None] * node.num_outputs)
-        buf[nr] = _add(buf[nr], g)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+            buf[nr] = g
+        else:
+            buf[nr] = _add(buf[nr], g)
     ready = []
     for node in buffers:
         if deps.get(node, 0) == 0:
@@ -253,7 +262,7 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                         v = nxt.variable._data
                         meta = (v.shape, v.dtype)
                     if (meta is None or type(g) is not Tensor or g._data.shape != meta[0]
-                            or g._data.dtype != meta[1]):
+                            or (g._data.dtype is not meta[1] and g._data.dtype != meta[1])):
                         g = _check_grad(node, nxt, nr, g)
                 buf = buffers.get(nxt)
                 if buf is None:  # the first gradient for nxt: nothing to add it to
@@ -366,16 +375,20 @@ def _copy_grad(a):
 def _accumulate(leaf, g, create_graph):
     if leaf._grad is None:
         if create_graph:
-            leaf._grad = g
+            # kept as it is (it is part of the graph), but in its own dense memory when it is
+            # an expanded or strided view, as torch's layout rule for .grad
+            leaf._grad = g if g._data.flags.c_contiguous else g.contiguous()
         elif _can_steal(leaf, g):
             leaf._grad = _make(g._data)
         else:  # a copy: see _can_steal
             leaf._grad = _make(_copy_grad(g._data))
-    elif create_graph or leaf._grad.requires_grad:
+    elif create_graph or leaf._grad._requires_grad:
         leaf._grad = leaf._grad + g
     else:
         np.add(leaf._grad._data, g._data, out=leaf._grad._data, casting="unsafe")
-    hooks = getattr(leaf, "_post_acc_hooks", None)
+    # a class default (None) on Tensor: getattr with a default would raise and catch an
+    # AttributeError inside on every leaf of every backward
+    hooks = leaf._post_acc_hooks
     if hooks:
         for h in hooks:
             h(leaf)

@@ -158,7 +158,8 @@ class OpNode(Node):
     def apply(self, grads):
         if self._guards:
             self._check_guards()
-        if self.materialize_grads:
+        # one output with its gradient (what the engine passes): nothing to fill in
+        if self.materialize_grads and (len(grads) != 1 or grads[0] is None):
             for i, g in enumerate(grads):
                 if g is None:
                     grads[i] = _zeros_meta(self._out_meta[i])

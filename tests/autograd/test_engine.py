@@ -400,3 +400,20 @@ def test_shared_cell_weights_match_torch(rng):
     for name, p in cell.named_parameters():
         np.testing.assert_allclose(p.grad.numpy(), dict(ref.named_parameters())[name].grad
                                    .numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_grad_of_a_sum_is_dense_as_torch(create_graph):
+    torch = pytest.importorskip("torch")
+    a = np.arange(12.0).reshape(3, 4)
+    x, ref = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    # the gradient of sum() is its 0-d incoming gradient expanded (a zero-stride view)
+    (x.sum() ** 2).backward(create_graph=create_graph)
+    (ref.sum() ** 2).backward(create_graph=create_graph)
+    assert x.grad.stride() == ref.grad.stride() == (4, 1)
+    np.testing.assert_array_equal(x.grad.detach().numpy(), ref.grad.detach().numpy())
+    assert x.grad.requires_grad == ref.grad.requires_grad == create_graph
+    if create_graph:  # still differentiable
+        (gx,) = ember.autograd.grad((x.grad * x).sum(), x)
+        (gref,) = torch.autograd.grad((ref.grad * ref).sum(), ref)
+        np.testing.assert_array_equal(gx.numpy(), gref.numpy())
