@@ -10,7 +10,9 @@ path they took before (their only other branch), and small_linear's one-row form
 ``--switch new`` switches only the twenty-first session's paths (same-shape add/mul: NOTE
 [Unrecorded same-shape ops]; attention; the one-row product) and leaves the older ones on;
 ``--switch gemv1`` only the one-row product's single BLAS thread (NOTE [One thread for a one-row
-product] in ember/ops/nn/linear.py; off by default, "on" turns it on). ``--switch all`` (the
+product] in ember/ops/nn/linear.py; off by default, "on" turns it on); ``--switch parts`` only
+the one-row products in parts on OpenBLAS's threads (NOTE [One-row products in parts] in
+ember/ops/_kernels/gemv.py; on by default, "off" runs them as np.dot). ``--switch all`` (the
 default) switches the no-record paths and the one-row form, and leaves the thread setting as it
 is.
 Samples alternate off/on (who goes first alternates), each after a pause and
@@ -35,20 +37,22 @@ _NEW = ("ember.ops.elementwise", "ember.nn.functional._attention")
 
 def main(argv=None):
     ap = common_args(argparse.ArgumentParser(description=__doc__.split("\n")[0]))
-    ap.add_argument("--switch", choices=("all", "new", "gemv1"), default="all",
+    ap.add_argument("--switch", choices=("all", "new", "gemv1", "parts"), default="all",
                     help="what off turns off (see the module's doc)")
     args = ap.parse_args(argv)
     import ember
     from ember.ops import registry
     from ember.ops.nn import linear
 
-    users = {"all": _OLD + _NEW, "new": _NEW, "gemv1": ()}[args.switch]
+    users = {"all": _OLD + _NEW, "new": _NEW, "gemv1": (), "parts": ()}[args.switch]
 
     def fast(on):
         for name in users:
             sys.modules[name].unwatched = registry.unwatched if on else (lambda: False)
         if args.switch == "gemv1":
             linear._GEMV_ONE_THREAD[0] = on
+        elif args.switch == "parts":
+            linear._GEMV_PARTS[0] = on
         else:
             linear._ONE_ROW[0] = on
 
