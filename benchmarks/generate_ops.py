@@ -27,8 +27,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))
 
-from examples.models.table1 import _gpt_module  # noqa: E402
+from generate import build  # noqa: E402  (generate.py's model: the same GPT-S)
 
 
 def _time(fn, reps, rounds):
@@ -85,9 +86,7 @@ def _child(name, n_cache, reps, rounds):
         lib.set_num_threads(2)
     else:
         import ember as lib
-    lib.manual_seed(0)
-    model = _gpt_module(lib)()
-    model.eval()
+    model = build(lib)
     rng = np.random.default_rng(0)
     prompt = lib.from_numpy(rng.integers(0, 1024, (1, n_cache)).astype(np.int64))
     out = {}
@@ -98,16 +97,16 @@ def _child(name, n_cache, reps, rounds):
         for _ in range(3):  # warm up (numba compiles, caches fill)
             for fn, _n in ops.values():
                 fn()
-        out["step"] = _time(lambda: model(nxt, cache), reps // 4, rounds)
+        out["step"] = _time(lambda: model(nxt, cache), max(1, reps // 4), rounds)
         prompt16 = lib.from_numpy(rng.integers(0, 1024, (1, 16)).astype(np.int64))
-        out["prefill (16)"] = _time(lambda: model(prompt16, []), reps // 30, rounds)
+        out["prefill (16)"] = _time(lambda: model(prompt16, []), max(1, reps // 30), rounds)
         idx = lib.zeros(1, 40, dtype=lib.long)
 
         def token():
             lg, _c = model(nxt, cache)
             return lib.cat([idx, lg[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
 
-        out["token"] = _time(token, reps // 4, rounds)
+        out["token"] = _time(token, max(1, reps // 4), rounds)
         total = 0.0
         for op, (fn, n) in ops.items():
             out[op] = _time(fn, reps, rounds)
@@ -123,15 +122,15 @@ def _child(name, n_cache, reps, rounds):
             for m in lins:
                 m(rows[m.in_features])
 
-        out["17 products, cycled"] = _time(products, reps // 4, rounds)
+        out["17 products, cycled"] = _time(products, max(1, reps // 4), rounds)
         if name == "torch":
             lib.set_num_threads(1)
-            out["  ... one thread"] = _time(products, reps // 4, rounds)
+            out["  ... one thread"] = _time(products, max(1, reps // 4), rounds)
             lib.set_num_threads(2)
         else:
             from ember._kernel_threads import blas_threads_enter, blas_threads_exit
             before = blas_threads_enter(1)
-            out["  ... one thread"] = _time(products, reps // 4, rounds)
+            out["  ... one thread"] = _time(products, max(1, reps // 4), rounds)
             blas_threads_exit(before)
             ws = [m.weight.detach().numpy() for m in lins]
             vs = {256: np.zeros(256, np.float32), 1024: np.zeros(1024, np.float32)}
@@ -140,7 +139,7 @@ def _child(name, n_cache, reps, rounds):
                 for w in ws:
                     np.dot(vs[w.shape[1]], w.T)
 
-            out["  ... np.dot alone"] = _time(raw, reps // 4, rounds)
+            out["  ... np.dot alone"] = _time(raw, max(1, reps // 4), rounds)
     print(json.dumps(out))
 
 
