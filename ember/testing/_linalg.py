@@ -172,6 +172,13 @@ def vector_samples(rng, dtype):
               "transposed")]
 
 
+def cross_vector_samples(rng, dtype):
+    """vector_samples for linalg.cross: its inputs have one ndim (torch requires it), the
+    broadcast is along a dim of length 1."""
+    return [S(_t(_arr(rng, (1, 3), dtype)), (_t(_arr(rng, (2, 3), dtype)),), {}, "broadcast")
+            if s.name == "broadcast" else s for s in vector_samples(rng, dtype)]
+
+
 def cross_ref(a, b, dim=-1):
     return np.cross(*np.broadcast_arrays(a, b), axis=dim)
 

@@ -489,7 +489,7 @@ OP_TABLE.update({
     "matrix_power": _la(la.matrix_power_samples, np.linalg.matrix_power, tol=_LA32),
     "linalg.matrix_exp": _la(la.matrix_exp_samples, la.matrix_exp_ref, tol=_LA32, out=False),
     "matrix_exp": _la(la.matrix_exp_samples, la.matrix_exp_ref, tol=_LA32, out=False),
-    "linalg.cross": _la(la.vector_samples, la.cross_ref),
+    "linalg.cross": _la(la.cross_vector_samples, la.cross_ref),
     "linalg.vecdot": _la(la.vector_samples, la.vecdot_ref),
     "linalg.multi_dot": _la(la.multi_dot_samples, la.multi_dot_ref, tol=_LA32),
     "linalg.diagonal": _la(la.diagonal_samples, la.diagonal_ref, out=False),
