@@ -10,6 +10,7 @@ the best float32 GEMM rate of NumPy on all cores measured in the same run (NOTE 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import threading
@@ -33,10 +34,18 @@ import numpy as np
 #               (dispatch, autograd bookkeeping, modules), PLUS NumPy work reached without a
 #               call through the numpy namespace: array operators (a + b, a @ b), array methods
 #               (a.sum(), a.reshape()), and functions bound to another name before wrapping.
+#   ... and ember's own GEMM entry points that do not go through NumPy (MKL_ENTRIES): MKL's
+#               sgemm is a ctypes call (NOTE [MKL's sgemm] in ember/_mkl.py), and Linear's two
+#               gradients at once put one product on OpenBLAS's worker, which the main thread
+#               waits for (NOTE [Linear's two gradients at once]): both were Python time
+#               before (the twenty-third session's GPT-S "rest" of 116.9 of 119.0 ms).
 # Only the outermost wrapped call counts (np.tensordot -> np.dot is BLAS once; a NumPy function
 # calling a ufunc is NumPy once), and only calls made on the main thread. So the NumPy share is
 # a lower bound and the Python share an upper bound. The wrappers cost ~0.5 us a call: the
 # instrumented step time is printed beside the plain one so that their cost can be judged.
+# Besides its time, each product whose shape is known (np.matmul, np.dot, the MKL entries and
+# the Linear pair) adds its 2 m n k floating-point operations: GFLOP/s over those calls' time is
+# the GEMMs' rate inside the step (einsum and tensordot count as time only).
 BLAS = ("matmul", "dot", "einsum", "tensordot", "inner", "vdot")
 UFUNC_METHODS = ("reduce", "accumulate", "reduceat", "outer", "at")
 
@@ -48,9 +57,37 @@ class _Clock:
         self.main = threading.get_ident()
         self.calls = 0
         self.by_name = {}
+        self.gemm_flop = 0.0  # of the products whose shape is known, and their seconds
+        self.gemm_s = 0.0
 
 
-def _timer(clock, bucket, fn, name=None):
+def _matmul_flop(a, b, *args, **kwargs):
+    """2 m n k times the batch of np.matmul(a, b) (np.dot's 1-D and 2-D cases too); None when
+    the operands are not arrays that multiply."""
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or 0 in (a.ndim, b.ndim):
+        return None
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    try:
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    except ValueError:
+        return None
+    return 2.0 * math.prod(batch) * m * n * a.shape[-1]
+
+
+def _pair_flop(g2, x, w, need, *args, **kwargs):
+    """Linear's backward pair: G W and G^T X, each 2 rows n_out n_in."""
+    return 4.0 * g2.shape[0] * w.shape[0] * w.shape[1]
+
+
+# (module, function, its operation count) of ember's GEMMs that NumPy does not see; each is
+# called through its module's attribute, so replacing the attribute times every call
+MKL_ENTRIES = (("ember._mkl", "matmul", _matmul_flop),
+               ("ember._mkl", "matmul_one_thread", _matmul_flop),
+               ("ember.ops.nn.linear", "_backward_pair", _pair_flop))
+
+
+def _timer(clock, bucket, fn, name=None, flop=None):
     key = f"{bucket}:{name or getattr(fn, '__name__', '?')}"
 
     def timed(*args, **kwargs):
@@ -66,6 +103,10 @@ def _timer(clock, bucket, fn, name=None):
             clock.buckets[bucket] += dt
             clock.by_name[key] = clock.by_name.get(key, 0.0) + dt
             clock.inside = False
+            count = flop(*args, **kwargs) if flop is not None else None
+            if count:
+                clock.gemm_flop += count
+                clock.gemm_s += dt
 
     timed.__wrapped_for_shares__ = fn
     return timed
@@ -102,7 +143,13 @@ def _patches(clock):
         if isinstance(obj, np.ufunc):
             out.append((np, name, _TimedUfunc(clock, bucket, obj)))
         elif inspect.isfunction(obj) or inspect.isbuiltin(obj) or callable(obj):
-            out.append((np, name, _timer(clock, bucket, obj)))
+            flop = _matmul_flop if name in ("matmul", "dot") else None
+            out.append((np, name, _timer(clock, bucket, obj, flop=flop)))
+    for modname, name, flop in MKL_ENTRIES:
+        mod = sys.modules.get(modname)
+        if mod is not None and hasattr(mod, name):
+            out.append((mod, name, _timer(clock, "blas", getattr(mod, name),
+                                          f"{modname.rsplit('.', 1)[-1]}.{name}", flop)))
     from ember._onepool import Twin
     wrapped = {}
 
@@ -142,7 +189,8 @@ def _set(ns, name, value):
 
 def instrumented(step, n):
     """Run `step` n times with the entry points wrapped; (seconds per step, {bucket: seconds
-    per step} including 'python', wrapped calls per step)."""
+    per step} including 'python', wrapped calls per step, {name: seconds per step} of the
+    costliest wrapped functions, {'flop', 's'} per step of the products of known shape)."""
     clock = _Clock()
     patches = _patches(clock)
     saved = [(ns, name, _get(ns, name)) for ns, name, _ in patches]
@@ -159,7 +207,8 @@ def instrumented(step, n):
     per = {k: v / n for k, v in clock.buckets.items()}
     per["python"] = max(total - sum(per.values()), 0.0)
     top = sorted(clock.by_name.items(), key=lambda kv: -kv[1])[:12]
-    return total, per, clock.calls / n, {k: v / n for k, v in top}
+    gemm = {"flop": clock.gemm_flop / n, "s": clock.gemm_s / n}
+    return total, per, clock.calls / n, {k: v / n for k, v in top}, gemm
 
 
 def shares_from(per_step):
@@ -209,10 +258,10 @@ def shares_child(suite, name, args, make, step_fn, import_lib):
         t0 = time.perf_counter()
         step()
         plain.append(time.perf_counter() - t0)
-    total, per, calls, top = instrumented(step, n)
+    total, per, calls, top, gemm = instrumented(step, n)
     return {"workload": name, "step_s": statistics.median(plain), "instrumented_s": total,
             "per_step_s": per, "calls_per_step": calls, "items": items, "top_s": top,
-            "has_torch": "torch" in sys.modules}
+            "gemm": gemm, "has_torch": "torch" in sys.modules}
 
 
 def run_shares(suite, names, args, run_child):
@@ -223,8 +272,8 @@ def run_shares(suite, names, args, run_child):
           f"benchmarks/profile_shares.py); GEMM peak {peak:.0f} GFLOP/s (NumPy float32 "
           f"2048^3, all cores, NOTE [GEMM peak])\n")
     print("| workload | step ms | instrumented ms | BLAS/GEMM | numba | NumPy | Python "
-          "| GFLOP/step | GFLOP/s | % of GEMM peak |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| GFLOP/step | GFLOP/s | % of GEMM peak | GEMMs' GFLOP/s in the step |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     results = {}
     for name in names:
         cmd = ["--_shares", name]
@@ -238,10 +287,12 @@ def run_shares(suite, names, args, run_child):
         r.update(shares=sh, gflop=g, percent_of_peak=percent_of_peak(g, r["step_s"], peak))
         results[name] = r
         gtxt = "n/a" if g is None else f"{g:.3f}"
+        gemm = r["gemm"]
+        in_step = gemm["flop"] / gemm["s"] / 1e9 if gemm["s"] else float("nan")
         print(f"| {name} | {r['step_s'] * 1e3:.1f} | {r['instrumented_s'] * 1e3:.1f} "
               f"| {sh['blas']:.0%} | {sh['numba']:.0%} | {sh['numpy']:.0%} "
               f"| {sh['python']:.0%} | {gtxt} | {rate:.1f} "
-              f"| {r['percent_of_peak']:.1f}% |", flush=True)
+              f"| {r['percent_of_peak']:.1f}% | {in_step:.0f} |", flush=True)
     peak_after = gemm_peak()
     print(f"\nGEMM peak before/after the workloads: {peak:.0f}/{peak_after:.0f} GFLOP/s (% of "
           f"peak uses the one before; a big difference means the machine was busy)")

@@ -84,7 +84,7 @@ def test_shares_buckets_blas_numpy_numba_and_restores_numpy():
     step = table1.step_fn(*table1.make(small_batch.SMALL, ember, "mlp")[:4])
     for _ in range(2):
         step()
-    total, per, calls, top = profile_shares.instrumented(step, 2)
+    total, per, calls, top, gemm = profile_shares.instrumented(step, 2)
     assert np.matmul is original and not isinstance(np.exp, profile_shares._TimedUfunc)
     assert per["blas"] > 0 and per["numpy"] >= 0 and per["python"] >= 0 and calls > 0
     assert abs(sum(per.values()) - total) < 1e-9 + 1e-6 * total
@@ -109,7 +109,7 @@ def test_shares_time_both_versions_of_twin_kernels(monkeypatch):
     monkeypatch.setitem(sys.modules, mod.__name__, mod)
     serial, x = twin.serial, np.ones(8)
     out = np.empty_like(x)
-    total, per, calls, top = profile_shares.instrumented(lambda: mod.k.serial(x, out), 3)
+    total, per, calls, top, _ = profile_shares.instrumented(lambda: mod.k.serial(x, out), 3)
     assert "numba:_twice" in top and calls == 1  # per step
     assert twin.serial is serial  # restored
 
@@ -134,9 +134,78 @@ def test_shares_time_kernels_held_in_module_tables(rng):
     finally:
         pointwise._ROW_KERNELS.update(table)
     assert taken == {"add"}, "the probe must reach a row kernel"
-    total, per, n_calls, top = profile_shares.instrumented(lambda: (a + b).numpy(), 3)
+    total, per, n_calls, top, _ = profile_shares.instrumented(lambda: (a + b).numpy(), 3)
     assert any(k.startswith("numba:_k_rows_add") for k in top), top
     assert pointwise._ROW_KERNELS == table
+
+
+def _fake_sgemm(main_s):
+    """A stand-in for MKL's cblas_sgemm that writes zeros and sleeps 1 ms; the time of its
+    calls on the main thread goes into main_s (only the accounting is tested)."""
+    import ctypes
+    import threading
+    import time
+    main = threading.get_ident()
+
+    def sgemm(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
+        t0 = time.perf_counter()
+        ctypes.memset(c, 0, ((m - 1) * ldc + n) * 4)
+        time.sleep(1e-3)
+        if threading.get_ident() == main:
+            main_s.append(time.perf_counter() - t0)
+    return sgemm
+
+
+def test_shares_count_mkl_products_as_blas_with_their_flop(monkeypatch, rng):
+    # MKL's sgemm is a ctypes call NumPy's wrappers do not see: its time was Python time (the
+    # twenty-third session's GPT-S rest). A Linear forward and backward with every product on
+    # a stand-in MKL: BLAS time, and 2 m n k per product
+    import profile_shares
+
+    import ember
+    from ember import _mkl
+    main_s = []
+    monkeypatch.setattr(_mkl, "_sgemm", [_fake_sgemm(main_s)])
+    monkeypatch.setattr(_mkl, "_on", [True])
+    monkeypatch.setattr(_mkl, "MIN_MACS", 1)
+    lin = ember.nn.Linear(32, 48, bias=False)
+    x = ember.tensor(rng.standard_normal((64, 32)).astype(np.float32))
+    total, per, calls, top, gemm = profile_shares.instrumented(
+        lambda: lin(x).sum().backward(), 2)
+    assert main_s, "the products must reach the stand-in MKL"
+    assert "blas:_mkl.matmul" in top
+    assert gemm["flop"] == 2 * (2 * 64 * 32 * 48)  # forward and weight gradient, per step
+    assert per["blas"] >= sum(main_s) / 2 and gemm["s"] >= sum(main_s) / 2
+
+
+def test_shares_count_linear_backward_pair_as_one_blas_call(monkeypatch, rng):
+    # the pair's weight gradient runs on OpenBLAS's worker while the main thread waits: the
+    # whole pair is BLAS time, with both products' operations
+    import profile_shares
+
+    from ember import _mkl
+    from ember.ops.nn import linear
+    main_s = []
+    monkeypatch.setattr(_mkl, "_sgemm", [_fake_sgemm(main_s)])
+    monkeypatch.setattr(_mkl, "_on", [True])
+    monkeypatch.setattr(_mkl, "MIN_MACS_ONE_THREAD", 1)
+    g2 = rng.standard_normal((64, 48)).astype(np.float32)
+    x = rng.standard_normal((64, 32)).astype(np.float32)
+    w = rng.standard_normal((48, 32)).astype(np.float32)
+    total, per, calls, top, gemm = profile_shares.instrumented(
+        lambda: linear._backward_pair(g2, x, w, (True, True)), 3)
+    assert "blas:linear._backward_pair" in top and calls == 1  # the products inside: once
+    assert gemm["flop"] == 4 * 64 * 48 * 32
+    assert per["blas"] >= sum(main_s) / 3
+
+
+def test_matmul_flop_counts_batches_and_vectors():
+    from profile_shares import _matmul_flop
+    a, b = np.empty((5, 1, 3, 4)), np.empty((2, 4, 6))
+    assert _matmul_flop(a, b) == 2 * 10 * 3 * 6 * 4
+    assert _matmul_flop(np.empty(4), np.empty((4, 6))) == 2 * 6 * 4
+    assert _matmul_flop(np.empty((3, 4)), np.empty(4)) == 2 * 3 * 4
+    assert _matmul_flop(np.empty(4), 2.0) is None
 
 
 def test_share_and_peak_arithmetic():
