@@ -311,11 +311,11 @@ def gemm(a, b, out=None, bias=None):
             out = np.empty((a.shape[0], b.shape[1]), a.dtype)
         for lo in range(0, a.shape[0], rows):
             matmul(a[lo:lo + rows], b, out=out[lo:lo + rows])
+    elif matmul is _mkl.matmul:  # the bias in the product's parts: NOTE [The bias in MKL's parts]
+        return matmul(a, b, out=out, bias=bias)
     else:
         out = matmul(a, b, out=out)
-    if bias is not None:
-        out += bias
-    return out
+    return out if bias is None else _mkl.add_bias(out, bias)
 
 
 def _gemm_turned(matmul, a, b, out, bias):

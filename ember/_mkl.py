@@ -125,31 +125,51 @@ def _call(a, b, out):
               b.ctypes.data, ldb, 0.0, out.ctypes.data, out.strides[0] // 4)
 
 
-def matmul(a, b, out=None):
-    """np.matmul(a, b, out=out); by MKL's sgemm in two parts on OpenBLAS's threads when it takes
-    the product (NOTE [MKL's sgemm])."""
+def matmul(a, b, out=None, bias=None):
+    """np.matmul(a, b, out=out), plus ``bias`` (a row added to every row of the 2-D result) if
+    given; by MKL's sgemm in two parts on OpenBLAS's threads when it takes the product, each
+    part adding the bias to its own rows (NOTE [MKL's sgemm], NOTE [The bias in MKL's parts])."""
     if not _takes(a, b, out, MIN_MACS) or _operand(a) is None or _operand(b) is None:
-        return np.matmul(a, b, out=out)
+        out = np.matmul(a, b, out=out)
+        return out if bias is None else add_bias(out, bias)
     from . import _blas_parts  # (here: _blas_parts imports _onepool, which imports us)
     m, n = a.shape[0], b.shape[1]
     if out is None:
         out = np.empty((m, n), _F32)
     if not _blas_parts.on("split"):
         _call(a, b, out)
-        return out
+        return out if bias is None else add_bias(out, bias)
     # halves at a multiple of 16 rows or columns (whole SIMD panels)
     if m >= n:
         cut = 16 * -(-m // 32)
 
         def part(lo, hi):
-            _call(a[lo * cut:min(m, hi * cut)], b, out[lo * cut:min(m, hi * cut)])
+            rows = slice(lo * cut, min(m, hi * cut))
+            _call(a[rows], b, out[rows])
+            if bias is not None:
+                add_bias(out[rows], bias)
     else:
         cut = 16 * -(-n // 32)
 
         def part(lo, hi):
-            _call(a, b[:, lo * cut:min(n, hi * cut)], out[:, lo * cut:min(n, hi * cut)])
+            cols = slice(lo * cut, min(n, hi * cut))
+            _call(a, b[:, cols], out[:, cols])
+            if bias is not None:
+                out[:, cols] += bias[..., cols]
     _blas_parts.run_ranges(part, 2)
     return out
+
+
+# NOTE [The bias in MKL's parts]
+# A Linear's forward added its bias after the product, in one pass over the whole result on the
+# calling thread while OpenBLAS's worker waited: for GPT-S's fc1 a 4 MB result read back from
+# memory (twice the L2) on one core. Each part now adds the bias to its own rows right after
+# its MKL call, on its own thread, while those rows are still in that core's cache. Each element
+# is the product's value plus its bias in the result's dtype either way: the same bits.
+def add_bias(y, bias):
+    """y += bias (a row for every row of y) by ops/_kernels/pointwise.add_row; returns y."""
+    from .ops._kernels.pointwise import add_row  # (here: the ops import this module)
+    return add_row(y, bias)
 
 
 def matmul_one_thread(a, b, out):

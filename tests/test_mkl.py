@@ -99,3 +99,27 @@ def test_linear_forward_and_gradients_agree_with_and_without_mkl(small_bounds, m
         assert bool(calls) == on  # MKL computed the products only when on
     for off, on in zip(*results):
         np.testing.assert_allclose(on, off, rtol=1e-4, atol=1e-4 * np.abs(off).max())
+
+
+@needs_mkl
+@pytest.mark.parametrize("m, n", [(100, 37), (33, 150)])  # cut in rows, cut in columns
+@pytest.mark.parametrize("bias_shape", ["row", "2-D"])
+def test_bias_in_the_parts_is_the_product_plus_the_bias_bit_for_bit(small_bounds, m, n,
+                                                                     bias_shape):
+    # NOTE [The bias in MKL's parts]: each half adds the bias to its own rows or columns
+    rng = np.random.default_rng(4)
+    a, b = _operand(rng, m, 64, False), _operand(rng, 64, n, True)
+    bias = rng.standard_normal(n).astype(np.float32)
+    if bias_shape == "2-D":
+        bias = bias[None]
+    expected = _mkl.matmul(a, b) + bias
+    np.testing.assert_array_equal(_mkl.matmul(a, b, bias=bias), expected)
+    out = np.full((m, n), np.nan, np.float32)
+    assert _mkl.matmul(a, b, out=out, bias=bias) is out
+    np.testing.assert_array_equal(out, expected)
+    # below the bound: NumPy's product, then the bias
+    small = np.full((m, n), np.nan, np.float32)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_mkl, "MIN_MACS", 1 << 40)
+        _mkl.matmul(a, b, out=small, bias=bias)
+    np.testing.assert_array_equal(small, np.matmul(a, b) + bias)

@@ -57,7 +57,10 @@ class Linear(Op):
                 # a small batch above the one-thread bound: as above, on one BLAS thread
                 return gemm(x, weight.T, bias=bias)
             else:  # a transformer's (B, T, d) activations split as one (B*T, d) product
-                y = _product(x, weight.T, split)
+                y = _product(x, weight.T, split, bias)
+                if y is not None:
+                    return y
+                y = rows_matmul(x, weight.T) if x.ndim > 2 else gemm(x, weight.T)
         finally:
             small_gemm_exit(blas)
         if y.dtype != x.dtype:  # numpy computes bfloat16 products in float32
@@ -155,18 +158,24 @@ def _small_ok(x, weight, bias):
             and x.size // x.shape[-1] * weight.shape[0] * x.itemsize < REUSE_MIN_BYTES)
 
 
-def _product(x, wt, split=False):
-    """x @ W^T over the rows of x. A C-contiguous float x writes into a reused buffer (NOTE
-    [Reused buffers] in _backend.py: a transformer's activations are fresh multi-MB arrays
-    every step, faulted in page by page otherwise); other layouts keep rows_matmul's. With
-    ``split`` (x has more than 2 dims here) the product runs in parts on the kernel threads."""
-    if (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == wt.dtype and x.ndim >= 1
-            and x.size and wt.shape[1]):
-        out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
-        (_ksplit.gemm if split else gemm)(x.reshape(-1, x.shape[-1]), wt,
-                                          out=out.reshape(-1, wt.shape[1]))
-        return out
-    return rows_matmul(x, wt) if x.ndim > 2 else gemm(x, wt)
+def _product(x, wt, split=False, bias=None):
+    """x @ W^T (+ bias) over the rows of a C-contiguous float x, into a reused buffer (NOTE
+    [Reused buffers] in _backend.py: a transformer's activations are fresh multi-MB arrays every
+    step, faulted in page by page otherwise); None for other layouts and dtypes. With ``split``
+    the product runs in parts on the kernel threads; otherwise `gemm` adds the bias (in MKL's
+    parts when MKL takes the product: NOTE [The bias in MKL's parts] in ember/_mkl.py)."""
+    if not (x.flags.c_contiguous and x.dtype in _FLOATS and x.dtype == wt.dtype and x.ndim >= 1
+            and x.size and wt.shape[1] and (bias is None or bias.dtype == x.dtype)):
+        return None
+    out = reusable_empty(x.shape[:-1] + wt.shape[1:], x.dtype)
+    x2, out2 = x.reshape(-1, x.shape[-1]), out.reshape(-1, wt.shape[1])
+    if split:
+        _ksplit.gemm(x2, wt, out=out2)
+        if bias is not None:
+            _kpw.add_row(out, bias)
+    else:
+        gemm(x2, wt, out=out2, bias=bias)
+    return out
 
 
 def _rows_in_parts_ok(x, weight, bias):
