@@ -281,6 +281,15 @@ def _k_layernorm_fwd(x, weight, bias, eps, y, mean_out, invstd_out):
         invstd_out[r] = invstd
 
 
+# NOTE [Layer norm's weight gradient in runs of rows]
+# The weight and bias gradients are column sums over the rows. Added straight into the block's
+# float64 partials, every element of every row was widened to float64 and the partial rows were
+# twice as wide: the second pass ran on half as many SIMD lanes. The sums now run in x's dtype
+# over runs of at most _RUN_ROWS rows, and each run's sums go into the float64 partials: a
+# float32 sum of 64 terms (torch's float accumulators sum a whole thread's rows).
+_RUN_ROWS = 64
+
+
 @_onepool.twin(fastmath=_FAST)
 def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo, blk_hi):
     """gx row by row; gw/gb partial sums per block of rows, so blocks never share an output.
@@ -291,7 +300,10 @@ def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo
     for blk in numba.prange(blk_lo, blk_hi):
         gw_acc = gw_parts[blk]
         gb_acc = gb_parts[blk]
-        for r in range(blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks):
+        gw_run = np.zeros_like(weight)  # NOTE [Layer norm's weight gradient in runs of rows]
+        gb_run = np.zeros_like(weight)
+        r_lo, r_hi = blk * n_rows // n_blocks, (blk + 1) * n_rows // n_blocks
+        for r in range(r_lo, r_hi):
             g = gy[r]
             row = x[r]
             mu = mean[r]
@@ -310,8 +322,14 @@ def _k_layernorm_bwd(gy, x, weight, mean, invstd, gx, gw_parts, gb_parts, blk_lo
             for t in range(dim):
                 dev = row[t] - mu
                 dst[t] = istd * (g[t] * weight[t] - mean_gw - dev * proj)
-                gw_acc[t] += g[t] * dev * istd
-                gb_acc[t] += g[t]
+                gw_run[t] += g[t] * dev * istd
+                gb_run[t] += g[t]
+            if (r - r_lo) % _RUN_ROWS == _RUN_ROWS - 1 or r == r_hi - 1:
+                for t in range(dim):
+                    gw_acc[t] += gw_run[t]
+                    gb_acc[t] += gb_run[t]
+                    gw_run[t] = 0
+                    gb_run[t] = 0
 
 
 def layernorm_forward(x2d, weight, bias, eps):
