@@ -2,6 +2,7 @@
 a few of its names at import time and get them here.
 
 ``_TensorMeta`` is the metaclass of Tensor (Lightning's lazy checkpoint loader annotates with it).
+``_get_tracing_state`` is None outside ``ember.jit.trace``.
 ``_nn._parse_to`` reads the arguments of ``Tensor.to`` / ``Module.to`` (Lightning's device and
 dtype mixin calls it in every ``model.to(...)``).
 ``PyTorchFileReader`` / ``PyTorchFileWriter`` (torch's zip-archive record reader and writer,
@@ -60,6 +61,14 @@ def _log_api_usage_once(event: str) -> None:
     it in every Metric)."""
 
 
+def _get_tracing_state():
+    """None unless ``ember.jit.trace`` is recording (then a true value), as torch's: libraries
+    test it before tracer-only work (Pyro, in every inference step)."""
+    from .jit._trace import is_tracing
+    return _TRACING if is_tracing() else None
+
+
+_TRACING = types.SimpleNamespace(tracing=True)
 _nn = types.SimpleNamespace(_parse_to=_parse_to)  # a module in torch
 
 

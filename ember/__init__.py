@@ -155,3 +155,10 @@ import warnings as _warnings  # noqa: E402
 _warnings.filterwarnings(
     "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered",
     category=RuntimeWarning, module=r"ember(\.|$)")
+# Reductions reach ufunc.reduce through NumPy's own Python wrappers (np.sum, ndarray.sum), so
+# NumPy attributes their warnings to its modules, not ember's: those two are silenced too. The
+# cost: a program's own np.sum that overflows no longer warns once ember is imported
+# (docs/DEVIATIONS.md).
+_warnings.filterwarnings(
+    "ignore", message=r"(overflow|invalid value|divide by zero|underflow) encountered in reduce",
+    category=RuntimeWarning, module=r"numpy\._core\.(fromnumeric|_methods)$")

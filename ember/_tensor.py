@@ -218,6 +218,13 @@ class Tensor:
     def data_ptr(self):
         return data_ptr(self._data)
 
+    @property
+    def _cdata(self) -> int:
+        """An integer naming this tensor object, as torch's address of its C++ tensor: equal
+        for the same tensor, different for a view or ``.data`` (Pyro compares a module's
+        parameter with the param store's by it)."""
+        return id(self)
+
     def untyped_storage(self):
         return UntypedStorage(_root_array(self._data))
 

@@ -646,9 +646,14 @@ class Function:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = tuple(bound.args), bound.kwargs
-        record = _state.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx = FunctionCtx()
         ctx._op = cls
+        if any(getattr(type(a), "_traced_value", False) for a in args):
+            # under ember.jit.trace: the ops inside forward record themselves (NOTE [A traced
+            # tensor passes isinstance] in jit/_trace.py - a proxy is no tensor to graph here)
+            ctx.needs_input_grad = (False,) * len(args)
+            return cls.forward(*args, **kwargs) if separate else cls.forward(ctx, *args, **kwargs)
+        record = _state.enabled and any(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         versions = [a._vc[0] if isinstance(a, Tensor) else None for a in args]
         # forward AD through a Function that defines jvp(): its forward sees no tangents and

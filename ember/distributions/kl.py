@@ -58,10 +58,12 @@ def register_kl(type_p, type_q):
         >>> float(kl_divergence(MyNormal(0.0, 1.0), MyNormal(1.0, 1.0)))
         0.5
     """
-    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
-        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
-        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+    # any class is accepted, as torch's: a library's mixin base that its distributions share
+    # with Distribution (Pyro registers KLs on its own Distribution base) matches through the MRO
+    for which, cls in (("type_p", type_p), ("type_q", type_q)):
+        if not isinstance(cls, type):
+            raise TypeError(f"register_kl: expected {which} to be a class (a Distribution "
+                            f"subclass) but got {cls!r}")
 
     def decorator(fun):
         _KL_REGISTRY[type_p, type_q] = fun

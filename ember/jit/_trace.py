@@ -23,7 +23,9 @@ _META_ATTRS = {"shape", "dtype", "device", "requires_grad", "ndim", "is_cuda", "
 # methods whose result is a Python value: taken from the example (size() and dim() silently,
 # as shapes of the example inputs are specialised; the value-reading ones warn)
 _META_METHODS = {"size", "dim", "numel", "nelement", "stride", "is_contiguous",
-                 "element_size", "is_floating_point", "is_complex", "get_device", "type"}
+                 "element_size", "is_floating_point", "is_complex", "get_device", "type",
+                 "ndimension", "is_signed", "is_pinned", "is_inference", "storage_offset",
+                 "data_ptr"}
 _VALUE_METHODS = {"item": "a Python number", "tolist": "a Python list",
                   "numpy": "a NumPy array", "__int__": "a Python integer",
                   "__float__": "a Python float"}
@@ -45,11 +47,14 @@ def _warn(what: str) -> None:
 
 
 def _value(a):
-    return map_aggregate(a, lambda x: x.value if isinstance(x, ConcreteProxy) else x)
+    return map_aggregate(a, lambda x: x.value if isinstance(x, (ConcreteProxy,
+                                                                _ConcreteAttribute)) else x)
 
 
 class ConcreteProxy(Proxy):
     """A Proxy that also holds the value computed on the example inputs."""
+
+    _traced_value = True  # Function.apply steps aside for it
 
     def __init__(self, node, tracer, value):
         super().__init__(node, tracer)
@@ -57,6 +62,17 @@ class ConcreteProxy(Proxy):
 
     def __repr__(self) -> str:
         return f"ConcreteProxy({self.node.name})"
+
+    # NOTE [A traced tensor passes isinstance]: torch.jit.trace runs the function on real
+    # tensors, so library code in a traced function may check ``isinstance(x, torch.Tensor)``
+    # (Pyro's einsum asserts it of every operand). isinstance falls back to ``__class__`` when
+    # the type itself does not match, so a proxy whose example value is a tensor reports the
+    # value's class there; ``type(proxy)`` stays ConcreteProxy, which is what the tracer's own
+    # checks (and copy, which reads type()) use.
+    @property
+    def __class__(self):
+        value = self.__dict__.get("value")
+        return type(value) if isinstance(value, ember.Tensor) else ConcreteProxy
 
     def __getattr__(self, k: str):
         if k.startswith("__") and k.endswith("__"):
@@ -129,6 +145,9 @@ class ConcreteTracer(fx.Tracer):
         return ConcreteProxy(node, self, value)
 
     def create_arg(self, a):
+        # before the tensor check: NOTE [A traced tensor passes isinstance]
+        if isinstance(a, Proxy):
+            return a.node
         if isinstance(a, ember.Tensor) and not isinstance(a, ember.nn.Parameter) and \
                 id(a) not in self.tensor_attrs and \
                 all(b is not a for b in self.root.buffers()):

@@ -19,6 +19,12 @@ tensor records), ``_archive`` (ZIP reading/writing, atomic writes), ``_errors``.
 from __future__ import annotations
 
 import pickle as _pickle
+import sys
+from collections.abc import Callable
+
+from .. import types as _types
+from .._backend import device as _device
+from .._tensor import UntypedStorage as _UntypedStorage
 
 from ._allowlist import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 from ._archive import atomic_write as _atomic_write  # noqa: F401 - used by utils.safetensors
@@ -45,6 +51,16 @@ from ._save import save
 
 DEFAULT_PROTOCOL = 2
 
+# The annotation aliases torch.serialization exports (libraries import them for their own
+# signatures, e.g. Pyro's param store takes a ``MAP_LOCATION``), and the sizes of the legacy
+# format's integers.
+FileLike = _types.FileLike
+MAP_LOCATION = (Callable[[_types.Storage, str], _types.Storage] | _device | str | dict[str, str]
+                | None)
+STORAGE = _types.Storage | _UntypedStorage
+SHORT_SIZE, INT_SIZE, LONG_SIZE = 2, 4, 4
+IS_WINDOWS = sys.platform == "win32"
+
 __all__ = ["save", "load", "SerializationError", "UnpicklingError", "UnsafeLoadWarning",
            "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
            "DEFAULT_PROTOCOL", "get_unsafe_globals_in_checkpoint", "LoadEndianness",
@@ -52,7 +68,7 @@ __all__ = ["save", "load", "SerializationError", "UnpicklingError", "UnsafeLoadW
            "get_default_mmap_options", "set_default_mmap_options", "get_crc32_options",
            "set_crc32_options", "location_tag", "default_restore_location",
            "SourceChangeWarning", "MAGIC_NUMBER", "PROTOCOL_VERSION", "STORAGE_KEY_SEPARATOR",
-           "MAP_PRIVATE", "MAP_SHARED"]
+           "MAP_PRIVATE", "MAP_SHARED", "FileLike", "MAP_LOCATION", "STORAGE"]
 
 
 def get_unsafe_globals_in_checkpoint(f) -> list[str]:

@@ -66,6 +66,12 @@ def test_float_results_do_not_warn_but_user_numpy_does():
         big = ember.tensor([1e30, -1.0, 0.0])
         r = (big * big, big ** 0.5, ember.log(big), big / ember.zeros(3), big.exp())
         assert bool(ember.isinf(r[0][0])) and bool(ember.isnan(r[1][1]))
+        # reductions reach NumPy's own wrappers (np.sum, ndarray.prod): silent as well
+        huge = ember.tensor([3e38, 3e38])
+        s = (huge.sum(), huge.prod(), huge.mean(), huge.view(1, 2).sum(1),
+             ember.tensor([float("inf"), -float("inf")]).sum())
+        assert [float(v.reshape(-1)[0]) for v in s[:4]] == [float("inf")] * 4
+        assert bool(ember.isnan(s[4]))
         print("ember done", flush=True)
         np.array([1e30], np.float32) * np.float32(1e30)
     """)

@@ -30,6 +30,11 @@ class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def create_module(self, spec):
         module = importlib.import_module("ember" + spec.name[len("torch"):])
+        if spec.name == "torch":
+            # the top-level name a program sees is torch's: code that checks it (Pyro's
+            # patch_dependency asserts "torch.x.y".split(".")[0] == torch.__name__) runs;
+            # submodules and classes keep their ember names (pickles, __module__)
+            module.__name__ = "torch"
         if spec.name == "torch" and os.environ.get("COMPAT_COMPILE") == "1":
             import compat_compile  # run.py --compile
             compat_compile.install(module)
