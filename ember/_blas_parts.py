@@ -22,8 +22,9 @@ computes whole rows exactly as the serial kernel does.
 `run_ranges(fn, n)` is the same for a Python callable fn(lo, hi) that calls a nogil kernel
 (NOTE [Python parts on OpenBLAS's threads]).
 Each user asks `on(name)`: EMBER_BLAS_PARTS=1 turns every user on, =0 every one off (read on
-first use; `set_enabled` forces either, for tests and A/Bs); unset, the users in DEFAULT_ON -
-those a whole-step A/B on a quiet machine showed to win - are on and the rest off.
+first use and again after each `set_enabled`, which forces either, for tests and A/Bs); unset,
+the users in DEFAULT_ON - those a whole-step A/B on a quiet machine showed to win - are on and
+the rest off.
 When the library has no such symbol, or the probe does not see the parts it expects, it stays
 off and callers run their serial kernels.
 """
@@ -55,6 +56,9 @@ _ALPHA_AT = _ALPHA.ctypes.data
 # None: not decided; False: off; else (blas_level1_thread, shift, get, its address)
 _state = [None]
 _forced = [None]
+# the users that are on, worked out by `on` at its first call after start-up or set_enabled:
+# a decoding step asks 17 times a token, and reading os.environ each time cost ~1 us a call
+_users_on = [None]
 # the users `on` turns on when EMBER_BLAS_PARTS is unset: only what a whole-step A/B on a quiet
 # machine showed to win (benchmarks/RESULTS.md, seventeenth session, helper gpts): GELU, layer
 # norm, the softmax / cross-entropy rows and Adam's update together, ab.py paired off/on GPT-S
@@ -175,17 +179,36 @@ def enabled():
     return _setting() is True and _ready()
 
 
+class _Every:
+    """The users `on` answers for when every user is on: any name."""
+
+    def __contains__(self, name):
+        return True
+
+
+def _users():
+    setting = _setting()
+    if setting is False or not _ready():
+        return frozenset()
+    return _Every() if setting else DEFAULT_ON
+
+
 def on(name):
     """Whether user `name` (e.g. "gelu") runs its parts on OpenBLAS's threads: all are on when
-    `enabled`, and those in DEFAULT_ON unless EMBER_BLAS_PARTS=0 or set_enabled(False)."""
-    setting = _setting()
-    return (setting is True or (setting is None and name in DEFAULT_ON)) and _ready()
+    `enabled`, and those in DEFAULT_ON unless EMBER_BLAS_PARTS=0 or set_enabled(False). The
+    environment is read at the first call and after each `set_enabled`."""
+    users = _users_on[0]
+    if users is None:
+        users = _users_on[0] = _users()
+    return name in users
 
 
 def set_enabled(flag):
-    """Force on (True), off (False) or back to the environment (None); for tests and A/Bs."""
+    """Force on (True), off (False) or back to the environment (None, read again); for tests
+    and A/Bs."""
     _forced[0] = flag
     _state[0] = None
+    _users_on[0] = None
 
 
 def arguments(n_values):

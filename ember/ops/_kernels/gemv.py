@@ -63,8 +63,14 @@ def _part(dt):
 
 
 @numba.njit(nogil=True, cache=True)
-def _launch(run_at, part_at, alpha_at, threads, args, w, x, b, has_bias, y):
-    """Fill the part's argument slots (args[0], the row shift, is set) and run the parts."""
+def _launch(run_at, part_at, alpha_at, shift, threads, w, x, b, has_bias, y):
+    """Fill the part's argument slots and run the parts (the slots made here: a NumPy array
+    made in Python per call cost ~0.4 us more)."""
+    # numba frees an array after its last use (NOTE [Scratch arrays outlive their addresses] in
+    # attention.py), here reading its address before the parts run: the read after the call
+    # keeps the slots alive until the parts are done
+    args = np.empty(6, np.int64)
+    args[0] = shift
     args[1] = w.ctypes.data
     args[2] = x.ctypes.data
     args[3] = b.ctypes.data if has_bias else 0
@@ -73,16 +79,23 @@ def _launch(run_at, part_at, alpha_at, threads, args, w, x, b, has_bias, y):
     i = np.int64
     _call13(run_at, (i(_blas_parts._MODE), i(w.shape[0]), i(0), i(0), i(alpha_at), i(0), i(1),
                      i(0), i(1), i(args.ctypes.data), i(0), i(part_at), i(threads)))
+    return args[5]
 
 
-def gemv_in_parts(x, weight, bias):
-    """weight @ x + bias for a 1-D contiguous x and a C-contiguous (out, in) weight of x's float
-    dtype (bias 1-D contiguous or None), in parts on OpenBLAS's threads; the caller checked
-    `_blas_parts.on("gemv")`."""
-    y = np.empty(weight.shape[0], x.dtype)
-    args = _blas_parts.arguments(5)
-    has_bias = bias is not None
+def gemv_in_parts(x, weight, bias, shape=None):
+    """weight @ x + bias for a C-contiguous x of `in` values (any shape: a (1, 1, in) row is
+    read as the vector) and a C-contiguous (out, in) weight of x's float dtype (bias 1-D
+    contiguous or None), in parts on OpenBLAS's threads, as an array of `shape` (default
+    (out,)); the caller checked `_blas_parts.on("gemv")`."""
+    y = np.empty(weight.shape[:1] if shape is None else shape, x.dtype)
+    part = _PARTS.get(x.dtype)
+    if part is None:
+        part = _part(x.dtype)
     state = _blas_parts._state[0]
-    _launch(state[3], _part(x.dtype).address, _blas_parts._ALPHA_AT, state[2](), args, weight,
-            x, bias if has_bias else x, has_bias, y)
+    if bias is None:
+        _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], state[2](), weight, x,
+                x, False, y)
+    else:
+        _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], state[2](), weight, x,
+                bias, True, y)
     return y

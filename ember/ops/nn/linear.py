@@ -114,40 +114,33 @@ def small_linear(x, weight, bias):
     step's (1, 1, d) rows or a small MLP batch, below OpenBLAS's one-thread bound, too small for
     the reuse pool or a split; the bias goes in with the GEMM's result pass (NOTE [GEMM
     orientation]). On the one pool the general path (its add_row)."""
-    if (x.size * weight.shape[0] <= SMALL_GEMM[0] and _small_ok(x, weight, bias)
-            and not _onepool.enabled()):
-        if x.size == x.shape[-1] and weight.flags.forc and _ONE_ROW[0]:
-            # one row (a decoding step's 17 products a token) as a vector: np.dot reaches the
-            # same BLAS gemv as np.matmul on the (1, in) row, bit for bit, for a C- or
-            # F-contiguous weight (np.matmul loops without BLAS over a strided one, np.dot copies
-            # it; tested in tests/ops/test_unrecorded_fast_paths.py), and the bias adds without
-            # broadcasting: 1.3 us of NumPy calls against 2.3. On one BLAS thread: NOTE [One
-            # thread for a one-row product]
-            if _gemv_parts(x, weight, bias):  # NOTE [One-row products in parts]
-                return gemv_in_parts(x.ravel(), weight, bias).reshape(
-                    x.shape[:-1] + weight.shape[:1])
-            blas = blas_threads_enter(1) if x.size * weight.shape[0] >= _GEMV_THREADED and \
-                _GEMV_ONE_THREAD[0] else 0
+    macs = x.size * weight.shape[0]
+    if macs > SMALL_GEMM[0] or not _small_ok(x, weight, bias) or _onepool.enabled():
+        return None
+    if x.size == x.shape[-1] and _ONE_ROW[0]:
+        # one row (a decoding step's 17 products a token)
+        flags = weight.flags
+        if (macs >= _GEMV_THREADED and flags.c_contiguous and _GEMV_PARTS[0]
+                and (bias is None or (bias.shape == weight.shape[:1] and bias.flags.c_contiguous))
+                and _blas_parts.on("gemv")):
+            # where OpenBLAS's gemv would take two threads: NOTE [One-row products in parts]
+            return gemv_in_parts(x, weight, bias, x.shape[:-1] + weight.shape[:1])
+        if flags.forc:
+            # as a vector: np.dot reaches the same BLAS gemv as np.matmul on the (1, in) row,
+            # bit for bit, for a C- or F-contiguous weight (np.matmul loops without BLAS over a
+            # strided one, np.dot copies it; tested in tests/ops/test_unrecorded_fast_paths.py),
+            # and the bias adds without broadcasting: 1.3 us of NumPy calls against 2.3. On one
+            # BLAS thread: NOTE [One thread for a one-row product]
+            blas = blas_threads_enter(1) if macs >= _GEMV_THREADED and _GEMV_ONE_THREAD[0] else 0
             try:
                 y = np.dot(x.ravel(), weight.T)
             finally:
                 blas_threads_exit(blas)
             if bias is not None:
                 y += bias
-        else:
-            y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
-        return y.reshape(x.shape[:-1] + weight.shape[:1])
-    return None
-
-
-def _gemv_parts(x, weight, bias):
-    """Whether a one-row product runs in parts on OpenBLAS's threads (NOTE [One-row products in
-    parts] in ops/_kernels/gemv.py): where OpenBLAS's gemv would take two threads, a
-    C-contiguous weight and a bias of one value per output."""
-    return (_GEMV_PARTS[0] and x.size * weight.shape[0] >= _GEMV_THREADED
-            and weight.flags.c_contiguous
-            and (bias is None or (bias.shape == weight.shape[:1] and bias.flags.c_contiguous))
-            and _blas_parts.on("gemv"))
+            return y.reshape(x.shape[:-1] + weight.shape[:1])
+    y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
+    return y.reshape(x.shape[:-1] + weight.shape[:1])
 
 
 def _small_ok(x, weight, bias):
