@@ -1,4 +1,4 @@
-"""Attention of one query row in one kernel (NOTE [One query row] in
+"""Attention of one query row (or a few) in one kernel (NOTE [One query row] in
 ember/ops/_kernels/attention.py) against the two-GEMM path, its fallbacks and its gradients."""
 
 import numpy as np
@@ -68,9 +68,48 @@ def test_big_work_and_several_queries_take_the_gemm_path(monkeypatch):
     rng = np.random.default_rng(2)
     q, k, v = _heads(rng, 4, 8, 512, 64, np.float32)  # 4*8*512*64 > the work bound
     F.scaled_dot_product_attention(q, k, v)
-    F.scaled_dot_product_attention(ember.randn(1, 2, 3, 4), ember.randn(1, 2, 5, 4),
-                                   ember.randn(1, 2, 5, 4))
+    F.scaled_dot_product_attention(ember.randn(1, 2, 17, 4), ember.randn(1, 2, 5, 4),
+                                   ember.randn(1, 2, 5, 4))  # more than _FEW_QUERIES rows
     assert not calls
+
+
+def _few(rng, b, h, n_query, n_key, e, dtype):
+    """q (b, h, L, e) with interleaved heads (a prefill's qkv projection), contiguous k, v."""
+    qkv = rng.standard_normal((b, n_query, 3, h, e)).astype(dtype)
+    q = ember.from_numpy(qkv).permute(2, 0, 3, 1, 4).unbind(0)[0]
+    k = ember.from_numpy(rng.standard_normal((b, h, n_key, e)).astype(dtype))
+    v = ember.from_numpy(rng.standard_normal((b, h, n_key, e)).astype(dtype))
+    return q, k, v
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("shape", [(1, 4, 16, 16, 64), (2, 3, 5, 7, 8), (1, 2, 4, 3, 5)])
+def test_few_queries_match_torch_and_the_gemm_path(monkeypatch, causal, shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    q, k, v = _few(rng, *shape, np.float32)
+    calls = []
+    kernel = katt._k_attention_one_query
+    monkeypatch.setattr(katt, "_k_attention_one_query", lambda *a: calls.append(1) or kernel(*a))
+    got = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert calls
+    want = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.from_numpy(t.numpy().copy()) for t in (q, k, v)), is_causal=causal)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    monkeypatch.setattr(katt, "_ONE_QUERY_MAX_WORK", 0)
+    gemm = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    assert len(calls) == 1 and got.stride() == gemm.stride()  # the same output layout
+    np.testing.assert_allclose(got.numpy(), gemm.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_few_queries_gradients():
+    rng = np.random.default_rng(6)
+    q, k, v = (t.detach().contiguous().requires_grad_()
+               for t in _few(rng, 2, 2, 4, 5, 3, np.float64))
+    for causal in (False, True):
+        assert ember.autograd.gradcheck(
+            lambda a, b, c, causal=causal: F.scaled_dot_product_attention(
+                a, b, c, is_causal=causal), (q, k, v))
 
 
 def test_one_query_gradients():

@@ -23,6 +23,9 @@ def plane_calls(pool_off, monkeypatch, request):
     """Pool off, the serial use on, in one call per direction (the parts off: their tests are
     in test_attention_blas_parts.py); returns {"fwd": n, "bwd": n} serial plane-kernel calls."""
     monkeypatch.setattr(katt, "_planes_on", [True])
+    # the small cases here would take the few-query kernel (NOTE [One query row]): the planes
+    # are what is tested
+    monkeypatch.setattr(katt, "_FEW_QUERIES", 1)
     _blas_parts.set_enabled(False)
     request.addfinalizer(lambda: _blas_parts.set_enabled(None))
     calls = {"fwd": 0, "bwd": 0}

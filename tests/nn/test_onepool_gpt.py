@@ -91,9 +91,10 @@ def test_linear_on_the_pool_matches_torch(rng, pool_calls, dtype, bias):
 def test_attention_on_the_pool_matches_torch(rng, pool_calls, dtype, is_causal, sizes):
     torch = pytest.importorskip("torch")
     assert_matches_torch(torch, rng, qkv_arrays(rng, dtype, *sizes), is_causal)
-    # a forward of one query row takes the decoding kernel (NOTE [One query row]); the rest
-    # the planes
-    assert (pool_calls["att_fwd"], pool_calls["att_bwd"]) == (int(sizes[0] > 1), 1)
+    # a forward of a few query rows (this little work) takes the decoding kernel (NOTE [One
+    # query row]); the rest the planes
+    assert (pool_calls["att_fwd"], pool_calls["att_bwd"]) == (
+        int(sizes[0] > _katt._FEW_QUERIES), 1)
 
 
 def test_attention_planes_equal_the_numpy_path(rng, pool_calls):

@@ -75,51 +75,62 @@ def _k_attention_softmax_bwd(grad_p, p, scale, causal):
 # (4 heads x ~80 keys x 64: ~20k), and NumPy's batched matmul, the buffers and the thread
 # hand-off of `attention_forward` cost more than the arithmetic (14.7 us a call against torch's
 # 7.2). One kernel computes scores, softmax (the same vexp) and P v per head; the results agree
-# with the two-GEMM path to rounding (tests/nn/test_attention_one_query.py).
-_ONE_QUERY_MAX_WORK = 1 << 16  # B * H * S * E up to this: the loop; beyond, BLAS
+# with the two-GEMM path to rounding (tests/nn/test_attention_one_query.py). The same kernel
+# takes a few query rows (up to _FEW_QUERIES) while the work stays as small: a generation's
+# prefill (GPT-S: 16 prompt queries against 16 keys, causal) ran the two-GEMM path at ~147 us
+# a call against torch's ~35, its batched products over the heads' strided views being
+# NumPy's loops rather than BLAS. Each row is computed as for one query row, causal or not.
+_ONE_QUERY_MAX_WORK = 1 << 16  # B * H * L * S * E up to this: the loop; beyond, BLAS
+_FEW_QUERIES = 16
 
 
 @numba.njit(**_OPTS)
 def _k_attention_one_query(q, k, v, scale, causal, p, out):
-    """q (N, 1, E), k (N, S, E), v (N, S, Ev) any strides -> p (N, 1, S) = softmax(q k^T *
-    scale) and out (N, 1, Ev) = p v; with ``causal`` the query sees key 0 only (top-left)."""
-    n_batch, n_key = k.shape[0], k.shape[1]
+    """q (N, L, E), k (N, S, E), v (N, S, Ev) any strides -> p (N, L, S) = softmax(q k^T *
+    scale) and out (N, L, Ev) = p v; with ``causal`` query i sees keys 0..i only (top-left),
+    the others get probability 0."""
+    n_batch, n_query, n_key = q.shape[0], q.shape[1], k.shape[1]
     n_value = v.shape[2]
-    seen = 1 if causal else n_key
     for b in range(n_batch):
-        row = p[b, 0]
-        qb = q[b, 0]
-        for s in range(seen):
-            row[s] = row_dot(qb, k[b, s]) * scale
-        _softmax_live(row, seen)
-        o = out[b, 0]
-        for e in range(n_value):
-            o[e] = 0
-        for s in range(seen):
-            w = row[s]
-            vb = v[b, s]
+        for i in range(n_query):
+            seen = min(i + 1, n_key) if causal else n_key
+            row = p[b, i]
+            qb = q[b, i]
+            for s in range(seen):
+                row[s] = row_dot(qb, k[b, s]) * scale
+            _softmax_live(row, seen)
+            o = out[b, i]
             for e in range(n_value):
-                o[e] += w * vb[e]
+                o[e] = 0
+            for s in range(seen):
+                w = row[s]
+                vb = v[b, s]
+                for e in range(n_value):
+                    o[e] += w * vb[e]
 
 
 def attention_one_query(q, k, v, scale, causal):
-    """`attention_forward` without dropout for one query row (q (..., 1, E)) and little work
-    (NOTE [One query row]); None when that does not apply."""
-    n_key, n_embed = k.shape[-2], k.shape[-1]
+    """`attention_forward` without dropout for one query row or a few (q (..., L, E), L <=
+    _FEW_QUERIES) and little work (NOTE [One query row]); None when that does not apply."""
+    n_query, n_key, n_embed = q.shape[-2], k.shape[-2], k.shape[-1]
     n_value = v.shape[-1]
     batch = q.shape[:-2]
     n_batch = math.prod(batch)
-    if q.shape[-2] != 1 or n_batch * n_key * max(n_embed, n_value) > _ONE_QUERY_MAX_WORK:
+    if (n_query > _FEW_QUERIES
+            or n_batch * n_query * n_key * max(n_embed, n_value) > _ONE_QUERY_MAX_WORK):
         return None
-    # 3-D views: reshape of (..., 1, E) views made by transposing heads is a view (the
-    # merged axes are the batch ones, or of length 1); a copy would only cost time
-    q3 = q.reshape(n_batch, 1, n_embed)
+    # 3-D views: reshape of (..., L, E) views made by transposing heads is a view (the
+    # merged axes are the batch ones); where it is not, NumPy copies, which only costs time
+    q3 = q.reshape(n_batch, n_query, n_embed)
     k3 = k.reshape(n_batch, n_key, n_embed)
     v3 = v.reshape(n_batch, n_key, n_value)
-    p = np.empty((n_batch, 1, n_key), q.dtype)
-    out = np.empty((n_batch, 1, n_value), q.dtype)
-    _k_attention_one_query(q3, k3, v3, q.dtype.type(scale), causal, p, out)
-    return out.reshape(batch + (1, n_value)), p.reshape(batch + (1, n_key))
+    p = np.empty((n_batch, n_query, n_key), q.dtype)
+    out = _out_buffer(q, n_value) if n_query > 1 else np.empty(batch + (1, n_value), q.dtype)
+    out3 = out.reshape(n_batch, n_query, n_value)
+    _k_attention_one_query(q3, k3, v3, q.dtype.type(scale), causal, p, out3)
+    if not np.may_share_memory(out3, out):  # a reshape that copied (heads of several batches)
+        out[...] = out3.reshape(out.shape)
+    return out, p.reshape(batch + (n_query, n_key))
 
 
 # NOTE [Causal attention in query tiles]
@@ -164,7 +175,7 @@ def attention_forward(q, k, v, scale, causal, keep=None):
     dims, L, S >= 1, any strides (NumPy's batched matmul takes strided matrices as they are,
     so the heads of a permuted q/k/v projection are not copied). p is C-contiguous, the softmax
     before dropout: the backward needs it."""
-    if keep is None and q.shape[-2] == 1:  # a decoding step: NOTE [One query row]
+    if keep is None and q.shape[-2] <= _FEW_QUERIES:  # decoding: NOTE [One query row]
         res = attention_one_query(q, k, v, scale, causal)
         if res is not None:
             return res
