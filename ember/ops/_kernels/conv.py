@@ -199,6 +199,11 @@ def _is_pointwise(geo):
 # input gradient) and whenever L*(O+C) < O*C (weight gradient: the copies are smaller than the
 # partials they replace).
 _THIN_COLUMNS = 48
+# Above that, the per-sample products of a forward (ResNet-50's 16x16 and 8x8 maps: 8 of 2^20 to
+# 2^22 multiply-adds) go in two halves of samples on two threads (NOTE [Small planes on two
+# threads] in split.py) up to this size each, not one by one on OpenBLAS's two threads.
+_POINTWISE_PLANES = [True]
+_POINTWISE_PLANE_MACS = 1 << 23
 
 # NOTE [Sharing pointwise columns]
 # When a thin 1x1 conv's weight gradient also runs on the columns layout, its two copies are
@@ -411,6 +416,9 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
             _gemm_batch_columns(w3, x3, y.reshape(n, o, h * wd), cols)
         elif groups == 1 and _onepool.enabled():  # planes form for the pool
             split.gemm(w3[0], x.reshape(n, c, h * wd), out=y.reshape(n, o, h * wd))
+        elif groups == 1 and _POINTWISE_PLANES[0]:  # the samples' products in two halves
+            split.gemm_planes(w3[0], x.reshape(n, c, h * wd), y.reshape(n, o, h * wd),
+                              _POINTWISE_PLANE_MACS)
         else:
             x4 = x.reshape(n, groups, cg, h * wd)
             split.gemm(w3, x4, out=y.reshape(n, groups, o // groups, h * wd))
@@ -622,8 +630,19 @@ def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
     if (need_x and need_w and gy.size and _is_pointwise(geo) and _batch_as_columns(length)
             and _weight_grad_as_columns(o, x.shape[1], groups, length)):
         gy_cols = _to_columns(gy.reshape(n, o, length))  # NOTE [Sharing pointwise columns]
-    gx = _conv_input_grad(gy, w, x.shape, geo, groups, gy_cols) if need_x else None
-    gw = _conv_weight_grad(gy, x, w.shape, geo, groups, packed, gy_cols) if need_w else None
+
+    def input_grad():
+        return _conv_input_grad(gy, w, x.shape, geo, groups, gy_cols)
+
+    def weight_grad():
+        return _conv_weight_grad(gy, x, w.shape, geo, groups, packed, gy_cols)
+
+    if (need_x and need_w and split.at_once_applies(_macs(x.shape, w.shape, geo))
+            and not _is_depthwise(x.shape[1], w.shape, groups)):
+        gx, gw = split.at_once(input_grad, weight_grad)  # NOTE [A convolution's two gradients
+    else:                                                # at once] in split.py
+        gx = input_grad() if need_x else None
+        gw = weight_grad() if need_w else None
     gb = _bias_grad(grad_y) if need_b else None
     return gx, gw, gb
 

@@ -181,6 +181,8 @@ def blas_parts(fn, size, align=None):
 def gemm(a, b, out=None):
     """np.matmul(a, b, out=out), in parts on the kernel threads when split_gemms() (NOTE
     [Convolution GEMMs on the kernel threads]); returns the product."""
+    if _one_thread[0]:  # a task of `at_once`: NOTE [A convolution's two gradients at once]
+        return np.matmul(a, b, out=out)
     if not split_gemms():
         return _onepool.matmul(a, b, out=out)  # np.matmul unless the one pool is on
     if out is None:
@@ -216,18 +218,20 @@ def gemm(a, b, out=None):
 # 1.92x for 36 of 64 x 128 x 64.
 
 
-def gemm_planes(a, b, out):
-    """np.matmul(a, b, out=out) for 3-D a, b and out with the same number of planes: in two
-    halves of planes on two threads when NOTE [Small planes on two threads] applies, else
-    `gemm`. Returns out."""
-    planes, m, k = a.shape
-    if (planes < 2 or m * k * b.shape[2] >= _kt.SMALL_GEMM[1] or split_gemms()
+def gemm_planes(a, b, out, max_macs=None):
+    """np.matmul(a, b, out=out) for 3-D b and out with the same number of planes and a 3-D
+    (or a 2-D, shared) a: in two halves of planes on two threads when NOTE [Small planes on two
+    threads] applies (planes under max_macs multiply-adds, default SMALL_GEMM[1]), else `gemm`.
+    Returns out."""
+    planes, m, n = out.shape
+    cap = _kt.SMALL_GEMM[1] if max_macs is None else max_macs
+    if (planes < 2 or m * n * b.shape[1] >= cap or split_gemms() or _one_thread[0]
             or _onepool.enabled() or not _blas_parts.on("planes") or _blas_parts.threads() < 2):
         return gemm(a, b, out=out)
     before = _kt.blas_threads_enter(1)
     try:
-        _blas_parts.run_ranges(lambda lo, hi: np.matmul(a[lo:hi], b[lo:hi], out=out[lo:hi]),
-                               planes, 2)
+        _blas_parts.run_ranges(
+            lambda lo, hi: np.matmul(_planes(a, lo, hi, 3), b[lo:hi], out=out[lo:hi]), planes, 2)
     finally:
         _kt.blas_threads_exit(before)
     return out
@@ -241,3 +245,49 @@ def gemm_oriented(a, b):
     if turns_round(a, b):
         return np.ascontiguousarray(gemm(b.T, a.T).T)
     return gemm(a, b)
+
+
+# NOTE [A convolution's two gradients at once]
+# A convolution's input gradient (a GEMM, then col2im) and weight gradient (a transposing copy
+# of gy, then a GEMM) are independent and about equal in work. One after the other, each GEMM
+# runs on OpenBLAS's two threads, which split a product of 8-75 M multiply-adds (ResNet-50's
+# deep layers) and meet at its end, and the copies and col2im around them run on one thread.
+# `at_once` runs the two instead as whole tasks at the same time, one on the calling thread and
+# one on OpenBLAS's worker (a part of `_blas_parts.run_ranges`, with OpenBLAS at one thread
+# meanwhile), as Linear's two gradients do (NOTE [Linear's two gradients at once] in
+# ops/nn/linear.py). Inside a task every nested parts call runs serially on its thread (the
+# worker is taken) and `gemm` is one np.matmul on OpenBLAS's one thread, so the results are
+# those of the serial path (same bits). MKL's sequential sgemm in the tasks (NOTE [MKL's sgemm]
+# in ember/_mkl.py; faster per shape on one thread) made ResNet-50's step slower, not faster.
+# The user "conv_pair" of ember._blas_parts; only for convolutions of at least SMALL_GEMM[1]
+# multiply-adds (below, OpenBLAS runs each product on one thread anyway). Figures in
+# benchmarks/RESULTS.md (twenty-fourth session, helper conv).
+_one_thread = [False]
+
+
+def at_once_applies(macs):
+    """Whether `at_once` runs two tasks of a convolution of `macs` multiply-adds on two threads
+    (NOTE [A convolution's two gradients at once])."""
+    return (macs >= _kt.SMALL_GEMM[1] and _blas_parts.on("conv_pair")
+            and _blas_parts.threads() >= 2 and not split_gemms() and not _onepool.enabled())
+
+
+def at_once(first, second):
+    """first() on the calling thread and second() on OpenBLAS's worker at the same time, with
+    OpenBLAS at one thread (NOTE [A convolution's two gradients at once]); returns both
+    results. Call only when `at_once_applies`."""
+    tasks = (first, second)
+    results = [None, None]
+
+    def run(lo, hi):
+        for i in range(lo, hi):
+            results[i] = tasks[i]()
+
+    before = _kt.blas_threads_enter(1)
+    _one_thread[0] = True
+    try:
+        _blas_parts.run_ranges(run, 2, 2)
+    finally:
+        _one_thread[0] = False
+        _kt.blas_threads_exit(before)
+    return results

@@ -592,6 +592,17 @@ def backward(gy, x, w, padding, need_x, need_w, packed=None, packed_weight=None)
     """(gx, gw), None for those not requested; gy is transformed once for both. packed,
     packed_weight: the transformed input and weight `forward` kept, if any."""
     dm = _transformed_grad(gy, _driver_tile(x.shape, w.shape, *padding))
-    gx = input_grad(gy, w, x.shape, padding, dm, packed_weight) if need_x else None
-    gw = weight_grad(gy, x, w.shape, padding, packed, dm) if need_w else None
-    return gx, gw
+
+    def gx():
+        return input_grad(gy, w, x.shape, padding, dm, packed_weight)
+
+    def gw():
+        return weight_grad(gy, x, w.shape, padding, packed, dm)
+
+    macs = gy.size * w[0].size  # the direct convolution's
+    if need_x and need_w and PAIR[0] and split.at_once_applies(macs):
+        return tuple(split.at_once(gx, gw))  # NOTE [A convolution's two gradients at once]
+    return gx() if need_x else None, gw() if need_w else None
+
+
+PAIR = [True]  # (an A/B switch)
