@@ -600,9 +600,7 @@ def backward(gy, x, w, padding, need_x, need_w, packed=None, packed_weight=None)
         return weight_grad(gy, x, w.shape, padding, packed, dm)
 
     macs = gy.size * w[0].size  # the direct convolution's
-    if need_x and need_w and PAIR[0] and split.at_once_applies(macs):
+    if need_x and need_w and split.at_once_applies(macs):
         return tuple(split.at_once(gx, gw))  # NOTE [A convolution's two gradients at once]
     return gx() if need_x else None, gw() if need_w else None
 
-
-PAIR = [True]  # (an A/B switch)
