@@ -47,6 +47,7 @@ _SEQUENTIAL = 1  # MKL_THREADING_SEQUENTIAL
 _F32 = np.dtype(np.float32)
 
 _sgemm = [None]  # None: not looked for yet; False: unavailable or off; else cblas_sgemm
+_fortran = [0]   # the address of MKL's Fortran sgemm_ once loaded (0: none)
 _on = [True]     # an A/B switch (benchmarks/ab.py); EMBER_MKL=0 is read at first use
 
 
@@ -76,6 +77,7 @@ def _load():
     try:
         lib.MKL_Set_Threading_Layer(_SEQUENTIAL)  # before any other call into MKL
         f = lib.cblas_sgemm
+        _fortran[0] = ctypes.cast(lib.sgemm_, ctypes.c_void_p).value or 0
     except AttributeError:
         return False
     p, i = ctypes.c_void_p, ctypes.c_int
@@ -89,6 +91,13 @@ def available():
     """Whether MKL's sgemm is loaded (loading it on first call)."""
     f = _sgemm[0]
     return bool(_load() if f is None else f)
+
+
+def sgemm_address():
+    """The address of MKL's Fortran sgemm_ (every argument by pointer), for numba kernels that
+    call it on one thread from inside their own parts (NOTE [LSTM time loop in two parts] in
+    ops/nn/rnn.py); 0 when MKL is unavailable or switched off."""
+    return _fortran[0] if available() and _on[0] else 0
 
 
 def _operand(a):

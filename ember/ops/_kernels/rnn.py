@@ -7,13 +7,20 @@ transcendental at all because the forward saves the activated gates. Loops run o
 with prange, compiled serially: see NOTE [Kernel threading] in conv.py.
 """
 
+import platform
 import warnings
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
 from numba.core.errors import NumbaIRAssumptionWarning
+from numba.core.extending import intrinsic
 
 from ... import _onepool
+from ..._blas_parts import as_ptr
+from ..._onepool import _call13
 from .vmath import vsigmoid, vtanh
 
 PARALLEL = False
@@ -550,3 +557,213 @@ def _k_gate_columns(g, gates, lo, hi):
             src = g[t, r]
             for b in range(batch):
                 dst[t * batch + b] = src[b]
+
+
+# ---------------------------------------------------------------------------------------------
+# The LSTM layer's whole time loop in two parts, MKL's sequential sgemm called from each (NOTE
+# [LSTM time loop in two parts] in ember/ops/nn/rnn.py). float32 only. Each step is phases of
+# two chunks; sync (int64, three slots a phase: the two chunks' claims, the count of chunks
+# done) lets each part claim its own chunk first, then the other's if still unclaimed, and then
+# wait until both are done: a part that never starts (or runs after the other) leaves its
+# chunks to the one that runs, so the loop cannot deadlock.
+_LOOPS = {}
+
+
+@intrinsic
+def _atomic_add(typingctx, addr, value):
+    """Add value to the int64 at address addr atomically; returns the value before."""
+    if not (isinstance(addr, types.Integer) and isinstance(value, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        word = ir.IntType(64)
+        ptr = builder.inttoptr(args[0], word.as_pointer())
+        v = context.cast(builder, args[1], signature.args[1], types.int64)
+        return builder.atomic_rmw("add", ptr, v, "seq_cst")
+
+    return types.int64(addr, value), codegen
+
+
+@intrinsic
+def _atomic_load(typingctx, addr):
+    """The int64 at address addr, read atomically (acquire)."""
+    if not isinstance(addr, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        return builder.load_atomic(ptr, "acquire", 8)
+
+    return types.int64(addr), codegen
+
+
+_X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+
+
+@intrinsic
+def _pause(typingctx):
+    """x86's PAUSE in a spin loop (it yields the core's pipeline to a sibling thread); nothing
+    elsewhere."""
+    def codegen(context, builder, signature, args):
+        if _X86:
+            fnty = ir.FunctionType(ir.VoidType(), [])
+            fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.sse2.pause")
+            builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return types.void(), codegen
+
+
+@numba.njit(nogil=True, cache=True)
+def _claim(sync, phase, chunk):
+    """Whether this part is the first to claim `chunk` (0 or 1) of `phase`."""
+    return _atomic_add(sync + (3 * phase + chunk) * 8, 1) == 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _finish(sync, phase):
+    _atomic_add(sync + (3 * phase + 2) * 8, 1)
+
+
+@numba.njit(nogil=True, cache=True)
+def _wait(sync, phase):
+    while _atomic_load(sync + (3 * phase + 2) * 8) < 2:
+        _pause()
+
+
+@numba.njit(nogil=True, cache=True)
+def _sgemm(f, scratch, ta, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
+    """Row-major C (m x n, ldc) = op(A) @ B, plus C when `accumulate`, by the Fortran sgemm at
+    address f: op(A) is A (m x k, lda) or, when ta, the transpose of A stored (k x m, lda); B is
+    (k x n, ldb). In column-major terms C^T = B^T op(A)^T. scratch: 48 bytes of this part's."""
+    iargs = numba.carray(as_ptr(scratch, numba.int32), (6,))
+    flags = numba.carray(as_ptr(scratch + 24, numba.uint8), (2,))
+    scal = numba.carray(as_ptr(scratch + 32, numba.float32), (3,))  # alpha, beta 0, beta 1
+    iargs[0] = n
+    iargs[1] = m
+    iargs[2] = k
+    iargs[3] = ldb
+    iargs[4] = lda
+    iargs[5] = ldc
+    flags[0] = 78  # 'N'
+    flags[1] = 84 if ta else 78
+    scal[0] = 1.0
+    scal[1] = 0.0
+    scal[2] = 1.0
+    u = np.uint64
+    _call13(f, (u(scratch + 24), u(scratch + 25), u(scratch), u(scratch + 4), u(scratch + 8),
+                u(scratch + 32), u(b), u(scratch + 12), u(a), u(scratch + 16),
+                u(scratch + (40 if accumulate else 36)), u(c), u(scratch + 20)))
+
+
+def _lstm_fwd_loop(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+    """The forward time loop (one part of two). Slots: 1 sgemm, 2 W_hh (4H, H), 3 h0 (H, B),
+    4 projection (4H, ld), 5 ld, 6 acts (T, 4H*B), 7 cs, 8 tanh_cs, 9 hs (T, H*B), 10 c0,
+    11 H, 12 B, 13 summed biases (4H,) or 0, 14 order (T,) int64, 15 T, 16 sync, 17 scratch
+    (2 x 64 bytes). Per step: the projection's columns of the step += W_hh @ h_prev (halves of
+    the gate rows), then the cell on halves of the hidden units, as _k_lstm_step_fwd_t."""
+    arg = numba.carray(as_ptr(c, numba.int64), (18,))
+    mine = 0 if (a >> arg[0]) == 0 else 1
+    f, w_at, h0_at, p_at, ld = arg[1], arg[2], arg[3], arg[4], arg[5]
+    hidden, width, steps, sync = arg[11], arg[12], arg[15], arg[16]
+    n = hidden * width
+    scratch = arg[17] + 64 * mine
+    order = numba.carray(as_ptr(arg[14], numba.int64), (steps,))
+    proj = numba.carray(as_ptr(p_at, numba.float32), (4 * hidden, ld))
+    bias = numba.carray(as_ptr(arg[13], numba.float32), (4 * hidden if arg[13] else 0,))
+    for s in range(steps):
+        t = order[s]
+        prev = order[s - 1] if s > 0 else 0
+        h_prev = h0_at if s == 0 else arg[9] + prev * n * 4
+        for chunk in (mine, 1 - mine):  # the recurrent product, two halves of the gate rows
+            if _claim(sync, 2 * s, chunk):
+                r0 = chunk * 2 * hidden
+                _sgemm(f, scratch, False, 2 * hidden, width, hidden, w_at + r0 * hidden * 4,
+                       hidden, h_prev, width, True, p_at + (r0 * ld + t * width) * 4, ld)
+                _finish(sync, 2 * s)
+        _wait(sync, 2 * s)
+        act = numba.carray(as_ptr(arg[6] + t * 4 * n * 4, numba.float32), (4 * n,))
+        cc = numba.carray(as_ptr(arg[7] + t * n * 4, numba.float32), (n,))
+        tanh_c = numba.carray(as_ptr(arg[8] + t * n * 4, numba.float32), (n,))
+        h = numba.carray(as_ptr(arg[9] + t * n * 4, numba.float32), (n,))
+        c_prev = numba.carray(as_ptr(arg[10] if s == 0 else arg[7] + prev * n * 4,
+                                     numba.float32), (n,))
+        for chunk in (mine, 1 - mine):  # the cell, two halves of the hidden units
+            if _claim(sync, 2 * s + 1, chunk):
+                u0 = chunk * (hidden // 2)
+                u1 = hidden // 2 if chunk == 0 else hidden
+                lo, hi = u0 * width, u1 * width
+                for q in range(4):
+                    for r in range(q * hidden + u0, q * hidden + u1):
+                        zr = proj[r, t * width:(t + 1) * width]
+                        ar = act[r * width:(r + 1) * width]
+                        br = bias[r] if arg[13] else np.float32(0)
+                        for j in range(width):
+                            ar[j] = zr[j] + br
+                for q in (0, 1, 3):  # i, f, o
+                    aq = act[q * n + lo:q * n + hi]
+                    for j in range(hi - lo):
+                        aq[j] = vsigmoid(aq[j])
+                ag = act[2 * n + lo:2 * n + hi]
+                for j in range(hi - lo):
+                    ag[j] = vtanh(ag[j])
+                _lstm_state_span(act, c_prev, cc, tanh_c, h, lo, hi)
+                _finish(sync, 2 * s + 1)
+        _wait(sync, 2 * s + 1)
+
+
+def _lstm_bwd_loop(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+    """The backward time loop (one part of two). Slots: 1 sgemm, 2 W_hh (4H, H), 3 dh (H, B),
+    4 dc, 5 the output's gradient (T, H*B), 6 its step stride (0: one row of zeros), 7 acts,
+    8 tanh_cs, 9 cs, 10 c0, 11 gate gradients (T, 4H*B), 12 H, 13 B, 14 order, 15 T, 16 sync,
+    17 scratch. Per step, last first: the cell on halves of the hidden units (_lstm_bwd_span),
+    then dh = W_hh^T @ g on the same halves of dh's rows."""
+    arg = numba.carray(as_ptr(c, numba.int64), (18,))
+    mine = 0 if (a >> arg[0]) == 0 else 1
+    f, w_at, dh_at = arg[1], arg[2], arg[3]
+    hidden, width, steps, sync = arg[12], arg[13], arg[15], arg[16]
+    n = hidden * width
+    scratch = arg[17] + 64 * mine
+    order = numba.carray(as_ptr(arg[14], numba.int64), (steps,))
+    dh = numba.carray(as_ptr(dh_at, numba.float32), (n,))
+    dc = numba.carray(as_ptr(arg[4], numba.float32), (n,))
+    one = np.float32(1)
+    phase = 0
+    for s in range(steps - 1, -1, -1):
+        t = order[s]
+        g_out = numba.carray(as_ptr(arg[5] + t * arg[6] * 4, numba.float32), (n,))
+        act = numba.carray(as_ptr(arg[7] + t * 4 * n * 4, numba.float32), (4 * n,))
+        tanh_c = numba.carray(as_ptr(arg[8] + t * n * 4, numba.float32), (n,))
+        c_prev = numba.carray(as_ptr(arg[10] if s == 0 else arg[9] + order[s - 1] * n * 4,
+                                     numba.float32), (n,))
+        g_at = arg[11] + t * 4 * n * 4
+        grad = numba.carray(as_ptr(g_at, numba.float32), (4 * n,))
+        for chunk in (mine, 1 - mine):
+            if _claim(sync, phase, chunk):
+                u0 = chunk * (hidden // 2)
+                u1 = hidden // 2 if chunk == 0 else hidden
+                _lstm_bwd_span(dh, g_out, dc, act, tanh_c, c_prev, grad, one, u0 * width,
+                               u1 * width)
+                _finish(sync, phase)
+        _wait(sync, phase)
+        phase += 1
+        for chunk in (mine, 1 - mine):
+            if _claim(sync, phase, chunk):
+                u0 = chunk * (hidden // 2)
+                u1 = hidden // 2 if chunk == 0 else hidden
+                _sgemm(f, scratch, True, u1 - u0, width, 4 * hidden, w_at + u0 * 4, hidden,
+                       g_at, width, False, dh_at + u0 * width * 4, width)
+                _finish(sync, phase)
+        _wait(sync, phase)
+        phase += 1
+
+
+def lstm_loop_part(direction):
+    """The compiled float32 time-loop cfunc ("fwd" or "bwd"), made on first use."""
+    fn = _LOOPS.get(direction)
+    if fn is None:
+        from ..._blas_parts import PART
+        fn = _LOOPS[direction] = numba.cfunc(PART, nopython=True, error_model="numpy",
+                                             cache=True)(
+            _lstm_fwd_loop if direction == "fwd" else _lstm_bwd_loop)
+    return fn

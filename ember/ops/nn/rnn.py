@@ -8,7 +8,7 @@ import os
 import numba
 import numpy as np
 
-from ... import _blas_parts, _onepool
+from ... import _blas_parts, _mkl, _onepool
 from ..._backend import gemm, reusable_empty
 from ..._kernel_threads import blas_threads_enter, blas_threads_exit
 from ..._tensor import _make
@@ -175,6 +175,11 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
     flat = [_per_step(a) for a in saved]
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
+        f = _two_parts(dt, hidden, batch, len(order))
+        if f:  # NOTE [LSTM time loop in two parts]
+            _loop_in_parts("fwd", f, (np.ascontiguousarray(w), h, proj, proj.shape[1], *saved,
+                                      c_flat, hidden, batch, bias), order)
+            return hs[order[-1]], cs[order[-1]]
         if parts:  # the parts add the biases as they read the projection
             return _fwd_in_parts(w, h, c_flat, z, proj, bias, saved, order)
         for t in order:
@@ -204,7 +209,12 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
     dh_flat, dc_flat = dh.reshape(-1), dc.reshape(-1)
     blas = _loop_blas_enter()  # NOTE [BLAS threads in the LSTM time loop]
     try:
-        if _in_parts(dt, rows // 4, batch):  # NOTE [LSTM steps on OpenBLAS's threads]
+        f = _two_parts(dt, rows // 4, batch, steps)
+        if f:  # NOTE [LSTM time loop in two parts]
+            stride = dh.size if g_out.shape[0] > 1 else 0
+            _loop_in_parts("bwd", f, (np.ascontiguousarray(w), dh, dc, g_out, stride, acts,
+                                      tanh_cs, cs, c0_flat, g, rows // 4, batch), order)
+        elif _in_parts(dt, rows // 4, batch):  # NOTE [LSTM steps on OpenBLAS's threads]
             _bwd_in_parts(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, g)
         else:
             for k in range(len(order) - 1, -1, -1):  # undo the steps in reverse order
@@ -242,6 +252,58 @@ def _copy(kernel, n, src, dst):
 def _in_parts(dt, hidden, batch):
     return (hidden > 0 and batch > 0 and dt in (np.dtype(np.float32), np.dtype(np.float64))
             and _blas_parts.on("lstm"))
+
+
+# NOTE [LSTM time loop in two parts]
+# With MKL loaded (NOTE [MKL's sgemm] in ember/_mkl.py), float32 and the "lstm" parts on, each
+# direction's whole time loop is ONE hand-off to OpenBLAS's threads (a cfunc in
+# ops/_kernels/rnn.py) instead of two per step. Both parts run every step: each computes half of
+# the step's recurrent product by one call of MKL's sequential sgemm (forward: half of W_hh's
+# gate rows, accumulated straight into the step's columns of the input projection; backward:
+# half of dh's rows, W_hh[:, half]^T @ g), then the cell on half of the hidden units, meeting at
+# a spin barrier (atomic counters) after each phase. Each chunk of a phase is claimed before it
+# runs, by its own part first and then by the other part if still unclaimed, so a part that
+# starts late (a sleeping worker) or never runs concurrently leaves its work to the other and
+# nothing waits for it. The step-by-step loops above pay per step an OpenBLAS two-thread GEMM
+# (77-90 us at GNMT-S's 1024 x 32 x 256, its own hand-off), a hand-off for the cell's parts and
+# the Python between them; MKL's sgemm runs the half product in ~57 us on one thread, the
+# whole in ~110 (quiet slot 02:52). benchmarks/ab.py gnmt, loop off/on (quiet slots, Intel
+# Xeon, 20 pairs): 1.078 and on/off 0.914 (03:09, load 1.36), 1.080 / 0.939 (02:36, 16 pairs);
+# one LSTM(256, 256) layer on (20, 32, 256): forward 3.97 -> 3.41 ms, backward 6.98 -> 6.17.
+# Seen and left: after a big OpenBLAS GEMM the worker often joined a loop only milliseconds
+# late (near its end), so the caller ran most chunks alone; it still beat the old loop.
+# Values: another GEMM (MKL's, not OpenBLAS's) and the biases added after the projection and
+# the product ((W h + p) + b against W h + (p + b)): within float32 rounding of the loops above,
+# not their bits (tests/nn/test_lstm_loop_parts.py); float64 and the other cases keep them.
+_LOOP_PARTS = [True]  # an A/B switch (benchmarks/ab.py)
+
+
+def _two_parts(dt, hidden, batch, steps):
+    """MKL's sgemm address when the layer's loops run in two parts, else 0."""
+    if (not _LOOP_PARTS[0] or dt != np.dtype(np.float32) or hidden < 2 or steps < 1
+            or not _in_parts(dt, hidden, batch)):
+        return 0
+    return _mkl.sgemm_address()
+
+
+def _loop_in_parts(direction, f, arrays, order):
+    """One run of the time-loop cfunc (ops/_kernels/rnn.py) over its two parts: slot 1 is
+    the sgemm address f, `arrays` (C-contiguous float32 arrays, integers, None for a missing
+    array) fill slots 2..13, then come the order of the steps, T, sync and scratch."""
+    steps = len(order)
+    order = np.asarray(order, np.int64)
+    sync = np.zeros(6 * steps, np.int64)  # three slots a phase, two phases a step
+    scratch = np.zeros(16, np.int64)  # 64 bytes for each part's sgemm arguments
+    args = _blas_parts.arguments(17)
+    args[1] = f
+    for i, a in enumerate(arrays):
+        if isinstance(a, np.ndarray):
+            assert a.flags.c_contiguous and a.dtype == np.float32
+            a = a.ctypes.data
+        args[2 + i] = 0 if a is None else a
+    args[14:18] = (order.ctypes.data, steps, sync.ctypes.data, scratch.ctypes.data)
+    _blas_parts.run(_krnn.lstm_loop_part(direction).address, 2, args.ctypes.data,
+                    _blas_parts.threads())
 
 
 def _fwd_in_parts(w, h, c0_flat, z, proj, bias, saved, order):
