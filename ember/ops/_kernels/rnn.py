@@ -20,7 +20,7 @@ from numba.core.extending import intrinsic
 
 from ... import _onepool
 from ..._blas_parts import as_ptr
-from ..._onepool import _call13
+from .attention import _gemm_rm
 from .vmath import vsigmoid, vtanh
 
 PARALLEL = False
@@ -634,26 +634,14 @@ def _wait(sync, phase):
 @numba.njit(nogil=True, cache=True)
 def _sgemm(f, scratch, ta, m, n, k, a, lda, b, ldb, accumulate, c, ldc):
     """Row-major C (m x n, ldc) = op(A) @ B, plus C when `accumulate`, by the Fortran sgemm at
-    address f: op(A) is A (m x k, lda) or, when ta, the transpose of A stored (k x m, lda); B is
-    (k x n, ldb). In column-major terms C^T = B^T op(A)^T. scratch: 48 bytes of this part's."""
-    iargs = numba.carray(as_ptr(scratch, numba.int32), (6,))
+    address f (attention's _gemm_rm): op(A) is A (m x k, lda) or, when ta, the transpose of A
+    stored (k x m, lda); B is (k x n, ldb). scratch: 48 bytes of this part's for the arguments."""
+    args = numba.carray(as_ptr(scratch, numba.int32), (6,))
     flags = numba.carray(as_ptr(scratch + 24, numba.uint8), (2,))
-    scal = numba.carray(as_ptr(scratch + 32, numba.float32), (3,))  # alpha, beta 0, beta 1
-    iargs[0] = n
-    iargs[1] = m
-    iargs[2] = k
-    iargs[3] = ldb
-    iargs[4] = lda
-    iargs[5] = ldc
-    flags[0] = 78  # 'N'
-    flags[1] = 84 if ta else 78
-    scal[0] = 1.0
-    scal[1] = 0.0
-    scal[2] = 1.0
-    u = np.uint64
-    _call13(f, (u(scratch + 24), u(scratch + 25), u(scratch), u(scratch + 4), u(scratch + 8),
-                u(scratch + 32), u(b), u(scratch + 12), u(a), u(scratch + 16),
-                u(scratch + (40 if accumulate else 36)), u(c), u(scratch + 20)))
+    scal = numba.carray(as_ptr(scratch + (40 if accumulate else 32), numba.float32), (2,))
+    scal[0] = 1.0  # alpha
+    scal[1] = 1.0 if accumulate else 0.0  # beta
+    _gemm_rm(f, scal, 4, flags, args, ta, False, a, lda, b, ldb, c, ldc, m, n, k)
 
 
 def _lstm_fwd_loop(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
