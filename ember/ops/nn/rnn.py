@@ -270,8 +270,10 @@ def _in_parts(dt, hidden, batch):
 # whole in ~110 (quiet slot 02:52). benchmarks/ab.py gnmt, loop off/on (quiet slots, Intel
 # Xeon, 20 pairs): 1.078 and on/off 0.914 (03:09, load 1.36), 1.080 / 0.939 (02:36, 16 pairs);
 # one LSTM(256, 256) layer on (20, 32, 256): forward 3.97 -> 3.41 ms, backward 6.98 -> 6.17.
-# Seen and left: after a big OpenBLAS GEMM the worker often joined a loop only milliseconds
-# late (near its end), so the caller ran most chunks alone; it still beat the old loop.
+# In GNMT-S's step (quiet slot 03:26, chunks counted by a debug build) every loop split 20/20
+# between the parts; in a micro-benchmark that ran a big OpenBLAS GEMM just before a layer the
+# worker often joined only milliseconds late and the caller ran nearly every chunk alone (the
+# layer figures above), which still beat the old loop. Main 89e8ef0: 1.078 / 0.918 (03:26).
 # Values: another GEMM (MKL's, not OpenBLAS's) and the biases added after the projection and
 # the product ((W h + p) + b against W h + (p + b)): within float32 rounding of the loops above,
 # not their bits (tests/nn/test_lstm_loop_parts.py); float64 and the other cases keep them.
