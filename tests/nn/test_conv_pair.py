@@ -48,6 +48,8 @@ def _layer(rng, x_shape, o, k, stride, padding, dtype):
 def test_pair_gives_the_serial_bits(rng, monkeypatch, parts_counted, x_shape, o, k, stride,
                                     padding, dtype):
     monkeypatch.setattr(split._kt, "SMALL_GEMM", (1 << 18, 1 << 10))  # every layer pairs
+    monkeypatch.setattr(split, "AT_ONCE_MIN_WORK", [1 << 10])
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])
     x, w, g = _layer(rng, x_shape, o, k, stride, padding, dtype)
     pair = _grads(x, w, g, stride, padding, True)
     assert 2 in parts_counted  # the two tasks went through run_ranges
@@ -64,6 +66,8 @@ def test_pair_float32_matches_torch(rng, monkeypatch, parts_counted, x_shape, o,
                                     padding):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     monkeypatch.setattr(split._kt, "SMALL_GEMM", (1 << 18, 1 << 10))
+    monkeypatch.setattr(split, "AT_ONCE_MIN_WORK", [1 << 10])
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])
     x, w, g = _layer(rng, x_shape, o, k, stride, padding, np.float32)
     pair = _grads(x, w, g, stride, padding, True)
     assert 2 in parts_counted
@@ -78,6 +82,8 @@ def test_pair_float32_matches_torch(rng, monkeypatch, parts_counted, x_shape, o,
 def test_pair_of_a_winograd_layer_gives_the_serial_bits(rng, monkeypatch, parts_counted, x_shape,
                                                         o, tile):
     monkeypatch.setattr(split._kt, "SMALL_GEMM", (1 << 18, 1 << 10))
+    monkeypatch.setattr(split, "AT_ONCE_MIN_WORK", [1 << 10])
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])
     monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "_MIN_TILES", 1)
     monkeypatch.setattr(winograd, "_MIN_TILES_4", 1 if tile == 4 else 10 ** 9)
@@ -97,6 +103,13 @@ def test_pair_leaves_small_convolutions_alone(rng, parts_counted):
     assert 2 not in parts_counted
 
 
+def test_pair_leaves_a_digits_sized_convolution_alone(rng, parts_counted):
+    # the digits convnet's second layer, 9.4 M multiply-adds: NOTE [No small hand-offs]
+    x, w, g = _layer(rng, (32, 16, 8, 8), 32, 3, 1, 1, np.float32)
+    _grads(x, w, g, 1, 1, True)
+    assert parts_counted == []
+
+
 def test_pair_reraises_a_tasks_exception():
     def broken():
         raise ValueError("task failed")
@@ -110,6 +123,7 @@ def test_pair_reraises_a_tasks_exception():
 def test_pointwise_forward_in_halves_of_samples_gives_the_serial_bits(rng, monkeypatch,
                                                                       parts_counted, dtype):
     from ember.ops._kernels import conv
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])  # 0.6 M multiply-adds in all
     x, w, _ = _layer(rng, (6, 32, 8, 8), 48, 1, 1, 0, dtype)  # 64 columns: per-sample products
     halves = F.conv2d(ember.tensor(x), ember.tensor(w)).numpy()
     assert parts_counted == [6]

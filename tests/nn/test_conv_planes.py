@@ -12,9 +12,17 @@ from ember.ops._kernels import split, winograd
 pytestmark = pytest.mark.usefixtures("pool_off", "blas_parts_on")
 
 
+@pytest.fixture
+def small_planes_split(monkeypatch):
+    """Planes in halves however little work they hold (NOTE [No small hand-offs] keeps a
+    product batch of under PLANES_MIN_WORK multiply-adds on one thread)."""
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])
+
+
 @pytest.mark.parametrize("dtype, rtol", [(np.float32, 1e-6), (np.float64, 1e-14)])
 @pytest.mark.parametrize("transpose", ["none", "a", "b"])
-def test_gemm_planes_is_the_batched_product(rng, parts_counted, dtype, rtol, transpose):
+def test_gemm_planes_is_the_batched_product(rng, parts_counted, small_planes_split, dtype, rtol,
+                                            transpose):
     planes, m, k, n = 7, 13, 9, 11  # odd plane count: halves of 3 and 4
     a = rng.standard_normal((planes, k, m) if transpose == "a" else (planes, m, k)).astype(dtype)
     b = rng.standard_normal((planes, n, k) if transpose == "b" else (planes, k, n)).astype(dtype)
@@ -26,7 +34,18 @@ def test_gemm_planes_is_the_batched_product(rng, parts_counted, dtype, rtol, tra
     np.testing.assert_allclose(out, np.matmul(a, b), rtol=rtol, atol=rtol * 10)
 
 
-def test_gemm_planes_leaves_big_planes_to_openblas(rng, parts_counted, monkeypatch):
+def test_gemm_planes_leaves_a_small_batch_on_one_thread(rng, parts_counted):
+    # the digits convnet's forward: 36 planes of 32 x 16 x 128, 2.4 M multiply-adds in all
+    a = rng.standard_normal((36, 32, 16)).astype(np.float32)
+    b = rng.standard_normal((36, 16, 128)).astype(np.float32)
+    out = np.empty((36, 32, 128), np.float32)
+    split.gemm_planes(a, b, out)
+    assert parts_counted == []
+    np.testing.assert_allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_gemm_planes_leaves_big_planes_to_openblas(rng, parts_counted, monkeypatch,
+                                                   small_planes_split):
     monkeypatch.setattr(split._kt, "SMALL_GEMM", (1, 8 * 8 * 8))
     a, b = rng.standard_normal((4, 8, 8)), rng.standard_normal((4, 8, 8))
     out = np.empty((4, 8, 8))
@@ -55,7 +74,8 @@ def _layer(x, w, b, g, planes_on):
     ((8, 10, 8, 8), 24, 2),     # F(2x2, 3x3): 16 planes
     ((4, 12, 16, 16), 16, 4),   # F(4x4, 3x3): 36 planes
 ])
-def test_winograd_layer_with_planes_in_halves(rng, monkeypatch, parts_counted, x_shape, o, tile):
+def test_winograd_layer_with_planes_in_halves(rng, monkeypatch, parts_counted, small_planes_split,
+                                              x_shape, o, tile):
     torch = pytest.importorskip("torch", reason="torch oracle not installed")
     monkeypatch.setattr(winograd, "_MIN_CHANNELS", 1)
     monkeypatch.setattr(winograd, "_MIN_TILES", 1)

@@ -202,6 +202,26 @@ def gemm(a, b, out=None):
     return out
 
 
+# NOTE [No small hand-offs]
+# A hand-off of Python parts (`_blas_parts.run_ranges`) makes the caller and OpenBLAS's worker
+# pass the GIL back and forth, and the one that waits for it sleeps in the kernel. When the
+# other wakes it, Linux may put it on the waker's core, and after a pause (an idle worker
+# asleep, both threads' load history decayed) it often does: for 10-40 ms the two threads then
+# share one vCPU while the other idles. OpenBLAS's waits do not yield (the library imports no
+# sched_yield), so in that time every threaded product or hand-off waits for a time slice: a
+# 256^3 sgemm with both threads on one core took 16 ms against 0.13 ms apart (2026-11-28, Intel
+# Xeon, threads pinned by hand). The digits convnet at batch 32 (2 ms steps, two such hand-offs
+# a step) read 3-9 ms a step for the first steps after each of small_batch.py's pauses, and 0.40x
+# torch in the benchmark, against 1.9-2.0 ms a step in a loop. A product of a few M
+# multiply-adds gains ~50 us at best from a second thread, so the two hand-offs of a small
+# convolution are not made: Winograd's planes in halves need PLANES_MIN_WORK multiply-adds in
+# all, a convolution's two gradients at once AT_ONCE_MIN_WORK. Both bounds leave every Table 1
+# convolution as it was except one of ResNet-50's (8.4 M) and MobileNetV2's 1x1 layers under
+# 16.8 M, whose pair ab.py read even (paired 0.990 and reversed 1.002, 24 samples).
+PLANES_MIN_WORK = [1 << 22]
+AT_ONCE_MIN_WORK = [1 << 24]
+
+
 # NOTE [Small planes on two threads]
 # Winograd's products are batches of 16 or 36 small planes (ResNet-50's F(2x2) layers on 8x8
 # maps: 16 products of 128 x 128 x 128; its F(4x4) ones on 16x16 maps: 36 of 64 x 128 x 64).
@@ -225,7 +245,9 @@ def gemm_planes(a, b, out, max_macs=None):
     Returns out."""
     planes, m, n = out.shape
     cap = _kt.SMALL_GEMM[1] if max_macs is None else max_macs
-    if (planes < 2 or m * n * b.shape[1] >= cap or split_gemms() or _one_thread[0]
+    macs = m * n * b.shape[1]
+    if (planes < 2 or macs >= cap or planes * macs < PLANES_MIN_WORK[0] or split_gemms()
+            or _one_thread[0]
             or _onepool.enabled() or not _blas_parts.on("planes") or _blas_parts.threads() < 2):
         return gemm(a, b, out=out)
     before = _kt.blas_threads_enter(1)
@@ -259,8 +281,8 @@ def gemm_oriented(a, b):
 # worker is taken) and `gemm` is one np.matmul on OpenBLAS's one thread, so the results are
 # those of the serial path (same bits). MKL's sequential sgemm in the tasks (NOTE [MKL's sgemm]
 # in ember/_mkl.py; faster per shape on one thread) made ResNet-50's step slower, not faster.
-# The user "conv_pair" of ember._blas_parts; only for convolutions of at least SMALL_GEMM[1]
-# multiply-adds (below, OpenBLAS runs each product on one thread anyway). Figures in
+# The user "conv_pair" of ember._blas_parts; only for convolutions of at least AT_ONCE_MIN_WORK
+# multiply-adds (NOTE [No small hand-offs]). Figures in
 # benchmarks/RESULTS.md (twenty-fourth session, helper conv).
 _one_thread = [False]
 
@@ -268,7 +290,7 @@ _one_thread = [False]
 def at_once_applies(macs):
     """Whether `at_once` runs two tasks of a convolution of `macs` multiply-adds on two threads
     (NOTE [A convolution's two gradients at once])."""
-    return (macs >= _kt.SMALL_GEMM[1] and _blas_parts.on("conv_pair")
+    return (macs >= AT_ONCE_MIN_WORK[0] and _blas_parts.on("conv_pair")
             and _blas_parts.threads() >= 2 and not split_gemms() and not _onepool.enabled())
 
 
