@@ -303,9 +303,11 @@ def _finish(node, op, args, arrays, outs, out_arrays):
 def _finish1(node, op, args, arrays, out, raw):
     """`_finish` for the one-array output of most ops, after `_record` set needs_input_grad:
     the same steps unrolled (a recorded Linear call spent ~5 us here, as much as its GEMM)."""
-    if getattr(op, "grad_name_for", None) is not None:  # a node name from the operands
-        _finish(node, op, args, arrays, (out,), (raw,))
-        return
+    name_for = getattr(op, "grad_name_for", None)
+    if name_for is not None:  # a node name from the operands: NOTE [Node class names]
+        name = name_for(arrays)
+        if name is not None:
+            node.__class__ = node_class(name)
     node._op = op
     node._seq = next(_seq)
     node.next_functions = tuple([_edge(a) if need else _NO_EDGE

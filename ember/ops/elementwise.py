@@ -204,6 +204,12 @@ class Sub(Op):
         return sum_to(grad, sa), sum_to(-grad if ctx.alpha == 1 else grad * -ctx.alpha, sb)
 
 
+# NOTE [Unrecorded product backward]
+# Mul's backward is two products of the same shape as the gradient. When nothing records the
+# backward (no create_graph), nothing watches op calls and the three arrays share shape and
+# dtype, they are NumPy's multiply on the arrays, which is what `grad * b` would run after its
+# dtype and hook checks (~1 us of a 4x4 product's forward and backward of ~42). Not for 0-d
+# arrays, whose product NumPy returns as a scalar.
 class Mul(Op):
     """input * other, broadcasting."""
 
@@ -222,6 +228,11 @@ class Mul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        g, x, y = grad._data, a._data, b._data
+        if (g.shape == x.shape == y.shape and g.ndim and g.dtype is x.dtype is y.dtype
+                and not _grad_state.enabled and type(grad) is Tensor and unwatched()):
+            # NOTE [Unrecorded product backward]
+            return (_make(g * y) if need[0] else None, _make(g * x) if need[1] else None)
         ga = sum_to(grad * b, a.shape) if need[0] else None
         gb = sum_to(grad * a, b.shape) if need[1] else None
         return ga, gb

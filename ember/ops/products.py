@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..profiler.profiler import _active as _prof
 from ._kernels import reduce as _kreduce
 from ._kernels.pointwise import broadcast_binary
-from .registry import FUNCTIONS, export, register, sum_to, write_out
+from .registry import FUNCTIONS, export, register, sum_to, unwatched, write_out
 
 
 def _same_dtype(name, a, b):
@@ -48,6 +48,37 @@ def _matmul_grad_name(arrays):
     return "MmBackward0" if a.ndim == 2 == b.ndim else "UnsafeViewBackward0"
 
 
+def _product(a, b):
+    """Matmul's forward on arrays: the batched product of >= 2-D a and b."""
+    if a.shape[-1] == 1:
+        # an outer product (the gradient of a matrix-vector product): BLAS takes 2.3x as
+        # long as the broadcast multiply for (12800, 1) @ (1, 256)
+        out = broadcast_binary("mul", a, b)  # NOTE [Row-broadcast binary ops]
+        if out is None:
+            out = np.multiply(a, b, order="C")  # C order, as np.matmul's results
+    elif a.ndim > 2 and b.ndim == 2:
+        # (..., M, K) @ (K, N) is one GEMM on the rows of a; np.matmul would make one BLAS
+        # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower).
+        # Rows are taken in memory order, so a permuted a is not copied.
+        out = rows_matmul(a, b)
+    elif b.flags.c_contiguous:  # what gemm does then, without its two calls (0.1 us)
+        out = (np.matmul if _onepool._on[0] is False else _onepool.matmul)(a, b)
+    else:
+        out = gemm(a, b)  # np.matmul, turned round where faster
+    # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
+    dt = out.dtype
+    return out if dt is a.dtype or dt == a.dtype else out.astype(a.dtype)
+
+
+# NOTE [Unrecorded matrix backward]
+# The backward of a product of two matrices is two more products. Taken as ember ops, each went
+# through Op.apply with a transposed view of an operand (a view tensor, a node context, the
+# dispatch): ~20 us of a 4x4 product's forward and backward of ~60 (torch's 32). When nothing
+# records the backward (no create_graph) and nothing watches op calls (the profiler, vmap,
+# forward AD, a capture), Matmul.backward takes the two products on the arrays with the
+# forward's own code (`_product`), so the results are the bits the ops would give.
+
+
 class Matmul(Op):
     """Batched matrix product of >= 2-D arrays, broadcasting the batch dims."""
 
@@ -57,29 +88,17 @@ class Matmul(Op):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        if a.shape[-1] == 1:
-            # an outer product (the gradient of a matrix-vector product): BLAS takes 2.3x as
-            # long as the broadcast multiply for (12800, 1) @ (1, 256)
-            out = broadcast_binary("mul", a, b)  # NOTE [Row-broadcast binary ops]
-            if out is None:
-                out = np.multiply(a, b, order="C")  # C order, as np.matmul's results
-        elif a.ndim > 2 and b.ndim == 2:
-            # (..., M, K) @ (K, N) is one GEMM on the rows of a; np.matmul would make one BLAS
-            # call per batch entry (attention's (B, T, S, H) @ (H, 1): 640 calls, 4x slower).
-            # Rows are taken in memory order, so a permuted a is not copied.
-            out = rows_matmul(a, b)
-        elif b.flags.c_contiguous:  # what gemm does then, without its two calls (0.1 us)
-            out = (np.matmul if _onepool._on[0] is False else _onepool.matmul)(a, b)
-        else:
-            out = gemm(a, b)  # np.matmul, turned round where faster
-        # np.matmul returns float32 for ml_dtypes' bfloat16 operands; keep the input dtype
-        dt = out.dtype
-        return out if dt is a.dtype or dt == a.dtype else out.astype(a.dtype)
+        return _product(a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if (a.ndim == 2 == b.ndim and not _grad_state.enabled and type(grad) is Tensor
+                and unwatched()):  # NOTE [Unrecorded matrix backward]
+            g = grad._data
+            return (_make(_product(g, b._data.T)) if need[0] else None,
+                    _make(_product(a._data.T, g)) if need[1] else None)
         if (a.ndim > 2 and b.ndim == 2 and b.shape[1] == 1 and need[0] and need[1]
                 and _FUSED_MV_BWD[0] and not _grad_state.enabled):
             # (..., K) @ (K, 1) with nothing recording this backward: both gradients in one

@@ -74,13 +74,14 @@ def test_finish1_runs_for_single_array_outputs(monkeypatch):
     assert calls == ["Exp"]
 
 
-def test_ops_naming_their_node_from_operands_take_the_general_finish(monkeypatch):
+@pytest.mark.parametrize("name", [None, "NamedByOperandsBackward0"])
+def test_ops_naming_their_node_from_operands_keep_the_one_output_finish(monkeypatch, name):
     calls = []
-    real = fn._finish
-    monkeypatch.setattr(fn, "_finish", lambda *a: calls.append(a[1].__name__) or real(*a))
+    real = fn._finish1
+    monkeypatch.setattr(fn, "_finish1", lambda *a: calls.append(a[1].__name__) or real(*a))
 
     class Named(fn.Op):
-        grad_name_for = staticmethod(lambda arrays: None)
+        grad_name_for = staticmethod(lambda arrays: name if arrays[0].ndim == 1 else None)
 
         @staticmethod
         def forward(ctx, x):
@@ -91,6 +92,18 @@ def test_ops_naming_their_node_from_operands_take_the_general_finish(monkeypatch
             return grad * 2
 
     x = ember.ones(3, requires_grad=True)
-    Named.apply(x).sum().backward()
+    y = Named.apply(x)
     assert calls == ["Named"]
+    assert type(y.grad_fn).__name__ == (name or "NamedBackward0")
+    assert y.grad_fn.name() == (name or "NamedBackward0")
+    y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_matrix_product_node_is_named_as_torch_names_it():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    for shapes in [((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((5, 2, 3), (5, 3, 4))]:
+        ours = [ember.ones(s, requires_grad=True) for s in shapes]
+        theirs = [torch.ones(s, requires_grad=True) for s in shapes]
+        assert (type((ours[0] @ ours[1]).grad_fn).__name__
+                == type((theirs[0] @ theirs[1]).grad_fn).__name__)
