@@ -18,7 +18,7 @@ from ..profiler.profiler import _active as _prof
 from ._kernels import pointwise as _kpoint
 from ._kernels import reduce as _kreduce
 from .indexing import where
-from .registry import promote_args, register, sum_to, unwatched
+from .registry import backward_on_arrays, promote_args, register, sum_to, unwatched
 
 _broadcast_binary = _kpoint.broadcast_binary
 # Add's backward sums a broadcast gradient with _kreduce.sum_to_both (an A/B switch)
@@ -230,7 +230,7 @@ class Mul(Op):
         need = ctx.needs_input_grad
         g, x, y = grad._data, a._data, b._data
         if (g.shape == x.shape == y.shape and g.ndim and g.dtype is x.dtype is y.dtype
-                and not _grad_state.enabled and type(grad) is Tensor and unwatched()):
+                and backward_on_arrays(grad)):
             # NOTE [Unrecorded product backward]
             return (_make(g * y) if need[0] else None, _make(g * x) if need[1] else None)
         ga = sum_to(grad * b, a.shape) if need[0] else None

@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..profiler.profiler import _active as _prof
 from ._kernels import reduce as _kreduce
 from ._kernels.pointwise import broadcast_binary
-from .registry import FUNCTIONS, export, register, sum_to, unwatched, write_out
+from .registry import FUNCTIONS, backward_on_arrays, export, register, sum_to, write_out
 
 
 def _same_dtype(name, a, b):
@@ -94,8 +94,7 @@ class Matmul(Op):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
-        if (a.ndim == 2 == b.ndim and not _grad_state.enabled and type(grad) is Tensor
-                and unwatched()):  # NOTE [Unrecorded matrix backward]
+        if a.ndim == 2 == b.ndim and backward_on_arrays(grad):  # NOTE [Unrecorded matrix backward]
             g = grad._data
             return (_make(_product(g, b._data.T)) if need[0] else None,
                     _make(_product(a._data.T, g)) if need[1] else None)

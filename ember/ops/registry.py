@@ -40,6 +40,13 @@ def unwatched():
             and not _run_hooked[0] and Op.__dict__["_run"] is _PLAIN_RUN)
 
 
+def backward_on_arrays(grad):
+    """Whether a backward formula may take its products on the arrays (NOTE [Unrecorded matrix
+    backward] in products.py): nothing records it (grad mode off: no create_graph), nothing
+    watches op calls, and the gradient is a plain tensor."""
+    return not _state.enabled and type(grad) is Tensor and unwatched()
+
+
 def records(tensors):
     """Whether an op call on ``tensors`` would record a node (grad mode on and one needs it)."""
     if _state.enabled:
