@@ -30,6 +30,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the leaves' ``.grad``."""
     _make_root_grads, execute = _engine._make_root_grads, _engine.execute
+    if grad_tensors is None and inputs is None and type(tensors) is _Tensor:  # loss.backward()
+        execute(_make_root_grads((tensors,), (None,), "backward"),
+                create_graph if retain_graph is None else retain_graph, create_graph)
+        return
     tensors = _tuple(tensors)
     grads = _tuple(grad_tensors) or (None,) * len(tensors)
     if len(grads) != len(tensors):

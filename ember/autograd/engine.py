@@ -55,12 +55,24 @@ def _collect(roots, targets):
     """Dependency counts of the nodes that lead to a target (all nodes when targets is None)."""
     # several roots may share a node (two outputs of one op): visit it once, or its children
     # would be counted as dependencies twice and never become ready
-    if len(roots) == 1:  # one loss: no duplicate to drop
+    if len(roots) == 1 and targets is None:
+        # one loss (every backward()): the walk counts the edges as it goes, and a node is new
+        # exactly when it has no count yet (the root itself is never reached again: a DAG)
+        deps = {}
         stack = [roots[0][0][0]]
-    else:
-        stack = list(dict.fromkeys([e[0][0] for e in roots]))
+        while stack:
+            for nxt, _ in stack.pop().next_functions:
+                if nxt is not None:
+                    c = deps.get(nxt)
+                    if c is None:
+                        deps[nxt] = 1
+                        stack.append(nxt)
+                    else:
+                        deps[nxt] = c + 1
+        return deps, None
+    stack = list(dict.fromkeys([e[0][0] for e in roots]))
     seen = set(stack)
-    if targets is None:  # the walk counts the edges as it goes (one pass: every backward())
+    if targets is None:  # the walk counts the edges as it goes
         deps = {}
         while stack:
             for nxt, _ in stack.pop().next_functions:
@@ -113,16 +125,22 @@ class _GraphTask:
     def nodes(self):
         if self._nodes is None:
             deps, needed, roots = self._parts
-            self._nodes = {n for n in deps if needed is None or n in needed} | set(roots)
+            self._nodes = ({n for n in deps if needed is None or n in needed}
+                           | {node for (node, _), _ in roots if node is not None})
         return self._nodes
 
 
+# The running backward of each thread: its _GraphTask, or until a hook asks for one (most
+# backward passes never do) the (deps, needed, roots) tuple to build it from.
 _tasks = threading.local()
 
 
 def current_graph_task():
     """The _GraphTask of the backward running in this thread (None outside backward)."""
-    return getattr(_tasks, "task", None)
+    task = getattr(_tasks, "task", None)
+    if type(task) is tuple:
+        task = _tasks.task = _GraphTask(*task)
+    return task
 
 
 def _add(a, b):
@@ -178,6 +196,14 @@ def _drop_extra_nones(node, outs):
                        f"(expected {n}, got {len(outs)})")
 
 
+# NOTE [Leaves first]
+# A leaf's AccumulateGrad runs as soon as its gradient is complete, before any other ready node,
+# as torch gives it the highest priority: .grad (and a post-accumulate-grad hook, where
+# optimizer-in-backward code steps the parameter) is there while the rest of the backward still
+# runs, and the engine drops its reference to the gradient early. The ready leaves wait on a
+# plain stack, not the heap ordered by creation that the other nodes share.
+
+
 def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, only=None):
     """Run backward from ``roots`` [((node, nr), grad)].
 
@@ -205,13 +231,21 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
     for node in buffers:
         if deps.get(node, 0) == 0:
             heapq.heappush(ready, (-node._seq, id(node), node))
-    task = _GraphTask(deps, needed, list(buffers))
-    prev_task, _tasks.task = getattr(_tasks, "task", None), task
+    leaves = []  # AccumulateGrad nodes whose gradient is complete: NOTE [Leaves first]
+    # the one ready node while the heap is empty (a chain of ops: most of a backward) skips
+    # the heap; a second ready node sends it there
+    single = None
+    prev_task, _tasks.task = getattr(_tasks, "task", None), (deps, needed, roots)
     prev = _state.enabled
     _state.enabled = create_graph
     try:
-        while ready:
-            node = heapq.heappop(ready)[2]
+        while leaves or single is not None or ready:
+            if leaves:
+                node = leaves.pop()
+            elif single is not None:
+                node, single = single, None
+            else:
+                node = heapq.heappop(ready)[2]
             grads = buffers.pop(node)
             if owned:  # the sums leave the engine's hands: never written again
                 # (no loop variable: one left holding a gradient makes AccumulateGrad copy it)
@@ -275,12 +309,22 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
+                    if type(nxt) is AccumulateGrad:
+                        leaves.append(nxt)
+                    elif single is None and not ready:
+                        single = nxt
+                    else:
+                        if single is not None:
+                            heapq.heappush(ready, (-single._seq, id(single), single))
+                            single = None
+                        heapq.heappush(ready, (-nxt._seq, id(nxt), nxt))
             # drop this node's gradients now: the buffers own them, and a leftover reference
             # would keep memory alive and make AccumulateGrad copy (see _can_steal)
             outs = g = grads = None
-        for callback in task.callbacks:
-            callback()
+        task = _tasks.task
+        if type(task) is _GraphTask:
+            for callback in task.callbacks:
+                callback()
     finally:
         _state.enabled = prev
         _tasks.task = prev_task

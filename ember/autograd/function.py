@@ -93,7 +93,10 @@ class OpNode(Node):
 
     @property
     def saved_tensors(self):
-        return tuple([self._unpack(s) for s in self._check_saved()])
+        saved = self._check_saved()
+        if len(saved) == 2:  # most binary ops (a comprehension is a call of its own in 3.11)
+            return (self._unpack(saved[0]), self._unpack(saved[1]))
+        return tuple([self._unpack(s) for s in saved])
 
     saved_variables = saved_tensors
 
@@ -310,8 +313,16 @@ def _finish1(node, op, args, arrays, out, raw):
             node.__class__ = node_class(name)
     node._op = op
     node._seq = next(_seq)
-    node.next_functions = tuple([_edge(a) if need else _NO_EDGE
-                                 for a, need in zip(args, node.needs_input_grad, strict=True)])
+    need = node.needs_input_grad
+    # one and two arguments unrolled: a comprehension is a function call of its own in 3.11
+    if len(args) == 2:
+        node.next_functions = (_edge(args[0]) if need[0] else _NO_EDGE,
+                               _edge(args[1]) if need[1] else _NO_EDGE)
+    elif len(args) == 1:
+        node.next_functions = (_edge(args[0]),)  # recorded: its one argument needs a gradient
+    else:
+        node.next_functions = tuple([_edge(a) if n else _NO_EDGE
+                                     for a, n in zip(args, need, strict=True)])
     dt = raw.dtype
     node._out_meta = [(raw.shape, dt)]
     if dt.kind in "fc" or dt == _BF16:
@@ -324,6 +335,9 @@ def _finish1(node, op, args, arrays, out, raw):
     if to_save:
         if _saved_hooks.stack or Anomaly.enabled:
             node._saved = [_pack(node, v, args, arrays, (out,), (raw,)) for v in to_save]
+        elif len(to_save) == 2:
+            node._saved = [_pack_plain(to_save[0], args, arrays, out, raw),
+                           _pack_plain(to_save[1], args, arrays, out, raw)]
         else:
             node._saved = [_pack_plain(v, args, arrays, out, raw) for v in to_save]
         node._to_save = ()

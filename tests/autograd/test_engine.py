@@ -417,3 +417,48 @@ def test_grad_of_a_sum_is_dense_as_torch(create_graph):
         (gx,) = ember.autograd.grad((x.grad * x).sum(), x)
         (gref,) = torch.autograd.grad((ref.grad * ref).sum(), ref)
         np.testing.assert_array_equal(gx.numpy(), gref.numpy())
+
+
+# --- a leaf's gradient is accumulated as soon as it is complete (NOTE [Leaves first]) -------
+
+def _leaf_events(lib, chain):
+    events = []
+    a = lib.ones(3, requires_grad=True)
+    b = lib.ones(3, requires_grad=True)
+    for name, t in (("a", a), ("b", b)):
+        t.register_post_accumulate_grad_hook(lambda p, name=name: events.append(name))
+    h = a * 2  # older than b's branch: runs after it
+    h.register_hook(lambda g: events.append("h"))
+    k = b.exp()
+    for _ in range(chain):
+        k = k * 1.5
+    (h + k).sum().backward()
+    return events
+
+
+@pytest.mark.parametrize("chain", [0, 2])
+def test_leaf_accumulates_before_older_ready_nodes_run(chain):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    ours = _leaf_events(ember, chain)
+    assert ours == ["b", "h", "a"]  # b's .grad is there before a's branch starts
+    assert ours == _leaf_events(torch, chain)
+
+
+def test_engine_runs_the_newest_of_several_ready_nodes_after_a_chain():
+    # a chain (the one-ready-node slot) meeting a fork: the newest ready node still runs first
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+
+    def order(lib):
+        seen = []
+        x = lib.ones(2, requires_grad=True)
+        parts = []
+        for i in range(3):
+            p = x * (i + 1)
+            p.register_hook(lambda g, i=i: seen.append(i))
+            parts.append(p.exp().sin())
+        (parts[0] + parts[1] + parts[2]).sum().backward()
+        return seen, x.grad
+
+    (ours, g_ours), (theirs, g_theirs) = order(ember), order(torch)
+    assert ours == theirs == [2, 1, 0]
+    np.testing.assert_allclose(g_ours.numpy(), g_theirs.numpy(), rtol=1e-6)

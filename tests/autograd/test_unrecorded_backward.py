@@ -1,5 +1,6 @@
 """Backward formulas taken on arrays when nothing records or watches them (NOTE [Unrecorded matrix
-backward] in ember/ops/products.py, NOTE [Unrecorded product backward] in ops/elementwise.py):
+backward] in ember/ops/products.py, NOTE [Unrecorded product backward] in ops/elementwise.py,
+NOTE [A loss's broadcast gradient] in ops/reduce.py):
 the same bits as the formulas taken as ember ops (create_graph=True records them), the
 gradients torch gives, and the ops still seen by the profiler."""
 import numpy as np
@@ -79,3 +80,34 @@ def test_backward_products_are_still_seen_by_the_profiler():
     assert counts["matmul"] == 3  # the forward's and the backward's two
     assert counts["mul"] == 3
     assert counts["MmBackward0"] == counts["MulBackward0"] == 1
+    assert counts["expand"] == 1  # the sum's backward
+
+
+_REDUCTIONS = {"sum": lambda x: x.sum(), "mean": lambda x: x.mean()}
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (2, 0, 3), (5,)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64])
+@pytest.mark.parametrize("reduction", sorted(_REDUCTIONS))
+def test_full_reduction_backward_on_arrays_gives_the_ops_bits(rng, reduction, shape, dtype):
+    a = rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        a = a + 0.5j
+    fast = _grads(_REDUCTIONS[reduction], (a,), create_graph=False)[0]
+    ops = _grads(_REDUCTIONS[reduction], (a,), create_graph=True)[0]
+    assert fast.shape == shape and fast.dtype == ops.dtype == dtype
+    np.testing.assert_array_equal(fast, ops)
+
+
+@pytest.mark.parametrize("reduction", sorted(_REDUCTIONS))
+def test_full_reduction_backward_matches_torch(rng, reduction):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    a = rng.standard_normal((3, 7)).astype(np.float32)
+    ours, theirs = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    (_REDUCTIONS[reduction](ours) * 3).backward()
+    (_REDUCTIONS[reduction](theirs) * 3).backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    ours.grad.add_(1)  # the accumulated gradient is its own writable memory, not a broadcast
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy() + 1)
+    assert gradcheck(_REDUCTIONS[reduction], (ember.tensor(a.astype(np.float64),
+                                                           requires_grad=True),))
