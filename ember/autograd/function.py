@@ -319,12 +319,17 @@ def _finish1(node, op, args, arrays, out, raw):
     node._op = op
     node._seq = next(_seq)
     need = node.needs_input_grad
-    # one and two arguments unrolled: a comprehension is a function call of its own in 3.11
-    if len(args) == 2:
+    # one to three arguments unrolled: a comprehension is a function call of its own in 3.11
+    n = len(args)
+    if n == 2:
         node.next_functions = (_edge(args[0]) if need[0] else _NO_EDGE,
                                _edge(args[1]) if need[1] else _NO_EDGE)
-    elif len(args) == 1:
+    elif n == 1:
         node.next_functions = (_edge(args[0]),)  # recorded: its one argument needs a gradient
+    elif n == 3:  # Linear's (input, weight, bias)
+        node.next_functions = (_edge(args[0]) if need[0] else _NO_EDGE,
+                               _edge(args[1]) if need[1] else _NO_EDGE,
+                               _edge(args[2]) if need[2] else _NO_EDGE)
     else:
         node.next_functions = tuple([_edge(a) if n else _NO_EDGE
                                      for a, n in zip(args, need, strict=True)])
