@@ -349,7 +349,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     out = out.matmul(out_proj_weight.t())
     if out_proj_bias is not None:
         out = out + out_proj_bias
-    out = out.reshape(tgt_len, bsz, embed_dim)
+    # out_proj_weight may map embed_dim to another width (CLIP's attention pooling projects
+    # to its output dimension): the output's last dim is the product's
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
     if not batched:
         out = out.squeeze(1)
     if not need_weights:
