@@ -75,6 +75,8 @@ COMMITS = {
     "skorch-dev/skorch": "wheel, see WHEELS",
     "huggingface/accelerate": "wheel, see WHEELS",
     "pyro-ppl/pyro": "ff6ae1c9572591791aae8842bcd702fcf0b46fd6",
+    "lucidrains/perceiver-pytorch": "96097c6a27cc64fc1f196d3a58d32b8a82f573e1",
+    "openai/CLIP": "d05afc436d78f1c48dc0dbf8e5980a9d471f35f6",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -137,6 +139,8 @@ LICENCES = {
     "skorch-dev/skorch": "BSD-3-Clause (the wheel's LICENSE)",
     "huggingface/accelerate": "Apache-2.0 (the wheel's LICENSE)",
     "pyro-ppl/pyro": "Apache-2.0 (LICENSE.md)",
+    "lucidrains/perceiver-pytorch": "MIT",
+    "openai/CLIP": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -3891,6 +3895,206 @@ for _t, _covers in [
 
 
 
+# ---------------------------------------------------------------- lucidrains/perceiver-pytorch
+# the README's three usage examples as written (Perceiver on a 224x224 image, PerceiverIO with
+# decoder queries, PerceiverLM with a mask), the package's test, train_cifar10.py (Accelerate,
+# fire flags, OneCycleLR, CIFAR10 from stubs/torchvision) cut to four epochs of a small model,
+# and two drivers: the experimental Perceiver (bottom-up linear attention; its README block is
+# only the import) one backward, and a small PerceiverLM trained on successor sequences. The
+# experimental module sizes its input projection for Fourier features plus the channels twice
+# while its encoding adds them once (torch: "mat1 and mat2 shapes cannot be multiplied (512x21
+# and 24x24)"): the driver encodes positions itself (fourier_encode_data=False)
+_PC = "lucidrains/perceiver-pytorch"
+_PC_COPY = ["README.md", "perceiver_pytorch"]
+_PC_EXPERIMENTAL = """
+import torch
+
+torch.manual_seed(0)
+model = Perceiver(input_channels=8, input_axis=2, num_freq_bands=4, max_freq=8., depth=2,
+                  num_latents=16, latent_dim=32, cross_dim_head=16, latent_dim_head=16,
+                  latent_heads=2, num_classes=4, fourier_encode_data=False)
+img = torch.randn(2, 16, 16, 8)
+out = model(img)
+loss = torch.nn.functional.cross_entropy(out, torch.tensor([1, 3]))
+loss.backward()
+print("compat-shape", tuple(out.shape), "grads",
+      sum(p.grad is not None for p in model.parameters()), "of", len(list(model.parameters())))
+"""
+_PC_LM = """
+import torch
+from perceiver_pytorch import PerceiverLM
+
+torch.manual_seed(0)
+V, T = 24, 32
+model = PerceiverLM(num_tokens=V, dim=32, depth=1, max_seq_len=T, num_latents=16, latent_dim=64,
+                    latent_heads=2, cross_dim_head=16, latent_dim_head=16)
+opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+
+
+def batch(n):  # each token is the one before it plus 1 (mod V); the last few are padding
+    seq = (torch.randint(0, V, (n, 1)) + torch.arange(T)) % V
+    mask = torch.ones(n, T, dtype=torch.bool)
+    mask[:, -4:] = False
+    return seq, mask
+
+
+for step in range(120):
+    seq, mask = batch(16)
+    logits = model(seq[:, :-1], mask=mask[:, :-1])
+    loss = torch.nn.functional.cross_entropy(logits[mask[:, 1:]], seq[:, 1:][mask[:, 1:]])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 40 == 0:
+        print("step", step, "loss", round(loss.item(), 4))
+model.eval()
+with torch.no_grad():
+    seq, mask = batch(64)
+    logits = model(seq[:, :-1], mask=mask[:, :-1])
+    hit = (logits.argmax(-1) == seq[:, 1:])[mask[:, 1:]]
+    print("compat-acc", hit.float().mean().item())
+"""
+for _n, _b, _covers, _epi, _metric, _bar in [
+        ("readme_perceiver", 0, "Perceiver on a 224x224 image: Fourier position features "
+                                "(meshgrid, linspace), einops repeat, cross- and latent "
+                                "attention by einsum with a masked_fill, GEGLU feed-forward",
+         "", None, None),
+        ("readme_perceiver_io", 1, "PerceiverIO with decoder queries (structured sequence "
+                                   "dropout at train time: topk of random scores, gather)",
+         "", None, None),
+        ("readme_perceiver_lm", 2, "PerceiverLM over 512 tokens with a boolean mask",
+         "", None, None),
+        ("experimental", 3, "the experimental Perceiver (bottom-up linear attention, reverse "
+                            "cross-attention), one backward",
+         _PC_EXPERIMENTAL, r"compat-shape \(2, 4\) grads ([0-9]+)", ("==", 78)),
+        ("lm_train", 2, "after the README's PerceiverLM, a small one trained 120 steps with Adam on successor "
+                        "sequences with padding masked out (boolean indexing of logits)",
+         _PC_LM, r"compat-acc ([0-9.]+)", (">=", 0.9))]:  # torch and ember 1.0 at seeds 0-2
+    add(name=f"perceiver/{_n}", repo=_PC, kind="md", script="README.md", block=_b,
+        copy=_PC_COPY, cwd=".", pythonpath=["."], covers=_covers, epilogue=_epi,
+        metric=_metric, bar=_bar)
+add(name="perceiver/test_perceiver", repo=_PC, kind="pytest", script="tests/test_perceiver.py",
+    copy=["tests", "perceiver_pytorch"], cwd=".", pythonpath=["."],
+    covers="the package's test: Perceiver with inverted cross-attention (three settings)",
+    metric=r"([0-9]+) passed", bar=(">=", 3))
+add(name="perceiver/train_cifar10", repo=_PC, script="train_cifar10.py",
+    copy=["train_cifar10.py", "perceiver_pytorch"], cwd=".", pythonpath=["."],
+    args=["--epochs=4", "--lr=3e-3", "--batch_size=32", "--eval_every=60", "--depth=1", "--num_latents=32",
+          "--latent_dim=64", "--latent_heads=2", "--cross_dim_head=32", "--latent_dim_head=32",
+          "--self_per_cross_attn=1"],
+    covers="Perceiver on CIFAR10 through Accelerate (prepare, backward, clip_grad_norm_, "
+           "log to no tracker), AdamW, OneCycleLR, DataLoader with workers, fire flags",
+    metric=r"val acc: ([0-9.]+)", timeout=300,   # ember 39-65 s wall at load 2-3
+    bar=(">=", 0.2))  # torch 0.32-0.366 (seeds 0-2), ember 0.306-0.34; chance is 0.1
+
+
+
+# ------------------------------------------------------------------------------- openai/CLIP
+# No pretrained weights offline: the README's usage example runs as written except that
+# clip.load gets the path of a checkpoint the prelude traced from a small CLIP at random init
+# and saved with torch.jit.save (the released checkpoints are such JIT archives; with jit=False
+# clip.load rebuilds the model from the archive's state_dict: build_model reads the
+# architecture off it, casts to fp16 and load() back to float32), and a generated image
+# instead of CLIP.png (not in the snapshot). A plain torch.save'd state dict fails under torch
+# too: clip.load tries torch.jit.load first, which reads the open file to its end, so the
+# torch.load that follows on the same file object meets EOFError. Real BPE tokenizer (the mirror's bpe_simple_vocab_16e6.txt.gz; stubs/ftfy),
+# preprocessing through stubs/torchvision on a PIL image. hub/train is hubconf.py with a driver
+# that trains a small ViT CLIP contrastively on colour captions and classifies zero-shot.
+_CLIP = "openai/CLIP"
+_CLIP_PRELUDE = """import clip
+import clip.model
+
+
+def compat_checkpoint(vision_layers, vision_width, patch):
+    torch.manual_seed(0)
+    m = clip.model.CLIP(embed_dim=64, image_resolution=64, vision_layers=vision_layers,
+                        vision_width=vision_width, vision_patch_size=patch, context_length=77,
+                        vocab_size=49408, transformer_width=64, transformer_heads=1,
+                        transformer_layers=2)
+    example = (torch.randn(1, 3, 64, 64), clip.tokenize(["a diagram"]))
+    torch.jit.save(torch.jit.trace(m, example), "compat_clip.pt")
+    return "compat_clip.pt"
+
+
+def compat_image():
+    import numpy as np
+    a = np.random.default_rng(0).integers(0, 256, (180, 240, 3), dtype=np.uint8)
+    return Image.fromarray(a)
+"""
+_CLIP_EPILOGUE = """
+print("compat-probs-sum", float(probs.sum()), "dtype", model.visual.conv1.weight.dtype,
+      "features", tuple(image_features.shape), tuple(text_features.shape))
+"""
+for _n, _args, _covers in [
+        ("readme_vit", "2, 64, 16", "VisionTransformer (patch Conv2d, class embedding, "
+                                    "nn.MultiheadAttention in LND layout, QuickGELU, fp32 "
+                                    "LayerNorm subclass)"),
+        ("readme_resnet", "(1, 1, 1, 1), 16, None", "ModifiedResNet (3-conv stem, "
+                                                     "anti-aliased AvgPool2d strides, attention "
+                                                     "pooling by F.multi_head_attention_forward "
+                                                     "with separate q/k/v weights)")]:
+    add(name=f"clip/{_n}", repo=_CLIP, kind="md", script="README.md", block=0,
+        copy=["README.md", "clip"], cwd=".", pythonpath=["."],
+        subs=[("import clip\n", _CLIP_PRELUDE),
+              ('clip.load("ViT-B/32", device=device)',
+               f'clip.load(compat_checkpoint({_args}), device=device)'),
+              ('Image.open("CLIP.png")', "compat_image()")],
+        covers="the README's example on a randomly initialised checkpoint: clip.load of a "
+               "path (jit.load refusal, build_model from a state dict, fp16 weights then "
+               "float()), BICUBIC Resize/CenterCrop of a PIL image, tokenize, encode_image/"
+               "encode_text, text causal mask by triu_ of -inf, eot gather by argmax; " + _covers,
+        epilogue=_CLIP_EPILOGUE, metric=r"compat-probs-sum ([0-9.]+)", bar=(">=", 0.999))
+_CLIP_TRAIN = """
+import torch
+import torch.nn.functional as F
+from clip.model import CLIP
+
+torch.manual_seed(0)
+tok = tokenize()   # the hub entry point returns clip.tokenize
+COLOURS = {"red": (1, 0, 0), "green": (0, 1, 0), "blue": (0, 0, 1), "yellow": (1, 1, 0),
+           "purple": (.5, 0, .5), "cyan": (0, 1, 1), "white": (1, 1, 1), "black": (0, 0, 0)}
+texts = tok([f"a photo of a {c} square" for c in COLOURS], context_length=16)
+rgb = torch.tensor(list(COLOURS.values()))
+
+
+def images(labels):
+    x = 0.5 + 0.1 * torch.randn(len(labels), 3, 32, 32)
+    for n, c in enumerate(labels.tolist()):
+        i, j = torch.randint(0, 20, (2,)).tolist()
+        x[n, :, i:i + 12, j:j + 12] = rgb[c].view(3, 1, 1)
+    return x
+
+
+model = CLIP(embed_dim=32, image_resolution=32, vision_layers=2, vision_width=64,
+             vision_patch_size=8, context_length=16, vocab_size=49408, transformer_width=64,
+             transformer_heads=2, transformer_layers=1)
+opt = torch.optim.AdamW(model.parameters(), lr=5e-4, weight_decay=0.1)
+for step in range(150):
+    labels = torch.randperm(len(COLOURS))
+    logits_per_image, logits_per_text = model(images(labels), texts[labels])
+    target = torch.arange(len(labels))
+    loss = (F.cross_entropy(logits_per_image, target) + F.cross_entropy(logits_per_text, target)) / 2
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print("step", step, "loss", round(loss.item(), 4))
+model.eval()
+with torch.no_grad():
+    labels = torch.randint(0, len(COLOURS), (200,))
+    logits_per_image, _ = model(images(labels), texts)
+    print("compat-zero-shot-acc", (logits_per_image.argmax(-1) == labels).float().mean().item())
+"""
+add(name="clip/hub_train", repo=_CLIP, script="hubconf.py", copy=["hubconf.py", "clip"],
+    cwd=".", pythonpath=["."], epilogue=_CLIP_TRAIN,
+    covers="hubconf's entry points (one per model, tokenize), a small ViT CLIP trained 150 "
+           "steps with AdamW on the symmetric contrastive loss (logit_scale a learned "
+           "parameter), zero-shot classification by caption similarity",
+    metric=r"compat-zero-shot-acc ([0-9.]+)",
+    bar=(">=", 0.8))  # torch and ember 1.0 at seeds 0-2 (lr 1e-3 stalled at ln 8 for torch's seed 2)
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -3985,7 +4189,7 @@ SPREAD: dict = {
     'examples/mnist_forward_forward': {0: 0.884, 1: 0.9, 2: 0.892},
     'examples/dcgan': {0: 1.081, 1: 1.086, 2: 1.15},
     'examples/imagenet': {0: 8.333, 1: 7.292, 2: 12.5},
-    'examples/super_resolution': {0: 18.02, 1: 17.61, 2: 16.72},
+    'examples/super_resolution': {0: 18.04, 1: 17.68, 2: 16.7},
     'examples/ddp_multigpu': {0: 2, 1: 2, 2: 2},
     'nglecture/bigram': {0: 2.84, 1: 2.824, 2: 2.811},
     'nglecture/gpt': {0: 2.738, 1: 2.742, 2: 2.722},
@@ -4127,6 +4331,13 @@ SPREAD: dict = {
     'pyro/svi_torch': {0: 2095.0, 1: 2317.0, 2: 1640.0},
     'pyro/inclined_plane': {0: 0.073, 1: 0.127, 2: 0.146},
     'pyro/sir_hmc': {0: 3.16, 1: 5.36, 2: 1.65},
+    'perceiver/experimental': {0: 78, 1: 78, 2: 78},
+    'perceiver/lm_train': {0: 1, 1: 1, 2: 1},
+    'perceiver/test_perceiver': {0: 3, 1: 3, 2: 3},
+    'perceiver/train_cifar10': {0: 0.366, 1: 0.32, 2: 0.332},
+    'clip/readme_vit': {0: 1, 1: 1, 2: 1},
+    'clip/readme_resnet': {0: 1, 1: 1, 2: 1},
+    'clip/hub_train': {0: 1, 1: 1, 2: 1},
 }
 
 

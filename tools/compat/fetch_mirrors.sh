@@ -1,11 +1,12 @@
 #!/bin/sh
 # Lay out the compatibility corpus's repositories as plain directories for run.py --mirrors.
 #
-#   tools/compat/fetch_mirrors.sh SNAPSHOTS OUT
+#   tools/compat/fetch_mirrors.sh SNAPSHOTS OUT [GLOB]
 #
 # SNAPSHOTS holds bare git directories as <owner>+<name>/repo (what the search tool's `fetch`
 # brings onto the machine, e.g. /work/.mirror); OUT gets <owner>+<name>/ with the files of the
-# commit that corpus.py records for it. Snapshots may lack big files (data, images): those are
+# commit that corpus.py records for it (only the <owner>+<name> matching GLOB when given, e.g.
+# 'openai+*', to add a repository without rewriting the others). Snapshots may lack big files (data, images): those are
 # skipped, so only text the programs need is written. Nothing here is committed to ember.
 #
 # pytorch/tutorials is too big for a snapshot; its few files are listed in corpus.py with their
@@ -15,8 +16,10 @@
 set -eu
 SNAP=${1:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
 OUT=${2:?usage: fetch_mirrors.sh SNAPSHOTS OUT}
+ONLY=${3:-*}
 HERE=$(cd "$(dirname "$0")" && pwd)
 python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
+    case "$repo" in $ONLY) ;; *) continue ;; esac
     gitdir="$SNAP/$repo/repo"
     [ -d "$gitdir/.git" ] && gitdir="$gitdir/.git"
     [ -d "$gitdir" ] || { echo "skip $repo: no snapshot at $gitdir"; continue; }
@@ -27,6 +30,7 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
         case "$path" in
             *.py|*.md|*.txt|*.json|*.ipynb|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
             *.tiktoken|*.npz) ;;   # whisper's tokenizer tables and mel filters
+            *.txt.gz) ;;           # CLIP's BPE merges
             *) continue ;;
         esac
         git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue
@@ -40,6 +44,7 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
     echo "$repo $commit -> $dest"
 done
 python3 "$HERE/corpus.py" --wheels | while read -r repo requirement; do
+    case "$repo" in $ONLY) ;; *) continue ;; esac
     dest="$OUT/$repo"
     tmp=$(mktemp -d)
     pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "$requirement"

@@ -90,11 +90,31 @@ class RandomCrop:
         return x[i:i + self.size[0], j:j + self.size[1]]
 
 
+def _is_pil(x):
+    return hasattr(x, "convert") and hasattr(x, "crop")
+
+
 class Resize:
-    def __init__(self, size, antialias=True):
+    # a PIL image stays one (CLIP's preprocessing converts it to RGB after the crop), its
+    # smaller edge resized to an int size as torchvision does; arrays and tensors go through
+    # interpolate to (size, size)
+    def __init__(self, size, interpolation=None, max_size=None, antialias=True):
         self.size = size if isinstance(size, (tuple, list)) else (size, size)
+        self.edge = None if isinstance(size, (tuple, list)) else size
+        self.interpolation = interpolation
 
     def __call__(self, x):
+        if _is_pil(x):
+            from PIL import Image
+            w, h = x.size
+            if self.edge is None:
+                h, w = self.size
+            elif w < h:
+                w, h = self.edge, int(self.edge * h / w)
+            else:
+                w, h = int(self.edge * w / h), self.edge
+            mode = getattr(self.interpolation, "name", None) or "BILINEAR"
+            return x.resize((w, h), getattr(Image.Resampling, mode, Image.Resampling.BILINEAR))
         if not isinstance(x, torch.Tensor):
             x = ToTensor()(x)
         y = torch.nn.functional.interpolate(x.unsqueeze(0), size=tuple(self.size),
@@ -107,8 +127,10 @@ class CenterCrop:
         self.size = size if isinstance(size, (tuple, list)) else (size, size)
 
     def __call__(self, x):
-        if not isinstance(x, (torch.Tensor, np.ndarray)):
-            x = np.asarray(x)    # a PIL image (super_resolution's data set reads files)
+        if _is_pil(x):   # super_resolution's data set reads files, CLIP's README opens one
+            w, h = x.size
+            i, j = int(round((h - self.size[0]) / 2)), int(round((w - self.size[1]) / 2))
+            return x.crop((j, i, j + self.size[1], i + self.size[0]))
         h, w = (x.shape[-2:] if isinstance(x, torch.Tensor) else x.shape[:2])
         i, j = (h - self.size[0]) // 2, (w - self.size[1]) // 2
         if isinstance(x, torch.Tensor):
