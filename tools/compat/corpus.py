@@ -77,6 +77,7 @@ COMMITS = {
     "pyro-ppl/pyro": "ff6ae1c9572591791aae8842bcd702fcf0b46fd6",
     "lucidrains/perceiver-pytorch": "96097c6a27cc64fc1f196d3a58d32b8a82f573e1",
     "openai/CLIP": "d05afc436d78f1c48dc0dbf8e5980a9d471f35f6",
+    "lucidrains/siren-pytorch": "3555d895b213d243e8aa4db1913d01154cdcdd6b",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -141,6 +142,7 @@ LICENCES = {
     "pyro-ppl/pyro": "Apache-2.0 (LICENSE.md)",
     "lucidrains/perceiver-pytorch": "MIT",
     "openai/CLIP": "MIT",
+    "lucidrains/siren-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4095,6 +4097,58 @@ add(name="clip/hub_train", repo=_CLIP, script="hubconf.py", copy=["hubconf.py", 
 
 
 
+# ------------------------------------------------------------------- lucidrains/siren-pytorch
+# the README's five usage examples as written (SirenNet, one Siren layer, Sine, SirenWrapper
+# on a 256x256 image with a backward, and the latent-modulated wrapper), and after the fourth
+# and the fifth a driver fitting a small wrapper to a 32x32 image of smooth stripes (Adam,
+# 200 steps; with a learned latent in the modulated one) that prints the fit's PSNR
+_SIREN = "lucidrains/siren-pytorch"
+# PSNR in dB; about 9 untrained. torch 29.06-29.76 / 38.85-42.5 (seeds 0-2), ember 27.43-28.84
+# / 34.72-41.44: the initial weights' stream differs (from torch's initial weights ember's fit
+# is torch's to 1e-6 dB, seeds 0 and 1)
+_SIREN_BARS = {"wrapper": (">=", 24), "modulated": (">=", 30)}
+_SIREN_FIT = """
+import math
+
+torch.manual_seed(0)
+compat_net = SirenNet(dim_in=2, dim_hidden=64, dim_out=3, num_layers=3, w0_initial=30.)
+compat_wrapper = SirenWrapper(compat_net, image_width=32, image_height=32, **COMPAT_LATENT)
+yy, xx = torch.meshgrid(torch.linspace(0, 1, 32), torch.linspace(0, 1, 32), indexing="ij")
+target = torch.stack([torch.sin(6 * xx), torch.cos(5 * yy), torch.sin(4 * (xx + yy))])[None]
+params = list(compat_wrapper.parameters())
+compat_latent = None
+if COMPAT_LATENT:
+    compat_latent = nn.Parameter(torch.zeros(COMPAT_LATENT["latent_dim"]).normal_(0, 1e-2))
+    params.append(compat_latent)
+opt = torch.optim.Adam(params, lr=1e-3)
+kw = {} if compat_latent is None else {"latent": compat_latent}
+for step in range(200):
+    loss = compat_wrapper(target, **kw)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    mse = ((compat_wrapper(**kw) - target) ** 2).mean().item()
+print("compat-psnr", 10 * math.log10(4.0 / mse))   # the target spans [-1, 1]
+"""
+for _n, _b, _covers, _epi in [
+        ("sirennet", 0, "SirenNet: sine layers with the SIREN uniform init (w0 scaled), "
+                        "Sigmoid head", ""),
+        ("siren_layer", 1, "one Siren layer", ""),
+        ("sine", 2, "the Sine activation", ""),
+        ("wrapper", 3, "SirenWrapper on a 256x256 image: a meshgrid of coordinates as a "
+                       "buffer, einops rearrange, MSE loss, backward, generation",
+         "COMPAT_LATENT = {}\n" + _SIREN_FIT),
+        ("modulated", 4, "SirenWrapper with a latent code through the Modulator (ReLU layers "
+                         "whose outputs multiply the sine layers'), the latent an nn.Parameter",
+         "COMPAT_LATENT = {'latent_dim': 16}\n" + _SIREN_FIT)]:
+    add(name=f"siren/{_n}", repo=_SIREN, kind="md", script="README.md", block=_b,
+        copy=["README.md", "siren_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        epilogue=_epi, metric=r"compat-psnr ([0-9.]+)" if _epi else None,
+        bar=_SIREN_BARS.get(_n))
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4338,6 +4392,8 @@ SPREAD: dict = {
     'clip/readme_vit': {0: 1, 1: 1, 2: 1},
     'clip/readme_resnet': {0: 1, 1: 1, 2: 1},
     'clip/hub_train': {0: 1, 1: 1, 2: 1},
+    'siren/wrapper': {0: 29.48, 1: 29.76, 2: 29.06},
+    'siren/modulated': {0: 42.21, 1: 42.5, 2: 38.85},
 }
 
 
