@@ -115,6 +115,9 @@ def test_cuda_answers_match_torch_cpu_build():
             getattr(torch.cuda, name)()
         with pytest.raises(AssertionError):
             getattr(ember.cuda, name)()
+    # private state that reversible networks read (NOTE [Private CUDA state])
+    assert ember.cuda._initialized is torch.cuda._initialized is False
+    assert ember.cuda._is_in_bad_fork() is torch.cuda._is_in_bad_fork() is False
 
 
 def test_accelerator_absent():

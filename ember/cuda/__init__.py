@@ -72,8 +72,19 @@ def device_count():
     return 0
 
 
-def is_initialized():
+# NOTE [Private CUDA state]: reversible networks (Reformer-style blocks, as in lucidrains'
+# linformer and reformer) read the module flag `torch.cuda._initialized` before saving CUDA RNG
+# states, and fork-safety checks call `_is_in_bad_fork()`; on torch's CPU build both are False,
+# and so they are here (never set: ember has no CUDA to initialise).
+_initialized = False
+
+
+def _is_in_bad_fork():
     return False
+
+
+def is_initialized():
+    return _initialized
 
 
 def init():
