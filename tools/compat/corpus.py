@@ -78,6 +78,7 @@ COMMITS = {
     "lucidrains/perceiver-pytorch": "96097c6a27cc64fc1f196d3a58d32b8a82f573e1",
     "openai/CLIP": "d05afc436d78f1c48dc0dbf8e5980a9d471f35f6",
     "lucidrains/siren-pytorch": "3555d895b213d243e8aa4db1913d01154cdcdd6b",
+    "lucidrains/linformer": "970e1c3f12fbdc494f60a2bed5e807563850f585",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -143,6 +144,7 @@ LICENCES = {
     "lucidrains/perceiver-pytorch": "MIT",
     "openai/CLIP": "MIT",
     "lucidrains/siren-pytorch": "MIT",
+    "lucidrains/linformer": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4149,6 +4151,52 @@ for _n, _b, _covers, _epi in [
 
 
 
+# ------------------------------------------------------------------------ lucidrains/linformer
+# the README's four usage examples (LinformerLM - reversible - and Linformer cut to 2 layers
+# over 1024 tokens by substitution, the self-attention layer as written, with contextual keys
+# as written), and after the first a driver training a small reversible LinformerLM (keys and
+# values projected along the sequence) to reverse its input, which needs attention
+_LF = "lucidrains/linformer"
+_LF_SMALL = [("depth = 12,", "depth = 2,  # compat: was 12"),
+             ("seq_len = 4096,", "seq_len = 1024,  # compat: was 4096")]
+_LF_TRAIN = """
+torch.manual_seed(0)
+V, T = 16, 32
+model = LinformerLM(num_tokens=V, dim=64, seq_len=T, depth=2, heads=4, dim_head=16, k=16,
+                    one_kv_head=True, share_kv=False, reversible=True)
+opt = torch.optim.Adam(model.parameters(), lr=2e-3)
+for step in range(200):
+    x = torch.randint(0, V, (16, T))
+    loss = torch.nn.functional.cross_entropy(model(x).transpose(1, 2), x.flip(1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print("step", step, "loss", round(loss.item(), 4))
+model.eval()
+with torch.no_grad():
+    x = torch.randint(0, V, (64, T))
+    print("compat-acc", (model(x).argmax(-1) == x.flip(1)).float().mean().item())
+"""
+for _n, _b, _covers, _subs, _epi in [
+        ("lm", 0, "LinformerLM with reversible layers (forward only), one key/value head, "
+                  "sequence projections by einsum", _LF_SMALL + [("(1, 4096))", "(1, 1024))")],
+         ""),
+        ("linformer", 1, "Linformer encoder with shared key/value projections",
+         _LF_SMALL + [("torch.randn(1, 4096, 512)", "torch.randn(1, 1024, 512)")], ""),
+        ("self_attention", 2, "LinformerSelfAttention over 4096 tokens", [], ""),
+        ("context", 3, "LinformerSelfAttention with 8192 contextual keys", [], ""),
+        ("lm_train", 0, "after the README's LinformerLM, a small reversible one trained 200 "
+                        "steps to reverse its input: the reversible blocks' backward "
+                        "recomputes the forward under the saved RNG state",
+         _LF_SMALL + [("(1, 4096))", "(1, 1024))")], _LF_TRAIN)]:
+    add(name=f"linformer/{_n}", repo=_LF, kind="md", script="README.md", block=_b,
+        copy=["README.md", "linformer"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs, epilogue=_epi, metric=r"compat-acc ([0-9.]+)" if _epi else None,
+        bar=(">=", 0.8) if _epi else None)  # torch 0.9868-0.9907 (seeds 0-2), ember 0.9893-0.9932
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4394,6 +4442,7 @@ SPREAD: dict = {
     'clip/hub_train': {0: 1, 1: 1, 2: 1},
     'siren/wrapper': {0: 29.48, 1: 29.76, 2: 29.06},
     'siren/modulated': {0: 42.21, 1: 42.5, 2: 38.85},
+    'linformer/lm_train': {0: 0.9907, 1: 0.9868, 2: 0.9907},
 }
 
 
