@@ -18,6 +18,7 @@ from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
 from .._kernels import pointwise as _kpw
+from .._kernels import small_linear as _ksl
 from .._kernels import split as _ksplit
 from .._kernels.gemv import gemv_in_parts
 from ..products import rows_matmul
@@ -87,6 +88,42 @@ class Linear(Op):
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_F32 = _FLOATS[0]
+_NO_BIAS = np.zeros(1, np.float32)
+
+# NOTE [A small Linear on MKL]
+# A Linear on a small batch (the 3x256 MLP at batch 8: (8, 256) x (256, 256)^T) is per-call
+# cost: OpenBLAS takes x @ W^T (its "TN" case) by its small-matrix kernel in blocks of rows
+# (NOTE [OpenBLAS's small-matrix kernel]) in ~17 us where MKL's sgemm needs ~6-7, but MKL
+# through ctypes pays ~5 us a call in fixed cost (benchmarks/RESULTS.md, twenty-fifth session,
+# helper gen). Here a numba kernel calls MKL's sequential Fortran sgemm by its address
+# (ember/_mkl.sgemm_address, as the LSTM loop does), adds the bias in the same call, and the
+# backward's dx = G W, dW = G^T X and db are one more such call. Only float32, C-contiguous
+# operands, 2 to _MKL_SMALL_ROWS rows and at most SMALL_GEMM[0] multiply-adds per product, and
+# only where MKL is loaded (Intel CPUs with the mkl extra; the EPYC and every other case keep
+# the paths below) and neither the split-GEMM mode nor the one pool is on. The results differ from OpenBLAS's by rounding (another order of additions;
+# db is NumPy's row-by-row sum, the same bits); tests compare them with float64 products.
+# Measured in quiet slots: benchmarks/RESULTS.md, twenty-sixth session, helper mlp.
+_MKL_SMALL_ROWS = 64
+_MKL_SMALL_MACS = 1 << 20
+_MKL_SMALL = [True]  # a switch for A/Bs and tests
+
+
+def _mkl_small(x, weight, bias):
+    """MKL's Fortran sgemm address when NOTE [A small Linear on MKL] computes this forward, else
+    0."""
+    if x.dtype != _F32 or x.ndim < 2 or not x.shape[-1]:
+        return 0
+    rows = x.size // x.shape[-1]
+    if (rows < 2 or rows > _MKL_SMALL_ROWS or rows * x.shape[-1] * weight.shape[0] > _MKL_SMALL_MACS
+            or weight.dtype != _F32 or not x.flags.c_contiguous or not weight.flags.c_contiguous):
+        return 0
+    if bias is not None and (bias.dtype != _F32 or bias.shape != weight.shape[:1]
+                             or not bias.flags.c_contiguous):
+        return 0
+    if not _MKL_SMALL[0] or _ksplit.split_gemms() or _onepool.enabled():
+        return 0  # (the split-GEMM mode and the one pool run their own products)
+    return _mkl.sgemm_address()
 _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/generate_ab.py)
 
 # NOTE [One thread for a one-row product]
@@ -114,6 +151,13 @@ def small_linear(x, weight, bias):
     step's (1, 1, d) rows or a small MLP batch, below OpenBLAS's one-thread bound, too small for
     the reuse pool or a split; the bias goes in with the GEMM's result pass (NOTE [GEMM
     orientation]). On the one pool the general path (its add_row)."""
+    f = _mkl_small(x, weight, bias)
+    if f:  # NOTE [A small Linear on MKL]
+        y = np.empty(x.shape[:-1] + weight.shape[:1], np.float32)
+        _ksl.linear_forward(f, x.reshape(-1, x.shape[-1]), weight,
+                            _NO_BIAS if bias is None else bias, bias is not None,
+                            y.reshape(-1, weight.shape[0]))
+        return y
     macs = x.size * weight.shape[0]
     if macs > SMALL_GEMM[0] or not _small_ok(x, weight, bias) or _onepool.enabled():
         return None
@@ -211,6 +255,16 @@ def _backward_numpy(g, x, w, need):
     buffers] in _backend.py); db = the column sums of G."""
     n_out, n_in = w.shape
     g2 = np.ascontiguousarray(g).reshape(-1, n_out)
+    f = _mkl_small(x, w, None) if n_out > 1 else 0
+    if f:  # NOTE [A small Linear on MKL]
+        gx = np.empty(x.shape, np.float32)
+        gw = reusable_empty((n_out, n_in), np.float32)  # NOTE [Reused buffers]
+        gb = np.empty(n_out, np.float32)
+        has_b = len(need) > 2 and need[2]
+        _ksl.linear_backward(f, g2, x.reshape(-1, n_in), w, gx.reshape(-1, n_in), gw, gb,
+                             need[0], need[1], has_b)
+        return (_make(gx) if need[0] else None, _make(gw) if need[1] else None,
+                _make(gb) if has_b else None)
     gx = gw = gb = None
     blas = small_gemm_enter(g2.shape[0] * n_out * n_in)  # NOTE [One BLAS thread for small GEMMs]
     split = _split(g2.shape[0] * n_out * n_in)
