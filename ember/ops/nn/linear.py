@@ -94,16 +94,17 @@ _NO_BIAS = np.zeros(1, np.float32)
 # NOTE [A small Linear on MKL]
 # A Linear on a small batch (the 3x256 MLP at batch 8: (8, 256) x (256, 256)^T) is per-call
 # cost: OpenBLAS takes x @ W^T (its "TN" case) by its small-matrix kernel in blocks of rows
-# (NOTE [OpenBLAS's small-matrix kernel]) in ~17 us where MKL's sgemm needs ~6-7, but MKL
+# (NOTE [OpenBLAS's small-matrix kernel]) in ~17-19 us where MKL's sgemm needs ~10, but MKL
 # through ctypes pays ~5 us a call in fixed cost (benchmarks/RESULTS.md, twenty-fifth session,
 # helper gen). Here a numba kernel calls MKL's sequential Fortran sgemm by its address
-# (ember/_mkl.sgemm_address, as the LSTM loop does), adds the bias in the same call, and the
-# backward's dx = G W, dW = G^T X and db are one more such call. Only float32, C-contiguous
-# operands, 2 to _MKL_SMALL_ROWS rows and at most SMALL_GEMM[0] multiply-adds per product, and
-# only where MKL is loaded (Intel CPUs with the mkl extra; the EPYC and every other case keep
-# the paths below) and neither the split-GEMM mode nor the one pool is on. The results differ from OpenBLAS's by rounding (another order of additions;
-# db is NumPy's row-by-row sum, the same bits); tests compare them with float64 products.
-# Measured in quiet slots: benchmarks/RESULTS.md, twenty-sixth session, helper mlp.
+# (ember/_mkl.sgemm_address, as the LSTM loop does) and adds the bias in the same call; the
+# backward's dx = G W, dW = G^T X and db are one more such call. Only for float32 C-contiguous
+# operands with 2 to _MKL_SMALL_ROWS rows and at most _MKL_SMALL_MACS multiply-adds a product,
+# where MKL is loaded (Intel CPUs with the mkl extra: the EPYC keeps the paths below), and not
+# in the split-GEMM mode or on the one pool (they run their own products). Results differ from
+# OpenBLAS's by rounding (another order of additions; db keeps NumPy's row-by-row sum); tests
+# compare them with float64 products. The MLP step in-process, paired, off/on 1.15-1.17 (quiet
+# slot): benchmarks/RESULTS.md, twenty-sixth session, helper mlp.
 _MKL_SMALL_ROWS = 64
 _MKL_SMALL_MACS = 1 << 20
 _MKL_SMALL = [True]  # a switch for A/Bs and tests
