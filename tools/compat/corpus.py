@@ -79,6 +79,7 @@ COMMITS = {
     "openai/CLIP": "d05afc436d78f1c48dc0dbf8e5980a9d471f35f6",
     "lucidrains/siren-pytorch": "3555d895b213d243e8aa4db1913d01154cdcdd6b",
     "lucidrains/linformer": "970e1c3f12fbdc494f60a2bed5e807563850f585",
+    "lucidrains/memory-efficient-attention-pytorch": "d54f391370ecbf843a871f0e260425d076995550",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -145,6 +146,7 @@ LICENCES = {
     "openai/CLIP": "MIT",
     "lucidrains/siren-pytorch": "MIT",
     "lucidrains/linformer": "MIT",
+    "lucidrains/memory-efficient-attention-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4197,6 +4199,26 @@ for _n, _b, _covers, _subs, _epi in [
 
 
 
+# ---------------------------------------------------- lucidrains/memory-efficient-attention-pytorch
+# the package's tests: bucketed (memory-efficient) attention and the pure-PyTorch
+# FlashAttentionFunction (a custom autograd Function with its own tiled backward) against plain
+# attention, outputs to 1e-6 and gradients to 1e-5, causal and with a key mask. The README's
+# examples move the module to CUDA (.cuda()), so they fail without a GPU under torch too: left
+# out; train.py needs enwik8 (a large file absent from the snapshot)
+# Under ember 4 of 6 pass: the two gradient comparisons miss 1e-5 because two-operand einsum
+# runs np.einsum without BLAS, whose float32 sums over 2048 keys are naive (attention's V
+# gradient 1.7e-5 from float64 against torch's 3.5e-6; /work/NOTICES.md 09:15, for the lead's
+# ops/products.py)
+add(name="mea/tests", repo="lucidrains/memory-efficient-attention-pytorch", kind="pytest",
+    script="tests/test.py", copy=["tests", "memory_efficient_attention_pytorch"], cwd=".",
+    pythonpath=["."],
+    covers="checkpointed bucketed attention (torch.utils.checkpoint per bucket), "
+           "FlashAttentionFunction's forward and backward by tiles with running max and sums, "
+           "causal masks by triu, key padding masks",
+    metric=r"([0-9]+) passed", bar=(">=", 6), timeout=300)
+
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4443,6 +4465,7 @@ SPREAD: dict = {
     'siren/wrapper': {0: 29.48, 1: 29.76, 2: 29.06},
     'siren/modulated': {0: 42.21, 1: 42.5, 2: 38.85},
     'linformer/lm_train': {0: 0.9907, 1: 0.9868, 2: 0.9907},
+    'mea/tests': {0: 6},
 }
 
 
