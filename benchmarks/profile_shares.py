@@ -80,11 +80,26 @@ def _pair_flop(g2, x, w, need, *args, **kwargs):
     return 4.0 * g2.shape[0] * w.shape[0] * w.shape[1]
 
 
+def _small_linear_flop(f, x, w, *args):
+    """A small Linear's forward on MKL (NOTE [A small Linear on MKL]): 2 rows n_out n_in."""
+    return 2.0 * x.shape[0] * w.shape[0] * w.shape[1]
+
+
+def _small_linear_backward_flop(f, g, x, w, dx, dw, db, need_x, need_w, need_b):
+    """... and its backward: the same per gradient product asked for."""
+    return 2.0 * g.shape[0] * w.shape[0] * w.shape[1] * (bool(need_x) + bool(need_w))
+
+
 # (module, function, its operation count) of ember's GEMMs that NumPy does not see; each is
-# called through its module's attribute, so replacing the attribute times every call
+# called through its module's attribute, so replacing the attribute times every call (the
+# small Linear's kernels are numba functions that call MKL's sgemm: BLAS time, not numba's)
 MKL_ENTRIES = (("ember._mkl", "matmul", _matmul_flop),
                ("ember._mkl", "matmul_one_thread", _matmul_flop),
-               ("ember.ops.nn.linear", "_backward_pair", _pair_flop))
+               ("ember.ops.nn.linear", "_backward_pair", _pair_flop),
+               ("ember.ops._kernels.small_linear", "linear_forward", _small_linear_flop),
+               ("ember.ops._kernels.small_linear", "linear_backward",
+                _small_linear_backward_flop))
+_ENTRY_NAMES = {(modname, name) for modname, name, _ in MKL_ENTRIES}
 
 
 def _timer(clock, bucket, fn, name=None, flop=None):
@@ -166,7 +181,7 @@ def _patches(clock):
                 for key, value in list(obj.items()):
                     if isinstance(value, CPUDispatcher):
                         wrap(obj, key, value, "numba")
-            elif isinstance(obj, CPUDispatcher):
+            elif isinstance(obj, CPUDispatcher) and (modname, name) not in _ENTRY_NAMES:
                 # the one pool's GEMM loop is BLAS work (NOTE [One pool])
                 wrap(mod, name, obj, "blas" if name == "_k_gemm_blocks" else "numba")
             elif isinstance(obj, Twin):  # both compiled versions of a twin kernel

@@ -168,6 +168,8 @@ def test_shares_count_mkl_products_as_blas_with_their_flop(monkeypatch, rng):
     monkeypatch.setattr(_mkl, "_sgemm", [_fake_sgemm(main_s)])
     monkeypatch.setattr(_mkl, "_on", [True])
     monkeypatch.setattr(_mkl, "MIN_MACS", 1)
+    from ember.ops.nn import linear
+    monkeypatch.setattr(linear, "_MKL_SMALL", [False])  # (64 rows: else MKL's numba kernel)
     lin = ember.nn.Linear(32, 48, bias=False)
     x = ember.tensor(rng.standard_normal((64, 32)).astype(np.float32))
     total, per, calls, top, gemm = profile_shares.instrumented(
@@ -291,3 +293,21 @@ def test_in_step_wrapper_returns_the_step_call_and_repeats_twice_while_recording
     assert keep == [2] and len(calls) == 4 and calls[2] is not keep and calls[3] is not keep
     assert acc[("k", (3,))] == [1, 1, 1, 1]
     assert in_step._fresh_keep((1,) * 7 + (None,)) == (1,) * 7 + (None,)
+
+
+def test_shares_count_the_small_linear_kernels_as_blas(rng):
+    # NOTE [A small Linear on MKL]: numba kernels calling MKL's sgemm are BLAS time, 2 m n k
+    # per product (forward, input and weight gradients)
+    import profile_shares
+
+    import ember
+    from ember import _mkl
+    if not _mkl.sgemm_address():
+        pytest.skip("MKL's libmkl_rt is not installed (the mkl extra) or the CPU is not Intel's")
+    lin = ember.nn.Linear(32, 48)
+    x = ember.tensor(rng.standard_normal((8, 32)).astype(np.float32), requires_grad=True)
+    total, per, calls, top, gemm = profile_shares.instrumented(
+        lambda: lin(x).sum().backward(), 2)
+    assert "blas:small_linear.linear_forward" in top
+    assert "blas:small_linear.linear_backward" in top
+    assert gemm["flop"] == 3 * (2 * 8 * 32 * 48)

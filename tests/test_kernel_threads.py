@@ -306,6 +306,7 @@ def test_linear_small_gemms_run_on_one_blas_thread(rows, expect_one, monkeypatch
             return real_gemm(a, b, *args, **kwargs)
 
         monkeypatch.setattr(lin, "gemm", spy)
+        monkeypatch.setattr(lin, "_MKL_SMALL", [False])  # OpenBLAS's paths, not MKL's kernel
         x = ember.randn(rows, 256, requires_grad=True)
         layer = ember.nn.Linear(256, 256)
         y = layer(x)
