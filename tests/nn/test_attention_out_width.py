@@ -1,5 +1,5 @@
 """F.multi_head_attention_forward whose output projection changes the width (CLIP's attention
-pooling: separate q/k/v weights, one query, out_proj_weight of shape (O, E) with O != E):
+pooling: separate q/k/v weights, one query, out_proj_weight of shape (OUT, E) with OUT != E):
 values and gradients against torch 2.13, and gradcheck in float64."""
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ import ember
 from ember.autograd import gradcheck
 from ember.testing import assert_close
 
-S, N, E, H, O = 5, 2, 8, 2, 6
+S, N, E, H, OUT = 5, 2, 8, 2, 6
 
 
 def _arrays(rng, batched=True):
     lead = (S, N) if batched else (S,)
-    shapes = dict(x=lead + (E,), wq=(E, E), wk=(E, E), wv=(E, E), b=(3 * E,), wo=(O, E), bo=(O,))
+    shapes = dict(x=lead + (E,), wq=(E, E), wk=(E, E), wv=(E, E), b=(3 * E,), wo=(OUT, E),
+                  bo=(OUT,))
     return {name: rng.standard_normal(shape) for name, shape in shapes.items()}
 
 
@@ -46,7 +47,7 @@ def test_out_width_matches_torch(batched, need_weights):
     a = _arrays(np.random.default_rng(0), batched)
     ours = _run(ember, a, need_weights)
     theirs = _run(torch, a, need_weights)
-    assert ours[0].shape == ((1, N, O) if batched else (1, O))
+    assert ours[0].shape == ((1, N, OUT) if batched else (1, OUT))
     assert len(ours) == len(theirs)
     for o, t in zip(ours, theirs, strict=True):
         assert_close(o, t)

@@ -3973,8 +3973,9 @@ for _n, _b, _covers, _epi, _metric, _bar in [
         ("experimental", 3, "the experimental Perceiver (bottom-up linear attention, reverse "
                             "cross-attention), one backward",
          _PC_EXPERIMENTAL, r"compat-shape \(2, 4\) grads ([0-9]+)", ("==", 78)),
-        ("lm_train", 2, "after the README's PerceiverLM, a small one trained 120 steps with Adam on successor "
-                        "sequences with padding masked out (boolean indexing of logits)",
+        ("lm_train", 2, "after the README's PerceiverLM, a small one trained 120 steps with Adam "
+                        "on successor sequences with padding masked out (boolean indexing of "
+                        "logits)",
          _PC_LM, r"compat-acc ([0-9.]+)", (">=", 0.9))]:  # torch and ember 1.0 at seeds 0-2
     add(name=f"perceiver/{_n}", repo=_PC, kind="md", script="README.md", block=_b,
         copy=_PC_COPY, cwd=".", pythonpath=["."], covers=_covers, epilogue=_epi,
@@ -3985,8 +3986,9 @@ add(name="perceiver/test_perceiver", repo=_PC, kind="pytest", script="tests/test
     metric=r"([0-9]+) passed", bar=(">=", 3))
 add(name="perceiver/train_cifar10", repo=_PC, script="train_cifar10.py",
     copy=["train_cifar10.py", "perceiver_pytorch"], cwd=".", pythonpath=["."],
-    args=["--epochs=4", "--lr=3e-3", "--batch_size=32", "--eval_every=60", "--depth=1", "--num_latents=32",
-          "--latent_dim=64", "--latent_heads=2", "--cross_dim_head=32", "--latent_dim_head=32",
+    args=["--epochs=4", "--lr=3e-3", "--batch_size=32", "--eval_every=60", "--depth=1",
+          "--num_latents=32", "--latent_dim=64", "--latent_heads=2", "--cross_dim_head=32",
+          "--latent_dim_head=32",
           "--self_per_cross_attn=1"],
     covers="Perceiver on CIFAR10 through Accelerate (prepare, backward, clip_grad_norm_, "
            "log to no tracker), AdamW, OneCycleLR, DataLoader with workers, fire flags",
@@ -4003,7 +4005,8 @@ add(name="perceiver/train_cifar10", repo=_PC, script="train_cifar10.py",
 # architecture off it, casts to fp16 and load() back to float32), and a generated image
 # instead of CLIP.png (not in the snapshot). A plain torch.save'd state dict fails under torch
 # too: clip.load tries torch.jit.load first, which reads the open file to its end, so the
-# torch.load that follows on the same file object meets EOFError. Real BPE tokenizer (the mirror's bpe_simple_vocab_16e6.txt.gz; stubs/ftfy),
+# torch.load that follows on the same file object meets EOFError. Real BPE tokenizer (the
+# mirror's bpe_simple_vocab_16e6.txt.gz; stubs/ftfy),
 # preprocessing through stubs/torchvision on a PIL image. hub/train is hubconf.py with a driver
 # that trains a small ViT CLIP contrastively on colour captions and classifies zero-shot.
 _CLIP = "openai/CLIP"
@@ -4079,7 +4082,8 @@ for step in range(150):
     labels = torch.randperm(len(COLOURS))
     logits_per_image, logits_per_text = model(images(labels), texts[labels])
     target = torch.arange(len(labels))
-    loss = (F.cross_entropy(logits_per_image, target) + F.cross_entropy(logits_per_text, target)) / 2
+    loss = (F.cross_entropy(logits_per_image, target)
+            + F.cross_entropy(logits_per_text, target)) / 2
     opt.zero_grad()
     loss.backward()
     opt.step()
@@ -4097,7 +4101,8 @@ add(name="clip/hub_train", repo=_CLIP, script="hubconf.py", copy=["hubconf.py", 
            "steps with AdamW on the symmetric contrastive loss (logit_scale a learned "
            "parameter), zero-shot classification by caption similarity",
     metric=r"compat-zero-shot-acc ([0-9.]+)",
-    bar=(">=", 0.8))  # torch and ember 1.0 at seeds 0-2 (lr 1e-3 stalled at ln 8 for torch's seed 2)
+    # torch and ember 1.0 at seeds 0-2 (lr 1e-3 stalled at ln 8 for torch's seed 2)
+    bar=(">=", 0.8))
 
 
 
