@@ -94,6 +94,7 @@ def _alias_functional():
 
 
 _alias_functional()
+from .nn.functional._grouped_mm import _grouped_mm  # noqa: E402,F401  (torch._grouped_mm)
 from . import multiprocessing  # noqa: E402,F401
 from . import fx, jit, export  # noqa: E402,F401  (graph capture: issue 19)
 from .jit import ScriptFunction, ScriptModule  # noqa: E402,F401  (torch exports its C++ base classes; Lightning imports them)

@@ -104,8 +104,6 @@ MISSING_ON_PURPOSE: dict[str, str] = {
     "lstsq": "removed from torch (raises there); linalg.lstsq replaces it",
     "solve": "removed from torch (raises there); linalg.solve replaces it",
     "matrix_rank": "removed from torch (raises there); linalg.matrix_rank replaces it",
-    "grouped_mm": "nn.functional: grouped GEMM for MoE layers (torch 2.13 runs it on CPU too); "
-                  "not implemented",
     "scaled_mm": "nn.functional: scaled float8 GEMM (torch 2.13 runs its tensor-wise recipe on "
                  "CPU too); not implemented: ember has the float8 dtypes but no scaled GEMM "
                  "or scaling-recipe types",

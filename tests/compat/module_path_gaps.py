@@ -251,7 +251,7 @@ NAME_GAPS = {
     'torch.nn.common_types': None,
     'torch.nn.cpp': None,
     'torch.nn.functional': (
-        'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'grouped_mm', 'scaled_grouped_mm',
+        'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'scaled_grouped_mm',
         'scaled_mm',
     ),
     'torch.nn.grad': None,

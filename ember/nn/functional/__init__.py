@@ -57,6 +57,7 @@ from ._fractional import (
                           fractional_max_pool3d,
                           fractional_max_pool3d_with_indices,
 )
+from ._grouped_mm import grouped_mm
 from ._linear import bilinear, linear
 from ._linear_cross_entropy import linear_cross_entropy
 from ._loss import (
@@ -131,7 +132,7 @@ __all__ = [
     "max_pool3d_with_indices", "max_unpool3d",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "gumbel_softmax", "multilabel_margin_loss",
-    "linear_cross_entropy",
+    "linear_cross_entropy", "grouped_mm",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices",
     "affine_grid", "alpha_dropout", "avg_pool1d", "avg_pool2d", "batch_norm", "bilinear",
