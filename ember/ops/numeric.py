@@ -308,7 +308,7 @@ def rsub(input, other, *, alpha=1):
 def positive(input):
     """input itself (an error for bool tensors, as in torch)."""
     if input.dtype is D.bool_:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 

@@ -159,6 +159,13 @@ def _reject_bool(name, x, hint=""):
         raise RuntimeError(f"{name}: not supported for bool tensors; got dtype ember.bool." + hint)
 
 
+def _no_bool_kernel(kernel, x):
+    """torch has no bool kernel for these ops: a NotImplementedError (a RuntimeError subclass)
+    naming the CPU kernel, where NumPy would compute a bool result."""
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 @unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), complex_ok=True,
           quiet=True)
 def neg(x):
@@ -327,7 +334,7 @@ def digamma(x):
 @unary_op(lambda g, x: g * x.sgn(), keep_int=True, aliases=("absolute",), complex_ok=True,
           real_out=True, holomorphic=False)
 def abs(x):
-    _reject_bool("abs", x)
+    _no_bool_kernel("abs_cpu", x)
     return np.abs(x)
 
 
@@ -362,21 +369,25 @@ def sgn(x):
 
 @unary_op(lambda g, x: g * 0, keep_int=True, quiet=True)
 def floor(x):
+    _no_bool_kernel("floor_vml_cpu", x)
     return np.floor(x)
 
 
 @unary_op(lambda g, x: g * 0, keep_int=True, quiet=True)
 def ceil(x):
+    _no_bool_kernel("ceil_vml_cpu", x)
     return np.ceil(x)
 
 
 @unary_op(lambda g, x: g * 0, keep_int=True, aliases=("fix",), quiet=True)
 def trunc(x):
+    _no_bool_kernel("trunc_vml_cpu", x)
     return np.trunc(x)
 
 
 @unary_op(lambda g, x: g, keep_int=True)
 def frac(x):
+    _no_bool_kernel("frac_cpu", x)
     return x - np.trunc(x)
 
 
@@ -385,6 +396,8 @@ def frac(x):
 @unary_op(lambda g, y: where(y <= 0, 0.0, g), save="y", keep_int=True,
           df_np=lambda g, y: _kpoint.masked_grad(g, y, 0, None), quiet=True)
 def relu(x):
+    if x.dtype == np.bool_:
+        raise RuntimeError("Boolean inputs not supported for relu")
     return _kpoint.clamp(x, 0, math.inf) if x.dtype.kind == "f" else np.maximum(x, 0)
 
 
@@ -413,6 +426,7 @@ class Round(Op):
 
     @staticmethod
     def forward(ctx, x, decimals=0):
+        _no_bool_kernel("round_cpu" if decimals else "round_vml_cpu", x)
         return np.round(x, decimals)
 
     @staticmethod
