@@ -80,6 +80,8 @@ COMMITS = {
     "lucidrains/siren-pytorch": "3555d895b213d243e8aa4db1913d01154cdcdd6b",
     "lucidrains/linformer": "970e1c3f12fbdc494f60a2bed5e807563850f585",
     "lucidrains/memory-efficient-attention-pytorch": "d54f391370ecbf843a871f0e260425d076995550",
+    "lucidrains/performer-pytorch": "fc8b78441b1e27eb5d9b01fc738a8772cee07127",
+    "lucidrains/byol-pytorch": "299312613c1f44923e7869d1c82be7d536c2c42b",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -147,6 +149,8 @@ LICENCES = {
     "lucidrains/siren-pytorch": "MIT",
     "lucidrains/linformer": "MIT",
     "lucidrains/memory-efficient-attention-pytorch": "MIT",
+    "lucidrains/performer-pytorch": "MIT",
+    "lucidrains/byol-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4224,6 +4228,157 @@ add(name="mea/tests", repo="lucidrains/memory-efficient-attention-pytorch", kind
 
 
 
+# ------------------------------------------------------------------ lucidrains/performer-pytorch
+# FAVOR+ linear attention (positive orthogonal random features: a QR of Gaussian blocks, redrawn
+# on an interval), causal linear attention by chunked cumulative sums, local attention heads
+# (the local-attention package), reversible layers, rotary embeddings, an encoder-decoder with
+# generation. Its dependencies local-attention, axial-positional-embedding and hyper-connections
+# (local-attention's import) are pip-installed with --no-deps (pyproject's compat extra).
+# The README's examples: PerformerLM cut to 2 layers over 1024 tokens and followed by the
+# README's fix_projection_matrices_() line; Performer (causal) as written; the encoder-decoder cut
+# to 1+1 layers over 256 tokens generating 16; SelfAttention / CrossAttention without .cuda()
+# (no GPU here: as written they fail under torch too); FastAttention as written. And the two
+# example trainings: the toy copy task and enwik8_simple (on generated text), both smaller.
+_PF = "lucidrains/performer-pytorch"
+_PF_LM = [("depth = 12,", "depth = 2,  # compat: was 12"),
+          ("max_seq_len = 2048,", "max_seq_len = 1024,  # compat: was 2048"),
+          ("(1, 2048))", "(1, 1024))  # compat: was 2048")]
+_PF_ED = [("SEQ_LEN = 4096", "SEQ_LEN = 256  # compat: was 4096"),
+          ("GENERATE_LEN = 512", "GENERATE_LEN = 16  # compat: was 512"),
+          ("enc_depth = 6,", "enc_depth = 1,  # compat: was 6"),
+          ("dec_depth = 6,", "dec_depth = 1,  # compat: was 6")]
+_NO_CUDA = [(".cuda()", "")]
+# Performer(...) as written misses its required dim_head (TypeError under torch too)
+_PF_DIM_HEAD = [("causal = True\n)",
+                 "causal = True,\n    dim_head = 64  # compat: required, missing\n)")]
+for _n, _b, _covers, _subs in [
+        ("lm", (0, 6), "PerformerLM: FAVOR+ heads beside local-attention heads, rotary "
+                       "embeddings, token shift, GLU feed-forward in chunks, reversible layers; "
+                       "then fix_projection_matrices_()", _PF_LM),
+        ("performer", 1, "causal Performer over 2048 tokens: linear attention by chunked "
+                         "cumulative sums (the non-CUDA path)", _PF_DIM_HEAD),
+        ("enc_dec", 2, "PerformerEncDec: tied embeddings, cross attention, loss and backward, "
+                       "generation with top-k sampling", _PF_ED),
+        ("self_attention", 3, "SelfAttention over 1024 tokens (without .cuda())", _NO_CUDA),
+        ("cross_attention", 4, "CrossAttention over 512 context tokens (without .cuda())",
+         _NO_CUDA),
+        ("fast_attention", 5, "FastAttention on (1, 8, 512, 64) queries, keys, values", [])]:
+    add(name=f"performer/{_n}", repo=_PF, kind="md", script="README.md", block=_b,
+        copy=["README.md", "performer_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs)
+add(name="performer/enc_dec_copy", repo=_PF, script="examples/toy_tasks/enc_dec_copy.py",
+    copy=["examples/toy_tasks", "performer_pytorch"], cwd=".", pythonpath=["."],
+    covers="the copy task's training loop: reversible encoder-decoder, Adam, torch.cuda.amp's "
+           "autocast and GradScaler on a CPU (both disabled, with a warning), generation",
+    subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 101  # compat: was int(1e5)"),
+          ("LEARNING_RATE = 1e-4", "LEARNING_RATE = 1e-3  # compat: was 1e-4"),
+          ("dim=512,", "dim=128,  # compat: was 512"),
+          ("dec_depth=3,", "dec_depth=1,  # compat: was 3"),
+          ("ENC_SEQ_LEN = 32", "ENC_SEQ_LEN = 8  # compat: was 32"),
+          ("DEC_SEQ_LEN = 64 + 1", "DEC_SEQ_LEN = 16 + 1  # compat: was 64 + 1"),
+          # abs() of a bool tensor raises under torch 2.13 (NotImplementedError for 'Bool')
+          ("(src != sample).abs()", "(src != sample).long().abs()")] + _NO_CUDA,
+    # the last step's loss: ln 18 = 2.89 untrained, ~1.4 once the copy (the second half of the
+    # target) is learned; torch 1.472-1.891 (seeds 0-2), ember 1.82 (seed 0)
+    metric=r"^\d+: ([0-9.]+)", bar=("<=", 2.3))
+add(name="performer/enwik8_simple", repo=_PF, script="examples/enwik8_simple/train.py",
+    copy=["examples/enwik8_simple", "performer_pytorch"], pythonpath=["."],
+    data=["enwik8_gz"],
+    covers="a causal reversible PerformerLM (scale norm, token shift, local heads per layer) "
+           "trained through AutoregressiveWrapper with gradient accumulation, GradScaler's "
+           "unscale_, clip_grad_norm_; validation; top-k generation",
+    subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 31  # compat: was int(1e5)"),
+          ("LEARNING_RATE = 1e-4", "LEARNING_RATE = 1e-3  # compat: was 1e-4"),
+          ("VALIDATE_EVERY  = 100", "VALIDATE_EVERY  = 15  # compat: was 100"),
+          ("GENERATE_EVERY  = 500", "GENERATE_EVERY  = 30  # compat: was 500"),
+          ("GENERATE_LENGTH = 2048", "GENERATE_LENGTH = 32  # compat: was 2048"),
+          ("SEQ_LEN = 4096", "SEQ_LEN = 128  # compat: was 4096"),
+          ("GRADIENT_ACCUMULATE_EVERY = 4", "GRADIENT_ACCUMULATE_EVERY = 1  # compat: was 4"),
+          ("dim = 512,", "dim = 128,  # compat: was 512"),
+          ("depth = 6,", "depth = 2,  # compat: was 6"),
+          ("nb_features = 256,", "nb_features = 64,  # compat: was 256"),
+          ("local_attn_heads = (8, 8, 8, 6, 4, 2)", "local_attn_heads = (6, 2)  # compat"),
+          # NumPy 2.4 removed fromstring's binary mode (fails under torch as well)
+          ("np.fromstring(", "np.frombuffer("),
+          ("np.split(X, [int(90e6)])", "np.split(X, [int(0.9 * len(X))])  # compat: 90e6")]
+    + _NO_CUDA,
+    # byte-level validation loss after 30 steps: 5.5 untrained; torch 2.554-2.666 (seeds 0-2),
+    # ember 2.688 (seed 0)
+    metric=r"validation loss: ([0-9.]+)", bar=("<=", 3.2))
+
+
+# ---------------------------------------------------------------------- lucidrains/byol-pytorch
+# BYOL (self-supervised: an online encoder and predictor chase an EMA target encoder across two
+# augmented views): the README's four examples that need no kornia - the training loop, the
+# SimSiam variant (no momentum), embeddings, and BYOLTrainer through Accelerate on MockDataset.
+# The hidden layer is caught by a forward hook; the projector is built lazily on the first
+# forward (simplicial embeddings: softmax over groups of 8); the target is a deepcopy whose
+# parameters are replaced by EMA through .data. resnet50(pretrained=True) needs weights from
+# the network: a ResNet-18 at random init (stubs/torchvision) on 64x64 images instead, with the
+# stand-in's batch-level augmentations. beartype (the trainer's import) is pip-installed.
+_BYOL = "lucidrains/byol-pytorch"
+_BYOL_NET = [("models.resnet50(pretrained=True)",
+              "models.resnet18()  # compat: was resnet50(pretrained=True), no weights offline"),
+             ("image_size = 256,", "image_size = 64,  # compat: was 256")]
+_BYOL_LOOP = _BYOL_NET + [("torch.randn(20, 3, 256, 256)", "torch.randn(8, 3, 64, 64)  # compat"),
+                          ("range(100):", "range(4):  # compat: was 100")]
+# after the README's loop, a driver training BYOL around a small CNN (hooked at its Flatten) 40
+# steps on images of stripes (random orientation, frequency, phase, colour) and printing the
+# mean loss of the last 10 steps (each view's 2 - 2 cos summed: about 4 untrained)
+_BYOL_TRAIN = """from torch import nn
+
+torch.manual_seed(0)
+net = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+                    nn.Conv2d(16, 32, 3, 2, 1), nn.BatchNorm2d(32), nn.ReLU(),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 10))
+learner = BYOL(net, image_size=32, hidden_layer=-2, projection_size=64,
+               projection_hidden_size=256)
+opt = torch.optim.Adam(learner.parameters(), lr=1e-3)
+yy, xx = torch.meshgrid(torch.arange(32.), torch.arange(32.), indexing="ij")
+def batch(n=32):
+    freq = torch.randint(1, 4, (n, 1, 1, 1)).float()
+    horiz = torch.rand(n, 1, 1, 1) < 0.5
+    phase = torch.rand(n, 1, 1, 1) * 6.28
+    wave = torch.where(horiz, yy, xx)
+    img = 0.5 + 0.5 * torch.sin(freq * wave * 0.4 + phase)
+    return img * torch.rand(n, 3, 1, 1)
+losses = []
+for step in range(40):
+    loss = learner(batch())
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    learner.update_moving_average()
+    losses.append(loss.item())
+    if step % 10 == 0:
+        print("step", step, "loss", round(losses[-1], 4))
+print("compat-byol-loss", sum(losses[-10:]) / 10)   # 4 untrained; the last 10 steps' mean
+"""
+for _n, _b, _covers, _subs in [
+        ("train", 0, "BYOL's loop: two augmented views, online predictor vs EMA target "
+                     "(deepcopy, requires_grad off), cosine loss, update_moving_average, "
+                     "state_dict save; then a small CNN trained 40 steps on stripes",
+         _BYOL_LOOP),
+        ("simsiam", 1, "the SimSiam variant: no target network, a 3-layer projector with an "
+                       "affine-free BatchNorm1d, stop-gradient by detach", _BYOL_LOOP),
+        ("embedding", 5, "return_embedding: the hooked avgpool output and its projection",
+         _BYOL_NET + [("torch.randn(2, 3, 256, 256)", "torch.randn(2, 3, 64, 64)  # compat")]),
+        ("trainer", 6, "BYOLTrainer: Accelerate's prepare, autocast and backward, a DataLoader "
+                       "over MockDataset, a buffer step counter, checkpoints by torch.save",
+         [("models.resnet50(pretrained = True)", "models.resnet18()  # compat: was resnet50"),
+          ("MockDataset(256, 10000)", "MockDataset(64, 64)  # compat: was (256, 10000)"),
+          ("image_size = 256,", "image_size = 64,  # compat: was 256"),
+          ("num_train_steps = 100_000,", "num_train_steps = 4,  # compat: was 100_000"),
+          ("batch_size = 16,", "batch_size = 8,  # compat: was 16")])]:
+    _train = _n == "train"
+    add(name=f"byol/{_n}", repo=_BYOL, kind="md", script="README.md", block=_b,
+        copy=["README.md", "byol_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs, epilogue=_BYOL_TRAIN if _train else "",
+        metric=r"compat-byol-loss ([0-9.]+)" if _train else None,
+        # torch 1.409-1.702 (seeds 0-2), ember 1.519-1.816
+        bar=("<=", 3.0) if _train else None)
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4471,6 +4626,9 @@ SPREAD: dict = {
     'siren/modulated': {0: 42.21, 1: 42.5, 2: 38.85},
     'linformer/lm_train': {0: 0.9907, 1: 0.9868, 2: 0.9907},
     'mea/tests': {0: 6},
+    'performer/enc_dec_copy': {0: 1.715, 1: 1.472, 2: 1.891},
+    'performer/enwik8_simple': {0: 2.666, 1: 2.592, 2: 2.554},
+    'byol/train': {0: 1.702, 1: 1.579, 2: 1.409},
 }
 
 

@@ -327,3 +327,12 @@ def binarized_mnist(cwd: Path, seed: int, n_train: int = 3000, n_valid: int = 50
 
     np.savez(cwd / "binarized_mnist.npz", train_data=images(n_train),
              valid_data=images(n_valid), test_data=images(n_valid))
+
+
+def enwik8_gz(cwd: Path, seed: int) -> None:
+    """data/enwik8.gz, the byte-level corpus of performer-pytorch's enwik8_simple/train.py (the
+    first 100 MB of an English Wikipedia dump there): 300 kB of story-like text, gzipped."""
+    import gzip
+    (cwd / "data").mkdir(exist_ok=True)
+    with gzip.open(cwd / "data" / "enwik8.gz", "wb") as fh:
+        fh.write(english(10000, seed).encode())
