@@ -96,7 +96,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         size = x.shape[dim]
         if size == 0:
             break
-        x = x.narrow(dim, 1, size - 1) - x.narrow(dim, 0, size - 1)
+        later, earlier = x.narrow(dim, 1, size - 1), x.narrow(dim, 0, size - 1)
+        # torch's difference of two bools is their xor (subtracting bools is an error)
+        x = em.logical_xor(later, earlier) if x.dtype is em.bool else later - earlier
     return x
 
 

@@ -246,3 +246,15 @@ def test_chain_matmul_matches_product():
     a, b, c = (ember.randn(3, 4), ember.randn(4, 5), ember.randn(5, 2))
     np.testing.assert_allclose(ember.chain_matmul(a, b, c).numpy(), (a @ b @ c).numpy(),
                                rtol=1e-5)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [{}, {"n": 2}, {"dim": 0}, {"n": 3, "dim": 1}])
+def test_diff_of_bool_is_xor_as_torch(kw):
+    a = np.array([[True, False, False, True], [True, True, False, False],
+                  [False, True, True, True]])
+    got, want = ember.diff(ember.tensor(a), **kw), torch.diff(torch.tensor(a), **kw)
+    assert got.dtype == ember.bool and got.tolist() == want.tolist()
+    pre = np.array([[True], [False], [True]])
+    got = ember.diff(ember.tensor(a), prepend=ember.tensor(pre))
+    assert got.tolist() == torch.diff(torch.tensor(a), prepend=torch.tensor(pre)).tolist()
