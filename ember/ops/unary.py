@@ -29,7 +29,8 @@ def _float_of(x):
 
 
 def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=None,
-             public=True, complex_ok=False, real_out=False, holomorphic=True, quiet=False):
+             public=True, complex_ok=False, real_out=False, holomorphic=True, quiet=False,
+             bool_to_long=False):
     """Decorator: the NumPy forward ``f(x, *params)``, named after the op, becomes an elementwise
     Op with dL/dx = ``df(grad, saved, *params)`` written with ember ops (so double backward
     works). The decorated name is bound to the Op class.
@@ -50,6 +51,9 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
     ``quiet`` ops (neg, relu, floor...) cannot raise a floating-point warning in NumPy
     (no overflow, division or invalid operation is possible), so they skip the np.errstate
     block the others enter: about 1 us of a ~2 us small-tensor op.
+
+    ``bool_to_long`` ops (square: torch's pow(x, 2)) compute a bool input as int64 and return
+    int64, as torch's type promotion of a bool base does.
     """
 
     def deco(f):
@@ -61,6 +65,8 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
                 if x.dtype.kind == "c" and not complex_ok:
                     raise NotImplementedError(f"{name}: not implemented for complex tensors; "
                                               f"got dtype {D.from_numpy_dtype(x.dtype)}.")
+                if bool_to_long and x.dtype == np.bool_:
+                    x = x.astype(np.int64)
                 if not keep_int:
                     x = _float_of(x)
                 # asarray: a ufunc on a 0-d array returns a NumPy scalar, and a saved output
@@ -221,7 +227,7 @@ def rsqrt(x):
     return 1 / np.sqrt(x)
 
 
-@unary_op(lambda g, x: 2 * g * x, keep_int=True, complex_ok=True)
+@unary_op(lambda g, x: 2 * g * x, keep_int=True, complex_ok=True, bool_to_long=True)
 def square(x):
     return np.square(x)
 

@@ -43,13 +43,17 @@ def test_bool_input_raises_as_torch(op, kw, form):
 
 
 @pytest.mark.parity
-def test_positive_and_functional_relu_of_bool_raise_as_torch():
-    for name, e_fn, t_fn in [("positive", ember.positive, torch.positive),
-                             ("relu", ember.nn.functional.relu, torch.nn.functional.relu)]:
-        t_type, t_msg = _error(lambda: t_fn(torch.tensor([True])))
-        with pytest.raises(t_type, match=re.escape(t_msg)) as info:
-            e_fn(ember.tensor([True]))
-        assert info.type is t_type, name
+@pytest.mark.parametrize("path", ["positive", "nn.functional.relu"])
+def test_positive_and_functional_relu_of_bool_raise_as_torch(path):
+    def fn(lib):
+        for part in path.split("."):
+            lib = getattr(lib, part)
+        return lib
+
+    t_type, t_msg = _error(lambda: fn(torch)(torch.tensor([True])))
+    with pytest.raises(t_type, match=re.escape(t_msg)) as info:
+        fn(ember)(ember.tensor([True]))
+    assert info.type is t_type
 
 
 def test_numeric_inputs_unchanged():
@@ -62,3 +66,22 @@ def test_numeric_inputs_unchanged():
     i = ember.tensor([-3, 4])
     assert ember.abs(i).dtype == ember.int64 and ember.abs(i).tolist() == [3, 4]
     assert ember.relu(i).tolist() == [0, 4] and ember.ceil(i).dtype == ember.int64
+
+
+@pytest.mark.parity
+def test_square_of_bool_is_int64_as_torch():
+    # torch squares as pow(x, 2), whose bool base promotes to int64
+    a = [[True, False], [False, True]]
+    want = torch.square(torch.tensor(a))
+    for got in (ember.square(ember.tensor(a)), ember.tensor(a).square(),
+                ember.square(ember.tensor(True))):
+        assert got.dtype == ember.int64
+    assert ember.square(ember.tensor(a)).tolist() == want.tolist()
+    out = ember.empty(2, 2, dtype=ember.int64)
+    ember.square(ember.tensor(a), out=out)
+    assert out.tolist() == want.tolist()
+    # the int64 result cannot be written into a bool tensor, in place or through out=
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        ember.tensor(a).square_()
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+        ember.square(ember.tensor(a), out=ember.empty(2, 2, dtype=ember.bool))
