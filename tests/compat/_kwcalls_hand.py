@@ -77,6 +77,9 @@ HAND = {
     "nn.functional.bilinear": lambda L: call(L.nn.functional.bilinear, input1=t(L, 2, 3),
                                              input2=t(L, 2, 4), weight=t(L, 5, 3, 4),
                                              bias=t(L, 5)),
+    "nn.functional.grouped_mm": lambda L: call(  # float32 only, 16-byte strides in torch
+        L.nn.functional.grouped_mm, mat_a=t(L, 8, 4).float(), mat_b=t(L, 2, 4, 4).float(),
+        offs=L.tensor(np.array([3, 8], np.int32)), bias=None, out_dtype=L.float32),
     # strides and views
     "torch.as_strided": lambda L: call(L.as_strided, input=t(L, 3, 3), size=(2, 2),
                                        stride=(1, 2), storage_offset=1),
