@@ -45,6 +45,8 @@ class Flip(Op):
 
 def flip(input, *dims_args, dims=None):
     """Reverse the order of elements along ``dims`` (returns a copy)."""
+    if dims is None and not dims_args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     dims = _int_list(dims_args if dims is None else (dims,), "flip")
     return Flip.apply(input, dims=norm_dims(dims, input.ndim, "flip") if dims else ())
 

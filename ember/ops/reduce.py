@@ -312,6 +312,9 @@ def _arg(name, npf):
 
     def run(input, dim, keepdim):
         a = input._data
+        if a.dtype == np.bool_:
+            raise RuntimeError(f"{name}(): does not support bool input (convert it with .int() "
+                               "or .long() first)")
         if a.size == 0 and dim is None:
             raise IndexError(f"{name}(): Expected reduction dim to be specified for "
                              "input.numel() == 0.")
@@ -349,7 +352,7 @@ class ArgIndex(Op):
         return None, None, None, None
 
 
-# bool is not claimed: torch has no bool argmax/argmin kernels
+# bool raises: torch has no bool argmax/argmin kernels
 register("argmax")(_arg("argmax", np.argmax))
 register("argmin")(_arg("argmin", np.argmin))
 

@@ -125,6 +125,9 @@ register("msort")(msort)
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or smallest) elements along ``dim``, returned in sorted order."""
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU (convert the input with "
+                           ".int() first)")
     d = _dim(input, dim, "topk")
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:
@@ -143,6 +146,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest element (1-based) along ``dim`` and its index."""
     d = _dim(input, dim, "kthvalue")
     n = input.shape[d] if input.ndim else 1
+    if input.ndim:  # torch takes a 0-d bool (it returns the input), not a bool dimension
+        _no_bool(input, "kthvalue")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}; got "
                            f"k={k}, expected 1 <= k <= {n}")
@@ -207,8 +212,16 @@ def _median_all(input, ignore_nan, name):
     return _SelectAll.apply(input, y=_make(np.array(a[i]))._data)
 
 
+def _no_bool(input, name):
+    """torch's sorting-based kernels have no bool version: NotImplementedError, as there."""
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError(f"{name}: not implemented for bool tensors (torch: no 'Bool' "
+                                  "kernel); convert the input with .int() first")
+
+
 def _median(name, ignore_nan):
     def fn(input, dim=None, keepdim=False):
+        _no_bool(input, name)
         if dim is None:
             keepdim_needs_dim(name, dim, keepdim)
             return _median_all(input, ignore_nan, name)

@@ -279,9 +279,9 @@ def _softmax_impl(name, input, dim, dtype, log, stacklevel=4):
         dim = _softmax_dim(name, input.ndim, stacklevel)
     if dtype is not None:
         input = input.to(dtype)
-    if not input.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {input.dtype}; "
-                           "pass dtype=ember.float32 or convert the input.")
+    if not input.is_floating_point():  # torch: its kernels have no integer or bool version
+        raise NotImplementedError(f"{name}: expected a floating-point input, got dtype "
+                                  f"{input.dtype}; pass dtype=ember.float32 or convert the input.")
     n = max(input.ndim, 1)
     if not -n <= dim < n:
         raise IndexError(f"{name}: Dimension out of range (expected to be in range of "
