@@ -214,6 +214,12 @@ def main(argv=None) -> int:
         print("api_coverage: torch is not installed; it is the reference to count against",
               file=sys.stderr)
         return 2
+    try:
+        import ember  # noqa: F401  (the tree to count; not installed: PYTHONPATH=<the tree>)
+    except ImportError as e:
+        print(f"api_coverage: ember is not importable ({e}); install it (pip install -e .) or "
+              "run with PYTHONPATH set to the repository", file=sys.stderr)
+        return 2
     rows = coverage()
     print(table(rows))
     if args.names:
