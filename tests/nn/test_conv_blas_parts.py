@@ -180,3 +180,21 @@ def test_parts_threshold_by_family(monkeypatch, blas_parts_on):
     assert calls == [6]  # the backward's six channels in parts
     F.max_pool2d(x.detach(), 2)  # another family: under its threshold, serial
     assert calls == [6]
+
+
+def test_relu_parts_from_its_family_threshold(monkeypatch, blas_parts_on):
+    # ReLU's kernels ("pointwise") go in parts from PARTS_MIN["pointwise"] elements, with the
+    # same values as NumPy's and a gradient zeroed where the output is <= 0
+    calls = _record_ranges(monkeypatch)
+    n = split.PARTS_MIN["pointwise"]
+    data = np.random.default_rng(3).standard_normal((4, n // 4)).astype(np.float32)
+    x = ember.tensor(data, requires_grad=True)
+    y = F.relu(x)
+    assert calls == [n]
+    np.testing.assert_array_equal(y.detach().numpy(), np.maximum(data, 0))
+    g = np.random.default_rng(4).standard_normal(data.shape).astype(np.float32)
+    y.backward(ember.tensor(g))
+    assert calls == [n, n]
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(data > 0, g, 0))
+    F.relu(ember.tensor(data[:, : n // 8]))  # half the threshold: serial
+    assert calls == [n, n]

@@ -48,8 +48,13 @@ _PARTS_MIN_WORK = 1 << 20
 # its forward not at all, but no family at 2^18 won a whole-step A/B beyond the noise (ReLU's
 # lost 10 % on ResNet-50). On the Intel machine (twenty-third session) batch norm at 2^18, both
 # directions, won MobileNetV2's step (its 16x16 and 32x32 maps, 0.4-0.6 M elements): ab.py
-# paired 1.050 and reversed 0.971 (quiet slot, load 0.8).
-PARTS_MIN = {"batchnorm": 1 << 18, "batchnorm_bwd": 1 << 18}
+# paired 1.050 and reversed 0.971 (quiet slot, load 0.8). ReLU's family ("pointwise": clamp
+# and its masked gradient) at 2^18 too (twenty-eighth session): its time inside real steps fell
+# 4.65 -> 3.74 ms (ResNet-50), 5.78 -> 4.32 (MobileNetV2), 2.26 -> 1.68 (VGG-19); whole steps,
+# ab.py paired off/on and on/off: ResNet-50 1.024 / 0.966 and 1.015, AlexNet 1.010 / 0.986,
+# MobileNetV2 0.994 / 0.966, VGG-19 1.009 / 1.004 (40 samples) - at most ~2 %, never a loss
+# beyond the noise on this machine (the twenty-first session's 0.993 / 0.994 on the EPYC).
+PARTS_MIN = {"batchnorm": 1 << 18, "batchnorm_bwd": 1 << 18, "pointwise": 1 << 18}
 # NOTE [Claimed chunks for the range kernels]
 # run_ranges gives the caller and OpenBLAS's worker a fixed half each, so when the worker waits
 # for a core (another process on this shared 2-vCPU machine) the caller waits for its half (two
