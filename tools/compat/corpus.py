@@ -82,6 +82,9 @@ COMMITS = {
     "lucidrains/memory-efficient-attention-pytorch": "d54f391370ecbf843a871f0e260425d076995550",
     "lucidrains/performer-pytorch": "fc8b78441b1e27eb5d9b01fc738a8772cee07127",
     "lucidrains/byol-pytorch": "299312613c1f44923e7869d1c82be7d536c2c42b",
+    "lucidrains/rotary-embedding-torch": "8bb4643d1c29f944c47d2e807452ac437689af18",
+    "lucidrains/ema-pytorch": "72d498dc544bd43f7ebe963cc8533021dde44f88",
+    "lucidrains/lion-pytorch": "6a74fdc0ba572ab5683dc0270c66c20ecbc02d09",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -151,6 +154,9 @@ LICENCES = {
     "lucidrains/memory-efficient-attention-pytorch": "MIT",
     "lucidrains/performer-pytorch": "MIT",
     "lucidrains/byol-pytorch": "MIT",
+    "lucidrains/rotary-embedding-torch": "MIT",
+    "lucidrains/ema-pytorch": "MIT",
+    "lucidrains/lion-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4379,6 +4385,180 @@ for _n, _b, _covers, _subs in [
         bar=("<=", 3.0) if _train else None)
 
 
+# ------------------------------------------------------------ lucidrains/rotary-embedding-torch
+# Rotary position embeddings (RoFormer): frequencies as a Parameter (learnable or not), cached
+# rotations in non-persistent buffers, partial rotation of the leading features, xpos scales,
+# axial frequencies for video/images, interpolation; torch.amp.autocast as a decorator. The
+# README's six examples (the cached-key and offset ones continue the first), and after the first
+# a tiny causal attention LM with rotary queries/keys trained on a repeating pattern.
+_ROPE = "lucidrains/rotary-embedding-torch"
+_ROPE_TRAIN = """
+import torch.nn.functional as F
+from torch import nn
+
+# rotation keeps relative positions: scores of shifted pairs agree
+torch.manual_seed(0)
+rot = RotaryEmbedding(dim=16)
+qq, kk = torch.randn(1, 1, 64, 16), torch.randn(1, 1, 64, 16)
+a = rot.rotate_queries_or_keys(qq)[..., 10:20, :] @ rot.rotate_queries_or_keys(kk)[..., 0:10, :].mT
+b = (rot.rotate_queries_or_keys(qq, offset=7)[..., 10:20, :]
+     @ rot.rotate_queries_or_keys(kk, offset=7)[..., 0:10, :].mT)
+print("compat-rope-shift", (a - b).abs().max().item())
+
+class Attn(nn.Module):
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads, self.qkv, self.out = heads, nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.rot = RotaryEmbedding(dim=dim // heads // 2, learned_freq=True)
+    def forward(self, x):
+        b, n, d = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        q, k = self.rot.rotate_queries_or_keys(q), self.rot.rotate_queries_or_keys(k)
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.out(o.transpose(1, 2).reshape(b, n, d))
+
+net = nn.Sequential(nn.Embedding(16, 32), Attn(), nn.LayerNorm(32), Attn(), nn.Linear(32, 16))
+opt = torch.optim.AdamW(net.parameters(), lr=3e-3)
+for step in range(150):
+    period = torch.randint(2, 6, (16, 1))
+    start = torch.randint(0, 16, (16, 1))
+    seq = (start + torch.arange(33) % period) % 16      # each row repeats with its period
+    loss = F.cross_entropy(net(seq[:, :-1]).reshape(-1, 16), seq[:, 1:].reshape(-1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print("step", step, "loss", round(loss.item(), 4))
+print("compat-rope-loss", loss.item())   # ln 16 = 2.77 untrained
+"""
+for _n, _b, _covers, _epi in [
+        ("rotate", 0, "rotate_queries_or_keys on (1, 8, 1024, 64) with 32 of 64 features "
+                      "rotated; the shift property; a 2-layer causal attention LM with learned "
+                      "rotary frequencies, scaled_dot_product_attention, AdamW", _ROPE_TRAIN),
+        ("cached_keys", (0, 1, 2), "rotate_queries_with_cached_keys (one query against 1024 "
+                                   "cached keys), then rotation by offset", ""),
+        ("axial", 3, "pixel frequencies by linspace, get_axial_freqs over (8, 64, 32) "
+                     "broadcast and concatenated, apply_rotary_emb's partial rotation", ""),
+        ("xpos", 4, "xpos: rotate_queries_and_keys with length-dependent scales (power of "
+                    "positions) on queries and inverse on keys", ""),
+        ("interpolate", 5, "interpolate_factor: positions divided before rotation",
+         "q = rotary_emb.rotate_queries_or_keys(torch.randn(2, 4, 128, 64))\n"
+         "print('compat-rope-shape', tuple(q.shape))\n")]:
+    add(name=f"rotary/{_n}", repo=_ROPE, kind="md", script="README.md", block=_b,
+        copy=["README.md", "rotary_embedding_torch"], cwd=".", pythonpath=["."],
+        covers=_covers, epilogue=_epi,
+        metric=r"compat-rope-loss ([0-9.]+)" if _epi == _ROPE_TRAIN else None,
+        # the last step's loss: torch 0.084-0.086 (seeds 0-2), ember 0.074-0.103
+        bar=("<=", 1.0) if _epi == _ROPE_TRAIN else None)
+
+
+# --------------------------------------------------------------------- lucidrains/ema-pytorch
+# Exponential moving averages of a model's weights: EMA (deepcopy, warmup of the decay, lerp_ of
+# .data, buffers copied, an optimizer step post-hook, foreach lerp/copy), EMAPytree (over a
+# torch.utils._pytree of tensors) and PostHocEMA (Karras et al.: several EMAs by relative width,
+# checkpoints by torch.save, a new width synthesized by solving a least-squares system in NumPy/
+# torch from the saved checkpoints). The README's two examples, and after the first a driver: a
+# small regressor trained by SGD with noisy gradients, its EMA updated by the optimizer's post-
+# step hook with foreach lerps; the EMA model's loss beside the online model's.
+_EMA = "lucidrains/ema-pytorch"
+_EMA_TRAIN = """
+from ema_pytorch import EMAPytree
+from torch import nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 32), nn.BatchNorm1d(32), nn.ReLU(), nn.Linear(32, 1))
+ema = EMA(model, beta=0.99, update_after_step=20, update_every=1, use_foreach=True)
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+handle = ema.add_to_optimizer_post_step_hook(opt)
+w = torch.randn(8, 1)
+xt = torch.randn(512, 8)
+yt = xt @ w
+for step in range(300):
+    x = torch.randn(64, 8)
+    loss = F.mse_loss(model(x), x @ w + 0.5 * torch.randn(64, 1))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+handle.remove()
+model.eval()
+ema.eval()
+with torch.no_grad():
+    online = F.mse_loss(model(xt), yt).item()
+    averaged = F.mse_loss(ema(xt), yt).item()
+print("step", ema.step.item(), "online", round(online, 4), "ema", round(averaged, 4))
+sd = ema.state_dict()
+print("state keys", len(sd), sorted(sd)[:3])
+
+tree = {"a": torch.zeros(3), "b": [torch.ones(2, 2)]}
+et = EMAPytree(tree, beta=0.5, update_after_step=0, update_every=1)
+for _ in range(3):
+    tree["a"].add_(1.0)
+    et.update()
+print("pytree", et.ema_pytree["a"].tolist())
+print("compat-ema-loss", averaged)
+"""
+for _n, _b, _covers, _epi in [
+        ("ema", 0, "EMA over a Linear (deepcopy, warmup decay, lerp_); then SGD with momentum "
+                   "and an EMA updated by register_step_post_hook with foreach lerp/copy, "
+                   "BatchNorm buffers, state_dict; EMAPytree over a dict/list of tensors",
+         _EMA_TRAIN),
+        ("post_hoc", 1, "PostHocEMA: two EMAs by sigma_rel, checkpoints by torch.save every "
+                        "10 steps, synthesize_ema_model by least squares over torch.load-ed "
+                        "checkpoints", "")]:
+    add(name=f"ema/{_n}", repo=_EMA, kind="md", script="README.md", block=_b,
+        copy=["README.md", "ema_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        epilogue=_epi, metric=r"compat-ema-loss ([0-9.]+)" if _epi else None,
+        # the EMA model's MSE on clean targets: about 8 untrained; torch 0.026-0.055 (seeds
+        # 0-2), ember 0.0097-0.021
+        bar=("<=", 0.2) if _epi else None)
+
+
+# -------------------------------------------------------------------- lucidrains/lion-pytorch
+# The Lion optimizer (sign of an interpolated momentum, decoupled weight decay) in its three
+# forms: per-parameter in-place ops (lion_pytorch), torch._foreach_mul_/lerp_/sign_/add_
+# (foreach.py) and the cautious variant (a mask of sign agreement, rescaled). The README's
+# example, then the same small MLP classifier trained 60 steps by each form from one init; the
+# three final losses are printed (the per-parameter and foreach forms do the same arithmetic).
+_LION = "lucidrains/lion-pytorch"
+_LION_TRAIN = """
+import copy
+import torch.nn.functional as F
+from lion_pytorch.foreach import Lion as ForeachLion
+from lion_pytorch.cautious_lion import Lion as CautiousLion
+
+torch.manual_seed(0)
+base = nn.Sequential(nn.Linear(2, 64), nn.GELU(), nn.Linear(64, 64), nn.GELU(), nn.Linear(64, 3))
+angle = torch.rand(600) * 6.2832
+cls = torch.randint(0, 3, (600,))
+radius = 1.0 + cls.float()
+xs = torch.stack([radius * angle.cos(), radius * angle.sin()], 1) + 0.4 * torch.randn(600, 2)
+finals = {}
+for name, make in [("lion", lambda p: Lion(p, lr=1e-3, weight_decay=1e-2)),
+                   ("foreach", lambda p: ForeachLion(p, lr=1e-3, weight_decay=1e-2)),
+                   ("cautious", lambda p: CautiousLion(p, lr=1e-3, weight_decay=1e-2,
+                                                        cautious_factor=0.1))]:
+    net = copy.deepcopy(base)
+    o = make(net.parameters())
+    for step in range(60):
+        loss = F.cross_entropy(net(xs), cls)
+        o.zero_grad()
+        loss.backward()
+        o.step()
+    finals[name] = loss.item()
+    print(name, round(finals[name], 4))
+print("lion/foreach same", abs(finals["lion"] - finals["foreach"]) < 1e-3)
+print("compat-lion-loss", max(finals.values()))   # ln 3 = 1.10 untrained
+"""
+add(name="lion/train", repo=_LION, kind="md", script="README.md", block=0,
+    copy=["README.md", "lion_pytorch"], cwd=".", pythonpath=["."],
+    covers="the README's Lion step on nn.Linear(10, 1); then an MLP on three rings trained by "
+           "Lion 60 steps per parameter, by torch._foreach_mul_/lerp_/sign_/add_, and the cautious "
+           "variant (where-masked, rescaled updates)",
+    # the worst of the three final losses: torch 0.570-0.612 (seeds 0-2), ember 0.548-0.597
+    epilogue=_LION_TRAIN, metric=r"compat-lion-loss ([0-9.]+)", bar=("<=", 0.75))
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4629,6 +4809,9 @@ SPREAD: dict = {
     'performer/enc_dec_copy': {0: 1.715, 1: 1.472, 2: 1.891},
     'performer/enwik8_simple': {0: 2.666, 1: 2.592, 2: 2.554},
     'byol/train': {0: 1.702, 1: 1.579, 2: 1.409},
+    'rotary/rotate': {0: 0.08636, 1: 0.08523, 2: 0.08366},
+    'ema/ema': {0: 0.026, 1: 0.05522, 2: 0.03449},
+    'lion/train': {0: 0.5815, 1: 0.6115, 2: 0.5696},
 }
 
 
