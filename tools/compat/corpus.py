@@ -85,6 +85,7 @@ COMMITS = {
     "lucidrains/rotary-embedding-torch": "8bb4643d1c29f944c47d2e807452ac437689af18",
     "lucidrains/ema-pytorch": "72d498dc544bd43f7ebe963cc8533021dde44f88",
     "lucidrains/lion-pytorch": "6a74fdc0ba572ab5683dc0270c66c20ecbc02d09",
+    "lucidrains/denoising-diffusion-pytorch": "faed4db28e724735323fa91c70aa9b28a6e1cbac",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -157,6 +158,7 @@ LICENCES = {
     "lucidrains/rotary-embedding-torch": "MIT",
     "lucidrains/ema-pytorch": "MIT",
     "lucidrains/lion-pytorch": "MIT",
+    "lucidrains/denoising-diffusion-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4559,6 +4561,91 @@ add(name="lion/train", repo=_LION, kind="md", script="README.md", block=0,
     epilogue=_LION_TRAIN, metric=r"compat-lion-loss ([0-9.]+)", bar=("<=", 0.75))
 
 
+# ---------------------------------------------------------- lucidrains/denoising-diffusion-pytorch
+# DDPM/DDIM: a Unet with sinusoidal time embeddings, ResNet blocks with scale-shift by time,
+# linear and full attention (Attend: scaled_dot_product_attention with an sdpa_kernel context
+# when flash_attn), pixel-shuffle downsampling; GaussianDiffusion's buffers of the schedule,
+# q_sample, the p-losses with min-SNR weights, DDPM and DDIM sampling under inference_mode; the
+# image Trainer (a PIL image folder through torchvision transforms, a DataLoader with
+# cpu_count() workers, Accelerate, EMA from ema-pytorch, save_image of samples, checkpoints);
+# XMWrapper; the 1-D Unet, GaussianDiffusion1D (pred_v) and Trainer1D. The README's examples,
+# smaller (dim 16, two levels, 32x32 images or 64-step sequences, 100 timesteps, a few training
+# steps; the image Trainer without FID, which needs Inception weights from the network, on 100
+# generated PNGs, the least it takes). ema-pytorch (its import) is pip-installed with --no-deps.
+_DDPM = "lucidrains/denoising-diffusion-pytorch"
+_DDPM_SMALL = [("dim = 64,", "dim = 16,  # compat: was 64"),
+               ("dim_mults = (1, 2, 4, 8)", "dim_mults = (1, 2)"),   # compat: was (1, 2, 4, 8)
+               ("image_size = 128,", "image_size = 32,  # compat: was 128"),
+               ("timesteps = 1000", "timesteps = 100")]   # compat: was 1000
+_DDPM_RAND = [("torch.rand(8, 3, 128, 128)", "torch.rand(8, 3, 32, 32)  # compat: was 128")]
+# after the first example: the same Unet trained 60 Adam steps on 16x16 images of blobs (one
+# bright disc at a random place); the mean training loss of the last 20 steps
+_DDPM_TRAIN = """
+torch.manual_seed(0)
+model = Unet(dim = 16, dim_mults = (1, 2), channels = 1)
+diffusion = GaussianDiffusion(model, image_size = 16, timesteps = 100)
+opt = torch.optim.Adam(diffusion.parameters(), lr = 2e-3)
+yy, xx = torch.meshgrid(torch.arange(16.), torch.arange(16.), indexing = 'ij')
+losses = []
+for step in range(60):
+    cy, cx = torch.randint(4, 12, (2, 16, 1, 1, 1)).float()
+    imgs = (((yy - cy) ** 2 + (xx - cx) ** 2) < 9).float()
+    loss = diffusion(imgs)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+    if step % 20 == 0:
+        print('step', step, 'loss', round(loss.item(), 4))
+print('samples', tuple(diffusion.sample(batch_size = 2).shape))
+print('compat-ddpm-loss', sum(losses[-20:]) / 20)
+"""
+_DDPM_IMAGES = """import os
+from PIL import Image
+import numpy as np
+os.makedirs('images', exist_ok = True)
+_rng = np.random.default_rng(0)
+for _i in range(100):
+    Image.fromarray((_rng.random((36, 36, 3)) * 255).astype(np.uint8)).save(f'images/{_i}.png')
+
+trainer = Trainer("""
+for _n, _b, _covers, _subs, _epi in [
+        ("unet", 0, "Unet (flash_attn: sdpa), GaussianDiffusion's loss and backward, DDPM "
+                    "sampling of 4 images; then 60 Adam steps on images of discs",
+         _DDPM_SMALL + _DDPM_RAND, _DDPM_TRAIN),
+        ("trainer", 1, "the image Trainer: a PNG folder through PIL and transforms, a DataLoader "
+                       "with cpu_count() workers, Accelerate (amp on a CPU), gradient "
+                       "accumulation, clip_grad_norm_, EMA, DDIM samples saved by save_image, "
+                       "torch.save checkpoints",
+         _DDPM_SMALL + [("sampling_timesteps = 250", "sampling_timesteps = 10  # compat: was 250"),
+                        ("trainer = Trainer(", _DDPM_IMAGES),
+                        ("'path/to/your/images',",
+                         "'images',  # compat: 100 generated PNGs\n    save_and_sample_every = 5,"
+                         "\n    num_samples = 4,"),
+                        ("train_batch_size = 32,", "train_batch_size = 8,  # compat: was 32"),
+                        ("train_num_steps = 700000,", "train_num_steps = 10,  # compat: was 700000"),
+                        ("calculate_fid = True", "calculate_fid = False  # compat: Inception "
+                                                 "weights need the network")], ""),
+        ("xm", 2, "XMWrapper: 4 candidates of noise per sample, the minimum loss by "
+                  "linear_sum_assignment, backward, sampling", _DDPM_SMALL + _DDPM_RAND, ""),
+        ("unet1d", 5, "Unet1D over 32 channels, GaussianDiffusion1D (pred_v), Dataset1D and "
+                      "Trainer1D (Accelerate, amp on a CPU, EMA), sampling",
+         [("dim = 64,", "dim = 16,  # compat: was 64"),
+          ("dim_mults = (1, 2, 4, 8),", "dim_mults = (1, 2),  # compat: was (1, 2, 4, 8)"),
+          ("seq_length = 128,", "seq_length = 64,  # compat: was 128"),
+          ("timesteps = 1000,", "timesteps = 100,  # compat: was 1000"),
+          ("torch.rand(64, 32, 128)", "torch.rand(16, 32, 64)  # compat: was (64, 32, 128)"),
+          ("train_batch_size = 32,", "train_batch_size = 8,  # compat: was 32"),
+          ("train_num_steps = 700000,", "train_num_steps = 10,  # compat: was 700000")], "")]:
+    add(name=f"ddpm/{_n}", repo=_DDPM, kind="md", script="README.md", block=_b,
+        copy=["README.md", "denoising_diffusion_pytorch"], cwd=".", pythonpath=["."],
+        covers=_covers, subs=_subs, epilogue=_epi,
+        metric=r"compat-ddpm-loss ([0-9.]+)" if _epi else None,
+        # min-SNR-weighted v loss: 0.70 at the first step; torch 0.130-0.328 (seeds 0-2),
+        # ember 0.143-0.203
+        bar=("<=", 0.5) if _epi else None)
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4812,6 +4899,7 @@ SPREAD: dict = {
     'rotary/rotate': {0: 0.08636, 1: 0.08523, 2: 0.08366},
     'ema/ema': {0: 0.026, 1: 0.05522, 2: 0.03449},
     'lion/train': {0: 0.5815, 1: 0.6115, 2: 0.5696},
+    'ddpm/unet': {0: 0.1303, 1: 0.3281, 2: 0.192},
 }
 
 

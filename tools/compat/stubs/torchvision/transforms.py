@@ -58,7 +58,11 @@ class RandomHorizontalFlip(torch.nn.Module):
 
     def forward(self, x):
         if float(torch.rand(1)) < self.p:
-            return x.flip(-1) if isinstance(x, torch.Tensor) else np.ascontiguousarray(x[:, ::-1])
+            if isinstance(x, torch.Tensor):
+                return x.flip(-1)
+            if _is_pil(x):   # a PIL image stays one (FLIP_LEFT_RIGHT is transpose method 0)
+                return x.transpose(0)
+            return np.ascontiguousarray(x[:, ::-1])
         return x
 
 
