@@ -4645,6 +4645,82 @@ for _n, _b, _covers, _subs, _epi in [
         # ember 0.143-0.203
         bar=("<=", 0.5) if _epi else None)
 
+# the package's other model files, after the first example: each diffusion variant trained 3
+# Adam steps on 16x16 images and sampled (Elucidated/Karras sampler, continuous time with a
+# learned noise schedule by monotonic linears, v-parametrised continuous time, learned variance
+# with the variational bound, self-conditioning with DDIM and a sigmoid schedule, classifier-free
+# guidance with its own Unet, simple diffusion's UViT with dual patch norm), the
+# magnitude-preserving KarrasUnet (class labels, InvSqrtDecayLRSched) and KarrasUnet1D, and the
+# weighted-objective variant's loss (its sample() passes an argument its own p_mean_variance
+# lacks: a TypeError under torch too, so it is not called)
+_DDPM_VARIANTS = """
+from denoising_diffusion_pytorch import (ElucidatedDiffusion, ContinuousTimeGaussianDiffusion,
+    LearnedGaussianDiffusion, WeightedObjectiveGaussianDiffusion,
+    VParamContinuousTimeGaussianDiffusion, KarrasUnet, InvSqrtDecayLRSched, KarrasUnet1D)
+from denoising_diffusion_pytorch.classifier_free_guidance import Unet as CfgUnet
+from denoising_diffusion_pytorch.classifier_free_guidance import GaussianDiffusion as CfgDiffusion
+from denoising_diffusion_pytorch.simple_diffusion import UViT
+from denoising_diffusion_pytorch.simple_diffusion import GaussianDiffusion as SimpleDiffusion
+
+torch.manual_seed(0)
+imgs = torch.rand(4, 3, 16, 16)
+small = dict(dim = 16, dim_mults = (1, 2))
+def train(diff, sample = lambda d: d.sample(batch_size = 2), **kw):
+    opt = torch.optim.Adam(diff.parameters(), lr = 1e-3)
+    for _ in range(3):
+        loss = diff(imgs, **kw)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    shape = tuple(sample(diff).shape) if sample else None
+    return round(loss.item(), 3), shape
+print('elucidated', train(ElucidatedDiffusion(Unet(**small, learned_sinusoidal_cond = True),
+                                              image_size = 16, num_sample_steps = 8)))
+print('continuous', train(ContinuousTimeGaussianDiffusion(
+    Unet(**small, random_fourier_features = True), image_size = 16, noise_schedule = 'learned',
+    num_sample_steps = 8, learned_schedule_net_hidden_dim = 64)))
+print('v_param', train(VParamContinuousTimeGaussianDiffusion(
+    Unet(**small, learned_sinusoidal_cond = True), image_size = 16, num_sample_steps = 8)))
+print('learned_variance', train(LearnedGaussianDiffusion(Unet(**small, learned_variance = True),
+                                                         image_size = 16, timesteps = 20)))
+print('weighted', train(WeightedObjectiveGaussianDiffusion(Unet(**small, out_dim = 8),
+                                                           image_size = 16, timesteps = 20),
+                        sample = None))
+print('self_cond_ddim', train(GaussianDiffusion(
+    Unet(**small, self_condition = True, full_attn = (False, True)), image_size = 16,
+    timesteps = 50, sampling_timesteps = 5, objective = 'pred_x0', beta_schedule = 'sigmoid',
+    offset_noise_strength = 0.1)))
+print('classifier_free', train(
+    CfgDiffusion(CfgUnet(**small, num_classes = 4, cond_drop_prob = 0.5), image_size = 16,
+                 timesteps = 20),
+    sample = lambda d: d.sample(classes = torch.tensor([0, 1]), cond_scale = 3.),
+    classes = torch.randint(0, 4, (4,))))
+print('simple', train(SimpleDiffusion(UViT(**small, vit_depth = 1, patch_size = 2,
+                                           dual_patchnorm = True),
+                                      image_size = 16, num_sample_steps = 5)))
+net = KarrasUnet(image_size = 16, dim = 16, dim_max = 64, num_classes = 4, channels = 3,
+                 num_downsamples = 2, num_blocks_per_stage = 1, attn_res = (8,))
+opt = torch.optim.Adam(net.parameters(), lr = 1e-2)
+sched = InvSqrtDecayLRSched(opt)
+out = net(imgs, time = torch.ones(4), class_labels = torch.randint(0, 4, (4,)))
+out.mean().backward()
+opt.step()
+sched.step()
+print('karras_unet', tuple(out.shape), sched.get_last_lr())
+net1d = KarrasUnet1D(seq_len = 32, dim = 16, dim_max = 64, channels = 2, num_downsamples = 2,
+                     num_blocks_per_stage = 1, attn_res = (16,))
+out = net1d(torch.randn(2, 2, 32), time = torch.ones(2))
+out.sum().backward()
+print('karras_unet_1d', tuple(out.shape))
+"""
+add(name="ddpm/variants", repo=_DDPM, kind="md", script="README.md", block=0,
+    copy=["README.md", "denoising_diffusion_pytorch"], cwd=".", pythonpath=["."],
+    covers="the package's other model files: Elucidated, continuous-time (learned schedule), "
+           "v-param, learned-variance, weighted-objective, self-conditioned DDIM, "
+           "classifier-free guidance, simple diffusion's UViT, KarrasUnet (magnitude-preserving "
+           "layers, InvSqrtDecayLRSched) and KarrasUnet1D",
+    subs=_DDPM_SMALL + _DDPM_RAND, epilogue=_DDPM_VARIANTS)
+
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
