@@ -86,6 +86,8 @@ COMMITS = {
     "lucidrains/ema-pytorch": "72d498dc544bd43f7ebe963cc8533021dde44f88",
     "lucidrains/lion-pytorch": "6a74fdc0ba572ab5683dc0270c66c20ecbc02d09",
     "lucidrains/denoising-diffusion-pytorch": "faed4db28e724735323fa91c70aa9b28a6e1cbac",
+    "lucidrains/mixture-of-experts": "0fb459faf558c8e77b0e018685c64d00571d4fd9",
+    "lucidrains/st-moe-pytorch": "d94e65d8a1f50eb5b41efa5317b0d1b17c9dbfad",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -159,6 +161,8 @@ LICENCES = {
     "lucidrains/ema-pytorch": "MIT",
     "lucidrains/lion-pytorch": "MIT",
     "lucidrains/denoising-diffusion-pytorch": "MIT",
+    "lucidrains/mixture-of-experts": "MIT",
+    "lucidrains/st-moe-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4722,6 +4726,65 @@ add(name="ddpm/variants", repo=_DDPM, kind="md", script="README.md", block=0,
     subs=_DDPM_SMALL + _DDPM_RAND, epilogue=_DDPM_VARIANTS)
 
 
+# ------------------------------------------- lucidrains/mixture-of-experts, lucidrains/st-moe-pytorch
+# Sparsely gated mixtures of experts: top-2 gating with capacity per expert (one_hot, cumsum
+# positions, masks, einsum dispatch and combine), random second-expert policies, a balancing
+# loss, hierarchical gating; ST-MoE adds the router z-loss, top-n gating through CoLT5's topk,
+# threshold routing and SparseMoEBlock (feed-forwards before and after). The READMEs' examples
+# with dim 64 over 256 tokens (16 experts, hidden 4x), the hierarchical one with (4, 4) experts,
+# the 22x22 one without .cuda() (no GPU: fails under torch as written), custom experts; after
+# each first example a driver trains the MoE as a residual block 100 Adam steps (lr 5e-3) to map tokens
+# to a fixed random rotation of themselves, loss = MSE + the auxiliary loss. CoLT5-attention
+# (st-moe's import) is pip-installed with --no-deps.
+_MOE = "lucidrains/mixture-of-experts"
+_STMOE = "lucidrains/st-moe-pytorch"
+_MOE_DIM = ("dim = 512,", "dim = 64,  # compat: was 512")
+_MOE_X = ("torch.randn(4, 1024, 512)", "torch.randn(4, 256, 64)  # compat: was (4, 1024, 512)")
+_MOE_SUBS = {
+    "moe": [_MOE_DIM, _MOE_X, ("hidden_dim = 512 * 4,", "hidden_dim = 64 * 4,  # compat: was 512 * 4")],
+    "hierarchical": [_MOE_DIM, _MOE_X],
+    "hierarchical_22": [_MOE_DIM, (".cuda()", ""),
+                        ("torch.randn(1, 1024, 512)", "torch.randn(1, 256, 64)  # compat: was (1, 1024, 512)")],
+    "custom_experts": [_MOE_DIM, _MOE_X, ("Experts(512,", "Experts(64,  # compat: was 512\n                 ")],
+    "st_moe": [_MOE_DIM, _MOE_X]}
+_MOE_TRAIN = """
+torch.manual_seed(0)
+rot = torch.linalg.qr(torch.randn(64, 64))[0]
+opt = torch.optim.Adam(moe.parameters(), lr = 5e-3)
+moe.train()
+for step in range(100):
+    x = torch.randn(8, 32, 64)
+    res = moe(x)
+    mse = torch.nn.functional.mse_loss(x + res[0], x @ rot)
+    loss = mse + res[1].sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 25 == 0:
+        print('step', step, 'mse', round(mse.item(), 4), 'aux', round(res[1].sum().item(), 5))
+print('compat-moe-mse', mse.item())   # about 2 untrained
+"""
+for _n, _repo, _b, _covers, _epi in [
+        ("moe", _MOE, 0, "MoE with top-2 gating (random second policy, capacity, one_hot/cumsum "
+                         "dispatch by einsum), LeakyReLU experts; 100 Adam steps on a rotation",
+         _MOE_TRAIN),
+        ("hierarchical", _MOE, 1, "HeirarchicalMoE: (4, 4) experts under two levels of gating", ""),
+        ("hierarchical_22", _MOE, 2, "HeirarchicalMoE with (22, 22) experts (without .cuda())", ""),
+        ("custom_experts", _MOE, 3, "MoE over custom experts: per-expert weights by einsum, "
+                                    "in-place LeakyReLU", ""),
+        ("st_moe", _STMOE, 0, "ST-MoE: top-n gating through CoLT5's topk, router z-loss, "
+                              "threshold routing, SparseMoEBlock; 100 Adam steps on a rotation",
+         _MOE_TRAIN)]:
+    _pkg = "mixture_of_experts" if _repo == _MOE else "st_moe_pytorch"
+    add(name=f"moe/{_n}", repo=_repo, kind="md", script="README.md", block=_b,
+        copy=["README.md", _pkg], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_MOE_SUBS[_n],
+        epilogue=_epi, metric=r"compat-moe-mse ([0-9.]+)" if _epi else None,
+        # the last step's MSE: about 2.2 untrained; torch moe 0.142-0.214 and st_moe
+        # 0.415-0.437 (seeds 0-2, two runs of seed 0), ember 0.142-0.178 and 0.403-0.437
+        bar=("<=", 1.0) if _epi else None)
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -4976,6 +5039,8 @@ SPREAD: dict = {
     'ema/ema': {0: 0.026, 1: 0.05522, 2: 0.03449},
     'lion/train': {0: 0.5815, 1: 0.6115, 2: 0.5696},
     'ddpm/unet': {0: 0.1303, 1: 0.3281, 2: 0.192},
+    'moe/moe': {0: 0.2024, 1: 0.214, 2: 0.1688},
+    'moe/st_moe': {0: 0.4334, 1: 0.4327, 2: 0.4302},
 }
 
 
