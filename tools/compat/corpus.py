@@ -88,6 +88,7 @@ COMMITS = {
     "lucidrains/denoising-diffusion-pytorch": "faed4db28e724735323fa91c70aa9b28a6e1cbac",
     "lucidrains/mixture-of-experts": "0fb459faf558c8e77b0e018685c64d00571d4fd9",
     "lucidrains/st-moe-pytorch": "d94e65d8a1f50eb5b41efa5317b0d1b17c9dbfad",
+    "facebookresearch/ConvNeXt": "048efcea897d999aed302f2639b6270aedf8d4c8",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -163,6 +164,7 @@ LICENCES = {
     "lucidrains/denoising-diffusion-pytorch": "MIT",
     "lucidrains/mixture-of-experts": "MIT",
     "lucidrains/st-moe-pytorch": "MIT",
+    "facebookresearch/ConvNeXt": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -4785,6 +4787,54 @@ for _n, _repo, _b, _covers, _epi in [
         bar=("<=", 1.0) if _epi else None)
 
 
+# ------------------------------------------------------------------ facebookresearch/ConvNeXt
+# ConvNeXt's model files (timm's trunc_normal_, DropPath and register_model from stubs/timm):
+# depthwise 7x7 convolutions, a channels-first LayerNorm written by hand (mean/var over dim 1)
+# beside F.layer_norm on permuted maps, inverted bottlenecks by Linear on channels-last maps,
+# layer scale (gamma Parameters), stochastic depth, 4x4 patchify stem and 2x2 downsampling. The
+# script models/convnext.py (defining only) with a driver after it: convnext_tiny with stochastic
+# depth forward and backward on two 64x64 images, the isotropic ConvNeXt (imported as
+# models.convnext_isotropic) on 64x64, and a 4-stage ConvNeXt with dims 16-128 trained 100 AdamW (lr 2e-3)
+# steps to tell horizontal from vertical stripes; its loss over the last 10 steps.
+add(name="convnext/model", repo="facebookresearch/ConvNeXt", script="models/convnext.py",
+    copy=["models"], cwd=".", pythonpath=["."],
+    covers="ConvNeXt and ConvNeXtIsotropic: depthwise 7x7 convs, channels-first LayerNorm by "
+           "hand and F.layer_norm channels-last, layer scale, DropPath, AdamW training",
+    epilogue="""
+torch.manual_seed(0)
+m = convnext_tiny(num_classes=10, drop_path_rate=0.1)
+out = m(torch.randn(2, 3, 64, 64))
+out.sum().backward()
+print('convnext_tiny', tuple(out.shape), sum(p.numel() for p in m.parameters()))
+from models.convnext_isotropic import ConvNeXtIsotropic
+iso = ConvNeXtIsotropic(depth=2, dim=64, num_classes=10, layer_scale_init_value=1e-6)
+print('isotropic', tuple(iso(torch.randn(2, 3, 64, 64)).shape))
+ln = LayerNorm(8, data_format='channels_first')
+x = torch.randn(2, 8, 5, 5)
+ref = F.layer_norm(x.permute(0, 2, 3, 1), (8,), eps=1e-6).permute(0, 3, 1, 2)
+print('channels_first layer norm', (ln(x) - ref).abs().max().item() < 1e-5)
+net = ConvNeXt(in_chans=1, num_classes=2, depths=[1, 1, 1, 1], dims=[16, 32, 64, 128],
+               drop_path_rate=0.1, layer_scale_init_value=1e-2)
+opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=0.05)
+ramp = torch.arange(32.) * 0.8
+losses = []
+for step in range(100):
+    y = torch.randint(0, 2, (16,))
+    phase = torch.rand(16, 1, 1) * 6.28
+    horiz = torch.sin(ramp.view(1, 32, 1) + phase).expand(16, 32, 32)
+    vert = torch.sin(ramp.view(1, 1, 32) + phase).expand(16, 32, 32)
+    imgs = torch.where(y.view(16, 1, 1) == 1, horiz, vert).unsqueeze(1)
+    loss = F.cross_entropy(net(imgs), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+print('compat-convnext-loss', sum(losses[-10:]) / 10)   # ln 2 = 0.69 untrained
+""",
+    # ln 2 = 0.69 untrained; torch 0.095-0.371 (seeds 0-2), ember 0.089-0.229
+    metric=r"compat-convnext-loss ([0-9.]+)", bar=("<=", 0.55))
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -5041,6 +5091,7 @@ SPREAD: dict = {
     'ddpm/unet': {0: 0.1303, 1: 0.3281, 2: 0.192},
     'moe/moe': {0: 0.2024, 1: 0.214, 2: 0.1688},
     'moe/st_moe': {0: 0.4334, 1: 0.4327, 2: 0.4302},
+    'convnext/model': {0: 0.3711, 1: 0.09478, 2: 0.1075},
 }
 
 
