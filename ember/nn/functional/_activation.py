@@ -53,12 +53,24 @@ def leaky_relu_(input, negative_slope=0.01):
     return apply_inplace(input, _ops.leaky_relu.apply, "leaky_relu_", float(negative_slope))
 
 
+def _integer(input):
+    """input is an integer (not bool) Tensor: hardtanh, relu6, threshold and softsign take
+    those in torch, the other activations raise."""
+    return isinstance(input, Tensor) and not input.is_floating_point() \
+        and not input.is_complex() and input.dtype != ember.bool
+
+
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """Clamp to [min_val, max_val] (gradient 0 outside)."""
-    _check_float("hardtanh", input)
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
                          f"({max_val})")
+    if _integer(input):  # torch clamps integers in their own dtype
+        out = input.clamp(min_val, max_val).to(input.dtype)
+        return input.copy_(out) if inplace else out
+    if isinstance(input, Tensor) and input.dtype == ember.bool:
+        raise RuntimeError("hardtanh: Bool inputs not supported for hardtanh")
+    _check_float("hardtanh", input)
     if inplace:
         return hardtanh_(input, min_val, max_val)
     return _ops.hardtanh.apply(input, float(min_val), float(max_val))
@@ -158,7 +170,8 @@ def softplus(input, beta=1.0, threshold=20.0):
 
 def softsign(input):
     """x / (1 + |x|)."""
-    _check_float("softsign", input)
+    if not _integer(input):
+        _check_float("softsign", input)
     return input / (input.abs() + 1)
 
 
@@ -175,6 +188,9 @@ def logsigmoid(input):
 
 def tanhshrink(input):
     """x - tanh(x)."""
+    if isinstance(input, Tensor) and input.dtype == ember.bool:
+        raise RuntimeError("tanhshrink: Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported; convert the input with .float() first.")
     return input - input.tanh()
 
 
@@ -195,6 +211,9 @@ def hardshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """x if x > threshold else value."""
+    if _integer(input):  # torch keeps integers in their own dtype
+        out = input.masked_fill(input <= threshold, value)
+        return input.copy_(out) if inplace else out
     _check_float("threshold", input)
     if inplace:
         return threshold_(input, threshold, value)

@@ -157,6 +157,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
+    if S == 0:  # no keys: torch returns zeros (an empty sum of values), as these products do
+        return (query.matmul(key.transpose(-2, -1)) * scale).matmul(value)
     if _fusable(query, key, value, attn_mask):
         keep = None
         if dropout_p > 0.0:

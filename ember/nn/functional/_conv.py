@@ -24,7 +24,7 @@ __all__ = [
 def _same_padding(kernel, dilation, stride, name):
     """'same' padding per dim as (left, right); torch puts an odd extra element on the right."""
     if any(s != 1 for s in stride):
-        raise ValueError(f"{name}: padding='same' is not supported for strided convolutions; "
+        raise RuntimeError(f"{name}: padding='same' is not supported for strided convolutions; "
                          f"got stride={stride}.")
     pads = []
     for k, d in zip(kernel, dilation):

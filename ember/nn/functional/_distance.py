@@ -23,6 +23,14 @@ def _norm(x, p, dim, keepdim=False):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps)."""
     _check_tensor("normalize", input)
+    if not input.is_floating_point() and not input.is_complex():
+        raise RuntimeError(f"normalize: expected a floating point or complex input, got "
+                           f"{input.dtype}")
+    n = max(input.ndim, 1)
+    for d in (dim,) if isinstance(dim, int) else dim:
+        if not -n <= d < n:
+            raise IndexError(f"normalize: Dimension out of range (expected to be in range of "
+                             f"[{-n}, {n - 1}], but got {d})")
     denom = _norm(input, p, dim, keepdim=True).clamp(min=eps)
     result = input / denom
     if out is not None:

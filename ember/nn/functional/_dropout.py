@@ -115,6 +115,9 @@ def _too_few_dims_dropout(name, input, p, training, inplace, spatial):
                   f"to provide channel-wise dropout on inputs with {spatial} spatial dimensions, "
                   f"a channel dimension, and an optional batch dimension (i.e. {spatial + 1}D "
                   f"or {spatial + 2}D inputs).", UserWarning, stacklevel=3)
+    if input.ndim < 2 and (not training or p == 0):  # torch: nothing to drop, no check
+        _check_p(name, p)
+        return input
     if input.ndim < 2:
         raise RuntimeError(f"{name}: Feature dropout requires at least 2 dimensions in the "
                            f"input; got shape {tuple(input.shape)}, expected (N, C, ...).")

@@ -63,7 +63,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = _check_indices("embedding", input, num)
     if padding_idx is not None:
         if not -num <= padding_idx < num:
-            raise ValueError(f"embedding: Padding_idx must be within num_embeddings; got "
+            raise AssertionError(f"embedding: Padding_idx must be within num_embeddings; got "
                              f"{padding_idx} for {num} embeddings")
         padding_idx = padding_idx % num
     if max_norm is not None and idx.size:

@@ -158,6 +158,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     spatial = tuple(input.shape[2:])
     out_shape = tuple(grid.shape[1:-1])
     dt = input._data.dtype
+    if input.numel() == 0 or grid.numel() == 0:  # torch: an empty batch gives an empty result
+        return input.new_zeros((input.shape[0], input.shape[1]) + out_shape)
     tap = _tapper(input, out_shape)
     # coordinate k follows spatial dim k (D, H, W); the grid lists them x (W) first
     raw = [_unnormalize(grid[..., nd - 1 - k], spatial[k], align) for k in range(nd)]

@@ -114,6 +114,9 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     _check_pair("mse_loss", input, target)
     _check_weight("mse_loss", weight, input)
     diff = input - target
+    if not diff.is_floating_point() and not diff.is_complex():
+        raise NotImplementedError(f"mse_loss: expected floating-point inputs, got "
+                                  f"{input.dtype} and {target.dtype}")
     return _weighted(diff * diff, weight, reduction, "mse_loss")
 
 
@@ -494,6 +497,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input))."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_pair("soft_margin_loss", input, target, warn=False)
+    if target.requires_grad and ember.is_grad_enabled():
+        raise RuntimeError("soft_margin_loss: the function is not differentiable with respect "
+                           "to argument 'target'; pass target.detach().")
     return _reduce(-logsigmoid(target * input), reduction, "soft_margin_loss")
 
 

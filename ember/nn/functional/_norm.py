@@ -24,7 +24,8 @@ def _compute_dtype(name, input):
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not input.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {input.dtype}")
+        raise NotImplementedError(f"{name}: expected a floating-point input, got dtype "
+                                  f"{input.dtype}")
     return input.dtype in (ember.float16, ember.bfloat16)
 
 
@@ -101,6 +102,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     (weight, "weight"), (bias, "bias")):
         if t is not None:
             _check_channels("batch_norm", input, t.numel(), what)
+    if training and input.numel() == 0:  # torch: an empty batch passes through, stats untouched
+        _compute_dtype("batch_norm", input)
+        return input.clone()
     if training:
         count = input.numel() // input.shape[1] if input.shape[1] else 0
         if count == 1:

@@ -68,11 +68,11 @@ def pad(input, pad, mode="constant", value=None):
     _check_tensor(name, input)
     pads = [int(p) for p in pad]
     if len(pads) % 2:
-        raise ValueError(f"{name}: Padding length must be divisible by 2; got {len(pads)} "
+        raise RuntimeError(f"{name}: Padding length must be divisible by 2; got {len(pads)} "
                          f"values {tuple(pad)}.")
     nd = len(pads) // 2
     if nd > input.ndim:
-        raise ValueError(f"{name}: Padding length {len(pads)} is too large for a {input.ndim}-D "
+        raise RuntimeError(f"{name}: Padding length {len(pads)} is too large for a {input.ndim}-D "
                          f"input; expected at most {2 * input.ndim} values.")
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"{name}: Unrecognised padding mode {mode!r}; expected one of "
@@ -451,9 +451,12 @@ def affine_grid(theta, size, align_corners=None):
     if nd not in (2, 3):
         raise NotImplementedError(f"{name}: only supports 4D and 5D sizes, for 2D and 3D affine "
                                   f"transforms, respectively. Got size {size}.")
-    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1) or theta.shape[0] != size[0]:
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (nd, nd + 1):
         raise ValueError(f"{name}: Expected a batch of {nd}D affine matrices of shape Nx{nd}x"
                          f"{nd + 1} for size {size}. Got {tuple(theta.shape)}.")
+    if theta.shape[0] != size[0]:  # torch: its batched product's error, a RuntimeError
+        raise RuntimeError(f"{name}: theta holds {theta.shape[0]} matrices but size {size} "
+                           f"asks for a batch of {size[0]}")
     if min(size[2:]) <= 0:
         raise ValueError(f"{name}: Expected non-zero, positive output size. Got {size}")
     dt = theta._data.dtype

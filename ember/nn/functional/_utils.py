@@ -29,10 +29,11 @@ def _check_tensor(name, value, arg="input"):
 
 
 def _check_float(name, input):
-    """``input`` is a floating-point Tensor (TypeError / RuntimeError otherwise)."""
+    """``input`` is a floating-point Tensor (TypeError / NotImplementedError otherwise: torch's
+    float-only kernels have no integer or bool version)."""
     _check_tensor(name, input)
     if not input.is_floating_point():
-        raise RuntimeError(f"{name}: expected a floating-point input, got dtype {input.dtype}; "
+        raise NotImplementedError(f"{name}: expected a floating-point input, got dtype {input.dtype}; "
                            "convert it with .float() first.")
 
 
