@@ -82,6 +82,8 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
 
 def relu6(input, inplace=False):
     """min(max(0, x), 6)."""
+    if isinstance(input, Tensor) and input.dtype == ember.bool:
+        raise RuntimeError("relu6: Bool inputs not supported for hardtanh")
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -333,6 +335,9 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-x) along ``dim``."""
     if dtype is not None:
         input = input.to(dtype)
+    if isinstance(input, Tensor) and input.dtype == ember.bool:
+        raise RuntimeError("softmin: negation of a bool tensor is not supported; convert the "
+                           "input with .float() first")
     return _softmax_impl("softmin", -input, dim, None, False, _stacklevel + 1)
 
 

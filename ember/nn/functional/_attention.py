@@ -145,6 +145,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError(f"{name}: Expected query, key, and value to have the same dtype, but "
                            f"got query.dtype: {query.dtype} key.dtype: {key.dtype} and "
                            f"value.dtype: {value.dtype} instead.")
+    if not query.is_floating_point():
+        raise RuntimeError(f"{name}: expected floating-point query, key and value, got "
+                           f"{query.dtype}")
     if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
         raise RuntimeError(f"{name}: expected query (..., L, E), key (..., S, E) and value "
                            f"(..., S, Ev); got {tuple(query.shape)}, {tuple(key.shape)}, "
@@ -155,6 +158,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             raise RuntimeError(f"{name}: with enable_gqa the number of query heads ({hq}) must "
                                f"be a multiple of the key/value heads ({hk}, {value.shape[-3]}).")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hk)
+    try:
+        if query.shape[:-2] != key.shape[:-2] or key.shape[:-2] != value.shape[:-2]:
+            np.broadcast_shapes(tuple(query.shape[:-2]), tuple(key.shape[:-2]),
+                                tuple(value.shape[:-2]))
+    except ValueError:
+        raise RuntimeError(f"{name}: the batch dims of query {tuple(query.shape)}, key "
+                           f"{tuple(key.shape)} and value {tuple(value.shape)} do not broadcast"
+                           + ("" if enable_gqa else " (pass enable_gqa=True for grouped heads)")
+                           ) from None
     L, S = query.shape[-2], key.shape[-2]
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
     if S == 0:  # no keys: torch returns zeros (an empty sum of values), as these products do

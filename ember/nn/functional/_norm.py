@@ -108,7 +108,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         count = input.numel() // input.shape[1] if input.shape[1] else 0
         if count == 1:
-            raise ValueError("Expected more than 1 value per channel when training, got input "
+            raise ValueError("batch_norm: Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
     if not training:
         if running_mean is None or running_var is None:
@@ -148,6 +148,9 @@ def _update_running(stats, running_mean, running_var, momentum, eps, count, grou
     The kernel returns invstd = 1 / sqrt(biased_var + eps); the running variance is unbiased:
     var * count / (count - 1). ``groups`` > 1 averages per-instance statistics (instance norm).
     """
+    if momentum is None:  # torch's binding wants a float (the modules pass one)
+        raise TypeError(f"batch_norm(): argument 'momentum' must be float, not "
+                        f"{type(momentum).__name__}")
     if any(r is not None and r._meta for r in (running_mean, running_var)):
         return  # meta buffers hold no statistics to update
     if groups == 1 and _running_in_place(running_mean) and _running_in_place(running_var):
@@ -309,7 +312,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return _affine_eval(input, running_mean, running_var, weight, bias, eps)
     spatial = input.numel() // max(n * c, 1)
     if use_input_stats and spatial == 1:
-        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input size "
                          f"{input.shape}")
     if running_mean is None and running_var is None:
         y = _row_norm(input, None, None, eps, spatial)
@@ -354,7 +357,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """
     _compute_dtype("local_response_norm", input)
     if input.ndim < 3:
-        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+        raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input (got {input.ndim} "
                          "dimensions)")
     if input.numel() == 0:
         return input * 1.0
