@@ -254,8 +254,10 @@ def test_conv_wrong_channel_count_names_expected_and_got():
 def test_conv_argument_errors():
     with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
         Conv2d(3, 4, 3, groups=2)
+    with pytest.raises(ValueError, match="padding='same' is not supported for strided"):
+        Conv2d(3, 4, 3, stride=2, padding="same")  # the module's check, as torch's
     with pytest.raises(RuntimeError, match="padding='same' is not supported for strided"):
-        Conv2d(3, 4, 3, stride=2, padding="same")
+        F.conv2d(ember.randn(1, 3, 5, 5), ember.randn(4, 3, 3, 3), stride=2, padding="same")
     with pytest.raises(ValueError, match="padding_mode"):
         Conv2d(3, 4, 3, padding_mode="mirror")
     with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input"):
