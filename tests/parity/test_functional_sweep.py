@@ -688,6 +688,43 @@ case("pdist", "one row", lambda L: L.F.pdist(L.T(r(1, 3))))
 case("pdist", "1-d", lambda L: L.F.pdist(L.T(r(3))))
 
 
+# --------------------------------------------------------------------------- calling forms
+case("conv2d", "keywords", lambda L: L.F.conv2d(input=L.G(x4), weight=L.G(w4), bias=None,
+                                                stride=(1, 2), padding=(1, 0)))
+case("softmax", "keywords", lambda L: L.F.softmax(input=L.G(r(3, 4)), dim=-1))
+case("cross_entropy", "keywords", lambda L: L.F.cross_entropy(input=L.G(LOGITS),
+                                                              target=L.T(TGT)))
+case("mse_loss", "size_average False", lambda L: L.F.mse_loss(L.G(r(3, 4)), L.T(r(3, 4)),
+                                                              size_average=False))
+case("nll_loss", "reduce False", lambda L: L.F.nll_loss(L.G(LOGITS), L.T(TGT), reduce=False))
+case("l1_loss", "positional reduction", lambda L: L.F.l1_loss(L.G(r(3, 4)), L.T(r(3, 4)), None,
+                                                              None, "sum"))
+case("layer_norm", "keywords", lambda L: L.F.layer_norm(input=L.G(r(2, 4)), normalized_shape=[4],
+                                                        weight=L.G(r(4)), eps=1e-3))
+case("max_pool2d", "positional all", lambda L: L.F.max_pool2d(L.G(r(1, 2, 7, 7)), 3, 2, 1, 1,
+                                                              True))
+case("interpolate", "keywords", lambda L: L.F.interpolate(input=L.G(r(1, 2, 3, 3)), size=None,
+                                                          scale_factor=(2, 1.5), mode="bilinear",
+                                                          align_corners=False))
+case("embedding", "keywords", lambda L: L.F.embedding(input=L.T(np.array([1, 2])),
+                                                      weight=L.G(EMB_W)))
+case("pad", "keywords", lambda L: L.F.pad(input=L.G(r(2, 3)), pad=[1, 0], mode="constant",
+                                          value=1.0))
+case("cdist", "grad", lambda L: L.F.cdist(L.G(r(2, 3, 4)), L.G(r(2, 5, 4))) if hasattr(
+    L.F, "cdist") else L.mod.cdist(L.G(r(2, 3, 4)), L.G(r(2, 5, 4))))
+case("max_unpool1d", "roundtrip", lambda L: L.F.max_unpool1d(
+    *L.F.max_pool1d(L.T(r(1, 2, 6)), 2, return_indices=True), 2))
+case("max_unpool2d", "output_size", lambda L: L.F.max_unpool2d(
+    *L.F.max_pool2d(L.T(r(1, 2, 5, 5)), 2, return_indices=True), 2, output_size=(5, 5)))
+case("hardtanh_", "in place", lambda L: (lambda x: (L.F.hardtanh_(x, -0.5, 0.5), x))(
+    L.T(r(3, 4))))
+case("elu_", "in place", lambda L: (lambda x: (L.F.elu_(x), x))(L.T(r(3, 4))))
+case("leaky_relu_", "in place", lambda L: (lambda x: (L.F.leaky_relu_(x, 0.2), x))(L.T(r(3, 4))))
+case("relu", "inplace on a leaf", lambda L: L.F.relu(L.G(r(3, 4)), inplace=True))
+case("log_softmax", "float64 dtype from float32", lambda L: L.F.log_softmax(
+    L.T(r(3, 4), "float32"), dim=0, dtype=L.mod.float64))
+case("silu", "inplace int", lambda L: L.F.silu(L.T(r(3, 4), "int64"), inplace=True))
+
 # ============================================================================ the harness
 # (function, case) -> why the difference is deliberate (docs/DEVIATIONS.md, nn)
 _FLOAT_ONLY = ("ember's convolution and pooling kernels are float-only and raise "
