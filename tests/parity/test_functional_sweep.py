@@ -381,7 +381,8 @@ for red in RED:
         L.G(r(2, 3, 2, 2)), L.T(r(2, 2, 2, dtype="int64", lo=0, hi=3)), reduction=red))(red))
     for fn in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss"):
         case(fn, red, (lambda fn, red: lambda L: getattr(L.F, fn)(
-            L.G(r(3, 4)), L.G(r(3, 4)), reduction=red))(fn, red))
+            L.G(r(3, 4)), (L.T if fn == "soft_margin_loss" else L.G)(r(3, 4)),
+            reduction=red))(fn, red))
         case(fn, red + " empty", (lambda fn, red: lambda L: getattr(L.F, fn)(
             L.T(r(0, 4)), L.T(r(0, 4)), reduction=red))(fn, red))
     case("binary_cross_entropy", red, (lambda red: lambda L: L.F.binary_cross_entropy(
@@ -445,6 +446,8 @@ case("l1_loss", "0-d", lambda L: L.F.l1_loss(L.G(np.array(1.0)), L.T(np.array(-2
 case("smooth_l1_loss", "beta 0", lambda L: L.F.smooth_l1_loss(L.G(r(3, 4)), L.T(r(3, 4)), beta=0.0))
 case("smooth_l1_loss", "negative beta", lambda L: L.F.smooth_l1_loss(L.T(r(3)), L.T(r(3)),
                                                                      beta=-1.0))
+case("soft_margin_loss", "target requires grad", lambda L: L.F.soft_margin_loss(
+    L.G(r(3, 4)), L.G(np.sign(r(3, 4)))))
 case("huber_loss", "delta", lambda L: L.F.huber_loss(L.G(r(3, 4)), L.T(r(3, 4)), delta=0.5))
 case("binary_cross_entropy", "weight", lambda L: L.F.binary_cross_entropy(
     L.G(r(3, 4, lo=0.05, hi=0.95)), L.T(r(3, 4, lo=0, hi=1)), weight=L.T(r(4, lo=0))))
@@ -746,6 +749,9 @@ KNOWN: dict = {
     ("gelu", "float32"):
         "float32 gelu(+inf) is nan in torch 2.13 (its vectorised erf), +inf in ember, the "
         "function's limit (float64: +inf in both)",
+    ("soft_margin_loss", "target requires grad"):
+        "torch's soft_margin_loss refuses a target that requires grad; ember differentiates "
+        "it as the formula's other operand, a superset kept on purpose",
     ("native_channel_shuffle", "basic"):
         "torch's internal twin of channel_shuffle is not provided; channel_shuffle is",
 }

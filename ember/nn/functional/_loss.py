@@ -497,9 +497,6 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target * input))."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_pair("soft_margin_loss", input, target, warn=False)
-    if target.requires_grad and ember.is_grad_enabled():
-        raise RuntimeError("soft_margin_loss: the function is not differentiable with respect "
-                           "to argument 'target'; pass target.detach().")
     return _reduce(-logsigmoid(target * input), reduction, "soft_margin_loss")
 
 
