@@ -152,7 +152,8 @@ case("max_pool3d", "basic grad", lambda L: L.F.max_pool3d(L.G(r(1, 2, 4, 4, 4)),
 case("avg_pool3d", "basic grad", lambda L: L.F.avg_pool3d(L.G(r(1, 2, 4, 4, 4)), 2))
 for fn in ("adaptive_avg_pool2d", "adaptive_max_pool2d"):
     case(fn, "basic grad", (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(2, 3, 7, 5)), (3, 2)))(fn))
-    case(fn, "None size", (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(2, 3, 7, 5)), (None, 2)))(fn))
+    case(fn, "None size",
+         (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(2, 3, 7, 5)), (None, 2)))(fn))
     case(fn, "int size", (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(3, 7, 5)), 1))(fn))
     case(fn, "N=0", (lambda fn: lambda L: getattr(L.F, fn)(L.T(r(0, 3, 7, 5)), 2))(fn))
     case(fn, "zero spatial", (lambda fn: lambda L: getattr(L.F, fn)(L.T(r(1, 3, 0, 5)), 2))(fn))
@@ -162,7 +163,8 @@ for fn in ("adaptive_avg_pool2d", "adaptive_max_pool2d"):
     case(fn, "upsample", (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(1, 2, 3, 3)), 5))(fn))
 case("adaptive_avg_pool1d", "basic grad", lambda L: L.F.adaptive_avg_pool1d(L.G(r(2, 3, 7)), 3))
 case("adaptive_max_pool1d", "indices", lambda L: L.F.adaptive_max_pool1d(L.G(r(2, 3, 7)), 3, True))
-case("adaptive_avg_pool3d", "basic grad", lambda L: L.F.adaptive_avg_pool3d(L.G(r(1, 2, 5, 4, 3)), 2))
+case("adaptive_avg_pool3d", "basic grad",
+     lambda L: L.F.adaptive_avg_pool3d(L.G(r(1, 2, 5, 4, 3)), 2))
 case("lp_pool2d", "basic grad", lambda L: L.F.lp_pool2d(L.G(r(1, 2, 4, 4, lo=0.1)), 2, 2))
 case("lp_pool1d", "basic grad", lambda L: L.F.lp_pool1d(L.G(r(1, 2, 6, lo=0.1)), 3, 2))
 case("max_unpool2d", "roundtrip", lambda L: L.F.max_unpool2d(
@@ -301,9 +303,11 @@ for fn in ("relu", "relu6", "elu", "selu", "celu", "gelu", "silu", "mish", "soft
            "softsign", "hardtanh", "hardswish", "hardsigmoid", "leaky_relu", "logsigmoid",
            "tanhshrink", "softshrink", "hardshrink", "sigmoid", "tanh", "glu", "rrelu"):
     if fn == "glu":
-        base = lambda L: L.F.glu(L.G(r(3, 4)))
+        def base(L):
+            return L.F.glu(L.G(r(3, 4)))
     elif fn == "rrelu":
-        base = lambda L: L.F.rrelu(L.G(r(3, 4)), training=False)
+        def base(L):
+            return L.F.rrelu(L.G(r(3, 4)), training=False)
     else:
         base = (lambda fn: lambda L: getattr(L.F, fn)(L.G(r(3, 4))))(fn)
     case(fn, "grad", base)
@@ -556,7 +560,7 @@ case("one_hot", "negative", lambda L: L.F.one_hot(L.T(np.array([0, -1])), 3))
 case("one_hot", "float", lambda L: L.F.one_hot(L.T(np.array([0.0, 1.0])), 3))
 case("one_hot", "int32", lambda L: L.F.one_hot(L.T(np.array([0, 1]), "int32"), 3))
 
-# --------------------------------------------------------------------------- dropout (deterministic)
+# ------------------------------------------------------------------- dropout (deterministic)
 for fn in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"):
     shape = {"dropout1d": (2, 3, 4), "dropout2d": (2, 3, 4, 4), "dropout3d": (1, 2, 3, 3, 3)}.get(
@@ -780,7 +784,7 @@ def _run(mod, fn):
     try:
         with np.errstate(all="ignore"):
             out = fn(L)
-    except Exception as exc:  # noqa: BLE001 - the type is what is compared
+    except Exception as exc:
         return L, None, exc
     return L, out, None
 
@@ -849,7 +853,7 @@ def _divergence(name, fn):
             return "values differ"
     try:
         ge, gt = _grads(Le, oe), _grads(Lt, ot)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"gradient raises {type(exc).__name__}: {str(exc)[:80]}"
     if (ge is None) != (gt is None):
         return "one library has no gradient"

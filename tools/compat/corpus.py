@@ -4629,7 +4629,8 @@ for _n, _b, _covers, _subs, _epi in [
                          "'images',  # compat: 100 generated PNGs\n    save_and_sample_every = 5,"
                          "\n    num_samples = 4,"),
                         ("train_batch_size = 32,", "train_batch_size = 8,  # compat: was 32"),
-                        ("train_num_steps = 700000,", "train_num_steps = 10,  # compat: was 700000"),
+                        ("train_num_steps = 700000,",
+                         "train_num_steps = 10,  # compat: was 700000"),
                         ("calculate_fid = True", "calculate_fid = False  # compat: Inception "
                                                  "weights need the network")], ""),
         ("xm", 2, "XMWrapper: 4 candidates of noise per sample, the minimum loss by "
@@ -4728,26 +4729,29 @@ add(name="ddpm/variants", repo=_DDPM, kind="md", script="README.md", block=0,
     subs=_DDPM_SMALL + _DDPM_RAND, epilogue=_DDPM_VARIANTS)
 
 
-# ------------------------------------------- lucidrains/mixture-of-experts, lucidrains/st-moe-pytorch
+# ---------------------------------------- lucidrains/mixture-of-experts, lucidrains/st-moe-pytorch
 # Sparsely gated mixtures of experts: top-2 gating with capacity per expert (one_hot, cumsum
 # positions, masks, einsum dispatch and combine), random second-expert policies, a balancing
 # loss, hierarchical gating; ST-MoE adds the router z-loss, top-n gating through CoLT5's topk,
 # threshold routing and SparseMoEBlock (feed-forwards before and after). The READMEs' examples
 # with dim 64 over 256 tokens (16 experts, hidden 4x), the hierarchical one with (4, 4) experts,
 # the 22x22 one without .cuda() (no GPU: fails under torch as written), custom experts; after
-# each first example a driver trains the MoE as a residual block 100 Adam steps (lr 5e-3) to map tokens
-# to a fixed random rotation of themselves, loss = MSE + the auxiliary loss. CoLT5-attention
+# each first example a driver trains the MoE as a residual block 100 Adam steps (lr 5e-3) to map
+# tokens to a fixed random rotation of themselves, loss = MSE + the auxiliary loss. CoLT5-attention
 # (st-moe's import) is pip-installed with --no-deps.
 _MOE = "lucidrains/mixture-of-experts"
 _STMOE = "lucidrains/st-moe-pytorch"
 _MOE_DIM = ("dim = 512,", "dim = 64,  # compat: was 512")
 _MOE_X = ("torch.randn(4, 1024, 512)", "torch.randn(4, 256, 64)  # compat: was (4, 1024, 512)")
 _MOE_SUBS = {
-    "moe": [_MOE_DIM, _MOE_X, ("hidden_dim = 512 * 4,", "hidden_dim = 64 * 4,  # compat: was 512 * 4")],
+    "moe": [_MOE_DIM, _MOE_X,
+            ("hidden_dim = 512 * 4,", "hidden_dim = 64 * 4,  # compat: was 512 * 4")],
     "hierarchical": [_MOE_DIM, _MOE_X],
     "hierarchical_22": [_MOE_DIM, (".cuda()", ""),
-                        ("torch.randn(1, 1024, 512)", "torch.randn(1, 256, 64)  # compat: was (1, 1024, 512)")],
-    "custom_experts": [_MOE_DIM, _MOE_X, ("Experts(512,", "Experts(64,  # compat: was 512\n                 ")],
+                        ("torch.randn(1, 1024, 512)",
+                         "torch.randn(1, 256, 64)  # compat: was (1, 1024, 512)")],
+    "custom_experts": [_MOE_DIM, _MOE_X,
+                       ("Experts(512,", "Experts(64,  # compat: was 512\n                 ")],
     "st_moe": [_MOE_DIM, _MOE_X]}
 _MOE_TRAIN = """
 torch.manual_seed(0)
@@ -4794,7 +4798,8 @@ for _n, _repo, _b, _covers, _epi in [
 # layer scale (gamma Parameters), stochastic depth, 4x4 patchify stem and 2x2 downsampling. The
 # script models/convnext.py (defining only) with a driver after it: convnext_tiny with stochastic
 # depth forward and backward on two 64x64 images, the isotropic ConvNeXt (imported as
-# models.convnext_isotropic) on 64x64, and a 4-stage ConvNeXt with dims 16-128 trained 100 AdamW (lr 2e-3)
+# models.convnext_isotropic) on 64x64, and a 4-stage ConvNeXt with dims 16-128 trained 100 AdamW
+# (lr 2e-3)
 # steps to tell horizontal from vertical stripes; its loss over the last 10 steps.
 add(name="convnext/model", repo="facebookresearch/ConvNeXt", script="models/convnext.py",
     copy=["models"], cwd=".", pythonpath=["."],

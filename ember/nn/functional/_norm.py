@@ -108,8 +108,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if training:
         count = input.numel() // input.shape[1] if input.shape[1] else 0
         if count == 1:
-            raise ValueError("batch_norm: Expected more than 1 value per channel when training, got input "
-                             f"size {input.shape}")
+            raise ValueError("batch_norm: Expected more than 1 value per channel when training, "
+                             f"got input size {input.shape}")
     if not training:
         if running_mean is None or running_var is None:
             raise RuntimeError("batch_norm: running_mean and running_var must be given when "
@@ -312,8 +312,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         return _affine_eval(input, running_mean, running_var, weight, bias, eps)
     spatial = input.numel() // max(n * c, 1)
     if use_input_stats and spatial == 1:
-        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, got input size "
-                         f"{input.shape}")
+        raise ValueError("instance_norm: Expected more than 1 spatial element when training, "
+                         f"got input size {input.shape}")
     if running_mean is None and running_var is None:
         y = _row_norm(input, None, None, eps, spatial)
     else:
@@ -357,8 +357,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """
     _compute_dtype("local_response_norm", input)
     if input.ndim < 3:
-        raise ValueError(f"local_response_norm: Expected 3D or higher dimensionality input (got {input.ndim} "
-                         "dimensions)")
+        raise ValueError("local_response_norm: Expected 3D or higher dimensionality input "
+                         f"(got {input.ndim} dimensions)")
     if input.numel() == 0:
         return input * 1.0
     c = input.shape[1]

@@ -33,8 +33,8 @@ def _check_float(name, input):
     float-only kernels have no integer or bool version)."""
     _check_tensor(name, input)
     if not input.is_floating_point():
-        raise NotImplementedError(f"{name}: expected a floating-point input, got dtype {input.dtype}; "
-                           "convert it with .float() first.")
+        raise NotImplementedError(f"{name}: expected a floating-point input, got dtype "
+                                  f"{input.dtype}; convert it with .float() first.")
 
 
 def _spatial_input(x, name, nd, batched_only=False):
