@@ -60,6 +60,8 @@ def resnet18(weights=None, progress=True, **kwargs):
 
 
 vgg16 = vgg19 = resnet50 = _no_weights
+# PyTorch-VAE's models package imports it at import time (DFCVAE builds it with weights)
+vgg19_bn = _no_weights
 # torchmetrics imports these when it finds torchvision (it finds this stand-in) and uses them only
 # in metrics that need pretrained networks
 VGG16_Weights = None
