@@ -16,6 +16,8 @@ and never starts a thread:
   result is wider than tall), one part each on OpenBLAS's threads (`run_ranges`), each half one
   MKL call on one thread. In halves MKL won only from ~200 M multiply-adds (GPT-S's 1024 x 1024
   x 256: 1.05-1.08x OpenBLAS at two threads) and lost below (ResNet-50's 8-75 M: 0.78-0.87x);
+  the halves are GIL-free numba parts (NOTE [MKL's parts without the GIL] in
+  ops/_kernels/mkl_parts.py);
 - inside a part (Linear's two gradients at once, NOTE [Linear's two gradients at once] in
   ops/nn/linear.py) a product of MIN_MACS_ONE_THREAD or more is one MKL call on its thread
   (GPT-S's: 1.10x OpenBLAS on one thread, paired).
@@ -49,6 +51,7 @@ _F32 = np.dtype(np.float32)
 _sgemm = [None]  # None: not looked for yet; False: unavailable or off; else cblas_sgemm
 _fortran = [0]   # the address of MKL's Fortran sgemm_ once loaded (0: none)
 _on = [True]     # an A/B switch (benchmarks/ab.py); EMBER_MKL=0 is read at first use
+_no_gil = [True]  # NOTE [MKL's parts without the GIL] (an A/B switch: off = Python parts)
 
 
 def _intel():
@@ -149,8 +152,14 @@ def matmul(a, b, out=None, bias=None):
         _call(a, b, out)
         return out if bias is None else add_bias(out, bias)
     # halves at a multiple of 16 rows or columns (whole SIMD panels)
+    cut = 16 * -(-max(m, n) // 32)
+    if _no_gil[0] and _fortran[0] and (bias is None or (bias.dtype == _F32 and bias.shape == (n,)
+                                         and bias.strides == (4,))):
+        from .ops._kernels import mkl_parts  # NOTE [MKL's parts without the GIL]
+        (ta, lda), (tb, ldb) = _operand(a), _operand(b)
+        return mkl_parts.halves(_fortran[0], ta == _TRANS, lda, tb == _TRANS, ldb, a, b, out,
+                                bias, m >= n, cut)
     if m >= n:
-        cut = 16 * -(-m // 32)
 
         def part(lo, hi):
             rows = slice(lo * cut, min(m, hi * cut))
@@ -158,7 +167,6 @@ def matmul(a, b, out=None, bias=None):
             if bias is not None:
                 add_bias(out[rows], bias)
     else:
-        cut = 16 * -(-n // 32)
 
         def part(lo, hi):
             cols = slice(lo * cut, min(n, hi * cut))
@@ -179,6 +187,17 @@ def add_bias(y, bias):
     """y += bias (a row for every row of y) by ops/_kernels/pointwise.add_row; returns y."""
     from .ops._kernels.pointwise import add_row  # (here: the ops import this module)
     return add_row(y, bias)
+
+
+def pair_address(g2, x2, w):
+    """MKL's Fortran sgemm address when a Linear's two gradients at once from G (rows, n_out),
+    X (rows, n_in) and W (n_out, n_in) run as GIL-free parts (NOTE [MKL's parts without the
+    GIL]): float32, C-contiguous, products of MIN_MACS_ONE_THREAD or more; else 0."""
+    if not (_no_gil[0] and g2.dtype == _F32 and x2.dtype == _F32 and w.dtype == _F32
+            and g2.flags.c_contiguous and x2.flags.c_contiguous and w.flags.c_contiguous
+            and g2.size * w.shape[1] >= MIN_MACS_ONE_THREAD):
+        return 0
+    return sgemm_address()
 
 
 def matmul_one_thread(a, b, out):

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import ember
-from ember import _mkl
+from ember import _blas_parts, _mkl
+from ember.ops._kernels import mkl_parts
+from ember.ops.nn import linear as _linear
 
 needs_mkl = pytest.mark.skipif(not _mkl.available(),
                                reason="MKL's libmkl_rt is not installed (the mkl extra) or the "
@@ -84,6 +86,8 @@ def test_linear_forward_and_gradients_agree_with_and_without_mkl(small_bounds, m
     calls = []
     real = _mkl._call
     monkeypatch.setattr(_mkl, "_call", lambda a, b, out: (calls.append(a.shape), real(a, b, out)))
+    run = mkl_parts._run  # the GIL-free parts (NOTE [MKL's parts without the GIL])
+    monkeypatch.setattr(mkl_parts, "_run", lambda fn, args: (calls.append(fn), run(fn, args)))
     results = []
     for on in (False, True):
         monkeypatch.setattr(_mkl, "_on", [on])
@@ -123,3 +127,63 @@ def test_bias_in_the_parts_is_the_product_plus_the_bias_bit_for_bit(small_bounds
         mp.setattr(_mkl, "MIN_MACS", 1 << 40)
         _mkl.matmul(a, b, out=small, bias=bias)
     np.testing.assert_array_equal(small, np.matmul(a, b) + bias)
+
+
+needs_parts = pytest.mark.skipif(not _mkl.available() or not _blas_parts.on("split"),
+                                 reason="MKL's libmkl_rt is not installed (the mkl extra), the "
+                                        "CPU is not Intel's, or OpenBLAS has one thread")
+
+
+@needs_parts
+@pytest.mark.parametrize("m, n, k", [(100, 37, 64), (33, 150, 70), (97, 97, 33)])
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_gil_free_halves_give_the_python_parts_bits(small_bounds, monkeypatch, m, n, k, layout,
+                                                    with_bias):
+    # NOTE [MKL's parts without the GIL]: the same MKL calls on the same halves, the same bias
+    # additions - so the same bits as the Python parts, in rows (tall) and columns (wide)
+    rng = np.random.default_rng(5)
+    a = _operand(rng, m, k, layout[0] == "T")
+    b = _operand(rng, k, n, layout[1] == "T")
+    bias = rng.standard_normal(n).astype(np.float32) if with_bias else None
+    got = []
+    for no_gil in (False, True):
+        monkeypatch.setattr(_mkl, "_no_gil", [no_gil])
+        out = np.full((m + 2, n + 3), np.nan, np.float32)
+        _mkl.matmul(a, b, out=out[1:m + 1, 2:n + 2], bias=bias)  # a strided output
+        assert np.isnan(out[0]).all() and np.isnan(out[:, :2]).all() and np.isnan(out[:, -1]).all()
+        got.append(out[1:m + 1, 2:n + 2])
+    np.testing.assert_array_equal(got[1], got[0])
+    ref = a.astype(np.float64) @ b.astype(np.float64) + (0 if bias is None else bias)
+    np.testing.assert_allclose(got[1], ref, rtol=1e-5, atol=1e-4 * np.abs(ref).max())
+
+
+@needs_parts
+@pytest.mark.parametrize("rows, n_in, n_out", [(200, 96, 160), (129, 33, 65)])
+@pytest.mark.parametrize("need_bias", [False, True])
+def test_gil_free_linear_pair_matches_the_python_parts(small_bounds, monkeypatch, rows, n_in,
+                                                       n_out, need_bias):
+    # dx and dW: the same MKL calls as the Python parts (same bits); db summed row by row there
+    # against BLAS with a vector of ones here: equal to rounding, and to the float64 sums
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal((rows, n_out)).astype(np.float32)
+    x = rng.standard_normal((rows, n_in)).astype(np.float32)
+    w = rng.standard_normal((n_out, n_in)).astype(np.float32)
+    runs, calls, run = [], [], mkl_parts._run
+    monkeypatch.setattr(mkl_parts, "_run", lambda fn, args: (calls.append(fn), run(fn, args)))
+    for no_gil in (False, True):
+        monkeypatch.setattr(_mkl, "_no_gil", [no_gil])
+        calls.clear()
+        gx, gw, gb = _linear._backward_pair(g, x, w, (True, True, need_bias))
+        assert bool(calls) == no_gil
+        runs.append((gx.numpy().copy(), gw.numpy().copy(), None if gb is None else gb.numpy()))
+    (gx0, gw0, gb0), (gx1, gw1, gb1) = runs
+    np.testing.assert_array_equal(gx1, gx0)
+    np.testing.assert_array_equal(gw1, gw0)
+    np.testing.assert_allclose(gx1, g.astype(np.float64) @ w, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(gw1, g.T.astype(np.float64) @ x, rtol=1e-5, atol=1e-4)
+    if need_bias:
+        np.testing.assert_allclose(gb1, g.astype(np.float64).sum(0), rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(gb1, gb0, rtol=1e-5, atol=1e-5)
+    else:
+        assert gb0 is None and gb1 is None

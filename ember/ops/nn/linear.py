@@ -17,6 +17,7 @@ from ..._kernel_threads import (
 from ..._tensor import _make
 from ...autograd.function import Op
 from ...autograd.grad_mode import _state
+from .._kernels import mkl_parts as _kmp
 from .._kernels import pointwise as _kpw
 from .._kernels import small_linear as _ksl
 from .._kernels import split as _ksplit
@@ -310,7 +311,9 @@ def _backward_numpy(g, x, w, need):
 # Measured at two threads (quiet slot, dX then dW against the two at once, median of 30, GPT-S's
 # shapes at 1024 rows): 90.9 -> 84.9 ms of backward GEMMs a step; proj (256 -> 256) and fc2 (1024
 # -> 256) gain 14-18 %, the products with more outputs than inputs 0-3 % (OpenBLAS threads those
-# well). The same results as before to rounding: each product is still one BLAS call.
+# well). The same results as before to rounding: each product is still one BLAS call. When MKL
+# computes both products, the two parts are GIL-free numba parts (NOTE [MKL's parts without the
+# GIL] in ops/_kernels/mkl_parts.py), db summed on the caller's after G W.
 _PAIR_MIN_MACS = SMALL_GEMM[1]
 
 
@@ -332,6 +335,12 @@ def _backward_pair(g2, x, w, need, kernel_threads=False):
     n_out, n_in = w.shape
     gx = reusable_empty(x.shape, g2.dtype)
     gw = reusable_empty((n_out, n_in), g2.dtype)
+    x2 = x.reshape(-1, n_in)
+    f = 0 if kernel_threads else _mkl.pair_address(g2, x2, w)
+    if f:  # NOTE [MKL's parts without the GIL]
+        db = np.empty(n_out, g2.dtype) if len(need) > 2 and need[2] else None
+        _kmp.pair(f, g2, x2, w, gx.reshape(g2.shape[0], n_in), gw, db)
+        return _make(gx), _make(gw), None if db is None else _make(db)
     gb = [None]
 
     def first():
@@ -339,7 +348,7 @@ def _backward_pair(g2, x, w, need, kernel_threads=False):
         if len(need) > 2 and need[2]:
             gb[0] = _make(_column_sums(g2))
 
-    tasks = (first, lambda: _mkl.matmul_one_thread(g2.T, x.reshape(-1, n_in), gw))
+    tasks = (first, lambda: _mkl.matmul_one_thread(g2.T, x2, gw))
 
     def run(lo, hi):
         for i in range(lo, hi):
