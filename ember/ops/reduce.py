@@ -125,10 +125,16 @@ class Mean(Op):
         dims = norm_dims(dim, x.ndim, "mean")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
-        # the mean of nothing is NaN, silently (np.mean warns "Mean of empty slice")
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return np.mean(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+        # the mean of nothing is NaN, silently (np.mean warns "Mean of empty slice"). Only then
+        # the warnings filter: entering catch_warnings clears Python's once-per-location
+        # registries, so a "default" warning elsewhere (softmax's implicit dim) would print
+        # again after every mean, where torch prints it once
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if ctx.count:
+                return np.mean(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                return np.mean(x, axis=dims, keepdims=keepdim, dtype=_acc_dtype(x, dtype))
 
     @staticmethod
     def backward(ctx, grad):

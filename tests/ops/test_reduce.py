@@ -2,6 +2,7 @@
 regression tests for fixed bugs (the generic suite covers values and gradients per sample)."""
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -275,3 +276,29 @@ def test_keepdim_without_dim_matches_torch(name):
     torch = pytest.importorskip("torch")
     with pytest.raises(TypeError):
         getattr(torch.ones(2, 3), name)(keepdim=True)
+
+
+def test_mean_leaves_once_per_location_warnings_printed_once():
+    # a mean must not reset Python's warning registries: softmax's implicit-dim UserWarning
+    # (the "default" action: once per location) prints once over a loop, as under torch
+    torch = pytest.importorskip("torch")
+    seen = {}
+    for lib in (ember, torch):
+        x = lib.ones(3, 4)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.resetwarnings()
+            warnings.simplefilter("default")
+            for _ in range(3):
+                lib.nn.functional.softmax(x)  # the same source line each time
+                x.mean()
+                x.mean(dim=0)
+        seen[lib.__name__] = [str(w.message) for w in caught if w.category is UserWarning]
+    assert len(seen["ember"]) == len(seen["torch"]) == 1, seen
+    assert "Implicit dimension" in seen["ember"][0]
+
+
+def test_mean_of_nothing_is_nan_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(ember.empty(0).mean().item())
+        assert ember.empty(2, 0).mean(dim=1).isnan().all().item()
