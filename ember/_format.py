@@ -139,7 +139,10 @@ def tensor_repr(t) -> str:
     suffix = []
     if a.size == 0 and a.ndim != 1:
         suffix.append(f"size={tuple(a.shape)}")
-    if dt not in (D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype()):
+    # an empty tensor has no values that show its dtype: it is named unless the default one
+    implied = (D.get_default_dtype(),) if a.size == 0 else (
+        D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype())
+    if dt not in implied:
         suffix.append(f"dtype={dt!r}")
     if a.size == 0:
         body = "[]"
@@ -155,9 +158,21 @@ def tensor_repr(t) -> str:
         suffix.append(f"grad_fn=<{t._grad_fn.name()}>")
     elif t._requires_grad:
         suffix.append("requires_grad=True")
-    if suffix:
-        return f"{prefix}{body}, {', '.join(suffix)})"
-    return f"{prefix}{body})"
+    return _with_suffixes(prefix + body, suffix, len(prefix))
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
+    """Append ``, dtype=...`` etc.; a suffix that would pass LINEWIDTH starts a new line."""
+    parts = [text]
+    line_len = len(text) - text.rfind("\n") + 1  # the last line, with its ", " and ")"
+    for s in suffixes:
+        if line_len + len(s) + 2 > LINEWIDTH:
+            parts.append(",\n" + " " * indent + s)
+            line_len = indent + len(s)
+        else:
+            parts.append(", " + s)
+            line_len += len(s) + 2
+    return "".join(parts) + ")"
 
 
 def _meta_repr(t, dt):

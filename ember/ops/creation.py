@@ -8,6 +8,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _meta
 from .._backend import DEFAULT, check_device
+from .._info import preserve_format
 from .._size import int_sizes
 from .._tensor import Tensor, UntypedStorage, _make
 from ..autograd.grad_mode import _state
@@ -204,8 +205,11 @@ def _filled(fill, size, dtype, requires_grad, device, out=None, size_kw=None, op
     shape = _size(size, size_kw, op)
     if out is None and (DEFAULT[0] if device is None else check_device(device)).type == "meta":
         return _meta.new(shape, _dt(dtype).np, requires_grad)
-    arr = np.full(shape, fill, _dt(dtype).np) if fill is not None else np.empty(
-        shape, _dt(dtype).np)
+    try:
+        arr = np.full(shape, fill, _dt(dtype).np)
+    except (OverflowError, ValueError) as e:  # full((2,), 300, dtype=uint8); nan into int64
+        raise RuntimeError(f"{op}: value {fill!r} cannot be converted to type {_dt(dtype)} "
+                           f"without overflow ({e})") from None
     if out is not None:
         return _into(out, arr)
     return _finish(arr, requires_grad, device)
@@ -240,31 +244,57 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
         dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if isinstance(fill_value, float) and not math.isfinite(fill_value) and not (
+            D.to_dtype(dtype).is_floating_point or D.to_dtype(dtype).is_complex):
+        raise RuntimeError(f"full: value {fill_value} cannot be converted to type "
+                           f"{D.to_dtype(dtype)} without overflow")
     return _filled(fill_value, (tuple(size),) if not isinstance(size, int) else (size,), dtype,
                    requires_grad, device, out, op="full")
 
 
-def _like(fill):
+def _filled_like(op, fill, input, dtype, requires_grad, device, memory_format):
+    """zeros_like & co: input's shape, dtype and device unless given; a permuted input
+    (x.t(), channels-last) keeps its dim order, as torch's preserve_format does."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    dt = input.dtype if dtype is None else D.to_dtype(dtype)
+    out = _filled(fill, tuple(input.shape), dt, requires_grad,
+                  input.device if device is None else device, op=op)
+    return preserve_layout(input, out, memory_format)
+
+
+def preserve_layout(input, out, memory_format=None):
+    """out (a fresh contiguous tensor of input's shape) with input's dim order when input is
+    permuted (x.t()): torch's preserve_format for the *_like factories."""
+    a = input._data
+    if (a.ndim > 1 and not a.flags.c_contiguous and not input._meta and memory_format in
+            (None, preserve_format) and a.size):
+        arr = np.empty_like(a, dtype=out._data.dtype, order="K")
+        np.copyto(arr, out._data)
+        out._data = arr
+    return out
+
+
+def _like(fill, op):
     def fn(input, *, dtype=None, layout=None, device=None, requires_grad=False,
            memory_format=None, pin_memory=False):
-        dt = input.dtype if dtype is None else D.to_dtype(dtype)
-        return _filled(fill, tuple(input.shape), dt, requires_grad,
-                       input.device if device is None else device)
+        return _filled_like(op, fill, input, dtype, requires_grad, device, memory_format)
 
+    fn.__name__ = op
     return fn
 
 
-export(_like(0), name="zeros_like")
-export(_like(1), name="ones_like")
-export(_like(0), name="empty_like")
+export(_like(0, "zeros_like"), name="zeros_like")
+export(_like(1, "ones_like"), name="ones_like")
+export(_like(0, "empty_like"), name="empty_like")
 
 
 @export
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
-    dt = input.dtype if dtype is None else D.to_dtype(dtype)
-    return _filled(fill_value, tuple(input.shape), dt, requires_grad,
-                   input.device if device is None else device)
+    return _filled_like("full_like", fill_value, input, dtype, requires_grad, device,
+                        memory_format)
 
 
 def _new(fill, op):
@@ -317,15 +347,22 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
         start, end = 0, start
     elif start is None:
         start = 0
+    if dtype is None:
+        is_float = any(isinstance(v, (float, np.floating)) for v in (start, end, step))
+        dtype = D.get_default_dtype() if is_float else D.int64
+    dt = D.to_dtype(dtype)
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end} (step {step})")
+    if not (dt.is_floating_point or dt.is_complex):
+        # an integer arange takes its bounds and step as integers first (truncated), as torch
+        if int(step) == 0 and step != 0:  # arange(0, 1, 0.3, dtype=int64): torch's ValueError
+            raise ValueError("arange: step must be nonzero; the step truncated to an integer is 0")
+        start, end, step = int(start), int(end), int(step)
     if step == 0:
         raise RuntimeError("arange: step must be nonzero")
     if (end - start) * step < 0:
         raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign; got "
                            f"start={start}, end={end}, step={step}")
-    if dtype is None:
-        is_float = any(isinstance(v, float) for v in (start, end, step))
-        dtype = D.get_default_dtype() if is_float else D.int64
-    dt = D.to_dtype(dtype)
     n = max(int(math.ceil((end - start) / step)), 0)
     # computed in float64 (or int64) then cast, so float32 endpoints do not drift
     if dt.is_floating_point:
@@ -362,18 +399,28 @@ def range_(start, end=None, step=1, *, out=None, dtype=None, layout=None, device
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from start to end inclusive."""
-    if steps < 0:
-        raise RuntimeError("linspace: number of steps must be non-negative")
-    dt = _dt(dtype)
-    arr = np.linspace(_num(start), _num(end), int(steps), dtype=np.float64).astype(dt.np)
+    start, end, dt = _spaced(start, end, steps, dtype, "linspace")
+    arr = np.linspace(start, end, int(steps), dtype=np.complex128 if dt.is_complex else
+                      np.float64).astype(dt.np)
     return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
+
+
+def _spaced(start, end, steps, dtype, op):
+    """linspace/logspace's checked arguments: (start, end, dtype); complex ends make the
+    default complex dtype."""
+    if steps < 0:
+        raise RuntimeError(f"{op}: number of steps must be non-negative; got {steps}")
+    start, end = _num(start), _num(end)
+    if dtype is None and isinstance(start, complex) or isinstance(end, complex):
+        return start, end, D.get_default_complex_dtype()
+    return start, end, _dt(dtype)
 
 
 @export
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
-    dt = _dt(dtype)
-    arr = np.power(base, np.linspace(_num(start), _num(end), int(steps))).astype(dt.np)
+    start, end, dt = _spaced(start, end, steps, dtype, "logspace")
+    arr = np.power(base, np.linspace(start, end, int(steps))).astype(dt.np)
     return _finish(arr, requires_grad, device) if out is None else _into(out, arr)
 
 

@@ -33,9 +33,23 @@ def _warn_uint8_mask():
                       UserWarning, stacklevel=4)
 
 
+_SEQUENCE_PARTS = (Tensor, list, tuple, np.ndarray, slice, type(None), type(Ellipsis))
+
+
+def _as_tuple(key):
+    """torch reads a short list that holds a tensor, a sequence, a slice, None or ... as a
+    tuple of indices, one per dim (NumPy's old rule): ``x[[[0, 1], [1, 2]]]`` is
+    ``x[[0, 1], [1, 2]]``, ``x[[0, slice(None)]]`` is ``x[0, :]``; other lists index dim 0."""
+    if len(key) < 32 and any(isinstance(k, _SEQUENCE_PARTS) for k in key):
+        return tuple(key)
+    return (key,)
+
+
 def _convert_key(x, key):
     """A torch index as a numpy one; returns (key, is_basic)."""
-    if not isinstance(key, tuple):
+    if type(key) is list:
+        key = _as_tuple(key)
+    elif not isinstance(key, tuple):
         key = (key,)
     out, basic = [], True
     for k in key:
@@ -76,8 +90,9 @@ def _convert_key(x, key):
             out.append(a)
             basic = False
         else:
-            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(k).__name__})")
+            error = TypeError if isinstance(k, str) else IndexError  # as torch's
+            raise error(f"index: only integers, slices (`:`), ellipsis (`...`), None and long "
+                        f"or byte Variables are valid indices (got {type(k).__name__})")
     return tuple(out), basic
 
 
@@ -149,7 +164,10 @@ class AdvancedIndex(Op):
     @staticmethod
     def forward(ctx, x, key):
         ctx.key, ctx.shape = key, x.shape
-        return _index(x, key)
+        out = _index(x, key)
+        # NumPy puts the advanced dims of x[:, idx] outermost in memory; torch's result is
+        # contiguous, and programs rely on it (x[:, idx].view(-1))
+        return out if out.flags.c_contiguous else np.ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx, grad):
@@ -287,12 +305,26 @@ def index_put(input, indices, values, accumulate=False):
     """out-of-place index_put: input with values put at the tensor indices."""
     k, _ = _convert_key(input, tuple(indices))
     v = values if isinstance(values, Tensor) else _make(np.asarray(values, input._data.dtype))
-    if v._data.dtype != input._data.dtype:
+    _check_put_dtype(input, v, k)
+    if v._data.dtype != input._data.dtype:  # one value for a mask: cast, as masked_fill
         v = v.to(input.dtype)
     return guard_inputs(IndexPut.apply(input, v, k, accumulate), *_tensors_in(indices))
 
 
 register("index_put", inplace=True)(index_put)
+
+
+def _check_put_dtype(dst, value, key):
+    """torch writes a tensor at an advanced index (index_put_, x[mask] = v, x[idx] = v) only
+    from a tensor of dst's dtype; a slice or int target casts (copy_), and so does a mask
+    target given one value (torch fills it: masked_fill). key: the converted (NumPy) key."""
+    if isinstance(value, Tensor) and value._data.dtype != dst._data.dtype:
+        arrays = [c for c in key if isinstance(c, np.ndarray)]
+        if value._data.size == 1 and all(c.dtype == bool for c in arrays):
+            return
+        raise RuntimeError(f"index_put_: Index put requires the source and destination dtypes "
+                           f"match; got {value.dtype} for the source and {dst.dtype} for the "
+                           f"destination. Convert the value with .to({dst.dtype}).")
 
 
 class Copy(Op):
@@ -357,6 +389,9 @@ def write_at(dst, k, v):
     except ValueError as e:
         raise RuntimeError(f"__setitem__: shape mismatch: value of shape {list(np.shape(v))}"
                            f" cannot be broadcast to indexing result ({e})") from None
+    except (OverflowError, TypeError) as e:  # 300 into uint8, 1j into float64
+        raise RuntimeError(f"__setitem__: value {v!r} cannot be converted to type {dst.dtype} "
+                           f"without overflow ({e})") from None
 
 
 def store(self, k, value, key):
@@ -369,6 +404,8 @@ def store(self, k, value, key):
 
 def setitem(self, key, value):
     k, basic = _convert_key(self, key)
+    if not basic:
+        _check_put_dtype(self, value, k)
     split = None if basic else _split_ints(k)
     if split is not None:   # see _split_ints: write through the integer-indexed view
         return setitem(getitem(self, split[0]), split[1], value)

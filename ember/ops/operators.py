@@ -61,8 +61,12 @@ Tensor.__abs__ = lambda self: F["abs"](self)
 
 
 def _invert(self):
-    if self._data.dtype.kind == "b":
+    kind = self._data.dtype.kind
+    if kind == "b":
         return F["logical_not"](self)
+    if kind not in "iu":  # floating, complex (and ml_dtypes' 'V') tensors: torch's TypeError
+        raise TypeError(f"~ (operator.invert): only implemented on integer and bool tensors; "
+                        f"got {self.dtype}")
     return F["bitwise_not"](self)
 
 

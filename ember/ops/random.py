@@ -14,7 +14,7 @@ from .. import _meta
 from .._backend import device as _device
 from .._meta import marks_meta
 from .._tensor import Tensor, _make
-from .creation import _finish, _size
+from .creation import _finish, _size, preserve_layout
 from .registry import check_inplace, export, write_into, write_out
 
 DEFAULT_SEED = 67280421310721  # torch's default, so that unseeded runs are reproducible too
@@ -113,7 +113,8 @@ def _out(res, out, name):
 def _float_dt(dtype, complex_ok=False):
     dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
     if not (dt.is_floating_point or (complex_ok and dt.is_complex)):
-        raise RuntimeError(f"expected a floating-point dtype for sampling, got {dt}")
+        # NotImplementedError as torch's kernels (a RuntimeError subclass)
+        raise NotImplementedError(f"expected a floating-point dtype for sampling, got {dt}")
     return dt
 
 
@@ -162,15 +163,19 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 @export
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None,
               requires_grad=False, memory_format=None, pin_memory=False):
-    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                requires_grad=requires_grad, device=input.device if device is None else device)
+    return preserve_layout(input, rand(
+        *input.shape, generator=generator, dtype=dtype or input.dtype,
+        requires_grad=requires_grad, device=input.device if device is None else device),
+        memory_format)
 
 
 @export
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None,
                requires_grad=False, memory_format=None, pin_memory=False):
-    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                 requires_grad=requires_grad, device=input.device if device is None else device)
+    return preserve_layout(input, randn(
+        *input.shape, generator=generator, dtype=dtype or input.dtype,
+        requires_grad=requires_grad, device=input.device if device is None else device),
+        memory_format)
 
 
 @export

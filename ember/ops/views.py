@@ -448,6 +448,10 @@ def _to(self, *args, **kwargs):
             dt = a.dtype
         elif isinstance(a, D.dtype) or a in (float, int, bool, complex):
             dt = a
+        elif type(a) is int:  # torch reads an int as an accelerator's device index
+            raise RuntimeError(f"to: cannot move to accelerator device {a}: ember has no "
+                               "accelerator (Cannot access accelerator device when none is "
+                               "available.)")
         elif a is not None:
             dev = a
     if dev is not None:
