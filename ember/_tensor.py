@@ -145,7 +145,14 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return self.shape
-        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+        try:
+            return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+        except IndexError:
+            if self._data.ndim:
+                raise
+            # a 0-d tensor: _wrap_dim lets dims -1 and 0 through to shape[]
+            raise IndexError(f"size: Dimension specified as {dim} but tensor has no "
+                             "dimensions") from None
 
     @property
     def dtype(self):

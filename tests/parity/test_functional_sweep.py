@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _sweep import error_difference, grad_difference, weighted_grads
 
 import ember
 
@@ -800,17 +801,8 @@ def _np(t):
 
 
 def _grads(L, out):
-    outs = [o for o in _flat(out) if hasattr(o, "requires_grad") and o.requires_grad]
-    if not outs or not L.leaves:
-        return None
-    total = None
-    for i, o in enumerate(outs):
-        w = L.mod.tensor(np.cos(np.arange(o.numel(), dtype=np.float64) + i).reshape(
-            tuple(o.shape))).to(o.dtype)
-        term = (o * w).sum()
-        total = term if total is None else total + term
-    gs = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
-    return [None if g is None else g.detach().numpy() for g in gs]
+    return weighted_grads(L, [o for o in _flat(out) if hasattr(o, "requires_grad") and
+                              o.requires_grad])
 
 
 def _unnamed(name, exc):
@@ -827,14 +819,7 @@ def _divergence(name, fn):
     Le, oe, ee = _run(ember, fn)
     Lt, ot, et = _run(torch, fn)
     if et is not None or ee is not None:
-        if et is None:
-            return f"ember raises {type(ee).__name__} ({str(ee)[:80]}), torch returns"
-        if ee is None:
-            return f"ember returns, torch raises {type(et).__name__} ({str(et)[:80]})"
-        if type(ee).__name__ != type(et).__name__:
-            return (f"ember raises {type(ee).__name__} ({str(ee)[:80]}), "
-                    f"torch raises {type(et).__name__} ({str(et)[:80]})")
-        return _unnamed(name, ee)
+        return error_difference(ee, et) or _unnamed(name, ee)
 
     fe, ft = _flat(oe), _flat(ot)
     if len(fe) != len(ft):
@@ -851,18 +836,7 @@ def _divergence(name, fn):
                 return f"values differ (max {np.nanmax(np.abs(na - nb)) if na.size else 0})"
         elif not np.array_equal(na, nb):
             return "values differ"
-    try:
-        ge, gt = _grads(Le, oe), _grads(Lt, ot)
-    except Exception as exc:
-        return f"gradient raises {type(exc).__name__}: {str(exc)[:80]}"
-    if (ge is None) != (gt is None):
-        return "one library has no gradient"
-    for a, b in zip(ge or [], gt or []):
-        if (a is None) != (b is None):
-            return "a gradient is None in one library only"
-        if a is not None and not np.allclose(a, b, rtol=1e-6, atol=1e-8, equal_nan=True):
-            return f"gradients differ (max {np.nanmax(np.abs(a - b))})"
-    return None
+    return grad_difference(lambda: (_grads(Le, oe), _grads(Lt, ot)))
 
 
 IDS = [f"{name}-{what}" for name, what, _ in CASES]

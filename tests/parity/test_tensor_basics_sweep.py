@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _sweep import error_difference, grad_difference, weighted_grads
 
 import ember
 
@@ -522,6 +523,25 @@ case("rand_like", "transposed", lambda L: Meta(L.mod.rand_like(L.T(A23).t())))
 case("arange", "int dtype float bounds", lambda L: L.mod.arange(-0.5, 3, 1, dtype=L.mod.int64))
 case("arange", "int dtype float step", lambda L: L.mod.arange(0, 5, 1.5, dtype=L.mod.int64))
 case("getitem", "view of advanced", lambda L: L.T(A345)[:, [0, 3]].view(-1))
+case("getitem", "mask over leading dims", lambda L: L.T(A345)[L.T(A345[:, :, 0] > 20)])
+case("getitem", "mask over leading dims + int", lambda L: L.T(A345)[L.T(A345[:, :, 0] > 20), 1])
+case("getitem", "int then mask", lambda L: L.T(A345)[1, L.T(np.array([True, False, True, True]))])
+case("getitem", "grad partial mask", lambda L: L.G(A345)[L.T(A345[:, :, 0] > 20)])
+case("setitem", "iadd repeated index", lambda L: (lambda t: (t.__setitem__(
+    [0, 0], t[[0, 0]] + 1), t)[1])(L.T(A23)))
+case("setitem", "mask imul", lambda L: (lambda t, m: (t.__setitem__(m, t[m] * 2), t)[1])(
+    L.T(A23), L.T(A23 > 0)))
+case("setitem", "grad mask value", lambda L: (lambda t, v: (t.__setitem__(t > 0, v), t * 1)[1])(
+    L.G(A23).clone(), L.G([5.0, 6.0])))
+case("setitem", "broadcast mask value grad", lambda L: (lambda t, v: (t.__setitem__(
+    L.T(A23 > 0), v), t * 1)[1])(L.G(A23).clone(), L.G(5.0)))
+case("setitem", "value aliases target", lambda L: (lambda t: (t.__setitem__(
+    slice(1, None), t[:-1]), t)[1])(L.T(np.arange(5.0))))
+case("setitem", "int list into int tensor", lambda L: (lambda t: (t.__setitem__(
+    [0, 2], 7), t)[1])(L.T([1, 2, 3])))
+case("tensor", "list of grad tensors", lambda L: L.mod.tensor([L.G(1.0), L.G(2.0)]))
+case("as_tensor", "list of 0-d tensors", lambda L: L.mod.as_tensor([L.T(1.0), L.T(2.0)]))
+case("as_tensor", "grad tensor dtype", lambda L: L.mod.as_tensor(L.G([1.0]), dtype=L.mod.float32))
 case("setitem", "grad through value and target", lambda L: (lambda t, v: (
     t.__setitem__((slice(None), [0, 2]), v * 2), t * 1)[1])(L.G(A23).clone(), L.G([[1.0], [2.0]])))
 case("setitem", "version bump", lambda L: (lambda t: (t._version, t.__setitem__(0, 1.0),
@@ -656,6 +676,9 @@ KNOWN: dict = {
                                 "float indices in every form, as torch does for float tensors"),
     ("setitem", "np scalar"): _SET_NUMPY, ("setitem", "np array value"): _SET_NUMPY,
     ("setitem", "list value"): _SET_NUMPY,
+    ("setitem", "value aliases target"): ("NumPy copies an overlapping source safely, so "
+                                          "x[1:] = x[:-1] shifts; torch refuses the overlap. "
+                                          + _SUPERSET),
     ("setitem", "into expanded"): ("ember's expand() views are read-only NumPy broadcasts; "
                                    "writing through one raises (torch writes every alias)"),
     ("zeros_like", "channels_last"): ("ember has no channels-last layout: contiguous()/to() "
@@ -794,27 +817,9 @@ def _first_difference(a, b):
 
 
 def _grads(L, out):
-    outs = [o for o in (out if isinstance(out, (tuple, list)) else [out])
-            if _is_tensor(o) and o.requires_grad and o.dtype == L.mod.float64]
-    if not outs or not L.leaves:
-        return None
-    total = None
-    for i, o in enumerate(outs):
-        w = L.mod.tensor(np.cos(np.arange(o.numel(), dtype=np.float64) + i).reshape(
-            tuple(o.shape)))
-        term = (o * w).sum()
-        total = term if total is None else total + term
-    gs = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
-    return [None if g is None else g.detach().numpy() for g in gs]
-
-
-def _unnamed(group, exc):
-    """ember's error message should say which call failed (its name or a word of it)."""
-    msg = str(exc).lower()
-    words = [w for w in group.replace("_", " ").split() if len(w) > 2]
-    if any(w in msg for w in words):
-        return None
-    return f"ember's {type(exc).__name__} does not name {group}: {str(exc)[:80]}"
+    return weighted_grads(L, [o for o in (out if isinstance(out, (tuple, list)) else [out])
+                              if _is_tensor(o) and o.requires_grad and
+                              o.dtype == L.mod.float64])
 
 
 def _divergence(group, fn):
@@ -822,29 +827,11 @@ def _divergence(group, fn):
     Le, oe, ee = _run(ember, fn)
     Lt, ot, et = _run(torch, fn)
     if et is not None or ee is not None:
-        if et is None:
-            return f"ember raises {type(ee).__name__} ({str(ee)[:100]}), torch returns"
-        if ee is None:
-            return f"ember returns, torch raises {type(et).__name__} ({str(et)[:100]})"
-        if type(et).__name__ not in [c.__name__ for c in type(ee).__mro__]:
-            return (f"ember raises {type(ee).__name__} ({str(ee)[:100]}), "
-                    f"torch raises {type(et).__name__} ({str(et)[:100]})")
-        return None
+        return error_difference(ee, et, width=100)
     found = _first_difference(_summary(oe), _summary(ot))
     if found:
         return found
-    try:
-        ge, gt = _grads(Le, oe), _grads(Lt, ot)
-    except Exception as exc:
-        return f"gradient raises {type(exc).__name__}: {str(exc)[:80]}"
-    if (ge is None) != (gt is None):
-        return "one library has no gradient"
-    for a, b in zip(ge or [], gt or []):
-        if (a is None) != (b is None):
-            return "a gradient is None in one library only"
-        if a is not None and not np.allclose(a, b, rtol=1e-6, atol=1e-8, equal_nan=True):
-            return f"gradients differ (max {np.nanmax(np.abs(a - b))})"
-    return None
+    return grad_difference(lambda: (_grads(Le, oe), _grads(Lt, ot)))
 
 
 IDS = [f"{group}-{what}" for group, what, _ in CASES]

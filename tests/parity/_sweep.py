@@ -1,0 +1,50 @@
+"""What the differential sweeps against torch share (test_functional_sweep.py,
+test_tensor_basics_sweep.py): comparing raised exceptions and float64 gradients."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def error_difference(ee, et, width=80):
+    """A description of how the two libraries' exceptions (either may be None) differ, or None
+    when both raised the same type (ember's may subclass torch's, e.g. NoCudaError)."""
+    if et is None:
+        return f"ember raises {type(ee).__name__} ({str(ee)[:width]}), torch returns"
+    if ee is None:
+        return f"ember returns, torch raises {type(et).__name__} ({str(et)[:width]})"
+    if type(et).__name__ not in [c.__name__ for c in type(ee).__mro__]:
+        return (f"ember raises {type(ee).__name__} ({str(ee)[:width]}), "
+                f"torch raises {type(et).__name__} ({str(et)[:width]})")
+    return None
+
+
+def weighted_grads(L, outs):
+    """Gradients of sum_i (outs[i] * w_i).sum() w.r.t. L.leaves (fixed cosine weights, so a
+    wrong gradient cannot hide behind a plain sum); None when there is nothing to differentiate."""
+    if not outs or not L.leaves:
+        return None
+    total = None
+    for i, o in enumerate(outs):
+        w = L.mod.tensor(np.cos(np.arange(o.numel(), dtype=np.float64) + i).reshape(
+            tuple(o.shape))).to(o.dtype)
+        term = (o * w).sum()
+        total = term if total is None else total + term
+    gs = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
+    return [None if g is None else g.detach().numpy() for g in gs]
+
+
+def grad_difference(grads):
+    """grads: a callable returning (ember's, torch's) weighted_grads; a description of how they
+    differ, or None."""
+    try:
+        ge, gt = grads()
+    except Exception as exc:
+        return f"gradient raises {type(exc).__name__}: {str(exc)[:80]}"
+    if (ge is None) != (gt is None):
+        return "one library has no gradient"
+    for a, b in zip(ge or [], gt or []):
+        if (a is None) != (b is None):
+            return "a gradient is None in one library only"
+        if a is not None and not np.allclose(a, b, rtol=1e-6, atol=1e-8, equal_nan=True):
+            return f"gradients differ (max {np.nanmax(np.abs(a - b))})"
+    return None
