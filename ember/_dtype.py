@@ -103,14 +103,16 @@ def to_dtype(d) -> dtype:
     """Accept an ember dtype, a NumPy dtype / type, a Python type or a name."""
     if isinstance(d, dtype):
         return d
+    # Python's types name torch's double-width dtypes whatever the default dtype is:
+    # zeros(2, dtype=float) is float64, as NumPy's dtype=float
     if d is float:
-        return get_default_dtype()
+        return float64
     if d is int:
         return int64
     if d is bool:
         return bool_
     if d is complex:
-        return get_default_complex_dtype()
+        return complex128
     if isinstance(d, str) and d in _NAMES:
         return _NAMES[d]
     return from_numpy_dtype(d)

@@ -113,8 +113,8 @@ def view(input, *shape, size=None, dtype=None):
     if len(shape) == 1 and (isinstance(shape[0], D.dtype) or not isinstance(
             shape[0], (int, tuple, list, np.integer))):
         dt = D.to_dtype(shape[0])
-        if input._requires_grad:
-            raise RuntimeError("view(dtype) is not differentiable")
+        # a reinterpretation of the bytes: no gradient flows through it, and torch gives a
+        # result that does not require grad rather than an error
         return _make_view(input._data.view(dt.np), input)
     shape = _shape_arg(shape)
     if (not input._requires_grad or not _state.enabled) and unwatched():

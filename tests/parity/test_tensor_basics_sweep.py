@@ -250,6 +250,69 @@ case("randint_like", "basic", lambda L: Meta(L.mod.randint_like(L.T(A23), 4)))
 case("randperm", "basic", lambda L: Meta(L.mod.randperm(5)))
 case("randperm", "dtype", lambda L: Meta(L.mod.randperm(5, dtype=L.mod.float32)))
 
+# legacy constructors and Python types as dtypes (older programs)
+for what, fn in {
+    "Tensor(list)": lambda L: L.mod.Tensor([1, 2]), "Tensor(sizes)": lambda L: Meta(
+        L.mod.Tensor(2, 3)), "Tensor()": lambda L: L.mod.Tensor(),
+    "Tensor(np)": lambda L: L.mod.Tensor(np.arange(3)), "Tensor(Size)": lambda L: Meta(
+        L.mod.Tensor(L.mod.Size([2]))),
+    "FloatTensor(list)": lambda L: L.mod.FloatTensor([1, 2]),
+    "LongTensor(list)": lambda L: L.mod.LongTensor([1.7, 2]),
+    "LongTensor(sizes)": lambda L: Meta(L.mod.LongTensor(3)),
+    "DoubleTensor(list)": lambda L: L.mod.DoubleTensor([[1], [2]]),
+    "BoolTensor(list)": lambda L: L.mod.BoolTensor([1, 0]),
+    "ByteTensor(list)": lambda L: L.mod.ByteTensor([1, 255]),
+    "isinstance FloatTensor": lambda L: (isinstance(L.T([1.0]), L.mod.FloatTensor),
+                                         isinstance(L.T([1]), L.mod.FloatTensor)),
+    "type(FloatTensor)": lambda L: L.T([1, 2]).type(L.mod.DoubleTensor),
+    "zeros dtype=float": lambda L: L.mod.zeros(2, dtype=float),
+    "zeros dtype=int": lambda L: L.mod.zeros(2, dtype=int),
+    "ones dtype=bool": lambda L: L.mod.ones(2, dtype=bool),
+    "tensor dtype=float": lambda L: L.mod.tensor([1, 2], dtype=float),
+    "to(float)": lambda L: L.T([1, 2]).to(float), "to(int)": lambda L: L.T([1.5]).to(int),
+    "arange dtype=float": lambda L: L.mod.arange(3, dtype=float),
+    "is_tensor": lambda L: (L.mod.is_tensor(L.T(1)), L.mod.is_tensor(1)),
+    "numel": lambda L: L.mod.numel(L.T(A23)),
+    "shape compares": lambda L: (L.T(A23).shape == (2, 3), L.T(A23).size() == L.mod.Size([2, 3]),
+                                 type(L.T(A23).shape[0]).__name__, L.T(A23).shape[-1:],
+                                 L.T(A23).shape.numel(), list(L.T(A23).shape)),
+    "Size + tuple": lambda L: L.T(A23).shape + (4,),
+    "scalar_tensor": lambda L: L.mod.scalar_tensor(3),
+    "get_default_dtype": lambda L: L.mod.get_default_dtype(),
+    "is_floating_point": lambda L: (L.mod.is_floating_point(L.T(1.0)),
+                                    L.mod.is_floating_point(L.T(1))),
+    "promote_types": lambda L: L.mod.promote_types(L.mod.int32, L.mod.float16),
+    "result_type": lambda L: L.mod.result_type(L.T([1]), 1.5),
+    "can_cast": lambda L: L.mod.can_cast(L.mod.float32, L.mod.int32),
+    "finfo": lambda L: (L.mod.finfo(L.mod.float32).eps, L.mod.finfo(L.mod.float16).max,
+                        L.mod.iinfo(L.mod.int8).min, L.mod.finfo().tiny),
+}.items():
+    case("legacy", what, fn)
+
+# views: shapes and strides a program can read (stride(), is_contiguous, view's errors)
+for what, fn in {
+    "t": lambda t: t[0].t(), "permute": lambda t: t.permute(2, 0, 1),
+    "transpose": lambda t: t.transpose(0, 2), "expand": lambda t: t[:, :1].expand(3, 4, 5),
+    "unsqueeze": lambda t: t.unsqueeze(1), "squeeze": lambda t: t[:, :1].squeeze(1),
+    "view": lambda t: t.view(12, 5), "view -1": lambda t: t.view(-1, 4, 5),
+    "view non-contiguous": lambda t: t.transpose(0, 1).view(-1),
+    "reshape non-contiguous": lambda t: t.transpose(0, 1).reshape(-1),
+    "reshape viewable": lambda t: t[:, 1:3].reshape(6, 5),
+    "flatten": lambda t: t.flatten(1), "narrow": lambda t: t.narrow(2, 1, 3),
+    "select": lambda t: t.select(1, 2), "unfold": lambda t: t.unfold(2, 2, 1),
+    "diagonal": lambda t: t.diagonal(0, 1, 2), "as_strided": lambda t: t.as_strided((2, 2),
+                                                                                   (1, 2)),
+    "contiguous of transposed": lambda t: t.transpose(0, 2).contiguous(),
+    "split": lambda t: t.split(2, 1), "chunk": lambda t: t.chunk(2, 2),
+    "unbind": lambda t: t.unbind(1), "movedim": lambda t: t.movedim(0, -1),
+    "view dtype": lambda t: t.view(t.dtype), "T": lambda t: t[0].T, "mT": lambda t: t.mT,
+    "expand -1": lambda t: t[:, :1].expand(-1, 2, -1), "expand bad": lambda t: t.expand(2, 4, 5),
+    "view bad size": lambda t: t.view(7, -1), "storage_offset of narrow": lambda t: t.narrow(
+        1, 2, 2).storage_offset(),
+}.items():
+    case("views", what, (lambda fn: lambda L: fn(L.T(A345)))(fn))
+    case("views", what + " grad", (lambda fn: lambda L: fn(L.G(A345)))(fn))
+
 # default dtype changes
 for fn, args in (("zeros", (2,)), ("ones", (2,)), ("tensor", ([1.0],)), ("tensor", ([1],)),
                  ("full", ((2,), 1.5)), ("full", ((2,), 1)), ("arange", (0.0, 1.0, 0.5)),
@@ -610,6 +673,23 @@ PRINT = {
                                         L.T([1.0], "float32"), L.T([1.0]))[1:],
     "size suffix empty float32": lambda L: L.T(np.zeros((0, 2)), "float32"),
     "nested list print": lambda L: [L.T([1.0]), L.T(2)],
+    "complex nan": lambda L: L.T([complex(float("nan"), 1), 1 + 1e-5j]),
+    "complex 2-d": lambda L: L.T(np.array([[1 + 2j, -3.25j], [1e4, 0.5]])),
+    "complex whole": lambda L: L.T([1 + 2j, 3 - 4j]),
+    "bfloat16 rounding": lambda L: L.T([3.3, 1e-3, 100.7], "bfloat16"),
+    "float16 summarised": lambda L: L.T(np.linspace(0, 10, 2000), "float16"),
+    "int8 2-d": lambda L: L.T(np.array([[-128, 5], [7, 127]]), "int8"),
+    "sci 2-d summarised": lambda L: L.T(np.logspace(-8, 8, 1600).reshape(40, 40)),
+    "0-d requires_grad": lambda L: L.mod.tensor(1.5, requires_grad=True),
+    "0-d grad_fn": lambda L: L.mod.tensor(1.5, requires_grad=True) * 2,
+    "float32 requires_grad float64 default": lambda L: (L.mod.set_default_dtype(L.mod.float64),
+                                                        L.mod.ones(2, dtype=L.mod.float32,
+                                                                   requires_grad=True))[1],
+    "grad None": lambda L: L.T([1.0]).grad,
+    "4-d": lambda L: L.T(np.arange(16.0).reshape(2, 2, 2, 2)),
+    "empty 3-d": lambda L: L.T(np.zeros((2, 0, 3)), "float32"),
+    "empty bool": lambda L: L.T(np.zeros(0, dtype=bool)),
+    "empty float64": lambda L: L.T(np.zeros(0)),
     "Size": lambda L: L.T(A23).shape, "dtype": lambda L: L.mod.float32,
     "device": lambda L: L.mod.device("cpu"), "parameter": lambda L: L.mod.nn.Parameter(
         L.T([1.0, 2.0])),
