@@ -268,8 +268,8 @@ def preserve_layout(input, out, memory_format=None):
     """out (a fresh contiguous tensor of input's shape) with input's dim order when input is
     permuted (x.t()): torch's preserve_format for the *_like factories."""
     a = input._data
-    if (a.ndim > 1 and not a.flags.c_contiguous and not input._meta and memory_format in
-            (None, preserve_format) and a.size):
+    if (a.ndim > 1 and not a.flags.c_contiguous and not input._meta and not out._meta and
+            memory_format in (None, preserve_format) and a.size):
         arr = np.empty_like(a, dtype=out._data.dtype, order="K")
         np.copyto(arr, out._data)
         out._data = arr
@@ -411,7 +411,7 @@ def _spaced(start, end, steps, dtype, op):
     if steps < 0:
         raise RuntimeError(f"{op}: number of steps must be non-negative; got {steps}")
     start, end = _num(start), _num(end)
-    if dtype is None and isinstance(start, complex) or isinstance(end, complex):
+    if dtype is None and (isinstance(start, complex) or isinstance(end, complex)):
         return start, end, D.get_default_complex_dtype()
     return start, end, _dt(dtype)
 

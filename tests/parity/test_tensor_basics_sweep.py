@@ -206,6 +206,11 @@ for what, args, kw in (("basic", (0, 1, 5), {}), ("one", (0, 1, 1), {}), ("zero"
             args = [L.T(0.0) if a == "T0" else L.T(1.0) if a == "T1" else a for a in args]
             return getattr(L.mod, fn)(*args, **kw)
         case(fn, what, mklin)
+case("linspace", "complex end dtype", lambda L: L.mod.linspace(0, 1j, 3, dtype=L.mod.complex128))
+case("linspace", "complex start", lambda L: L.mod.linspace(1j, 2, 3))
+case("legacy", "to(complex)", lambda L: L.T([1.0]).to(complex))
+case("zeros_like", "device meta of transposed", lambda L: L.mod.zeros_like(
+    L.T(A23).t(), device="meta").shape)
 case("logspace", "base", lambda L: L.mod.logspace(0, 3, 4, base=2))
 for what, args, kw in (("n", (3,), {}), ("n m", (2, 4), {}), ("zero", (0,), {}),
                        ("negative", (-1,), {}), ("dtype", (3,), {"dtype": "int64"}),
