@@ -92,6 +92,7 @@ COMMITS = {
     "facebookresearch/dino": "7c446df5b9f45747937fb0d72314eb9f7b66930a",
     "AntixK/PyTorch-VAE": "a6896b944c918dd7030e7d795a8c13e5c6345ec7",
     "lucidrains/tab-transformer-pytorch": "10c258aa7ecf8c7e948e38c104a87caed49a6a9a",
+    "lucidrains/reformer-pytorch": "66a19b6caf481a880c97d331306aba55d2ae4b9c",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -171,6 +172,7 @@ LICENCES = {
     "facebookresearch/dino": "Apache-2.0",
     "AntixK/PyTorch-VAE": "Apache-2.0 (LICENSE.md)",
     "lucidrains/tab-transformer-pytorch": "MIT",
+    "lucidrains/reformer-pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -5172,6 +5174,68 @@ for _n, _b, _covers in [
         metric=r"compat-tab-acc ([0-9.]+)", bar=(">=", 0.65 if _b == 0 else 0.8))
 
 
+# ---------------------------------------------------------------- lucidrains/reformer-pytorch
+# Reformer: LSH attention (random rotations hash queries/keys into buckets, a stable sort by
+# bucket and position, attention within chunks and one chunk back, duplicates across hashes
+# counted by logsumexp), shared query-key, reversible layers with recorded RNG states, chunked
+# feed-forwards, axial/fixed position embeddings, product-key memory (product-key-memory 0.3.0,
+# pip-installed with --no-deps). The README's examples that run on a CPU, shrunk (they are sized
+# for 5 GB of GPU memory): LSHSelfAttention, LSHAttention, the Recorder of attention weights and
+# buckets, Autopadder with odd lengths, TrainingWrapper on uneven sequences with generation; and
+# examples/enwik8_simple/train.py on data.enwik8_gz (31 steps over 256 bytes, as performer's).
+_RF = "lucidrains/reformer-pytorch"
+_RF_NO_CUDA = [(".cuda()", "")]
+for _n, _b, _covers, _subs in [
+        ("lsh_self_attention", 2, "LSHSelfAttention over 256 tokens, 8 hashes",
+         [("torch.randn(10, 1024, 128)", "torch.randn(2, 256, 128)  # compat: (10, 1024, 128)")]),
+        ("lsh_attention", 3, "LSHAttention with 16 hashes, causal: output, weights, buckets",
+         [("qk = torch.randn(10, 1024, 128)", "qk = torch.randn(2, 256, 64)  # compat"),
+          ("v = torch.randn(10, 1024, 128)", "v = torch.randn(2, 256, 64)  # compat")]),
+        ("recorder", 10, "Recorder: forward hooks keep attention weights and buckets; eject",
+         [("dim = 512,", "dim = 64,  # compat: was 512"),
+          ("depth = 12,", "depth = 2,  # compat: was 12"),
+          # Reformer takes no max_seq_len: a TypeError under torch as written
+          ("max_seq_len = 8192,", "# compat: max_seq_len = 8192 dropped (not an argument)"),
+          ("torch.randn(1, 8192, 512)", "torch.randn(1, 512, 64)  # compat: (1, 8192, 512)")]
+         + _RF_NO_CUDA),
+        ("autopadder", 11, "Autopadder: odd bucket size, memory key/values and lengths padded",
+         [("dim = 1024,", "dim = 64,  # compat: was 1024"),
+          ("depth = 12,", "depth = 1,  # compat: was 12"),
+          ("max_seq_len = 8192,", "max_seq_len = 1024,  # compat: was 8192"),
+          ("SEQ_LEN = 7777", "SEQ_LEN = 777  # compat: was 7777"),
+          ("torch.randn(1, 137, 1024)", "torch.randn(1, 137, 64)  # compat: (1, 137, 1024)")]
+         + _RF_NO_CUDA),
+        ("training_wrapper", 12, "TrainingWrapper: uneven sequences padded, loss ignoring pads, "
+                                 "backward, top-k generation to an end token",
+         [("dim = 1024,", "dim = 128,  # compat: was 1024"),
+          ("depth = 12,", "depth = 2,  # compat: was 12"),
+          ("max_seq_len = 4096,", "max_seq_len = 1024,  # compat: was 4096")])]:
+    add(name=f"reformer/{_n}", repo=_RF, kind="md", script="README.md", block=_b,
+        copy=["README.md", "reformer_pytorch"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs)
+add(name="reformer/enwik8_simple", repo=_RF, script="examples/enwik8_simple/train.py",
+    copy=["examples/enwik8_simple", "reformer_pytorch"], pythonpath=["."], data=["enwik8_gz"],
+    covers="a causal reversible ReformerLM (LSH heads beside local heads, tied embeddings, "
+           "chunked feed-forward) trained through TrainingWrapper with clip_grad_norm_; "
+           "validation; generation",
+    subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 31  # compat: was int(1e5)"),
+          ("GRADIENT_ACCUMULATE_EVERY = 4", "GRADIENT_ACCUMULATE_EVERY = 1  # compat: was 4"),
+          ("LEARNING_RATE = 1e-4", "LEARNING_RATE = 1e-3  # compat: was 1e-4"),
+          ("VALIDATE_EVERY  = 100", "VALIDATE_EVERY  = 15  # compat: was 100"),
+          ("GENERATE_EVERY  = 500", "GENERATE_EVERY  = 30  # compat: was 500"),
+          ("GENERATE_LENGTH = 512", "GENERATE_LENGTH = 32  # compat: was 512"),
+          ("SEQ_LEN = 4096", "SEQ_LEN = 256  # compat: was 4096"),
+          ("dim = 512,", "dim = 128,  # compat: was 512"),
+          ("depth = 6,", "depth = 2,  # compat: was 6"),
+          # NumPy 2.4 removed fromstring's binary mode (fails under torch as well)
+          ("np.fromstring(", "np.frombuffer("),
+          ("np.split(X, [int(90e6)])", "np.split(X, [int(0.9 * len(X))])  # compat: 90e6")]
+    + _RF_NO_CUDA,
+    # byte-level validation loss after 30 steps: 5.5 untrained; torch 1.926-2.025 (seeds 0-2),
+    # ember 1.932-2.02
+    metric=r"validation loss: ([0-9.]+)", bar=("<=", 3.2))
+
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -5434,6 +5498,7 @@ SPREAD: dict = {
     'dino/train': {0: 69, 1: 65, 2: 76},
     'tab/tab_transformer': {0: 0.754, 1: 0.797, 2: 0.736},
     'tab/ft_transformer': {0: 0.875, 1: 0.89, 2: 0.916},
+    'reformer/enwik8_simple': {0: 2.025, 1: 1.926, 2: 1.981},
 }
 
 
