@@ -1,6 +1,6 @@
 """How long a Table 1 step waits at its hand-offs to OpenBLAS's worker, user by user.
 
-    python benchmarks/parts_wait.py gpts [--steps 3]
+    python benchmarks/parts_wait.py gpts [--steps 3] [--by-kernel]
 
 Every `_blas_parts.run_ranges` call of a step (NOTE [Python parts on OpenBLAS's threads] in
 ember/_blas_parts.py: MKL's halves, Linear's two gradients at once, attention's planes, Adam's
@@ -32,6 +32,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("workload", choices=sorted(WORKLOADS))
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--by-kernel", action="store_true",
+                    help="split.run's calls one row per range kernel")
     args = ap.parse_args()
     calls = []
     original = _blas_parts.run_ranges
@@ -47,6 +49,9 @@ def main():
 
         frame = sys._getframe(1)
         who = f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_code.co_name}"
+        if args.by_kernel and "kernel" in getattr(fn.__code__, "co_freevars", ()):
+            kernel = fn.__closure__[fn.__code__.co_freevars.index("kernel")].cell_contents
+            who += f" {getattr(kernel, '__name__', '?')}"  # split.run's range kernel
         t0 = time.perf_counter()
         original(part, n, threads)
         calls.append((who, time.perf_counter() - t0, parts))
@@ -76,10 +81,10 @@ def main():
     n = args.steps
     print(f"{args.workload}: step {sum(steps) / n * 1e3:.1f} ms (mean of {n}); "
           f"ms a step per caller of run_ranges")
-    print(f"{'caller':<36} {'calls':>5} {'total':>8} {'worker late':>11} {'caller parts':>12} "
+    print(f"{'caller':<56} {'calls':>5} {'total':>8} {'worker late':>11} {'caller parts':>12} "
           f"{'worker parts':>12}")
     for who, (count, total, late, mine, theirs) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
-        print(f"{who:<36} {count / n:5.0f} {total / n * 1e3:8.2f} {late / n * 1e3:11.2f} "
+        print(f"{who:<56} {count / n:5.0f} {total / n * 1e3:8.2f} {late / n * 1e3:11.2f} "
               f"{mine / n * 1e3:12.2f} {theirs / n * 1e3:12.2f}")
 
 
