@@ -167,6 +167,7 @@ def test_shares_count_mkl_products_as_blas_with_their_flop(monkeypatch, rng):
     main_s = []
     monkeypatch.setattr(_mkl, "_sgemm", [_fake_sgemm(main_s)])
     monkeypatch.setattr(_mkl, "_on", [True])
+    monkeypatch.setattr(_mkl, "_no_gil", [False])  # the ctypes path the stand-in replaces
     monkeypatch.setattr(_mkl, "MIN_MACS", 1)
     from ember.ops.nn import linear
     monkeypatch.setattr(linear, "_MKL_SMALL", [False])  # (64 rows: else MKL's numba kernel)
@@ -190,6 +191,7 @@ def test_shares_count_linear_backward_pair_as_one_blas_call(monkeypatch, rng):
     main_s = []
     monkeypatch.setattr(_mkl, "_sgemm", [_fake_sgemm(main_s)])
     monkeypatch.setattr(_mkl, "_on", [True])
+    monkeypatch.setattr(_mkl, "_no_gil", [False])  # the ctypes path the stand-in replaces
     monkeypatch.setattr(_mkl, "MIN_MACS_ONE_THREAD", 1)
     g2 = rng.standard_normal((64, 48)).astype(np.float32)
     x = rng.standard_normal((64, 32)).astype(np.float32)

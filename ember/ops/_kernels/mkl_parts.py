@@ -13,8 +13,8 @@ from an int64 argument array made before the hand-off; it calls MKL's Fortran sg
 (as the one-row and small-Linear kernels do) and adds the bias, and never touches Python. Each
 part has its own scratch slots for the Fortran call's by-pointer arguments. The products are
 the same MKL calls as before, so the bits are the same; the bias is one float32 addition per
-element as before. The bias gradient is now summed row by row in the dx part (np.add.reduce's
-order over axis 0) instead of by BLAS against a vector of ones: equal to rounding.
+element as before. The bias gradient is summed in the dx part by the kernel every other path
+uses (ops/_kernels/reduce.column_sums, from ops/nn/linear._column_sums): the same bits.
 """
 
 import numba
@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import _blas_parts
 from .attention import _gemm_rm
+from .reduce import column_sums
 
 # argument slots (int64) after the row shift in slot 0
 _F, _TA, _A, _LDA, _TB, _B, _LDB, _C, _LDC, _M, _N, _K, _CUT, _ROWS, _BIAS = range(1, 16)
@@ -93,10 +94,7 @@ def _pair_part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
             if arg[_BIAS]:
                 db = numba.carray(_blas_parts.as_ptr(arg[_BIAS], numba.float32), (n_out,))
                 g = numba.carray(_blas_parts.as_ptr(g_at, numba.float32), (rows, n_out))
-                db[:] = 0.0
-                for i in range(rows):
-                    for j in range(n_out):
-                        db[j] += g[i, j]
+                column_sums(g, db)  # linear._column_sums' kernel: the same bits
         else:
             _gemm_rm(arg[_F], scal, 4, flags, iargs, True, False, g_at, n_out, arg[_C], n_in,
                      arg[_LDB], n_in, n_out, n_in, rows)

@@ -172,3 +172,15 @@ def mv_backward(a, g, v):
              np.ascontiguousarray(v), ga.reshape(-1, k), acc)
     np.add(acc[0], acc[1], out=gv, casting="unsafe")
     return ga, gv
+
+
+@numba.njit(nogil=True, cache=True)
+def column_sums(g, out):
+    """out[j] = the sum of column j of a C-contiguous 2-D g, row after row from the first: NumPy's
+    order for ``np.add.reduce(g, axis=0)``, vectorised along the row (a Linear's bias gradient;
+    NOTE [MKL's parts without the GIL] calls it from a part)."""
+    rows, cols = g.shape
+    out[:] = 0
+    for i in range(rows):
+        for j in range(cols):
+            out[j] += g[i, j]
