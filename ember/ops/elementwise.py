@@ -88,6 +88,15 @@ def _binary_fn(name, cls, result=None, operator=False):
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
                 raise TypeError(f"{name}(): expected at least one Tensor argument, got "
                                 f"{type(input).__name__} and {type(other).__name__}")
+            if input is None or other is None:
+                if operator:  # x + None: Python's own TypeError, as torch's
+                    return NotImplemented
+                raise TypeError(f"{name}(): argument 'other' must be a Tensor or a number, not "
+                                "NoneType")
+            if name == "sub" and (_boolish(input) or _boolish(other)):
+                raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
+                                   "supported. If you are trying to invert a mask, use the `~` "
+                                   "or `logical_not()` operator instead.")
             if ufunc is not None and isinstance(other, np.ndarray):
                 return _ndarray_operand(ufunc, input, other)
             if identity_fallback and not isinstance(other, _NUMBERS):
@@ -119,6 +128,11 @@ def _binary_fn(name, cls, result=None, operator=False):
     if not operator and (name in _OPERATOR_UFUNCS or name == "ne"):
         fn.as_operator = _binary_fn(name, cls, result, operator=True)
     return fn
+
+
+def _boolish(x):
+    """A Python bool or a bool tensor (what torch's subtraction refuses beside a number)."""
+    return type(x) is bool or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
 
 
 def _to_float(t):
@@ -251,8 +265,7 @@ class Div(Op):
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return a / b
         ctx.shapes = (a.shape, b.shape)
-        if a.dtype.kind in "iu" and (np.asarray(b) == 0).any():
-            raise RuntimeError("ZeroDivisionError: integer division by zero")
+        _rounding_checks("div" if rounding_mode == "trunc" else "floor_divide", a, b)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if rounding_mode == "floor":
                 # floats too: NumPy's floor_divide is Python's (and torch's) a // b, exact where
@@ -317,11 +330,23 @@ floor_divide.as_operator = _floor_divide_operator
 register("floor_divide", inplace=True)(floor_divide)
 
 
+def _rounding_checks(name, a, b):
+    """torch's refusals for the rounding ops (after promotion): integers by zero, and complex
+    operands (a float tensor with a Python complex promotes to complex here)."""
+    kind = a.dtype.kind
+    if kind in "iu" and (np.asarray(b) == 0).any():
+        raise RuntimeError("ZeroDivisionError: integer division by zero")
+    if kind == "c" and name != "div":
+        raise NotImplementedError(f"{name}: not implemented for complex dtype {a.dtype} "
+                                  "(rounding is defined for real numbers only)")
+
+
 class Remainder(Op):
     """Python-style modulus: the result has the sign of the divisor."""
 
     @staticmethod
     def forward(ctx, a, b):
+        _rounding_checks("remainder", a, b)
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.remainder(a, b)
@@ -337,6 +362,7 @@ class Fmod(Op):
 
     @staticmethod
     def forward(ctx, a, b):
+        _rounding_checks("fmod", a, b)
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.fmod(a, b)
@@ -617,6 +643,9 @@ def _bitwise(name, ufunc):
     class Bitwise(Op):
         @staticmethod
         def forward(ctx, a, b):
+            if a.dtype.kind == "c":  # (a Python complex promotes a float tensor here)
+                raise NotImplementedError(f"{name}: not implemented for complex dtype "
+                                          f"{a.dtype}; expected integer or bool tensors.")
             if a.dtype.kind == "f" or a.dtype == D.bfloat16.np:
                 # NotImplementedError (a RuntimeError) is what torch raises here
                 raise NotImplementedError(f"{name}: not implemented for floating dtype "

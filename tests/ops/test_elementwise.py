@@ -231,3 +231,35 @@ def test_quiet_unary_ops_raise_no_fp_warning_on_extremes(name, dtype):
     ref = {"neg": np.negative, "relu": lambda a: np.where(a > 0, a, np.where(np.isnan(a), a, 0)),
            "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc}[name](data)
     np.testing.assert_array_equal(y.detach().numpy(), ref.astype(dtype))
+
+
+@pytest.mark.parametrize("call", [lambda x: x - True, lambda x: True - x, lambda x: x.sub(True),
+                                  lambda x: ember.sub(x, True), lambda x: x.sub_(True),
+                                  lambda x: x - ember.tensor([True, False]),
+                                  lambda x: ember.tensor([True, False]) - 1])
+def test_subtraction_with_a_bool_operand_raises_as_torch(call):
+    with pytest.raises(RuntimeError, match="sub: Subtraction.*bool tensor is not supported"):
+        call(ember.ones(2))
+
+
+@pytest.mark.parametrize("name", ["remainder", "fmod", "floor_divide"])
+def test_integer_rounding_ops_by_zero_raise_and_complex_operands_are_refused(name):
+    fn = getattr(ember, name)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(ember.tensor([1, 2]), 0)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        fn(ember.tensor([1, 2]), ember.tensor([1, 0]))
+    np.testing.assert_array_equal(fn(ember.tensor([5, -5]), 3).numpy(),
+                                  getattr(np, name)(np.array([5, -5]), 3))
+    with pytest.raises(NotImplementedError, match=f"{name}: not implemented for complex"):
+        fn(ember.ones(2), 1j)
+
+
+def test_none_operand_is_a_type_error_and_bitwise_refuses_complex():
+    x = ember.ones(2)
+    with pytest.raises(TypeError, match="unsupported operand"):
+        x + None
+    with pytest.raises(TypeError, match="add\\(\\): argument 'other'"):
+        ember.add(x, None)
+    with pytest.raises(NotImplementedError, match="bitwise_and: not implemented for complex"):
+        x & 1j

@@ -780,17 +780,7 @@ for _op in ("+", "*", "/"):
 
 # (group, case) -> a divergence found by this sweep in a file this sweep's fixes could not
 # touch (ops/elementwise.py, the lead's); reported in /work/NOTICES.md. Same check as KNOWN.
-_NUMPY_LEAK = "numpy's ufunc TypeError leaks where torch raises NotImplementedError"
-PENDING: dict = {
-    ("operator", "float32 - bool"): "torch refuses subtraction with a Python bool",
-    ("operator", "bool - float32"): "torch refuses subtraction with a Python bool",
-    ("operator", "tensor + None"): "ember's AttributeError from promotion, torch's TypeError",
-    ("operator", "int % 0"): "integer remainder by zero: torch raises, ember returns",
-    ("operator", "float32 // complex"): _NUMPY_LEAK, ("operator", "complex // float32"):
-    _NUMPY_LEAK, ("operator", "float32 % complex"): _NUMPY_LEAK,
-    ("operator", "complex % float32"): _NUMPY_LEAK, ("operator", "float32 & complex"):
-    _NUMPY_LEAK, ("operator", "complex & float32"): _NUMPY_LEAK,
-}
+PENDING: dict = {}  # divergences found and not yet fixed: none open
 
 
 def _restore(mod):
