@@ -34,13 +34,16 @@ def _warn_uint8_mask():
 
 
 _SEQUENCE_PARTS = (Tensor, list, tuple, np.ndarray, slice, type(None), type(Ellipsis))
+_NUMBERS = {int, bool, np.int64, np.int32, float}
 
 
 def _as_tuple(key):
     """torch reads a short list that holds a tensor, a sequence, a slice, None or ... as a
     tuple of indices, one per dim (NumPy's old rule): ``x[[[0, 1], [1, 2]]]`` is
     ``x[[0, 1], [1, 2]]``, ``x[[0, slice(None)]]`` is ``x[0, :]``; other lists index dim 0."""
-    if len(key) < 32 and any(isinstance(k, _SEQUENCE_PARTS) for k in key):
+    # the set of the entries' types first: a list of ints (the common case) costs no loop
+    if len(key) < 32 and not set(map(type, key)) <= _NUMBERS and any(
+            isinstance(k, _SEQUENCE_PARTS) for k in key):
         return tuple(key)
     return (key,)
 
@@ -156,6 +159,35 @@ class BasicIndex(Op):
         return _IndexPutZeros.apply(grad, ctx.key, ctx.shape, False), None
 
 
+_ALL = slice(None)
+
+
+def _take(x, key):
+    """x[:, ..., idx, :, ...] (one integer array or 1-D mask after full slices) as np.take
+    along that dim: a C-contiguous result in one pass, where NumPy's fancy indexing gives a
+    strided one that would need a second copy; None for any other key (or a bad index, which
+    _index then reports)."""
+    dim = None
+    for i, c in enumerate(key):
+        if type(c) is np.ndarray:
+            if dim is not None:
+                return None
+            dim = i
+        elif not (c is Ellipsis and dim is not None) and not (type(c) is slice and c == _ALL):
+            return None
+    if not dim:  # no array, or it indexes dim 0: NumPy's result is contiguous already
+        return None
+    idx = key[dim]
+    if idx.dtype == bool:
+        if idx.ndim != 1 or idx.shape[0] != x.shape[dim]:
+            return None
+        idx = np.flatnonzero(idx)
+    try:
+        return np.take(x, idx, axis=dim)
+    except IndexError:
+        return None
+
+
 class AdvancedIndex(Op):
     """x[key] with integer or boolean tensors: a copy (gradient scatter-adds)."""
 
@@ -164,6 +196,9 @@ class AdvancedIndex(Op):
     @staticmethod
     def forward(ctx, x, key):
         ctx.key, ctx.shape = key, x.shape
+        out = _take(x, key)
+        if out is not None:
+            return out
         out = _index(x, key)
         # NumPy puts the advanced dims of x[:, idx] outermost in memory; torch's result is
         # contiguous, and programs rely on it (x[:, idx].view(-1))
