@@ -627,6 +627,11 @@ class UntypedStorage:
     def __len__(self):
         return self._root.nbytes
 
+    def __sizeof__(self):
+        # the bytes held count, as for torch's storages: sys.getsizeof(t.untyped_storage()) is
+        # how torchinfo's summary() sizes a model's inputs
+        return object.__sizeof__(self) + self._root.nbytes
+
     def __eq__(self, other):
         return isinstance(other, UntypedStorage) and self.data_ptr() == other.data_ptr()
 

@@ -73,6 +73,8 @@ def _binary_fn(name, cls, result=None, operator=False):
     unrecorded = getattr(cls, "unrecorded", None)
 
     def fn(input, other, **kw):
+        if kw and isinstance(kw.get("alpha"), Tensor):
+            kw["alpha"] = _number_option(name, "alpha", kw["alpha"])
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \
                 input._data.dtype == other._data.dtype and result is None:
             a, b = input, other
@@ -130,6 +132,16 @@ def _binary_fn(name, cls, result=None, operator=False):
     return fn
 
 
+def _number_option(name, arg, value):
+    """A Number option given as a tensor: torch takes a 0-d tensor as its value (Adafactor's
+    `exp_avg.add_(update, alpha=1 - beta1)` with a tensor beta1, a learned lr) and refuses any
+    other tensor."""
+    if value.ndim != 0:
+        raise TypeError(f"{name}(): argument '{arg}' must be Number, not Tensor (a tensor of "
+                        f"shape {tuple(value.shape)}; only a 0-dim tensor is read as a number)")
+    return value.item()
+
+
 def _boolish(x):
     """A Python bool or a bool tensor (what torch's subtraction refuses beside a number)."""
     return type(x) is bool or (isinstance(x, Tensor) and x._data.dtype == np.bool_)
@@ -162,6 +174,21 @@ def _same_shape(ufunc):
     return staticmethod(unrecorded)
 
 
+def _check_alpha(dtype, alpha):
+    """add/sub's alpha must fit the result dtype `dtype` (as torch checks it): no float alpha
+    for an integer or bool result (it would silently turn into a float sum), no complex alpha
+    for a real one, a bool alpha only for a bool result."""
+    if isinstance(alpha, (bool, np.bool_)):
+        if dtype != np.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif isinstance(alpha, (complex, np.complexfloating)) and dtype.kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
+                           "complex number.")
+    elif isinstance(alpha, (float, np.floating)) and dtype.kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
 class Add(Op):
     """input + alpha * other, broadcasting."""
 
@@ -170,9 +197,13 @@ class Add(Op):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
+        if type(alpha) is not int:
+            _check_alpha(a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
-            return a + alpha * b
+            out = a + alpha * b
+            # bool + 2 * bool is a bool sum in torch (NumPy would count it in int64)
+            return out.astype(np.bool_) if a.dtype == np.bool_ else out
         if a.shape == b.shape:  # nothing to broadcast: NumPy's loop (per-op overhead)
             if a.nbytes >= REUSE_MIN_BYTES and a.dtype == b.dtype:  # a residual stream's sums
                 out = reusable_like(a)  # NOTE [Reused buffers] in _backend.py
@@ -206,6 +237,8 @@ class Sub(Op):
         if a.dtype == np.bool_:
             raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
+        if type(alpha) is not int:
+            _check_alpha(a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
             return a - alpha * b

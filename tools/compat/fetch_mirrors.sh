@@ -31,6 +31,7 @@ python3 "$HERE/corpus.py" --commits | while read -r repo commit; do
             *.py|*.md|*.txt|*.json|*.ipynb|*.toml|*.cfg|*.yaml|*.yml|LICENSE*|*/LICENSE*) ;;
             *.tiktoken|*.npz) ;;   # whisper's tokenizer tables and mel filters
             *.txt.gz) ;;           # CLIP's BPE merges
+            */test_output/*.out) ;;  # torchinfo's recorded summaries
             *) continue ;;
         esac
         git --git-dir="$gitdir" cat-file -e "$sha" 2>/dev/null || continue

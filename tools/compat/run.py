@@ -189,6 +189,15 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int,
                 shutil.copytree(s, d, dirs_exist_ok=True)
             else:
                 shutil.copy2(s, d)
+        # a dependency that lives in another corpus repository (a package the program imports
+        # but that is not installed): "owner/name:path" is copied to <tmp>/<path>
+        for dep in prog.also:
+            dep_repo, rel = dep.split(":", 1)
+            s = mirrors / dep_repo.replace("/", "+") / rel
+            if not s.exists():
+                return {"status": "MISSING", "metric": None, "error": f"{s} not found",
+                        "seconds": 0.0}
+            shutil.copytree(s, tmp / rel, dirs_exist_ok=True)
         if prog.kind == "ipynb":  # the notebook's code cells become the script
             nb = tmp / prog.script
             nb.with_suffix(".py").write_text(_extract_ipynb(nb))
