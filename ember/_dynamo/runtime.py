@@ -31,26 +31,41 @@ class CompiledFunction:
         res = ctx._bwd(ctx._values, [g._data for g in grads])
         out = tuple(None if r is None else _tensor._make(r) for r in res)
         if _state.enabled:
-            # create_graph: the gradients are right, but differentiating them again is not
-            # supported; connect them through a node that raises if that is tried
-            anchor = _tensor._make(np.zeros((), np.float32)).requires_grad_()
-            out = tuple(None if r is None else _Twice.apply(r, anchor) for r in out)
+            _twice_node(ctx, out)
         return out
 
 
-class _Twice(_fn.Op):
-    """Carries a compiled region's gradient; raises when it is differentiated (double backward)."""
+def _twice_node(ctx, grads):
+    """create_graph: the gradients are right, but differentiating them again is not supported.
+    They get a node with the compiled region's own input edges, whose backward raises: so
+    ``autograd.grad(grads, params)`` (Adahessian's Hessian-vector product) reaches it and says
+    why, instead of finding the parameters unused."""
+    node = _TwiceNode()
+    node._seq = next(_fn._seq)
+    node.next_functions = ctx.next_functions
+    node.num_outputs = len(grads)
+    node._out_meta = [None if g is None else (g._data.shape, g._data.dtype) for g in grads]
+    for j, g in enumerate(grads):
+        if g is not None:
+            g._grad_fn, g._output_nr, g._requires_grad = node, j, True
+
+
+class _Twice:
+    """What differentiating a compiled region's gradient runs (double backward)."""
 
     @staticmethod
-    def forward(ctx, x, anchor):
-        return x.copy()
-
-    @staticmethod
-    def backward(ctx, grad):
+    def backward(ctx, *grads):
         raise RuntimeError(
             "ember.compile: double backward through a compiled region is not supported (its "
             "backward is replayed, not recorded); run the function eagerly "
             "(ember.compiler.disable) for higher-order gradients.")
+
+
+class _TwiceNode(_fn.OpNode):
+    _op = _Twice  # type: ignore[assignment]
+
+    def name(self):
+        return "CompiledFunctionBackwardBackward"
 
 
 class _Node(_fn.OpNode):

@@ -322,6 +322,26 @@ def test_double_backward_through_a_compiled_region_raises():
         g.sum().backward()
 
 
+def test_hessian_vector_product_through_a_compiled_module_says_why():
+    # Adahessian's form: backward(create_graph=True), then autograd.grad of the parameters'
+    # gradients w.r.t. the parameters. The gradients must reach the parameters through a node
+    # that explains the refusal, not look unused ("... not have been used in the graph").
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Tanh(), ember.nn.Linear(4, 1))
+    compiled = ember.compile(model)
+    x = _t(5, 3)
+    compiled(x)
+    compiled(x).sum().backward(create_graph=True)
+    params = list(model.parameters())
+    grads = [p.grad for p in params]
+    assert all(g.requires_grad for g in grads)
+    eager = ember.autograd.grad(model(x).sum(), params)
+    for g, e in zip(grads, eager, strict=True):
+        assert_close(g.detach(), e)
+    vs = [ember.ones_like(p) for p in params]
+    with pytest.raises(RuntimeError, match="double backward through a compiled region"):
+        ember.autograd.grad(grads, params, grad_outputs=vs)
+
+
 def test_non_leaf_inputs_pass_gradients_upstream():
     w = _t(3, rg=True)
     f = ember.compile(lambda h: (h * 3).relu().sum())
