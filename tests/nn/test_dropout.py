@@ -60,6 +60,22 @@ def test_channel_dropout_zeroes_whole_channels():
         F.dropout1d(ember.ones(2, 3, 4, 5))
 
 
+@pytest.mark.parametrize("fn,shape", [
+    (F.dropout2d, (2, 3, 4, 5, 6)), (F.dropout2d, (2, 3, 2, 2, 2, 2)),
+    (F.dropout3d, (2, 3, 2, 2, 2, 2)), (F.dropout2d, (6, 8)), (F.dropout3d, (2, 3, 4))])
+def test_channel_dropout_on_deprecated_ranks_warns_and_drops_per_channel(fn, shape):
+    # torch 2.13 takes these ranks with a deprecation warning (a 5-D input to dropout2d
+    # included) and draws one mask entry per (dim 0, dim 1) pair over the remaining dims
+    name = fn.__name__
+    with pytest.warns(UserWarning, match=rf"{name}: Received a {len(shape)}-D input to {name}, "
+                                         "which is deprecated"):
+        y = fn(ember.ones(*shape), 0.5, training=True).numpy()
+    per_channel = y.reshape(shape[0], shape[1], -1)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2.0).all(-1))
+    with pytest.warns(UserWarning, match="deprecated"):
+        assert fn(ember.ones(*shape), 0.5, training=False).shape == shape
+
+
 def test_alpha_dropout_keeps_selu_statistics():
     x = ember.randn(200000)
     y = F.alpha_dropout(x, 0.2, training=True).numpy()

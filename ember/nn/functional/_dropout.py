@@ -86,8 +86,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
     A 3-D input is treated as unbatched (C, H, W), as torch does since 2.0 (with a warning).
     """
-    if isinstance(input, Tensor) and input.ndim < 3:
-        return _too_few_dims_dropout("dropout2d", input, p, training, inplace, 2)
+    if isinstance(input, Tensor) and not 3 <= input.ndim <= 4:
+        return _deprecated_dims_dropout("dropout2d", input, p, training, inplace, 2)
     if isinstance(input, Tensor) and input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-"
                       "wise 1D dropout behavior is desired - input is interpreted as shape "
@@ -101,14 +101,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
     """Zero entire channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
-    if isinstance(input, Tensor) and input.ndim < 4:
-        return _too_few_dims_dropout("dropout3d", input, p, training, inplace, 3)
+    if isinstance(input, Tensor) and not 4 <= input.ndim <= 5:
+        return _deprecated_dims_dropout("dropout3d", input, p, training, inplace, 3)
     return _feature_dropout("dropout3d", input, p, training, inplace, 3)
 
 
-def _too_few_dims_dropout(name, input, p, training, inplace, spatial):
-    """torch accepts dropout2d/3d on inputs with fewer dims than a (C, *spatial) sample, warns
-    that it is deprecated, and drops per (dim 0, dim 1) entry over the remaining dims."""
+def _deprecated_dims_dropout(name, input, p, training, inplace, spatial):
+    """torch accepts dropout2d/3d on inputs with fewer dims than a (C, *spatial) sample or more
+    than a batch of them (a 5-D input to dropout2d), warns that it is deprecated, and drops per
+    (dim 0, dim 1) entry over the remaining dims."""
     warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and "
                   f"will result in an error in a future release. To retain the behavior and "
                   f"silence this warning, please use dropout instead. Note that {name} exists "
