@@ -5308,6 +5308,23 @@ for _t, _n in (("torchinfo_test", 67), ("exceptions_test", 4)):
                "multiply-add counts, sizes (the tests' asserts)",
         metric=r"([0-9]+) passed", bar=(">=", _n))
 
+# the 22 tests whose recorded tables torch 2.13 reproduces exactly (no size line that depends
+# on sys.getsizeof): run with the output comparison on, so the printed summary itself (layer
+# tree, shapes, counts, kB units) must match torchinfo's files
+_TI_TABLES = ("test_basic_summary", "test_device", "test_edgecase_input_output_model",
+               "test_empty_module", "test_empty_module_list", "test_groups", "test_input_tensor",
+               "test_mixed_trainable_parameters", "test_model_with_args",
+               "test_multiple_input_tensor_args", "test_pack_padded", "test_parameter_list",
+               "test_pruning", "test_recursive", "test_recursive_with_missing_layers",
+               "test_register_parameter", "test_reusing_activation_layers", "test_row_settings",
+               "test_siamese_net", "test_single_parameter_model", "test_string_result",
+               "test_tied_weights")
+add(name="torchinfo/torchinfo_test_tables", repo=_TI, kind="pytest", copy=["torchinfo", "tests"],
+    script="tests/torchinfo_test.py", pythonpath=["."], cwd=".",
+    args=["-k", " or ".join(_TI_TABLES)],
+    covers="summary() tables compared character for character with the recorded outputs",
+    metric=r"([0-9]+) passed", bar=(">=", 22))
+
 # ---------------------------------------------------------------- arogozhnikov/einops
 # einops' own suite on its torch backend (EINOPS_TEST_BACKENDS: each test checks torch's results
 # against the numpy backend's): rearrange/reduce/repeat/einsum/pack on torch tensors, the layers
@@ -5597,6 +5614,7 @@ SPREAD: dict = {
     'schedulefree/mnist': {0: 98, 1: 97.73, 2: 98.13},
     'torchinfo/torchinfo_test': {0: 67, 1: 67, 2: 67},
     'torchinfo/exceptions_test': {0: 4, 1: 4, 2: 4},
+    'torchinfo/torchinfo_test_tables': {0: 22, 1: 22, 2: 22},
     'einops/test_ops': {0: 21, 1: 21, 2: 21},
     'einops/test_layers': {0: 8, 1: 8, 2: 8},
     'einops/test_einsum': {0: 4, 1: 4, 2: 4},
