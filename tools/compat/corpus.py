@@ -5336,7 +5336,9 @@ for _t, _what, _n in (
         ("layers", "Rearrange/Reduce/EinMix layers in nn.Sequential, pickling, training", 8),
         ("einsum", "einops.einsum with named axes", 4),
         ("packing", "pack/unpack round trips", 4),
-        ("examples", "the documentation's worked examples (stacking, pooling, attention)", 2)):
+        ("examples", "the documentation's worked examples (stacking, pooling, attention)", 2),
+        ("other", "doctests, parse_shape, torch.compile of einops functions and layers "
+         "(fullgraph), threading", 16)):
     add(name=f"einops/test_{_t}", repo=_EI, kind="pytest", copy=["einops"],
         script=f"einops/tests/test_{_t}.py", pythonpath=["."], cwd=".",
         env={"EINOPS_TEST_BACKENDS": "numpy,torch"},
@@ -5620,6 +5622,7 @@ SPREAD: dict = {
     'einops/test_einsum': {0: 4, 1: 4, 2: 4},
     'einops/test_packing': {0: 4, 1: 4, 2: 4},
     'einops/test_examples': {0: 2, 1: 2, 2: 2},
+    'einops/test_other': {0: 16, 1: 16, 2: 16},
 }
 
 
