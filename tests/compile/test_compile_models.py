@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from _blas_bits import REASON, blas_bits_agree
 
 import ember
 from ember.testing import assert_close
@@ -50,6 +51,9 @@ _BREAKS = {}
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(
     reason=_BREAKS[n], strict=True)) if n in _BREAKS else n for n in sorted(WORKLOADS)])
 def test_spec_model_training_step_compiled_equals_eager(name):
+    if name in ("resnet50", "mobilenet_v2") and not blas_bits_agree():
+        # BatchNorm at batch 2 amplifies the products' last bits into the gradients
+        pytest.skip(REASON)
     ember.manual_seed(0)
     model, _, _, loss_fn, _ = WORKLOADS[name](ember)
     twin = copy.deepcopy(model)

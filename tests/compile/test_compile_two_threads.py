@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from _blas_bits import assert_serial_bits
 
 import ember
 from ember import _kernel_threads
@@ -82,8 +83,8 @@ def test_ncf_training_step_on_two_threads_equals_the_serial_replay_bit_for_bit(i
     assert sum("step part" in u.label for f in used for u in f.plan.units) >= 2
     assert loss_t == loss_s
     for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
-        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
-        np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
+        assert_serial_bits(p._data, q._data, err_msg=n)
+        assert_serial_bits(p.grad._data, q.grad._data, err_msg=n)
 
 
 def test_a_traced_plan_logs_each_unit_once_per_call_and_keeps_the_values(interop):
@@ -102,7 +103,7 @@ def test_a_traced_plan_logs_each_unit_once_per_call_and_keeps_the_values(interop
             plan.schedule([u.cost for u in plan.units])  # untraced again
         del log[:]
         (u, i), y = batches[s % len(batches)]
-        assert f(u, i, y).item() == f_s(u, i, y).item()
+        assert_serial_bits(f(u, i, y).item(), f_s(u, i, y).item())
         assert two.calls == calls + s - 3
         if s < 6:
             assert sorted(e[1] for e in log) == list(range(len(plan.units)))
@@ -110,8 +111,8 @@ def test_a_traced_plan_logs_each_unit_once_per_call_and_keeps_the_values(interop
         else:
             assert log == []
     for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
-        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
-        np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
+        assert_serial_bits(p._data, q._data, err_msg=n)
+        assert_serial_bits(p.grad._data, q.grad._data, err_msg=n)
 
 
 def test_units_below_caller_below_stay_on_the_caller(interop, monkeypatch):
@@ -127,10 +128,10 @@ def test_units_below_caller_below_stay_on_the_caller(interop, monkeypatch):
     calls = two.calls
     for s in range(3, 6):
         (u, i), y = batches[s % len(batches)]
-        assert f(u, i, y).item() == f_s(u, i, y).item()
+        assert_serial_bits(f(u, i, y).item(), f_s(u, i, y).item())
     assert two.calls == calls + 3
     for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
-        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
+        assert_serial_bits(p._data, q._data, err_msg=n)
     monkeypatch.setattr(schedule, "CALLER_BELOW", costs[-1] * 2)  # everything: no worker
     assert not plan.schedule([u.cost for u in plan.units])
 
@@ -148,8 +149,8 @@ def test_chains_of_units_run_as_one_unit(interop, monkeypatch, chains):
     assert all(p < k for k, u in enumerate(two.plan.units) for p in u.preds)
     assert two.calls >= 3 and loss_t == loss_s
     for (n, p), q in zip(model.named_parameters(), serial.parameters(), strict=True):
-        np.testing.assert_array_equal(p._data, q._data, err_msg=n)
-        np.testing.assert_array_equal(p.grad._data, q.grad._data, err_msg=n)
+        assert_serial_bits(p._data, q._data, err_msg=n)
+        assert_serial_bits(p.grad._data, q.grad._data, err_msg=n)
 
 
 def test_a_step_hook_makes_the_compiled_step_run_serially(interop):
@@ -194,9 +195,9 @@ def test_transformer_block_on_two_threads_equals_serial_and_eager(interop, size)
     schedule.ENABLED[0] = False
     _, outs_s = _block_run(serial, x, 4)
     for a, b in zip(outs, outs_s, strict=True):
-        np.testing.assert_array_equal(a, b)
+        assert_serial_bits(a, b)
     for p, q in zip(block.parameters(), serial.parameters(), strict=True):
-        np.testing.assert_array_equal(p.grad._data, q.grad._data)
+        assert_serial_bits(p.grad._data, q.grad._data)
     out_e = eager(x)
     out_e.square().mean().backward()
     assert_close(ember.from_numpy(outs[-1]), out_e, rtol=1e-5, atol=1e-5)
@@ -232,7 +233,7 @@ def test_spec_model_step_on_two_threads_equals_the_serial_replay(interop, one_bl
     for (n, a), (_, b) in zip(*grads, strict=True):
         assert (a is None) == (b is None), n
         if a is not None:
-            np.testing.assert_array_equal(a, b, err_msg=n)
+            assert_serial_bits(a, b, err_msg=n)
 
 
 def _small_block(interop_on=True):
@@ -290,11 +291,11 @@ def test_one_thread_requested_or_worker_busy_runs_the_serial_replay(interop):
     finally:
         ember.set_num_threads(threads)
     assert fwd.calls == before
-    np.testing.assert_array_equal(got, want)
+    assert_serial_bits(got, want)
     with schedule._busy[0]:  # a replay of another Python thread holds the worker
         got = f(x)._data
     assert fwd.calls == before
-    np.testing.assert_array_equal(got, want)
+    assert_serial_bits(got, want)
 
 
 def test_compiled_functions_called_from_two_python_threads(interop):
@@ -319,7 +320,7 @@ def test_compiled_functions_called_from_two_python_threads(interop):
     assert not errors
     for k in (0, 1):
         for a in got[k]:
-            np.testing.assert_array_equal(a, want[k])
+            assert_serial_bits(a, want[k])
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _blas_bits import blas_bits_agree
 
 import ember
 from ember import _blas_parts, nn
@@ -50,7 +51,9 @@ def test_pair_matches_the_serial_backward_and_numpy(pairs, rng, shape, bias):
     for a, b in zip(on[:3], off[:3]):
         if a is not None:
             # one GEMM call per product either way; only OpenBLAS's thread count differs
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+            # (a cancelling sum of 512 terms: 3e-5 apart where OpenBLAS's bits move with its
+            # thread count, _blas_bits.py)
+            np.testing.assert_allclose(a, b, rtol=1e-5 if blas_bits_agree() else 1e-4, atol=1e-5)
     g2, x2, w = on[3].reshape(-1, 160), x.reshape(-1, 96), lin.weight.detach().numpy()
     # float32 sums over 160 (dx) or 512 (dW) products: a few ulps of the largest partial sums
     np.testing.assert_allclose(on[0].reshape(-1, 96), g2.astype(np.float64) @ w, rtol=1e-4,

@@ -197,6 +197,62 @@ def test_cross_entropy_all_ignored_mean_is_nan_like_torch():
     assert np.isnan(loss.item())
 
 
+@pytest.mark.parity
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+def test_nll_loss_kernel_edge_shapes_match_torch(rng, dtype, reduction):
+    # the one-kernel nll_loss (NOTE [Negative log-likelihood in one kernel]): unbatched, an
+    # empty batch, a non-contiguous input, ignored rows, float32 and float64
+    torch = _torch()
+    tol = {"rtol": 1e-5, "atol": 1e-6} if dtype == np.float32 else {"rtol": 1e-12, "atol": 0}
+    # (leaf data, targets, whether the input is the leaf's transpose: a non-contiguous input)
+    cases = [(rng.standard_normal(5), np.array(3), False),
+             (rng.standard_normal((0, 5)), np.zeros(0, int), False),
+             (rng.standard_normal((5, 7)), np.array([0, -100, 4, 4, 2, -100, 1]), True),
+             (rng.standard_normal((3, 5, 4)), np.array([[0, 1, -100, 4]] * 3), False)]
+    for x, t, transposed in cases:
+        x = x.astype(dtype)
+        a = ember.tensor(x, requires_grad=True)
+        b = torch.tensor(x, requires_grad=True)
+        la = F.nll_loss(a.t() if transposed else a, ember.tensor(t), reduction=reduction)
+        lb = torch.nn.functional.nll_loss(b.t() if transposed else b, torch.tensor(t),
+                                          reduction=reduction)
+        assert la.dtype == a.dtype and tuple(la.shape) == tuple(lb.shape)
+        np.testing.assert_allclose(la.detach().numpy(), lb.detach().numpy(), equal_nan=True,
+                                   **tol)
+        if x.size:
+            g = rng.standard_normal(tuple(lb.shape)).astype(dtype)
+            la.backward(ember.tensor(g))
+            lb.backward(torch.tensor(g))
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **tol)
+
+
+def test_nll_loss_double_backward_and_errors(rng):
+    x = ember.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    t = ember.tensor([2, -100, 0, 1])
+    w = ember.tensor([0.5, 2.0, 1.5], dtype=ember.float64)
+    for kw in ({}, {"weight": w}, {"reduction": "sum"}, {"reduction": "none", "weight": w}):
+        assert gradcheck(lambda z, kw=kw: F.nll_loss(z, t, **kw), (x,))
+        assert gradgradcheck(lambda z, kw=kw: F.nll_loss(z, t, **kw), (x,))
+    # the gradient is linear in the incoming one: its own backward is nll_loss of gg
+    g = ember.tensor(rng.standard_normal(4), requires_grad=True)
+    assert gradcheck(lambda z, g: ember.autograd.grad(F.nll_loss(z, t, reduction="none"), z, g,
+                                                      create_graph=True)[0], (x, g))
+    assert np.isnan(F.nll_loss(ember.randn(2, 3), ember.tensor([-100, -100])).item())
+    with pytest.raises(IndexError, match=r"nll_loss: Target 3 is out of bounds.*\[0, 3\)"):
+        F.nll_loss(ember.randn(2, 3), ember.tensor([0, 3]))
+    with pytest.raises(ValueError, match="nll_loss: avg is not a valid value for reduction"):
+        F.nll_loss(ember.randn(2, 3), ember.tensor([0, 1]), reduction="avg")
+    # backward reads the targets: changing them in place first is an error, as in torch
+    target = ember.tensor([0, 1])
+    loss = F.nll_loss(ember.randn(2, 3, requires_grad=True), target)
+    target.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    half = F.nll_loss(ember.randn(2, 3).half(), ember.tensor([0, 1]))  # the composed path
+    assert half.dtype == ember.float16
+
+
 # ----------------------------------------------------------------------------- CTC
 @pytest.mark.parity
 @pytest.mark.parametrize("reduction", REDUCTIONS)

@@ -19,7 +19,12 @@ from ..._tensor import Tensor, _make
 from ...amp._state import maybe_autocast
 from ...amp._state import state as _autocast
 from ...autograd.function import guard_inputs
-from ...ops.nn.loss import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropyLoss
+from ...ops.nn.loss import (
+    BinaryCrossEntropy,
+    BinaryCrossEntropyWithLogits,
+    CrossEntropyLoss,
+    NLLLoss,
+)
 from ._activation import log_softmax, logsigmoid
 from ._distance import pairwise_distance
 from ._utils import _check_tensor
@@ -261,6 +266,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         return ember.empty(target.shape if reduction == "none" else (), dtype=input.dtype,
                            device="meta")
     _check_class_weight("nll_loss", weight, n_classes)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"nll_loss: {reduction} is not a valid value for reduction")
+    if input.dtype in _FUSED_DTYPES:  # one node: NOTE [Negative log-likelihood in one kernel]
+        loss = NLLLoss.apply(input, target._data, None if weight is None else weight._data,
+                             int(ignore_index), reduction, cdim)
+        return guard_inputs(loss, target)  # NOTE [Guarded inputs]: backward reads the targets
     t = target._data.astype(np.int64).reshape(-1)
     valid = t != ignore_index
     bad = t[valid & ((t < 0) | (t >= n_classes))]

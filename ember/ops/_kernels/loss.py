@@ -368,3 +368,38 @@ def cross_entropy_backward(grad_loss, logits2d, target1d, saved, weight, ignore_
     else:
         parallel_range(rows, n_rows, max(1, _GRAIN // n_classes))  # NOTE [Kernel threads]
     return grad
+
+
+# NOTE [Negative log-likelihood in one kernel]
+# nll_loss was a composition of eight ops (movedim, reshape, gather, products, two sums, a
+# division): 39 us for an (8, 10) batch where torch takes 1.4. One pass over the rows picks each
+# row's target entry, weights it and sums losses and weights in float64; a second kernel writes
+# the gradient's one entry per row. Out-of-range targets are found in the same pass (the first
+# one is reported, as the composition did).
+@numba.njit(nogil=True, cache=True)
+def nll_forward(rows, target, weight, has_weight, ignore_index, losses, sums):
+    """losses[r] = -w[t_r] * rows[r, t_r] (0 where t_r is ignore_index); sums[0] += the
+    losses, sums[1] += the weights; returns the first row whose target is out of range, or -1."""
+    n_classes = rows.shape[1]
+    for r in range(rows.shape[0]):
+        t = target[r]
+        if t == ignore_index:
+            losses[r] = 0
+            continue
+        if t < 0 or t >= n_classes:
+            return r
+        w = weight[t] if has_weight else 1.0
+        losses[r] = -w * rows[r, t]
+        sums[0] += losses[r]
+        sums[1] += w
+    return -1
+
+
+@numba.njit(nogil=True, cache=True)
+def nll_backward(target, weight, has_weight, ignore_index, scale, per_row, out):
+    """out (zeros, (rows, C)): out[r, t_r] = -w[t_r] * scale[r if per_row else 0]."""
+    for r in range(out.shape[0]):
+        t = target[r]
+        if t != ignore_index:
+            w = weight[t] if has_weight else 1.0
+            out[r, t] = -w * scale[r if per_row else 0]

@@ -112,6 +112,70 @@ class CrossEntropyBackward(Op):
         return g_grad, g_x, None, None, None, None
 
 
+_NO_WEIGHT = {np.dtype(d): np.empty(0, d) for d in (np.float32, np.float64)}
+
+
+class NLLLoss(Op):
+    """Negative log-likelihood of rows at class indices: one kernel forward, one backward
+    (NOTE [Negative log-likelihood in one kernel] in ops/_kernels/loss.py)."""
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction, cdim):
+        rows, _ = _to_rows(x, cdim)
+        t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)
+        w = (_NO_WEIGHT[x.dtype] if weight is None
+             else np.ascontiguousarray(weight, dtype=x.dtype))
+        losses = np.empty(rows.shape[0], x.dtype)
+        sums = np.zeros(2)
+        bad = _kloss.nll_forward(rows, t, w, weight is not None, ignore_index, losses, sums)
+        if bad >= 0:
+            raise IndexError(f"nll_loss: Target {t[bad]} is out of bounds; expected class indices "
+                             f"in [0, {rows.shape[1]}) or ignore_index={ignore_index}.")
+        ctx.target, ctx.weight, ctx.params = target, weight, (ignore_index, reduction, cdim)
+        ctx.x_shape, ctx.total = x.shape, float(sums[1])
+        if reduction == "none":
+            return losses.reshape(target.shape)
+        if reduction == "sum":
+            return np.asarray(sums[0], x.dtype)
+        return np.asarray(sums[0] / sums[1] if sums[1] else np.nan, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = NLLLossBackward.apply(grad, ctx.target, ctx.weight, ctx.params, ctx.x_shape,
+                                   ctx.total)
+        return gx, None, None, None, None, None
+
+
+class NLLLossBackward(Op):
+    """d nll_loss / d input: -w_t * scale at each row's target, zero elsewhere. Linear in the
+    incoming gradient and constant in the input, so its own backward is nll_loss of gg."""
+
+    @staticmethod
+    def forward(ctx, grad, target, weight, params, x_shape, total):
+        ignore_index, reduction, cdim = params
+        ctx.target, ctx.weight, ctx.params = target, weight, params
+        n_classes = x_shape[cdim]
+        moved = tuple(n for i, n in enumerate(x_shape) if i != cdim) + (n_classes,)
+        out = np.zeros((int(np.prod(moved[:-1])), n_classes), grad.dtype)
+        t = np.ascontiguousarray(target.reshape(-1), dtype=np.int64)
+        w = (_NO_WEIGHT[grad.dtype] if weight is None
+             else np.ascontiguousarray(weight, dtype=grad.dtype))
+        scale = np.ascontiguousarray(grad.reshape(-1))
+        if reduction == "mean":
+            scale = scale / (total if total else np.nan)
+        _kloss.nll_backward(t, w, weight is not None, ignore_index, scale, reduction == "none",
+                            out)
+        if cdim == len(x_shape) - 1:
+            return out.reshape(x_shape)
+        return np.ascontiguousarray(np.moveaxis(out.reshape(moved), -1, cdim))
+
+    @staticmethod
+    def backward(ctx, gg):
+        ignore_index, reduction, cdim = ctx.params
+        return (NLLLoss.apply(gg, ctx.target, ctx.weight, ignore_index, reduction, cdim),
+                None, None, None, None, None)
+
+
 class BinaryCrossEntropy(Op):
     """Binary cross-entropy of probabilities; logs are clamped at -100 like torch."""
 
