@@ -643,10 +643,17 @@ register("cumprod", inplace=True)(Cumprod)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    if not (input.is_floating_point() or input.is_complex()):
+        # integers and bools hold no NaN: a plain sum keeps torch's int64 result (replacing
+        # NaNs with the float 0.0 would promote to float32)
+        return input.sum(dim=dim, keepdim=keepdim, dtype=dtype)
     return where(input.isnan(), 0.0, input).sum(dim=dim, keepdim=keepdim, dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {str(input.dtype).split('.')[-1]}")
     keep = (~input.isnan()).to(input.dtype)
     return nansum(input, dim, keepdim) / keep.sum(dim=dim, keepdim=keepdim)
 
