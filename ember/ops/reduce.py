@@ -75,7 +75,7 @@ class Sum(Op):
             # convert; the accumulation dtype is x's, as NumPy's default for these dtypes
             ctx.shape, ctx.dims, ctx.keepdim = x.shape, _ALL_DIMS[x.ndim], keepdim
             return np.add.reduce(x, None, keepdims=keepdim, out=...)
-        dims = _ALL_DIMS[x.ndim] if dim is None else norm_dims(dim, x.ndim, "sum")
+        dims = _ALL_DIMS[x.ndim] if dim is None else norm_dims(_every(dim), x.ndim, "sum")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         acc = _acc_dtype(x, dtype)
         if dim is not None and _per_channel(x, dims) and acc == x.dtype:
@@ -107,6 +107,14 @@ class Sum(Op):
 register("sum")(Sum)
 
 
+def _every(dim):
+    """torch's sum/mean/amax/amin/var/std read an empty dim list (dim=[] or ()) as every dim,
+    not as none."""
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        return None
+    return dim
+
+
 def _float_only(x, name):
     if x.dtype.kind not in "fc" and x.dtype != D.bfloat16.np:
         raise RuntimeError(f"{name}(): could not infer output dtype. Input dtype must be either a "
@@ -122,7 +130,7 @@ class Mean(Op):
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         if dtype is None:
             _float_only(x, "mean")
-        dims = norm_dims(dim, x.ndim, "mean")
+        dims = norm_dims(_every(dim), x.ndim, "mean")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
         # the mean of nothing is NaN, silently (np.mean warns "Mean of empty slice"). Only then
@@ -242,7 +250,7 @@ class _AmaxAmin(Op):
     @classmethod
     def forward(cls, ctx, x, dim=(), keepdim=False):
         name = cls.__name__.lower()
-        dims = norm_dims(None if dim == () else dim, x.ndim, name)
+        dims = norm_dims(_every(dim), x.ndim, name)
         if x.size == 0 and any(x.shape[d] == 0 for d in dims) or x.size == 0 and x.ndim == 0:
             raise IndexError(f"{name}(): Expected reduction dim to have non-zero size; got input "
                              f"of shape {list(x.shape)}.")
@@ -426,7 +434,7 @@ def _var(input, dim, unbiased, keepdim, correction, name, root=False):
         unbiased, dim = dim, None
     c = _correction(unbiased, correction)
     _float_only(input._data, name)
-    dims = norm_dims(dim, input.ndim, name)
+    dims = norm_dims(_every(dim), input.ndim, name)
     n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
     if n - c <= 0:  # torch's warning, with its key phrase
         warnings.warn(f"{name}(): degrees of freedom is <= 0; got correction={c} for {n} "
