@@ -206,7 +206,7 @@ class _Extreme(Op):
     @classmethod
     def forward(cls, ctx, x, dim, keepdim=False):
         name = cls.__name__.lower().replace("dim", "")
-        d = norm_dims(dim, x.ndim, name)[0] if x.ndim else 0
+        d = (norm_dims(dim, x.ndim, name) or (0,))[0]
         if x.ndim and x.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
@@ -337,7 +337,7 @@ def _arg(name, npf):
         if type(dim) is int and -a.ndim <= dim < a.ndim:  # in range: no general check
             d = dim % a.ndim
         else:
-            d = norm_dims(dim, a.ndim, name)[0] if a.ndim else 0
+            d = (norm_dims(dim, a.ndim, name) or (0,))[0]
         if a.ndim == 0:
             return _make(np.zeros((), np.int64))
         if a.shape[d] == 0:
@@ -529,7 +529,7 @@ class Cumsum(Op):
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
-        d = norm_dims(dim, x.ndim, "cumsum")[0] if x.ndim else 0
+        d = (norm_dims(dim, x.ndim, "cumsum") or (0,))[0]
         ctx.dim = d
         if x.ndim == 0:
             return x.astype(_acc_dtype(x, dtype))
@@ -602,7 +602,7 @@ def logcumsumexp(input, dim):
     if not input.is_floating_point():
         raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} inputs; "
                                   "convert to a floating dtype first")
-    d = _wrap_dim(dim, input.ndim, "logcumsumexp") if input.ndim else 0
+    d = _wrap_dim(dim, input.ndim, "logcumsumexp")
     return Logcumsumexp.apply(input, dim=d)
 
 
@@ -616,7 +616,7 @@ class Cumprod(Op):
 
     @staticmethod
     def forward(ctx, x, dim, dtype=None):
-        d = norm_dims(dim, x.ndim, "cumprod")[0] if x.ndim else 0
+        d = (norm_dims(dim, x.ndim, "cumprod") or (0,))[0]
         ctx.dim = d
         y = x.astype(_acc_dtype(x, dtype)) if x.ndim == 0 else np.cumprod(
             x, axis=d, dtype=_acc_dtype(x, dtype))

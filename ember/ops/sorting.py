@@ -21,7 +21,8 @@ from .registry import FUNCTIONS, export, keepdim_needs_dim, register, write_out
 
 
 def _dim(input, dim, name):
-    return _wrap_dim(dim, input.ndim, name) if input.ndim else 0
+    # a 0-d input takes dim 0 or -1 (torch checks the range against one dim)
+    return _wrap_dim(dim, input.ndim, name) if input.ndim or isinstance(dim, int) else 0
 
 
 def _floating(a):
