@@ -3,6 +3,7 @@ logcumsumexp, ..."""
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections import namedtuple
 
@@ -107,6 +108,16 @@ class Sum(Op):
 register("sum")(Sum)
 
 
+def _one_dim(dim, ndim, name):
+    """The single dim of max/min/argmax/argmin, range-checked (a 0-d input takes 0 or -1). A
+    tuple is refused as torch does: taking its first entry would silently reduce one dim."""
+    try:
+        dim = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}") from None
+    return (norm_dims(dim, ndim, name) or (0,))[0]
+
+
 def _every(dim):
     """torch's sum/mean/amax/amin/var/std read an empty dim list (dim=[] or ()) as every dim,
     not as none."""
@@ -206,7 +217,7 @@ class _Extreme(Op):
     @classmethod
     def forward(cls, ctx, x, dim, keepdim=False):
         name = cls.__name__.lower().replace("dim", "")
-        d = (norm_dims(dim, x.ndim, name) or (0,))[0]
+        d = _one_dim(dim, x.ndim, name)
         if x.ndim and x.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         ctx.shape, ctx.dim, ctx.keepdim = x.shape, d, keepdim
@@ -337,7 +348,7 @@ def _arg(name, npf):
         if type(dim) is int and -a.ndim <= dim < a.ndim:  # in range: no general check
             d = dim % a.ndim
         else:
-            d = (norm_dims(dim, a.ndim, name) or (0,))[0]
+            d = _one_dim(dim, a.ndim, name)
         if a.ndim == 0:
             return _make(np.zeros((), np.int64))
         if a.shape[d] == 0:

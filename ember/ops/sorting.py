@@ -8,6 +8,7 @@ the selected positions, so first and second derivatives come for free.
 from __future__ import annotations
 
 import functools
+import operator
 
 import numpy as np
 
@@ -22,7 +23,11 @@ from .registry import FUNCTIONS, export, keepdim_needs_dim, register, write_out
 
 def _dim(input, dim, name):
     # a 0-d input takes dim 0 or -1 (torch checks the range against one dim)
-    return _wrap_dim(dim, input.ndim, name) if input.ndim or isinstance(dim, int) else 0
+    try:
+        dim = operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{name}(): argument 'dim' must be int, not {type(dim).__name__}") from None
+    return _wrap_dim(dim, input.ndim, name)
 
 
 def _floating(a):
