@@ -132,6 +132,13 @@ def _float_only(x, name):
                            f"floating point or complex dtype. Got: {D.from_numpy_dtype(x.dtype)}")
 
 
+def _float_dtype_only(dtype, name):
+    """mean's dtype= must be floating or complex (an integer mean has no dtype to round to)."""
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {dtype}")
+
+
 class Mean(Op):
     """Mean over ``dim``; floating inputs only, as in torch."""
 
@@ -141,6 +148,8 @@ class Mean(Op):
     def forward(ctx, x, dim=None, keepdim=False, dtype=None):
         if dtype is None:
             _float_only(x, "mean")
+        else:
+            _float_dtype_only(dtype, "mean")
         dims = norm_dims(_every(dim), x.ndim, "mean")
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
@@ -673,6 +682,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {str(input.dtype).split('.')[-1]}")
+    if dtype is not None:
+        _float_dtype_only(dtype, "nanmean")
+        input = input.to(dtype)
     keep = (~input.isnan()).to(input.dtype)
     return nansum(input, dim, keepdim) / keep.sum(dim=dim, keepdim=keepdim)
 
