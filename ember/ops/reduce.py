@@ -270,6 +270,9 @@ class _AmaxAmin(Op):
     @classmethod
     def forward(cls, ctx, x, dim=(), keepdim=False):
         name = cls.__name__.lower()
+        if x.size == 0 and _every(dim) is None:  # torch: RuntimeError, a dim must be named
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               f"input.numel() == 0 (input of shape {list(x.shape)}).")
         dims = norm_dims(_every(dim), x.ndim, name)
         if x.size == 0 and any(x.shape[d] == 0 for d in dims) or x.size == 0 and x.ndim == 0:
             raise IndexError(f"{name}(): Expected reduction dim to have non-zero size; got input "
