@@ -658,12 +658,15 @@ KNOWN: dict = {
     ('reduce', '.prod dim tuple / ties'): _TUPLE_DIM,
 }
 
-# (group, case) -> found by this sweep (2026-11-28, 22:15 UTC) and not yet fixed: the session
-# ran out of time after writing the sweep. Each still diverges (checked like KNOWN); fix the
-# op and drop its entry. Main classes: dim out of range / dim tuple / dim=[] accepted where
-# torch raises or reduces everything; nanmean/logsumexp/argmax etc. accept int or bool input
-# or a tuple dim torch refuses; mean of int / prod / cumsum result dtypes; out= shapes;
-# logcumsumexp and median missing for some dtypes; kthvalue/topk bounds; amax/amin on empty.
+# (group, case) -> found by this sweep (2026-11-28) and not yet fixed (932 found; the rest were
+# fixed the same evening). Each still diverges (checked like KNOWN); fix the op and drop its
+# entry. What is left: logcumsumexp of int/bool inputs (NotImplementedError; torch computes in
+# float) and cummax/cummin/logcumsumexp dim range on some dtypes; topk/kthvalue/median/
+# nanmedian/mode index choice with NaN or ties, and kthvalue/topk on empty and bool inputs;
+# unique with NaN (torch keeps each NaN apart); std/var dim=[] gradients with 1 element;
+# bfloat16/float16 sums (ember accumulates in float32, torch rounds differently); maximum/
+# minimum/fmax/fmin/isclose with a Python scalar or complex; out= of a wrong shape (torch
+# resizes with a warning); amax/amin repeated dims on empty input (error type).
 PENDING: set = {
     ('reduce', '.amax dim repeated / empty'),
     ('reduce', '.amin dim repeated / empty'),
