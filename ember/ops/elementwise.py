@@ -174,19 +174,22 @@ def _same_shape(ufunc):
     return staticmethod(unrecorded)
 
 
-def _check_alpha(dtype, alpha):
+def _check_alpha(name, dtype, alpha):
     """add/sub's alpha must fit the result dtype `dtype` (as torch checks it): no float alpha
     for an integer or bool result (it would silently turn into a float sum), no complex alpha
-    for a real one, a bool alpha only for a bool result."""
+    for a real one, a bool alpha only for a bool result. Messages are torch's, after the op's
+    name, with the dtype and alpha at the end."""
     if isinstance(alpha, (bool, np.bool_)):
-        if dtype != np.bool_:
-            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+        if dtype == np.bool_:
+            return
+        why = "Boolean alpha only supported for Boolean results."
     elif isinstance(alpha, (complex, np.complexfloating)) and dtype.kind != "c":
-        raise RuntimeError("For non-complex input tensors, argument alpha must not be a "
-                           "complex number.")
+        why = "For non-complex input tensors, argument alpha must not be a complex number."
     elif isinstance(alpha, (float, np.floating)) and dtype.kind in "iub":
-        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
-                           "point number.")
+        why = "For integral input tensors, argument alpha must not be a floating point number."
+    else:
+        return
+    raise RuntimeError(f"{name}: {why} (result dtype {D.from_numpy_dtype(dtype)}, alpha={alpha!r})")
 
 
 class Add(Op):
@@ -198,7 +201,7 @@ class Add(Op):
     @staticmethod
     def forward(ctx, a, b, alpha=1):
         if type(alpha) is not int:
-            _check_alpha(a.dtype, alpha)
+            _check_alpha("add", a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
             out = a + alpha * b
@@ -238,7 +241,7 @@ class Sub(Op):
             raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
         if type(alpha) is not int:
-            _check_alpha(a.dtype, alpha)
+            _check_alpha("sub", a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
             return a - alpha * b

@@ -70,9 +70,9 @@ def test_other_tensor_alphas_are_refused(alpha):
 ])
 def test_alpha_must_fit_the_result_dtype(op, dtype, alpha, message):
     x = ember.ones(3, dtype=dtype)
-    with pytest.raises(RuntimeError, match=message):
+    with pytest.raises(RuntimeError, match=f"{op}: {message}"):
         getattr(ember, op)(x, x, alpha=alpha)
-    with pytest.raises(RuntimeError, match=message):
+    with pytest.raises(RuntimeError, match=f"{op}: {message}.*result dtype {dtype}"):
         getattr(x, op + "_")(x, alpha=alpha)
 
 
