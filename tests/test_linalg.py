@@ -263,7 +263,41 @@ def test_norm_edge_cases():
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
 
 
+def test_vector_norm_negative_ord_gradient_is_zero_at_zero_entries():
+    # a zero entry makes sum |x|^p infinite and the norm 0: torch's gradient is 0 everywhere
+    # there, not the NaN of the plain formula (a sweep finding)
+    x = _t([[0.0, 1.5, -2.0], [0.5, -1.0, 2.0]], grad=True)
+    y = LA.vector_norm(x, -1, dim=1)
+    _close(y, [0.0, 1 / (2 + 1 + 0.5)])
+    (g,) = ember.autograd.grad(y.sum(), x)
+    _close(g[0], [0.0, 0.0, 0.0])
+    assert gradcheck(lambda t: LA.vector_norm(t, -1, dim=1), (_t(np.abs(x.detach().numpy()[1:])
+                                                                + 0.1, grad=True),))
+
+
+def test_vector_norm_ord_zero_counts_and_gives_no_gradient():
+    for x in (_t([[0.0, 1.5], [2.0, -3.0]], grad=True), _t(2.5, grad=True)):
+        y = LA.vector_norm(x, 0)
+        assert y.requires_grad  # as torch's: in the graph, with no gradient to give
+        assert y.item() == (3.0 if x.ndim else 1.0)
+        assert ember.autograd.grad(y, x, allow_unused=True) == (None,)
+        (y + x.sum()).backward()
+        assert x.grad.tolist() == np.ones(x.shape).tolist()
+
+
+def test_vector_norm_of_half_types_is_computed_in_float32():
+    # 1200 squares of ~1 summed in bfloat16 stop growing (spacing 2 past 256): the norm of
+    # ones would read ~22.6 instead of sqrt(1200) = 34.64 -> 34.5 in bfloat16
+    for dt in (ember.bfloat16, ember.float16):
+        got = LA.vector_norm(ember.ones(1200, dtype=dt))
+        assert got.dtype == dt
+        assert got.item() == ember.tensor(math.sqrt(1200.0)).to(dt).item()
+
+
 def test_norm_errors():
+    with pytest.raises(TypeError, match=r"vector_norm\(\): argument 'ord' must be a number, "
+                                        "not str \\('fro'\\)"):
+        LA.vector_norm(ember.ones(3), "fro")
     with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as "
                                            "input. Got Long"):
         LA.vector_norm(ember.tensor([1, 2]))

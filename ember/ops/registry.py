@@ -74,7 +74,7 @@ NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's fu
 
 
 def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True,
-             params=None, deprecated=None):
+             params=None, deprecated=None, out_dtype=False):
     """Decorator for an Op class or a plain function implementing ``ember.<name>``.
 
     With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
@@ -83,6 +83,9 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
     public ones, for an Op whose forward takes ``*params`` (see NOTE [Registered signatures]).
     ``deprecated="alpha"``: the op also takes torch's deprecated overload that gives that
     keyword-only scalar positionally after the input (NOTE [Deprecated scalar-first overloads]).
+    ``out_dtype=True``: with ``out=`` and no ``dtype=``, the op computes in out's dtype, as
+    torch's sum/prod/nansum/cumsum/cumprod do (``sum(float_x, out=long_t)`` sums the truncated
+    values; a cast of the float sum would round differently).
     """
 
     def deco(obj):
@@ -90,7 +93,7 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
         qualified = name if namespace is None else f"{namespace}.{name}"
         sig = _public_params(obj, impl, params) if wrap_out else None
         if wrap_out and sig is not None:
-            fn = _bound_wrapper(impl, sig, name, qualified, "function", deprecated)
+            fn = _bound_wrapper(impl, sig, name, qualified, "function", deprecated, out_dtype)
             fn.__doc__ = obj.__doc__
         elif wrap_out:
             fn = _with_out(impl, qualified)
@@ -213,7 +216,7 @@ def _public_params(obj, impl, src=None):
     return params
 
 
-def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None):
+def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None, out_dtype=False):
     """Generate the public function (kind "function": with out=), the Tensor method ("method":
     first parameter self) or the in-place method ("inplace") of a registered op; see NOTE
     [Registered signatures]."""
@@ -222,7 +225,7 @@ def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None):
         params[0] = params[0].replace(name="self")
     # module functions are looked up at call time (_reg.write_out): graph capture patches them
     env = {"_impl": impl, "_reg": sys.modules[__name__], "_qual": qualified,
-           "_np_alias": _np_alias, "_iname": name, "_prof": _prof}
+           "_np_alias": _np_alias, "_iname": name, "_prof": _prof, "_Tensor": Tensor}
     # an Op's apply only checks for the profiler and calls _run: done here, a call less
     # (_cls._run looked up per call, as apply does: graph capture patches Op._run)
     run = getattr(impl, "__self__", None)
@@ -308,6 +311,9 @@ def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None):
                 body.append(f"    if out is None and {cond}:\n"
                             f"        return _impl({', '.join(short)})")
             body.append(f"    if out is None:\n        return {res}")
+            if out_dtype:  # see register()
+                body.append("    if dtype is None and isinstance(out, _Tensor):\n"
+                            "        dtype = out.dtype")
             body.append(f"    return _reg.write_out(out, {res}, _qual)")
         else:
             if defaulted and len(defaulted) == len(params) - len(short):
@@ -395,8 +401,24 @@ def with_out(impl, name):
     return fn
 
 
+# NOTE [Resizing out=]
+# torch resizes an out= tensor whose shape is not the result's. An empty one is resized
+# silently (the documented way to let the op pick the shape); one with elements is resized too,
+# with a UserWarning saying that this is deprecated. ember does both. The resized tensor gets new
+# memory of the result's shape: if it was a view, its base no longer sees it (torch grows the
+# shared storage instead; a program that relies on that reads memory torch leaves unset).
+def _resize_out(out, shape, name):
+    if out._data.size != 0:
+        warnings.warn(f"{name}(): the out= tensor of shape {list(out.shape)} has elements and was "
+                      f"resized to the result's shape {list(shape)}; resizing a non-empty out= "
+                      "is deprecated (torch too). Pass an empty tensor (t.resize_(0)) or one of "
+                      "the result's shape.", UserWarning, stacklevel=4)
+    out._data = np.empty(shape, out._data.dtype)
+
+
 def write_out(out, result, name):
-    """Copy an op's result into ``out=`` tensors (resizing empty ones, as torch does)."""
+    """Copy an op's result into ``out=`` tensors (resized to the result's shape as torch does,
+    see NOTE [Resizing out=])."""
     if isinstance(out, (tuple, list)):
         for o, r in zip(out, result):
             write_out(o, r, name)
@@ -408,15 +430,11 @@ def write_out(out, result, name):
     if _state.enabled and (out._requires_grad or result._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    if out._data.shape != result._data.shape:
-        if out._data.size != 0:
-            raise RuntimeError(f"{name}(): out= tensor has shape {tuple(out.shape)} but the result "
-                               f"has shape {tuple(result.shape)}; pass an empty tensor or one of "
-                               "the result's shape.")
-        out._data = np.empty(result._data.shape, out._data.dtype)
     if not _can_store(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired "
                            f"output type {out.dtype}")
+    if out._data.shape != result._data.shape:
+        _resize_out(out, result._data.shape, name)
     np.copyto(out._data, result._data, casting="unsafe")
     out._bump_version()  # (through the method: a compile capture sees the write)
     return out

@@ -104,15 +104,18 @@ def _unreduced(ctx, x, y, grad):
     return y, grad
 
 class PNorm(Op):
-    """(sum |x|^p)^(1/p) over dims for a finite p > 1 (p = 2 is the Euclidean norm), or
-    0 < p < 1.
+    """(sum |x|^p)^(1/p) over dims for a finite p other than 0 and 1 (p = 2 is the Euclidean
+    norm). float16/bfloat16 inputs are computed in float32 and rounded once, as torch's (NOTE
+    [Half-precision accumulation] in ops/reduce.py).
 
     d/dx = sign(x) |x|^(p-1) / norm^(p-1); 0 where the norm is 0 (torch's subgradient), and for
-    p < 1 also where x is 0 (where |x|^(p-1) is infinite), as torch."""
+    p < 1 (negative p too) also where x is 0 (where |x|^(p-1) is infinite), as torch."""
 
     @staticmethod
     def forward(ctx, x, p=2.0, dims=(), keepdim=False):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
+        half = x.dtype == np.float16 or x.dtype == D.bfloat16.np
+        x_in, x = x, (x.astype(np.float32) if half else x)
         with np.errstate(over="ignore", divide="ignore"):
             if p == 2 and x.dtype.kind == "c":
                 y = np.sqrt(np.sum((x * x.conj()).real, axis=dims, keepdims=keepdim))
@@ -120,8 +123,8 @@ class PNorm(Op):
                 y = np.sqrt(np.sum(x * x, axis=dims, keepdims=keepdim))
             else:
                 y = np.sum(np.abs(x) ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-        y = np.asarray(y, x.real.dtype)
-        ctx.save_for_backward(x, y)
+        y = np.asarray(y, x_in.real.dtype)
+        ctx.save_for_backward(x_in, y)
         return y
 
     @staticmethod
@@ -174,8 +177,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     0 counts non-zeros, other p give (sum |x|^p)^(1/p)."""
     name = "linalg.vector_norm"
     _check_float(x, name, lapack=False)
-    if isinstance(ord, str):
-        raise RuntimeError(f"{name}: ord must be a number, got '{ord}'")
+    if isinstance(ord, str):  # TypeError, as torch's argument parser ('fro' is matrix_norm's)
+        raise TypeError(f"{name}(): argument 'ord' must be a number, not str ('{ord}'); the "
+                        "'fro' and 'nuc' norms are linalg.matrix_norm's or linalg.norm's")
     if dtype is not None:
         dt = D.to_dtype(dtype)
         if D.promote_types(x.dtype, dt) != dt:
@@ -191,18 +195,30 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
                            "because the operation does not have an identity")
     a = x.abs()
     if not dims:  # a 0-d input: every norm is |x| (except ord 0, which counts)
-        res = (x != 0).to(x.dtype) if ord == 0 else a
+        res = ZeroNorm.apply(x, dims, keepdim) if ord == 0 else a
     elif ord == math.inf or ord == -math.inf:
         res = MaxNorm.apply(x, dims, keepdim, ord < 0)
     elif ord == 0:
-        res = (x != 0).to(x.dtype).sum(dims, keepdim=keepdim)
+        res = ZeroNorm.apply(x, dims, keepdim)
     elif ord == 1:
         res = a.sum(dims, keepdim=keepdim)
-    elif ord > 0:
+    else:
         res = PNorm.apply(x, p=ord, dims=dims, keepdim=keepdim)
-    else:  # p < 0: the plain formula (infinite gradient at zeros, as in torch)
-        res = (a ** ord).sum(dims, keepdim=keepdim) ** (1.0 / ord)
     return _out(res, out, name)
+
+
+class ZeroNorm(Op):
+    """The ord-0 "norm": the count of non-zero entries, in x's dtype. Piecewise constant: its
+    result requires grad, as torch's, and its backward gives no gradient (None: x.grad stays
+    None, as under torch)."""
+
+    @staticmethod
+    def forward(ctx, x, dims, keepdim):
+        return np.asarray(np.count_nonzero(x, axis=dims, keepdims=keepdim), x.real.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
 
 
 def _two_dims(A, dim, name):
