@@ -38,6 +38,10 @@ def _check_tensor(name, value, arg="input"):
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (NaNs equal when equal_nan)."""
     _check_tensor("isclose", input)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:  # a negative tolerance would make nothing close (or flip the test)
+            raise RuntimeError(f"isclose: {name} must be greater than or equal to zero, but got "
+                               f"{tol:g}")
     em = _ember()
     other = other if isinstance(other, Tensor) else em.tensor(other, dtype=input.dtype)
     if input.dtype != other.dtype:
@@ -91,6 +95,12 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     pieces = [t for t in (prepend, input, append) if t is not None]
+    for p in pieces:
+        # a 0-d one is expanded (a superset of torch's); another ndim would reach cat, which
+        # skips a legacy empty 1-D tensor where torch's diff refuses it
+        if p.dim() and p.dim() != input.dim():
+            raise RuntimeError(f"diff expects prepend or append to be the same dimension as "
+                               f"input; got {p.dim()} dims for an input of {input.dim()}")
     x = em.cat([p if p.dim() else p.expand(input.shape[:dim] + (1,)) for p in pieces], dim)
     for _ in range(n):
         size = x.shape[dim]

@@ -304,6 +304,11 @@ class _AmaxAmin(Op):
         if x.size == 0 and _every(dim) is None:  # torch: RuntimeError, a dim must be named
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
                                f"input.numel() == 0 (input of shape {list(x.shape)}).")
+        if x.size == 0 and x.ndim:  # torch reports an empty dim before a repeated one
+            for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+                if x.shape[_wrap_dim(d, x.ndim, name)] == 0:
+                    raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero "
+                                     f"size; got input of shape {list(x.shape)}.")
         dims = norm_dims(_every(dim), x.ndim, name)
         if x.size == 0 and any(x.shape[d] == 0 for d in dims) or x.size == 0 and x.ndim == 0:
             raise IndexError(f"{name}(): Expected reduction dim to have non-zero size; got input "
@@ -381,6 +386,8 @@ def _arg(name, npf):
     def run(input, dim, keepdim):
         a = input._data
         if a.dtype == np.bool_:
+            if dim is not None and not isinstance(dim, int):
+                _one_dim(dim, a.ndim, name)  # a tuple dim is torch's TypeError, before the dtype
             raise RuntimeError(f"{name}(): does not support bool input (convert it with .int() "
                                "or .long() first)")
         if a.size == 0 and dim is None:
@@ -425,8 +432,11 @@ register("argmax")(_arg("argmax", np.argmax))
 register("argmin")(_arg("argmin", np.argmin))
 
 
-def _correction(unbiased, correction):
+def _correction(unbiased, correction, name):
     if correction is not None:
+        if unbiased is not None:  # torch's parser has no form taking both
+            raise TypeError(f"{name}(): pass unbiased or correction, not both; got "
+                            f"unbiased={unbiased}, correction={correction}")
         return correction
     if unbiased is None:
         return 1
@@ -467,13 +477,16 @@ class Var(Op):
         x, y = ctx.saved_tensors
         g = _unsqueeze_to(grad, ctx.shape, ctx.dims, ctx.keepdim)
         dev = x - x.mean(dim=ctx.dims, keepdim=True)
+        # correction > n: the value is inf (0 degrees of freedom or fewer) but torch's
+        # derivative keeps the negative n - correction, so a finite gradient; only n ==
+        # correction divides by zero
         if y is None:
-            return g * dev * (2.0 / ctx.den if ctx.den > 0 else math.inf)
+            return g * dev * (2.0 / ctx.den if ctx.den != 0 else math.inf)
         # d sqrt(v) = dv / (2 sqrt(v)); 0 where std is 0, as torch (not 0 * inf). The division
         # is by a placeholder there, so that double backward sees no inf either
         r = _unsqueeze_to(y, ctx.shape, ctx.dims, ctx.keepdim)
         zero = r == 0
-        if ctx.den <= 0:  # no degrees of freedom: NaN, as the value
+        if ctx.den == 0:  # no degrees of freedom: NaN (past that, r is inf: a 0 gradient)
             return where(zero, 0.0, g * dev * math.nan)
         gx = g * dev / (r.masked_fill(zero, 1.0) * ctx.den)
         return where(zero, 0.0, gx)
@@ -486,7 +499,7 @@ class Std(Var):
 def _var(input, dim, unbiased, keepdim, correction, name, root=False):
     if isinstance(dim, bool):  # var(input, unbiased) positional form
         unbiased, dim = dim, None
-    c = _correction(unbiased, correction)
+    c = _correction(unbiased, correction, name)
     _float_only(input._data, name)
     dims = norm_dims(_every(dim), input.ndim, name)
     n = int(np.prod([input.shape[d] for d in dims])) if input.ndim else 1
@@ -517,12 +530,16 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (var(input, dim, unbiased, keepdim, correction=correction),
+    if isinstance(dim, bool):  # var_mean(input, unbiased) positional form: every dim
+        unbiased, dim = dim, None
+    return (_var(input, dim, unbiased, keepdim, correction, "var_mean"),
             input.mean(dim=dim, keepdim=keepdim) if dim is not None else input.mean())
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    return (std(input, dim, unbiased, keepdim, correction=correction),
+    if isinstance(dim, bool):  # std_mean(input, unbiased) positional form: every dim
+        unbiased, dim = dim, None
+    return (_var(input, dim, unbiased, keepdim, correction, "std_mean", root=True),
             input.mean(dim=dim, keepdim=keepdim) if dim is not None else input.mean())
 
 
@@ -656,10 +673,10 @@ class Logcumsumexp(Op):
 
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, without overflow."""
+    d = _wrap_dim(dim, input.ndim, "logcumsumexp")  # a bad dim first, as torch
     if not input.is_floating_point():
         raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} inputs; "
                                   "convert to a floating dtype first")
-    d = _wrap_dim(dim, input.ndim, "logcumsumexp")
     return Logcumsumexp.apply(input, dim=d)
 
 

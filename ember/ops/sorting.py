@@ -154,6 +154,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     n = input.shape[d] if input.ndim else 1
     if input.ndim:  # torch takes a 0-d bool (it returns the input), not a bool dimension
         _no_bool(input, "kthvalue")
+    if n == 0:  # before k: torch's reduction-dim check comes first (IndexError)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size; got "
+                         f"input of shape {list(input.shape)}")
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}; got "
                            f"k={k}, expected 1 <= k <= {n}")
@@ -227,11 +230,12 @@ def _no_bool(input, name):
 
 def _median(name, ignore_nan):
     def fn(input, dim=None, keepdim=False):
-        _no_bool(input, name)
         if dim is None:
+            _no_bool(input, name)
             keepdim_needs_dim(name, dim, keepdim)
             return _median_all(input, ignore_nan, name)
-        d = _dim(input, dim, name)
+        d = _dim(input, dim, name)  # before the dtype, as torch: a bad dim is the error
+        _no_bool(input, name)
         if input.ndim and input.shape[d] == 0:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size; got "
                              f"input of shape {list(input.shape)}")
@@ -382,13 +386,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The unique elements (or slices along ``dim``), always sorted, with optional inverse
     indices (input's shape, or len(input.shape[dim])) and counts. Not differentiable."""
     a = input._data
-    if dim is None:
+    if dim is None:  # each NaN is a value of its own, as torch's (NaN != NaN)
         values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
-                                            return_counts=True)
+                                            return_counts=True, equal_nan=False)
         return _unique_result(values, inverse.reshape(a.shape), counts, return_inverse,
                               return_counts)
     d = _wrap_dim(dim, input.ndim, "unique")
-    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+    values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d,
+                                        equal_nan=False)
     return _unique_result(values, inverse.reshape(-1), counts, return_inverse, return_counts)
 
 
@@ -402,7 +407,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         values, shape = flat[starts], a.shape
     else:
         d = _wrap_dim(dim, input.ndim, "unique_consecutive")
-        moved = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
+        rest = int(np.prod(a.shape, dtype=np.int64)) // a.shape[d] if a.shape[d] else 0
+        moved = np.moveaxis(a, d, 0).reshape(a.shape[d], rest)  # (no -1: a.shape[d] may be 0)
         starts = np.ones(a.shape[d], bool)
         starts[1:] = (moved[1:] != moved[:-1]).any(axis=1)
         values = np.take(a, np.flatnonzero(starts), axis=d)
@@ -451,6 +457,27 @@ def _values_array(values, like):
     return np.asarray(values), True
 
 
+def _search_with_nan(seq, vals, right):
+    """searchsorted of a sequence holding NaN, by torch's bisection: it moves right past every
+    boundary b that fails b >= v (b > v for right), and a comparison with NaN always fails, so
+    a NaN boundary counts as smaller than every value (NumPy's order puts NaN last). Vectorised
+    over all values: one step of every bisection at a time."""
+    rows = seq.reshape(-1, seq.shape[-1])
+    v = np.asarray(vals, dtype=np.result_type(seq, vals))
+    row = np.zeros(v.shape, np.int64) if seq.ndim == 1 else \
+        np.arange(rows.shape[0]).reshape(v.shape[:-1] + (1,)) + np.zeros(v.shape, np.int64)
+    start = np.zeros(v.shape, np.int64)
+    end = np.full(v.shape, rows.shape[1], np.int64)
+    with np.errstate(invalid="ignore"):
+        while (active := start < end).any():
+            mid = start + (end - start) // 2
+            b = rows[row, np.minimum(mid, rows.shape[1] - 1)]
+            before = ~(b > v) if right else ~(b >= v)
+            start = np.where(active & before, mid + 1, start)
+            end = np.where(active & ~before, mid, end)
+    return start
+
+
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None, out=None):
     """Indices where ``input`` values would be inserted into the last dim of
@@ -468,15 +495,19 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     if sorter is not None:
         seq = np.take_along_axis(seq, sorter._data.astype(np.int64), axis=-1)
     how = "right" if right else "left"
-    if seq.ndim == 1:
+    if seq.ndim == 0:
+        raise RuntimeError("searchsorted(): boundaries tensor should have positive dimension, "
+                           "but got 0 dimension")
+    if seq.ndim > 1 and (scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(
+            "searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor {list(vals.shape)}")
+    if seq.size and _floating(seq) and np.isnan(seq[..., -1]).any():  # NaN sorts last
+        res = _search_with_nan(seq, vals, right)
+    elif seq.ndim == 1:
         res = np.searchsorted(seq, vals, side=how)
     else:
-        if scalar or vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]:
-            raise RuntimeError(
-                "searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
-                "dimensions of boundaries tensor and input value tensor must match, but we got "
-                f"boundaries tensor {list(seq.shape)} and input value tensor "
-                f"{list(vals.shape)}")
         rows_s = seq.reshape(-1, seq.shape[-1])
         rows_v = vals.reshape(-1, vals.shape[-1])
         res = np.stack([np.searchsorted(s, v, side=how) for s, v in zip(rows_s, rows_v)]

@@ -545,7 +545,22 @@ def clamp(input, min=None, max=None):
     # the bounds take part in type promotion like any other operand (torch.result_type), so
     # an int tensor clamped by a float number becomes float, a float tensor stays float
     args = promote_args("clamp", input, min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        shapes = [a.shape for a in args if a is not None]
+        if any(shape != shapes[0] for shape in shapes):  # same shapes need no check
+            _check_broadcast("clamp", [a for a in args if a is not None])
     return Clamp.apply(args[0], args[1], args[2])
+
+
+def _check_broadcast(name, tensors):
+    """torch's RuntimeError for operands that do not broadcast (NumPy would raise ValueError
+    from inside the kernel)."""
+    try:
+        np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError:
+        shapes = " and ".join(str(list(t.shape)) for t in tensors)
+        raise RuntimeError(f"{name}: the shapes {shapes} do not broadcast; each dim must match "
+                           "or be 1") from None
 
 
 register("clamp", inplace=True, aliases=("clip",))(clamp)

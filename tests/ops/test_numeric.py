@@ -40,6 +40,16 @@ def test_isclose_allclose_match_torch(a, b, kw):
     assert ea.isclose(eb, **kw).tolist() == ta.isclose(tb, **kw).tolist()
 
 
+@pytest.mark.parametrize("kw, name", [({"rtol": -1.0}, "rtol"), ({"atol": -0.5}, "atol")])
+def test_isclose_refuses_a_negative_tolerance(kw, name):
+    for fn in (ember.isclose, ember.allclose):
+        with pytest.raises(RuntimeError, match=f"isclose: {name} must be greater than or equal "
+                                               "to zero, but got -"):
+            fn(ember.ones(2), ember.ones(2), **kw)
+    with pytest.raises(RuntimeError, match=f"{name} must be greater than or equal to zero"):
+        torch.isclose(torch.ones(2), torch.ones(2), **kw)
+
+
 def test_equal_and_is_same_size():
     a = ember.tensor([1, 2])
     assert ember.equal(a, ember.tensor([1, 2])) and not ember.equal(a, ember.tensor([1, 3]))
@@ -258,3 +268,23 @@ def test_diff_of_bool_is_xor_as_torch(kw):
     pre = np.array([[True], [False], [True]])
     got = ember.diff(ember.tensor(a), prepend=ember.tensor(pre))
     assert got.tolist() == torch.diff(torch.tensor(a), prepend=torch.tensor(pre)).tolist()
+
+
+def test_diff_refuses_a_prepend_or_append_of_another_ndim():
+    x = ember.zeros(0, 4)
+    with pytest.raises(RuntimeError, match="diff expects prepend or append to be the same "
+                                           "dimension as input; got 1 dims for an input of 2"):
+        ember.diff(x, append=ember.zeros(0))
+    with pytest.raises(RuntimeError, match="same dimension as input"):
+        torch.diff(torch.zeros(0, 4), append=torch.zeros(0))
+    # a 0-d one is expanded along dim (ember only; see docs/DEVIATIONS.md)
+    assert ember.diff(ember.tensor([1.0, 3.0]), prepend=ember.tensor(0.0)).tolist() == [1.0, 2.0]
+
+
+def test_clamp_with_bounds_that_do_not_broadcast_is_a_runtime_error():
+    for x in (ember.tensor([[1.0, 2.0, 3.0]]), ember.tensor([[True, False, True]])):
+        with pytest.raises(RuntimeError, match=r"clamp: the shapes \[1, 3\] and \[4\] and \[1\] "
+                                               "do not broadcast"):
+            ember.clamp(x, ember.tensor([-0.5, 0.0, 0.2, 1.0]), ember.tensor([0.5]))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        torch.clamp(torch.tensor([[1.0, 2.0, 3.0]]), torch.tensor([-0.5, 0.0, 0.2, 1.0]))

@@ -302,3 +302,66 @@ def test_mean_of_nothing_is_nan_without_a_warning():
         warnings.simplefilter("error")
         assert math.isnan(ember.empty(0).mean().item())
         assert ember.empty(2, 0).mean(dim=1).isnan().all().item()
+
+
+# a bad dim or an empty reduced dim is the error torch reports before the dtype or a repeated
+# dim (the reduction sweep found these checks in the other order)
+@pytest.mark.parametrize("name", ["amax", "amin"])
+def test_amax_of_an_empty_dim_is_reported_before_a_repeated_dim(name):
+    with pytest.raises(IndexError, match=rf"{name}\(\): Expected reduction dim 0 to have "
+                                         r"non-zero size; got input of shape \[0, 3\]"):
+        getattr(ember, name)(ember.zeros(0, 3), (0, 0))
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        getattr(ember, name)(ember.zeros(2, 3), (1, 1))
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_of_bool_with_a_tuple_dim_is_a_type_error(name):
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'dim' must be int, not tuple"):
+        getattr(ember, name)(ember.tensor([[True, False]]), (0, 1))
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): does not support bool input"):
+        getattr(ember, name)(ember.tensor([[True, False]]), 1)
+
+
+def test_logcumsumexp_of_ints_checks_the_dim_first():
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        ember.logcumsumexp(ember.tensor([[1, 2]]), 5)
+    with pytest.raises(NotImplementedError, match="logcumsumexp: not implemented for "
+                                                  "ember.int64"):
+        ember.logcumsumexp(ember.tensor([[1, 2]]), 1)
+
+
+@pytest.mark.parametrize("name", ["std_mean", "var_mean"])
+def test_std_mean_takes_unbiased_positionally(name):
+    x = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]])
+    spread, mean = getattr(ember, name)(ember.tensor(x), False)  # every dim, biased
+    want = x.std() if name == "std_mean" else x.var()
+    np.testing.assert_allclose(spread.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(mean.numpy(), x.mean(), rtol=1e-12)
+    assert spread.shape == mean.shape == ()
+
+
+@pytest.mark.parametrize("name", ["std", "var", "std_mean", "var_mean"])
+def test_std_refuses_unbiased_and_correction_together(name):
+    with pytest.raises(TypeError, match=rf"{name}\(\): pass unbiased or correction, not both; "
+                                        "got unbiased=True, correction=1"):
+        getattr(ember, name)(ember.ones(3), unbiased=True, correction=1)
+
+
+def test_var_gradient_past_zero_degrees_of_freedom_keeps_the_negative_denominator():
+    # correction 3 on 2 values: the value is inf, torch's gradient 2 (x - mean) / (n - c) is
+    # finite (and std's, that over 2 * inf, is 0); n == c still divides by zero
+    x = ember.tensor([[1.0, 2.0], [3.0, 5.0]], requires_grad=True)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        v = ember.var(x, 0, correction=3)
+    assert np.isinf(v.detach().numpy()).all()
+    (g,) = ember.autograd.grad(v.sum(), x)
+    np.testing.assert_allclose(g.numpy(), [[2.0, 3.0], [-2.0, -3.0]])
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        s = ember.std(x, 0, correction=3)
+    (g,) = ember.autograd.grad(s.sum(), x)
+    assert not g.numpy().any()
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        v = ember.var(x, 0, correction=2)
+    (g,) = ember.autograd.grad(v.sum(), x)
+    assert np.isinf(g.numpy()).all()

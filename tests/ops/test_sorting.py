@@ -451,3 +451,59 @@ def test_quantile_and_lcse_match_torch(rng):
     for x in (torch.tensor([1.0, 2.0, 1.0, 4.0]), torch.randn(50)):
         np.testing.assert_array_equal(ember.histc(_t(x.numpy()), 6).numpy(),
                                       torch.histc(x, 6).numpy())
+
+
+# a bad dim or an empty reduced dim is the error torch reports before the dtype or k (the
+# reduction sweep found these checks in the other order)
+def test_kthvalue_of_an_empty_dim_is_an_index_error_whatever_k():
+    for k in (0, 1, 9):
+        with pytest.raises(IndexError, match=r"kthvalue\(\): Expected reduction dim 1 to have "
+                                             r"non-zero size; got input of shape \[2, 0\]"):
+            ember.kthvalue(ember.zeros(2, 0, dtype=ember.int64), k)
+    with pytest.raises(RuntimeError, match="selected number k out of range"):
+        ember.kthvalue(ember.zeros(2, 3), 4)
+
+
+@pytest.mark.parametrize("name", ["median", "nanmedian"])
+def test_median_of_bool_checks_the_dim_first(name):
+    fn = getattr(ember, name)
+    b = ember.tensor([[True, False, True]])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        fn(b, 5)
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'dim' must be int, not tuple"):
+        fn(b, (0, 1))
+    with pytest.raises(NotImplementedError, match=f"{name}: not implemented for bool"):
+        fn(b, 1)
+
+
+def test_unique_keeps_each_nan_apart():
+    # NaN != NaN: torch (and NumPy's equal_nan=False) count every NaN as a value of its own
+    values, inverse, counts = ember.unique(_t([2.0, NAN, 1.0, 1.0, NAN, 2.0]),
+                                           return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(values.numpy(), [1.0, 2.0, NAN, NAN])
+    assert inverse.tolist() == [1, 2, 0, 0, 3, 1]
+    assert counts.tolist() == [2, 2, 1, 1]
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_unique_consecutive_of_an_empty_dim(dim):
+    values, inverse, counts = ember.unique_consecutive(ember.zeros(0, dtype=ember.int64),
+                                                       return_inverse=True,
+                                                       return_counts=True, dim=dim)
+    assert values.shape == inverse.shape == counts.shape == (0,)
+    assert values.dtype == ember.int64 and counts.dtype == ember.int64
+    assert ember.unique_consecutive(ember.zeros(0, 3), dim=0).shape == (0, 3)
+
+
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_with_nan_boundaries_bisects_as_torch(right):
+    # torch's bisection moves right past a boundary b unless b >= v (b > v for right); a NaN
+    # boundary fails every comparison, so values land past it (NumPy would stop before it)
+    seq = ember.tensor([1.0, 2.0, NAN])
+    got = ember.searchsorted(seq, ember.tensor([NAN, 1.5, 0.0, 2.0, 3.0]), right=right)
+    assert got.tolist() == ([3, 1, 0, 3, 3] if right else [3, 1, 0, 1, 3])
+    rows = ember.tensor([[1.0, 3.0, NAN], [0.0, NAN, NAN]])
+    got = ember.searchsorted(rows, ember.tensor([[2.0, NAN], [0.0, 5.0]]), right=right)
+    assert got.tolist() == [[1, 3], [3, 3]]
+    # a NaN-free sequence keeps NumPy's search (a NaN value goes last)
+    assert ember.searchsorted(ember.tensor([1.0, 2.0]), ember.tensor([NAN])).tolist() == [2]

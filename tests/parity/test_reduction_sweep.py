@@ -578,7 +578,151 @@ _NANSUM_OUT = ("torch's nansum/nanmean out= path has no int64 kernel (NotImpleme
                "its nansum(x, dtype=torch.int64) computes; ember's nansum computes in out's dtype "
                "as sum does, and nanmean refuses an integer out= with the RuntimeError of its "
                "dtype= form")
+_TUPLE_DIM_0D = ("ember's prod takes a dim tuple (see _TUPLE_DIM); on a 0-d input (0, 1) then "
+                 "names a dim out of range, ember's IndexError, where torch refuses the tuple "
+                 "itself (TypeError)")
+_SCALAR_OTHER = ("ember's maximum/minimum/fmax/fmin/isclose take a Python number as other (a 0-d "
+                 "tensor, with the usual type promotion), torch wants a Tensor. " + _SUPERSET)
+_TIE_INDEX = ("the values agree; the index among equal values (ties, all-NaN slices, an "
+              "expand()ed dim) differs. torch's comes from the internals of its selection "
+              "(quickselect, std::nth_element/partial_sort), is documented as unspecified for "
+              "median/nanmedian ('not necessarily the first occurrence') and differs between "
+              "its CPU and CUDA kernels; ember's indices select the same values "
+              "(test_tie_indices_select_the_values)")
+_EXPANDED_MEDIAN = ("torch 2.13's median/nanmedian over an expand()ed (stride-0) dim returns "
+                    "values that are not in the input (uninitialised memory such as 8.97e-44, "
+                    "changing between runs); ember's are the medians")
+_EMPTY_INT_MEDIAN = ("torch's median()/nanmedian() of an empty integer tensor returns int64's "
+                     "minimum as a stand-in for NaN; ember raises IndexError (there is no median "
+                     "and no NaN to say so)")
+_CUM_EMPTY_DIM = ("torch's cummax/cummin of an empty input skip the dim range check (dim 5 of a "
+                  "2-d input returns empties); ember checks it, as torch's own cumsum does")
+_UNIQUE_DIM_NAN = ("torch's unique(dim=) sorts the slices with a comparison NaN breaks: "
+                   "[nan, 1, nan, 1] comes back unsorted with 1.0 twice; ember gives the sorted "
+                   "distinct slices, each NaN apart as in its (and torch's) unique without dim")
+_SORT_STABLE_POSITIONAL = ("ember's sort takes stable= with a positional dim; torch's stable "
+                           "overload wants dim as a keyword. " + _SUPERSET)
+_WHERE_OUT = ("ember's where takes a Python number for other with out= too (torch's out= "
+              "overload wants tensors), so here it reports that the shapes do not broadcast "
+              "(RuntimeError) where torch refuses the number (TypeError). " + _SUPERSET)
+_DIFF_SCALAR = ("ember's diff expands a 0-d prepend/append along dim (NumPy's form); torch "
+                "wants input's ndim. " + _SUPERSET)
+_COUNT_NONZERO = ("ember's count_nonzero function takes dims as varargs (as torch's method does) "
+                  "and out=. " + _SUPERSET)
+_BINCOUNT_BOOL = ("ember's bincount counts a bool input as 0/1; torch has no bool kernel "
+                  "(NotImplementedError). " + _SUPERSET)
 KNOWN: dict = {
+    ('reduce', '.prod dim tuple / 0-d'): _TUPLE_DIM_0D,
+    ('reduce', '.prod dim tuple / 0-d leaf'): _TUPLE_DIM_0D,
+    ('reduce', 'count_nonzero dims varargs'): _COUNT_NONZERO,
+    ('reduce', 'prod dim tuple / 0-d'): _TUPLE_DIM_0D,
+    ('reduce', 'prod dim tuple / 0-d leaf'): _TUPLE_DIM_0D,
+    ('out=', 'count_nonzero out='): _COUNT_NONZERO,
+    ('minmax', '.median dim keepdim / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', '.median dim=0 keepdim= / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', '.median no dim / empty int'): _EMPTY_INT_MEDIAN,
+    ('minmax', '.mode dim 1 / nan'): _TIE_INDEX,
+    ('minmax', '.mode dim keepdim / nan'): _TIE_INDEX,
+    ('minmax', '.mode dim=-1 / nan'): _TIE_INDEX,
+    ('minmax', '.mode dim=0 keepdim= / nan'): _TIE_INDEX,
+    ('minmax', '.nanmedian dim 1 / nan'): _TIE_INDEX,
+    ('minmax', '.nanmedian dim keepdim / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', '.nanmedian dim=-1 / nan'): _TIE_INDEX,
+    ('minmax', '.nanmedian dim=0 keepdim= / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', '.nanmedian no dim / empty int'): _EMPTY_INT_MEDIAN,
+    ('minmax', 'median dim keepdim / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', 'median dim=0 keepdim= / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', 'median no dim / empty int'): _EMPTY_INT_MEDIAN,
+    ('minmax', 'mode dim 1 / nan'): _TIE_INDEX,
+    ('minmax', 'mode dim keepdim / nan'): _TIE_INDEX,
+    ('minmax', 'mode dim=-1 / nan'): _TIE_INDEX,
+    ('minmax', 'mode dim=0 keepdim= / nan'): _TIE_INDEX,
+    ('minmax', 'nanmedian dim 1 / nan'): _TIE_INDEX,
+    ('minmax', 'nanmedian dim keepdim / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', 'nanmedian dim=-1 / nan'): _TIE_INDEX,
+    ('minmax', 'nanmedian dim=0 keepdim= / expanded'): _EXPANDED_MEDIAN,
+    ('minmax', 'nanmedian no dim / empty int'): _EMPTY_INT_MEDIAN,
+    ('scan', '.cummax dim 5 / empty'): _CUM_EMPTY_DIM,
+    ('scan', '.cummax dim 5 / empty int'): _CUM_EMPTY_DIM,
+    ('scan', '.cummin dim 5 / empty'): _CUM_EMPTY_DIM,
+    ('scan', '.cummin dim 5 / empty int'): _CUM_EMPTY_DIM,
+    ('scan', 'cummax dim 5 / empty'): _CUM_EMPTY_DIM,
+    ('scan', 'cummax dim 5 / empty int'): _CUM_EMPTY_DIM,
+    ('scan', 'cummin dim 5 / empty'): _CUM_EMPTY_DIM,
+    ('scan', 'cummin dim 5 / empty int'): _CUM_EMPTY_DIM,
+    ('sort', '.kthvalue k=1 / nan'): _TIE_INDEX,
+    ('sort', '.kthvalue k=1 / nan rows'): _TIE_INDEX,
+    ('sort', '.kthvalue k=1 / ties'): _TIE_INDEX,
+    ('sort', '.kthvalue k=2 dim 0 / expanded'): _TIE_INDEX,
+    ('sort', '.kthvalue k=2 dim 0 / ties'): _TIE_INDEX,
+    ('sort', '.kthvalue keepdim / nan'): _TIE_INDEX,
+    ('sort', '.kthvalue keepdim / nan rows'): _TIE_INDEX,
+    ('sort', '.kthvalue keepdim / ties'): _TIE_INDEX,
+    ('sort', '.topk k=2 / nan'): _TIE_INDEX,
+    ('sort', '.topk k=2 / nan rows'): _TIE_INDEX,
+    ('sort', '.topk k=2 / ties'): _TIE_INDEX,
+    ('sort', '.topk k=2 / uint8'): _TIE_INDEX,
+    ('sort', '.topk smallest / nan'): _TIE_INDEX,
+    ('sort', '.topk smallest / nan rows'): _TIE_INDEX,
+    ('sort', '.topk smallest / ties'): _TIE_INDEX,
+    ('sort', '.topk smallest / uint8'): _TIE_INDEX,
+    ('sort', '.topk unsorted / nan'): _TIE_INDEX,
+    ('sort', '.topk unsorted / nan rows'): _TIE_INDEX,
+    ('sort', '.topk unsorted / ties'): _TIE_INDEX,
+    ('sort', '.topk unsorted / uint8'): _TIE_INDEX,
+    ('sort', 'kthvalue k=1 / nan'): _TIE_INDEX,
+    ('sort', 'kthvalue k=1 / nan rows'): _TIE_INDEX,
+    ('sort', 'kthvalue k=1 / ties'): _TIE_INDEX,
+    ('sort', 'kthvalue k=2 dim 0 / expanded'): _TIE_INDEX,
+    ('sort', 'kthvalue k=2 dim 0 / ties'): _TIE_INDEX,
+    ('sort', 'kthvalue keepdim / nan'): _TIE_INDEX,
+    ('sort', 'kthvalue keepdim / nan rows'): _TIE_INDEX,
+    ('sort', 'kthvalue keepdim / ties'): _TIE_INDEX,
+    ('sort', 'sort stable= positional dim'): _SORT_STABLE_POSITIONAL,
+    ('sort', 'topk k=2 / nan'): _TIE_INDEX,
+    ('sort', 'topk k=2 / nan rows'): _TIE_INDEX,
+    ('sort', 'topk k=2 / ties'): _TIE_INDEX,
+    ('sort', 'topk k=2 / uint8'): _TIE_INDEX,
+    ('sort', 'topk out='): _TIE_INDEX,
+    ('sort', 'topk smallest / nan'): _TIE_INDEX,
+    ('sort', 'topk smallest / nan rows'): _TIE_INDEX,
+    ('sort', 'topk smallest / ties'): _TIE_INDEX,
+    ('sort', 'topk smallest / uint8'): _TIE_INDEX,
+    ('sort', 'topk unsorted / nan'): _TIE_INDEX,
+    ('sort', 'topk unsorted / nan rows'): _TIE_INDEX,
+    ('sort', 'topk unsorted / ties'): _TIE_INDEX,
+    ('sort', 'topk unsorted / uint8'): _TIE_INDEX,
+    ('unique', '.unique dim=-1 / nan'): _UNIQUE_DIM_NAN,
+    ('unique', '.unique dim=0 / nan'): _UNIQUE_DIM_NAN,
+    ('unique', 'unique dim=-1 / nan'): _UNIQUE_DIM_NAN,
+    ('unique', 'unique dim=0 / nan'): _UNIQUE_DIM_NAN,
+    ('count', 'bincount bool'): _BINCOUNT_BOOL,
+    ('compare', '.fmax / int scalar float'): _SCALAR_OTHER,
+    ('compare', '.fmax / scalar'): _SCALAR_OTHER,
+    ('compare', '.fmin / int scalar float'): _SCALAR_OTHER,
+    ('compare', '.fmin / scalar'): _SCALAR_OTHER,
+    ('compare', '.isclose / int scalar float'): _SCALAR_OTHER,
+    ('compare', '.isclose / scalar'): _SCALAR_OTHER,
+    ('compare', '.maximum / int scalar float'): _SCALAR_OTHER,
+    ('compare', '.maximum / scalar'): _SCALAR_OTHER,
+    ('compare', '.minimum / int scalar float'): _SCALAR_OTHER,
+    ('compare', '.minimum / scalar'): _SCALAR_OTHER,
+    ('compare', 'fmax / int scalar float'): _SCALAR_OTHER,
+    ('compare', 'fmax / scalar'): _SCALAR_OTHER,
+    ('compare', 'fmax scalar'): _SCALAR_OTHER,
+    ('compare', 'fmin / int scalar float'): _SCALAR_OTHER,
+    ('compare', 'fmin / scalar'): _SCALAR_OTHER,
+    ('compare', 'fmin scalar'): _SCALAR_OTHER,
+    ('compare', 'isclose / int scalar float'): _SCALAR_OTHER,
+    ('compare', 'isclose / scalar'): _SCALAR_OTHER,
+    ('compare', 'maximum / int scalar float'): _SCALAR_OTHER,
+    ('compare', 'maximum / scalar'): _SCALAR_OTHER,
+    ('compare', 'maximum scalar'): _SCALAR_OTHER,
+    ('compare', 'minimum / int scalar float'): _SCALAR_OTHER,
+    ('compare', 'minimum / scalar'): _SCALAR_OTHER,
+    ('compare', 'minimum scalar'): _SCALAR_OTHER,
+    ('where', 'out='): _WHERE_OUT,
+    ('diff', 'prepend scalar'): _DIFF_SCALAR,
     ('out=', 'nansum out= wrong dtype'): _NANSUM_OUT,
     ('out=', 'nanmean out= wrong dtype'): _NANSUM_OUT,
     ('reduce', 'std dim=[] / float64 leaf'): _STD_ALL,
@@ -679,193 +823,11 @@ KNOWN: dict = {
     ('reduce', '.prod dim tuple / ties'): _TUPLE_DIM,
 }
 
-# (group, case) -> found by this sweep (2026-11-28) and not yet fixed (932 found; the rest were
-# fixed the same evening). Each still diverges (checked like KNOWN); fix the op and drop its
-# entry. What is left: logcumsumexp of int/bool inputs (NotImplementedError; torch computes in
-# float) and cummax/cummin/logcumsumexp dim range on some dtypes; topk/kthvalue/median/
-# nanmedian/mode index choice with NaN or ties, and kthvalue/topk on empty and bool inputs;
-# unique with NaN (torch keeps each NaN apart);
-# bfloat16/float16 sums (ember accumulates in float32, torch rounds differently); maximum/
-# minimum/fmax/fmin/isclose with a Python scalar or complex; out= of a wrong shape (torch
-# resizes with a warning); amax/amin repeated dims on empty input (error type).
-PENDING: set = {
-    ('reduce', '.amax dim repeated / empty'),
-    ('reduce', '.amin dim repeated / empty'),
-    ('reduce', '.prod dim tuple / 0-d'),
-    ('reduce', '.prod dim tuple / 0-d leaf'),
-    ('reduce', 'amax dim repeated / empty'),
-    ('reduce', 'amin dim repeated / empty'),
-    ('reduce', 'count_nonzero dims varargs'),
-    ('reduce', 'prod dim tuple / 0-d'),
-    ('reduce', 'prod dim tuple / 0-d leaf'),
-    ('out=', 'count_nonzero out='),
-    ('std/var', 'std correction and unbiased'),
-    ('std/var', 'std correction too big'),
-    ('std/var', 'std_mean correction and unbiased'),
-    ('std/var', 'std_mean correction too big'),
-    ('std/var', 'std_mean positional unbiased'),
-    ('std/var', 'var correction and unbiased'),
-    ('std/var', 'var correction too big'),
-    ('std/var', 'var_mean correction and unbiased'),
-    ('std/var', 'var_mean correction too big'),
-    ('std/var', 'var_mean positional unbiased'),
-    ('minmax', '.argmax dim tuple / bool'),
-    ('minmax', '.argmin dim tuple / bool'),
-    ('minmax', '.median dim 5 / bool'),
-    ('minmax', '.median dim keepdim / expanded'),
-    ('minmax', '.median dim tuple / bool'),
-    ('minmax', '.median dim=0 keepdim= / expanded'),
-    ('minmax', '.median no dim / empty int'),
-    ('minmax', '.mode dim 1 / nan'),
-    ('minmax', '.mode dim keepdim / nan'),
-    ('minmax', '.mode dim=-1 / nan'),
-    ('minmax', '.mode dim=0 keepdim= / nan'),
-    ('minmax', '.nanmedian dim 1 / nan'),
-    ('minmax', '.nanmedian dim 5 / bool'),
-    ('minmax', '.nanmedian dim keepdim / expanded'),
-    ('minmax', '.nanmedian dim tuple / bool'),
-    ('minmax', '.nanmedian dim=-1 / nan'),
-    ('minmax', '.nanmedian dim=0 keepdim= / expanded'),
-    ('minmax', '.nanmedian no dim / empty int'),
-    ('minmax', 'argmax dim tuple / bool'),
-    ('minmax', 'argmin dim tuple / bool'),
-    ('minmax', 'median dim 5 / bool'),
-    ('minmax', 'median dim keepdim / expanded'),
-    ('minmax', 'median dim tuple / bool'),
-    ('minmax', 'median dim=0 keepdim= / expanded'),
-    ('minmax', 'median no dim / empty int'),
-    ('minmax', 'mode dim 1 / nan'),
-    ('minmax', 'mode dim keepdim / nan'),
-    ('minmax', 'mode dim=-1 / nan'),
-    ('minmax', 'mode dim=0 keepdim= / nan'),
-    ('minmax', 'nanmedian dim 1 / nan'),
-    ('minmax', 'nanmedian dim 5 / bool'),
-    ('minmax', 'nanmedian dim keepdim / expanded'),
-    ('minmax', 'nanmedian dim tuple / bool'),
-    ('minmax', 'nanmedian dim=-1 / nan'),
-    ('minmax', 'nanmedian dim=0 keepdim= / expanded'),
-    ('minmax', 'nanmedian no dim / empty int'),
-    ('scan', '.cummax dim 5 / empty'),
-    ('scan', '.cummax dim 5 / empty int'),
-    ('scan', '.cummin dim 5 / empty'),
-    ('scan', '.cummin dim 5 / empty int'),
-    ('scan', '.logcumsumexp dim 5 / bool'),
-    ('scan', '.logcumsumexp dim 5 / empty int'),
-    ('scan', '.logcumsumexp dim 5 / int32'),
-    ('scan', '.logcumsumexp dim 5 / int64'),
-    ('scan', '.logcumsumexp dim 5 / ints 2'),
-    ('scan', '.logcumsumexp dim 5 / uint8'),
-    ('scan', 'cummax dim 5 / empty'),
-    ('scan', 'cummax dim 5 / empty int'),
-    ('scan', 'cummin dim 5 / empty'),
-    ('scan', 'cummin dim 5 / empty int'),
-    ('scan', 'logcumsumexp dim 5 / bool'),
-    ('scan', 'logcumsumexp dim 5 / empty int'),
-    ('scan', 'logcumsumexp dim 5 / int32'),
-    ('scan', 'logcumsumexp dim 5 / int64'),
-    ('scan', 'logcumsumexp dim 5 / ints 2'),
-    ('scan', 'logcumsumexp dim 5 / uint8'),
-    ('sort', '.kthvalue k too big / empty int'),
-    ('sort', '.kthvalue k=0 / empty int'),
-    ('sort', '.kthvalue k=1 / empty int'),
-    ('sort', '.kthvalue k=1 / nan'),
-    ('sort', '.kthvalue k=1 / nan rows'),
-    ('sort', '.kthvalue k=1 / ties'),
-    ('sort', '.kthvalue k=2 dim 0 / empty'),
-    ('sort', '.kthvalue k=2 dim 0 / expanded'),
-    ('sort', '.kthvalue k=2 dim 0 / ties'),
-    ('sort', '.kthvalue keepdim / empty int'),
-    ('sort', '.kthvalue keepdim / nan'),
-    ('sort', '.kthvalue keepdim / nan rows'),
-    ('sort', '.kthvalue keepdim / ties'),
-    ('sort', '.topk k=2 / nan'),
-    ('sort', '.topk k=2 / nan rows'),
-    ('sort', '.topk k=2 / ties'),
-    ('sort', '.topk k=2 / uint8'),
-    ('sort', '.topk smallest / nan'),
-    ('sort', '.topk smallest / nan rows'),
-    ('sort', '.topk smallest / ties'),
-    ('sort', '.topk smallest / uint8'),
-    ('sort', '.topk unsorted / nan'),
-    ('sort', '.topk unsorted / nan rows'),
-    ('sort', '.topk unsorted / ties'),
-    ('sort', '.topk unsorted / uint8'),
-    ('sort', 'kthvalue k too big / empty int'),
-    ('sort', 'kthvalue k=0 / empty int'),
-    ('sort', 'kthvalue k=1 / empty int'),
-    ('sort', 'kthvalue k=1 / nan'),
-    ('sort', 'kthvalue k=1 / nan rows'),
-    ('sort', 'kthvalue k=1 / ties'),
-    ('sort', 'kthvalue k=2 dim 0 / empty'),
-    ('sort', 'kthvalue k=2 dim 0 / expanded'),
-    ('sort', 'kthvalue k=2 dim 0 / ties'),
-    ('sort', 'kthvalue keepdim / empty int'),
-    ('sort', 'kthvalue keepdim / nan'),
-    ('sort', 'kthvalue keepdim / nan rows'),
-    ('sort', 'kthvalue keepdim / ties'),
-    ('sort', 'sort stable= positional dim'),
-    ('sort', 'topk k=2 / nan'),
-    ('sort', 'topk k=2 / nan rows'),
-    ('sort', 'topk k=2 / ties'),
-    ('sort', 'topk k=2 / uint8'),
-    ('sort', 'topk out='),
-    ('sort', 'topk smallest / nan'),
-    ('sort', 'topk smallest / nan rows'),
-    ('sort', 'topk smallest / ties'),
-    ('sort', 'topk smallest / uint8'),
-    ('sort', 'topk unsorted / nan'),
-    ('sort', 'topk unsorted / nan rows'),
-    ('sort', 'topk unsorted / ties'),
-    ('sort', 'topk unsorted / uint8'),
-    ('unique', '.unique both / nan'),
-    ('unique', '.unique counts / nan'),
-    ('unique', '.unique default / nan'),
-    ('unique', '.unique dim=-1 / nan'),
-    ('unique', '.unique dim=0 / nan'),
-    ('unique', '.unique inverse / nan'),
-    ('unique', '.unique_consecutive dim=-1 / empty'),
-    ('unique', '.unique_consecutive dim=0 / empty'),
-    ('unique', 'unique both / nan'),
-    ('unique', 'unique counts / nan'),
-    ('unique', 'unique default / nan'),
-    ('unique', 'unique dim=-1 / nan'),
-    ('unique', 'unique dim=0 / nan'),
-    ('unique', 'unique inverse / nan'),
-    ('unique', 'unique_consecutive dim=-1 / empty'),
-    ('unique', 'unique_consecutive dim=0 / empty'),
-    ('count', 'bincount bool'),
-    ('search', 'nan'),
-    ('compare', '.fmax / int scalar float'),
-    ('compare', '.fmax / scalar'),
-    ('compare', '.fmin / int scalar float'),
-    ('compare', '.fmin / scalar'),
-    ('compare', '.isclose / int scalar float'),
-    ('compare', '.isclose / scalar'),
-    ('compare', '.maximum / int scalar float'),
-    ('compare', '.maximum / scalar'),
-    ('compare', '.minimum / int scalar float'),
-    ('compare', '.minimum / scalar'),
-    ('compare', 'fmax / int scalar float'),
-    ('compare', 'fmax / scalar'),
-    ('compare', 'fmax scalar'),
-    ('compare', 'fmin / int scalar float'),
-    ('compare', 'fmin / scalar'),
-    ('compare', 'fmin scalar'),
-    ('compare', 'isclose / int scalar float'),
-    ('compare', 'isclose / scalar'),
-    ('compare', 'isclose negative rtol'),
-    ('compare', 'maximum / int scalar float'),
-    ('compare', 'maximum / scalar'),
-    ('compare', 'maximum scalar'),
-    ('compare', 'minimum / int scalar float'),
-    ('compare', 'minimum / scalar'),
-    ('compare', 'minimum scalar'),
-    ('clamp', 'clamp tensor bounds / bool'),
-    ('clamp', 'clip tensor bounds / bool'),
-    ('where', 'out='),
-    ('diff', 'append / empty'),
-    ('diff', 'prepend scalar'),
-}
+# (group, case) -> found by this sweep and not yet decided: fix the op and drop the entry, or
+# move it to KNOWN with a reason. Each still diverges (checked like KNOWN). 932 were found on
+# 2026-11-28 and fixed that evening but 241; the last were fixed or moved to KNOWN on
+# 2026-11-28/29 (out= resizing, half-type accumulation, error order, unique/searchsorted NaN).
+PENDING: set = set()
 
 
 def _run(mod, fn):
@@ -1000,3 +962,29 @@ def test_reductions_against_torch(group, what, fn):
         assert found is not None, f"{group} {what!r} agrees with torch now: drop it from KNOWN"
         return
     assert found is None, f"{group} ({what}): {found}"
+
+
+_TIE_CALLS = (
+    ("topk", lambda x: x.topk(2)), ("topk smallest", lambda x: x.topk(2, largest=False)),
+    ("topk unsorted", lambda x: x.topk(2, sorted=False)),
+    ("kthvalue", lambda x: x.kthvalue(1)), ("kthvalue 2 dim 0", lambda x: x.kthvalue(2, 0)),
+    ("median", lambda x: x.median(1)), ("median dim 0", lambda x: x.median(0)),
+    ("nanmedian", lambda x: x.nanmedian(1)), ("mode", lambda x: x.mode(1)),
+    ("mode dim 0", lambda x: x.mode(0)),
+)
+
+
+@pytest.mark.parametrize("what, call", _TIE_CALLS, ids=[w for w, _ in _TIE_CALLS])
+@pytest.mark.parametrize("data", ["ties", "nan", "expanded"])
+def test_tie_indices_select_the_values(what, call, data):
+    # the KNOWN _TIE_INDEX cases: ember's index among equal values may differ from torch's,
+    # but it must point at an element holding the returned value, and the values must agree
+    x = {"ties": ember.tensor(TIES), "nan": ember.tensor(NANS),
+         "expanded": ember.tensor(TIES[:1]).expand(3, 4)}[data]
+    values, indices = call(x)
+    dim = 0 if "dim 0" in what else 1
+    picked = x.gather(dim, indices if values.shape == indices.shape and values.ndim == x.ndim
+                      else indices.unsqueeze(dim)).squeeze(dim)
+    np.testing.assert_array_equal(picked.numpy(), values.numpy())  # NaN == NaN here
+    ref = call(torch.tensor(x.numpy()))
+    np.testing.assert_array_equal(values.numpy(), ref.values.numpy())
