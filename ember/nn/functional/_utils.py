@@ -18,6 +18,12 @@ def _tuple(value, n, name, arg):
         return tuple(int(v) for v in value)
     if isinstance(value, (tuple, list)) and len(value) == 1 and n > 1:
         return _tuple(value[0], n, name, arg)
+    if isinstance(value, (tuple, list)) and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        # ints, but as many as another rank needs: torch's kernels refuse the length with a
+        # RuntimeError (its argument parser only checks the type)
+        raise RuntimeError(f"{name}: {arg} must be a single int or a tuple of {n} ints; got "
+                           f"{tuple(value)!r} ({len(value)} values)")
     raise TypeError(f"{name}(): argument '{arg}' must be an int or a tuple of {n} ints, "
                     f"got {value!r}")
 

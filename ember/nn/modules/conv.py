@@ -16,13 +16,21 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _ntuple(value, n, name, arg):
+def _ntuple(value, n, name, arg, one_for_all=True):
+    """An int or a sequence as a tuple. A one-element sequence is kept as given, as torch keeps
+    it (`Conv2d(..., stride=[2]).stride == (2,)`; EfficientNet-PyTorch builds its convs so), and
+    stands for every dim (see _at); kernel_size must give every dim (its weight's shape)."""
     if isinstance(value, (tuple, list)):
-        if len(value) != n:
+        if len(value) != n and not (one_for_all and len(value) == 1):
             raise ValueError(f"{name}: {arg} must be an int or a tuple of {n} ints, got "
                              f"{value!r}")
         return tuple(int(v) for v in value)
     return (int(value),) * n
+
+
+def _at(values: tuple, i: int) -> int:
+    """Dim i's entry of a stride/padding/dilation tuple (a one-element tuple covers all dims)."""
+    return values[0] if len(values) == 1 else values[i]
 
 
 class _ConvNd(Module):
@@ -48,7 +56,7 @@ class _ConvNd(Module):
             raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _ntuple(kernel_size, nd, name, "kernel_size")
+        self.kernel_size = _ntuple(kernel_size, nd, name, "kernel_size", one_for_all=False)
         self.stride = _ntuple(stride, nd, name, "stride")
         self.dilation = _ntuple(dilation, nd, name, "dilation")
         self.output_padding = _ntuple(output_padding, nd, name, "output_padding")
@@ -84,10 +92,10 @@ class _ConvNd(Module):
             if self.padding == "valid":
                 lo = hi = 0
             elif self.padding == "same":
-                total = self.dilation[i] * (self.kernel_size[i] - 1)
+                total = _at(self.dilation, i) * (self.kernel_size[i] - 1)
                 lo, hi = total // 2, total - total // 2
             else:
-                lo = hi = self.padding[i]
+                lo = hi = _at(self.padding, i)
             out += [lo, hi]
         return out
 
@@ -102,11 +110,11 @@ class _ConvNd(Module):
     def extra_repr(self):
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
              f"stride={self.stride}")
-        if self.padding != (0,) * self._nd:
+        if self.padding != (0,) * len(self.padding):
             s += f", padding={self.padding}"
-        if self.dilation != (1,) * self._nd:
+        if self.dilation != (1,) * len(self.dilation):
             s += f", dilation={self.dilation}"
-        if self.output_padding != (0,) * self._nd:
+        if self.output_padding != (0,) * len(self.output_padding):
             s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
@@ -215,9 +223,10 @@ class _ConvTranspose(_ConvNd):
         spatial = input.shape[-nd:]
         out = []
         for i in range(nd):
-            lo = ((spatial[i] - 1) * self.stride[i] - 2 * self.padding[i]
-                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)
-            hi = lo + self.stride[i] - 1
+            stride = _at(self.stride, i)
+            lo = ((spatial[i] - 1) * stride - 2 * _at(self.padding, i)
+                  + _at(self.dilation, i) * (self.kernel_size[i] - 1) + 1)
+            hi = lo + stride - 1
             if not lo <= sizes[i] <= hi:
                 raise ValueError(f"{type(self).__name__}: requested an output size of {sizes}, "
                                  f"but valid sizes range from {lo} to {hi} (for an input of "

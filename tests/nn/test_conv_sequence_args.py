@@ -1,0 +1,80 @@
+"""stride/padding/dilation given as sequences of the wrong or a single length.
+
+torch keeps a one-element sequence given to a conv layer as is (`Conv2d(3, 4, 3, stride=[2])
+.stride == (2,)`) and its kernels read one value as every dim's; EfficientNet-PyTorch builds
+its convs this way and reads `len(self.stride)`. A sequence of ints of another length is a
+RuntimeError from torch's kernels (conv, pooling, unfold), not a TypeError: the argument parser
+only checks the type."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+
+
+@pytest.mark.parametrize("cls, nd", [(nn.Conv1d, 1), (nn.Conv2d, 2), (nn.Conv3d, 3)])
+def test_conv_one_element_sequences_apply_to_every_dim(cls, nd):
+    ember.manual_seed(0)
+    ours = cls(2, 3, 3, stride=[2], padding=[1], dilation=[1])
+    ref = cls(2, 3, 3, stride=2, padding=1, dilation=1)
+    ref.load_state_dict(ours.state_dict())
+    assert (ours.stride, ours.padding, ours.dilation) == ((2,), (1,), (1,))
+    x = ember.randn(1, 2, *([7] * nd))
+    np.testing.assert_allclose(ours(x).detach().numpy(), ref(x).detach().numpy(), rtol=1e-6)
+
+
+def test_conv_transpose_one_element_sequences_and_output_size():
+    ember.manual_seed(0)
+    ours = nn.ConvTranspose2d(2, 3, 3, stride=[2], padding=[1], output_padding=[1])
+    ref = nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1, output_padding=1)
+    ref.load_state_dict(ours.state_dict())
+    x = ember.randn(1, 2, 5, 5)
+    np.testing.assert_allclose(ours(x).detach().numpy(), ref(x).detach().numpy(), rtol=1e-6)
+    assert ours(x, output_size=(9, 9)).shape == (1, 3, 9, 9)
+
+
+def test_conv_one_element_padding_with_padding_mode():
+    ember.manual_seed(0)
+    ours = nn.Conv2d(2, 3, 3, padding=[1], padding_mode="reflect")
+    assert ours(ember.randn(1, 2, 6, 6)).shape == (1, 3, 6, 6)
+
+
+def test_conv_kernel_size_must_give_every_dim():
+    with pytest.raises(ValueError, match=r"Conv2d: kernel_size must be an int or a tuple of 2"):
+        nn.Conv2d(2, 3, [3])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda x: F.conv2d(x, ember.randn(3, 2, 3, 3), stride=(1, 2, 3)),
+     r"conv2d: stride must be a single int or a tuple of 2 ints; got \(1, 2, 3\)"),
+    (lambda x: F.conv2d(x, ember.randn(3, 2, 3, 3), dilation=[1, 1, 1]), "conv2d: dilation"),
+    (lambda x: F.max_pool2d(x, (2, 2, 2)), "max_pool2d: kernel_size"),
+    (lambda x: F.avg_pool2d(x, 2, stride=(1, 1, 1)), "avg_pool2d: stride"),
+    (lambda x: F.conv_transpose2d(x, ember.randn(2, 3, 3, 3), output_padding=(0, 0, 0)),
+     "conv_transpose2d: output_padding"),
+])
+def test_wrong_length_int_sequence_is_a_runtime_error(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call(ember.randn(1, 2, 8, 8))
+
+
+def test_non_int_sequence_stays_a_type_error():
+    with pytest.raises(TypeError, match="conv2d"):
+        F.conv2d(ember.randn(1, 2, 8, 8), ember.randn(3, 2, 3, 3), stride=(1.5, 1))
+
+
+@pytest.mark.parity
+def test_one_element_conv_matches_torch():
+    torch = pytest.importorskip("torch")
+    ours = nn.Conv2d(2, 3, 3, stride=[2], padding=[1])
+    theirs = torch.nn.Conv2d(2, 3, 3, stride=[2], padding=[1])
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((1, 2, 7, 7)).astype(np.float32)
+    assert repr(ours) == repr(theirs)
+    np.testing.assert_allclose(ours(ember.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.max_pool2d(torch.tensor(x), (2, 2, 2))
