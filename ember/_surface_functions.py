@@ -558,6 +558,49 @@ def sspaddmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
 
 
 saddmm = sspaddmm
+# ------------------------------------------------------------------ aten's convolution
+def _int_list(name, arg, value):
+    if not isinstance(value, (tuple, list)) or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        raise TypeError(f"{name}(): argument '{arg}' must be tuple of ints, not "
+                        f"{type(value).__name__}")
+    return tuple(int(v) for v in value)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups):
+    """The convolution every conv layer lowers to in torch (``aten::convolution``, what FLOP
+    counters and graphs name): 1-3 spatial dims from ``weight``'s rank, transposed or not.
+    stride/padding/dilation/output_padding are lists of ints (one value covers every dim)."""
+    from .nn.functional._utils import _check_tensor
+    name = "convolution"
+    _check_tensor(name, input)
+    _check_tensor(name, weight, "weight")
+    args = [_int_list(name, a, v) for a, v in (("stride", stride), ("padding", padding),
+                                                 ("dilation", dilation),
+                                                 ("output_padding", output_padding))]
+    stride, padding, dilation, output_padding = args
+    nd = weight.ndim - 2
+    if nd not in (1, 2, 3):
+        raise RuntimeError(f"{name}: expected a weight of 3, 4 or 5 dims (1-3 spatial dims); "
+                           f"got weight of shape {tuple(weight.shape)}")
+    F = _F()
+    if transposed:
+        conv_t = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[nd - 1]
+        return conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    return conv(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, benchmark=False, deterministic=False, cudnn_enabled=True,
+                 allow_tf32=True):
+    """``aten::_convolution``: convolution with the backend switches of torch's CUDA kernels,
+    which change nothing here."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed,
+                       output_padding, groups)
+
+
 FUNCTIONS = {name: obj for name, obj in dict(globals()).items()
              if callable(obj) and not name.startswith("_") and getattr(obj, "__module__", "")
              == __name__ and not isinstance(obj, type)}

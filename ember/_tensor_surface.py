@@ -461,7 +461,9 @@ def _top_level_names():
     """The names ``ember/__init__.py`` exports from here (functions, stream/event classes)."""
     from . import _streams
     from ._surface_functions import FUNCTIONS as extra
+    from ._surface_functions import _convolution
     names = dict(extra)
+    names["_convolution"] = _convolution   # torch._convolution (aten::_convolution)
     names.update(Stream=_streams.Stream, Event=_streams.Event,
                  OutOfMemoryError=_streams.OutOfMemoryError)
     from . import _dtype

@@ -137,6 +137,10 @@ HAND = {
     "torch.instance_norm": lambda L: call(
         L.instance_norm, input=t(L, 2, 3, 4), weight=t(L, 3), bias=t(L, 3), running_mean=None,
         running_var=None, use_input_stats=True, momentum=0.1, eps=1e-5, cudnn_enabled=False),
+    "torch.convolution": lambda L: call(
+        L.convolution, input=t(L, 1, 2, 5, 5), weight=t(L, 3, 2, 3, 3), bias=t(L, 3),
+        stride=[2, 1], padding=[1], dilation=[1, 1], transposed=False, output_padding=[0],
+        groups=1),
     "torch.conv_transpose1d": lambda L: call(
         L.conv_transpose1d, input=t(L, 1, 2, 5), weight=t(L, 2, 3, 2), bias=t(L, 3), stride=2,
         padding=1, output_padding=1, groups=1, dilation=1),
