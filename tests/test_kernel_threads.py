@@ -307,6 +307,7 @@ def test_linear_small_gemms_run_on_one_blas_thread(rows, expect_one, monkeypatch
 
         monkeypatch.setattr(lin, "gemm", spy)
         monkeypatch.setattr(lin, "_MKL_SMALL", [False])  # OpenBLAS's paths, not MKL's kernel
+        monkeypatch.setattr(lin._ksg, "ON", [False])  # nor numba's (NOTE [A small Linear in numba])
         x = ember.randn(rows, 256, requires_grad=True)
         layer = ember.nn.Linear(256, 256)
         y = layer(x)

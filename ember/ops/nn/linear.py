@@ -20,6 +20,7 @@ from ...autograd.grad_mode import _state
 from .._kernels import mkl_parts as _kmp
 from .._kernels import pointwise as _kpw
 from .._kernels import reduce as _kreduce
+from .._kernels import small_gemm as _ksg
 from .._kernels import small_linear as _ksl
 from .._kernels import split as _ksplit
 from .._kernels.gemv import gemv_in_parts
@@ -161,6 +162,12 @@ def small_linear(x, weight, bias):
                             _NO_BIAS if bias is None else bias, bias is not None,
                             y.reshape(-1, weight.shape[0]))
         return y
+    if _numba_small_ok(x, weight, bias):  # NOTE [A small Linear in numba]
+        y = np.empty(x.shape[:-1] + weight.shape[:1], x.dtype)
+        _ksg.linear_forward(x.reshape(-1, x.shape[-1]), weight,
+                            weight[0] if bias is None else bias, bias is not None,
+                            y.reshape(-1, weight.shape[0]))
+        return y
     macs = x.size * weight.shape[0]
     if macs > SMALL_GEMM[0] or not _small_ok(x, weight, bias) or _onepool.enabled():
         return None
@@ -188,6 +195,22 @@ def small_linear(x, weight, bias):
             return y.reshape(x.shape[:-1] + weight.shape[:1])
     y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
     return y.reshape(x.shape[:-1] + weight.shape[:1])
+
+
+def _numba_small_ok(x, weight, bias):
+    """Whether NOTE [A small Linear in numba] computes this forward: 2 to SMALL_ROWS rows of one
+    float dtype throughout, C-contiguous, at most SMALL_GEMM[1] multiply-adds, on an AVX-512
+    host, and not in the split-GEMM mode or on the one pool (they run their own products)."""
+    if x.ndim < 2 or not x.shape[-1] or x.dtype not in _FLOATS:
+        return False
+    rows = x.size // x.shape[-1]
+    return (2 <= rows <= _ksg.SMALL_ROWS and x.size * weight.shape[0] <= SMALL_GEMM[1]
+            and x.shape[-1] == weight.shape[-1]
+            and x.dtype == weight.dtype and x.flags.c_contiguous and weight.flags.c_contiguous
+            and (bias is None or (bias.dtype == x.dtype and bias.shape == weight.shape[:1]
+                                  and bias.flags.c_contiguous))
+            and weight.shape[0] > 0 and _ksg.forward_ok() and not _ksplit.split_gemms()
+            and not _onepool.enabled())
 
 
 def _small_ok(x, weight, bias):
@@ -280,6 +303,12 @@ def _backward_numpy(g, x, w, need):
             if n_out == 1:  # an outer product: BLAS's rank-1 GEMM is ~3x slower than a loop
                 from .._kernels.outer import outer  # (local: the import block is busy today)
                 gx = _make(outer(g2[:, 0], w[0]).reshape(x.shape))
+            elif (not split and 2 <= g2.shape[0] <= _ksg.SMALL_ROWS and w.flags.c_contiguous
+                  and g2.shape[0] * n_out * n_in <= SMALL_GEMM[1] and _ksg.input_grad_ok()):
+                # NOTE [A small Linear in numba]
+                out = reusable_empty(x.shape, g.dtype)
+                _ksg.input_grad(g2, w, out.reshape(g2.shape[0], n_in))
+                gx = _make(out)
             else:
                 if split and turns_round(g2, w):
                     gx = _make(_ksplit.gemm_oriented(g2, w).reshape(x.shape))

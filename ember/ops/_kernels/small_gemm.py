@@ -1,0 +1,156 @@
+"""A small batch's Linear products in numba: NOTE [A small Linear in numba].
+"""
+
+# NOTE [A small Linear in numba]
+# A Linear on a handful of rows (the 3x256 MLP at batch 8, a 16-token prefill) is a product too
+# small for BLAS's blocking to pay: OpenBLAS takes x @ W^T (its "TN" case) in ~17 us for 8 x 256
+# x 256 on one thread with its AVX2 kernels and ~30 us with its AVX-512 ones, where ~1 MFLOP is
+# ~5 us of a core's FMA units. Written as plain loops, numba compiles these products for the
+# host's vector width, and on an AVX-512 CPU they are faster than OpenBLAS on one thread:
+# - the forward, y = x W^T + b: each output is the dot product of a weight row with an input
+#   row; four weight rows against two input rows at a time (eight running sums, the additions
+#   reassociated so that LLVM vectorises along the inputs) share every load;
+# - the input gradient, dx = G W: rows of G times W, four rows of W into two rows of dx at a
+#   time, vectorised along dx's row. OpenBLAS's own AVX-512 kernels do this case well (5 us),
+#   its AVX2 ones not (18 us), so it runs here only under the AVX2 ones (a machine that pins
+#   OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU, as this project's EPYC does).
+# The weight gradient G^T X stays with BLAS (12 us pinned, 5.6 unpinned, numba's 23).
+# Measured on the AMD EPYC Zen 5, one thread, best of 9 x 2000 calls (/work/s31/dx2.py):
+#   float32 8x256x256: forward 16.7 (OpenBLAS pinned) / 30.2 (unpinned) -> 6.5 us;
+#   dx 18.3 (pinned) -> 8.7 us (unpinned OpenBLAS 5.1); 32x256x256: forward 42.5 -> 25.7,
+#   dx 43.3 -> 32.7; 64x128x128 even (hence at most SMALL_ROWS rows); float64 alike.
+# Without AVX-512 (or under MKL's small path on Intel: NOTE [A small Linear on MKL] in
+# ops/nn/linear.py) the BLAS paths stay. The sums run in another order than BLAS's, so results
+# differ from it by rounding (tests compare them with float64 products).
+
+import numba
+
+SMALL_ROWS = 32
+_FM = {"reassoc", "contract"}
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def linear_forward(x, w, bias, has_bias, out):
+    """out = x @ w^T (+ bias) for C-contiguous x (m, k), w (n, k), bias (n,), out (m, n)."""
+    m, k = x.shape
+    n = w.shape[0]
+    m2 = m - m % 2
+    n4 = n - n % 4
+    z = x.dtype.type(0)
+    # (the loops' bounds as n - 3 and m - 1: bounds computed as n4 and m2 kept LLVM from
+    # vectorising input_grad's inner loop, 66 against 9 us)
+    for o in range(0, n - 3, 4):
+        for r in range(0, m - 1, 2):
+            a0 = z
+            a1 = z
+            a2 = z
+            a3 = z
+            b0 = z
+            b1 = z
+            b2 = z
+            b3 = z
+            for i in range(k):
+                u = x[r, i]
+                v = x[r + 1, i]
+                w0 = w[o, i]
+                w1 = w[o + 1, i]
+                w2 = w[o + 2, i]
+                w3 = w[o + 3, i]
+                a0 += w0 * u
+                a1 += w1 * u
+                a2 += w2 * u
+                a3 += w3 * u
+                b0 += w0 * v
+                b1 += w1 * v
+                b2 += w2 * v
+                b3 += w3 * v
+            out[r, o] = a0
+            out[r, o + 1] = a1
+            out[r, o + 2] = a2
+            out[r, o + 3] = a3
+            out[r + 1, o] = b0
+            out[r + 1, o + 1] = b1
+            out[r + 1, o + 2] = b2
+            out[r + 1, o + 3] = b3
+    # the odd last row and the last n % 4 outputs: one sum at a time
+    for r in range(m):
+        for o in range(n4 if r < m2 else 0, n):
+            t = z
+            for i in range(k):
+                t += w[o, i] * x[r, i]
+            out[r, o] = t
+    if has_bias:
+        for r in range(m):
+            for o in range(n):
+                out[r, o] += bias[o]
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def input_grad(g, w, out):
+    """out = g @ w for C-contiguous g (m, n), w (n, k), out (m, k)."""
+    m, n = g.shape
+    k = w.shape[1]
+    m2 = m - m % 2
+    n4 = n - n % 4
+    out[:] = 0
+    # (the loops' bounds as n - 3 and m - 1: bounds computed as n4 and m2 kept LLVM from
+    # vectorising input_grad's inner loop, 66 against 9 us)
+    for o in range(0, n - 3, 4):
+        for r in range(0, m - 1, 2):
+            a0 = g[r, o]
+            a1 = g[r, o + 1]
+            a2 = g[r, o + 2]
+            a3 = g[r, o + 3]
+            b0 = g[r + 1, o]
+            b1 = g[r + 1, o + 1]
+            b2 = g[r + 1, o + 2]
+            b3 = g[r + 1, o + 3]
+            for i in range(k):
+                w0 = w[o, i]
+                w1 = w[o + 1, i]
+                w2 = w[o + 2, i]
+                w3 = w[o + 3, i]
+                out[r, i] += a0 * w0 + a1 * w1 + a2 * w2 + a3 * w3
+                out[r + 1, i] += b0 * w0 + b1 * w1 + b2 * w2 + b3 * w3
+    for r in range(m):
+        for o in range(n4 if r < m2 else 0, n):
+            a = g[r, o]
+            for i in range(k):
+                out[r, i] += a * w[o, i]
+
+
+_AVX512_BLAS = ("skylakex", "cooperlake", "sapphirerapids")
+_host: list = []
+
+
+def _host_kinds():
+    """(the CPU has AVX-512 for numba's code, OpenBLAS runs AVX-512 kernels), probed once."""
+    if not _host:
+        import llvmlite.binding as llvm
+        try:
+            features = llvm.get_host_cpu_features()
+            avx512 = features.get("avx512f", False)
+        except RuntimeError:  # llvmlite cannot read the features on this host
+            avx512 = False
+        blas512 = False
+        try:
+            from threadpoolctl import threadpool_info
+            blas512 = any(str(i.get("architecture", "")).lower() in _AVX512_BLAS
+                          for i in threadpool_info() if i.get("internal_api") == "openblas")
+        except (ImportError, OSError, RuntimeError):  # no BLAS info: assume the better BLAS
+            blas512 = True
+        _host.extend((bool(avx512), blas512))
+    return _host
+
+
+ON = [True]  # a switch for A/Bs and tests
+
+
+def forward_ok():
+    """Whether the forward kernel beats BLAS here (an AVX-512 host)."""
+    return ON[0] and _host_kinds()[0]
+
+
+def input_grad_ok():
+    """Whether the input-gradient kernel beats BLAS here (AVX-512 host, AVX2 OpenBLAS)."""
+    return ON[0] and _host_kinds()[0] and not _host_kinds()[1]
