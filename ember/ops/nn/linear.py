@@ -116,8 +116,9 @@ _MKL_SMALL = [True]  # a switch for A/Bs and tests
 def _mkl_small(x, weight, bias):
     """MKL's Fortran sgemm address when NOTE [A small Linear on MKL] computes this forward, else
     0."""
-    if x.dtype != _F32 or x.ndim < 2 or not x.shape[-1]:
-        return 0
+    f = _mkl.sgemm_address() if _MKL_SMALL[0] else 0
+    if not f or x.dtype != _F32 or x.ndim < 2 or not x.shape[-1]:
+        return 0  # (no MKL, as on AMD CPUs: 0.1 us here, not the 0.7 of the checks below)
     rows = x.size // x.shape[-1]
     if (rows < 2 or rows > _MKL_SMALL_ROWS or rows * x.shape[-1] * weight.shape[0] > _MKL_SMALL_MACS
             or weight.dtype != _F32 or not x.flags.c_contiguous or not weight.flags.c_contiguous):
@@ -125,9 +126,9 @@ def _mkl_small(x, weight, bias):
     if bias is not None and (bias.dtype != _F32 or bias.shape != weight.shape[:1]
                              or not bias.flags.c_contiguous):
         return 0
-    if not _MKL_SMALL[0] or _ksplit.split_gemms() or _onepool.enabled():
+    if _ksplit.split_gemms() or _onepool.enabled():
         return 0  # (the split-GEMM mode and the one pool run their own products)
-    return _mkl.sgemm_address()
+    return f
 _ONE_ROW = [True]  # small_linear's one-row form (an A/B switch: benchmarks/generate_ab.py)
 
 # NOTE [One thread for a one-row product]
@@ -201,16 +202,19 @@ def _numba_small_ok(x, weight, bias):
     """Whether NOTE [A small Linear in numba] computes this forward: 2 to SMALL_ROWS rows of one
     float dtype throughout, C-contiguous, at most SMALL_GEMM[1] multiply-adds, on an AVX-512
     host, and not in the split-GEMM mode or on the one pool (they run their own products)."""
-    if x.ndim < 2 or not x.shape[-1] or x.dtype not in _FLOATS:
+    shape = x.shape
+    if len(shape) < 2 or not _ksg.forward_ok():
         return False
-    rows = x.size // x.shape[-1]
-    return (2 <= rows <= _ksg.SMALL_ROWS and x.size * weight.shape[0] <= SMALL_GEMM[1]
-            and x.shape[-1] == weight.shape[-1]
-            and x.dtype == weight.dtype and x.flags.c_contiguous and weight.flags.c_contiguous
-            and (bias is None or (bias.dtype == x.dtype and bias.shape == weight.shape[:1]
+    k = shape[-1]
+    dt = x.dtype
+    if not k or x.size > _ksg.SMALL_ROWS * k or x.size < 2 * k or dt not in _FLOATS:
+        return False
+    return (weight.dtype == dt and weight.shape[-1] == k and weight.shape[0] > 0
+            and x.size * weight.shape[0] <= SMALL_GEMM[1]
+            and x.flags.c_contiguous and weight.flags.c_contiguous
+            and (bias is None or (bias.dtype == dt and bias.shape == weight.shape[:1]
                                   and bias.flags.c_contiguous))
-            and weight.shape[0] > 0 and _ksg.forward_ok() and not _ksplit.split_gemms()
-            and not _onepool.enabled())
+            and not _ksplit.split_gemms() and not _onepool.enabled())
 
 
 def _small_ok(x, weight, bias):
