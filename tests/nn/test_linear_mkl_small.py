@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _spy import count_calls
 
 import ember
 from ember import _mkl
@@ -21,20 +22,7 @@ needs_mkl = pytest.mark.skipif(not _mkl.available(),
 @pytest.fixture
 def calls(monkeypatch):
     """Counts of the kernel's forward and backward calls."""
-    seen = {"fwd": 0, "bwd": 0}
-    fwd, bwd = small_linear.linear_forward, small_linear.linear_backward
-
-    def count_fwd(*a):
-        seen["fwd"] += 1
-        return fwd(*a)
-
-    def count_bwd(*a):
-        seen["bwd"] += 1
-        return bwd(*a)
-
-    monkeypatch.setattr(small_linear, "linear_forward", count_fwd)
-    monkeypatch.setattr(small_linear, "linear_backward", count_bwd)
-    return seen
+    return count_calls(monkeypatch, small_linear, fwd="linear_forward", bwd="linear_backward")
 
 
 def _run(x, w, b, g):

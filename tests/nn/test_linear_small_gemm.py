@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _spy import count_calls
 
 import ember
 from ember.ops._kernels import small_gemm
@@ -75,19 +76,7 @@ def test_gradcheck_float64():
 
 @pytest.fixture
 def calls(monkeypatch):
-    seen = {"fwd": 0, "dx": 0}
-    fwd, dx = small_gemm.linear_forward, small_gemm.input_grad
-
-    def count_fwd(*a):
-        seen["fwd"] += 1
-        return fwd(*a)
-
-    def count_dx(*a):
-        seen["dx"] += 1
-        return dx(*a)
-
-    monkeypatch.setattr(small_gemm, "linear_forward", count_fwd)
-    monkeypatch.setattr(small_gemm, "input_grad", count_dx)
+    seen = count_calls(monkeypatch, small_gemm, fwd="linear_forward", dx="input_grad")
     monkeypatch.setattr(small_gemm, "_host", [True, False])  # as on an AVX-512 host, AVX2 BLAS
     monkeypatch.setattr(linear, "_MKL_SMALL", [False])
     return seen
