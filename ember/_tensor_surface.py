@@ -117,10 +117,13 @@ def put_(self, index, source, accumulate=False):
     if not isinstance(index, Tensor) or index.dtype is not D.int64:
         raise RuntimeError(f"put_: expected index to be a LongTensor; got "
                            f"{getattr(index, 'dtype', type(index).__name__)}")
+    if isinstance(source, Tensor) and source.dtype != self.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {self.dtype} and source.dtype = {source.dtype}")
     source = _as_tensor(source, self)
-    if source.numel() != index.numel():
-        raise RuntimeError(f"put_: source and index must have the same number of elements; got "
-                           f"{source.numel()} and {index.numel()}")
+    if source.numel() != index.numel():  # torch's IndexError
+        raise IndexError(f"put_(): Expected source and index to have the same number of "
+                         f"elements; got {source.numel()} and {index.numel()}")
     key = _flat_to_index(self, index, "put_")
     if self.ndim == 0:
         value = source.reshape(()) + (self if accumulate else 0)

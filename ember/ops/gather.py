@@ -35,7 +35,7 @@ def _check_index(name, input, dim, index, src=None):
         raise RuntimeError(f"{name}(): Index tensor must have the same number of dimensions as "
                            f"input tensor; got index {list(index.shape)} and input "
                            f"{list(input.shape)}")
-    for k in range(index.ndim):
+    for k in range(index.ndim if index.numel() else 0):  # an empty index selects nothing
         if k != d and index.shape[k] > input.shape[k]:
             raise RuntimeError(f"{name}(): Size does not match at dimension {k} expected index "
                                f"{list(index.shape)} to be smaller than self "
@@ -156,7 +156,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         s = np.asarray(v).astype(input._data.dtype)
         return guard_inputs(Scatter.apply(input, s, d, _idx64(index), reduce), index)
     if src._data.dtype != input._data.dtype:
-        src = src.to(input.dtype)
+        raise RuntimeError(f"scatter(): Expected self.dtype to be equal to src.dtype; got "
+                           f"{input.dtype} and {src.dtype}")
     return guard_inputs(Scatter.apply(input, src, d, _idx64(index), reduce), index)
 
 
@@ -228,11 +229,14 @@ def index_select(input, dim, index):
     d = _wrap_dim(dim, max(input.ndim, 1), "index_select")
     n = input.shape[d] if input.ndim else 1
     a = index._data.reshape(-1)
+    if input.ndim == 0 and a.size != 1:  # torch's RuntimeError, before the bounds
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                           f"{a.size} value(s)")
+    if n == 0 and a.size:
+        raise RuntimeError(f"index_select(): self indexing axis dim should be positive; dim {d} "
+                           f"of the input of shape {list(input.shape)} is empty")
     _check_bounds("index_select", a, d, n)
     if input.ndim == 0:  # torch: the result of indexing a scalar is a scalar
-        if a.size != 1:
-            raise IndexError(f"index_select(): Index to scalar can have only 1 value, got "
-                             f"{a.size} value(s)")
         return guard_inputs(input.reshape(1)[index.reshape(-1)], index).reshape(())
     return guard_inputs(IndexSelect.apply(input, index, d), index)
 
@@ -251,18 +255,76 @@ def _index_key(name, input, dim, index):
     return (slice(None),) * d + (a,)
 
 
+def _check_source(name, input, dim, index, source):
+    """torch's checks of index_add/index_copy's index and source, in its order and with its
+    exception types (which differ between the two ops)."""
+    if not isinstance(source, Tensor):
+        raise TypeError(f"{name}(): argument 'source' must be Tensor, not "
+                        f"{type(source).__name__}")
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector; got an index of shape "
+                         f"{list(index.shape)}")
+    if name == "index_copy" and isinstance(index, Tensor) and index.dtype is not D.int64:
+        raise RuntimeError(f"index_copy(): Expected a long tensor for index, but got "
+                           f"{index.dtype}")
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"{name}(): self ({input.dtype}) and source ({source.dtype}) must "
+                           "have the same dtype")
+    d = _wrap_dim(dim, max(input.ndim, 1), name)
+    count = source.shape[d] if source.ndim > d else 1
+    if isinstance(index, Tensor) and index.numel() != count:
+        error = IndexError if name == "index_copy" else RuntimeError
+        raise error(f"{name}(): Number of indices ({index.numel()}) should be equal to "
+                    f"source.size(dim) ({count}), for dim {d}")
+    others = [k for k in range(max(input.ndim, source.ndim)) if k != d]
+    if name == "index_add" and (source.ndim != input.ndim or any(
+            source.shape[k] != input.shape[k] for k in others)):
+        raise RuntimeError(f"index_add(): source tensor shape must match self tensor shape, "
+                           f"excluding the specified dimension; got self {list(input.shape)} "
+                           f"and source {list(source.shape)} for dim {d}")
+
+
+def _on_0d(fn, input, dim, index, *rest):
+    """A 0-d input indexes like a 1-element 1-d one (NOTE [0-d index]); back to 0-d after."""
+    flat = [r.reshape(1) if isinstance(r, Tensor) and r.ndim == 0 else r for r in rest]
+    return fn(input.reshape(1), dim, index.reshape(-1), *flat).reshape(())
+
+
 def index_add(input, dim, index, source, *, alpha=1):
+    _check_source("index_add", input, dim, index, source)
+    if input.ndim == 0:
+        return _on_0d(lambda x, d, i, s: index_add(x, d, i, s, alpha=alpha), input, dim, index,
+                      source)
     key = _index_key("index_add", input, dim, index)
+    if isinstance(alpha, float) and input._data.dtype.kind in "iu":
+        alpha = int(alpha)  # torch converts alpha to the integer dtype first (0.5 -> 0)
     src = source * alpha if alpha != 1 else source
     return guard_inputs(IndexPut.apply(input, src.to(input.dtype), key, True), index)
 
 
 def index_copy(input, dim, index, source):
+    _check_source("index_copy", input, dim, index, source)
+    if input.ndim == 0:
+        return _on_0d(index_copy, input, dim, index, source)
     key = _index_key("index_copy", input, dim, index)
     return guard_inputs(IndexPut.apply(input, source.to(input.dtype), key, False), index)
 
 
 def index_fill(input, dim, index, value):
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise RuntimeError(f"index_fill(): Index has to be a vector/scalar; got an index of "
+                           f"shape {list(index.shape)}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if input.ndim == 0:  # (the value stays 0-d)
+        return index_fill(input.reshape(1), dim, index.reshape(-1), value).reshape(())
+    if isinstance(index, Tensor) and index._data.dtype.kind in "iu" and index.numel() and \
+            index._data.min() < 0:  # index_fill (alone of these ops) counts from the end
+        d = _wrap_dim(dim, input.ndim, "index_fill")
+        n = input.shape[d]
+        if index._data.min() >= -n:
+            index = index + n * (index < 0).to(index.dtype)
     key = _index_key("index_fill", input, dim, index)
     v = value.to(input.dtype) if isinstance(value, Tensor) else np.asarray(value).astype(
         input._data.dtype)
@@ -275,6 +337,9 @@ register("index_fill", inplace=True)(index_fill)
 
 
 def take(input, index):
+    if not isinstance(index, Tensor) or index.dtype is not D.int64:
+        raise RuntimeError(f"take(): Expected a long tensor for index, but got "
+                           f"{getattr(index, 'dtype', type(index).__name__)}")
     return guard_inputs(AdvancedIndex.apply(input.reshape(-1), (index._data.astype(np.int64),)),
                         index)
 
@@ -283,6 +348,10 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return take(input, indices.reshape(-1))
     d = _wrap_dim(dim, input.ndim, "take_along_dim")
+    if indices.ndim != input.ndim:
+        raise RuntimeError(f"take_along_dim(): input and indices should have the same number of "
+                           f"dimensions, but got {input.ndim} dimensions for input, and "
+                           f"{indices.ndim} dimensions for indices")
     shape = list(np.broadcast_shapes(
         tuple(s for i, s in enumerate(input.shape) if i != d),
         tuple(s for i, s in enumerate(indices.shape) if i != d)))

@@ -321,6 +321,7 @@ class IndexPut(Op):
         except IndexError as e:
             raise _index_error(e, x) from None
         except ValueError as e:
+            _check_key_bounds(x, key)  # torch reports a bad index before a bad value shape
             raise RuntimeError(f"index_put_: shape mismatch: value tensor of shape "
                                f"{list(values.shape)} cannot be broadcast to indexing result "
                                f"({e})") from None
@@ -349,6 +350,15 @@ def index_put(input, indices, values, accumulate=False):
 register("index_put", inplace=True)(index_put)
 
 
+def _check_key_bounds(x, key):
+    """Raise torch's IndexError when key does not fit x's shape (indexes a read-only broadcast
+    of one element: no copy). Only on error paths."""
+    try:
+        np.broadcast_to(np.zeros((), bool), x.shape)[key]
+    except IndexError as e:
+        raise _index_error(e, x) from None
+
+
 def _check_put_dtype(dst, value, key):
     """torch writes a tensor at an advanced index (index_put_, x[mask] = v, x[idx] = v) only
     from a tensor of dst's dtype; a slice or int target casts (copy_), and so does a mask
@@ -357,6 +367,7 @@ def _check_put_dtype(dst, value, key):
         arrays = [c for c in key if isinstance(c, np.ndarray)]
         if value._data.size == 1 and all(c.dtype == bool for c in arrays):
             return
+        _check_key_bounds(dst._data, key)  # torch checks the index first
         raise RuntimeError(f"index_put_: Index put requires the source and destination dtypes "
                            f"match; got {value.dtype} for the source and {dst.dtype} for the "
                            f"destination. Convert the value with .to({dst.dtype}).")
@@ -532,19 +543,36 @@ def masked_fill(input, mask, value):
                                f"tensor with {value.ndim} dimension(s).")
         v = value.to(input.dtype)
     else:
+        if input._data.dtype.kind in "iub" and isinstance(value, float) and \
+                not np.isfinite(value):  # NumPy would cast NaN/inf to an arbitrary integer
+            raise RuntimeError(f"masked_fill: value {value} cannot be converted to type "
+                               f"{input.dtype} without overflow")
         v = np.asarray(value).astype(input._data.dtype)
+    # a mask with more dims or larger sizes broadcasts the result, as torch's out-of-place
+    # masked_fill (masked_fill_ then refuses to write it back into input)
     out = Where.apply(m, v, input)
-    if out._data.shape != input._data.shape:
-        return out.expand(input.shape).contiguous()
     return rename_node(out, "MaskedFillBackward0")  # torch's name: NOTE [Node class names]
 
 
 register("masked_fill", inplace=True)(masked_fill)
 
 
+def _bool_mask(name, input, mask):
+    """mask's array and the shape input and mask broadcast to, with torch's errors (a mask of
+    another dtype, shapes that do not broadcast)."""
+    if not isinstance(mask, Tensor) or mask._data.dtype != np.bool_:
+        got = mask.dtype if isinstance(mask, Tensor) else type(mask).__name__
+        raise RuntimeError(f"{name}: expected a bool tensor for mask; got {got}")
+    try:
+        shape = np.broadcast_shapes(mask._data.shape, input._data.shape)
+    except ValueError:
+        raise RuntimeError(f"{name}: the mask of shape {list(mask.shape)} and the input of "
+                           f"shape {list(input.shape)} do not broadcast") from None
+    return mask._data, shape
+
+
 def masked_select(input, mask):
-    m = mask._data.astype(bool)
-    shape = np.broadcast_shapes(m.shape, input._data.shape)
+    m, shape = _bool_mask("masked_select", input, mask)
     x = input.expand(shape) if tuple(input.shape) != shape else input
     return guard_inputs(AdvancedIndex.apply(x, (np.broadcast_to(m, shape),)), mask)
 
@@ -553,9 +581,19 @@ register("masked_select")(refuses_meta(masked_select, "masked_select"))
 
 
 def masked_scatter(input, mask, source):
-    m = np.broadcast_to(mask._data.astype(bool), input._data.shape)
+    m, shape = _bool_mask("masked_scatter", input, mask)
+    if source.dtype != input.dtype:
+        raise RuntimeError(f"masked_scatter: expected self and source to have the same dtype; "
+                           f"got {input.dtype} and {source.dtype}")
+    # out of place the result has the broadcast shape (masked_scatter_ refuses a larger one
+    # when it writes back)
+    x = input.expand(shape).contiguous() if tuple(input.shape) != shape else input
+    m = np.broadcast_to(m, shape)
     n = int(m.sum())
-    return guard_inputs(IndexPut.apply(input, source.reshape(-1)[:n], (m,), False), mask)
+    if source.numel() < n:
+        raise RuntimeError(f"masked_scatter: Number of elements of source < number of ones in "
+                           f"mask; got {source.numel()} and {n}")
+    return guard_inputs(IndexPut.apply(x, source.reshape(-1)[:n], (m,), False), mask)
 
 
 register("masked_scatter", inplace=True)(masked_scatter)

@@ -60,10 +60,12 @@ def _tied_gradient(input, dim, index, idx, src, out, self_in):
     x, o = input.detach().numpy(), out.detach().numpy()
     part = _src_part(src, index)
     eq_self = self_in & (x == o)
-    eq_src = part.detach().numpy() == np.take_along_axis(o, idx, axis=dim)
+    # (indexing with _along, not take_along_axis: an index smaller than the input on another
+    # dim would be broadcast up to the input's size there)
+    eq_src = part.detach().numpy() == o[_along(idx, dim)]
     count = eq_self.astype(np.float64)
     np.add.at(count, _along(idx, dim), eq_src)
-    share_src = np.where(eq_src, 1.0 / np.take_along_axis(np.maximum(count, 1), idx, axis=dim),
+    share_src = np.where(eq_src, 1.0 / np.maximum(count, 1)[_along(idx, dim)],
                          0.0)
     share_self = np.where(eq_self, 1.0 / np.maximum(count, 1), 0.0)
     return _linear(input, dim, index, part, share_self, share_src)
@@ -87,8 +89,7 @@ def _product_gradient(input, dim, index, idx, src, self_in):
                         np.where((n_zero == 1) & (values == 0), prod_nz, 0.0))
 
     coef_self = np.where(self_in, others(x, nonzero, zeros), 0.0)
-    coef_src = others(s, np.take_along_axis(nonzero, idx, axis=dim),
-                      np.take_along_axis(zeros, idx, axis=dim))
+    coef_src = others(s, nonzero[key], zeros[key])
     return _linear(input, dim, index, part, coef_self, coef_src)
 
 
@@ -104,6 +105,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     'amax', 'amin'); with ``include_self=False`` the input's value at a position that receives
     values takes no part in its reduction. Differentiable with respect to input and src."""
     from .gather import _along, _check_index, scatter
+    # torch also takes 'max' / 'min' (undocumented, the names of scatter's old reductions)
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
     if reduce not in _REDUCES:
         raise RuntimeError(f"scatter_reduce(): reduce argument must be one of {_REDUCES}; got "
                            f"{reduce!r}")

@@ -146,7 +146,7 @@ def test_0d_gather_scatter_index_select():
     assert ember.scatter_add(s, 0, ember.tensor(0), ember.tensor(5.0)).item() == 8.0
     out = ember.index_select(s, 0, ember.tensor([0]))
     assert out.ndim == 0 and out.item() == 3.0
-    with pytest.raises(IndexError, match="Index to scalar can have only 1 value"):
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value"):
         ember.index_select(s, 0, ember.tensor([0, 0]))
     x = ember.tensor(3.0, dtype=ember.float64, requires_grad=True)
     assert gradcheck(lambda t: ember.gather(t, 0, ember.tensor(0)) * 2, (x,))
@@ -191,3 +191,116 @@ def test_where_out_resizes_an_empty_out_to_a_0d_result():
     out = ember.empty(0, dtype=ember.bool)
     res = ember.where(ember.tensor(True), ember.tensor(False), ember.tensor(True), out=out)
     assert res is out and tuple(out.shape) == () and out.item() is False
+
+
+# masked_* found by tests/parity/test_indexing_sweep.py: torch's out-of-place forms broadcast
+# input and mask; masked_select/masked_scatter take bool masks only
+def test_masked_fill_and_scatter_broadcast_to_a_larger_mask():
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
+    mask = ember.tensor([[[True, False], [False, True]], [[False, False], [True, True]]])
+    filled = ember.masked_fill(x, mask, 0.0)
+    assert filled.tolist() == [[[0.0, 2.0], [3.0, 0.0]], [[1.0, 2.0], [0.0, 0.0]]]
+    scattered = ember.masked_scatter(x, mask, ember.tensor([10.0, 20.0, 30.0, 40.0]))
+    assert scattered.tolist() == [[[10.0, 2.0], [3.0, 20.0]], [[1.0, 2.0], [30.0, 40.0]]]
+    assert ember.tensor(5.0).masked_fill(mask[0], -1.0).tolist() == [[-1.0, 5.0], [5.0, -1.0]]
+    with pytest.raises(RuntimeError):
+        x.clone().masked_fill_(mask, 0.0)  # in place the result cannot grow
+
+
+@pytest.mark.parametrize("name", ["masked_select", "masked_scatter"])
+def test_masked_select_and_scatter_want_a_bool_mask(name):
+    x = ember.ones(2, 2)
+    args = (ember.ones(4),) if name == "masked_scatter" else ()
+    with pytest.raises(RuntimeError, match=f"{name}: expected a bool tensor for mask; got "
+                                           "ember.uint8"):
+        getattr(ember, name)(x, ember.tensor([[1, 0], [0, 1]]).to(ember.uint8), *args)
+    with pytest.raises(RuntimeError, match=rf"{name}: the mask of shape \[3\] and the input of "
+                                           r"shape \[2, 2\] do not broadcast"):
+        getattr(ember, name)(x, ember.tensor([True, False, True]), *args)
+
+
+def test_masked_fill_refuses_nan_into_integers_and_scatter_another_dtype():
+    with pytest.raises(RuntimeError, match="masked_fill: value nan cannot be converted to type "
+                                           "ember.int64"):
+        ember.tensor([1, 2]).masked_fill(ember.tensor([True, False]), float("nan"))
+    assert ember.tensor([1, 2]).masked_fill(ember.tensor([True, False]), 2.7).tolist() == [2, 2]
+    with pytest.raises(RuntimeError, match="masked_scatter: expected self and source to have "
+                                           "the same dtype; got ember.float32 and ember.float64"):
+        ember.ones(2).masked_scatter(ember.tensor([True, False]), ember.ones(2).double())
+
+
+# index_* checks found by tests/parity/test_indexing_sweep.py: torch's exception types, which
+# differ between index_add and index_copy
+@pytest.mark.parametrize("name, count_error", [("index_add", RuntimeError),
+                                               ("index_copy", IndexError)])
+def test_index_add_and_copy_check_index_and_source(name, count_error):
+    fn = getattr(ember, name)
+    x = ember.zeros(3, 4)
+    with pytest.raises(IndexError, match=rf"{name}\(\): Index is supposed to be a vector"):
+        fn(x, 0, ember.tensor([[0]]), ember.ones(1, 4))
+    with pytest.raises(RuntimeError, match=rf"{name}\(\): self \(ember.float32\) and source "
+                                           r"\(ember.float64\) must have the same dtype"):
+        fn(x, 0, ember.tensor([0]), ember.ones(1, 4, dtype=ember.float64))
+    with pytest.raises(count_error, match=rf"{name}\(\): Number of indices \(2\) should be "
+                                          r"equal to source.size\(dim\) \(1\), for dim 0"):
+        fn(x, 0, ember.tensor([0, 1]), ember.ones(1, 4))
+    # a 0-d input indexes like a 1-element 1-d one and stays 0-d
+    assert fn(ember.tensor(1.0), 0, ember.tensor([0]), ember.tensor(2.0)).shape == ()
+
+
+def test_index_copy_wants_int64_and_index_add_checks_source_shape():
+    with pytest.raises(RuntimeError, match="index_copy.*Expected a long tensor for index"):
+        ember.zeros(3).index_copy(0, ember.tensor([0]).int(), ember.ones(1))
+    with pytest.raises(RuntimeError, match="index_add.*source tensor shape must match self"):
+        ember.tensor(1.0).index_add(0, ember.tensor([0]), ember.ones(1))
+    assert ember.tensor(1.0).index_add(0, ember.tensor([0]), ember.tensor(2.0)).item() == 3.0
+    # an integer input converts alpha first: 0.5 -> 0, nothing is added (as torch)
+    x = ember.tensor([[3, -1]])
+    assert x.index_add(0, ember.tensor([0]), ember.tensor([[10, 20]]), alpha=0.5).tolist() \
+        == [[3, -1]]
+
+
+def test_index_fill_counts_negative_indices_and_checks_value_and_index():
+    x = ember.zeros(3, 2)
+    assert x.index_fill(0, ember.tensor([-1]), 5.0).tolist() == [[0, 0], [0, 0], [5, 5]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.index_fill(0, ember.tensor([-4]), 5.0)
+    with pytest.raises(RuntimeError, match="index_fill_ only supports a 0-dimensional value"):
+        x.index_fill(0, ember.tensor([0]), ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"index_fill\(\): Index has to be a vector/scalar"):
+        x.index_fill(0, ember.tensor([[0]]), 1.0)
+    assert ember.tensor(2.0).index_fill(0, ember.tensor([0]), True).item() == 1.0
+
+
+def test_scatter_gather_take_and_put_checks():
+    x = ember.zeros(3, 4)
+    with pytest.raises(RuntimeError, match=r"scatter\(\): Expected self.dtype to be equal to "
+                                           "src.dtype"):
+        x.scatter(1, ember.tensor([[0]]), ember.ones(1, 1, dtype=ember.float64))
+    empty = ember.zeros(0, 4)  # an empty index selects nothing, whatever its other sizes
+    assert empty.gather(1, ember.zeros(3, 0, dtype=ember.int64)).shape == (3, 0)
+    assert empty.scatter(1, ember.zeros(3, 0, dtype=ember.int64), x).shape == (0, 4)
+    with pytest.raises(RuntimeError, match="take.*Expected a long tensor for index"):
+        x.take(ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="take_along_dim.*same number of dimensions"):
+        ember.take_along_dim(x, ember.tensor([0]), 1)
+    with pytest.raises(IndexError, match=r"put_\(\): Expected source and index to have the same "
+                                         "number of elements; got 1 and 2"):
+        x.put_(ember.tensor([0, 1]), ember.tensor([1.0]))
+    with pytest.raises(RuntimeError, match=r"put_\(\): self and source expected to have the same "
+                                           "dtype"):
+        x.put_(ember.tensor([0]), ember.tensor([1]))
+
+
+def test_index_select_of_a_scalar_or_an_empty_dim_is_a_runtime_error():
+    with pytest.raises(RuntimeError, match="Index to scalar can have only 1 value, got 0"):
+        ember.tensor(1.0).index_select(0, ember.tensor([], dtype=ember.int64))
+    with pytest.raises(RuntimeError, match="self indexing axis dim should be positive"):
+        ember.zeros(0, 4).index_select(0, ember.tensor([0]))
+
+
+def test_index_put_reports_a_bad_index_before_a_bad_value():
+    with pytest.raises(IndexError):
+        ember.tensor(1.0).index_put((ember.tensor([0]),), ember.tensor(1.0, dtype=ember.float64))
+    with pytest.raises(IndexError):
+        ember.zeros(0, 4).index_put((ember.tensor([0, 1]),), ember.ones(3))

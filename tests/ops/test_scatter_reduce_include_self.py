@@ -86,9 +86,34 @@ def test_scatter_reduce_ties_share_the_gradient_and_prod_handles_zeros():
 def test_scatter_reduce_errors_and_0d():
     x = ember.zeros(3)
     with pytest.raises(RuntimeError, match="reduce argument must be one of"):
-        x.scatter_reduce(0, ember.tensor([0]), ember.ones(1), "max")
+        # (not "max": torch takes it as amax)
+        x.scatter_reduce(0, ember.tensor([0]), ember.ones(1), "mean_all")
     with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
         x.scatter_reduce(0, ember.tensor([0.0]), ember.ones(1), "sum")
     out = ember.tensor(2.0).scatter_reduce(0, ember.tensor(0), ember.tensor(5.0), "amax",
                                            include_self=False)
     assert out.item() == 5.0 and out.shape == ()
+
+
+@pytest.mark.parametrize("reduce", ["amax", "amin", "prod"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_gradient_with_an_index_smaller_than_the_input(reduce, include_self):
+    # the index covers one row and two columns of a 3x4 input: the gradient's lookups must stay
+    # within the index (they were broadcast to the input's 3 rows: a ValueError)
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    src = ember.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+    index = ember.tensor([[3, 3]])
+
+    def f(x, src):
+        return x.clone().scatter_reduce_(1, index, src, reduce, include_self=include_self)
+
+    assert gradcheck(f, (x, src))
+
+
+def test_scatter_reduce_takes_max_and_min_as_torch():
+    x, s, i = ember.tensor([[1.0, 5.0, 2.0]]), ember.tensor([[3.0, 4.0]]), ember.tensor([[0, 0]])
+    assert x.scatter_reduce(1, i, s, "max").tolist() == [[4.0, 5.0, 2.0]]
+    assert x.scatter_reduce(1, i, s, "min").tolist() == [[1.0, 5.0, 2.0]]
+    with pytest.raises(RuntimeError, match="reduce argument must be one of"):
+        x.scatter_reduce(1, i, s, "add")
