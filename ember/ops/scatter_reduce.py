@@ -114,6 +114,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise TypeError(f"scatter_reduce(): argument 'src' must be Tensor, not "
                         f"{type(src).__name__}")
     _check_index("scatter_reduce", input, dim, index)
+    if reduce in ("amax", "amin") and input.is_complex():  # complex numbers have no order
+        raise NotImplementedError(f"scatter_reduce(): '{reduce}' is not implemented for complex "
+                                  f"tensors; got {input.dtype}")
     if input.ndim == 0:
         flat = scatter_reduce(input.reshape(1), 0, index.reshape(-1), src.reshape(-1), reduce,
                               include_self=include_self)
@@ -133,7 +136,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         counts = np.ones(input.shape, np.int64) if include_self else (~hit).astype(np.int64)
         np.add.at(counts, _along(idx, d), 1)
         count = _make(counts.astype(input.dtype.np))
-        if not input.is_floating_point():   # torch keeps integer dtypes: floor division
+        if not (input.is_floating_point() or input.is_complex()):  # integers: floor division
             return total.div(count, rounding_mode="floor")
         return total / count
     if reduce == "sum":

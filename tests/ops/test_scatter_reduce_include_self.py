@@ -117,3 +117,13 @@ def test_scatter_reduce_takes_max_and_min_as_torch():
     assert x.scatter_reduce(1, i, s, "min").tolist() == [[1.0, 5.0, 2.0]]
     with pytest.raises(RuntimeError, match="reduce argument must be one of"):
         x.scatter_reduce(1, i, s, "add")
+
+
+def test_scatter_reduce_of_complex_means_and_refuses_an_order():
+    x = ember.tensor([1 + 1j, 2 + 0j])
+    out = x.scatter_reduce(0, ember.tensor([0, 0]), ember.tensor([3 + 1j, 5 + 4j]), "mean")
+    assert out.tolist() == [3 + 2j, 2 + 0j]  # (1+1j + 3+1j + 5+4j) / 3, not a floor division
+    for reduce in ("amax", "amin"):
+        with pytest.raises(NotImplementedError, match=f"'{reduce}' is not implemented for "
+                                                      "complex"):
+            x.scatter_reduce(0, ember.tensor([0]), ember.tensor([3 + 1j]), reduce)

@@ -43,6 +43,10 @@ SOURCES = (
     ("transposed", lambda L: L.T(A34.T.copy(), "float32").t()),
     ("0-d", lambda L: L.T(2.5, "float32")),
     ("empty", lambda L: L.T(np.zeros((0, 4)), "float32")),
+    ("bfloat16", lambda L: L.T(A34, "bfloat16")),
+    ("int32", lambda L: L.T(INTS, "int32")),
+    ("expanded", lambda L: L.T(A34[:1], "float32").expand(3, 4)),
+    ("complex", lambda L: L.T(A34 + 1j * A34[::-1])),
 )
 
 
@@ -282,6 +286,17 @@ _each("index_put", "index_put", (
     ("value wrong shape", lambda L, x: x.index_put((_idx(L, [0, 1]),), L.T([1.0, 2.0, 3.0]).to(
         x.dtype))),
     ("float index", lambda L, x: x.index_put((L.T([0.0]),), L.T(1.0).to(x.dtype))),
+    ("int32 indices", lambda L, x: x.index_put((_idx(L, [0, 2], "int32"),), L.T(1.0).to(
+        x.dtype))),
+    ("full bool mask", lambda L, x: x.index_put((L.T(MASK),), L.T(3.0).to(x.dtype))),
+    ("bool mask wrong shape", lambda L, x: x.index_put((L.T(MASK[:2]),), L.T(3.0).to(x.dtype))),
+    ("bool mask values", lambda L, x: x.index_put((L.T(MASK),), _src_like(L, x).reshape(-1)[
+        :6])),
+    ("accumulate negative", lambda L, x: x.index_put((_idx(L, [-1, -1]),), _src_like(L, x, 2),
+                                                     accumulate=True)),
+    ("index and slice rows", lambda L, x: x.index_put((_idx(L, [[0], [2]]), _idx(L, [1, 3])),
+                                                      L.T(0.0).to(x.dtype))),
+    ("empty index", lambda L, x: x.index_put((_idx(L, np.zeros(0)),), L.T(1.0).to(x.dtype))),
 ))
 case("index_put", "index_put grad", lambda L: L.G(A34).index_put(
     (_idx(L, [0, 2]), _idx(L, [1, 1])), L.G([5.0, 6.0])))
