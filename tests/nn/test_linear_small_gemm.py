@@ -132,3 +132,15 @@ def test_host_probe_reads_real_values():
     flags = open("/proc/cpuinfo").read() if __import__("os").path.exists("/proc/cpuinfo") else ""
     if flags:
         assert avx512 == (" avx512f" in flags)
+
+
+@pytest.mark.parametrize("name, features, expect", [("generic", None, False),
+                                                    ("generic", "+avx2,+avx512f", True),
+                                                    ("host", "+avx2,-avx512f,+avx512fp16", False)])
+def test_numba_cpu_settings_decide(name, features, expect, monkeypatch):
+    # NUMBA_CPU_NAME / NUMBA_CPU_FEATURES make numba compile for another CPU than the host's
+    import numba
+    monkeypatch.setattr(numba.config, "CPU_NAME", name)
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
+    monkeypatch.setattr(small_gemm, "_host", [])
+    assert small_gemm._host_kinds()[0] is expect

@@ -137,6 +137,12 @@ def _host_kinds():
             avx512 = features.get("avx512f", False)
         except RuntimeError:  # llvmlite cannot read the features on this host
             avx512 = False
+        # numba compiles for another CPU when NUMBA_CPU_NAME / NUMBA_CPU_FEATURES say so (a
+        # portable cache): then its features, not the host's, decide
+        if numba.config.CPU_FEATURES is not None:
+            avx512 = "+avx512f" in numba.config.CPU_FEATURES.split(",")
+        elif numba.config.CPU_NAME not in (None, "host"):
+            avx512 = False
         blas512 = False
         try:
             from threadpoolctl import threadpool_info
