@@ -299,6 +299,7 @@ def _refuse_complex(name, fn):
     def wrapper(*args, **kwargs):
         for a in args[:2]:
             if isinstance(a, Tensor) and a._data.dtype.kind == "c":
+                _check_arguments_first(name, fn, args, kwargs)
                 raise NotImplementedError(f"{name}: not implemented for complex tensors; got "
                                           f"dtype {a.dtype}.")
         return fn(*args, **kwargs)
@@ -306,6 +307,22 @@ def _refuse_complex(name, fn):
     wrapper.__name__, wrapper.__qualname__, wrapper.__doc__ = name, name, fn.__doc__
     wrapper.__wrapped__ = fn
     return wrapper
+
+
+def _check_arguments_first(name, fn, args, kwargs):
+    """torch reports a bad argument (a dim out of range or of the wrong type, a missing one)
+    before the complex dtype: run the op on copies of the real parts, so that such an error
+    surfaces as it would for a real input. Only on this error path. argmax/argmin check the
+    dtype before the dim's range (only the argument parser's TypeError comes first)."""
+    real = [_make(a._data.real.copy()) if isinstance(a, Tensor) and a._data.dtype.kind == "c"
+            else a for a in args]
+    try:
+        fn(*real, **kwargs)
+    except TypeError:
+        raise
+    except Exception:
+        if name.rstrip("_") not in ("argmax", "argmin"):
+            raise
 
 
 def _refuse_inplace_abs(method):

@@ -551,11 +551,12 @@ register("std_mean")(std_mean)
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(x))) over dim, stable: the max is subtracted before exp."""
-    x = input if input.is_floating_point() else input.float()
+    x = input if input.is_floating_point() or input.is_complex() else input.float()
     dims = norm_dims(dim, x.ndim, "logsumexp")
     if x.numel() == 0:
         return x.exp().sum(dim=dims, keepdim=keepdim).log()
-    m = x.detach().amax(dim=dims, keepdim=True)
+    # the shift: the largest real part (complex numbers have no max; |exp(z)| = exp(Re z))
+    m = (x.detach().real if x.is_complex() else x.detach()).amax(dim=dims, keepdim=True)
     m = m.masked_fill(~m.isfinite(), 0)
     out = (x - m).exp().sum(dim=dims, keepdim=True).log() + m
     return out if keepdim else out.squeeze(dims) if dims else out
@@ -674,6 +675,12 @@ class Logcumsumexp(Op):
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along ``dim``, without overflow."""
     d = _wrap_dim(dim, input.ndim, "logcumsumexp")  # a bad dim first, as torch
+    if input.is_complex():  # composed, shifted by the largest real part (principal log)
+        if input.ndim == 0:
+            return input.clone()
+        m = input.detach().real.amax(dim=d, keepdim=True)
+        m = m.masked_fill(~m.isfinite(), 0)
+        return (input - m).exp().cumsum(d).log() + m
     if not input.is_floating_point():
         raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} inputs; "
                                   "convert to a floating dtype first")

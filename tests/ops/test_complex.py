@@ -557,3 +557,32 @@ def test_slogdet_of_complex_has_complex_sign_and_real_logabsdet(rng):
     ref_sign, ref_log = np.linalg.slogdet(a)
     np.testing.assert_allclose(sign.numpy(), ref_sign)
     np.testing.assert_allclose(logabs.numpy(), ref_log)
+
+
+# found by the reduction sweep's complex source (tests/parity/test_reduction_sweep.py)
+def test_logsumexp_and_logcumsumexp_of_complex_keep_the_imaginary_part():
+    z = np.array([[1 + 2j, 3 - 1j, -0.5 + 4j], [100 + 1j, 99 + 3j, 0j]])
+    shift = z.real.max(1, keepdims=True)
+    want = np.log(np.exp(z - shift).sum(1)) + shift[:, 0]
+    got = ember.logsumexp(ember.tensor(z), 1)
+    assert got.dtype == ember.complex128  # was cast to float32, dropping the imaginary part
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+    want = np.log(np.cumsum(np.exp(z - shift), 1)) + shift
+    np.testing.assert_allclose(ember.logcumsumexp(ember.tensor(z), 1).numpy(), want, rtol=1e-12)
+
+
+def test_ordering_ops_report_a_bad_argument_before_the_complex_dtype():
+    z = ember.tensor([[1 + 1j, 2j]])
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        z.sort(5)
+    with pytest.raises(TypeError, match="dim"):
+        ember.median(z, (0, 1))
+    with pytest.raises(NotImplementedError, match="sort: not implemented for complex"):
+        z.sort(1)
+    # argmax/argmin check the dtype before the dim's range, as torch
+    with pytest.raises(NotImplementedError, match="argmax: not implemented for complex"):
+        z.argmax(5)
+    clamped = ember.tensor([[1 + 1j, 2j]])
+    with pytest.raises(NotImplementedError):
+        clamped.clamp_(0, 1)
+    assert clamped.tolist() == [[1 + 1j, 2j]]  # the argument check worked on a copy
