@@ -300,6 +300,31 @@ def test_ctc_gradcheck_wrt_log_probs(rng):
 
 
 # ----------------------------------------------------------------------------- bad input
+def test_cross_entropy_common_case_agrees_with_general_path(rng):
+    # (N, C) logits and N int64 indices take a shortcut past the checks: the same values and
+    # gradients as the general path (which a float16-free but weighted call still takes), the
+    # target guarded, and bad targets still refused
+    x = rng.standard_normal((7, 5))
+    t = np.array([0, 4, 1, -100, 3, 4, 2])
+    for reduction in ("mean", "sum"):
+        a = ember.tensor(x, requires_grad=True)
+        b = ember.tensor(x, requires_grad=True)
+        fast = F.cross_entropy(a, ember.tensor(t), reduction=reduction)
+        general = F.cross_entropy(b, ember.tensor(t), weight=ember.ones(5, dtype=ember.float64),
+                                  reduction=reduction)
+        fast.backward()
+        general.backward()
+        np.testing.assert_allclose(fast.item(), general.item(), rtol=1e-12)
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-15)
+    target = ember.tensor([0, 1])
+    loss = F.cross_entropy(ember.randn(2, 3, requires_grad=True), target)
+    target.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()
+    with pytest.raises(IndexError, match="Target 3 is out of bounds"):
+        F.cross_entropy(ember.randn(2, 3), ember.tensor([0, 3]))
+
+
 def test_cross_entropy_bad_targets():
     x = ember.randn(3, 5)
     with pytest.raises(IndexError, match="Target 5 is out of bounds"):
