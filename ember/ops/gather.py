@@ -257,31 +257,34 @@ def _index_key(name, input, dim, index):
 
 def _check_source(name, input, dim, index, source):
     """torch's checks of index_add/index_copy's index and source, in its order and with its
-    exception types (which differ between the two ops)."""
+    exception types (which differ between the two ops). On NumPy shapes and dtypes: this runs
+    on every call (an embedding's backward is an index_add)."""
     if not isinstance(source, Tensor):
         raise TypeError(f"{name}(): argument 'source' must be Tensor, not "
                         f"{type(source).__name__}")
-    if isinstance(index, Tensor) and index.ndim > 1:
+    idx = index._data if isinstance(index, Tensor) else None
+    if idx is not None and idx.ndim > 1:
         raise IndexError(f"{name}(): Index is supposed to be a vector; got an index of shape "
                          f"{list(index.shape)}")
-    if name == "index_copy" and isinstance(index, Tensor) and index.dtype is not D.int64:
+    if name == "index_copy" and idx is not None and idx.dtype != np.int64:
         raise RuntimeError(f"index_copy(): Expected a long tensor for index, but got "
                            f"{index.dtype}")
-    if source.dtype != input.dtype:
+    ishape, sshape = input._data.shape, source._data.shape
+    if source._data.dtype != input._data.dtype:
         raise RuntimeError(f"{name}(): self ({input.dtype}) and source ({source.dtype}) must "
                            "have the same dtype")
-    d = _wrap_dim(dim, max(input.ndim, 1), name)
-    count = source.shape[d] if source.ndim > d else 1
-    if isinstance(index, Tensor) and index.numel() != count:
+    d = dim if type(dim) is int and 0 <= dim < len(ishape) else \
+        _wrap_dim(dim, max(len(ishape), 1), name)
+    count = sshape[d] if len(sshape) > d else 1
+    if idx is not None and idx.size != count:
         error = IndexError if name == "index_copy" else RuntimeError
-        raise error(f"{name}(): Number of indices ({index.numel()}) should be equal to "
+        raise error(f"{name}(): Number of indices ({idx.size}) should be equal to "
                     f"source.size(dim) ({count}), for dim {d}")
-    others = [k for k in range(max(input.ndim, source.ndim)) if k != d]
-    if name == "index_add" and (source.ndim != input.ndim or any(
-            source.shape[k] != input.shape[k] for k in others)):
+    if name == "index_add" and (len(sshape) != len(ishape) or sshape[:d] != ishape[:d]
+                                or sshape[d + 1:] != ishape[d + 1:]):
         raise RuntimeError(f"index_add(): source tensor shape must match self tensor shape, "
-                           f"excluding the specified dimension; got self {list(input.shape)} "
-                           f"and source {list(source.shape)} for dim {d}")
+                           f"excluding the specified dimension; got self {list(ishape)} and "
+                           f"source {list(sshape)} for dim {d}")
 
 
 def _on_0d(fn, input, dim, index, *rest):
