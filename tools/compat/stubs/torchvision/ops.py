@@ -1,5 +1,6 @@
 """torchvision.ops stand-in: `ops.misc.FrozenBatchNorm2d`, which timm's norm layers import at
-import time (timm.layers.norm_act, create_norm and timm.utils.model)."""
+import time (timm.layers.norm_act, create_norm and timm.utils.model), and `DeformConv2d` as a
+name (ptflops maps it at import time)."""
 import sys
 import types
 
@@ -36,6 +37,23 @@ misc = types.ModuleType(__name__ + ".misc")
 misc.FrozenBatchNorm2d = FrozenBatchNorm2d
 sys.modules[misc.__name__] = misc
 
+
+
+class DeformConv2d(torch.nn.Module):
+    """Deformable convolution's module, present so that code which keys tables by it at import
+    time (ptflops' MODULES_MAPPING) loads; the sampling kernel itself is not provided."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True):
+        super().__init__()
+        k = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(kernel_size)
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, k
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.weight = torch.nn.Parameter(torch.empty(out_channels, in_channels // groups, *k))
+        self.bias = torch.nn.Parameter(torch.zeros(out_channels)) if bias else None
+
+    def forward(self, input, offset, mask=None):
+        raise NotImplementedError("torchvision stand-in: deformable convolution is not provided")
 
 
 def _not_provided(*args, **kwargs):
