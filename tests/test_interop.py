@@ -81,3 +81,14 @@ def test_dlpack_with_torch_shares_memory_both_ways():
     e = ember.from_dlpack(src)
     src[0] = -3
     assert e[0].item() == -3 and e.data_ptr() == src.data_ptr()
+
+
+@pytest.mark.parity
+def test_dlpack_capsules_with_torch_are_writable_aliases():
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    t = ember.zeros(3)
+    torch.utils.dlpack.from_dlpack(ember.utils.dlpack.to_dlpack(t))[0] = 4.0
+    src = torch.zeros(3)
+    ember.from_dlpack(torch.utils.dlpack.to_dlpack(src))[1] = 5.0
+    ember.from_dlpack(src)[2] = 6.0
+    assert t.tolist() == [4.0, 0.0, 0.0] and src.tolist() == [0.0, 5.0, 6.0]

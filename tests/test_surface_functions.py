@@ -176,6 +176,25 @@ def test_to_dlpack_round_trips():
         ember.to_dlpack(ember.ones(1, requires_grad=True))
 
 
+def test_to_dlpack_round_trip_is_a_writable_alias():
+    # a legacy capsule has no read-only flag: the import aliases writable memory, as torch's
+    t = ember.arange(6.0).reshape(2, 3).t()  # strided: the alias keeps the strides
+    back = ember.from_dlpack(ember.utils.dlpack.to_dlpack(t))
+    back[0, 1] = 100.0
+    back.add_(1)
+    assert t.tolist() == [[1.0, 101.0], [2.0, 5.0], [3.0, 6.0]]
+    assert back.data_ptr() == t.data_ptr() and back.stride() == t.stride()
+    del t
+    assert back.sum().item() == 118.0  # the alias keeps the memory alive
+
+
+def test_from_dlpack_keeps_a_versioned_read_only_flag():
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    with pytest.raises(RuntimeError, match="read-only"):
+        ember.from_dlpack(frozen).add_(1)
+
+
 def test_switches():
     assert ember.is_inference(ember.ones(1)) is False and ember.is_vulkan_available() is False
     try:

@@ -1,6 +1,7 @@
 """Tensor creation: tensor, from_numpy, zeros/ones/full/empty (+ _like), arange, linspace, eye."""
 from __future__ import annotations
 
+import ctypes
 import math
 
 import numpy as np
@@ -168,15 +169,32 @@ class _Capsule:
         return (1, 0)  # kDLCPU: ember's capsules always describe host memory
 
 
+# NOTE [Legacy DLPack capsules are writable]
+# A bare capsule (to_dlpack's, torch.utils.dlpack.to_dlpack's) speaks the legacy DLPack protocol,
+# which has no read-only flag. NumPy marks an array imported from one read-only to be safe; torch
+# treats the memory as writable, and programs write through the alias (`from_dlpack(
+# to_dlpack(t))[0] = 1` changes t). So the array NumPy made is re-wrapped as a writable view of the
+# same bytes, which keeps the imported array (and through it the producer's memory) alive. A
+# versioned import (an object with __dlpack__) keeps the read-only flag its producer sets.
+def _writable_alias(arr):
+    """A writable view of the memory of the read-only array ``arr`` (see NOTE above)."""
+    if arr.flags.writeable or arr.size == 0:
+        return arr
+    lo, hi = np.lib.array_utils.byte_bounds(arr)
+    memory = (ctypes.c_char * (hi - lo)).from_address(lo)
+    memory.imported = arr  # its lifetime is the capsule's: freeing it releases the producer's
+    return np.ndarray(arr.shape, arr.dtype, buffer=memory, offset=arr.ctypes.data - lo,
+                      strides=arr.strides)
+
+
 @export
 def from_dlpack(ext_tensor):
     """A tensor sharing memory with any object that implements ``__dlpack__`` (no copy)."""
     if isinstance(ext_tensor, Tensor):
         return ext_tensor
     if type(ext_tensor).__name__ == "PyCapsule":  # a capsule from to_dlpack (legacy protocol)
-        ext_tensor = _Capsule(ext_tensor)
-    arr = np.from_dlpack(ext_tensor)
-    return _make(arr)
+        return _make(_writable_alias(np.from_dlpack(_Capsule(ext_tensor))))
+    return _make(np.from_dlpack(ext_tensor))
 
 
 def _size(size, size_kw=None, op="factory"):

@@ -8,3 +8,4 @@ from __future__ import annotations
 from . import safetensors  # noqa: F401
 from . import data  # noqa: F401
 from . import checkpoint  # noqa: F401
+from . import dlpack  # noqa: F401  (torch.utils.dlpack needs no import of its own either)
