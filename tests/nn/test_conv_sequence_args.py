@@ -36,10 +36,40 @@ def test_conv_transpose_one_element_sequences_and_output_size():
     assert ours(x, output_size=(9, 9)).shape == (1, 3, 9, 9)
 
 
-def test_conv_one_element_padding_with_padding_mode():
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_conv_one_element_padding_with_padding_mode_pads_the_last_dim(mode):
+    # torch: the explicit F.pad gets the one-element padding reversed and repeated twice, two
+    # amounts: the last dim of an unbatched input, and a refusal for a batched one
     ember.manual_seed(0)
-    ours = nn.Conv2d(2, 3, 3, padding=[1], padding_mode="reflect")
-    assert ours(ember.randn(1, 2, 6, 6)).shape == (1, 3, 6, 6)
+    ours = nn.Conv2d(2, 3, 3, padding=(1,), padding_mode=mode)
+    assert ours._reversed_padding_repeated_twice == [1, 1]
+    assert ours(ember.randn(2, 6, 6)).shape == (3, 4, 6)
+    with pytest.raises(NotImplementedError, match="pad"):
+        ours(ember.randn(1, 2, 6, 6))
+    assert nn.Conv1d(2, 3, 3, padding=[1], padding_mode=mode)(ember.randn(1, 2, 6)).shape == \
+        (1, 3, 6)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_conv_one_element_padding_modes_match_torch(nd, mode):
+    torch = pytest.importorskip("torch")
+    cls = f"Conv{nd}d"
+    ours = getattr(nn, cls)(2, 3, 3, padding=[1], padding_mode=mode)
+    theirs = getattr(torch.nn, cls)(2, 3, 3, padding=[1], padding_mode=mode)
+    theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
+    rng = np.random.default_rng(0)
+    for shape in ((2,) + (5,) * nd, (1, 2) + (5,) * nd):
+        x = rng.standard_normal(shape).astype(np.float32)
+        try:
+            want = theirs(torch.tensor(x)).detach().numpy()
+        except NotImplementedError:
+            with pytest.raises(NotImplementedError):
+                ours(ember.tensor(x))
+            continue
+        np.testing.assert_allclose(ours(ember.tensor(x)).detach().numpy(), want, rtol=1e-5,
+                                   atol=1e-6)
 
 
 def test_conv_kernel_size_must_give_every_dim():

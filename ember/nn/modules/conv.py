@@ -86,16 +86,19 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def _reversed_padding(self):
-        """F.pad amounts (last dim first) that a non-zeros padding_mode applies explicitly."""
+        """F.pad amounts (last dim first) that a non-zeros padding_mode applies explicitly.
+        A one-element padding tuple pads only the last dim here, as torch's (its F.pad then
+        refuses a batched input: 2 amounts for a 4-D input), though it covers every dim of a
+        'zeros' convolution."""
+        if not isinstance(self.padding, str):
+            return [p for p in reversed(self.padding) for _ in range(2)]
         out = []
         for i in reversed(range(self._nd)):
             if self.padding == "valid":
                 lo = hi = 0
-            elif self.padding == "same":
+            else:  # "same"
                 total = _at(self.dilation, i) * (self.kernel_size[i] - 1)
                 lo, hi = total // 2, total - total // 2
-            else:
-                lo = hi = _at(self.padding, i)
             out += [lo, hi]
         return out
 
