@@ -14,7 +14,13 @@
 #   time, vectorised along dx's row. OpenBLAS's own AVX-512 kernels do this case well (5 us),
 #   its AVX2 ones not (18 us), so it runs here only under the AVX2 ones (a machine that pins
 #   OPENBLAS_CORETYPE=Haswell on an AVX-512 CPU, as this project's EPYC does).
-# The weight gradient G^T X stays with BLAS (12 us pinned, 5.6 unpinned, numba's 23).
+# - the weight gradient, dW = G^T X: four rows of dW at a time, eight rows of G and X per pass
+#   (then four, then one), vectorised along dW's row; under the AVX2 OpenBLAS only, like dx
+#   (its AVX-512 kernels take 5.6 us), from 4 rows and 96 inputs: with fewer inputs the
+#   vectorised row is short and one-thread BLAS is as fast or faster (30 inputs 0.47x, 64
+#   inputs 0.96-1.0x; 3 rows 0.87x). float32 8x256x256: 11.6 (pinned) -> 7.5 us; 8x784x128
+#   17.1 -> 7.9; 32x256x256 35.5 -> 26.6; the MLP step off/on 1.048-1.054 (/work/s32/ab_wg.py,
+#   one process, 40 interleaved pairs of 100 steps, load 0.8).
 # Measured on the AMD EPYC Zen 5, one thread, best of 9 x 2000 calls (/work/s31/dx2.py):
 #   float32 8x256x256: forward 16.7 (OpenBLAS pinned) / 30.2 (unpinned) -> 6.5 us;
 #   dx 18.3 (pinned) -> 8.7 us (unpinned OpenBLAS 5.1); 32x256x256: forward 42.5 -> 25.7,
@@ -31,6 +37,9 @@
 import numba
 
 SMALL_ROWS = 32
+# the weight gradient's kernel: from 4 rows and 96 inputs (fewer lost to one-thread BLAS)
+WEIGHT_GRAD_ROWS = 4
+WEIGHT_GRAD_MIN_IN = 96
 _FM = {"reassoc", "contract"}
 
 
@@ -123,6 +132,112 @@ def input_grad(g, w, out):
             for i in range(k):
                 out[r, i] += a * w[o, i]
 
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def weight_grad(g, x, out):
+    """out = g^T @ x for C-contiguous g (m, n), x (m, k), out (n, k)."""
+    m, n = g.shape
+    k = x.shape[1]
+    z = x.dtype.type(0)
+    # four rows of out at a time, eight (then four, then one) rows of g and x per pass along
+    # out's rows; the first pass stores, the others add: each loop is written out twice, as a
+    # branch inside it kept LLVM from vectorising (5x slower), and zeroing out first before
+    # passes that all add was ~1.5x slower
+    for o in range(0, n - 3, 4):
+        r = 0
+        while r + 8 <= m:
+            a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
+            b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
+            c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
+            d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
+            e0, e1, e2, e3 = g[r + 4, o], g[r + 4, o + 1], g[r + 4, o + 2], g[r + 4, o + 3]
+            f0, f1, f2, f3 = g[r + 5, o], g[r + 5, o + 1], g[r + 5, o + 2], g[r + 5, o + 3]
+            h0, h1, h2, h3 = g[r + 6, o], g[r + 6, o + 1], g[r + 6, o + 2], g[r + 6, o + 3]
+            q0, q1, q2, q3 = g[r + 7, o], g[r + 7, o + 1], g[r + 7, o + 2], g[r + 7, o + 3]
+            if r == 0:
+                for i in range(k):
+                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+                    u2, v2, s2, t2 = x[r + 4, i], x[r + 5, i], x[r + 6, i], x[r + 7, i]
+                    p0 = ((a0 * u + b0 * v + c0 * s + d0 * t)
+                          + (e0 * u2 + f0 * v2 + h0 * s2 + q0 * t2))
+                    p1 = ((a1 * u + b1 * v + c1 * s + d1 * t)
+                          + (e1 * u2 + f1 * v2 + h1 * s2 + q1 * t2))
+                    p2 = ((a2 * u + b2 * v + c2 * s + d2 * t)
+                          + (e2 * u2 + f2 * v2 + h2 * s2 + q2 * t2))
+                    p3 = ((a3 * u + b3 * v + c3 * s + d3 * t)
+                          + (e3 * u2 + f3 * v2 + h3 * s2 + q3 * t2))
+                    out[o, i] = p0
+                    out[o + 1, i] = p1
+                    out[o + 2, i] = p2
+                    out[o + 3, i] = p3
+            else:
+                for i in range(k):
+                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+                    u2, v2, s2, t2 = x[r + 4, i], x[r + 5, i], x[r + 6, i], x[r + 7, i]
+                    p0 = ((a0 * u + b0 * v + c0 * s + d0 * t)
+                          + (e0 * u2 + f0 * v2 + h0 * s2 + q0 * t2))
+                    p1 = ((a1 * u + b1 * v + c1 * s + d1 * t)
+                          + (e1 * u2 + f1 * v2 + h1 * s2 + q1 * t2))
+                    p2 = ((a2 * u + b2 * v + c2 * s + d2 * t)
+                          + (e2 * u2 + f2 * v2 + h2 * s2 + q2 * t2))
+                    p3 = ((a3 * u + b3 * v + c3 * s + d3 * t)
+                          + (e3 * u2 + f3 * v2 + h3 * s2 + q3 * t2))
+                    out[o, i] += p0
+                    out[o + 1, i] += p1
+                    out[o + 2, i] += p2
+                    out[o + 3, i] += p3
+            r += 8
+        if r + 4 <= m:
+            a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
+            b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
+            c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
+            d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
+            if r == 0:
+                for i in range(k):
+                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+                    p0 = a0 * u + b0 * v + c0 * s + d0 * t
+                    p1 = a1 * u + b1 * v + c1 * s + d1 * t
+                    p2 = a2 * u + b2 * v + c2 * s + d2 * t
+                    p3 = a3 * u + b3 * v + c3 * s + d3 * t
+                    out[o, i] = p0
+                    out[o + 1, i] = p1
+                    out[o + 2, i] = p2
+                    out[o + 3, i] = p3
+            else:
+                for i in range(k):
+                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+                    p0 = a0 * u + b0 * v + c0 * s + d0 * t
+                    p1 = a1 * u + b1 * v + c1 * s + d1 * t
+                    p2 = a2 * u + b2 * v + c2 * s + d2 * t
+                    p3 = a3 * u + b3 * v + c3 * s + d3 * t
+                    out[o, i] += p0
+                    out[o + 1, i] += p1
+                    out[o + 2, i] += p2
+                    out[o + 3, i] += p3
+            r += 4
+        if r == 0:
+            for i in range(k):
+                out[o, i] = z
+                out[o + 1, i] = z
+                out[o + 2, i] = z
+                out[o + 3, i] = z
+        for rr in range(r, m):
+            a0, a1, a2, a3 = g[rr, o], g[rr, o + 1], g[rr, o + 2], g[rr, o + 3]
+            for i in range(k):
+                u = x[rr, i]
+                out[o, i] += a0 * u
+                out[o + 1, i] += a1 * u
+                out[o + 2, i] += a2 * u
+                out[o + 3, i] += a3 * u
+    # the last n % 4 rows of out: one at a time
+    for o in range(n - n % 4, n):
+        for i in range(k):
+            out[o, i] = z
+        for r in range(m):
+            a = g[r, o]
+            for i in range(k):
+                out[o, i] += a * x[r, i]
 
 _AVX512_BLAS = ("skylakex", "cooperlake", "sapphirerapids")
 _host: list = []

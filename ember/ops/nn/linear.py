@@ -322,8 +322,15 @@ def _backward_numpy(g, x, w, need):
                     gx = _make(out)
         if need[1]:
             out = reusable_empty((n_out, n_in), g.dtype)
-            # dW = G^T X: on the one pool when it is on (NOTE [One pool]), np.matmul otherwise
-            (_ksplit.gemm if split else _onepool.matmul)(g2.T, x.reshape(-1, n_in), out=out)
+            x2 = x.reshape(-1, n_in)
+            if (not split and _ksg.WEIGHT_GRAD_ROWS <= g2.shape[0] <= _ksg.SMALL_ROWS
+                    and n_in >= _ksg.WEIGHT_GRAD_MIN_IN and x2.flags.c_contiguous
+                    and g2.shape[0] * n_out * n_in <= SMALL_GEMM[1] and _ksg.input_grad_ok()
+                    and not _onepool.enabled()):
+                _ksg.weight_grad(g2, x2, out)  # NOTE [A small Linear in numba]
+            else:
+                # dW = G^T X: on the one pool when it is on (NOTE [One pool]), np.matmul
+                (_ksplit.gemm if split else _onepool.matmul)(g2.T, x2, out=out)
             gw = _make(out)
         if len(need) > 2 and need[2]:
             gb = _make(_column_sums(g2) if not split else _column_sums_in_parts(g2))
