@@ -42,7 +42,7 @@ from numba.core.extending import intrinsic
 from ._onepool import _call13
 
 __all__ = ["PART", "enabled", "on", "set_enabled", "arguments", "threads", "run", "run_ranges",
-           "parallel_range", "as_ptr"]
+           "parallel_range", "as_ptr", "late_solo", "note_hand_off"]
 
 # the legacy signature OpenBLAS calls a part with; alpha (a float register) is not used
 # (pointers as 64-bit integers: the same registers and stack slots)
@@ -223,6 +223,36 @@ def threads():
     """OpenBLAS's thread count now: the parts one `run` makes (read it once per loop)."""
     return _state[0][2]()
 
+
+# NOTE [A late worker]
+# A hand-off waits for OpenBLAS's worker to finish its part, so when another process holds the
+# worker's core (a busy machine: a test run, a browser) the caller waits until the scheduler
+# runs the worker again: a one-row product of 7 us in parts took up to 259 ms now and then at
+# load 3.9 (/work/s32/gemv_stall.py: 3000 calls summed 322 ms against 72 for the same calls on
+# one thread), which turned a 0.55 ms decoding step into a mean of ~8 ms. A user of `late_solo`
+# / `note_hand_off` times its hand-offs; one slower than LATE_S (far beyond any part's work
+# here: the parts are products of at most 1 MB of weights) makes the user run on the calling
+# thread alone for a while - SOLO_MIN_S after the first late hand-off, twice as long after
+# each further one (up to SOLO_MAX_S), half as long again after each hand-off on time - so a
+# quiet machine keeps its two threads and a busy one pays one late hand-off per solo period.
+LATE_S = 250e-6
+SOLO_MIN_S = 0.1
+SOLO_MAX_S = 10.0
+_solo = [0.0, SOLO_MIN_S]  # (perf_counter time the solo period ends, the next period's length)
+
+
+def late_solo(now):
+    """Whether hand-offs wait at `now` (a time.perf_counter reading): NOTE [A late worker]."""
+    return now < _solo[0]
+
+
+def note_hand_off(start, end):
+    """Record a hand-off that ran from `start` to `end` (perf_counter readings)."""
+    if end - start > LATE_S:
+        _solo[0] = end + _solo[1]
+        _solo[1] = min(2 * _solo[1], SOLO_MAX_S)
+    elif _solo[1] > SOLO_MIN_S:
+        _solo[1] = max(_solo[1] / 2, SOLO_MIN_S)
 
 @numba.njit(nogil=True, cache=True)
 def _call(fn, n_rows, alpha, args, part, threads):

@@ -91,3 +91,53 @@ def test_switched_off_gives_numpys_bits(monkeypatch):
         got = ember.nn.functional.linear(ember.from_numpy(x[None]), ember.from_numpy(w),
                                          ember.from_numpy(b))
     np.testing.assert_array_equal(got.numpy(), np.matmul(x[None], w.T) + b)
+
+
+@pytest.fixture
+def solo(monkeypatch):
+    """A fresh late-worker state (NOTE [A late worker] in ember/_blas_parts.py)."""
+    monkeypatch.setattr(_blas_parts, "_solo", [0.0, _blas_parts.SOLO_MIN_S])
+    return _blas_parts._solo
+
+
+def test_a_late_hand_off_starts_a_solo_period_that_grows_and_shrinks(solo):
+    late, lo, hi = _blas_parts.LATE_S, _blas_parts.SOLO_MIN_S, _blas_parts.SOLO_MAX_S
+    _blas_parts.note_hand_off(10.0, 10.0 + late / 2)  # on time: nothing changes
+    assert solo == [0.0, lo] and not _blas_parts.late_solo(10.0)
+    _blas_parts.note_hand_off(10.0, 10.0 + 2 * late)  # late: solo for SOLO_MIN_S
+    end = 10.0 + 2 * late
+    assert _blas_parts.late_solo(end + lo / 2) and not _blas_parts.late_solo(end + lo * 1.01)
+    assert solo[1] == 2 * lo  # the next period is twice as long
+    for _ in range(40):  # late again and again: capped
+        _blas_parts.note_hand_off(20.0, 20.0 + 2 * late)
+    assert solo[1] == hi
+    _blas_parts.note_hand_off(30.0, 30.0 + late / 2)  # on time: half as long again
+    assert solo[1] == hi / 2
+    for _ in range(40):
+        _blas_parts.note_hand_off(30.0, 30.0 + late / 2)
+    assert solo[1] == lo
+
+
+def test_gemv_runs_on_one_thread_while_solo_with_the_same_bits(solo, monkeypatch):
+    if not _blas_parts.on("gemv"):
+        pytest.skip("no OpenBLAS worker to hand a part to (one thread, or the parts off)")
+    from ember.ops._kernels import gemv as kgemv
+    threads = []
+    launch = kgemv._launch
+
+    def spy(*args):
+        threads.append(args[4])
+        return launch(*args)
+
+    monkeypatch.setattr(kgemv, "_launch", spy)
+    w, x, b = _case(768, 256, np.float32)
+    two = gemv_in_parts(x, w, b)
+    assert threads[-1] == _blas_parts.threads() and threads[-1] > 1
+    solo[0] = float("inf")  # a solo period that has not ended
+    one = gemv_in_parts(x, w, b)
+    assert threads[-1] == 1
+    np.testing.assert_array_equal(one, two)
+    solo[0] = 0.0
+    monkeypatch.setattr(_blas_parts, "LATE_S", -1.0)  # every hand-off counts as late
+    gemv_in_parts(x, w, b)
+    assert _blas_parts.late_solo(__import__("time").perf_counter())

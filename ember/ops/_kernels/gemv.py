@@ -18,6 +18,8 @@ calls): NOTE [One-row products in parts].
 # alternating, 10 pairs, benchmarks/generate_ab.py's protocol): 123.6 against 106.3 ms, paired
 # off/on 1.179, the same tokens.
 
+from time import perf_counter
+
 import numba
 import numpy as np
 
@@ -92,10 +94,11 @@ def gemv_in_parts(x, weight, bias, shape=None):
     if part is None:
         part = _part(x.dtype)
     state = _blas_parts._state[0]
-    if bias is None:
-        _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], state[2](), weight, x,
-                x, False, y)
-    else:
-        _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], state[2](), weight, x,
-                bias, True, y)
+    start = perf_counter()
+    # one part, on this thread, while a late worker's solo period lasts (NOTE [A late worker])
+    threads = 1 if _blas_parts.late_solo(start) else state[2]()
+    _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], threads, weight, x,
+            x if bias is None else bias, bias is not None, y)
+    if threads > 1:
+        _blas_parts.note_hand_off(start, perf_counter())
     return y
