@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+from time import perf_counter
 
 import numba
 import numpy as np
@@ -229,12 +230,14 @@ def threads():
 # worker's core (a busy machine: a test run, a browser) the caller waits until the scheduler
 # runs the worker again: a one-row product of 7 us in parts took up to 259 ms now and then at
 # load 3.9 (/work/s32/gemv_stall.py: 3000 calls summed 322 ms against 72 for the same calls on
-# one thread), which turned a 0.55 ms decoding step into a mean of ~8 ms. A user of `late_solo`
-# / `note_hand_off` times its hand-offs; one slower than LATE_S (far beyond any part's work
-# here: the parts are products of at most 1 MB of weights) makes the user run on the calling
-# thread alone for a while - SOLO_MIN_S after the first late hand-off, twice as long after
-# each further one (up to SOLO_MAX_S), half as long again after each hand-off on time - so a
-# quiet machine keeps its two threads and a busy one pays one late hand-off per solo period.
+# one thread), which turned a 0.55 ms decoding step into a mean of ~8 ms. The users time their
+# hand-offs: the one-row products (gemv.py) count one slower than LATE_S as late (far beyond
+# their work: at most 1 MB of weights), `run_ranges` one where the caller, its own part done,
+# waited longer than LATE_S and than that part took. A late hand-off makes every user of
+# `late_solo` run on the calling thread alone for a while - SOLO_MIN_S after the first, twice
+# as long after each further one (up to SOLO_MAX_S), half as long again after each hand-off on
+# time - so a quiet machine keeps its two threads and a busy one pays about one late hand-off
+# per solo period. (`run`'s cfunc users - LSTM, layer norm, GELU, MKL's parts - take no part.)
 LATE_S = 250e-6
 SOLO_MIN_S = 0.1
 SOLO_MAX_S = 10.0
@@ -246,10 +249,10 @@ def late_solo(now):
     return now < _solo[0]
 
 
-def note_hand_off(start, end):
-    """Record a hand-off that ran from `start` to `end` (perf_counter readings)."""
-    if end - start > LATE_S:
-        _solo[0] = end + _solo[1]
+def note_hand_off(late):
+    """Record whether a hand-off that just ended waited for a late worker."""
+    if late:
+        _solo[0] = perf_counter() + _solo[1]
         _solo[1] = min(2 * _solo[1], SOLO_MAX_S)
     elif _solo[1] > SOLO_MIN_S:
         _solo[1] = max(_solo[1] / 2, SOLO_MIN_S)
@@ -296,6 +299,7 @@ _job_lock = threading.Lock()
 
 
 _caller = [0]  # the thread id of the running run_ranges' caller
+_caller_done = [0.0]  # when the caller's own part ended (perf_counter): NOTE [A late worker]
 _kept = set()  # OpenBLAS workers that keep a thread state
 
 
@@ -310,6 +314,8 @@ def _py_part(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     except BaseException as e:  # re-raised by run_ranges in the calling thread
         if _job[1] is None:
             _job[1] = e
+    if me == _caller[0]:
+        _caller_done[0] = perf_counter()
 
 
 _PY_PART_FN = _PY_PART(_py_part)  # keep the callback alive
@@ -323,14 +329,19 @@ def run_ranges(fn, n, threads=None):
     must write disjoint memory and its results must not depend on the split. An exception of
     any part is re-raised here."""
     parts = min(n, _state[0][2]() if threads is None else threads)
-    if parts < 2 or not _job_lock.acquire(blocking=False):
+    start = perf_counter()
+    if parts < 2 or late_solo(start) or not _job_lock.acquire(blocking=False):
         fn(0, n)
         return
     try:
         _job[0], _job[1] = fn, None
         _caller[0] = threading.get_ident()
+        _caller_done[0] = start
         _state[0][0](_MODE, n, 0, 0, _ALPHA_AT, 0, 1, 0, 1, 0, 0, _PY_PART_AT, parts)
         error = _job[1]
+        # late: after its own part the caller waited longer than LATE_S and than that part took
+        done = _caller_done[0]
+        note_hand_off(perf_counter() - done > max(LATE_S, done - start))
     finally:
         _job[0] = _job[1] = None
         _job_lock.release()

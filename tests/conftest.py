@@ -90,6 +90,10 @@ def blas_parts_on():
     from threadpoolctl import threadpool_limits
 
     from ember import _blas_parts
+    # no solo periods: a worker made late by a busy machine would run the parts serially
+    # (NOTE [A late worker]), and these tests look at the parts
+    late, solo = _blas_parts.LATE_S, list(_blas_parts._solo)
+    _blas_parts.LATE_S, _blas_parts._solo[:] = float("inf"), [0.0, _blas_parts.SOLO_MIN_S]
     with threadpool_limits(limits=2, user_api="blas"):
         _blas_parts.set_enabled(True)
         try:
@@ -99,3 +103,4 @@ def blas_parts_on():
             yield
         finally:
             _blas_parts.set_enabled(None)
+            _blas_parts.LATE_S, _blas_parts._solo[:] = late, solo

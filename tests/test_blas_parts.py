@@ -189,3 +189,40 @@ def test_layer_norm_and_gelu_parts_are_cfuncs(blas_parts_on, rng, monkeypatch):
     # layer norm forward over 1030 rows, its backward over 16 row blocks, GELU's two passes
     # over ceil(1030 * 250 / 2^15) = 8 runs
     assert sorted(calls) == [8, 8, 16, 1030]
+
+
+def test_run_ranges_notices_a_late_worker_and_runs_alone_meanwhile(blas_parts_on, monkeypatch):
+    # NOTE [A late worker]: the worker's part here sleeps, as a worker the scheduler runs late
+    import time
+    monkeypatch.setattr(_blas_parts, "LATE_S", 250e-6)
+    caller = threading.get_ident()
+    calls = []
+
+    def part(lo, hi):
+        calls.append((lo, hi, threading.get_ident() == caller))
+        if threading.get_ident() != caller:
+            time.sleep(0.02)
+
+    _blas_parts.run_ranges(part, 100)
+    assert len(calls) == 2 and _blas_parts.late_solo(time.perf_counter())
+    calls.clear()
+    _blas_parts.run_ranges(part, 100)  # solo: one call on this thread, the whole range
+    assert calls == [(0, 100, True)]
+
+
+def test_run_ranges_with_a_worker_on_time_is_not_late(blas_parts_on, monkeypatch):
+    import time
+    monkeypatch.setattr(_blas_parts, "LATE_S", 250e-6)
+    caller = threading.get_ident()
+    seen = []
+
+    def part(lo, hi):
+        seen.append(hi - lo)
+        if threading.get_ident() == caller:
+            # the caller's part is the long one: a worker that starts within it is on time
+            time.sleep(0.05)
+
+    for _ in range(3):
+        _blas_parts.run_ranges(part, 100)
+    assert sum(seen) == 300 and len(seen) == 6
+    assert not _blas_parts.late_solo(time.perf_counter())

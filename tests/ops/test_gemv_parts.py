@@ -101,20 +101,21 @@ def solo(monkeypatch):
 
 
 def test_a_late_hand_off_starts_a_solo_period_that_grows_and_shrinks(solo):
-    late, lo, hi = _blas_parts.LATE_S, _blas_parts.SOLO_MIN_S, _blas_parts.SOLO_MAX_S
-    _blas_parts.note_hand_off(10.0, 10.0 + late / 2)  # on time: nothing changes
-    assert solo == [0.0, lo] and not _blas_parts.late_solo(10.0)
-    _blas_parts.note_hand_off(10.0, 10.0 + 2 * late)  # late: solo for SOLO_MIN_S
-    end = 10.0 + 2 * late
-    assert _blas_parts.late_solo(end + lo / 2) and not _blas_parts.late_solo(end + lo * 1.01)
+    from time import perf_counter
+    lo, hi = _blas_parts.SOLO_MIN_S, _blas_parts.SOLO_MAX_S
+    _blas_parts.note_hand_off(False)  # on time: nothing changes
+    assert solo == [0.0, lo] and not _blas_parts.late_solo(perf_counter())
+    _blas_parts.note_hand_off(True)  # late: solo for SOLO_MIN_S from now
+    now = perf_counter()
+    assert _blas_parts.late_solo(now) and not _blas_parts.late_solo(now + lo * 1.01)
     assert solo[1] == 2 * lo  # the next period is twice as long
     for _ in range(40):  # late again and again: capped
-        _blas_parts.note_hand_off(20.0, 20.0 + 2 * late)
+        _blas_parts.note_hand_off(True)
     assert solo[1] == hi
-    _blas_parts.note_hand_off(30.0, 30.0 + late / 2)  # on time: half as long again
+    _blas_parts.note_hand_off(False)  # on time: half as long again
     assert solo[1] == hi / 2
     for _ in range(40):
-        _blas_parts.note_hand_off(30.0, 30.0 + late / 2)
+        _blas_parts.note_hand_off(False)
     assert solo[1] == lo
 
 

@@ -100,5 +100,5 @@ def gemv_in_parts(x, weight, bias, shape=None):
     _launch(state[3], part.address, _blas_parts._ALPHA_AT, state[1], threads, weight, x,
             x if bias is None else bias, bias is not None, y)
     if threads > 1:
-        _blas_parts.note_hand_off(start, perf_counter())
+        _blas_parts.note_hand_off(perf_counter() - start > _blas_parts.LATE_S)
     return y
