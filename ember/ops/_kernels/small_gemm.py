@@ -138,106 +138,96 @@ def input_grad(g, w, out):
 def weight_grad(g, x, out):
     """out = g^T @ x for C-contiguous g (m, n), x (m, k), out (n, k)."""
     m, n = g.shape
-    k = x.shape[1]
-    z = x.dtype.type(0)
     # four rows of out at a time, eight (then four, then one) rows of g and x per pass along
-    # out's rows; the first pass stores, the others add: each loop is written out twice, as a
-    # branch inside it kept LLVM from vectorising (5x slower), and zeroing out first before
-    # passes that all add was ~1.5x slower
+    # out's rows; the first pass stores, the others add. `add` is a constant in each call, so
+    # that each inlined pass is a loop without a branch (a branch on r inside the loop kept LLVM
+    # from vectorising it, 5x slower; zeroing out before passes that all add, 1.5x slower)
     for o in range(0, n - 3, 4):
-        r = 0
+        if m >= 8:
+            _pass8(g, x, out, o, 0, False)
+            r = 8
+        elif m >= 4:
+            _pass4(g, x, out, o, 0, False)
+            r = 4
+        elif m >= 1:
+            _pass1(g, x, out, o, 0, False)
+            r = 1
+        else:
+            out[o:o + 4] = 0
+            r = 0
         while r + 8 <= m:
-            a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
-            b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
-            c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
-            d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
-            e0, e1, e2, e3 = g[r + 4, o], g[r + 4, o + 1], g[r + 4, o + 2], g[r + 4, o + 3]
-            f0, f1, f2, f3 = g[r + 5, o], g[r + 5, o + 1], g[r + 5, o + 2], g[r + 5, o + 3]
-            h0, h1, h2, h3 = g[r + 6, o], g[r + 6, o + 1], g[r + 6, o + 2], g[r + 6, o + 3]
-            q0, q1, q2, q3 = g[r + 7, o], g[r + 7, o + 1], g[r + 7, o + 2], g[r + 7, o + 3]
-            if r == 0:
-                for i in range(k):
-                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
-                    u2, v2, s2, t2 = x[r + 4, i], x[r + 5, i], x[r + 6, i], x[r + 7, i]
-                    p0 = ((a0 * u + b0 * v + c0 * s + d0 * t)
-                          + (e0 * u2 + f0 * v2 + h0 * s2 + q0 * t2))
-                    p1 = ((a1 * u + b1 * v + c1 * s + d1 * t)
-                          + (e1 * u2 + f1 * v2 + h1 * s2 + q1 * t2))
-                    p2 = ((a2 * u + b2 * v + c2 * s + d2 * t)
-                          + (e2 * u2 + f2 * v2 + h2 * s2 + q2 * t2))
-                    p3 = ((a3 * u + b3 * v + c3 * s + d3 * t)
-                          + (e3 * u2 + f3 * v2 + h3 * s2 + q3 * t2))
-                    out[o, i] = p0
-                    out[o + 1, i] = p1
-                    out[o + 2, i] = p2
-                    out[o + 3, i] = p3
-            else:
-                for i in range(k):
-                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
-                    u2, v2, s2, t2 = x[r + 4, i], x[r + 5, i], x[r + 6, i], x[r + 7, i]
-                    p0 = ((a0 * u + b0 * v + c0 * s + d0 * t)
-                          + (e0 * u2 + f0 * v2 + h0 * s2 + q0 * t2))
-                    p1 = ((a1 * u + b1 * v + c1 * s + d1 * t)
-                          + (e1 * u2 + f1 * v2 + h1 * s2 + q1 * t2))
-                    p2 = ((a2 * u + b2 * v + c2 * s + d2 * t)
-                          + (e2 * u2 + f2 * v2 + h2 * s2 + q2 * t2))
-                    p3 = ((a3 * u + b3 * v + c3 * s + d3 * t)
-                          + (e3 * u2 + f3 * v2 + h3 * s2 + q3 * t2))
-                    out[o, i] += p0
-                    out[o + 1, i] += p1
-                    out[o + 2, i] += p2
-                    out[o + 3, i] += p3
+            _pass8(g, x, out, o, r, True)
             r += 8
         if r + 4 <= m:
-            a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
-            b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
-            c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
-            d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
-            if r == 0:
-                for i in range(k):
-                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
-                    p0 = a0 * u + b0 * v + c0 * s + d0 * t
-                    p1 = a1 * u + b1 * v + c1 * s + d1 * t
-                    p2 = a2 * u + b2 * v + c2 * s + d2 * t
-                    p3 = a3 * u + b3 * v + c3 * s + d3 * t
-                    out[o, i] = p0
-                    out[o + 1, i] = p1
-                    out[o + 2, i] = p2
-                    out[o + 3, i] = p3
-            else:
-                for i in range(k):
-                    u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
-                    p0 = a0 * u + b0 * v + c0 * s + d0 * t
-                    p1 = a1 * u + b1 * v + c1 * s + d1 * t
-                    p2 = a2 * u + b2 * v + c2 * s + d2 * t
-                    p3 = a3 * u + b3 * v + c3 * s + d3 * t
-                    out[o, i] += p0
-                    out[o + 1, i] += p1
-                    out[o + 2, i] += p2
-                    out[o + 3, i] += p3
+            _pass4(g, x, out, o, r, True)
             r += 4
-        if r == 0:
-            for i in range(k):
-                out[o, i] = z
-                out[o + 1, i] = z
-                out[o + 2, i] = z
-                out[o + 3, i] = z
-        for rr in range(r, m):
-            a0, a1, a2, a3 = g[rr, o], g[rr, o + 1], g[rr, o + 2], g[rr, o + 3]
-            for i in range(k):
-                u = x[rr, i]
-                out[o, i] += a0 * u
-                out[o + 1, i] += a1 * u
-                out[o + 2, i] += a2 * u
-                out[o + 3, i] += a3 * u
+        while r < m:
+            _pass1(g, x, out, o, r, True)
+            r += 1
     # the last n % 4 rows of out: one at a time
     for o in range(n - n % 4, n):
-        for i in range(k):
-            out[o, i] = z
+        out[o] = 0
         for r in range(m):
             a = g[r, o]
-            for i in range(k):
+            for i in range(x.shape[1]):
                 out[o, i] += a * x[r, i]
+
+
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
+def _pass8(g, x, out, o, r, add):
+    """Rows o..o+3 of out (+)= rows r..r+7 of g's columns o..o+3 times rows r..r+7 of x."""
+    a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
+    b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
+    c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
+    d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
+    e0, e1, e2, e3 = g[r + 4, o], g[r + 4, o + 1], g[r + 4, o + 2], g[r + 4, o + 3]
+    f0, f1, f2, f3 = g[r + 5, o], g[r + 5, o + 1], g[r + 5, o + 2], g[r + 5, o + 3]
+    h0, h1, h2, h3 = g[r + 6, o], g[r + 6, o + 1], g[r + 6, o + 2], g[r + 6, o + 3]
+    q0, q1, q2, q3 = g[r + 7, o], g[r + 7, o + 1], g[r + 7, o + 2], g[r + 7, o + 3]
+    for i in range(x.shape[1]):
+        u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+        u2, v2, s2, t2 = x[r + 4, i], x[r + 5, i], x[r + 6, i], x[r + 7, i]
+        p0 = (a0 * u + b0 * v + c0 * s + d0 * t) + (e0 * u2 + f0 * v2 + h0 * s2 + q0 * t2)
+        p1 = (a1 * u + b1 * v + c1 * s + d1 * t) + (e1 * u2 + f1 * v2 + h1 * s2 + q1 * t2)
+        p2 = (a2 * u + b2 * v + c2 * s + d2 * t) + (e2 * u2 + f2 * v2 + h2 * s2 + q2 * t2)
+        p3 = (a3 * u + b3 * v + c3 * s + d3 * t) + (e3 * u2 + f3 * v2 + h3 * s2 + q3 * t2)
+        _store4(out, o, i, p0, p1, p2, p3, add)
+
+
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
+def _pass4(g, x, out, o, r, add):
+    """`_pass8` over rows r..r+3."""
+    a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
+    b0, b1, b2, b3 = g[r + 1, o], g[r + 1, o + 1], g[r + 1, o + 2], g[r + 1, o + 3]
+    c0, c1, c2, c3 = g[r + 2, o], g[r + 2, o + 1], g[r + 2, o + 2], g[r + 2, o + 3]
+    d0, d1, d2, d3 = g[r + 3, o], g[r + 3, o + 1], g[r + 3, o + 2], g[r + 3, o + 3]
+    for i in range(x.shape[1]):
+        u, v, s, t = x[r, i], x[r + 1, i], x[r + 2, i], x[r + 3, i]
+        _store4(out, o, i, a0 * u + b0 * v + c0 * s + d0 * t, a1 * u + b1 * v + c1 * s + d1 * t,
+                a2 * u + b2 * v + c2 * s + d2 * t, a3 * u + b3 * v + c3 * s + d3 * t, add)
+
+
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
+def _pass1(g, x, out, o, r, add):
+    """`_pass8` over row r alone."""
+    a0, a1, a2, a3 = g[r, o], g[r, o + 1], g[r, o + 2], g[r, o + 3]
+    for i in range(x.shape[1]):
+        u = x[r, i]
+        _store4(out, o, i, a0 * u, a1 * u, a2 * u, a3 * u, add)
+
+
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
+def _store4(out, o, i, p0, p1, p2, p3, add):
+    if add:
+        out[o, i] += p0
+        out[o + 1, i] += p1
+        out[o + 2, i] += p2
+        out[o + 3, i] += p3
+    else:
+        out[o, i] = p0
+        out[o + 1, i] = p1
+        out[o + 2, i] = p2
+        out[o + 3, i] = p3
 
 _AVX512_BLAS = ("skylakex", "cooperlake", "sapphirerapids")
 _host: list = []
