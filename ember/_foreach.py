@@ -22,7 +22,7 @@ from ._tensor import Tensor
 __all__: list = []   # the functions are installed on ember by install()
 
 _UNARY = ("abs acos asin atan ceil cos cosh erf erfc exp expm1 floor frac lgamma log log10 "
-          "log1p log2 neg reciprocal round sigmoid sign sin sinh sqrt tan tanh trunc").split()
+          "log1p log2 neg reciprocal round rsqrt sigmoid sign sin sinh sqrt tan tanh trunc").split()
 # binary ops and the keyword names their second operand may take
 _BINARY = {"add": ("other", "scalar", "scalars"), "sub": ("other", "scalar", "scalars"),
            "mul": ("other", "scalar", "scalars"), "div": ("other", "scalar", "scalars"),
@@ -151,6 +151,36 @@ def _foreach_norm(self, ord=2, dtype=None):
                  for t in _tensors("_foreach_norm", self))
 
 
+def _foreach_clone(self, memory_format=None):
+    return tuple(t.clone() for t in _tensors("_foreach_clone", self))
+
+
+def _foreach_max(self):
+    """The largest element of each tensor (0-d results), as torch's ``_foreach_max``."""
+    out = []
+    for t in _tensors("_foreach_max", self):
+        if t.numel() == 0:
+            raise RuntimeError("_foreach_max: cannot compute the maximum of an empty tensor "
+                               f"(shape {tuple(t.shape)}); max over zero elements is undefined.")
+        out.append(t.max())
+    return tuple(out)
+
+
+def _foreach_powsum(self, ord=2, dtype=None):
+    """sum(|x| ** ord) of each tensor: the p-norm before its root."""
+    out = []
+    for t in _tensors("_foreach_powsum", self):
+        if dtype is not None:
+            t = t.to(dtype)
+        out.append((t.abs() ** ord).sum())
+    return tuple(out)
+
+
+def _foreach_mm(self, mat2):
+    self = _tensors("_foreach_mm", self)
+    return tuple(a.mm(b) for a, b in zip(self, _per_tensor("_foreach_mm", self, mat2)))
+
+
 def _foreach_zero_(self):
     for t in _tensors("_foreach_zero_", self):
         t.zero_()
@@ -174,5 +204,6 @@ def install(namespace: dict) -> None:
         for fn, name in ((out_of_place, f"_foreach_{op}"), (in_place, f"_foreach_{op}_")):
             fn.__name__ = fn.__qualname__ = name
             namespace[name] = fn
-    for fn in (_foreach_norm, _foreach_zero_, _foreach_copy_):
+    for fn in (_foreach_norm, _foreach_zero_, _foreach_copy_, _foreach_clone, _foreach_max,
+               _foreach_powsum, _foreach_mm):
         namespace[fn.__name__] = fn

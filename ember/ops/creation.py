@@ -254,14 +254,28 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     return _filled(0, size, dtype, requires_grad, device, out, size_kw, "empty")
 
 
+def _number_from_numpy(value: np.generic):
+    """The Python number torch reads a NumPy scalar given for a Number argument as: its kind
+    decides the dtype (an integer is int64, a float the default dtype, a complex the default
+    complex dtype), not its width, unlike tensor(np.float64(1)) which keeps float64. torch
+    reads np.bool_ as a float here (full([2], np.True_) is float32), and so does this."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.complexfloating):
+        return complex(value)
+    return float(value)
+
+
 @export
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
          pin_memory=False, requires_grad=False):
     """A tensor filled with fill_value; dtype inferred from the value like torch."""
-    if dtype is None:
-        dtype = _infer_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
+    if isinstance(fill_value, np.generic):
+        fill_value = _number_from_numpy(fill_value)
+    if dtype is None:
+        dtype = _infer_dtype(fill_value)
     if isinstance(fill_value, float) and not math.isfinite(fill_value) and not (
             D.to_dtype(dtype).is_floating_point or D.to_dtype(dtype).is_complex):
         raise RuntimeError(f"full: value {fill_value} cannot be converted to type "

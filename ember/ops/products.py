@@ -308,13 +308,27 @@ def outer(input, vec2):
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
+def _reduced(product, input, a, b, beta, alpha):
+    """beta * input + alpha * product(a, b), in float32 for float16/bfloat16 operands and
+    rounded once to their dtype (see NOTE [Reduced-precision addmm])."""
+    low = a.dtype in (D.float16, D.bfloat16) and a.dtype == b.dtype
+    if not low or not isinstance(input, Tensor) or input.dtype != a.dtype:
+        return _scaled_sum(input, product(a, b), beta, alpha)
+    wide = _scaled_sum(input.float(), product(a.float(), b.float()), beta, alpha)
+    return wide.to(a.dtype)
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
-    prod = mm(mat1, mat2)
-    return _scaled_sum(input, prod, beta, alpha)
+    return _reduced(mm, input, mat1, mat2, beta, alpha)
 
 
 def _scaled_sum(input, prod, beta, alpha):
+    # NOTE [Reduced-precision addmm]: torch's addmm family in float16/bfloat16 forms
+    # beta * input + alpha * prod in float32 and rounds once; scaling and adding the rounded
+    # product in bfloat16 rounds three more times (Newton-Schulz iterations in bfloat16, as
+    # Muon-style optimizers run them, drift by 0.1 after five steps). The callers pass the
+    # product of float32 upcasts here for those dtypes (see _reduced), and the result is cast back.
     if alpha != 1:
         prod = prod * alpha
     if beta == 0:  # torch ignores input entirely (its NaNs do not propagate)
@@ -324,14 +338,22 @@ def _scaled_sum(input, prod, beta, alpha):
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+    return _reduced(bmm, input, batch1, batch2, beta, alpha)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.dtype in (D.float16, D.bfloat16) and batch1.ndim == 3 and batch1.shape[0]:
+        # torch accumulates a low-precision addbmm batch by batch, rounding after each
+        out = addmm(input, batch1[0], batch2[0], beta=beta, alpha=alpha)
+        for i in range(1, batch1.shape[0]):
+            out = addmm(out, batch1[i], batch2[i], alpha=alpha)
+        return out
     return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
+    # not _reduced: torch's low-precision addmv rounds alpha and beta to the dtype first and
+    # follows neither model exactly in float16
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 

@@ -476,6 +476,10 @@ def _type(self, dtype=None, non_blocking=False, **kw):
     if (isinstance(dtype, str) and ".cuda." in dtype) or getattr(dtype, "_cuda_legacy", False):
         raise RuntimeError(f"type: cannot convert to {dtype}: ember has no CUDA backend "
                            "(Torch not compiled with CUDA enabled).")
+    # the Tensor class (or its name) means the default tensor type: float32 unless
+    # set_default_dtype changed it, as in torch
+    if dtype is Tensor or dtype in ("torch.Tensor", "ember.Tensor"):
+        return _to(self, D.get_default_dtype())
     if isinstance(dtype, str):
         for k, v in _TYPE_NAMES.items():
             if v == dtype or v.split(".")[-1] == dtype.split(".")[-1]:
@@ -483,6 +487,11 @@ def _type(self, dtype=None, non_blocking=False, **kw):
         raise ValueError(f"invalid type: '{dtype}'")
     if isinstance(dtype, type) and hasattr(dtype, "_legacy_dtype"):
         return _to(self, dtype._legacy_dtype)
+    if isinstance(dtype, type):  # a class that names no tensor type: float, nn.Parameter
+        raise ValueError(f"invalid type: '{dtype.__name__}'")
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"type(): argument 'dtype' must be a dtype, a tensor type or its name; "
+                        f"got {type(dtype).__name__}")
     return _to(self, dtype)
 
 

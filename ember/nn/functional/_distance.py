@@ -15,6 +15,8 @@ __all__ = [
 
 
 def _norm(x, p, dim, keepdim=False):
+    if x.is_complex():   # the norm of complex values is the (real) norm of their moduli
+        x = x.abs()
     dims = tuple(sorted(d % x.ndim for d in ((dim,) if isinstance(dim, int) else dim))) \
         if x.ndim else ()
     return LinalgVectorNorm.apply(x, float(p), dims, keepdim)

@@ -412,9 +412,10 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
         raise RuntimeError(f"cosine_embedding_loss: expected 1-D or 2-D inputs of equal shape; "
                            f"got {tuple(input1.shape)} and {tuple(input2.shape)}")
     expected = tuple(input1.shape[:-1])
-    if tuple(target.shape) != expected:
-        raise RuntimeError(f"cosine_embedding_loss: expected target of shape {expected}, got "
-                           f"{tuple(target.shape)}")
+    # a 1-element target of the right rank broadcasts over the batch, as in torch
+    if target.ndim != len(expected) or (tuple(target.shape) != expected and target.numel() != 1):
+        raise RuntimeError(f"cosine_embedding_loss: expected target of shape {expected} (or one "
+                           f"element of that rank), got {tuple(target.shape)}")
     eps = 1e-12
     dot = (input1 * input2).sum(-1)
     mag = ((input1 * input1).sum(-1) + eps) * ((input2 * input2).sum(-1) + eps)
