@@ -440,7 +440,8 @@ def sparse_mask(self, mask):
     mask = mask.coalesce()
     idx = mask.indices()
     values = self[tuple(idx[i] for i in range(idx.shape[0]))]
-    return sparse_coo_tensor(idx, values, tuple(self.shape))
+    # the mask's coalesced indices: the result is coalesced too (as torch's)
+    return sparse_coo_tensor(idx, values, tuple(self.shape), is_coalesced=True)
 
 
 def grad_dtype_get(self):

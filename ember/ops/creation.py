@@ -291,9 +291,24 @@ def _filled_like(op, fill, input, dtype, requires_grad, device, memory_format):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dt = input.dtype if dtype is None else D.to_dtype(dtype)
+    if getattr(input, "is_sparse", False):
+        return _sparse_filled_like(op, fill, input, dt, requires_grad)
     out = _filled(fill, tuple(input.shape), dt, requires_grad,
                   input.device if device is None else device, op=op)
     return preserve_layout(input, out, memory_format)
+
+
+def _sparse_filled_like(op, fill, input, dtype, requires_grad):
+    """zeros_like(sparse) / empty_like(sparse): a sparse tensor of input's size and sparse_dim
+    with no entries (optimizer state for sparse gradients, e.g. SM3's momentum)."""
+    if fill not in (0, None):
+        raise RuntimeError(f"{op}: a sparse COO input gives a sparse result, which can only be "
+                           "all zeros (use zeros_like, or .to_dense() first)")
+    from ..sparse._coo import sparse_coo_tensor
+    sd = input.sparse_dim()
+    values = zeros((0,) + tuple(input.shape[sd:]), dtype=dtype)
+    return sparse_coo_tensor(np.zeros((sd, 0), dtype=np.int64), values, tuple(input.shape),
+                             requires_grad=requires_grad)
 
 
 def preserve_layout(input, out, memory_format=None):

@@ -65,14 +65,29 @@ def _ndarray_operand(ufunc, input, other):
     return _make(np.asarray(ufunc(input.__array__(), other)))
 
 
+def _dense_and_sparse(name, input, other, kw):
+    """dense + alpha * sparse (sub: - alpha * sparse) as a dense tensor, as torch."""
+    from ..sparse._arith import dense_add_sparse
+    alpha = kw.pop("alpha", 1)
+    if kw:
+        raise TypeError(f"{name}(): unexpected keyword argument(s) {sorted(kw)} with a sparse "
+                        "operand")
+    return dense_add_sparse(input, other, alpha if name == "add" else -alpha)
+
+
 def _binary_fn(name, cls, result=None, operator=False):
     """Public function for a binary op: dtype promotion, then the Op. Its `as_operator` is the
     same for Tensor's Python operator, which also takes a NumPy array operand."""
     ufunc = _OPERATOR_UFUNCS.get(name) if operator else None
     identity_fallback = operator and name in ("eq", "ne")
     unrecorded = getattr(cls, "unrecorded", None)
+    # dense + sparse, dense - sparse (and add_/sub_, which run this): ember/sparse/_arith.py
+    sparse_aware = name in ("add", "sub")
 
     def fn(input, other, **kw):
+        if sparse_aware and getattr(other, "is_sparse", False) and not getattr(
+                input, "is_sparse", True):
+            return _dense_and_sparse(name, input, other, kw)
         if kw and isinstance(kw.get("alpha"), Tensor):
             kw["alpha"] = _number_option(name, "alpha", kw["alpha"])
         if isinstance(input, Tensor) and isinstance(other, Tensor) and \

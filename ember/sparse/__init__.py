@@ -10,12 +10,18 @@ entries.
 from __future__ import annotations
 
 from .._tensor import Tensor
+from . import _arith  # noqa: F401  (sparse arithmetic methods on SparseTensor)
 from ._coo import (SparseTensor, layout, sparse_coo, sparse_coo_tensor,  # noqa: F401
                    strided, to_sparse)
+from ._legacy import (BFloat16Tensor, ByteTensor, CharTensor, DoubleTensor,
+                      FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor)
 from ._ops import addmm, log_softmax, mm, softmax, sum
 
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "addmm", "sum", "softmax", "log_softmax",
-           "spmm", "check_sparse_tensor_invariants"]
+           "spmm", "check_sparse_tensor_invariants",
+           # the legacy constructors (ember/sparse/_legacy.py)
+           "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor",
+           "IntTensor", "ShortTensor", "CharTensor", "ByteTensor"]
 
 Tensor.to_sparse = to_sparse
 Tensor.to_sparse_coo = to_sparse
