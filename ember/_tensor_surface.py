@@ -215,8 +215,8 @@ def _float_power_check(self, exponent):
 
 def _integer_check(name):
     def check(self, other):
-        if not self.is_floating_point() and isinstance(other, Tensor) and \
-                other.is_floating_point():
+        if not (self.is_floating_point() or self.is_complex()) and isinstance(other, Tensor) \
+                and other.is_floating_point():
             raise RuntimeError(f"{name}_: result type {other.dtype} can't be cast to the "
                                f"desired output type {self.dtype}")
     return check

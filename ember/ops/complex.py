@@ -53,7 +53,7 @@ class _ImagPart(Op):
         return complex_(grad.new_zeros(grad.shape), grad)
 
 
-@register("real", method=False)  # Tensor.real is a property (below)
+@register("real", method=False, wrap_out=False)  # Tensor.real: a property (below); no out=
 def real(input):
     """The real part: a view for complex tensors (writes reach ``input``), ``input`` itself for
     real ones."""
@@ -61,7 +61,7 @@ def real(input):
     return _RealPart.apply(input) if input.is_complex() else input
 
 
-@register("imag", method=False)  # Tensor.imag is a property (below)
+@register("imag", method=False, wrap_out=False)  # Tensor.imag: a property (below); no out=
 def imag(input):
     """The imaginary part of a complex tensor, as a view (writes reach ``input``)."""
     ensure_tensor(input, "imag")
@@ -154,7 +154,7 @@ class Conj(Op):
         return grad.conj()
 
 
-@register("conj")
+@register("conj", wrap_out=False)  # (torch's conj takes no out=)
 def conj(input):
     """Complex conjugate; a real tensor is returned as it is. Differs from torch: eager (a new
     tensor), not a lazy view with the conjugate bit."""
@@ -291,8 +291,8 @@ _ORDERED = ("max", "min", "amax", "amin", "aminmax", "argmax", "argmin", "sort",
             "msort", "topk", "kthvalue", "median", "nanmedian", "mode", "cummax", "cummin",
             "maximum", "minimum", "fmax", "fmin", "clamp", "clip", "clamp_min", "clamp_max",
             "remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "copysign",
-            "heaviside", "logaddexp", "logaddexp2", "searchsorted", "bucketize", "histc",
-            "signbit", "nextafter", "ldexp", "frexp")
+            "heaviside", "logaddexp2", "searchsorted", "bucketize", "histc",
+            "signbit", "nextafter", "frexp")  # (torch's logaddexp and ldexp take complex)
 
 
 def _refuse_complex(name, fn):
@@ -316,6 +316,7 @@ def _check_arguments_first(name, fn, args, kwargs):
     dtype before the dim's range (only the argument parser's TypeError comes first)."""
     real = [_make(a._data.real.copy()) if isinstance(a, Tensor) and a._data.dtype.kind == "c"
             else a for a in args]
+    kwargs = {k: v for k, v in kwargs.items() if k != "out"}  # (a real result would not fit)
     try:
         fn(*real, **kwargs)
     except TypeError:

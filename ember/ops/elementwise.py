@@ -18,7 +18,7 @@ from ..profiler.profiler import _active as _prof
 from ._kernels import pointwise as _kpoint
 from ._kernels import reduce as _kreduce
 from .indexing import where
-from .registry import backward_on_arrays, promote_args, register, sum_to, unwatched
+from .registry import backward_on_arrays, promote_args, register, sum_to, tensor_operands, unwatched
 
 _broadcast_binary = _kpoint.broadcast_binary
 # Add's backward sums a broadcast gradient with _kreduce.sum_to_both (an A/B switch)
@@ -75,9 +75,10 @@ def _dense_and_sparse(name, input, other, kw):
     return dense_add_sparse(input, other, alpha if name == "add" else -alpha)
 
 
-def _binary_fn(name, cls, result=None, operator=False):
+def _binary_fn(name, cls, result=None, operator=False, numbers="both"):
     """Public function for a binary op: dtype promotion, then the Op. Its `as_operator` is the
-    same for Tensor's Python operator, which also takes a NumPy array operand."""
+    same for Tensor's Python operator, which also takes a NumPy array operand. ``numbers``: where
+    the op takes a Python number (NOTE [Number operands])."""
     ufunc = _OPERATOR_UFUNCS.get(name) if operator else None
     identity_fallback = operator and name in ("eq", "ne")
     unrecorded = getattr(cls, "unrecorded", None)
@@ -110,6 +111,8 @@ def _binary_fn(name, cls, result=None, operator=False):
                     return NotImplemented
                 raise TypeError(f"{name}(): argument 'other' must be a Tensor or a number, not "
                                 "NoneType")
+            if numbers != "both" and not operator:
+                tensor_operands(name, input, other, numbers)
             if name == "sub" and (_boolish(input) or _boolish(other)):
                 raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
                                    "supported. If you are trying to invert a mask, use the `~` "
@@ -119,9 +122,7 @@ def _binary_fn(name, cls, result=None, operator=False):
             if identity_fallback and not isinstance(other, _NUMBERS):
                 # x == None, x != "a", x == [1, 2]: Python's identity answer, as in torch
                 return NotImplemented
-            a, b = promote_args(name, input, other)
-            if result is not None:
-                a, b = result(a), result(b)
+            a, b = promote_args(name, input, other, floating=result is not None)
         try:
             if kw or _prof.prof is not None:
                 return cls.apply(a, b, **kw)
@@ -143,7 +144,7 @@ def _binary_fn(name, cls, result=None, operator=False):
          inspect.Parameter("other", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in extra])
     if not operator and (name in _OPERATOR_UFUNCS or name == "ne"):
-        fn.as_operator = _binary_fn(name, cls, result, operator=True)
+        fn.as_operator = _binary_fn(name, cls, result, operator=True, numbers=numbers)
     return fn
 
 
@@ -220,8 +221,9 @@ class Add(Op):
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
             out = a + alpha * b
-            # bool + 2 * bool is a bool sum in torch (NumPy would count it in int64)
-            return out.astype(np.bool_) if a.dtype == np.bool_ else out
+            # bool + 2 * bool is a bool sum in torch (NumPy would count it in int64), and
+            # bfloat16 * 0.5 is float32 in ml_dtypes
+            return out if out.dtype == a.dtype else out.astype(a.dtype)
         if a.shape == b.shape:  # nothing to broadcast: NumPy's loop (per-op overhead)
             if a.nbytes >= REUSE_MIN_BYTES and a.dtype == b.dtype:  # a residual stream's sums
                 out = reusable_like(a)  # NOTE [Reused buffers] in _backend.py
@@ -259,7 +261,8 @@ class Sub(Op):
             _check_alpha("sub", a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
-            return a - alpha * b
+            out = a - alpha * b
+            return out if out.dtype == a.dtype else out.astype(a.dtype)  # (see Add)
         out = _broadcast_binary("sub", a, b)  # NOTE [Row-broadcast binary ops]
         return a - b if out is None else out
 
@@ -316,18 +319,18 @@ class Div(Op):
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 return a / b
         ctx.shapes = (a.shape, b.shape)
+        if rounding_mode not in ("trunc", "floor"):  # (torch: a RuntimeError)
+            raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
         _rounding_checks("div" if rounding_mode == "trunc" else "floor_divide", a, b)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if rounding_mode == "floor":
                 # floats too: NumPy's floor_divide is Python's (and torch's) a // b, exact where
                 # floor(a / b) is not (1 // 0.1 is 9; an infinite a gives NaN)
                 return np.floor_divide(a, b)
-            if rounding_mode == "trunc":
-                if a.dtype.kind in "iu":
-                    return (np.trunc(a / b)).astype(a.dtype)
-                return np.trunc(a / b)
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                         f"found '{rounding_mode}'")
+            if a.dtype.kind in "iu":  # "trunc"
+                return (np.trunc(a / b)).astype(a.dtype)
+            return np.trunc(a / b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -381,15 +384,27 @@ floor_divide.as_operator = _floor_divide_operator
 register("floor_divide", inplace=True)(floor_divide)
 
 
-def _rounding_checks(name, a, b):
-    """torch's refusals for the rounding ops (after promotion): integers by zero, and complex
-    operands (a float tensor with a Python complex promotes to complex here)."""
+# NOTE [Kernel dtypes]
+# torch's CPU kernels exist for a set of dtypes per op, and a promoted operand dtype outside it is
+# a NotImplementedError ("hypot_cpu" not implemented for 'Long'), where NumPy would compute
+# something (hypot of ints in float64, bool ** bool as int8). The ops check the promoted dtype
+# against the kinds torch lacks: "b" bool, "iu" integers, "c" complex (NumPy's dtype kinds).
+def no_kernel(name, a, kinds, expected):
+    """Raise torch's NotImplementedError when the promoted array ``a``'s dtype kind is one of
+    ``kinds`` (see NOTE [Kernel dtypes])."""
     kind = a.dtype.kind
-    if kind in "iu" and (np.asarray(b) == 0).any():
+    if kind in kinds:
+        what = {"b": "bool", "c": "complex"}.get(kind, "integer")
+        raise NotImplementedError(f"{name}: not implemented for {what} dtype "
+                                  f"{D.from_numpy_dtype(a.dtype)}; expected {expected}.")
+
+
+def _rounding_checks(name, a, b):
+    """torch's refusals for the rounding ops (after promotion): bool and complex operands (a
+    float tensor with a Python complex promotes to complex here), integers by zero."""
+    no_kernel(name, a, "bc", "real numbers other than bool")
+    if a.dtype.kind in "iu" and (np.asarray(b) == 0).any():
         raise RuntimeError("ZeroDivisionError: integer division by zero")
-    if kind == "c" and name != "div":
-        raise NotImplementedError(f"{name}: not implemented for complex dtype {a.dtype} "
-                                  "(rounding is defined for real numbers only)")
 
 
 class Remainder(Op):
@@ -425,7 +440,7 @@ class Fmod(Op):
 
 
 register("remainder", inplace=True)(_binary_fn("remainder", Remainder))
-register("fmod", inplace=True)(_binary_fn("fmod", Fmod))
+register("fmod", inplace=True)(_binary_fn("fmod", Fmod, numbers="other"))
 
 
 # NOTE [Special scalar exponents]
@@ -462,10 +477,12 @@ class Pow(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        if a.dtype.kind in "iu" and b.dtype.kind in "iu" and (np.asarray(b) < 0).any():
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if a.dtype == np.bool_:  # (bool ** bool: the promoted dtype has no pow kernel)
+            no_kernel("pow", a, "b", "a non-bool base or exponent")
         y = _pow_special(a, b)
-        if y is None:
+        if y is None and a.dtype.kind in "iu":
+            y = _int_pow(a, b)
+        elif y is None:
             # an array even for 0-d inputs: saved by identity. Silent on 0 ** -1, inf, NaN, as
             # torch (NumPy would warn)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -490,12 +507,44 @@ class Pow(Op):
         return ga, gb
 
 
+def _int_pow(a, b):
+    """a ** b on integer arrays as torch computes it: a negative exponent from a tensor gives
+    the truncated 1 / a^|b| (1 for a = 1, +-1 for a = -1, else 0; 0 ** -n too), where NumPy
+    raises."""
+    negative = b < 0
+    if not negative.any():
+        return np.asarray(np.power(a, b))
+    y = np.power(a, np.where(negative, 0, b))
+    sign = np.where(b % 2 == 0, 1, -1)
+    inverse = np.where(a == 1, 1, np.where(a == -1, sign, 0))
+    return np.where(negative, inverse, y).astype(y.dtype)
+
+
+def _negative_int_exponent(input, exponent):
+    # torch refuses a negative Python int exponent of an integer tensor (a tensor exponent is
+    # computed, see _int_pow)
+    if (type(exponent) is int and exponent < 0 and isinstance(input, Tensor)
+            and input._data.dtype.kind in "biu"):
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed; got an "
+                           f"exponent of {exponent} for a tensor of dtype {input.dtype}. Use a "
+                           "float exponent or tensor.")
+
+
 def _pow(input, exponent):
+    _negative_int_exponent(input, exponent)
+    if type(exponent) is bool and isinstance(input, Tensor) and input.dtype is D.bool_:
+        # torch takes a number exponent of 0 or 1 without its kernel, which has no bool version
+        return input.clone() if exponent else input.new_ones(input.shape)
     return _pow_fn(input, exponent)
 
 
+def _pow_operator(input, exponent):
+    _negative_int_exponent(input, exponent)
+    return _pow_fn.as_operator(input, exponent)
+
+
 _pow_fn = _binary_fn("pow", Pow)
-_pow.as_operator = _pow_fn.as_operator
+_pow.as_operator = _pow_operator
 register("pow", inplace=True)(_pow)
 register("float_power", method=True)(
     lambda input, exponent: _pow(input.double() if isinstance(input, Tensor) else float(input),
@@ -523,7 +572,7 @@ class Atan2(Op):
 
 
 register("atan2", inplace=True, aliases=("arctan2",))(
-    _binary_fn("atan2", Atan2, result=_to_float))
+    _binary_fn("atan2", Atan2, result=_to_float, numbers="none"))
 
 
 class _MaxMin(Op):
@@ -577,10 +626,10 @@ class Fmin(_FmaxFmin):
     """Elementwise minimum ignoring NaN."""
     fn = np.fmin
 
-register("maximum")(_binary_fn("maximum", Maximum))
-register("minimum")(_binary_fn("minimum", Minimum))
-register("fmax")(_binary_fn("fmax", Fmax))
-register("fmin")(_binary_fn("fmin", Fmin))
+register("maximum")(_binary_fn("maximum", Maximum, numbers="none"))
+register("minimum")(_binary_fn("minimum", Minimum, numbers="none"))
+register("fmax")(_binary_fn("fmax", Fmax, numbers="none"))
+register("fmin")(_binary_fn("fmin", Fmin, numbers="none"))
 
 
 class Hypot(Op):
@@ -588,6 +637,7 @@ class Hypot(Op):
 
     @staticmethod
     def forward(ctx, a, b):
+        no_kernel("hypot", a, "biuc", "floating point tensors")
         y = np.asarray(np.hypot(a, b))
         ctx.save_for_backward(a, b, y)
         return y
@@ -598,7 +648,7 @@ class Hypot(Op):
         return sum_to(grad * a / y, a.shape), sum_to(grad * b / y, b.shape)
 
 
-register("hypot", inplace=True)(_binary_fn("hypot", Hypot))
+register("hypot", inplace=True)(_binary_fn("hypot", Hypot, numbers="none"))
 
 
 class Copysign(Op):
@@ -606,6 +656,7 @@ class Copysign(Op):
 
     @staticmethod
     def forward(ctx, a, b):
+        no_kernel("copysign", a, "c", "real tensors")  # (a Python complex operand)
         y = np.asarray(np.copysign(a, b))
         ctx.save_for_backward(a, y)
         ctx.bshape = b.shape
@@ -619,7 +670,7 @@ class Copysign(Op):
 
 
 register("copysign", inplace=True)(
-    _binary_fn("copysign", Copysign, result=_to_float))
+    _binary_fn("copysign", Copysign, result=_to_float, numbers="other"))
 
 
 class Xlogy(Op):
@@ -627,6 +678,7 @@ class Xlogy(Op):
 
     @staticmethod
     def forward(ctx, a, b):
+        no_kernel("xlogy", a, "c", "real floating point tensors")
         ctx.save_for_backward(a, b)
         with np.errstate(divide="ignore", invalid="ignore"):
             y = np.where((a == 0) & ~np.isnan(b), np.zeros((), a.dtype), a * np.log(b))
@@ -659,7 +711,7 @@ def _compare(name, ufunc):
             return ufunc(a, b)
 
     Cmp.__name__ = name.capitalize()
-    fn = _binary_fn(name, Cmp)
+    fn = _binary_fn(name, Cmp, numbers="other")
     fn.__doc__ = f"Elementwise {name} comparison; returns a bool tensor."
     return fn
 
@@ -674,6 +726,7 @@ for _n, _uf, _al in (("eq", np.equal, ()), ("ne", np.not_equal, ("not_equal",)),
 
 def _logical(name, ufunc):
     def fn(input, other):
+        tensor_operands(name, input, other, "none")
         a = input._data if isinstance(input, Tensor) else np.asarray(input)
         b = other._data if isinstance(other, Tensor) else np.asarray(other)
         try:
@@ -691,6 +744,8 @@ for _n, _uf in (("logical_and", np.logical_and), ("logical_or", np.logical_or),
 
 
 def _bitwise(name, ufunc):
+    shift = "shift" in name
+
     class Bitwise(Op):
         @staticmethod
         def forward(ctx, a, b):
@@ -701,6 +756,8 @@ def _bitwise(name, ufunc):
                 # NotImplementedError (a RuntimeError) is what torch raises here
                 raise NotImplementedError(f"{name}: not implemented for floating dtype "
                                           f"{a.dtype}; expected integer or bool tensors.")
+            if shift:
+                no_kernel(name, a, "b", "integer tensors (no bool shifts)")
             return ufunc(a, b)
 
     Bitwise.__name__ = "".join(p.capitalize() for p in name.split("_"))

@@ -2,6 +2,8 @@
 gather.py)."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import _dtype as D
@@ -510,6 +512,10 @@ def where(condition, input=None, other=None, *, out=None):
                                f"dtype), but got {out.dtype}")
         return write_out(out, result, "where")
     c = condition if isinstance(condition, Tensor) else _make(np.asarray(condition))
+    if c._data.dtype == np.uint8:  # torch still takes a uint8 condition, with a warning
+        warnings.warn("where received a uint8 condition tensor; this is deprecated (as in torch). "
+                      "Use a boolean condition instead.", UserWarning, stacklevel=2)
+        c = _make(c._data.astype(np.bool_))
     if c._data.dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {c.dtype}")

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from .registry import export
+from .registry import export, result_dtype, tensor_operands
 
 _AminMax = collections.namedtuple("aminmax", ["min", "max"])
 _Frexp = collections.namedtuple("frexp", ["mantissa", "exponent"])
@@ -37,17 +37,17 @@ def _check_tensor(name, value, arg="input"):
 @export(method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (NaNs equal when equal_nan)."""
-    _check_tensor("isclose", input)
+    tensor_operands("isclose", input, other, "none")
     for name, tol in (("rtol", rtol), ("atol", atol)):
         if tol < 0:  # a negative tolerance would make nothing close (or flip the test)
             raise RuntimeError(f"isclose: {name} must be greater than or equal to zero, but got "
                                f"{tol:g}")
-    em = _ember()
-    other = other if isinstance(other, Tensor) else em.tensor(other, dtype=input.dtype)
     if input.dtype != other.dtype:
         raise RuntimeError(f"isclose: {input.dtype} did not match {other.dtype}")
-    if input.dtype is D.bool_ or not input.is_floating_point():
-        return input == other
+    if not (input.is_floating_point() or input.is_complex()):
+        # integers and bools are compared by value too (|1 - 2| <= atol=1 is close), as torch's
+        a, b = input.double(), other.double()
+        return (input == other) | ((a - b).abs() <= atol + rtol * b.abs())
     close = (input == other) | ((input - other).abs() <= atol + rtol * other.abs())
     close = close & input.isfinite() & other.isfinite() | (input == other)
     if equal_nan:
@@ -238,10 +238,30 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 # ---- log-sum-exp pairs, integers, floats ------------------------------------------------------
 
+def _floating_operands(name, input, other, complex_ok=False):
+    """The common dtype of a float-only binary op's tensor operands; a number or an integer,
+    bool (or, unless ``complex_ok``, complex) dtype is torch's error (NOTE [Number operands] and
+    NOTE [Kernel dtypes] in registry.py and elementwise.py)."""
+    tensor_operands(name, input, other, "none")
+    dt = result_dtype(input, other)
+    if not (dt.is_floating_point or (complex_ok and dt.is_complex)):
+        kinds = "floating point or complex" if complex_ok else "floating point"
+        raise NotImplementedError(f"{name}: not implemented for dtype {dt} (operands of dtypes "
+                                  f"{input.dtype} and {other.dtype}); expected {kinds} tensors.")
+    return dt
+
+
 @export(method=True, out=True)
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
+    dt = _floating_operands("logaddexp", input, other, complex_ok=True)
     em = _ember()
+    if dt.is_complex:
+        # the operand of the larger real part factored out: a + log1p(e^(b - a))
+        x, y = input.to(dt), other.to(dt)
+        x_big = x.real >= y.real
+        hi, lo = em.where(x_big, x, y), em.where(x_big, y, x)
+        return hi + em.log1p(em.exp(lo - hi))
     hi = em.maximum(input, other)
     lo = em.minimum(input, other)
     # where both are the same infinity, the difference would be nan
@@ -255,7 +275,9 @@ def logaddexp(input, other):
 @export(method=True, out=True)
 def logaddexp2(input, other):
     """log2(2**input + 2**other) without overflow."""
-    return logaddexp(input * math.log(2), other * math.log(2)) / math.log(2)
+    dt = _floating_operands("logaddexp2", input, other)
+    # in the common dtype first: a float16 operand beside float32 ones is scaled in float32
+    return logaddexp(input.to(dt) * math.log(2), other.to(dt) * math.log(2)) / math.log(2)
 
 
 def _integer_op(name, ufunc):
@@ -300,14 +322,29 @@ def frexp(input):
 @export(method=True, out=True)
 def ldexp(input, other):
     """input * 2**other."""
-    return input * (2.0 ** other if not isinstance(other, Tensor) else other.to(
-        input.dtype if input.is_floating_point() else D.get_default_dtype()).exp2())
+    tensor_operands("ldexp", input, other, "none")
+    dt = result_dtype(input, other)
+    if other.dtype is D.bool_ and dt.is_floating_point:
+        # (torch's kernel for 2**other in a float result dtype has no bool exponent)
+        raise NotImplementedError(f"ldexp: not implemented for a bool exponent with an input of "
+                                  f"dtype {input.dtype}; pass the exponent as integers.")
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
+    # 2**other in other's own float dtype (as torch's: a bfloat16 exponent gives bfloat16
+    # powers), then the product in the common float dtype
+    return input.to(dt) * other.exp2().to(dt)
 
 
 @export(method=True, out=True)
 def nextafter(input, other):
     """The next representable float after ``input`` towards ``other`` (not differentiable)."""
-    return _make(np.nextafter(input.detach().numpy(), other.detach().numpy()))
+    dt = _floating_operands("nextafter", input, other)
+    x, y = (t.detach().to(dt).numpy() for t in (input, other))
+    try:
+        return _make(np.asarray(np.nextafter(x, y)))
+    except ValueError:
+        raise RuntimeError(f"nextafter: the shapes {list(input.shape)} and {list(other.shape)} "
+                           "do not broadcast; each dim must match or be 1") from None
 
 
 @export(method=True)

@@ -74,7 +74,7 @@ NAMESPACES: dict[str, dict[str, Callable]] = {}  # "linalg" -> ember.linalg's fu
 
 
 def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_out=True,
-             params=None, deprecated=None, out_dtype=False):
+             params=None, deprecated=None, out_dtype=False, out_exact=False):
     """Decorator for an Op class or a plain function implementing ``ember.<name>``.
 
     With ``namespace="linalg"`` the function is ``ember.linalg.<name>`` instead (op database
@@ -86,6 +86,7 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
     ``out_dtype=True``: with ``out=`` and no ``dtype=``, the op computes in out's dtype, as
     torch's sum/prod/nansum/cumsum/cumprod do (``sum(float_x, out=long_t)`` sums the truncated
     values; a cast of the float sum would round differently).
+    ``out_exact=True``: ``out=`` must have the result's dtype (NOTE [out= of another dtype]).
     """
 
     def deco(obj):
@@ -124,6 +125,8 @@ def register(name, method=True, inplace=False, aliases=(), namespace=None, wrap_
                     m = _inplace_method(impl, n + "_")
                 setattr(Tensor, n + "_", m)
         OPS[qualified] = OpInfo(qualified, fn, method, inplace)
+        if out_exact:
+            EXACT_OUT.add(qualified)
         return obj
 
     return deco
@@ -416,6 +419,15 @@ def _resize_out(out, shape, name):
     out._data = np.empty(shape, out._data.dtype)
 
 
+# NOTE [out= of another dtype]
+# Most ops compute in their result dtype and cast into out= when the cast keeps the category
+# (`torch.exp(float32_x, out=float64_t)`). torch's dtype-preserving unary ops (abs, neg, sign,
+# sgn, floor, ceil, round, trunc, frac, clamp, bitwise_not, nan_to_num) and the predicates that
+# return bool (isposinf, isneginf, signbit) instead demand out='s dtype be the result's, and raise
+# RuntimeError otherwise; those ops are registered with out_exact=True and listed here.
+EXACT_OUT: set[str] = set()
+
+
 def write_out(out, result, name):
     """Copy an op's result into ``out=`` tensors (resized to the result's shape as torch does,
     see NOTE [Resizing out=])."""
@@ -430,6 +442,12 @@ def write_out(out, result, name):
     if _state.enabled and (out._requires_grad or result._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    if name in EXACT_OUT and out.dtype != result.dtype and not (
+            name == "abs" and out.dtype.to_real() == result.dtype):
+        # (abs: a complex input's real result may go into an out= of the input's dtype)
+        raise RuntimeError(f"{name}(): out= has dtype {out.dtype}, expected the result's dtype "
+                           f"{result.dtype} (this op does not cast into out=; see NOTE [out= of "
+                           "another dtype])")
     if not _can_store(result.dtype, out.dtype):
         raise RuntimeError(f"{name}(): result type {result.dtype} can't be cast to the desired "
                            f"output type {out.dtype}")
@@ -570,9 +588,14 @@ def result_dtype(*args):
     return D.result_type_from(dim, zero, sc)
 
 
-def promote_args(name, *args):
-    """Bring tensor / scalar operands to their common dtype (casts are differentiable)."""
+def promote_args(name, *args, floating=False):
+    """Bring tensor / scalar operands to their common dtype (casts are differentiable);
+    ``floating``: an integer or bool common dtype becomes the default float dtype (true
+    division, atan2: the numbers are converted once, to the float dtype, so -3 beside a uint8
+    tensor stays -3.0)."""
     dt = result_dtype(*args)
+    if floating and not (dt.is_floating_point or dt.is_complex):
+        dt = D.get_default_dtype()
     out = []
     for a in args:
         if isinstance(a, Tensor):
@@ -632,6 +655,24 @@ def norm_dims(dim, ndim, name):
     if len(set(out)) != len(out):
         raise RuntimeError(f"{name}: dim {d} appears multiple times in the list of dims")
     return tuple(sorted(out)) if ndim else ()
+
+
+# NOTE [Number operands]
+# torch's signatures decide where a binary op takes a Python number instead of a tensor: add,
+# mul, div, pow, remainder, xlogy and the bitwise ops on either side (`torch.pow(2, t)`), fmod,
+# copysign and the comparisons only as `other` (`torch.lt(2, t)` is a TypeError; the operator
+# `2 < t` is `t > 2`), maximum/minimum/fmax/fmin, atan2, hypot and the logical, logaddexp, ldexp,
+# nextafter and isclose ops nowhere. A number where the op takes none is torch's TypeError
+# (checked on the slow path only: two tensors of one dtype never see it).
+def tensor_operands(name, input, other, numbers):
+    """Raise torch's TypeError for a number operand ``numbers`` ("both", "other" or "none")
+    does not allow (see NOTE [Number operands])."""
+    if numbers != "both" and not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if numbers == "none" and not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(other).__name__}")
 
 
 def ensure_tensor(x, name, arg="input"):

@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
 from ._kernels import pointwise as _kpoint
 from .indexing import where
-from .registry import promote_args, register, sum_to
+from .registry import promote_args, register, result_dtype, sum_to
 
 
 def _float_of(x):
@@ -30,7 +30,7 @@ def _float_of(x):
 
 def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=None,
              public=True, complex_ok=False, real_out=False, holomorphic=True, quiet=False,
-             bool_to_long=False):
+             bool_to_long=False, out_exact=False):
     """Decorator: the NumPy forward ``f(x, *params)``, named after the op, becomes an elementwise
     Op with dL/dx = ``df(grad, saved, *params)`` written with ember ops (so double backward
     works). The decorated name is bound to the Op class.
@@ -54,6 +54,9 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
 
     ``bool_to_long`` ops (square: torch's pow(x, 2)) compute a bool input as int64 and return
     int64, as torch's type promotion of a bool base does.
+
+    ``out_exact`` ops take only an out= of their result's dtype (NOTE [out= of another dtype]
+    in registry.py).
     """
 
     def deco(f):
@@ -103,7 +106,8 @@ def unary_op(df, *, save="x", keep_int=False, inplace=True, aliases=(), df_np=No
         Unary._node_cls = node_class(Unary.__name__ + "Backward0")  # named after the rename
         Unary.__doc__ = f.__doc__ or f"Elementwise {name}."
         if public:
-            register(name, inplace=inplace, aliases=aliases, params=f)(Unary)
+            register(name, inplace=inplace, aliases=aliases, params=f,
+                     out_exact=out_exact)(Unary)
         return Unary
 
     return deco
@@ -173,7 +177,7 @@ def _no_bool_kernel(kernel, x):
 
 
 @unary_op(lambda g, x: -g, save="none", keep_int=True, aliases=("negative",), complex_ok=True,
-          quiet=True)
+          quiet=True, out_exact=True)
 def neg(x):
     _reject_bool("neg", x, " Negation, the `-` operator, on a bool tensor is not supported; to "
                  "invert a mask use `~` or logical_not().")
@@ -338,13 +342,14 @@ def digamma(x):
 
 # d|x|/dx = sign(x); for complex z the gradient is grad * z/|z| (torch: grad * sgn(z))
 @unary_op(lambda g, x: g * x.sgn(), keep_int=True, aliases=("absolute",), complex_ok=True,
-          real_out=True, holomorphic=False)
+          real_out=True, holomorphic=False, out_exact=True)
 def abs(x):
     _no_bool_kernel("abs_cpu", x)
     return np.abs(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True, complex_ok=True)  # _sign raises torch's message
+@unary_op(lambda g, x: g * 0, keep_int=True, complex_ok=True,  # _sign raises torch's message
+          out_exact=True)
 def sign(x):
     return _sign(x)
 
@@ -368,32 +373,36 @@ def _sgn_np(x):
         return np.where(r == 0, 0, x / np.where(r == 0, 1, r)).astype(x.dtype)
 
 
-@unary_op(_sgn_grad, keep_int=True, complex_ok=True, holomorphic=False)
+@unary_op(_sgn_grad, keep_int=True, complex_ok=True, holomorphic=False, out_exact=True)
 def sgn(x):
     return _sgn_np(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True, quiet=True)
+@unary_op(lambda g, x: g * 0, keep_int=True, quiet=True, out_exact=True)
 def floor(x):
     _no_bool_kernel("floor_vml_cpu", x)
     return np.floor(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True, quiet=True)
+@unary_op(lambda g, x: g * 0, keep_int=True, quiet=True, out_exact=True)
 def ceil(x):
     _no_bool_kernel("ceil_vml_cpu", x)
     return np.ceil(x)
 
 
-@unary_op(lambda g, x: g * 0, keep_int=True, aliases=("fix",), quiet=True)
+@unary_op(lambda g, x: g * 0, keep_int=True, aliases=("fix",), quiet=True, out_exact=True)
 def trunc(x):
     _no_bool_kernel("trunc_vml_cpu", x)
     return np.trunc(x)
 
 
-@unary_op(lambda g, x: g, keep_int=True)
+@unary_op(lambda g, x: g, keep_int=True, out_exact=True)
 def frac(x):
     _no_bool_kernel("frac_cpu", x)
+    if x.dtype.kind in "iu":  # (torch has no integer kernel: an integer's fraction is 0)
+        raise NotImplementedError(f"frac: not implemented for dtype "
+                                  f"{D.from_numpy_dtype(x.dtype)}; expected a floating point "
+                                  "tensor.")
     return x - np.trunc(x)
 
 
@@ -433,6 +442,12 @@ class Round(Op):
     @staticmethod
     def forward(ctx, x, decimals=0):
         _no_bool_kernel("round_cpu" if decimals else "round_vml_cpu", x)
+        # torch's kernels: no complex one, and with decimals= floating point only
+        if x.dtype.kind == "c" or (decimals and x.dtype.kind in "iu"):
+            raise NotImplementedError(f"round: not implemented for dtype "
+                                      f"{D.from_numpy_dtype(x.dtype)}" + (
+                                          f" with decimals={decimals}; expected a floating "
+                                          "point tensor." if decimals else "."))
         return np.round(x, decimals)
 
     @staticmethod
@@ -440,7 +455,7 @@ class Round(Op):
         return grad * 0
 
 
-register("round", inplace=True)(Round)
+register("round", inplace=True, out_exact=True)(Round)
 
 
 def _isnan(input):
@@ -452,27 +467,40 @@ def _pred(input, f):
     return mark(out) if input._meta else out  # computed on the stand-in: its shape holds
 
 
-register("isnan")(_isnan)
-register("isinf")(lambda input: _pred(input, np.isinf))
-register("isfinite")(
+# (torch's isnan/isinf/isfinite take no out=; isposinf/isneginf/signbit only a bool one)
+register("isnan", wrap_out=False)(_isnan)
+register("isinf", wrap_out=False)(lambda input: _pred(input, np.isinf))
+register("isfinite", wrap_out=False)(
     lambda input: _pred(input, np.isfinite))
-register("isposinf")(lambda input: _pred(input, np.isposinf))
-register("isneginf")(lambda input: _pred(input, np.isneginf))
+
+
+def _infinity_sign(name, ufunc):
+    def fn(input):
+        if input.is_complex():
+            raise RuntimeError(f"{name}: not implemented for complex tensors (dtype "
+                               f"{input.dtype}); the sign of a complex infinity is undefined.")
+        return _pred(input, ufunc)
+    return fn
+
+
+register("isposinf", out_exact=True)(_infinity_sign("isposinf", np.isposinf))
+register("isneginf", out_exact=True)(_infinity_sign("isneginf", np.isneginf))
 register("isreal")(lambda input: _pred(input, lambda a: np.ones(
     a.shape, bool)))
-register("signbit")(lambda input: _pred(input, np.signbit))
+register("signbit", out_exact=True)(lambda input: _pred(input, np.signbit))
 register("logical_not", inplace=True)(
     lambda input: _pred(input, np.logical_not))
 
 
 def _bitwise_not(input):
-    if input.is_floating_point():
-        raise NotImplementedError(f"bitwise_not: not implemented for floating dtype "
+    if input.is_floating_point() or input.is_complex():
+        kind = "complex" if input.is_complex() else "floating"
+        raise NotImplementedError(f"bitwise_not: not implemented for {kind} dtype "
                                   f"{input.dtype}; expected integer or bool tensors.")
     return _pred(input, np.invert)
 
 
-register("bitwise_not", inplace=True)(_bitwise_not)
+register("bitwise_not", inplace=True, out_exact=True)(_bitwise_not)
 
 
 class NanToNum(Op):
@@ -496,7 +524,7 @@ class NanToNum(Op):
         return grad * x.isfinite().to(grad.dtype)
 
 
-register("nan_to_num", inplace=True)(NanToNum)
+register("nan_to_num", inplace=True, out_exact=True)(NanToNum)
 
 
 # ----------------------------------------------------------------------------- clamp, lerp, ...
@@ -542,9 +570,20 @@ def clamp(input, min=None, max=None):
     """Clamp all elements into [min, max] (either bound may be None or a Tensor)."""
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max,
+                                                                                      Tensor):
+        raise TypeError(f"clamp(): the bounds must be both numbers or both tensors (or None); got "
+                        f"min of type {type(min).__name__} and max of type {type(max).__name__}")
     # the bounds take part in type promotion like any other operand (torch.result_type), so
     # an int tensor clamped by a float number becomes float, a float tensor stays float
     args = promote_args("clamp", input, min, max)
+    kind = args[0]._data.dtype.kind
+    if kind == "c":  # (a complex bound; a complex input is refused in complex.py)
+        raise NotImplementedError(f"clamp: not supported for complex types; got input of dtype "
+                                  f"{input.dtype} and bounds {min!r}, {max!r}.")
+    if kind == "b":
+        raise NotImplementedError("clamp: not implemented for bool results (a bool input with "
+                                  "bool or bool tensor bounds); clamp an integer tensor instead.")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         shapes = [a.shape for a in args if a is not None]
         if any(shape != shapes[0] for shape in shapes):  # same shapes need no check
@@ -563,9 +602,9 @@ def _check_broadcast(name, tensors):
                            "or be 1") from None
 
 
-register("clamp", inplace=True, aliases=("clip",))(clamp)
-register("clamp_min", inplace=True)(lambda input, min: clamp(input, min=min))
-register("clamp_max", inplace=True)(lambda input, max: clamp(input, max=max))
+register("clamp", inplace=True, aliases=("clip",), out_exact=True)(clamp)
+register("clamp_min", inplace=True, out_exact=True)(lambda input, min: clamp(input, min=min))
+register("clamp_max", inplace=True, out_exact=True)(lambda input, max: clamp(input, max=max))
 
 
 class Lerp(Op):
@@ -602,16 +641,42 @@ def lerp(input, end, weight):
             raise RuntimeError(f"lerp: expected dtype {input.dtype} for `{arg}` but got dtype "
                                f"{value.dtype}.")
     args = promote_args("lerp", input, end, weight)
-    return Lerp.apply(*args)
+    try:
+        return Lerp.apply(*args)
+    except ValueError:  # NumPy's broadcasting error, as torch's RuntimeError
+        _check_broadcast("lerp", [a for a in args if isinstance(a, Tensor)])
+        raise
+
+
+def _addc_value(name, input, tensor1, tensor2, value):
+    """addcmul/addcdiv's checks (torch's): no bool kernel, and value is a number of the result's
+    kind: a float value for integer tensors is truncated, as torch casts it."""
+    if isinstance(input, Tensor) and input._data.dtype.kind in "fc":
+        return value  # a float result (the common case: optimizer states)
+    dt = result_dtype(input, tensor1, tensor2)
+    if dt is D.bool_:
+        raise NotImplementedError(f"{name}: not implemented for bool tensors; got dtypes "
+                                  f"{input.dtype}, {tensor1.dtype} and {tensor2.dtype}.")
+    if not (dt.is_floating_point or dt.is_complex) and isinstance(value, float):
+        return int(value)
+    return value
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 * tensor2."""
+    value = _addc_value("addcmul", input, tensor1, tensor2, value)
     return input + value * tensor1 * tensor2 if value != 1 else input + tensor1 * tensor2
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2."""
+    integral = [t for t in (tensor1, tensor2) if isinstance(t, Tensor)
+                and not (t.is_floating_point() or t.is_complex())]
+    if len(integral) == 2:
+        raise RuntimeError("addcdiv: integer division of tensor1 by tensor2 is no longer "
+                           f"supported (got dtypes {tensor1.dtype} and {tensor2.dtype}); "
+                           "convert them to a floating point dtype first, or use "
+                           "input + value * torch.div(tensor1, tensor2, rounding_mode=...).")
     return input + value * (tensor1 / tensor2)
 
 

@@ -163,9 +163,10 @@ def _unary(ref, domain=REAL, **kw):
     return OpSpec(functools.partial(_U, domain=domain), ref, domain=domain, **kw)
 
 
-def _binary(name, ref, domain=REAL, other=NONZERO, **kw):
-    return OpSpec(functools.partial(_B, domain=domain, other_domain=other), ref, domain=domain,
-                  errors=binary_errors(name), **kw)
+def _binary(name, ref, domain=REAL, other=NONZERO, scalar=True, **kw):
+    # scalar=False: the op takes no Python number operand (NOTE [Number operands] in registry.py)
+    return OpSpec(functools.partial(_B, domain=domain, other_domain=other, scalar=scalar), ref,
+                  domain=domain, errors=binary_errors(name), **kw)
 
 
 def _predicate(ref, **kw):
@@ -191,12 +192,12 @@ OP_TABLE: dict[str, OpSpec] = {
     "pow": OpSpec(pow_samples, np.power, domain=POSITIVE, errors=binary_errors("pow")),
     "float_power": OpSpec(float_power_samples, lambda a, b: np.power(
         np.asarray(a, np.float64), b), domain=POSITIVE),
-    "atan2": _binary("atan2", np.arctan2, other=REAL),
-    "hypot": _binary("hypot", np.hypot, other=REAL),
-    "maximum": _binary("maximum", np.maximum, other=REAL, dtypes=ALL),
-    "minimum": _binary("minimum", np.minimum, other=REAL, dtypes=ALL),
-    "fmax": _binary("fmax", np.fmax, other=REAL),
-    "fmin": _binary("fmin", np.fmin, other=REAL),
+    "atan2": _binary("atan2", np.arctan2, other=REAL, scalar=False),
+    "hypot": _binary("hypot", np.hypot, other=REAL, scalar=False),
+    "maximum": _binary("maximum", np.maximum, other=REAL, dtypes=ALL, scalar=False),
+    "minimum": _binary("minimum", np.minimum, other=REAL, dtypes=ALL, scalar=False),
+    "fmax": _binary("fmax", np.fmax, other=REAL, scalar=False),
+    "fmin": _binary("fmin", np.fmin, other=REAL, scalar=False),
     "copysign": _binary("copysign", np.copysign, other=NONZERO),
     "xlogy": _binary("xlogy", xlogy_ref, other=POSITIVE),
     # comparisons, logical, bitwise
@@ -205,7 +206,7 @@ OP_TABLE: dict[str, OpSpec] = {
     **{n: _binary(n, compare_ref(f), other=REAL, upcast=False, dtypes=ALL, grad=False)
        for n, f in (("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
                     ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal))},
-    **{n: _binary(n, f, other=REAL, dtypes=ALL, grad=False) for n, f in (
+    **{n: _binary(n, f, other=REAL, dtypes=ALL, grad=False, scalar=False) for n, f in (
         ("logical_and", np.logical_and), ("logical_or", np.logical_or),
         ("logical_xor", np.logical_xor))},
     **{n: _binary(n, f, other=REAL, dtypes=INTEGRAL, grad=False) for n, f in (
@@ -256,8 +257,10 @@ OP_TABLE: dict[str, OpSpec] = {
     "gelu": OpSpec(gelu_samples, gelu_ref, torch_name="nn.functional.gelu"),
     "logit": OpSpec(logit_samples, logit_ref, domain=OPEN_UNIT),
     "nan_to_num": OpSpec(nan_to_num_samples, nan_to_num_ref, grad=False, upcast=False),
+    # (isnan/isinf/isfinite take no out=, as torch's)
     **{n: OpSpec(nan_inf_samples, getattr(np, n), dtypes=ALL if n in (
-        "isnan", "isinf", "isfinite") else FLOATING, grad=False)
+        "isnan", "isinf", "isfinite") else FLOATING, grad=False,
+        out=n not in ("isnan", "isinf", "isfinite"))
        for n in ("isnan", "isinf", "isfinite", "isposinf", "isneginf")},
     # NaN's sign bit depends on how it was made, so signbit gets -0.0 and infinities instead
     "signbit": OpSpec(signbit_samples, np.signbit, grad=False),

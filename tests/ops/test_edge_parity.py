@@ -45,7 +45,7 @@ def _table_ops(generator):
         if (isinstance(samples, functools.partial) and samples.func is generator
                 and any(d.is_floating_point for d in spec.dtypes)):
             kw = {k: v for k, v in samples.keywords.items()
-                  if k not in ("domain", "other_domain")}
+                  if k not in ("domain", "other_domain", "scalar")}
             out[name] = kw
     return out
 

@@ -379,9 +379,6 @@ _SR_GRAD = ("torch 2.13's backward of scatter_reduce 'amax'/'amin'/'prod' raises
                         "(tests/ops/test_scatter_reduce_include_self.py)")
 _SCATTER_REDUCE_ARG_GRAD = ("torch has no derivative for scatter(..., reduce=) ('add'); ember "
                             "differentiates it as scatter_add (its 'multiply' raises in both)")
-_BOOL_MEAN = ("torch has no bool kernel for scatter_reduce 'mean' (NotImplementedError); ember "
-              "computes it out of place (an int8 count) and refuses to write it back into a bool "
-              "tensor in place (RuntimeError)")
 _EMPTY_INPUT_INDEX = ("an index into an empty dim: torch's index_add skips the bounds check on "
                       "an empty input and returns it, its index_copy/index_fill fail inside its "
                       "storage code (RuntimeError 'setStorage'); ember reports the out-of-range "
@@ -394,12 +391,6 @@ KNOWN: dict = {
     ('scatter_reduce', 'scatter_reduce prod include_self=True in place / float64 leaf'): _SR_GRAD,
     ('scatter_reduce', 'scatter_reduce prod include_self=False dim 1 / float64 leaf'): _SR_GRAD,
     ('scatter_reduce', 'scatter_reduce prod include_self=False in place / float64 leaf'): _SR_GRAD,
-    ('scatter_reduce', 'scatter_reduce mean include_self=True dim 1 / bool'): _BOOL_MEAN,
-    ('scatter_reduce', 'scatter_reduce mean include_self=True method dim 0 / bool'): _BOOL_MEAN,
-    ('scatter_reduce', 'scatter_reduce mean include_self=True in place / bool'): _BOOL_MEAN,
-    ('scatter_reduce', 'scatter_reduce mean include_self=False dim 1 / bool'): _BOOL_MEAN,
-    ('scatter_reduce', 'scatter_reduce mean include_self=False method dim 0 / bool'): _BOOL_MEAN,
-    ('scatter_reduce', 'scatter_reduce mean include_self=False in place / bool'): _BOOL_MEAN,
     ('scatter_reduce', 'scatter_reduce amax include_self=True dim 1 / float64 leaf'): _SR_GRAD,
     ('scatter_reduce', 'scatter_reduce amax include_self=True in place / float64 leaf'): _SR_GRAD,
     ('scatter_reduce', 'scatter_reduce amax include_self=False dim 1 / float64 leaf'): _SR_GRAD,

@@ -564,8 +564,6 @@ _NANSUM_OUT = ("torch's nansum/nanmean out= path has no int64 kernel (NotImpleme
 _TUPLE_DIM_0D = ("ember's prod takes a dim tuple (see _TUPLE_DIM); on a 0-d input (0, 1) then "
                  "names a dim out of range, ember's IndexError, where torch refuses the tuple "
                  "itself (TypeError)")
-_SCALAR_OTHER = ("ember's maximum/minimum/fmax/fmin/isclose take a Python number as other (a 0-d "
-                 "tensor, with the usual type promotion), torch wants a Tensor. " + _SUPERSET)
 _TIE_INDEX = ("the values agree; the index among equal values (ties, all-NaN slices, an "
               "expand()ed dim) differs. torch's comes from the internals of its selection "
               "(quickselect, std::nth_element/partial_sort), is documented as unspecified for "
@@ -723,30 +721,6 @@ KNOWN: dict = {
     ('unique', 'unique dim=-1 / nan'): _UNIQUE_DIM_NAN,
     ('unique', 'unique dim=0 / nan'): _UNIQUE_DIM_NAN,
     ('count', 'bincount bool'): _BINCOUNT_BOOL,
-    ('compare', '.fmax / int scalar float'): _SCALAR_OTHER,
-    ('compare', '.fmax / scalar'): _SCALAR_OTHER,
-    ('compare', '.fmin / int scalar float'): _SCALAR_OTHER,
-    ('compare', '.fmin / scalar'): _SCALAR_OTHER,
-    ('compare', '.isclose / int scalar float'): _SCALAR_OTHER,
-    ('compare', '.isclose / scalar'): _SCALAR_OTHER,
-    ('compare', '.maximum / int scalar float'): _SCALAR_OTHER,
-    ('compare', '.maximum / scalar'): _SCALAR_OTHER,
-    ('compare', '.minimum / int scalar float'): _SCALAR_OTHER,
-    ('compare', '.minimum / scalar'): _SCALAR_OTHER,
-    ('compare', 'fmax / int scalar float'): _SCALAR_OTHER,
-    ('compare', 'fmax / scalar'): _SCALAR_OTHER,
-    ('compare', 'fmax scalar'): _SCALAR_OTHER,
-    ('compare', 'fmin / int scalar float'): _SCALAR_OTHER,
-    ('compare', 'fmin / scalar'): _SCALAR_OTHER,
-    ('compare', 'fmin scalar'): _SCALAR_OTHER,
-    ('compare', 'isclose / int scalar float'): _SCALAR_OTHER,
-    ('compare', 'isclose / scalar'): _SCALAR_OTHER,
-    ('compare', 'maximum / int scalar float'): _SCALAR_OTHER,
-    ('compare', 'maximum / scalar'): _SCALAR_OTHER,
-    ('compare', 'maximum scalar'): _SCALAR_OTHER,
-    ('compare', 'minimum / int scalar float'): _SCALAR_OTHER,
-    ('compare', 'minimum / scalar'): _SCALAR_OTHER,
-    ('compare', 'minimum scalar'): _SCALAR_OTHER,
     ('where', 'out='): _WHERE_OUT,
     ('diff', 'prepend scalar'): _DIFF_SCALAR,
     ('out=', 'nansum out= wrong dtype'): _NANSUM_OUT,
