@@ -30,7 +30,15 @@ def weighted_grads(L, outs):
         term = (o * w).sum()
         total = term if total is None else total + term
     gs = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
-    return [None if g is None else g.detach().numpy() for g in gs]
+    return [None if g is None else _array(g) for g in gs]
+
+
+def _array(g):
+    # torch gives some structurally zero gradients (sgn of a real input) as a ZeroTensor,
+    # which refuses .numpy()
+    if getattr(g, "_is_zerotensor", lambda: False)():
+        return np.zeros(tuple(g.shape))
+    return g.detach().numpy()
 
 
 def grad_difference(grads):

@@ -67,6 +67,10 @@ def _summary(x):
         t = x.detach()
         if _name(t.dtype) in ("bfloat16", "float16"):
             t = t.float()
+        elif _name(t.dtype) == "complex32":  # (NumPy has no complex32; the dtype still differs)
+            t = t.to(torch.complex64)
+        if t.is_complex():  # torch's lazy conjugate/negative views refuse .numpy()
+            t = t.resolve_conj().resolve_neg()
         return ("tensor", _name(x.dtype), tuple(x.shape), x.requires_grad,
                 (np.asarray(t.numpy()), _name(x.dtype)))
     names = _fields(x) if isinstance(x, tuple) else None
@@ -83,7 +87,8 @@ def _summary(x):
     return (type(x).__name__, "?")
 
 
-_TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6)}
+_TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6),
+        "complex64": (1e-5, 1e-6)}  # (float32 parts)
 
 
 def _same(a, b):
