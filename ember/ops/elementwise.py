@@ -18,7 +18,15 @@ from ..profiler.profiler import _active as _prof
 from ._kernels import pointwise as _kpoint
 from ._kernels import reduce as _kreduce
 from .indexing import where
-from .registry import backward_on_arrays, promote_args, register, sum_to, tensor_operands, unwatched
+from .registry import (
+    backward_on_arrays,
+    promote_args,
+    register,
+    scalar_type,
+    sum_to,
+    tensor_operands,
+    unwatched,
+)
 
 _broadcast_binary = _kpoint.broadcast_binary
 # Add's backward sums a broadcast gradient with _kreduce.sum_to_both (an A/B switch)
@@ -75,6 +83,10 @@ def _dense_and_sparse(name, input, other, kw):
     return dense_add_sparse(input, other, alpha if name == "add" else -alpha)
 
 
+# the binary ops torch computes on two Python numbers (as 0-d tensors)
+_NUMBERS_ONLY = ("add", "sub", "mul", "div", "floor_divide")
+
+
 def _binary_fn(name, cls, result=None, operator=False, numbers="both"):
     """Public function for a binary op: dtype promotion, then the Op. Its `as_operator` is the
     same for Tensor's Python operator, which also takes a NumPy array operand. ``numbers``: where
@@ -104,6 +116,9 @@ def _binary_fn(name, cls, result=None, operator=False, numbers="both"):
                     return _make(out)
         else:
             if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+                if name in _NUMBERS_ONLY and scalar_type(input) and scalar_type(other):
+                    # torch.add(2, 3) is tensor(5): the first number as a 0-d tensor
+                    return fn(_make(np.asarray(input, D.scalar_dtype(input).np)), other, **kw)
                 raise TypeError(f"{name}(): expected at least one Tensor argument, got "
                                 f"{type(input).__name__} and {type(other).__name__}")
             if input is None or other is None:

@@ -356,6 +356,7 @@ def rsub(input, other, *, alpha=1):
 @export(method=True)
 def positive(input):
     """input itself (an error for bool tensors, as in torch)."""
+    _check_tensor("positive", input)
     if input.dtype is D.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input

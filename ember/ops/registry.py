@@ -328,6 +328,13 @@ def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None, out_dty
             elif run is not None:
                 body.append(f"    if _prof.prof is None:\n        return _cls._run({full})")
             body.append(f"    return _impl({full})")
+    if kind == "function" and params[0].name == "input":
+        # NOTE [A non-tensor input]: a number or list where the op wants a tensor fails inside
+        # as an AttributeError ('float' object has no attribute 'dtype'); torch's argument
+        # parser raises TypeError. The check runs only on that error (a try costs nothing).
+        body = (["    try:"] + ["    " + line.replace("\n", "\n    ") for line in body]
+                + ["    except AttributeError:\n        _reg.tensor_argument(_iname, input)"
+                   "\n        raise"])
     src = f"def {fname}({', '.join(head)}):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<ember op {qualified}>", "exec"), env)  # source generated once per op
     fn = env[fname]
@@ -673,6 +680,13 @@ def tensor_operands(name, input, other, numbers):
     if numbers == "none" and not isinstance(other, Tensor):
         raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
                         f"{type(other).__name__}")
+
+
+def tensor_argument(name, input):
+    """Raise torch's TypeError when ``input`` is not a tensor (see NOTE [A non-tensor input])."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
 
 
 def ensure_tensor(x, name, arg="input"):

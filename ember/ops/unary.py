@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
 from ._kernels import pointwise as _kpoint
 from .indexing import where
-from .registry import promote_args, register, result_dtype, sum_to
+from .registry import promote_args, register, result_dtype, sum_to, tensor_argument
 
 
 def _float_of(x):
@@ -463,6 +463,9 @@ def _isnan(input):
 
 
 def _pred(input, f):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{getattr(f, '__name__', 'predicate')}(): argument 'input' (position 1) "
+                        f"must be Tensor, not {type(input).__name__}")
     out = _make(np.asarray(f(input._data)))
     return mark(out) if input._meta else out  # computed on the stand-in: its shape holds
 
@@ -569,6 +572,7 @@ class Clamp(Op):
 def clamp(input, min=None, max=None):
     """Clamp all elements into [min, max] (either bound may be None or a Tensor)."""
     if min is None and max is None:
+        tensor_argument("clamp", input)  # (torch reports a non-tensor input first)
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max,
                                                                                       Tensor):

@@ -172,3 +172,22 @@ def test_lerp_and_div_errors_are_torchs_types():
         ember.lerp(ember.tensor([1.0, 2.0]), ember.tensor([1.0, 2.0, 3.0]), 0.5)
     with pytest.raises(RuntimeError, match="rounding_mode"):
         ember.div(ember.tensor([1.0]), ember.tensor([2.0]), rounding_mode="round")
+
+
+@pytest.mark.parametrize("name", ["exp", "abs", "floor", "sigmoid", "isnan", "signbit",
+                                  "positive", "clamp", "nan_to_num"])
+@pytest.mark.parametrize("arg", [2.5, [1.0, 2.0]])
+def test_a_non_tensor_input_is_a_type_error(name, arg):
+    # (it failed inside as an AttributeError: 'float' object has no attribute 'dtype')
+    with pytest.raises(TypeError, match=rf"{name}\(\): argument 'input' .*must be Tensor, not "
+                                        f"{type(arg).__name__}"):
+        getattr(ember, name)(arg)
+
+
+def test_two_numbers_make_a_0d_tensor_for_the_arithmetic_ops():
+    assert ember.add(2, 3).tolist() == 5 and ember.add(2, 3).dtype == ember.int64
+    assert ember.mul(2.5, 2).dtype == ember.float32
+    np.testing.assert_allclose(ember.div(2, 3).numpy(), 2 / 3, rtol=1e-6)
+    assert ember.floor_divide(7, 2).tolist() == 3
+    with pytest.raises(TypeError, match="at least one Tensor"):
+        ember.remainder(7, 2)
