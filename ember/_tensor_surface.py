@@ -208,9 +208,12 @@ def _inplace_of(name, check=None):
 
 
 def _float_power_check(self, exponent):
-    if self.dtype is not D.float64:
+    complex_ = self.is_complex() or isinstance(exponent, complex) or (
+        isinstance(exponent, Tensor) and exponent.is_complex())
+    want = D.complex128 if complex_ else D.float64
+    if self.dtype is not want:
         raise RuntimeError(f"the base given to float_power_ has dtype {self.dtype} but the "
-                           "operation's result requires dtype float64")
+                           f"operation's result requires dtype {want}")
 
 
 def _integer_check(name):

@@ -561,10 +561,19 @@ def _pow_operator(input, exponent):
 _pow_fn = _binary_fn("pow", Pow)
 _pow.as_operator = _pow_operator
 register("pow", inplace=True)(_pow)
-register("float_power", method=True)(
-    lambda input, exponent: _pow(input.double() if isinstance(input, Tensor) else float(input),
-                                 exponent.double() if isinstance(exponent, Tensor)
-                                 else exponent))
+
+
+def float_power(input, exponent):
+    """input ** exponent computed in float64 (complex128 when either is complex)."""
+    complex_ = any(isinstance(v, complex) or (isinstance(v, Tensor) and v.is_complex())
+                   for v in (input, exponent))
+    dt = D.complex128 if complex_ else D.float64
+    return _pow(input.to(dt) if isinstance(input, Tensor) else input,
+                exponent.to(dt) if isinstance(exponent, Tensor) else
+                (complex(exponent) if complex_ else float(exponent)))
+
+
+register("float_power", method=True, out_exact=True)(float_power)
 
 
 class Atan2(Op):

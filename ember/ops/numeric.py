@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from .registry import export, result_dtype, tensor_operands
+from .registry import EXACT_OUT, export, result_dtype, tensor_operands
 
 _AminMax = collections.namedtuple("aminmax", ["min", "max"])
 _Frexp = collections.namedtuple("frexp", ["mantissa", "exponent"])
@@ -282,11 +282,18 @@ def logaddexp2(input, other):
 
 def _integer_op(name, ufunc):
     def fn(input, other):
-        em = _ember()
-        a, b = (t if isinstance(t, Tensor) else em.tensor(t) for t in (input, other))
-        if a.is_floating_point() or b.is_floating_point():
-            raise RuntimeError(f"\"{name}_cpu\" not implemented for '{a.dtype}'")
-        return _make(np.asarray(ufunc(a.numpy(), b.numpy())))
+        tensor_operands(name, input, other, "none")
+        dt = result_dtype(input, other)
+        if dt.is_floating_point or dt.is_complex or dt is D.bool_:  # (NOTE [Kernel dtypes])
+            raise NotImplementedError(f"{name}: not implemented for dtype {dt} (operands of "
+                                      f"dtypes {input.dtype} and {other.dtype}); expected "
+                                      "integer tensors.")
+        a, b = (t.detach().numpy().astype(dt.np, copy=False) for t in (input, other))
+        try:
+            return _make(np.asarray(ufunc(a, b)))
+        except ValueError:
+            raise RuntimeError(f"{name}: the shapes {list(input.shape)} and "
+                               f"{list(other.shape)} do not broadcast") from None
 
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name} of integer tensors (not differentiable)."
@@ -300,13 +307,18 @@ lcm = _integer_op("lcm", np.lcm)
 @export(method=True, out=True)
 def heaviside(input, values):
     """0 where input < 0, 1 where input > 0, ``values`` where input == 0."""
+    tensor_operands("heaviside", input, values, "none")
     em = _ember()
     if input.dtype != values.dtype:
         raise RuntimeError(f"heaviside is not yet implemented for tensors with different "
                            f"dtypes; got {input.dtype} and {values.dtype}")
-    zero, one = em.zeros_like(input), em.ones_like(input)
-    return em.where(input == 0, values.expand_as(input) if values.dim() else values,
-                    em.where(input > 0, one, zero))
+    if input.is_complex():
+        raise NotImplementedError(f"heaviside: not implemented for complex dtype {input.dtype}")
+    step = (input > 0).to(input.dtype)
+    return em.where(input == 0, values, step)  # (broadcasts input and values both ways)
+
+
+EXACT_OUT.add("heaviside")  # torch: an out= of another dtype is "not yet implemented" too
 
 
 @export(method=True, out=True)

@@ -191,3 +191,35 @@ def test_two_numbers_make_a_0d_tensor_for_the_arithmetic_ops():
     assert ember.floor_divide(7, 2).tolist() == 3
     with pytest.raises(TypeError, match="at least one Tensor"):
         ember.remainder(7, 2)
+
+
+def test_gcd_lcm_take_integer_tensors_only():
+    a, b = ember.tensor([12, 18], dtype=ember.int32), ember.tensor([8, 4], dtype=ember.int64)
+    assert ember.gcd(a, b).tolist() == [4, 2] and ember.gcd(a, b).dtype == ember.int64
+    assert ember.lcm(a, b).tolist() == [24, 36]
+    with pytest.raises(NotImplementedError, match="gcd: not implemented for dtype ember.float32"):
+        ember.gcd(a, ember.tensor([1.0, 2.0]))
+    with pytest.raises(NotImplementedError, match="lcm.*bool"):
+        ember.lcm(ember.tensor([True]), ember.tensor([False]))
+    with pytest.raises(TypeError, match="gcd\\(\\): argument 'other'"):
+        ember.gcd(a, 4)
+
+
+def test_heaviside_broadcasts_values_and_refuses_numbers():
+    x = ember.tensor([[-1.0], [0.0]])
+    out = ember.heaviside(x, ember.tensor([0.5, 0.25]))
+    assert out.tolist() == [[0.0, 0.0], [0.5, 0.25]]
+    with pytest.raises(TypeError, match="heaviside\\(\\): argument 'other'"):
+        ember.heaviside(x, 0.5)
+    with pytest.raises(RuntimeError, match="heaviside\\(\\): out= has dtype ember.float64"):
+        ember.heaviside(x, ember.tensor([0.5]), out=ember.empty(0, dtype=ember.float64))
+
+
+def test_float_power_of_complex_keeps_the_imaginary_part():
+    z = ember.float_power(ember.tensor([1 + 1j], dtype=ember.complex64), 2)
+    assert z.dtype == ember.complex128
+    np.testing.assert_allclose(z.numpy(), [2j], atol=1e-12)
+    assert ember.float_power(ember.tensor([2]), 1j).dtype == ember.complex128
+    w = ember.tensor([1 + 1j], dtype=ember.complex128)
+    w.float_power_(2)
+    np.testing.assert_allclose(w.numpy(), [2j], atol=1e-12)
