@@ -238,8 +238,13 @@ def threads():
 # as long after each further one (up to SOLO_MAX_S), half as long again after each hand-off on
 # time - so a quiet machine keeps its two threads and a busy one pays about one late hand-off
 # per solo period. (`run`'s cfunc users - LSTM, layer norm, GELU, MKL's parts - take no part.)
-LATE_S = 250e-6
-SOLO_MIN_S = 0.1
+# The settings: whole GPT-S generations in one process, settings interleaved
+# (/work/s32/gen_late_ab.py), mean / p90 ms: quiet (04:25 UTC) off 36.6 / 38.6, 250 us and
+# 0.1 s 37.0 / 40.8, 1 ms and 10 ms 36.2 / 37.2; beside one busy process off 118.6 / 229.4,
+# 250 us and 0.1 s 100.3 / 152.0, 1 ms and 10 ms 93.9 / 139.5 (a short solo period costs less
+# after a one-off hiccup; the doubling still reaches long ones under steady load).
+LATE_S = 1e-3
+SOLO_MIN_S = 0.01
 SOLO_MAX_S = 10.0
 _solo = [0.0, SOLO_MIN_S]  # (perf_counter time the solo period ends, the next period's length)
 

@@ -203,6 +203,7 @@ def test_run_ranges_notices_a_late_worker_and_runs_alone_meanwhile(blas_parts_on
         if threading.get_ident() != caller:
             time.sleep(0.02)
 
+    _blas_parts._solo[1] = 10.0  # a solo period that outlasts any pause before the next call
     _blas_parts.run_ranges(part, 100)
     assert len(calls) == 2 and _blas_parts.late_solo(time.perf_counter())
     calls.clear()
