@@ -333,8 +333,9 @@ def _bound_wrapper(impl, params, name, qualified, kind, deprecated=None, out_dty
         # as an AttributeError ('float' object has no attribute 'dtype'); torch's argument
         # parser raises TypeError. The check runs only on that error (a try costs nothing).
         body = (["    try:"] + ["    " + line.replace("\n", "\n    ") for line in body]
-                + ["    except AttributeError:\n        _reg.tensor_argument(_iname, input)"
-                   "\n        raise"])
+                + ['    except AttributeError:\n'
+                   '        _reg.ensure_tensor(input, _iname, "input", 1)\n'
+                   '        raise'])
     src = f"def {fname}({', '.join(head)}):\n" + "\n".join(body) + "\n"
     exec(compile(src, f"<ember op {qualified}>", "exec"), env)  # source generated once per op
     fn = env[fname]
@@ -674,24 +675,18 @@ def norm_dims(dim, ndim, name):
 def tensor_operands(name, input, other, numbers):
     """Raise torch's TypeError for a number operand ``numbers`` ("both", "other" or "none")
     does not allow (see NOTE [Number operands])."""
-    if numbers != "both" and not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    if numbers == "none" and not isinstance(other, Tensor):
-        raise TypeError(f"{name}(): argument 'other' (position 2) must be Tensor, not "
-                        f"{type(other).__name__}")
+    if numbers != "both":
+        ensure_tensor(input, name, "input", 1)
+    if numbers == "none":
+        ensure_tensor(other, name, "other", 2)
 
 
-def tensor_argument(name, input):
-    """Raise torch's TypeError when ``input`` is not a tensor (see NOTE [A non-tensor input])."""
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-
-
-def ensure_tensor(x, name, arg="input"):
+def ensure_tensor(x, name, arg="input", position=None):
+    """x, or torch's TypeError naming the op and the argument (and its position, as torch's
+    argument parser does for a positional one) when x is not a tensor."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+        at = f" (position {position})" if position else ""
+        raise TypeError(f"{name}(): argument '{arg}'{at} must be Tensor, not {type(x).__name__}")
     return x
 
 

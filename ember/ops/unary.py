@@ -18,7 +18,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ._kernels import gelu as _kgelu
 from ._kernels import pointwise as _kpoint
 from .indexing import where
-from .registry import promote_args, register, result_dtype, sum_to, tensor_argument
+from .registry import ensure_tensor, promote_args, register, result_dtype, sum_to
 
 
 def _float_of(x):
@@ -572,7 +572,7 @@ class Clamp(Op):
 def clamp(input, min=None, max=None):
     """Clamp all elements into [min, max] (either bound may be None or a Tensor)."""
     if min is None and max is None:
-        tensor_argument("clamp", input)  # (torch reports a non-tensor input first)
+        ensure_tensor(input, "clamp", "input", 1)  # (torch reports a non-tensor input first)
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     if min is not None and max is not None and isinstance(min, Tensor) != isinstance(max,
                                                                                       Tensor):
