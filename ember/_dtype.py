@@ -5,6 +5,8 @@ without it ``ember.bfloat16`` exists but creating a tensor of it raises a clear 
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 try:  # bfloat16 is not a NumPy dtype; ml_dtypes adds it
@@ -268,3 +270,47 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
         raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
                            f"attempted to promote {type1} and {type2}")
     return _promote_core(type1, type2)
+
+
+# NOTE [Numbers that do not fit the dtype]
+# torch has two ways of taking a Python number beside a tensor. The arithmetic and comparison
+# ops (add, mul, sub, div, eq...) treat it as a 0-d tensor of int64/float/complex and cast it
+# as they compute, so `int8_t + 300` wraps like C. The ops that take it as an option of the
+# tensor's own type (pow's exponent, add's alpha, clamp's bounds, fill_/masked_fill/index_fill/
+# scatter values, where's scalar branch, addcmul's value, threshold/hardtanh) convert it with
+# a range check and raise "value cannot be converted to type int8_t without overflow". The
+# check (c10's `overflows`): an integer dtype takes integers in its range, and an unsigned one
+# the negatives down to -max as well (they wrap as two's complement: uint8 - 1); a float never
+# fits an integer dtype unless it is a finite value in range; a float dtype takes any integer
+# or float up to its largest finite value, and inf/NaN; a complex number fits a real dtype only
+# with a zero imaginary part. bool takes anything. The ops call `check_fits` on such options.
+def fits(value, dt: dtype) -> bool:
+    """Whether the Python number ``value`` converts to ``dt`` without overflow (torch's
+    range check for numbers given as an op's option, NOTE [Numbers that do not fit the dtype])."""
+    if dt.category == _BOOL or isinstance(value, (bool, np.bool_)):
+        return True
+    if isinstance(value, (complex, np.complexfloating)):
+        if dt.category != _COMPLEX and value.imag != 0:
+            return False
+        return fits(float(value.real), dt) and fits(float(value.imag), dt)
+    if dt.category == _INT:
+        info = np.iinfo(dt.np)
+        lo = -int(info.max) if info.min == 0 else int(info.min)
+        if isinstance(value, (float, np.floating)):
+            return bool(np.isfinite(value)) and lo <= value <= int(info.max)
+        return lo <= value <= int(info.max)
+    if isinstance(value, (float, np.floating)) and not np.isfinite(value):
+        return True
+    return abs(value) <= _FLOAT_MAX.get(dt.to_real().name, math.inf)
+
+
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38, "float64": 1.7976931348623157e308}
+
+
+def check_fits(op: str, value, dt: dtype) -> None:
+    """Raise torch's RuntimeError when the number ``value`` (an option of ``op`` taken in the
+    tensor's dtype ``dt``) does not fit it (NOTE [Numbers that do not fit the dtype])."""
+    if not fits(value, dt):
+        raise RuntimeError(f"{op}: value {value!r} cannot be converted to type {dt} without "
+                           "overflow")

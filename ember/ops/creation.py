@@ -503,6 +503,8 @@ def numel(input):
 
 
 def _fill_(self, value):
+    if not isinstance(value, Tensor):  # NOTE [Numbers that do not fit the dtype]
+        D.check_fits("fill_", value, self.dtype)
     if _state.enabled and self._requires_grad or isinstance(value, Tensor) and \
             value._requires_grad and _state.enabled:
         from .indexing import _copy_

@@ -208,8 +208,9 @@ def _same_shape(ufunc):
 def _check_alpha(name, dtype, alpha):
     """add/sub's alpha must fit the result dtype `dtype` (as torch checks it): no float alpha
     for an integer or bool result (it would silently turn into a float sum), no complex alpha
-    for a real one, a bool alpha only for a bool result. Messages are torch's, after the op's
-    name, with the dtype and alpha at the end."""
+    for a real one, a bool alpha only for a bool result, and one that fits the dtype (NOTE
+    [Numbers that do not fit the dtype]). Messages are torch's, after the op's name, with the
+    dtype and alpha at the end."""
     if isinstance(alpha, (bool, np.bool_)):
         if dtype == np.bool_:
             return
@@ -219,8 +220,17 @@ def _check_alpha(name, dtype, alpha):
     elif isinstance(alpha, (float, np.floating)) and dtype.kind in "iub":
         why = "For integral input tensors, argument alpha must not be a floating point number."
     else:
+        D.check_fits(name, alpha, D.from_numpy_dtype(dtype))
         return
     raise RuntimeError(f"{name}: {why} (result dtype {D.from_numpy_dtype(dtype)}, alpha={alpha!r})")
+
+
+def _int_alpha(a, alpha):
+    """An int alpha of an integer or bool sum in the sum's dtype: it fits (_check_alpha), and
+    a negative one of a uint8 sum wraps, as torch takes it (uint8 - 1 * b is uint8 + 255 * b)."""
+    if type(alpha) is int and a.dtype.kind in "iub":
+        return np.asarray(alpha).astype(a.dtype)
+    return alpha
 
 
 class Add(Op):
@@ -231,11 +241,11 @@ class Add(Op):
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
-        if type(alpha) is not int:
+        if type(alpha) is not int or alpha != 1:
             _check_alpha("add", a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
-            out = a + alpha * b
+            out = a + _int_alpha(a, alpha) * b
             # bool + 2 * bool is a bool sum in torch (NumPy would count it in int64), and
             # bfloat16 * 0.5 is float32 in ml_dtypes
             return out if out.dtype == a.dtype else out.astype(a.dtype)
@@ -272,11 +282,11 @@ class Sub(Op):
         if a.dtype == np.bool_:
             raise RuntimeError("sub: Subtraction, the `-` operator, with two bool tensors is not "
                                "supported. Use the `^` or `logical_xor()` operator instead.")
-        if type(alpha) is not int:
+        if type(alpha) is not int or alpha != 1:
             _check_alpha("sub", a.dtype, alpha)
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if alpha != 1:
-            out = a - alpha * b
+            out = a - _int_alpha(a, alpha) * b
             return out if out.dtype == a.dtype else out.astype(a.dtype)  # (see Add)
         out = _broadcast_binary("sub", a, b)  # NOTE [Row-broadcast binary ops]
         return a - b if out is None else out
@@ -535,18 +545,26 @@ def _int_pow(a, b):
     return np.where(negative, inverse, y).astype(y.dtype)
 
 
-def _negative_int_exponent(input, exponent):
-    # torch refuses a negative Python int exponent of an integer tensor (a tensor exponent is
-    # computed, see _int_pow)
-    if (type(exponent) is int and exponent < 0 and isinstance(input, Tensor)
-            and input._data.dtype.kind in "biu"):
-        raise RuntimeError("pow: Integers to negative integer powers are not allowed; got an "
-                           f"exponent of {exponent} for a tensor of dtype {input.dtype}. Use a "
-                           "float exponent or tensor.")
+def _number_exponent(input, exponent):
+    """Check a Python number exponent of a tensor as torch does: a negative int exponent of an
+    integer tensor is refused (a tensor exponent is computed, see _int_pow), and one that
+    stays in the tensor's dtype must fit it (NOTE [Numbers that do not fit the dtype])."""
+    if not isinstance(input, Tensor) or type(exponent) not in (int, float):
+        return
+    kind = input._data.dtype.kind
+    if type(exponent) is int and kind in "biu":
+        if exponent < 0:
+            raise RuntimeError("pow: Integers to negative integer powers are not allowed; got "
+                               f"an exponent of {exponent} for a tensor of dtype {input.dtype}. "
+                               "Use a float exponent or tensor.")
+        if kind != "b":
+            D.check_fits("pow", exponent, input.dtype)
+    elif input.dtype in (D.float16, D.bfloat16):  # (float32/64 take it in double precision)
+        D.check_fits("pow", exponent, input.dtype)
 
 
 def _pow(input, exponent):
-    _negative_int_exponent(input, exponent)
+    _number_exponent(input, exponent)
     if type(exponent) is bool and isinstance(input, Tensor) and input.dtype is D.bool_:
         # torch takes a number exponent of 0 or 1 without its kernel, which has no bool version
         return input.clone() if exponent else input.new_ones(input.shape)
@@ -554,7 +572,7 @@ def _pow(input, exponent):
 
 
 def _pow_operator(input, exponent):
-    _negative_int_exponent(input, exponent)
+    _number_exponent(input, exponent)
     return _pow_fn.as_operator(input, exponent)
 
 

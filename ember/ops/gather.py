@@ -153,6 +153,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         index = index.reshape(1)
     if src is None or not isinstance(src, Tensor):
         v = value if value is not None else src
+        D.check_fits("scatter", v, input.dtype)  # NOTE [Numbers that do not fit the dtype]
         s = np.asarray(v).astype(input._data.dtype)
         return guard_inputs(Scatter.apply(input, s, d, _idx64(index), reduce), index)
     if src._data.dtype != input._data.dtype:
@@ -329,6 +330,12 @@ def index_fill(input, dim, index, value):
         if index._data.min() >= -n:
             index = index + n * (index < 0).to(index.dtype)
     key = _index_key("index_fill", input, dim, index)
+    if not isinstance(value, Tensor):  # NOTE [Numbers that do not fit the dtype]
+        if isinstance(value, complex) and not input.is_complex():
+            raise RuntimeError(f"index_fill_(): Converting complex Scalar to non-complex type is "
+                               f"not supported; got value {value!r} for a tensor of dtype "
+                               f"{input.dtype}")
+        D.check_fits("index_fill", value, input.dtype)
     v = value.to(input.dtype) if isinstance(value, Tensor) else np.asarray(value).astype(
         input._data.dtype)
     return guard_inputs(IndexPut.apply(input, v, key, False), index)

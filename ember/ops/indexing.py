@@ -499,6 +499,9 @@ class Where(Op):
         return None, ga, gb
 
 
+_HALF_NP = (np.dtype(np.float16), D.bfloat16.np)
+
+
 def where(condition, input=None, other=None, *, out=None):
     """where(cond, x, y) elementwise choice; where(cond) is nonzero(cond, as_tuple=True)."""
     if input is None and other is None:
@@ -520,6 +523,10 @@ def where(condition, input=None, other=None, *, out=None):
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {c.dtype}")
     a, b = promote_args("where", input, other)
+    for branch, promoted in ((input, a), (other, b)):  # NOTE [Numbers that do not fit the dtype]
+        if not isinstance(branch, Tensor) and promoted.dtype not in _HALF_NP:  # (torch takes
+            # the number as a float32 there)
+            D.check_fits("where", branch, D.from_numpy_dtype(promoted.dtype))
     try:
         return Where.apply(c, a, b)
     except ValueError:
@@ -549,10 +556,8 @@ def masked_fill(input, mask, value):
                                f"tensor with {value.ndim} dimension(s).")
         v = value.to(input.dtype)
     else:
-        if input._data.dtype.kind in "iub" and isinstance(value, float) and \
-                not np.isfinite(value):  # NumPy would cast NaN/inf to an arbitrary integer
-            raise RuntimeError(f"masked_fill: value {value} cannot be converted to type "
-                               f"{input.dtype} without overflow")
+        # (NumPy would cast NaN/inf to an arbitrary integer, 300 into int8 would wrap)
+        D.check_fits("masked_fill", value, input.dtype)
         v = np.asarray(value).astype(input._data.dtype)
     # a mask with more dims or larger sizes broadcasts the result, as torch's out-of-place
     # masked_fill (masked_fill_ then refuses to write it back into input)

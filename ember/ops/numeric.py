@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _dtype as D
 from .._tensor import Tensor, _make
-from .registry import EXACT_OUT, export, result_dtype, tensor_operands
+from ..autograd.function import Op
+from .registry import EXACT_OUT, export, result_dtype, sum_to, tensor_operands
 
 _AminMax = collections.namedtuple("aminmax", ["min", "max"])
 _Frexp = collections.namedtuple("frexp", ["mantissa", "exponent"])
@@ -347,16 +348,34 @@ def ldexp(input, other):
     return input.to(dt) * other.exp2().to(dt)
 
 
+class Nextafter(Op):
+    """The next representable float after x towards y. The step is one ulp, so torch (and
+    ember) differentiate it as the identity in x, except where x == y (the result is y: no
+    step), and as a constant in y."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(np.asarray(x == y))
+        ctx.shapes = x.shape, y.shape
+        return np.asarray(np.nextafter(x, y))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (same,) = ctx.saved_tensors
+        xshape, yshape = ctx.shapes
+        return sum_to(_ember().where(same, 0.0, grad), xshape), grad.new_zeros(yshape)
+
+
 @export(method=True, out=True)
 def nextafter(input, other):
-    """The next representable float after ``input`` towards ``other`` (not differentiable)."""
+    """The next representable float after ``input`` towards ``other``."""
     dt = _floating_operands("nextafter", input, other)
-    x, y = (t.detach().to(dt).numpy() for t in (input, other))
     try:
-        return _make(np.asarray(np.nextafter(x, y)))
+        np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
     except ValueError:
         raise RuntimeError(f"nextafter: the shapes {list(input.shape)} and {list(other.shape)} "
                            "do not broadcast; each dim must match or be 1") from None
+    return Nextafter.apply(input.to(dt), other.to(dt))
 
 
 @export(method=True)

@@ -447,7 +447,8 @@ def write_out(out, result, name):
         return out
     if not isinstance(out, Tensor):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
-    if _state.enabled and (out._requires_grad or result._requires_grad):
+    if _state.enabled and (out._requires_grad or result._requires_grad) and not (
+            name in _UNDIFFERENTIATED_IN_TORCH and not out._requires_grad):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     if name in EXACT_OUT and out.dtype != result.dtype and not (
@@ -463,7 +464,17 @@ def write_out(out, result, name):
         _resize_out(out, result._data.shape, name)
     np.copyto(out._data, result._data, casting="unsafe")
     out._bump_version()  # (through the method: a compile capture sees the write)
+    if result._requires_grad and _state.enabled:  # (only the ops of _UNDIFFERENTIATED_IN_TORCH)
+        from .inplace import rebase_history
+        rebase_history(out, result)
     return out
+
+
+# torch refuses out= when an input requires grad only for ops it can differentiate: an op
+# without a derivative there (floor_divide) writes out= and marks it as requiring grad. ember
+# differentiates these ops (docs/DEVIATIONS.md, Gradient availability), so out= takes the
+# result's history, as an in-place op would.
+_UNDIFFERENTIATED_IN_TORCH = frozenset({"floor_divide"})
 
 
 # ---------------------------------------------------------------------------------------------

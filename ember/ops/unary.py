@@ -585,6 +585,9 @@ def clamp(input, min=None, max=None):
     if kind == "c":  # (a complex bound; a complex input is refused in complex.py)
         raise NotImplementedError(f"clamp: not supported for complex types; got input of dtype "
                                   f"{input.dtype} and bounds {min!r}, {max!r}.")
+    for bound in (min, max):  # NOTE [Numbers that do not fit the dtype]
+        if bound is not None and not isinstance(bound, Tensor):
+            D.check_fits("clamp", bound, args[0].dtype)
     if kind == "b":
         raise NotImplementedError("clamp: not implemented for bool results (a bool input with "
                                   "bool or bool tensor bounds); clamp an integer tensor instead.")
@@ -655,12 +658,19 @@ def lerp(input, end, weight):
 def _addc_value(name, input, tensor1, tensor2, value):
     """addcmul/addcdiv's checks (torch's): no bool kernel, and value is a number of the result's
     kind: a float value for integer tensors is truncated, as torch casts it."""
-    if isinstance(input, Tensor) and input._data.dtype.kind in "fc":
-        return value  # a float result (the common case: optimizer states)
+    if isinstance(input, Tensor) and input._data.dtype.kind in "fc" and type(value) is not \
+            complex:  # a float result (the common case: optimizer states)
+        # NOTE [Numbers that do not fit the dtype]; a half input computes in float32
+        D.check_fits(name, value, D.float32 if input.dtype in (D.float16, D.bfloat16)
+                     else input.dtype)
+        return value
     dt = result_dtype(input, tensor1, tensor2)
     if dt is D.bool_:
         raise NotImplementedError(f"{name}: not implemented for bool tensors; got dtypes "
                                   f"{input.dtype}, {tensor1.dtype} and {tensor2.dtype}.")
+    D.check_fits(name, value, dt)  # NOTE [Numbers that do not fit the dtype]
+    if isinstance(value, complex) and not dt.is_complex:
+        value = value.real  # (it fits: its imaginary part is 0) a number of the result's kind
     if not (dt.is_floating_point or dt.is_complex) and isinstance(value, float):
         return int(value)
     return value

@@ -288,3 +288,31 @@ def test_clamp_with_bounds_that_do_not_broadcast_is_a_runtime_error():
             ember.clamp(x, ember.tensor([-0.5, 0.0, 0.2, 1.0]), ember.tensor([0.5]))
     with pytest.raises(RuntimeError, match="must match the size"):
         torch.clamp(torch.tensor([[1.0, 2.0, 3.0]]), torch.tensor([-0.5, 0.0, 0.2, 1.0]))
+
+
+def test_nextafter_gradient_is_identity_in_input_except_where_equal():
+    # d nextafter(x, y)/dx = 1 (one ulp away), 0 where x == y (the result is y); nothing for y
+    x = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    y = ember.tensor([0.0, 2.0, np.nan], dtype=ember.float64, requires_grad=True)
+    out = ember.nextafter(x, y)
+    assert out.grad_fn is not None
+    out.backward(ember.tensor([5.0, np.inf, 7.0], dtype=ember.float64))
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 0.0, 7.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [0.0, 0.0, 0.0])
+    assert gradcheck(lambda a: ember.nextafter(a, ember.zeros((), dtype=ember.float64)),
+                     (ember.tensor([0.5, -2.0], dtype=ember.float64, requires_grad=True),))
+
+
+def test_out_beside_an_input_that_requires_grad():
+    # torch refuses out= for an op it differentiates (nextafter); floor_divide has no derivative
+    # in torch, which writes out= and marks it as requiring grad (ember: the result's history)
+    x = ember.tensor([1.5, 2.0], dtype=ember.float64, requires_grad=True)
+    two = ember.tensor([2.0, 2.0], dtype=ember.float64)
+    with pytest.raises(RuntimeError, match=r"nextafter\(\): functions with out=.*requires grad"):
+        ember.nextafter(x, two, out=ember.empty(0, dtype=ember.float64))
+    out = ember.empty(0, dtype=ember.float64)
+    ember.floor_divide(x, two, out=out)
+    assert out.requires_grad and out.tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match=r"floor_divide\(\): functions with out=.*requires"):
+        ember.floor_divide(x.detach(), two, out=ember.empty(0, dtype=ember.float64,
+                                                             requires_grad=True))

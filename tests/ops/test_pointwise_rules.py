@@ -223,3 +223,37 @@ def test_float_power_of_complex_keeps_the_imaginary_part():
     w = ember.tensor([1 + 1j], dtype=ember.complex128)
     w.float_power_(2)
     np.testing.assert_allclose(w.numpy(), [2j], atol=1e-12)
+
+
+@pytest.mark.parametrize("call, op", [
+    (lambda x: ember.pow(x, 300), "pow"), (lambda x: x ** 128, "pow"),
+    (lambda x: x.clone().pow_(300), "pow"), (lambda x: ember.add(x, x, alpha=300), "add"),
+    (lambda x: x.sub(x, alpha=-129), "sub"), (lambda x: x.clamp(max=300), "clamp"),
+    (lambda x: x.clone().fill_(127.5), "fill_"),
+    (lambda x: x.masked_fill(x > 0, 300), "masked_fill"),
+    (lambda x: ember.where(x > 1, x, 300), "where"),
+    (lambda x: x.index_fill(0, ember.tensor([0]), float("nan")), "index_fill"),
+    (lambda x: x.scatter(0, ember.tensor([0]), -200), "scatter"),
+    (lambda x: ember.addcmul(x, x, x, value=300), "addcmul"),
+    (lambda x: ember.nn.functional.threshold(x, 1, 300), "threshold"),
+])
+def test_number_option_out_of_int8_range_is_refused(call, op):
+    # NOTE [Numbers that do not fit the dtype]: an option taken in the tensor's dtype
+    x = ember.tensor([1, 2], dtype=ember.int8)
+    with pytest.raises(RuntimeError, match=rf"{op}: value .* cannot be converted to type "
+                                           r"ember.int8 without overflow"):
+        call(x)
+
+
+def test_number_operand_out_of_range_wraps_and_unsigned_takes_negatives():
+    x = ember.tensor([1, 2], dtype=ember.int8)
+    assert (x + 300).tolist() == [45, 46] and (x * 300).dtype is ember.int8
+    u = ember.tensor([5], dtype=ember.uint8)
+    assert u.sub(u, alpha=-1).tolist() == [10]         # -1 fits uint8 (wraps to 255)
+    assert u.clamp(min=-1).tolist() == [255]           # as torch: -1 is 255 in uint8
+    with pytest.raises(RuntimeError, match="fill_: value -256 cannot be converted"):
+        u.fill_(-256)
+    h = ember.tensor([1.0], dtype=ember.float16)
+    with pytest.raises(RuntimeError, match="pow: value 100000 cannot be converted"):
+        h ** 100000
+    assert ember.pow(ember.tensor([2.0]), 1e39).tolist() == [float("inf")]  # float32: no check

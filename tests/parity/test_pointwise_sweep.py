@@ -168,6 +168,8 @@ for _name, _kw in UNARY:
         L.G(SPECIAL), **kw))(_name, _kw))
     case(_label, "grad in place", (lambda name, kw: lambda L: getattr(
         L.G(_array(_A, "float64")).clone(), name + "_")(**kw))(_name, _kw))
+    case(_label, "out= grad", (lambda name, kw: lambda L: _with_out(lambda L, o: getattr(
+        L.mod, name)(L.G(_array(_A, "float64")), **kw, out=o), "float64")(L))(_name, _kw))
 
 # clamp's bounds as tensors (broadcast, other dtypes, 0-d) and as mixed numbers
 CLAMP_BOUNDS = (
@@ -343,6 +345,10 @@ for _name, _kw, _opr in BINARY:
         case(_label, _what, _pair(_fn, _sa, _sb))
     if _inplace:
         case(_label, "grad in place", lambda L, ip=_ip: ip(L, L.G(SPECIAL), L.G(SPECIAL2)))
+    # out= beside an input that requires grad: torch refuses it for the ops it differentiates
+    case(_label, "out= grad", (lambda name, kw: lambda L: _with_out(lambda L, o: getattr(
+        L.mod, name)(L.G(_array(_A, "float64")), mk("float64", _B)(L), **kw, out=o),
+        "float64")(L))(_name, _kw))
 
 # pow's exponent kinds and integer bases
 for _dt in DTYPES:
@@ -372,6 +378,34 @@ case("pow exponents", "int overflow", lambda L: L.mod.pow(L.T([3, 7]), 40))
 case("pow exponents", "uint8 wraps", lambda L: L.mod.pow(L.T(np.array([3, 7], np.uint8)), 3))
 case("pow exponents", "int8 tensor exponent", lambda L: L.mod.pow(L.T([2, 3]), L.T(
     np.array([7, 2], np.int8))))
+
+# Python numbers out of the tensor dtype's range: the arithmetic ops wrap them as C casts do,
+# the ops that take one as an option in the tensor's dtype refuse it (NOTE [Numbers that do not
+# fit the dtype] in ember/_dtype.py)
+_RANGE_CALLS = (
+    ("add", lambda L, x, v: x + v), ("mul", lambda L, x, v: x * v),
+    ("rsub", lambda L, x, v: v - x), ("eq", lambda L, x, v: x == v),
+    ("pow", lambda L, x, v: L.mod.pow(x, v)), ("pow_", lambda L, x, v: x.clone().pow_(v)),
+    ("operator **", lambda L, x, v: x ** v),
+    ("add alpha", lambda L, x, v: L.mod.add(x, x, alpha=v)),
+    ("sub alpha", lambda L, x, v: x.sub(x, alpha=v)),
+    ("clamp max", lambda L, x, v: x.clamp(max=v)), ("clamp_min", lambda L, x, v: x.clamp_min(v)),
+    ("fill_", lambda L, x, v: x.clone().fill_(v)),
+    ("masked_fill", lambda L, x, v: x.masked_fill(L.T(_array(_A, "bool")), v)),
+    ("where", lambda L, x, v: L.mod.where(L.T(_array(_A, "bool")), x, v)),
+    ("index_fill", lambda L, x, v: x.index_fill(1, L.T([0, 2]), v)),
+    ("scatter", lambda L, x, v: x.scatter(1, L.T([[0], [2]]), v)),
+    ("addcmul", lambda L, x, v: L.mod.addcmul(x, x, x, value=v)),
+    ("threshold", lambda L, x, v: L.mod.nn.functional.threshold(x, 1, v)),
+)
+for _dt in ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "bool",
+            "complex64"):
+    for _vname, _v in (("300", 300), ("-1", -1), ("-256", -256), ("127.5", 127.5),
+                       ("70000", 70000), ("1e5", 1e5), ("1e39", 1e39), ("nan", float("nan")),
+                       ("inf", float("inf")), ("2j", 2j), ("2+0j", 2 + 0j), ("2**40", 2 ** 40)):
+        for _what, _call in _RANGE_CALLS:
+            case("number range", f"{_what} {_vname} / {_dt}", (lambda src, call, v: lambda L:
+                 call(L, src(L), v))(mk(_dt), _call, _v))
 
 # division by zero in integers, floats and bool
 for _name, _kw in (("div", {}), ("div", {"rounding_mode": "trunc"}),
@@ -493,8 +527,6 @@ _RDIV = ("torch's reflected `number / bfloat16_tensor` multiplies by the recipro
 _ROUNDING_GRAD = ("torch has no derivative for floor_divide, nor for remainder with a number "
                   "first; ember's is the derivative almost everywhere (0, as torch's own "
                   "div(rounding_mode='floor'); -(a // b) for remainder's divisor)")
-_NEXTAFTER_GRAD = ("torch's nextafter result requires grad and its backward raises 'not "
-                   "implemented'; ember's does not require grad")
 _LDEXP_GRAD = ("torch 2.13's ldexp gradient with an integer exponent takes 2**other in integers "
                "(0 for a negative exponent); ember's is 2**other")
 _LDEXP_0D = ("ldexp of a 0-d complex128 by a bfloat16 exponent: torch takes 2**other in float32 "
@@ -506,7 +538,43 @@ _NO_DERIVATIVE = ("torch has no derivative for heaviside (an error at backward);
                   "to input")
 _ZERO_POW = ("0 ** z for complex z with Re z <= 0: ember keeps NumPy's values (nan+nanj; 1 at "
              "z = 0), torch gives inf+nanj (nan+nanj at z = 0)")
+_HALF_OPMATH = ("a number beyond float16's range beside a float16 tensor: torch's arithmetic "
+                "takes it in float32 (0 * 1e5 is 0), ember rounds it to float16 first (inf: "
+                "0 * 1e5 is NaN)")
+_CLAMP_COMPLEX_BOUND = ("torch takes clamp(real_t, max=2+0j) as the real 2 (but refuses "
+                        "clamp_min(real_t, 2+0j) and every complex bound of an integer tensor); "
+                        "ember refuses every complex bound")
+_CLAMP_COMPLEX_ORDER = ("error order: a complex input with a bound out of float32's range; "
+                        "ember reports the bound (RuntimeError), torch the complex input "
+                        "(NotImplementedError)")
+_COMPLEX_INF_ADD = ("complex_t + inf: torch multiplies the number by alpha = 1 in complex "
+                    "arithmetic (inf * 0j is NaN: inf+nanj), ember adds (inf+0.5j)")
 KNOWN: dict = {
+    ('number range', 'mul 70000 / float16'): _HALF_OPMATH,
+    ('number range', 'addcmul 70000 / float16'): _HALF_OPMATH,
+    ('number range', 'mul 1e5 / float16'): _HALF_OPMATH,
+    ('number range', 'addcmul 1e5 / float16'): _HALF_OPMATH,
+    ('number range', 'mul 2**40 / float16'): _HALF_OPMATH,
+    ('number range', 'addcmul 2**40 / float16'): _HALF_OPMATH,
+    ('number range', 'add 2j / float16'): _COMPLEX32,
+    ('number range', 'mul 2j / float16'): _COMPLEX32,
+    ('number range', 'rsub 2j / float16'): _COMPLEX32,
+    ('number range', 'pow 2j / float16'): _COMPLEX32,
+    ('number range', 'operator ** 2j / float16'): _COMPLEX32,
+    ('number range', 'where 2j / float16'): _COMPLEX32,
+    ('number range', 'add 2+0j / float16'): _COMPLEX32,
+    ('number range', 'mul 2+0j / float16'): _COMPLEX32,
+    ('number range', 'rsub 2+0j / float16'): _COMPLEX32,
+    ('number range', 'pow 2+0j / float16'): _COMPLEX32,
+    ('number range', 'operator ** 2+0j / float16'): _COMPLEX32,
+    ('number range', 'where 2+0j / float16'): _COMPLEX32,
+    ('number range', 'clamp max 2+0j / float16'): _CLAMP_COMPLEX_BOUND,
+    ('number range', 'clamp max 2+0j / bfloat16'): _CLAMP_COMPLEX_BOUND,
+    ('number range', 'clamp max 2+0j / float32'): _CLAMP_COMPLEX_BOUND,
+    ('number range', 'clamp max 1e39 / complex64'): _CLAMP_COMPLEX_ORDER,
+    ('number range', 'clamp_min 1e39 / complex64'): _CLAMP_COMPLEX_ORDER,
+    ('number range', 'add 1e39 / complex64'): _COMPLEX_INF_ADD,
+    ('number range', 'add inf / complex64'): _COMPLEX_INF_ADD,
     ('heaviside', 'grad'): _NO_DERIVATIVE,
     ('heaviside', 'grad special'): _NO_DERIVATIVE,
     ('heaviside', 'grad special swapped'): _NO_DERIVATIVE,
@@ -514,6 +582,7 @@ KNOWN: dict = {
     ('heaviside', 'grad broadcast'): _NO_DERIVATIVE,
     ('heaviside', 'grad 0-d'): _NO_DERIVATIVE,
     ('heaviside', 'grad in place'): _NO_DERIVATIVE,
+    ('heaviside', 'out= grad'): _NO_DERIVATIVE,
     ('abs', 'out=complex64 / float32'): _ABS_OUT,
     ('asinh', 'grad in place'): _INPLACE_GRAD,
     ('acosh', 'grad in place'): _INPLACE_GRAD,
@@ -570,20 +639,13 @@ KNOWN: dict = {
     ('floor_divide', 'grad scalar first'): _ROUNDING_GRAD,
     ('floor_divide', 'grad int other'): _ROUNDING_GRAD,
     ('floor_divide', 'grad in place'): _ROUNDING_GRAD,
+    ('floor_divide', 'out= grad'): _ROUNDING_GRAD,
     ('remainder', 'grad scalar first'): _ROUNDING_GRAD,
     ('pow', 'tensor, complex / float16'): _COMPLEX32,
     ('pow', 'complex, tensor / float16'): _COMPLEX32,
     ('pow', 'operator complex, tensor / float16'): _COMPLEX32,
     ('pow', '0-d complex128, float16'): _COMPLEX32,
     ('pow', 'float16, 0-d complex128'): _COMPLEX32,
-    ('nextafter', 'grad'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad special'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad special swapped'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad equal'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad broadcast'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad 0-d'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad int other'): _NEXTAFTER_GRAD,
-    ('nextafter', 'grad in place'): _NEXTAFTER_GRAD,
     ('ldexp', 'function / complex64, float16'): _COMPLEX32,
     ('ldexp', 'in place / complex64, float16'): _COMPLEX32,
     ('ldexp', '0-d complex128, float16'): _COMPLEX32,

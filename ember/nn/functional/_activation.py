@@ -213,6 +213,11 @@ def hardshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """x if x > threshold else value."""
+    if isinstance(input, Tensor) and not input.is_complex():  # NOTE [Numbers that do not fit
+        # the dtype] in ember/_dtype.py
+        for number in (threshold, value):
+            ember._dtype.check_fits("threshold", number, input.dtype)
+        threshold, value = (v.real if type(v) is complex else v for v in (threshold, value))
     if _integer(input):  # torch keeps integers in their own dtype
         out = input.masked_fill(input <= threshold, value)
         return input.copy_(out) if inplace else out
