@@ -97,6 +97,65 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
+_CHANNELS_LAST_RANK = {channels_last: 4, channels_last_3d: 5}
+
+
+def check_memory_format(memory_format, ndim: int) -> None:
+    """torch's rank check of a channels-last format (whose layout ember does not make:
+    docs/DEVIATIONS.md, Tensor core)."""
+    rank = _CHANNELS_LAST_RANK.get(memory_format)
+    if rank is not None and ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {memory_format._name} format; "
+                           f"got a tensor with {ndim} dims")
+
+
+# NOTE [Layout of a preserve_format copy]
+# torch's clone(), *_like factories and elementwise ops (flip too) with preserve_format keep the
+# input's strides when its elements fill memory densely in some dim order (x.t(), a permuted
+# tensor); otherwise they lay the result out densely in the order of the input's strides,
+# found by an insertion sort from the innermost dim that leaves a dim of stride 0 (expanded)
+# where it is. So x[..., ::2].clone() is row-major, x.t()[0:2].clone() column-major, and an
+# expanded dim goes where the dim order puts it.
+def preserved_order(a):
+    """The dim order (outermost first) of a preserve_format copy of array ``a``, or None for
+    row-major (NOTE [Layout of a preserve_format copy])."""
+    if a.flags.c_contiguous:
+        return None
+    if a.flags.f_contiguous:
+        return tuple(range(a.ndim - 1, -1, -1))
+    shape, strides = a.shape, a.strides
+
+    def order(d0, d1):  # > 0: d0 is outer of d1 in memory, so it moves out
+        s0, s1 = abs(strides[d0]), abs(strides[d1])
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    perm = list(range(a.ndim - 1, -1, -1))  # innermost first
+    for i in range(1, a.ndim):
+        inner = i
+        for outer in range(i - 1, -1, -1):
+            c = order(perm[outer], perm[inner])
+            if c > 0:
+                perm[outer], perm[inner] = perm[inner], perm[outer]
+                inner = outer
+            elif c < 0:
+                break
+    dims = tuple(reversed(perm))
+    return None if dims == tuple(range(a.ndim)) else dims
+
+
+def preserved_empty(a, dtype=None):
+    """An uninitialised array of ``a``'s shape laid out as a preserve_format copy of it."""
+    dims = preserved_order(a)
+    dtype = a.dtype if dtype is None else dtype
+    if dims is None:
+        return np.empty(a.shape, dtype)
+    inverse = sorted(range(len(dims)), key=dims.__getitem__)
+    return np.empty([a.shape[d] for d in dims], dtype).transpose(inverse)
+
 
 _PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
              "full": (4, float("inf"), 3, 80)}

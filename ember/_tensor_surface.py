@@ -49,8 +49,9 @@ def new(self, *args, dtype=None, device=None, requires_grad=False):
 
 
 def resize_(self, *sizes, size=None, memory_format=None):
-    """Give the tensor a new shape in place, keeping its first elements in row-major order;
-    new elements are zero (torch leaves them uninitialised)."""
+    """Give the tensor a new shape in place, keeping its first elements in memory order (as
+    torch reads its storage: a clone of x.t() keeps x's order); new elements are zero (torch
+    leaves them uninitialised)."""
     if self.requires_grad:
         raise RuntimeError("resize_: cannot resize variables that require grad; got a tensor "
                            "with requires_grad=True. Resize a detached copy instead.")
@@ -60,7 +61,7 @@ def resize_(self, *sizes, size=None, memory_format=None):
         else tuple(int(s) for s in sizes)
     if any(s < 0 for s in shape):
         raise RuntimeError(f"resize_: negative size in {list(shape)}")
-    flat = self._data.reshape(-1)
+    flat = self._data.ravel(order="K")
     out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=flat.dtype)
     n = min(flat.size, out.size)
     out[:n] = flat[:n]
@@ -184,6 +185,8 @@ def is_nonzero(self):
 
 def split_with_sizes(input, split_sizes, dim=0):
     self = input
+    if self.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor; got a 0-d tensor")
     if sum(split_sizes) != self.shape[dim]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{self.shape[dim]} (input tensor's size at dimension {dim}), but "

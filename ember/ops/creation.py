@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as D
 from .. import _meta
 from .._backend import DEFAULT, check_device
-from .._info import preserve_format
+from .._info import check_memory_format, preserve_format, preserved_empty
 from .._size import int_sizes
 from .._tensor import Tensor, UntypedStorage, _make
 from ..autograd.grad_mode import _state
@@ -291,6 +291,7 @@ def _filled_like(op, fill, input, dtype, requires_grad, device, memory_format):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dt = input.dtype if dtype is None else D.to_dtype(dtype)
+    check_memory_format(memory_format, input.ndim)
     if getattr(input, "is_sparse", False):
         return _sparse_filled_like(op, fill, input, dt, requires_grad)
     out = _filled(fill, tuple(input.shape), dt, requires_grad,
@@ -317,7 +318,7 @@ def preserve_layout(input, out, memory_format=None):
     a = input._data
     if (a.ndim > 1 and not a.flags.c_contiguous and not input._meta and not out._meta and
             memory_format in (None, preserve_format) and a.size):
-        arr = np.empty_like(a, dtype=out._data.dtype, order="K")
+        arr = preserved_empty(a, out._data.dtype)  # NOTE [Layout of a preserve_format copy]
         np.copyto(arr, out._data)
         out._data = arr
     return out

@@ -5,7 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
-from .registry import FUNCTIONS, records, result_dtype, unwatched, with_out, write_out
+from .registry import FUNCTIONS, _can_store, records, result_dtype, unwatched, with_out, write_out
 from .views import split, unsqueeze
 
 
@@ -29,13 +29,19 @@ def cat(tensors, dim=0, *, out=None):
         raise TypeError("cat(): argument 'tensors' must be a tuple or list of Tensors, not "
                         f"{type(tensors).__name__}")
     if not tensors:
-        raise RuntimeError("cat(): expected a non-empty list of Tensors")
+        raise ValueError("cat(): expected a non-empty list of Tensors")
     d = _same_layout(tensors, dim)
     if d is not None:  # nothing to check, skip or convert: the tensors go to the op as given
         if out is None and not records(tensors) and unwatched():  # NOTE [Unwatched no-grad views]
             return _make(_concatenate([t._data for t in tensors], d))
         res = Cat.apply(d, *tensors)
-        return res if out is None else write_out(out, res, "cat")
+        return res if out is None else _cat_out(out, res, tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"cat(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(t).__name__}")
+    # the legacy empty 1-D tensors take no part in the shapes, but in the dtype they do
+    dt = result_dtype(*[t if t.ndim else t.reshape(1) for t in tensors])
     ts = [t for t in tensors if not (t.ndim == 1 and t.shape[0] == 0)] or [tensors[0]]
     ref = ts[0]
     if ref.ndim == 0:
@@ -53,12 +59,25 @@ def cat(tensors, dim=0, *, out=None):
                                    f"Expected size {ref.shape[k]} but got size {t.shape[k]} for "
                                    f"tensor number {i} in the list (shapes {list(ref.shape)} "
                                    f"and {list(t.shape)}).")
-    dt = result_dtype(*[t if t.ndim else t.reshape(1) for t in ts])
     ts = [t if t._data.dtype == dt.np else t.to(dt) for t in ts]
     res = Cat.apply(d, *ts)
     if out is not None:
-        return write_out(out, res, "cat")
+        return _cat_out(out, res, tensors)
     return res
+
+
+def _cat_out(out, res, tensors):
+    """write_out for cat, with torch's errors: an out= of a dtype the inputs' cannot be cast
+    to (TypeError), and one that overlaps an input (it would be read while written)."""
+    if isinstance(out, Tensor) and not res.requires_grad:  # (else write_out's autograd error)
+        if not _can_store(res.dtype, out.dtype):
+            raise TypeError(f"cat(): input types can't be cast to the desired output type "
+                            f"{out.dtype} (the inputs' common dtype is {res.dtype})")
+        if any(np.may_share_memory(out._data, t._data) for t in tensors):
+            raise RuntimeError("cat(): unsupported operation: some elements of the input tensor "
+                               "and the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+    return write_out(out, res, "cat")
 
 
 # NOTE [The layout of cat's result]
@@ -128,26 +147,41 @@ def stack(tensors, dim=0, *, out=None):
     return res if out is not None else rename_node(res, "StackBackward0")
 
 
+def _tensor_sequence(tensors, name):
+    """torch's checks of the stacking helpers' argument: a non-empty tuple or list."""
+    if not isinstance(tensors, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'tensors' (position 1) must be tuple of Tensors, "
+                        f"not {type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
 def hstack(tensors):
-    ts = [t if t.ndim else t.reshape(1) for t in tensors]
+    ts = [t if t.ndim else t.reshape(1) for t in _tensor_sequence(tensors, "hstack")]
     return cat(ts, 0 if ts[0].ndim == 1 else 1)
 
 
-def vstack(tensors):
-    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in tensors], 0)
+def vstack(tensors, name="vstack"):
+    return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in _tensor_sequence(tensors, name)],
+               0)
 
 
 def dstack(tensors):
     ts = [t.reshape(1, -1, 1) if t.ndim < 2 else (t.unsqueeze(-1) if t.ndim == 2 else t)
-          for t in tensors]
+          for t in _tensor_sequence(tensors, "dstack")]
     return cat(ts, 2)
 
 
 def column_stack(tensors):
-    return cat([t.reshape(-1, 1) if t.ndim < 2 else t for t in tensors], 1)
+    return cat([t.reshape(-1, 1) if t.ndim < 2 else t
+                for t in _tensor_sequence(tensors, "column_stack")], 1)
+
+
+def row_stack(tensors):
+    return vstack(tensors, "row_stack")
 
 
 FUNCTIONS["stack"] = stack
-for _f in (hstack, vstack, dstack, column_stack):
+for _f in (hstack, vstack, dstack, column_stack, row_stack):
     FUNCTIONS[_f.__name__] = with_out(_f, _f.__name__)
-FUNCTIONS["row_stack"] = with_out(vstack, "row_stack")

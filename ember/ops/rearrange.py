@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype as D
+from .._info import preserved_empty
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op
 from .registry import FUNCTIONS, export, norm_dims, register, result_dtype
@@ -25,6 +26,11 @@ def _int_list(args, name):
     return tuple(out)
 
 
+def _row_major(a):
+    """``a`` laid out row-major (np.ascontiguousarray would make a 0-d array 1-D)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
+
+
 def _zeros(shape, dt):
     return _make(np.zeros(shape, D.to_dtype(dt).np))
 
@@ -36,7 +42,11 @@ class Flip(Op):
     @staticmethod
     def forward(ctx, x, dims=()):
         ctx.dims = dims
-        return np.flip(x, dims).copy() if dims else x.copy()
+        # laid out as the input (torch's flip keeps a permuted input's strides): NOTE [Layout of
+        # a preserve_format copy]
+        out = preserved_empty(x)
+        np.copyto(out, np.flip(x, dims) if dims else x)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -81,9 +91,10 @@ class Roll(Op):
         ctx.shifts, ctx.dims = shifts, dims
         if x.size == 0:
             return x.copy()
+        # row-major whatever the input's layout, as torch's
         if dims is None:
-            return np.roll(x, shifts[0])
-        return np.roll(x, shifts, dims)
+            return _row_major(np.roll(x, shifts[0]))
+        return _row_major(np.roll(x, shifts, dims))
 
     @staticmethod
     def backward(ctx, grad):
@@ -142,7 +153,8 @@ class Repeat(Op):
     def forward(ctx, x, sizes=()):
         padded = (1,) * (len(sizes) - x.ndim) + x.shape
         ctx.in_shape, ctx.padded, ctx.sizes = x.shape, padded, sizes
-        return np.tile(x.reshape(padded), sizes)
+        return _row_major(np.tile(x.reshape(padded), sizes))  # (np.tile of all ones copies in
+        # the input's layout; torch's is row-major)
 
     @staticmethod
     def backward(ctx, grad):
@@ -185,8 +197,9 @@ register("tile")(tile)
 
 def _repeat_counts(repeats, n, name):
     r = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
-    if isinstance(repeats, Tensor) and r.dtype.kind not in "iu":
-        raise RuntimeError(f"{name}: repeats has to be an integer tensor; got {repeats.dtype}")
+    if isinstance(repeats, Tensor) and r.dtype.kind not in "iu":  # (torch: no such kernel)
+        raise NotImplementedError(f"{name}: repeats has to be an integer tensor; got "
+                                  f"{repeats.dtype}")
     if r.ndim > 1:
         raise RuntimeError(f"{name}: repeats must be 0-dim or 1-dim tensor; got shape "
                            f"{list(r.shape)}")
@@ -210,6 +223,9 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         input = input.reshape(-1)
         d = 0
     else:
+        if input.ndim == 0:
+            raise IndexError(f"repeat_interleave: Dimension specified as {dim} but tensor has no "
+                             "dimensions")
         d = _wrap_dim(dim, input.ndim, "repeat_interleave")
     n = input.shape[d] if input.ndim else 1
     counts = _repeat_counts(repeats, n, "repeat_interleave")
@@ -224,7 +240,10 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             return input.clone()
         shape = list(input.shape)
         wide = input.unsqueeze(d + 1).expand(*shape[:d + 1], repeats, *shape[d + 1:])
-        return wide.reshape(*shape[:d], n * repeats, *shape[d + 1:])
+        out = wide.reshape(*shape[:d], n * repeats, *shape[d + 1:])
+        # reshape views the expansion of an empty input or a size-1 dim: torch's is a copy
+        return out.clone() if not out.numel() or np.may_share_memory(out._data, input._data) \
+            else out
     index = np.repeat(np.arange(n, dtype=np.int64), counts)
     if input.ndim == 0:
         input = input.reshape(1)
@@ -243,7 +262,7 @@ class _Triangle(Op):
     @classmethod
     def forward(cls, ctx, x, diagonal=0):
         ctx.diagonal = diagonal
-        return cls.np_fn(x, diagonal)
+        return _row_major(cls.np_fn(x, diagonal))  # (as torch's)
 
     @classmethod
     def backward(cls, ctx, grad):
@@ -345,7 +364,8 @@ class DiagonalScatter(Op):
 
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The ``offset``-th diagonal of the (dim1, dim2) planes, appended as the last dim (a view)."""
-    if input.ndim < 2:
+    if input.ndim < 2:  # (dim1, dim2 = 0, 1 of a 1-D tensor: torch's dim error)
+        _diag_dims(input.ndim, offset, dim1, dim2, "diagonal")
         raise RuntimeError(f"diagonal: expected a tensor with at least 2 dimensions; got shape "
                            f"{list(input.shape)}")
     offset, d1, d2 = _diag_dims(input.ndim, offset, dim1, dim2, "diagonal")
@@ -393,11 +413,11 @@ register("diagflat")(diagflat)
 
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor (integers sum as int64)."""
+    if input.dtype is D.bool_:  # torch has no bool kernel for it (and says so first)
+        raise NotImplementedError("trace: not implemented for bool tensors; got a bool tensor, "
+                                  "expected a numeric matrix (convert with .long() first).")
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
-    if input.dtype is D.bool_:  # torch has no bool kernel for it
-        raise NotImplementedError("trace: not implemented for bool tensors; got a bool matrix, "
-                                  "expected a numeric one (convert with .long() first).")
     return diagonal(input).sum()
 
 

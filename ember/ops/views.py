@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _dtype as D
 from .._backend import check_device, data_ptr, reusable_empty
+from .._info import check_memory_format, contiguous_format, preserve_format, preserved_empty
 from .._meta import check_not_meta, to_meta
 from .._size import Size, int_sizes
 from .._tensor import Tensor, _make, _make_view, _root_array, _wrap_dim
@@ -115,7 +116,14 @@ def view(input, *shape, size=None, dtype=None):
         dt = D.to_dtype(shape[0])
         # a reinterpretation of the bytes: no gradient flows through it, and torch gives a
         # result that does not require grad rather than an error
-        return _make_view(input._data.view(dt.np), input)
+        try:
+            return _make_view(input._data.view(dt.np), input)
+        except ValueError:  # NumPy's refusal: the last dim must be contiguous and fit
+            raise RuntimeError(
+                f"view: cannot view {input.dtype} as {dt} (different element sizes) for a "
+                f"tensor of shape {list(input.shape)} and strides {list(input.stride())}; the "
+                "last dim must have stride 1 and a size in bytes divisible by the new element "
+                "size") from None
     shape = _shape_arg(shape)
     if (not input._requires_grad or not _state.enabled) and unwatched():
         return _make_view(_viewed(input._data, shape), input)  # NOTE [Unwatched no-grad views]
@@ -192,7 +200,9 @@ Tensor.permute = permute
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     nd = input._data.ndim
-    if nd == 0:
+    if nd == 0:  # (dims 0 and -1 only)
+        _wrap_dim(dim0, 0, "transpose")
+        _wrap_dim(dim1, 0, "transpose")
         return View.apply(input, ())
     a = dim0 if 0 <= dim0 < nd else _wrap_dim(dim0, nd, "transpose")
     b = dim1 if 0 <= dim1 < nd else _wrap_dim(dim1, nd, "transpose")
@@ -225,14 +235,25 @@ def t(input):
 
 register("t")(t)
 Tensor.T = property(lambda self: permute(self, *reversed(range(self.ndim))))
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+def _matrix_transpose(self, name):
+    if self._data.ndim == 0:  # its own transpose, as torch's
+        return self
+    if self._data.ndim == 1:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           f"Got {self._data.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+Tensor.mT = property(lambda self: _matrix_transpose(self, "mT"))
 # the conjugate transposes: conj() of a real tensor is the tensor itself
 Tensor.H = property(lambda self: self.T.conj())
-Tensor.mH = property(lambda self: self.mT.conj())
+Tensor.mH = property(lambda self: _matrix_transpose(self, "mH").conj())
 
 
 def adjoint(input):
-    """The conjugate transpose of the last two dims."""
+    """The conjugate transpose of the last two dims (a 0-d tensor is its own)."""
+    if input.ndim == 0:
+        return input.conj()
     return transpose(input, -2, -1).conj()
 
 
@@ -306,9 +327,15 @@ Tensor.broadcast_to = lambda self, *size_args, size=None: expand(
 
 @export
 def broadcast_tensors(*tensors):
-    """Expand all tensors to their common broadcast shape."""
-    shape = np.broadcast_shapes(*[tuple(t.shape) for t in tensors])
-    return tuple(expand(t, shape) for t in tensors)
+    """Expand all tensors to their common broadcast shape (one that has it already is
+    returned as it is, as torch does)."""
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise RuntimeError(f"broadcast_tensors: the shapes {[list(s) for s in shapes]} do not "
+                           "broadcast; each dim must match or be 1") from None
+    return tuple(t if s == shape else expand(t, shape) for t, s in zip(tensors, shapes))
 
 
 @export
@@ -352,17 +379,24 @@ register("unsqueeze", inplace=False)(unsqueeze)
 
 def flatten(input, start_dim=0, end_dim=-1):
     shape = input._data.shape
-    if not shape:
-        return reshape(input, (1,))
     s = _wrap_dim(start_dim, len(shape), "flatten")
     e = _wrap_dim(end_dim, len(shape), "flatten")
+    if not shape:
+        return reshape(input, (1,))
     if s > e:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:  # nothing to flatten: the input itself, as torch
+        return input
     new = shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:]
     return reshape(input, new)
 
 
 def unflatten(input, dim, sizes):
+    if len(sizes) == 0:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if input.ndim == 0:
+        _wrap_dim(dim, 0, "unflatten")
+        raise RuntimeError(f"unflatten: a 0-d tensor has no dim {dim} to unflatten")
     shape = input._data.shape
     d = _wrap_dim(dim, len(shape), "unflatten")
     sizes = _infer("unflatten", shape[d], tuple(sizes), (shape[d],))
@@ -372,7 +406,9 @@ def unflatten(input, dim, sizes):
 
 register("flatten")(flatten)
 register("unflatten")(unflatten)
-register("ravel")(lambda input: reshape(input, (-1,)))
+# ravel is contiguous().view(-1): a copy of any non-contiguous input (reshape would return a
+# view of one whose strides allow it, as x[..., ::2])
+register("ravel")(lambda input: view(contiguous(input), -1))
 
 
 class Contiguous(Op):
@@ -390,6 +426,8 @@ class Contiguous(Op):
 
 
 def contiguous(input, memory_format=None):
+    if memory_format is not None:
+        check_memory_format(memory_format, input._data.ndim)
     if input._data.flags.c_contiguous:
         return input
     return Contiguous.apply(input)
@@ -399,11 +437,23 @@ Tensor.contiguous = contiguous
 
 
 class Clone(Op):
-    """A copy with its own storage."""
+    """A copy with its own storage: with preserve_format (the default) laid out as torch's
+    (NOTE [Layout of a preserve_format copy] in ember/_info.py), else row-major
+    (contiguous_format; channels-last too, which ember does not lay out)."""
 
     @staticmethod
     def forward(ctx, x, memory_format=None):
-        return np.array(x, copy=True)
+        if memory_format is None and (x.flags.c_contiguous or x.flags.f_contiguous):
+            return np.array(x, copy=True)  # (order "K": keeps x.t()'s strides, as torch)
+        if x.flags.c_contiguous:
+            check_memory_format(memory_format, x.ndim)
+            return x.copy()
+        if memory_format in (None, preserve_format):
+            out = preserved_empty(x)
+            np.copyto(out, x)
+            return out
+        check_memory_format(memory_format, x.ndim)
+        return np.array(x, order="C", copy=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -442,7 +492,8 @@ def _to(self, *args, **kwargs):
     dev = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    if kwargs:
+        check_memory_format(kwargs.pop("memory_format", None), self._data.ndim)
     for a in args:
         if isinstance(a, Tensor):
             dt = a.dtype
@@ -532,9 +583,13 @@ class AsStrided(Op):
                                f"{list(size)}, stride {list(stride)}, offset {off}")
         ctx.in_shape = x.shape
         ctx.geom = (tuple(size), tuple(stride), off, base_off)
-        return np.lib.stride_tricks.as_strided(
-            flat[off:], tuple(size), tuple(s * item for s in stride),
-            writeable=len(set(stride)) == len(stride) and 0 not in stride)
+        # an ndarray over root's buffer has root as its base (as_strided's would be a stand-in
+        # object), so storage_offset() and untyped_storage() see the storage
+        y = np.ndarray(tuple(size), x.dtype, buffer=root, offset=off * item,
+                       strides=tuple(s * item for s in stride))
+        if len(set(stride)) != len(stride) or 0 in stride:  # (may overlap itself)
+            y.flags.writeable = False
+        return y
 
     @staticmethod
     def backward(ctx, grad):
@@ -563,6 +618,8 @@ register("as_strided")(as_strided)
 
 
 def narrow(input, dim, start, length):
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim, "narrow")
     n = input.shape[d]
     start = int(start)
@@ -590,7 +647,13 @@ def select(input, dim, index):
     return input[tuple(idx)]
 
 
+def narrow_copy(input, dim, start, length):
+    """narrow's slice as a row-major copy."""
+    return Clone.apply(narrow(input, dim, start, length), contiguous_format)
+
+
 register("narrow")(narrow)
+register("narrow_copy")(narrow_copy)
 register("select")(select)
 
 
@@ -716,7 +779,13 @@ def _memory_order(x):
     return tuple(sorted(range(x.ndim), key=lambda i: -abs(x.strides[i])))
 
 
+def _at_least_1d(input, name):
+    if input.ndim == 0:
+        raise RuntimeError(f"{name} expects at least a 1-dimensional tensor; got a 0-d tensor")
+
+
 def split(tensor, split_size_or_sections, dim=0):
+    _at_least_1d(tensor, "split")
     d = _wrap_dim(dim, tensor.ndim, "split")
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):
@@ -743,10 +812,12 @@ def split(tensor, split_size_or_sections, dim=0):
 def chunk(input, chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    _at_least_1d(input, "chunk")
     d = _wrap_dim(dim, input.ndim, "chunk")
     n = input.shape[d]
-    size = -(-n // chunks) if n else 0
-    return split(input, size if size else 1, d) if n else (input,)
+    if n == 0:  # `chunks` empty pieces, as torch
+        return tuple(narrow(input, d, 0, 0) for _ in range(chunks))
+    return split(input, -(-n // chunks), d)
 
 
 def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
@@ -766,10 +837,13 @@ def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indic
                                "integral dtype and be 0-D or 1-D; got dtype "
                                f"{v.dtype} and shape {list(v.shape)}")
         indices_or_sections = v.item() if v.ndim == 0 else v.tolist()
+    _at_least_1d(input, "tensor_split")
     d = _wrap_dim(dim, input.ndim, "tensor_split")
     n = input.shape[d]
     if isinstance(indices_or_sections, int):
         k = indices_or_sections
+        if k <= 0:
+            raise RuntimeError(f"tensor_split: number of sections must be larger than 0, got {k}")
         sizes = [n // k + (1 if i < n % k else 0) for i in range(k)]
     else:
         # each piece is the slice input[prev:index] with Python's slice rules: a negative
@@ -791,25 +865,46 @@ register("chunk")(chunk)
 register("tensor_split")(tensor_split)
 
 
+class Unfold(Op):
+    """All windows of ``size`` along ``dim`` with ``step``, as a new last dim: a view of the
+    input's memory whatever its strides."""
+
+    view = True
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        ctx.in_shape, ctx.dim, ctx.size, ctx.step = x.shape, dim, size, step
+        count = (x.shape[dim] - size) // step + 1
+        shape = x.shape[:dim] + (count,) + x.shape[dim + 1:] + (size,)
+        strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (
+            x.strides[dim],)
+        # windows overlap when step < size: read-only, as expand's views
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False) \
+            if step < size else np.lib.stride_tricks.as_strided(x, shape, strides)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # each window element came from input position i * step + j along dim: add them back
+        d, size, step = ctx.dim, ctx.size, ctx.step
+        count = grad.shape[d]
+        source = np.add.outer(np.arange(count) * step, np.arange(size)).reshape(-1)
+        pieces = grad.movedim(-1, d + 1).flatten(d, d + 1)
+        zeros = pieces.new_zeros(ctx.in_shape)
+        return zeros.index_add(d, _make(source), pieces), None, None, None
+
+
 def _unfold(input, dimension, size, step):
     """All windows of ``size`` along ``dimension`` with ``step`` as a new last dim (a view)."""
     d = _wrap_dim(dimension, max(input.ndim, 1), "unfold")
-    shape = input.shape if input.ndim else (1,)
-    n = shape[d]
+    n = input.shape[d] if input.ndim else 1
     if size > n:
         raise RuntimeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is "
                            f"{size}")
     if step <= 0:
         raise RuntimeError(f"unfold: step is {step} but must be > 0")
-    count = (n - size) // step + 1
-    st = list(input.stride()) if input.ndim else [1]
-    new_size = list(shape)
-    new_size[d] = count
-    new_stride = list(st)
-    new_stride[d] = st[d] * step
-    return input.as_strided(tuple(new_size) + (size,), tuple(new_stride) + (st[d],),
-                            input.storage_offset()) if input.is_contiguous() else \
-        input.contiguous().unfold(dimension, size, step)
+    if input.ndim == 0:  # one window of the one element
+        return unsqueeze(input, 0)
+    return Unfold.apply(input, d, size, step)
 
 
 Tensor.unfold = _unfold
@@ -819,8 +914,16 @@ def movedim(input, source, destination):
     src = [source] if isinstance(source, int) else list(source)
     dst = [destination] if isinstance(destination, int) else list(destination)
     nd = input.ndim
-    src = [_wrap_dim(s, nd, "movedim") for s in src]
-    dst = [_wrap_dim(s, nd, "movedim") for s in dst]
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    src = [_wrap_dim(s, max(nd, 1), "movedim") for s in src]
+    dst = [_wrap_dim(s, max(nd, 1), "movedim") for s in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if nd == 0:  # (a 0-d tensor takes dim 0 or -1)
+        return View.apply(input, ())
     order = [i for i in range(nd) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

@@ -333,6 +333,8 @@ OP_TABLE: dict[str, OpSpec] = {
     "narrow": OpSpec(shape_samples("narrow"), lambda x, d, s, n: np.take(
         x, range(s % x.shape[d] if x.shape[d] else 0, (s % x.shape[d] if x.shape[d] else 0)
                  + n), axis=d), dtypes=ALL, edge=False),
+    "narrow_copy": OpSpec(shape_samples("narrow_copy"), lambda x, d, s, n: np.take(
+        x, range(s % x.shape[d], s % x.shape[d] + n), axis=d), dtypes=ALL, edge=False),
     "select": OpSpec(shape_samples("select"), lambda x, d, i: np.take(x, i, axis=d),
                      dtypes=ALL, edge=False),
     "unbind": OpSpec(shape_samples("unbind"), lambda x, d=0: tuple(

@@ -134,11 +134,12 @@ def test_bad_shapes_raise_with_clear_messages(call, err, match):
      r"cat.*Sizes of tensors must match except in dimension 0.*\[2, 3\].*\[2, 2\]"),
     ([ember.ones(2, 3), ember.ones(3)], 0, r"cat.*same number of dimensions.*\[2, 3\].*\[3\]"),
     ([ember.tensor(1.0)], 0, "cat.*zero-dimensional tensor"),
-    ([], 0, "cat.*non-empty"),
 ])
 def test_cat_errors(tensors, dim, match):
     with pytest.raises(RuntimeError, match=match):
         ember.cat(tensors, dim)
+    with pytest.raises(ValueError, match="cat.*non-empty"):  # (torch's type for this one)
+        ember.cat([], dim)
 
 
 def test_cat_rejects_a_bare_tensor():
@@ -223,3 +224,65 @@ def test_as_strided_gradient_with_overlap():
 
 def test_narrow_accepts_negative_start():
     assert _base().narrow(1, -2, 2).tolist() == [[1.0, 2.0], [4.0, 5.0]]
+
+
+def test_unfold_of_a_transposed_tensor_is_a_view_with_its_gradient():
+    x = ember.arange(12.0, dtype=ember.float64).reshape(4, 3).t()  # not contiguous
+    w = x.unfold(1, 2, 1)
+    assert w.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    assert w.stride() == (1, 3, 3) and w[1, 2].tolist() == [7.0, 10.0]
+    leaf = ember.randn(5, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda a: a.t().unfold(1, 3, 2), (leaf,))
+
+
+def test_as_strided_reports_its_storage_offset():
+    x = ember.arange(24.0)
+    y = x.as_strided((3, 2), (1, 3), 2)
+    assert y.storage_offset() == 2 and y.untyped_storage().data_ptr() == x.data_ptr()
+
+
+@pytest.mark.parametrize("make, strides", [
+    (lambda: ember.zeros(3, 4).t(), (1, 4)),                             # dense: kept
+    (lambda: ember.zeros(3, 1, 4).expand(3, 5, 4), (20, 4, 1)),          # overlapping: row-major
+    (lambda: ember.zeros(4, 6).t()[:, ::2], (1, 6)),                     # gaps: the dims' order
+])
+def test_clone_layout_follows_torch_preserve_format(make, strides):
+    # NOTE [Layout of a preserve_format copy]
+    assert make().clone().stride() == strides
+    assert make().clone(memory_format=ember.contiguous_format).is_contiguous()
+
+
+def test_layout_of_copies_roll_tril_and_flip():
+    x = ember.zeros(3, 4).t()
+    assert x.roll(1, 0).is_contiguous() and x.tril().is_contiguous()
+    assert x.flip(0).stride() == (1, 4)   # flip keeps a permuted input's layout
+
+
+def test_channels_last_formats_check_the_rank():
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
+        ember.zeros(2, 3, 4).contiguous(memory_format=ember.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 5 tensor to use channels_last_3d"):
+        ember.zeros(2, 3, 4, 5).clone(memory_format=ember.channels_last_3d)
+
+
+def test_cat_promotes_with_legacy_empty_and_checks_out():
+    assert ember.cat([ember.tensor([True]), ember.zeros(0)]).dtype is ember.float32
+    x = ember.zeros(2, 3)
+    with pytest.raises(TypeError, match="cat\\(\\): input types can't be cast"):
+        ember.cat([x, x], out=ember.zeros(0, dtype=ember.int32))
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        ember.cat([x, x], out=x)
+    with pytest.raises(TypeError, match="expected Tensor as element 1"):
+        ember.cat([x, 1])
+    with pytest.raises(RuntimeError, match="hstack expects a non-empty TensorList"):
+        ember.hstack([])
+
+
+def test_zero_dim_and_empty_split_family():
+    with pytest.raises(RuntimeError, match="chunk expects at least a 1-dimensional"):
+        ember.tensor(1.0).chunk(1)
+    assert [tuple(c.shape) for c in ember.zeros(0, 4).chunk(3)] == [(0, 4)] * 3
+    with pytest.raises(RuntimeError, match="number of sections must be larger than 0"):
+        ember.zeros(4).tensor_split(0)
+    out = ember.zeros(1, 3).repeat_interleave(2, dim=0)  # a copy, not a stride-0 view
+    assert out.is_contiguous() and out.untyped_storage().data_ptr() != 0
