@@ -1,5 +1,8 @@
 """stride/padding/dilation given as sequences of the wrong or a single length.
 
+A conv layer keeps whatever sequence it is given, as torch does (`Conv1d(2, 3, 3, padding=(1, 2))`
+is built), and the call refuses a wrong length with the kernel's RuntimeError.
+
 torch keeps a one-element sequence given to a conv layer as is (`Conv2d(3, 4, 3, stride=[2])
 .stride == (2,)`) and its kernels read one value as every dim's; EfficientNet-PyTorch builds
 its convs this way and reads `len(self.stride)`. A sequence of ints of another length is a
@@ -72,19 +75,68 @@ def test_conv_one_element_padding_modes_match_torch(nd, mode):
                                    atol=1e-6)
 
 
-def test_conv_kernel_size_must_give_every_dim():
-    with pytest.raises(ValueError, match=r"Conv2d: kernel_size must be an int or a tuple of 2"):
-        nn.Conv2d(2, 3, [3])
+@pytest.mark.parametrize("make, shape, arg", [
+    (lambda: nn.Conv1d(2, 3, 3, padding=(1, 2)), (1, 2, 8), "padding"),
+    (lambda: nn.Conv1d(2, 3, 3, stride=[1, 2]), (1, 2, 8), "stride"),
+    (lambda: nn.Conv1d(2, 3, 3, dilation=(1, 1)), (2, 8), "dilation"),
+    (lambda: nn.Conv1d(2, 3, 3, padding=()), (1, 2, 8), "padding"),
+    (lambda: nn.Conv2d(2, 3, 3, padding=(1, 2, 3)), (1, 2, 8, 8), "padding"),
+    (lambda: nn.Conv3d(2, 3, 3, stride=(1, 2)), (1, 2, 6, 6, 6), "stride"),
+    (lambda: nn.ConvTranspose1d(2, 3, 3, padding=(1, 2)), (1, 2, 8), "padding"),
+    (lambda: nn.ConvTranspose2d(2, 3, 3, output_padding=(0, 0, 0)), (1, 2, 5, 5),
+     "output_padding"),
+    (lambda: nn.ConvTranspose3d(2, 3, 3, dilation=[1, 1]), (1, 2, 4, 4, 4), "dilation"),
+])
+def test_conv_layer_with_wrong_length_sequence_builds_and_refuses_at_forward(make, shape, arg):
+    # torch keeps any sequence at construction; its kernel checks the length at the call
+    layer = make()
+    nd = len(layer.kernel_size)
+    assert len(getattr(layer, arg)) != nd
+    with pytest.raises(RuntimeError, match=rf"expected {arg} to be a single integer value or a "
+                       rf"list of {nd} values to match the convolution dimensions, but got "
+                       rf"{arg}=\["):
+        layer(ember.randn(*shape))
+
+
+def test_conv_layer_with_kernel_size_of_another_rank_refuses_at_forward():
+    layer = nn.Conv1d(2, 3, (3, 3))
+    assert layer.weight.shape == (3, 2, 3, 3)
+    with pytest.raises(RuntimeError, match="Conv1d: expected a 3-D weight"):
+        layer(ember.randn(1, 2, 8))
+    assert nn.Conv2d(2, 3, [3]).weight.shape == (3, 2, 3)
+
+
+@pytest.mark.parity
+@pytest.mark.parametrize("kw", [dict(padding=(1, 2)), dict(stride=(1, 2)), dict(dilation=[1, 2]),
+                                dict(padding=(1, 2), padding_mode="reflect"),
+                                dict(kernel_size=(3, 3))])
+def test_conv1d_wrong_length_sequences_match_torch(kw):
+    torch = pytest.importorskip("torch")
+    kw = {"kernel_size": 3, **kw}
+    ours, theirs = nn.Conv1d(2, 3, **kw), torch.nn.Conv1d(2, 3, **kw)
+    assert repr(ours) == repr(theirs)
+    assert (ours.kernel_size, ours.stride, ours.padding, ours.dilation) == \
+        (theirs.kernel_size, theirs.stride, theirs.padding, theirs.dilation)
+    assert list(ours._reversed_padding_repeated_twice) == \
+        list(theirs._reversed_padding_repeated_twice)
+    with pytest.raises(RuntimeError) as want:
+        theirs(torch.randn(1, 2, 8))
+    with pytest.raises(RuntimeError) as got:
+        ours(ember.randn(1, 2, 8))
+    if "match the convolution dimensions" in str(want.value):
+        assert str(want.value) in str(got.value)
 
 
 @pytest.mark.parametrize("call, match", [
     (lambda x: F.conv2d(x, ember.randn(3, 2, 3, 3), stride=(1, 2, 3)),
-     r"conv2d: stride must be a single int or a tuple of 2 ints; got \(1, 2, 3\)"),
-    (lambda x: F.conv2d(x, ember.randn(3, 2, 3, 3), dilation=[1, 1, 1]), "conv2d: dilation"),
+     r"conv2d: expected stride to be a single integer value or a list of 2 values to match the "
+     r"convolution dimensions, but got stride=\[1, 2, 3\]"),
+    (lambda x: F.conv2d(x, ember.randn(3, 2, 3, 3), dilation=[1, 1, 1]),
+     "conv2d: expected dilation"),
     (lambda x: F.max_pool2d(x, (2, 2, 2)), "max_pool2d: kernel_size"),
     (lambda x: F.avg_pool2d(x, 2, stride=(1, 1, 1)), "avg_pool2d: stride"),
     (lambda x: F.conv_transpose2d(x, ember.randn(2, 3, 3, 3), output_padding=(0, 0, 0)),
-     "conv_transpose2d: output_padding"),
+     "conv_transpose2d: expected output_padding"),
 ])
 def test_wrong_length_int_sequence_is_a_runtime_error(call, match):
     with pytest.raises(RuntimeError, match=match):

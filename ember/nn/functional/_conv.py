@@ -10,7 +10,14 @@ import numpy as np
 from ...amp import _state as _amp
 from ...ops.nn import conv as _ops
 from ._resize import pad
-from ._utils import _check_float, _check_tensor, _finish_unbatched, _spatial_input, _tuple
+from ._utils import (
+    _check_float,
+    _check_tensor,
+    _conv_arg,
+    _finish_unbatched,
+    _spatial_input,
+    _tuple,
+)
 
 __all__ = [
     "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
@@ -45,7 +52,7 @@ def _conv_padding(padding, nd, kernel, dilation, stride, name):
             return sym, (extra if any(extra) else None)
         raise ValueError(f"{name}: Invalid padding string {padding!r}, should be one of "
                          "{'valid', 'same'}")
-    pads = _tuple(padding, nd, name, "padding")
+    pads = _conv_arg(padding, nd, name, "padding")
     if any(p < 0 for p in pads):
         raise RuntimeError(f"{name}: negative padding is not supported; got padding={pads}.")
     return pads, None
@@ -99,8 +106,8 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
     x, batched = _spatial_input(input, name, nd)
     _conv_checks(x, weight, bias, groups, nd, name, batched=batched)
     kernel = tuple(weight.shape[2:])
-    stride = _tuple(stride, nd, name, "stride")
-    dilation = _tuple(dilation, nd, name, "dilation")
+    stride = _conv_arg(stride, nd, name, "stride")
+    dilation = _conv_arg(dilation, nd, name, "dilation")
     if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
         raise RuntimeError(f"{name}: stride and dilation must be positive; got stride={stride}, "
                            f"dilation={dilation}.")
@@ -170,10 +177,10 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     x, batched = _spatial_input(input, name, nd)
     _conv_checks(x, weight, bias, groups, nd, name, transposed=True, batched=batched)
     kernel = tuple(weight.shape[2:])
-    stride = _tuple(stride, nd, name, "stride")
-    padding = _tuple(padding, nd, name, "padding")
-    dilation = _tuple(dilation, nd, name, "dilation")
-    out_pad = _tuple(output_padding, nd, name, "output_padding")
+    stride = _conv_arg(stride, nd, name, "stride")
+    padding = _conv_arg(padding, nd, name, "padding")
+    dilation = _conv_arg(dilation, nd, name, "dilation")
+    out_pad = _conv_arg(output_padding, nd, name, "output_padding")
     for s, d, op in zip(stride, dilation, out_pad):
         if op >= s and op >= d:
             raise RuntimeError(f"{name}: output padding must be smaller than either stride or "

@@ -28,6 +28,19 @@ def _tuple(value, n, name, arg):
                     f"got {value!r}")
 
 
+def _conv_arg(value, n, name, arg):
+    """stride/padding/dilation/output_padding of an n-d convolution as an n-tuple. A sequence of
+    another length reaches here from a layer built with it (`Conv1d(..., padding=(1, 2))`: torch
+    accepts it at construction and its kernel refuses it at forward): RuntimeError with the
+    kernel's wording."""
+    if isinstance(value, (tuple, list)) and len(value) not in (1, n) and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        raise RuntimeError(f"{name}: expected {arg} to be a single integer value or a list of "
+                           f"{n} values to match the convolution dimensions, but got "
+                           f"{arg}={[int(v) for v in value]}")
+    return _tuple(value, n, name, arg)
+
+
 def _check_tensor(name, value, arg="input"):
     """TypeError, as torch raises it, when ``arg`` of ``name`` is not a Tensor."""
     if not isinstance(value, Tensor):

@@ -17,7 +17,7 @@ import ember
 from ._conv import _conv_checks, _conv_padding
 from ._pool import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d_with_indices
 from ._resize import pad
-from ._utils import _finish_unbatched, _spatial_input, _tuple
+from ._utils import _conv_arg, _finish_unbatched, _spatial_input, _tuple
 
 __all__ = ["conv3d", "conv_transpose3d", "max_pool3d", "max_pool3d_with_indices", "avg_pool3d",
            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
@@ -50,8 +50,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     x, batched = _spatial_input(input, name, 3)
     _conv_checks(x, weight, bias, groups, 3, name, batched=batched)
     kernel = tuple(weight.shape[2:])
-    stride = _tuple(stride, 3, name, "stride")
-    dilation = _tuple(dilation, 3, name, "dilation")
+    stride = _conv_arg(stride, 3, name, "stride")
+    dilation = _conv_arg(dilation, 3, name, "dilation")
     if any(s <= 0 for s in stride) or any(d <= 0 for d in dilation):
         raise RuntimeError(f"{name}: stride and dilation must be positive; got stride={stride}, "
                            f"dilation={dilation}.")
@@ -92,10 +92,10 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     x, batched = _spatial_input(input, name, 3)
     _conv_checks(x, weight, bias, groups, 3, name, transposed=True, batched=batched)
     kernel = tuple(weight.shape[2:])
-    stride = _tuple(stride, 3, name, "stride")
-    padding = _tuple(padding, 3, name, "padding")
-    dilation = _tuple(dilation, 3, name, "dilation")
-    out_pad = _tuple(output_padding, 3, name, "output_padding")
+    stride = _conv_arg(stride, 3, name, "stride")
+    padding = _conv_arg(padding, 3, name, "padding")
+    dilation = _conv_arg(dilation, 3, name, "dilation")
+    out_pad = _conv_arg(output_padding, 3, name, "output_padding")
     for s, d, op in zip(stride, dilation, out_pad, strict=True):
         if op >= s and op >= d:
             raise RuntimeError(f"{name}: output padding must be smaller than either stride or "

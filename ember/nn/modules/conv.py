@@ -16,14 +16,13 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _ntuple(value, n, name, arg, one_for_all=True):
-    """An int or a sequence as a tuple. A one-element sequence is kept as given, as torch keeps
-    it (`Conv2d(..., stride=[2]).stride == (2,)`; EfficientNet-PyTorch builds its convs so), and
-    stands for every dim (see _at); kernel_size must give every dim (its weight's shape)."""
+def _ntuple(value, n):
+    """An int as an n-tuple; a sequence as a tuple of its ints, whatever its length. torch keeps
+    a layer's sequence as given (`Conv2d(..., stride=[2]).stride == (2,)`, which stands for every
+    dim, see _at; EfficientNet-PyTorch builds its convs so) and its kernels check the length at
+    forward: `Conv1d(2, 3, 3, padding=(1, 2))` is built and its call raises RuntimeError
+    (functional._utils._conv_arg), as does a kernel_size of another rank (the weight's dims)."""
     if isinstance(value, (tuple, list)):
-        if len(value) != n and not (one_for_all and len(value) == 1):
-            raise ValueError(f"{name}: {arg} must be an int or a tuple of {n} ints, got "
-                             f"{value!r}")
         return tuple(int(v) for v in value)
     return (int(value),) * n
 
@@ -56,10 +55,10 @@ class _ConvNd(Module):
             raise ValueError(f"{name}: padding_mode must be one of {_PADDING_MODES}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.kernel_size = _ntuple(kernel_size, nd, name, "kernel_size", one_for_all=False)
-        self.stride = _ntuple(stride, nd, name, "stride")
-        self.dilation = _ntuple(dilation, nd, name, "dilation")
-        self.output_padding = _ntuple(output_padding, nd, name, "output_padding")
+        self.kernel_size = _ntuple(kernel_size, nd)
+        self.stride = _ntuple(stride, nd)
+        self.dilation = _ntuple(dilation, nd)
+        self.output_padding = _ntuple(output_padding, nd)
         self.transposed = self._transposed
         self.padding_mode = padding_mode
         if isinstance(padding, str):
@@ -71,7 +70,7 @@ class _ConvNd(Module):
                                  "convolutions")
             self.padding = padding
         else:
-            self.padding = _ntuple(padding, nd, name, "padding")
+            self.padding = _ntuple(padding, nd)
         self._reversed_padding_repeated_twice = self._reversed_padding()
         dt = D.get_default_dtype() if dtype is None else D.to_dtype(dtype)
         if self._transposed:
@@ -93,7 +92,12 @@ class _ConvNd(Module):
         if not isinstance(self.padding, str):
             return [p for p in reversed(self.padding) for _ in range(2)]
         out = []
-        for i in reversed(range(self._nd)):
+        # over the kernel's dims (a layer may hold a kernel_size of another rank until forward
+        # refuses it); a dilation of another length covers only the dims both give, as torch's
+        dims = len(self.kernel_size)
+        if len(self.dilation) != 1:
+            dims = min(dims, len(self.dilation))
+        for i in reversed(range(dims)):
             if self.padding == "valid":
                 lo = hi = 0
             else:  # "same"
