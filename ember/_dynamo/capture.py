@@ -491,6 +491,7 @@ class Recorder:
         self._hook_inplace()
         self._hook_dropout()
         self._hook_side_effects()
+        self._hook_mocks()
         from .train_step import install as install_train_step
         install_train_step(self)
 
@@ -526,6 +527,26 @@ class Recorder:
             return orig_bump(t)
 
         self._patch(_tensor.Tensor, "_bump_version", bump)
+
+    def _hook_mocks(self):
+        """A call of a unittest.mock object is a graph break: a mock exists to record its calls
+        (tests assert `weight.called` after each forward), and torch.compile does not trace
+        into unittest.mock, so it calls the mock on every call. Replaying the recorded graph
+        would skip it; the call runs eagerly instead. (Only when the test has imported
+        unittest.mock: nothing is imported here.)"""
+        mock = sys.modules.get("unittest.mock")
+        if mock is None:
+            return
+        rec = self
+        orig = mock.CallableMixin.__call__
+
+        def call(mock_self, *args, **kwargs):
+            if rec.depth == 0 and threading.get_ident() == rec.tid:
+                rec.graph_break("a call of a unittest.mock object (its calls are recorded by "
+                                "Python; the call runs eagerly so that every call reaches it)")
+            return orig(mock_self, *args, **kwargs)
+
+        self._patch(mock.CallableMixin, "__call__", call)
 
     def check_versions(self):
         """A tensor the graph reads changed in place outside recorded ops: a graph break."""
