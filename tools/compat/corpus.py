@@ -12,8 +12,9 @@ Fields of a Program:
            notebook's code cells run as one script; subs edit that script), "d2l" (the
            chapter's PyTorch cells, run as one script), "md" (the `block`-th ```python block
            of a markdown file, a README's usage example, run as a script; subs edit it)
-  subs     textual (old, new) replacements applied to the temp copy, for programs whose small
-           settings are constants rather than flags; each `old` must occur
+  subs     textual (old, new) replacements applied to the temp copy of the script, for programs
+           whose small settings are constants rather than flags; each `old` must occur.
+           (old, new, path) edits another copied file instead
   data     data.py generators run in the working directory
   metric   regex whose last match (group 1) is the metric the program prints
   bar      (">=" or "<=", value): set from torch runs over seeds 0-2 with margin
@@ -108,6 +109,11 @@ COMMITS = {
     "Diego999/pyGAT": "3664f2dc90cbf971564c0bf186dc794f12446d0c",
     "bayesiains/nflows": "5d22344436a4a5f4c3b93a3b99322a6bfe374c08",
     "kozistr/pytorch_optimizer": "7a076d2f8f09735e82f9ec1d2d389ec2526bbdbb",
+    "state-spaces/s4": "e757cef57d89e448c413de7325ed5601aceaac13",
+    "cure-lab/LTSF-Linear": "0c113668a3b88c4c4ee586b8c5ec3e539c4de5a6",
+    "sooftware/conformer": "b4e7d44944214db6e5912f92ff43d5ea1919eaa2",
+    "lucidrains/slot-attention": "e66a1c4c94e5e91e9519213853259e55be3d0132",
+    "facebookresearch/dlrm": "090956ee2319ddd349a42232958aefccfe3f7b0a",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -201,6 +207,11 @@ LICENCES = {
     "Diego999/pyGAT": "MIT",
     "bayesiains/nflows": "MIT (LICENSE.md)",
     "kozistr/pytorch_optimizer": "Apache-2.0",
+    "state-spaces/s4": "Apache-2.0",
+    "cure-lab/LTSF-Linear": "Apache-2.0",
+    "sooftware/conformer": "Apache-2.0",
+    "lucidrains/slot-attention": "MIT",
+    "facebookresearch/dlrm": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -5594,6 +5605,227 @@ for _n, _paths, _k, _what, _bar in (
         copy=["pytorch_optimizer", "tests", "pyproject.toml"], script=_paths[0],
         args=_paths[1:] + _PO_ARGS + (["-k", _k] if _k else []), pythonpath=["."], cwd=".",
         covers=_what, metric=r"([0-9]+) passed", bar=(">=", _bar))
+
+# ---------------------------------------------------------------- cure-lab/LTSF-Linear
+# (thirty-third session) long-term time-series forecasting ("Are Transformers Effective for Time
+# Series Forecasting?"): DLinear/NLinear/Linear and the Transformer, Informer and Autoformer
+# baselines through the repository's run_longExp.py, on data.py's ETTh1-like table read as its
+# `custom` data set (1600 hourly rows, 70/10/20 split), 96 steps in, 24 predicted, all 7 columns.
+# The metric is the test MSE on standardised data (predicting each window's mean gives ~1.2).
+_LT = "cure-lab/LTSF-Linear"
+_LT_ARGS = ["--is_training", "1", "--root_path", "./dataset/", "--data_path", "ETTh1.csv",
+            "--data", "custom", "--features", "M", "--seq_len", "96", "--label_len", "48",
+            "--pred_len", "24", "--enc_in", "7", "--dec_in", "7", "--c_out", "7", "--des", "Exp",
+            "--itr", "1", "--num_workers", "0", "--batch_size", "32"]
+# numpy 2 dropped the np.Inf alias its EarlyStopping starts from
+def _LT_INF(path):
+    return ("self.val_loss_min = np.Inf", "self.val_loss_min = np.inf  # compat: np.Inf", path)
+
+
+_LT_FORMER = ["--d_model", "64", "--d_ff", "128", "--n_heads", "4", "--e_layers", "2",
+              "--d_layers", "1", "--factor", "3", "--train_epochs", "2",
+              "--learning_rate", "0.001"]
+for _n, _flags, _covers, _bar in (
+        ("dlinear", ["--model", "DLinear", "--train_epochs", "4", "--learning_rate", "0.005"],
+         "DLinear: moving-average series decomposition (AvgPool1d over a replicate-padded "
+         "series), one Linear per component over time", None),
+        ("dlinear_individual", ["--model", "DLinear", "--individual", "--train_epochs", "4",
+                                "--learning_rate", "0.005"],
+         "DLinear with a Linear per channel (ModuleList), early stopping with a checkpoint "
+         "reloaded by load_state_dict(torch.load(...))", None),
+        ("nlinear", ["--model", "NLinear", "--train_epochs", "4", "--learning_rate", "0.005"],
+         "NLinear: subtract the last value, Linear over time, add it back", None),
+        ("transformer", ["--model", "Transformer"] + _LT_FORMER,
+         "vanilla encoder-decoder Transformer over time steps: token Conv1d embedding "
+         "(circular padding), time-feature embedding, causal-masked decoder", None),
+        ("informer", ["--model", "Informer"] + _LT_FORMER,
+         "Informer: ProbSparse attention (sampled keys, top-u queries by gather/topk/scatter), "
+         "distilling Conv1d + BatchNorm + ELU + MaxPool1d between encoder layers", None),
+        ("autoformer", ["--model", "Autoformer"] + _LT_FORMER,
+         "Autoformer: auto-correlation attention by torch.fft.rfft/irfft of queries and keys, "
+         "time-delay aggregation with roll/gather, series decomposition blocks", None)):
+    _extra = []
+    if _n == "autoformer":  # its inference-time aggregation puts an index on the GPU
+        _extra = [(".repeat(batch, head, channel, 1).cuda()", ".repeat(batch, head, channel, 1)"
+                   "  # compat: was .cuda()", "layers/AutoCorrelation.py")]
+    add(name=f"ltsf/{_n}", repo=_LT, script="run_longExp.py",
+        copy=["run_longExp.py", "data_provider", "exp", "layers", "models", "utils"], cwd=".",
+        args=_LT_ARGS + ["--model_id", f"ETTh1_96_24_{_n}"] + _flags, data=["ett_csv"],
+        subs=[_LT_INF("utils/tools.py")] + _extra,
+        covers=_covers, metric=r"mse:([0-9.eE+-]+), mae:", bar=_bar)
+
+# FEDformer (its own directory of the same repository, run.py there): frequency-enhanced
+# attention, Fourier version. (Its multiwavelet version was tried and dropped: one epoch takes
+# over 150 CPU seconds under torch.)
+for _n, _version, _covers in (
+        ("fedformer_fourier", "Fourier", "FEDformer, Fourier version: random frequency modes "
+         "of torch.fft.rfft, complex-weight einsum (cfloat Parameters), irfft back, "
+         "seasonal-trend decomposition with several moving averages"),):
+    add(name=f"ltsf/{_n}", repo=_LT, script="FEDformer/run.py", copy=["FEDformer"],
+        args=_LT_ARGS + [
+            "--task_id", f"ETTh1_{_n}", "--model", "FEDformer", "--version", _version,
+            "--modes", "16"] + _LT_FORMER + [
+            # its Fourier blocks hold weights for 8 heads whatever --n_heads says
+            "--n_heads", "8"],
+        data=["ett_csv"], cwd="FEDformer", covers=_covers,
+        subs=[_LT_INF("FEDformer/utils/tools.py"),
+              (".repeat(batch, head, channel, 1).cuda()", ".repeat(batch, head, channel, 1)"
+               "  # compat: was .cuda()", "FEDformer/layers/AutoCorrelation.py")],
+        metric=r"mse:([0-9.eE+-]+), mae:", bar=None)
+
+# ---------------------------------------------------------------- state-spaces/s4
+# (thirty-third session) S4 state-space sequence models, the repository's example.py: a stack
+# of S4 layers (FFT convolution with a kernel computed from complex diagonal or
+# diagonal-plus-low-rank state matrices) classifying pixel-by-pixel sequential grayscale CIFAR
+# (the torchvision stand-in's generated images); 3 epochs of the 100. The metric is the test
+# accuracy tqdm's last progress line shows (10% untrained). (Sequential MNIST was tried first:
+# at this size both implementations stay at chance after 4 epochs.)
+_S4 = "state-spaces/s4"
+_S4_SUBS = [("parser.add_argument('--epochs', default=100,",  # (was 100; no room for a comment)
+             "parser.add_argument('--epochs', default=3,")]
+_S4_FULL = [("S4D(d_model, dropout=dropout, transposed=True, lr=min(0.001, args.lr))",
+             "S4(d_model, dropout=dropout, transposed=True, lr=min(0.001, args.lr))  # compat: "
+             "the full S4 block, as the example's import line offers")]
+for _n, _extra, _covers in (
+        ("s4d_cifar_gray", [],
+         "S4D (diagonal SSM: complex A from log/imag parameters, Vandermonde kernel by "
+         "exp of complex products, rfft convolution) on 1024-step grayscale CIFAR sequences "
+         "(transforms.Grayscale, Normalize, a Lambda reshaping to a sequence), prenorm "
+         "residual blocks, Dropout1d, parameters with their own optimizer hyperparameters "
+         "(p._optim) as param groups, CosineAnnealingLR, random_split with a seeded Generator"),
+        ("s4_cifar_gray", _S4_FULL,
+         "full S4Block: DPLR kernel (Cauchy kernel over complex view_as_real/view_as_complex "
+         "parameters, Woodbury correction, bilinear discretisation), GLU output, "
+         "pytorch_lightning's rank_zero_only logging")):
+    add(name=f"s4/{_n}", repo=_S4, script="example.py", copy=["example.py", "models/s4", "src"],
+        cwd=".", pythonpath=["."], covers=_covers, subs=_S4_SUBS + _extra,
+        args=["--dataset", "cifar10", "--grayscale", "--prenorm", "--d_model", "64",
+              "--n_layers", "2", "--num_workers", "0"],
+        env={"COMPAT_DATA_N": "1600"}, metric=r"Acc: ([0-9.]+)%", bar=None)
+
+# ---------------------------------------------------------------- sooftware/conformer
+# (thirty-third session) Conformer speech encoder (convolution-augmented transformer), the
+# README's usage example (a CTC loss over three utterances of 80-dim features, shortened to 400
+# frames), and after it a driver that fits that batch for 40 Adam steps: the metric is the last
+# CTC loss (~30 untrained)
+_CF = "sooftware/conformer"
+_CF_FIT = """
+torch.manual_seed(0)
+opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+for step in range(40):
+    outputs, output_lengths = model(inputs, input_lengths)
+    loss = criterion(outputs.transpose(0, 1), targets, output_lengths, target_lengths)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 10 == 0:
+        print("step", step, "ctc", loss.item())
+print("compat-ctc", loss.item())
+"""
+add(name="conformer/readme_ctc", repo=_CF, kind="md", script="README.md", block=0,
+    copy=["README.md", "conformer"], cwd=".", pythonpath=["."],
+    covers="Conformer: Conv2d subsampling, macaron feed-forward halves, relative positional "
+           "multi-head self-attention (a padded-and-reshaped relative shift), a convolution "
+           "module of pointwise Conv1d + GLU + depthwise Conv1d + BatchNorm1d + Swish, "
+           "log_softmax into nn.CTCLoss with per-utterance lengths; Adam on the batch",
+    subs=[("batch_size, sequence_length, dim = 3, 12345, 80",
+           "batch_size, sequence_length, dim = 3, 400, 80  # compat: was 12345 frames"),
+          ("torch.LongTensor([12345, 12300, 12000])",
+           "torch.LongTensor([400, 390, 360])  # compat: was 12345, 12300, 12000")],
+    epilogue=_CF_FIT, metric=r"compat-ctc ([0-9.eE+-]+)", bar=None)
+
+# ---------------------------------------------------------------- lucidrains/slot-attention
+# (thirty-third session) Slot Attention (iterative attention normalised over the slots, GRU
+# update), the README's three usage examples at dim 64 over 256 inputs, each followed by a check
+# that the slots do not depend on the order of the inputs (same noise, permuted set; metric: the
+# largest difference), and a driver that trains slot attention to find the three cluster centres
+# of 2-D point sets (metric: the Chamfer distance between slots' centres and the true ones)
+_SA = "lucidrains/slot-attention"
+_SA_SMALL = [("dim = 512,", "dim = 64,  # compat: was 512"),
+             ("inputs = torch.randn(2, 1024, 512)",
+              "inputs = torch.randn(2, 256, 64)  # compat: was (2, 1024, 512)")]
+_SA_PERM = """
+_perm = torch.randperm(inputs.shape[1])
+torch.manual_seed(123)
+_a = {call}(inputs)
+torch.manual_seed(123)
+_b = {call}(inputs[:, _perm])
+_a, _b = (_a[0], _b[0]) if isinstance(_a, tuple) else (_a, _b)
+print("compat-perm-diff", (_a - _b).abs().max().item())
+"""
+_SA_FIT = """
+import torch.nn as nn
+torch.manual_seed(0)
+
+def _sets(b, k=3, per=8):
+    centres = torch.rand(b, k, 2) * 2 - 1
+    points = centres.repeat_interleave(per, dim=1) + 0.05 * torch.randn(b, k * per, 2)
+    return points, centres
+
+def _chamfer(pred, true):
+    d = torch.cdist(pred, true)
+    return (d.min(dim=1).values.mean() + d.min(dim=2).values.mean()) / 2
+
+encoder = nn.Sequential(nn.Linear(2, 64), nn.ReLU(), nn.Linear(64, 64))
+slots_model = SlotAttention(num_slots=3, dim=64, iters=3)
+decoder = nn.Linear(64, 2)
+params = [*encoder.parameters(), *slots_model.parameters(), *decoder.parameters()]
+opt = torch.optim.Adam(params, lr=1e-3)
+for step in range(300):
+    points, centres = _sets(32)
+    loss = _chamfer(decoder(slots_model(encoder(points))), centres)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+with torch.no_grad():
+    points, centres = _sets(256)
+    print("compat-chamfer", _chamfer(decoder(slots_model(encoder(points))), centres).item())
+"""
+for _n, _b, _call, _fit, _covers in (
+        ("readme_slots", (0, 1), "slot_attn", "",
+         "SlotAttention: slots drawn from a learned Gaussian, softmax over slots, weighted "
+         "mean by einsum, GRUCell update, residual MLP; num_slots overridden per call"),
+        ("readme_adaptive", 2, "adaptive_slots", "",
+         "MultiHeadSlotAttention (einops heads) in the AdaptiveSlotWrapper: gumbel-softmax "
+         "keep/drop decision per slot (straight-through hard sample)"),
+        ("fit_clusters", (0, 1), "slot_attn", _SA_FIT,
+         "slot attention with an MLP encoder and a linear decoder trained for 300 Adam steps "
+         "to place its slots on the clusters of 2-D point sets (cdist Chamfer loss)")):
+    add(name=f"slotattn/{_n}", repo=_SA, kind="md", script="README.md", block=_b,
+        copy=["README.md", "slot_attention"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_SA_SMALL, epilogue=_SA_PERM.format(call=_call) + _fit,
+        metric=r"compat-chamfer ([0-9.eE+-]+)" if _fit else r"compat-perm-diff ([0-9.eE+-]+)",
+        bar=None if _fit else ("<=", 1e-4))
+
+# ---------------------------------------------------------------- facebookresearch/dlrm
+# (thirty-third session) DLRM, Meta's deep learning recommendation model (dlrm_s_pytorch.py): a
+# bottom MLP over 13 dense counts, 26 EmbeddingBag tables, pairwise dot (or concatenated)
+# feature interactions, a top MLP with a sigmoid, BCE, SGD; on data.py's Criteo-Kaggle-like log
+# (14000 clicks whose probability follows a few categorical fields), which the repository's
+# data_utils splits into seven "days" and encodes (test: half of the last day). 3 epochs; the
+# metric is the last test accuracy (the base rate is ~0.52). --max-ind-range hashes the
+# categorical ids into int32 (numpy 2 refuses Criteo's 32-bit hex values in an int32 array).
+_DL = "facebookresearch/dlrm"
+_DL_ARGS = ["--arch-sparse-feature-size=16", "--arch-mlp-bot=13-64-16", "--arch-mlp-top=64-32-1",
+            "--data-generation=dataset", "--data-set=kaggle", "--raw-data-file=./input/train.txt",
+            "--processed-data-file=./input/kaggleAdDisplayChallenge_processed.npz",
+            "--loss-function=bce", "--round-targets=True", "--learning-rate=0.3",
+            "--mini-batch-size=128", "--print-freq=40", "--test-freq=94",
+            "--test-mini-batch-size=512", "--nepochs=3", "--max-ind-range=1000000"]
+for _n, _flags, _covers in (
+        ("kaggle_dot", ["--arch-interaction-op=dot"],
+         "DLRM with dot interactions: nn.EmbeddingBag(mode='sum') over offsets, bmm of the "
+         "feature matrix with its transpose and the strictly lower triangle gathered by index "
+         "lists, Sequential MLPs of Linear + ReLU + Sigmoid built from numpy-initialised "
+         "weights, BCELoss, a DataLoader with a custom collate of lS_o/lS_i lists"),
+        ("kaggle_cat", ["--arch-interaction-op=cat"],
+         "DLRM with concatenated features into the top MLP (torch.cat of the dense output and "
+         "the 26 bag embeddings)")):
+    add(name=f"dlrm/{_n}", repo=_DL, script="dlrm_s_pytorch.py",
+        copy=["dlrm_s_pytorch.py", "dlrm_data_pytorch.py", "data_utils.py",
+              "data_loader_terabyte.py", "extend_distributed.py", "mlperf_logger.py", "optim",
+              "tricks"], cwd=".", data=["criteo_kaggle"], args=_DL_ARGS + _flags,
+        covers=_covers, metric=r" accuracy ([0-9.]+) %, best", bar=None)
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {

@@ -204,12 +204,15 @@ def run_one(prog, mirrors: Path, impl: str, seed: int, verbose: int,
         if prog.kind == "md":  # one usage example of a README becomes the script
             (tmp / _script_path(prog)).write_text(
                 _extract_md_block(tmp / prog.script, prog.block))
-        for old, new in prog.subs:
-            target = tmp / _script_path(prog)
+        for old, new, *where in prog.subs:
+            # (old, new) edits the script; (old, new, path) another copied file (a library
+            # module of the repository, e.g. a hard-coded .cuda())
+            rel = where[0] if where else _script_path(prog)
+            target = tmp / rel
             text = target.read_text()
             if old not in text:
                 return {"status": "FAIL", "metric": None, "seconds": 0.0,
-                        "error": f"substitution target {old!r} not in {prog.script}"}
+                        "error": f"substitution target {old!r} not in {rel}"}
             target.write_text(text.replace(old, new))
         cwd = tmp / prog.cwd
         cwd.mkdir(parents=True, exist_ok=True)

@@ -170,6 +170,28 @@ class RandomGrayscale(torch.nn.Module):
         return x
 
 
+class Grayscale(torch.nn.Module):
+    """Luma (ITU-R 601-2 weights, as PIL's convert("L")) of an HxWxC uint8 image (an HxW uint8
+    image back) or of a CxHxW tensor (1 or num_output_channels channels)."""
+
+    def __init__(self, num_output_channels=1):
+        super().__init__()
+        self.num_output_channels = num_output_channels
+
+    def forward(self, x):
+        if isinstance(x, torch.Tensor):
+            w = torch.tensor([0.2989, 0.587, 0.114], dtype=x.dtype).view(3, 1, 1)
+            gray = (x * w).sum(dim=-3, keepdim=True)
+            return gray.expand(*x.shape[:-3], self.num_output_channels, *x.shape[-2:])
+        a = np.asarray(x).astype(np.float64)
+        if a.ndim == 2:
+            return np.asarray(x)
+        gray = np.rint(a[..., :3] @ np.array([0.299, 0.587, 0.114])).astype(np.uint8)
+        if self.num_output_channels == 1:
+            return gray
+        return np.repeat(gray[:, :, None], self.num_output_channels, axis=2)
+
+
 class GaussianBlur(torch.nn.Module):
     def __init__(self, kernel_size, sigma=(0.1, 2.0)):
         super().__init__()
