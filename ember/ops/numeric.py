@@ -395,14 +395,16 @@ def positive(input):
 
 @export(method=True, out=True)
 def vdot(input, other):
-    """The dot product of two 1-D tensors."""
+    """The dot product of two 1-D tensors, conjugating the first: sum(conj(input) * other)."""
+    for arg, value in (("input", input), ("other", other)):
+        _check_tensor("vdot", value, arg)
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.dim()}D and {other.dim()}D "
                            "tensors")
     if input.dtype != other.dtype:
         raise RuntimeError(f"vdot: expected both vectors to have same dtype, but found "
                            f"{input.dtype} and {other.dtype}")
-    return (input * other).sum()
+    return _ember().dot(input.conj(), other)  # (dot keeps an integer dtype, as torch's vdot)
 
 
 @export(method=True, out=True)
@@ -560,7 +562,11 @@ def chain_matmul(*matrices, out=None):
     em = _ember()
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
         matrices = tuple(matrices[0])
-    result = em.linalg.multi_dot(list(matrices))
+    for t in matrices:  # (multi_dot takes a 1-D first or last operand; chain_matmul does not)
+        if t.ndim != 2:
+            raise RuntimeError(f"chain_matmul: Tensor dimension is {t.ndim}, expected 2 instead "
+                               f"(shape {list(t.shape)})")
+    result = matrices[0].clone() if len(matrices) == 1 else em.linalg.multi_dot(list(matrices))
     if out is not None:
         out.copy_(result)
         return out

@@ -20,6 +20,16 @@ from ._kernels import reduce as _kreduce
 from ._kernels.pointwise import broadcast_binary
 from .registry import FUNCTIONS, backward_on_arrays, export, register, sum_to, write_out
 
+_BOOL = np.dtype(np.bool_)
+
+
+def no_bool_kernel(name, *tensors):
+    """torch's NotImplementedError for the products it has no bool kernel for."""
+    raise NotImplementedError(f"{name}: not implemented for 'Bool' (torch has no bool kernel for "
+                              f"matrix products); got dtypes "
+                              f"{', '.join(str(t.dtype) for t in tensors)}. Convert the operands "
+                              "with .int() or .float() first.")
+
 
 def _same_dtype(name, a, b):
     if a._data.dtype != b._data.dtype:
@@ -143,7 +153,7 @@ def matmul(input, other):
     if type(input) is Tensor and type(other) is Tensor and not _autocast.enabled:
         a, b = input._data, other._data  # plain dense tensors: the common case first
         if a.ndim == 2 == b.ndim and a.shape[1] == b.shape[0] and (
-                a.dtype is b.dtype or a.dtype == b.dtype):
+                a.dtype is b.dtype or a.dtype == b.dtype) and a.dtype is not _BOOL:
             if _prof.prof is None:  # what apply calls when not profiling: a call less
                 if (not (input._requires_grad or other._requires_grad) and a.shape[1] != 1
                         and b.flags.c_contiguous and _batch_hook[0] is None
@@ -169,6 +179,8 @@ def matmul(input, other):
     if _autocast.enabled:
         input, other = maybe_autocast("matmul", input, other)
     a, b = input._data, other._data
+    if a.dtype is _BOOL or b.dtype is _BOOL:
+        no_bool_kernel("matmul", input, other)
     if a.ndim >= 2 and b.ndim >= 2 and a.dtype == b.dtype and a.shape[-1] == b.shape[-2]:
         try:  # fast path: the common case needs no reshaping
             return Matmul.apply(input, other)
@@ -216,7 +228,7 @@ def _matmul_general(input, other):
 
 # bool products are not claimed: torch has no bool matmul kernels ("not implemented for 'Bool'")
 _NUMERIC = tuple(d for d in D.ALL if d is not D.bool_)
-register("matmul")(matmul)
+register("matmul", out_exact=True)(matmul)
 Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
@@ -293,6 +305,7 @@ class Dot(Op):
 
 def dot(input, tensor):
     other = tensor
+    _tensors("dot", input=input, tensor=tensor)
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"dot: 1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
@@ -301,44 +314,111 @@ def dot(input, tensor):
                            f"and src [{other.shape[0]}] to have the same number of elements, but "
                            "got different sizes")
     _same_dtype("dot", input, other)
+    if input._data.dtype is _BOOL:
+        no_bool_kernel("dot", input, other)
     return Dot.apply(input, other)
 
 
+def _tensors(name, **args):
+    """torch's TypeError for an argument that is not a tensor."""
+    for i, (arg, value) in enumerate(args.items()):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {i + 1}) must be Tensor, not "
+                            f"{type(value).__name__}")
+
+
 def outer(input, vec2):
+    _tensors("outer", input=input, vec2=vec2)
+    for arg, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {arg}, but got {t.ndim}-D (shape "
+                               f"{list(t.shape)})")
     return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
-def _reduced(product, input, a, b, beta, alpha):
+def _coefficients(name, input, a, b, beta, alpha):
+    """The add*mm family's checks of its operands and of beta/alpha, as torch's: one dtype for
+    all three operands, a beta/alpha that fits the result's dtype (a complex one only for a
+    complex result); for an integer result a float beta/alpha is truncated (addr refuses it,
+    and a bool one for a non-bool result). Returns (beta, alpha)."""
+    if isinstance(input, Tensor) and not (input.dtype == a.dtype == b.dtype) and name != "addr":
+        raise RuntimeError(f"{name}: expected all operands to have the same dtype, but got "
+                           f"input {input.dtype}, {a.dtype} and {b.dtype}")
+    if type(beta) is int and type(alpha) is int or (
+            type(beta) in _REAL and type(alpha) in _REAL and a._data.dtype in _WIDE_FLOATS
+            and abs(beta) < 3e38 and abs(alpha) < 3e38):
+        return beta, alpha  # (the common cases: nothing to check or convert)
+    dt = a.dtype
+    for arg, v in (("beta", beta), ("alpha", alpha)):
+        D.check_fits(name, v, dt)  # NOTE [Numbers that do not fit the dtype]
+        if name != "addr":
+            continue
+        if isinstance(v, float) and not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(f"addr: For integral input tensors, argument {arg} must not be a "
+                               f"floating point number; got {arg}={v!r} for dtype {dt}")
+        if isinstance(v, bool) and dt is not D.bool_:
+            raise RuntimeError(f"addr: Boolean {arg} only supported for Boolean results; got "
+                               f"{arg}={v!r} for dtype {dt}")
+    if dt is D.bool_:
+        return bool(beta), bool(alpha)
+    if not (dt.is_floating_point or dt.is_complex):
+        return int(beta.real), int(alpha.real)  # (torch casts them to the integer dtype)
+    if not dt.is_complex:
+        return beta.real, alpha.real  # (it fits: no imaginary part)
+    return beta, alpha
+
+
+_REAL = (int, float)
+_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (a number below 3e38 fits them)
+
+
+def _reduced(name, product, input, a, b, beta, alpha, keep_zero_alpha=False):
     """beta * input + alpha * product(a, b), in float32 for float16/bfloat16 operands and
     rounded once to their dtype (see NOTE [Reduced-precision addmm])."""
+    beta, alpha = _coefficients(name, input, a, b, beta, alpha)
     low = a.dtype in (D.float16, D.bfloat16) and a.dtype == b.dtype
     if not low or not isinstance(input, Tensor) or input.dtype != a.dtype:
-        return _scaled_sum(input, product(a, b), beta, alpha)
-    wide = _scaled_sum(input.float(), product(a.float(), b.float()), beta, alpha)
+        return _scaled_sum(input, product(a, b), beta, alpha, keep_zero_alpha)
+    wide = _scaled_sum(input.float(), product(a.float(), b.float()), beta, alpha,
+                       keep_zero_alpha)
     return wide.to(a.dtype)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2)."""
-    return _reduced(mm, input, mat1, mat2, beta, alpha)
+    return _reduced("addmm", mm, input, mat1, mat2, beta, alpha)
 
 
-def _scaled_sum(input, prod, beta, alpha):
+def _dropped(t):
+    """t's values replaced by zeros, its gradient zeros: a term that beta=0 or alpha=0 takes
+    out of the sum, NaN and inf included, while its operands still get (zero) gradients."""
+    return t.masked_fill(_TRUE, 0)
+
+
+_TRUE = _make(np.ones((), np.bool_))
+
+
+def _scaled_sum(input, prod, beta, alpha, keep_zero_alpha=False):
     # NOTE [Reduced-precision addmm]: torch's addmm family in float16/bfloat16 forms
     # beta * input + alpha * prod in float32 and rounds once; scaling and adding the rounded
     # product in bfloat16 rounds three more times (Newton-Schulz iterations in bfloat16, as
     # Muon-style optimizers run them, drift by 0.1 after five steps). The callers pass the
     # product of float32 upcasts here for those dtypes (see _reduced), and the result is cast back.
-    if alpha != 1:
+    if alpha == 0 and not keep_zero_alpha:  # torch skips the product (an inf there does not
+        prod = _dropped(prod)                # make NaN)
+    elif alpha != 1:
         prod = prod * alpha
     if beta == 0:  # torch ignores input entirely (its NaNs do not propagate)
+        if isinstance(input, Tensor) and input.requires_grad:
+            return prod + _dropped(input)  # (input's gradient: zeros, as torch's)
         shape = np.broadcast_shapes(tuple(prod.shape), tuple(input.shape))
         return prod if tuple(prod.shape) == shape else prod.expand(shape).contiguous()
     return prod + (input if beta == 1 else input * beta)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
-    return _reduced(bmm, input, batch1, batch2, beta, alpha)
+    # (torch's baddbmm multiplies by alpha = 0 too: an inf in the product gives NaN)
+    return _reduced("baddbmm", bmm, input, batch1, batch2, beta, alpha, keep_zero_alpha=True)
 
 
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -348,17 +428,23 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         for i in range(1, batch1.shape[0]):
             out = addmm(out, batch1[i], batch2[i], alpha=alpha)
         return out
-    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
+    beta, alpha = _coefficients("addbmm", input, batch1, batch2, beta, alpha)
+    return _scaled_sum(input, bmm(batch1, batch2).sum(0, dtype=batch1.dtype), beta, alpha)
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     # not _reduced: torch's low-precision addmv rounds alpha and beta to the dtype first and
     # follows neither model exactly in float16
+    beta, alpha = _coefficients("addmv", input, mat, vec, beta, alpha)
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
+    beta, alpha = _coefficients("addr", input, vec1, vec2, beta, alpha)
+    if vec1.dtype is D.bool_ and vec1.dtype == vec2.dtype:  # logical: and/or (int would count)
+        return (outer(vec1, vec2) & bool(alpha)) | (input & bool(beta))
+    # (torch's addr multiplies by alpha = 0 too: an inf in the outer product gives NaN)
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha, keep_zero_alpha=True)
 
 
 for _f in (mm, bmm, mv, dot, outer, addmm, baddbmm, addbmm, addmv, addr):
@@ -389,10 +475,23 @@ def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` (an int, or two lists of dims) of a with those of b."""
     if out is not None:
         return write_out(out, tensordot(a, b, dims), "tensordot")
+    if isinstance(dims, Tensor):  # a 0-d count or a (2, n) pair of dim lists
+        dims = dims.item() if dims.ndim == 0 else dims.tolist()
     if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims} "
+                               f"for tensors of {a.ndim} and {b.ndim} dims")
         da = list(range(a.ndim - dims, a.ndim))
         db = list(range(dims))
     else:
+        if len(dims) != 2:
+            raise RuntimeError(f"tensordot expects dims to be a pair of dim lists; got {dims!r}")
+        if isinstance(dims[0], int) != isinstance(dims[1], int) or isinstance(dims[0], int) \
+                and not isinstance(dims, list):  # (torch reads (1, 0) as its overloads do)
+            raise TypeError(f"tensordot(): argument 'dims_self' (position 3) must be tuple of "
+                            f"ints, not int; got dims={dims!r} (pass ([1], [0]))")
         da, db = ([dims[0]] if isinstance(dims[0], int) else list(dims[0]),
                   [dims[1]] if isinstance(dims[1], int) else list(dims[1]))
     da = [d % a.ndim for d in da]
@@ -442,7 +541,34 @@ def _parse_einsum(eq, operands):
         out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
     else:
         out = out.replace("...", ell)
+        if len(set(out)) != len(out):
+            c = next(c for c in out if out.count(c) > 1)
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the "
+                               f"output of {eq!r}")
+        missing = set(out).difference(*new_specs)
+        if missing:
+            raise RuntimeError(f"einsum(): output subscript {min(missing)} does not appear in "
+                               f"the equation for any input operand of {eq!r}")
     return new_specs, out
+
+
+def _take_diagonals(specs, operands):
+    """Operands whose subscripts repeat a letter ('ii', 'iij') replaced by their diagonals
+    (the letter once, as the last dim), so that the contraction and its gradient see each
+    letter once per operand; diagonal() is differentiable."""
+    specs, operands = list(specs), list(operands)
+    for k, (s, op) in enumerate(zip(specs, operands)):
+        while len(set(s)) != len(s):
+            c = next(c for c in s if s.count(c) > 1)
+            p = s.index(c)
+            q = s.index(c, p + 1)
+            if op.shape[p] != op.shape[q]:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the "
+                                   f"sizes don't match, {op.shape[p]} != {op.shape[q]}")
+            op = op.diagonal(0, p, q)
+            s = s[:p] + s[p + 1:q] + s[q + 1:] + c
+        specs[k], operands[k] = s, op
+    return specs, operands
 
 
 # NOTE [Two-operand einsum as a matmul]
@@ -567,6 +693,13 @@ def einsum(equation, *operands):
         equation, operands = _einsum_from_sublists((equation,) + operands)
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    for i, op in enumerate(operands):
+        if not isinstance(op, Tensor):
+            raise TypeError(f"einsum(): expected Tensor as element {i} in argument 1, but got "
+                            f"{type(op).__name__}")
     specs, out = _parse_einsum(equation, operands)
     sizes = {}
     for s, op in zip(specs, operands):
@@ -581,7 +714,23 @@ def einsum(equation, *operands):
         if op.dtype != dt:
             raise RuntimeError(f"einsum(): expected all operands to have the same dtype; got "
                                f"{dt} and {op.dtype}")
-    return Einsum.apply(",".join(specs) + "->" + out, *operands)
+    if len(operands) == 1:
+        if len(set(specs[0])) != len(specs[0]):
+            specs, operands = _take_diagonals(specs, operands)
+        if not (dt.is_floating_point or dt.is_complex) and not set(specs[0]) <= set(out):
+            operands = [operands[0].to(D.int64)]  # one operand summed: torch's sum (int64)
+    else:
+        if dt is D.bool_:
+            no_bool_kernel("einsum", *operands)
+        for s in specs:
+            if len(set(s)) != len(s):
+                specs, operands = _take_diagonals(specs, operands)
+                break
+    try:
+        return Einsum.apply(",".join(specs) + "->" + out, *operands)
+    except ValueError as e:  # NumPy's refusal, as torch's error type
+        raise RuntimeError(f"einsum(): {e} (equation {equation!r}, operand shapes "
+                           f"{[list(op.shape) for op in operands]})") from None
 
 
 export(einsum)

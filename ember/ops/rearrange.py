@@ -532,6 +532,11 @@ def _cross(input, other, dim, name):
     # the other dims broadcast
     if input.ndim != other.ndim:
         raise RuntimeError(f"{name}: inputs must have the same number of dimensions.")
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"{name}: expected both inputs to have the same dtype; got "
+                           f"{input.dtype} and {other.dtype}")
+    if input.dtype is D.bool_:  # (torch: no kernel)
+        raise NotImplementedError(f"{name}: not implemented for bool tensors")
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input.ndim, name)

@@ -257,3 +257,56 @@ def test_unrecorded_matmul_is_seen_by_the_profiler_vmap_and_forward_ad(rng):
         primal, tan = fwAD.unpack_dual(fwAD.make_dual(a, tangent) @ b)
     np.testing.assert_allclose(tan.numpy(), tangent.numpy() @ b.numpy(), rtol=1e-5)
     np.testing.assert_allclose(primal.numpy(), a.numpy() @ b.numpy(), rtol=1e-5)
+
+
+def test_vdot_conjugates_its_first_operand_and_keeps_integer_dtypes():
+    z = ember.tensor([1 + 2j, 3 - 1j])
+    w = ember.tensor([2 - 1j, 1 + 1j])
+    assert complex(ember.vdot(z, w).item()) == complex(np.vdot(z.numpy(), w.numpy()))
+    assert ember.vdot(ember.tensor([1, 2], dtype=ember.int8),
+                      ember.tensor([3, 4], dtype=ember.int8)).dtype is ember.int8
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: a @ a, lambda a: ember.mm(a, a), lambda a: ember.dot(a[0], a[0]),
+    lambda a: ember.einsum("ij,jk->ik", a, a), lambda a: ember.addmm(a, a, a),
+])
+def test_bool_products_are_not_implemented(call):
+    a = ember.ones(2, 2, dtype=ember.bool)
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
+        call(a)
+
+
+def test_einsum_diagonals_are_differentiable():
+    x = ember.randn(3, 3, 2, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda t: ember.einsum("iij->ij", t), (x,))
+    assert gradcheck(lambda t: ember.einsum("iij->", t), (x,))
+    assert ember.einsum("ii", ember.ones(3, 3, dtype=ember.int8)).dtype is ember.int64  # a sum
+    with pytest.raises(RuntimeError, match="output subscript k does not appear"):
+        ember.einsum("ij->k", x[0])
+
+
+def test_addmm_zero_coefficients_drop_their_term_with_zero_gradients():
+    inp = ember.tensor([[float("nan"), 1.0]], dtype=ember.float64, requires_grad=True)
+    m = ember.tensor([[float("inf")]], dtype=ember.float64, requires_grad=True)
+    v = ember.ones(1, 2, dtype=ember.float64)
+    out = ember.addmm(inp, m, v, beta=0)
+    assert out.tolist() == [[float("inf")] * 2]
+    out.sum().backward()
+    assert inp.grad.tolist() == [[0.0, 0.0]]
+    assert ember.addmm(ember.ones(1, 2), ember.full((1, 1), float("inf")), ember.ones(1, 2),
+                       alpha=0).tolist() == [[1.0, 1.0]]
+    with pytest.raises(RuntimeError, match="addmm: value 1j cannot be converted"):
+        ember.addmm(ember.ones(1, 2), ember.ones(1, 1), ember.ones(1, 2), alpha=1j)
+    ints = ember.ones(2, 2, dtype=ember.int64)
+    assert ember.addmm(ints, ints, ints, beta=0.5).tolist() == [[2, 2], [2, 2]]  # truncated
+
+
+def test_chain_matmul_and_tensordot_arguments():
+    with pytest.raises(RuntimeError, match="Tensor dimension is 1, expected 2"):
+        ember.chain_matmul(ember.ones(3), ember.ones(3, 2))
+    assert ember.chain_matmul(ember.ones(2, 3)).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="tensordot expects dims >= 0"):
+        ember.tensordot(ember.ones(2, 3), ember.ones(3, 2), -1)
+    assert ember.tensordot(ember.ones(2, 3), ember.ones(3, 2), dims=ember.tensor(1)).shape == (2,
+                                                                                                2)

@@ -28,6 +28,13 @@ def cross(input, other, *, dim=-1, out=None):
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim``, broadcasting the other dims; for complex x it is
     sum(conj(x) * y), as torch (conj of a real tensor is the tensor itself)."""
+    for t in (x, y):
+        if not (t.is_floating_point() or t.is_complex()):
+            raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as "
+                               f"input. Got {t.dtype}")
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {x.dtype} and y of type {y.dtype} instead")
     return _out((x.conj() * y).sum(dim), out, "linalg.vecdot")
 
 
