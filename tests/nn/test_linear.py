@@ -156,6 +156,42 @@ def test_linear_wrong_in_features_names_layer_and_shapes():
         nn.Bilinear(2, 3, 4)(ember.zeros(1, 3), ember.zeros(1, 3))
 
 
+def test_linear_forward_reads_what_attribute_access_reads(rng):
+    # Linear.forward reads weight and bias from the registry only on nn.Linear itself while both
+    # are registered: a subclass's own lookup, a pruned (plain-attribute) weight and a
+    # parametrization must still be what the layer multiplies by
+    x = ember.tensor(rng.standard_normal((3, 4)))
+    w = ember.tensor(rng.standard_normal((5, 4)))
+
+    class Doubled(nn.Linear):  # a subclass that intercepts the registered weight's lookup
+        def __getattr__(self, name):
+            value = super().__getattr__(name)
+            return value * 2 if name == "weight" else value
+
+    layer = Doubled(4, 5).double()
+    with ember.no_grad():
+        layer._parameters["weight"].copy_(w)
+    expect = (x @ (2 * w).T + layer.bias).detach().numpy()
+    np.testing.assert_allclose(layer(x).detach().numpy(), expect, rtol=1e-12)
+
+    layer = nn.Linear(4, 5, bias=False).double()
+    with ember.no_grad():
+        layer.weight.copy_(w)
+    nn.utils.prune.custom_from_mask(layer, "weight", ember.tensor(rng.random((5, 4)) > 0.5))
+    np.testing.assert_allclose(layer(x).detach().numpy(), (x @ layer.weight.T).detach().numpy(),
+                               rtol=1e-12)
+    assert "weight" not in layer._parameters
+
+    class Negate(nn.Module):
+        def forward(self, t):
+            return -t
+
+    layer = nn.Linear(4, 5).double()
+    nn.utils.parametrize.register_parametrization(layer, "weight", Negate())
+    expect = (x @ -layer.parametrizations.weight.original.T + layer.bias).detach().numpy()
+    np.testing.assert_allclose(layer(x).detach().numpy(), expect, rtol=1e-12)
+
+
 def test_linear_default_init_distribution():
     ember.manual_seed(1)
     layer = nn.Linear(400, 300)

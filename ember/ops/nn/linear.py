@@ -156,6 +156,10 @@ def small_linear(x, weight, bias):
     step's (1, 1, d) rows or a small MLP batch, below OpenBLAS's one-thread bound, too small for
     the reuse pool or a split; the bias goes in with the GEMM's result pass (NOTE [GEMM
     orientation]). On the one pool the general path (its add_row)."""
+    if x.size == x.shape[-1] and _ONE_ROW[0]:
+        # one row (a decoding step's 17 products a token): neither MKL's nor numba's small
+        # kernel takes it (both want 2 rows or more), so their checks are skipped
+        return _one_row(x, weight, bias)
     f = _mkl_small(x, weight, bias)
     if f:  # NOTE [A small Linear on MKL]
         y = np.empty(x.shape[:-1] + weight.shape[:1], np.float32)
@@ -172,30 +176,42 @@ def small_linear(x, weight, bias):
     macs = x.size * weight.shape[0]
     if macs > SMALL_GEMM[0] or not _small_ok(x, weight, bias) or _onepool.enabled():
         return None
-    if x.size == x.shape[-1] and _ONE_ROW[0]:
-        # one row (a decoding step's 17 products a token)
-        flags = weight.flags
-        if (macs >= _GEMV_THREADED and flags.c_contiguous and _GEMV_PARTS[0]
-                and (bias is None or (bias.shape == weight.shape[:1] and bias.flags.c_contiguous))
-                and _blas_parts.on("gemv")):
-            # where OpenBLAS's gemv would take two threads: NOTE [One-row products in parts]
-            return gemv_in_parts(x, weight, bias, x.shape[:-1] + weight.shape[:1])
-        if flags.forc:
-            # as a vector: np.dot reaches the same BLAS gemv as np.matmul on the (1, in) row,
-            # bit for bit, for a C- or F-contiguous weight (np.matmul loops without BLAS over a
-            # strided one, np.dot copies it; tested in tests/ops/test_unrecorded_fast_paths.py),
-            # and the bias adds without broadcasting: 1.3 us of NumPy calls against 2.3. On one
-            # BLAS thread: NOTE [One thread for a one-row product]
-            blas = blas_threads_enter(1) if macs >= _GEMV_THREADED and _GEMV_ONE_THREAD[0] else 0
-            try:
-                y = np.dot(x.ravel(), weight.T)
-            finally:
-                blas_threads_exit(blas)
-            if bias is not None:
-                y += bias
-            return y.reshape(x.shape[:-1] + weight.shape[:1])
     y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
     return y.reshape(x.shape[:-1] + weight.shape[:1])
+
+
+def _one_row(x, weight, bias):
+    """small_linear for an x of one row: `_small_ok`'s checks for one row, then the product in
+    parts (NOTE [One-row products in parts]) or as a vector (np.dot), or None."""
+    n_in, n_out = x.shape[-1], weight.shape[0]
+    dt = x.dtype
+    macs = n_in * n_out
+    if (macs > SMALL_GEMM[0] or x.ndim < 2 or not n_in or dt not in _FLOATS or weight.dtype != dt
+            or (bias is not None and bias.dtype != dt) or not x.flags.c_contiguous
+            or n_out * x.itemsize >= REUSE_MIN_BYTES or _onepool.enabled()):
+        return None
+    shape = x.shape[:-1] + (n_out,)
+    flags = weight.flags
+    if (macs >= _GEMV_THREADED and flags.c_contiguous and _GEMV_PARTS[0]
+            and (bias is None or (bias.shape == (n_out,) and bias.flags.c_contiguous))
+            and _blas_parts.on("gemv")):
+        # where OpenBLAS's gemv would take two threads: NOTE [One-row products in parts]
+        return gemv_in_parts(x, weight, bias, shape)
+    if flags.forc:
+        # as a vector: np.dot reaches the same BLAS gemv as np.matmul on the (1, in) row,
+        # bit for bit, for a C- or F-contiguous weight (np.matmul loops without BLAS over a
+        # strided one, np.dot copies it; tested in tests/ops/test_unrecorded_fast_paths.py),
+        # and the bias adds without broadcasting: 1.3 us of NumPy calls against 2.3. On one
+        # BLAS thread: NOTE [One thread for a one-row product]
+        blas = blas_threads_enter(1) if macs >= _GEMV_THREADED and _GEMV_ONE_THREAD[0] else 0
+        try:
+            y = np.dot(x.ravel(), weight.T)
+        finally:
+            blas_threads_exit(blas)
+        if bias is not None:
+            y += bias
+        return y.reshape(shape)
+    return gemm(x.reshape(1, n_in), weight.T, bias=bias).reshape(shape)
 
 
 def _numba_small_ok(x, weight, bias):
