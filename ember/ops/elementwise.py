@@ -190,18 +190,37 @@ def _to_float(t):
 
 # ----------------------------------------------------------------------------- arithmetic
 # NOTE [Unrecorded same-shape ops]
-# `a + b` and `a * b` on two tensors of one shape and dtype, when nothing would record the call
-# (grad mode off or no operand needs a gradient) and nothing watches op calls (`unwatched`: NOTE
+# `a + b` and `a * b` on two tensors of one dtype, when nothing would record the call (grad
+# mode off or no operand needs a gradient) and nothing watches op calls (`unwatched`: NOTE
 # [Unwatched no-grad views] in registry.py), are the NumPy operation and a fresh tensor around
 # it: Op._run would add only a ctx nobody keeps and its checks, ~0.7 us of a ~2 us call
-# (benchmarks/overhead.py's add and mul; a decoding step's 9 residual adds). `unrecorded` returns
-# None for what it does not take (other shapes, 0-d and big results: the Op's forward decides
-# about broadcasting and reused buffers), which then runs through the Op as before.
+# (benchmarks/overhead.py's add and mul; a decoding step's 9 residual adds), ~2 us of a ~3 us
+# broadcast (the step's token embedding plus its position row). Taken: one shape (not 0-d:
+# NumPy would return a scalar) under the reuse pool's size, and broadcasts whose result is
+# under the row kernels' size, where the Op's forward runs NumPy's loop too (NOTE [Row-broadcast
+# binary ops]). `unrecorded` returns None for the rest (big results, operands that do not
+# broadcast: the Op raises the op's message), which then runs through the Op as before.
 def _same_shape(ufunc):
+    small = _kpoint._ROWS_MIN_SIZE
+
     def unrecorded(a, b):
-        if a.shape == b.shape and a.ndim and a.nbytes < REUSE_MIN_BYTES:
+        if a.shape == b.shape:
+            if a.ndim and a.nbytes < REUSE_MIN_BYTES:
+                return ufunc(a, b)
+            return None
+        # the result has at most a.size * b.size elements (each of its dims is one operand's)
+        if a.size * b.size >= small:
+            try:
+                if np.broadcast(a, b).size >= small:
+                    return None
+            except ValueError:
+                return None
+        elif not (a.size and b.size):
+            return None  # (an empty operand: the Op checks the shapes)
+        try:
             return ufunc(a, b)
-        return None
+        except ValueError:
+            return None
     return staticmethod(unrecorded)
 
 

@@ -62,6 +62,28 @@ def test_other_binary_forms_still_take_the_op(name, op):
         op(ember.ones(2, 3), ember.ones(4, 3))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("name,op", BINARY, ids=[b[0] for b in BINARY])
+def test_unrecorded_broadcasts_match_torch(name, op, dtype):
+    # no-grad broadcasts of one dtype: small results straight from NumPy, big ones (a (300, 1)
+    # column against a (1, 300) row: 90000 elements) and empty ones through the Op, a shape
+    # mismatch with the op's message either way
+    shapes = [((1, 1, 256), (1, 256)), ((), (2, 3)), ((2, 3), ()), ((4, 1), (1, 5)),
+              ((300, 1), (1, 300)), ((0, 3), (1, 3)), ((2, 1, 3), (4, 1))]
+    with ember.no_grad():
+        for i, (sa, sb) in enumerate(shapes):
+            (ea, ta), (eb, tb) = _pair(sa, dtype, i), _pair(sb, dtype, i + 10)
+            got, want = op(ea, eb), op(ta, tb)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            assert got.dtype is getattr(ember, str(want.dtype).split(".")[1])
+            assert got.shape == tuple(want.shape)
+            # (an empty result's strides are NumPy's zeros: not this path's business)
+            assert got.stride() == want.stride() or not want.numel()
+            assert got.grad_fn is None and got._base is None
+        with pytest.raises(RuntimeError, match=rf"{name}: The size of tensor a \(3\) must match"):
+            op(ember.ones(2, 3, dtype=ember.float32), ember.ones(4, dtype=ember.float32))
+
+
 @pytest.mark.parametrize("name,op", BINARY, ids=[b[0] for b in BINARY])
 def test_same_shape_binary_records_when_grad_mode_needs_it(name, op):
     a = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
