@@ -189,10 +189,43 @@ def test_layer_norm_large_mean_is_accurate():
     np.testing.assert_allclose(F.layer_norm(x, (2,)).numpy(), [[1, -1]], rtol=1e-3)
 
 
+def test_layer_norm_module_reads_what_attribute_access_reads(rng):
+    # LayerNorm.forward reads weight and bias from the registry only on nn.LayerNorm itself
+    # (NOTE [Registered reads]): a subclass's own lookup and a parametrization still count
+    x = ember.tensor(rng.standard_normal((2, 3)))
+    w, b = rng.standard_normal(3), rng.standard_normal(3)
+
+    class Shifted(nn.LayerNorm):
+        def __getattr__(self, name):
+            value = super().__getattr__(name)
+            return value + 1 if name == "bias" else value
+
+    for layer, scale, shift in ((nn.LayerNorm(3).double(), w, b),
+                                (Shifted(3).double(), w, b + 1)):
+        with ember.no_grad():
+            layer._parameters["weight"].copy_(ember.tensor(w))
+            layer._parameters["bias"].copy_(ember.tensor(b))
+        xn = (x.numpy() - x.numpy().mean(-1, keepdims=True)) / np.sqrt(
+            x.numpy().var(-1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(layer(x).detach().numpy(), xn * scale + shift, rtol=1e-10)
+
+    class Doubled(nn.Module):
+        def forward(self, t):
+            return 2 * t
+
+    layer = nn.LayerNorm(3).double()
+    nn.utils.parametrize.register_parametrization(layer, "weight", Doubled())
+    want = F.layer_norm(x, (3,), 2 * layer.parametrizations.weight.original, layer.bias)
+    np.testing.assert_allclose(layer(x).detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
 def test_norm_bad_input_errors():
     with pytest.raises(RuntimeError, match=r"Given normalized_shape=\[4\], expected input with "
                                            r"shape \[\*, 4\], but got input of size ?\[2, 3\]"):
         nn.LayerNorm(4)(ember.randn(2, 3))
+    with pytest.raises(RuntimeError, match=r"^LayerNorm\(\(4,\), eps=1e-05.*normalized_shape"):
+        with ember.no_grad():
+            nn.LayerNorm(4)(ember.randn(1, 1, 3))
     with pytest.raises(RuntimeError, match="divisible by num_groups"):
         F.group_norm(ember.randn(2, 6, 3), 4)
     with pytest.raises(RuntimeError, match=r"GroupNorm\(2, 4.*expected input of shape"):

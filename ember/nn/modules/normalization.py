@@ -8,7 +8,7 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, registered_pair
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
@@ -54,13 +54,21 @@ class LayerNorm(Module):
                 init.zeros_(self.bias)
 
     def forward(self, input):
+        weight, bias = registered_pair(self, LayerNorm, "weight", "bias")
+        try:
+            return F.layer_norm(input, self.normalized_shape, weight, bias, self.eps)
+        except RuntimeError:
+            self._mismatch(input)
+            raise
+
+    def _mismatch(self, input):
+        """Raise the module's message when the input does not end in normalized_shape."""
         ns = self.normalized_shape
         shape = input._data.shape if isinstance(input, ember.Tensor) else input.shape
         if tuple(shape[max(len(shape) - len(ns), 0):]) != ns:
             raise RuntimeError(f"{self!r}: Given normalized_shape={list(ns)}, expected input "
                                f"with shape [*, {', '.join(map(str, ns))}], but got input of "
-                               f"size {list(input.shape)}")
-        return F.layer_norm(input, ns, self.weight, self.bias, self.eps)
+                               f"size {list(input.shape)}") from None
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
