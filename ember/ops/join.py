@@ -5,6 +5,7 @@ import numpy as np
 
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
+from ..autograd.grad_mode import _state as _grad_state
 from .registry import FUNCTIONS, _can_store, records, result_dtype, unwatched, with_out, write_out
 from .views import split, unsqueeze
 
@@ -30,6 +31,10 @@ def cat(tensors, dim=0, *, out=None):
                         f"{type(tensors).__name__}")
     if not tensors:
         raise ValueError("cat(): expected a non-empty list of Tensors")
+    if out is None and unwatched():
+        got = _unrecorded_cat(tensors, dim)
+        if got is not None:
+            return got
     d = _same_layout(tensors, dim)
     if d is not None:  # nothing to check, skip or convert: the tensors go to the op as given
         if out is None and not records(tensors) and unwatched():  # NOTE [Unwatched no-grad views]
@@ -103,6 +108,32 @@ def _concatenate(arrays, dim):
     shape[dim] = sum(a.shape[dim] for a in arrays)
     out = np.empty(shape, np.result_type(*arrays))
     return np.concatenate(arrays, axis=dim, out=out)
+
+
+def _unrecorded_cat(tensors, dim):
+    """cat's result when nothing records it (NOTE [Unwatched no-grad views]: a decoding step's
+    key/value caches grow by one cat each a block) and the tensors are of one dtype with an
+    int dim in range: NumPy's concatenate checks the shapes, and a mismatch (or torch's rule
+    for empty 1-D tensors) is left to the checked path. None when not taken."""
+    first = tensors[0]
+    if type(first) is not Tensor or type(dim) is not int:
+        return None
+    dt, nd = first._data.dtype, first._data.ndim
+    if not -nd <= dim < nd:
+        return None
+    grad = _grad_state.enabled
+    arrays = []
+    for t in tensors:
+        if type(t) is not Tensor:
+            return None
+        a = t._data
+        if a.dtype != dt or (grad and t._requires_grad):
+            return None
+        arrays.append(a)
+    try:
+        return _make(_concatenate(arrays, dim % nd))
+    except ValueError:  # shapes that do not fit: the checked path says how
+        return None
 
 
 def _same_layout(tensors, dim):

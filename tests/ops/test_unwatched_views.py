@@ -136,6 +136,31 @@ def test_unrecorded_cat_outside_no_grad():
     assert out.grad_fn is None and out.shape == (3, 3)
 
 
+def test_unrecorded_cat_edge_cases_match_torch():
+    # the unrecorded cat leaves to the checked path what NumPy would take differently
+    r = np.random.default_rng(0)
+    a = r.standard_normal((2, 4, 3)).astype(np.float32)
+    b = r.standard_normal((2, 1, 3)).astype(np.float32)
+    cases = [
+        lambda m: m.cat([m.from_numpy(a).permute(1, 0, 2), m.from_numpy(b).permute(1, 0, 2)]),
+        lambda m: m.cat([m.zeros(0), m.from_numpy(a)], dim=1),  # the legacy empty 1-D rule
+        lambda m: m.cat([m.from_numpy(a), m.from_numpy(b).double()], dim=-2),  # promotion
+        lambda m: m.cat([m.nn.Parameter(m.from_numpy(a)), m.from_numpy(b)], dim=1),
+        lambda m: m.cat([m.zeros(0), m.zeros(2)]),
+    ]
+    with ember.no_grad(), torch.no_grad():
+        for case in cases:
+            got, want = case(ember), case(torch)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+            assert got.dtype == getattr(ember, str(want.dtype).split(".")[1])
+            assert got.stride() == want.stride() and not got.requires_grad
+        with pytest.raises(RuntimeError, match=r"cat\(\): Sizes of tensors must match except in "
+                                               r"dimension 1. Expected size 2 but got size 1"):
+            ember.cat([ember.from_numpy(a), ember.from_numpy(b)[:1]], dim=1)
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            ember.cat([ember.from_numpy(a)], dim=3)
+
+
 def test_hooks_still_see_the_calls():
     x = ember.randn(2, 3, 4)
     assert registry.unwatched()
