@@ -572,9 +572,11 @@ class AsStrided(Op):
         item = x.itemsize
         base_off = (data_ptr(x) - data_ptr(root)) // item
         off = base_off if storage_offset is None else storage_offset
-        flat = np.lib.stride_tricks.as_strided(root, (root.size,), (item,)) \
-            if root.flags.c_contiguous else None
-        if flat is None:
+        if root.flags.c_contiguous:
+            flat = root
+        elif root.flags.f_contiguous:  # (a clone of x.t()): its elements in memory order, a view
+            flat = root.ravel(order="K")
+        else:
             raise RuntimeError("as_strided: only supported on tensors whose storage is "
                                "contiguous")
         need = off + sum((s - 1) * st for s, st in zip(size, stride)) + 1 if all(size) else 0
@@ -583,9 +585,10 @@ class AsStrided(Op):
                                f"{list(size)}, stride {list(stride)}, offset {off}")
         ctx.in_shape = x.shape
         ctx.geom = (tuple(size), tuple(stride), off, base_off)
-        # an ndarray over root's buffer has root as its base (as_strided's would be a stand-in
-        # object), so storage_offset() and untyped_storage() see the storage
-        y = np.ndarray(tuple(size), x.dtype, buffer=root, offset=off * item,
+        ctx.in_strides = tuple(s // item for s in x.strides)  # (x's elements in the storage)
+        # an ndarray over the storage's buffer has it as its base (as_strided's would be a
+        # stand-in object), so storage_offset() and untyped_storage() see the storage
+        y = np.ndarray(tuple(size), x.dtype, buffer=flat, offset=off * item,
                        strides=tuple(s * item for s in stride))
         if len(set(stride)) != len(stride) or 0 in stride:  # (may overlap itself)
             y.flags.writeable = False
@@ -597,15 +600,24 @@ class AsStrided(Op):
         # the input's storage region; correct also when the view overlaps itself
         size, stride, off, base_off = ctx.geom
         from .inplace import _ViewScatter
-        idx = np.lib.stride_tricks.as_strided(
-            np.arange(off, off + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(
-                size) else off + 1, dtype=np.int64), size, [s * 8 for s in stride]) - base_off
+        span = off + 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) \
+            else off + 1
+        storage = np.lib.stride_tricks.as_strided(np.arange(span, dtype=np.int64)[off:], size,
+                                                  [s * 8 for s in stride])
+        # each storage element's position in the input (row-major), -1 where the input does
+        # not reach: the input may be laid out in any order (x.t() of a clone)
         n = math.prod(ctx.in_shape)
-        ok = (idx >= 0) & (idx < n)
-        if not ok.all():
+        where = np.full(max(span, base_off + 1 + sum((s - 1) * abs(st) for s, st in zip(
+            ctx.in_shape, ctx.in_strides))), -1, np.int64)
+        if n:
+            held = np.lib.stride_tricks.as_strided(
+                where[base_off:], ctx.in_shape, [s * 8 for s in ctx.in_strides])
+            held[...] = np.arange(n).reshape(ctx.in_shape)
+        idx = where[storage]
+        if (idx < 0).any():
             raise RuntimeError("as_strided backward: the view reaches outside the input's "
                                "elements; not supported")
-        return _ViewScatter.apply(grad, idx.copy(), ctx.in_shape), None, None, None
+        return _ViewScatter.apply(grad, idx, ctx.in_shape), None, None, None
 
 
 def as_strided(input, size, stride, storage_offset=None):

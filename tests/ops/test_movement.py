@@ -286,3 +286,15 @@ def test_zero_dim_and_empty_split_family():
         ember.zeros(4).tensor_split(0)
     out = ember.zeros(1, 3).repeat_interleave(2, dim=0)  # a copy, not a stride-0 view
     assert out.is_contiguous() and out.untyped_storage().data_ptr() != 0
+
+
+def test_as_strided_of_a_column_major_clone_and_its_gradient():
+    # the clone of x.t() keeps x.t()'s layout: as_strided reads its storage in memory order,
+    # and the gradient goes back to the input element that each storage element holds
+    x = ember.arange(12.0, dtype=ember.float64).reshape(3, 4).requires_grad_()
+    y = x.t().clone().as_strided((2, 3), (1, 4), 1)
+    assert y.tolist() == [[1.0, 5.0, 9.0], [2.0, 6.0, 10.0]]
+    (y * ember.arange(6.0, dtype=ember.float64).reshape(2, 3)).sum().backward()
+    assert x.grad.tolist() == [[0, 0, 3, 0], [0, 1, 4, 0], [0, 2, 5, 0]]
+    leaf = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda a: a.t().clone().as_strided((2, 2), (1, 3), 2), (leaf,))

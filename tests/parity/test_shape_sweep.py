@@ -581,6 +581,37 @@ case("cat", "cat out= aliasing an input", lambda L: (lambda x: L.mod.cat([x, x],
     L.T(A234)))
 
 
+# --------------------------------------------------------------------------- writes through views
+# a view must write through to its base (values and version), and autograd must follow the
+# write: y = op(x.clone()); y.mul_(2) changes the clone, whose gradient then doubles there
+_WRITABLE_VIEWS = (
+    ("view", lambda x: x.view(6, 4)), ("reshape", lambda x: x.reshape(-1)),
+    ("flatten", lambda x: x.flatten(1)), ("unflatten", lambda x: x.unflatten(2, (2, 2))),
+    ("squeeze", lambda x: x[:, :1].squeeze(1)), ("unsqueeze", lambda x: x.unsqueeze(1)),
+    ("permute", lambda x: x.permute(2, 0, 1)), ("transpose", lambda x: x.transpose(0, 2)),
+    ("t", lambda x: x[0].t()), ("mT", lambda x: x.mT), ("movedim", lambda x: x.movedim(0, -1)),
+    ("narrow", lambda x: x.narrow(2, 1, 2)), ("select", lambda x: x.select(1, 2)),
+    ("diagonal", lambda x: x.diagonal(0, 1, 2)), ("split", lambda x: x.split(2, 2)[1]),
+    ("chunk", lambda x: x.chunk(3, 1)[2]), ("unbind", lambda x: x.unbind(0)[1]),
+    ("tensor_split", lambda x: x.tensor_split([1], 2)[1]), ("view_as", lambda x: x.view_as(
+        x.reshape(4, 6))), ("swapaxes", lambda x: x.swapaxes(1, 2)),
+    ("as_strided", lambda x: x.as_strided((3, 2), (4, 1), 1)), ("slice", lambda x: x[1, :, ::2]),
+    ("unfold step=size", lambda x: x.unfold(2, 2, 2)), ("unfold overlapping", lambda x: x.unfold(
+        2, 2, 1)), ("expand", lambda x: x[:, :1].expand(2, 3, 4)),
+    ("flatten(1, 1)", lambda x: x.flatten(1, 1)), ("broadcast_to", lambda x: x.broadcast_to(
+        (2, 3, 4))), ("real", lambda x: x.real), ("view of a view", lambda x: x[1].view(-1)[2:]),
+)
+for _what, _op in _WRITABLE_VIEWS:
+    for _sname, _mk in (("float32", _of("float32")), ("transposed", SOURCES[13][1]),
+                        ("complex64", _of("complex64"))):
+        case("write through", f"{_what} / {_sname}", (lambda op, mk: lambda L: (lambda x: (
+            lambda y: (y.mul_(2), x, x._version > 0))(op(x)))(mk(L).clone()))(_op, _mk))
+    case("write through", f"{_what} / grad", (lambda op: lambda L: (lambda c: (
+        op(c).mul_(2), c)[1])(L.G(A234).clone()))(_op))
+    case("write through", f"{_what} / grad twice", (lambda op: lambda L: (lambda c: (
+        op(c).mul_(2), op(c).add_(1), c * c)[2])(L.G(A234).clone()))(_op))
+
+
 # ============================================================================ the harness
 # (group, case) -> why the difference is deliberate (docs/DEVIATIONS.md, Tensor core)
 KNOWN: dict = {}
@@ -594,6 +625,12 @@ _EAGER_CONJ = ("conj() is eager (docs/DEVIATIONS.md): H/mH/adjoint of a complex 
                "conjugated copies, torch's are views with a conjugate bit")
 _ROLL_EMPTY = ("roll of an empty tensor: torch returns it without checking the dims; ember "
                "reports the dim out of range as for any tensor")
+
+
+_PIECES_WRITABLE = ("in-place writes to the outputs of unbind/split/chunk are allowed and "
+                    "differentiated (docs/DEVIATIONS.md, Tensor core); torch raises")
+_OVERLAP_READ_ONLY = ("a view whose elements overlap (unfold with step < size) is read-only, as "
+                      "ember's expand(); torch writes each shared element once per view element")
 
 
 def _known(group, what, sources, reason):
@@ -637,6 +674,11 @@ KNOWN[('contiguous', 'channels_last clone keeps (2, 3, 4, 5)')] = _NO_CHANNELS_L
 KNOWN[('contiguous', 'channels_last strides (1, 3, 4, 5)')] = _NO_CHANNELS_LAST
 KNOWN[('contiguous', 'channels_last then permuted op (1, 3, 4, 5)')] = _NO_CHANNELS_LAST
 KNOWN[('contiguous', 'channels_last clone keeps (1, 3, 4, 5)')] = _NO_CHANNELS_LAST
+_known("write through", "split", ("grad", "grad twice"), _PIECES_WRITABLE)
+_known("write through", "chunk", ("grad", "grad twice"), _PIECES_WRITABLE)
+_known("write through", "unbind", ("grad", "grad twice"), _PIECES_WRITABLE)
+_known("write through", "unfold overlapping", ("float32", "transposed", "complex64", "grad",
+                                               "grad twice"), _OVERLAP_READ_ONLY)
 
 # (group, case) -> found by this sweep and not yet decided: fix the op and drop the entry, or
 # move it to KNOWN with a reason. Each still diverges (checked like KNOWN).
