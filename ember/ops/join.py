@@ -6,7 +6,7 @@ import numpy as np
 from .._tensor import Tensor, _make, _wrap_dim
 from ..autograd.function import Op, rename_node
 from ..autograd.grad_mode import _state as _grad_state
-from .registry import FUNCTIONS, _can_store, records, result_dtype, unwatched, with_out, write_out
+from .registry import FUNCTIONS, _can_store, records, result_dtype, unwatched, write_out
 from .views import split, unsqueeze
 
 
@@ -188,31 +188,32 @@ def _tensor_sequence(tensors, name):
     return tensors
 
 
-def hstack(tensors):
+# (out= goes to cat, which checks it as torch's cat does)
+def hstack(tensors, *, out=None):
     ts = [t if t.ndim else t.reshape(1) for t in _tensor_sequence(tensors, "hstack")]
-    return cat(ts, 0 if ts[0].ndim == 1 else 1)
+    return cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
-def vstack(tensors, name="vstack"):
+def vstack(tensors, *, out=None, name="vstack"):
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in _tensor_sequence(tensors, name)],
-               0)
+               0, out=out)
 
 
-def dstack(tensors):
+def dstack(tensors, *, out=None):
     ts = [t.reshape(1, -1, 1) if t.ndim < 2 else (t.unsqueeze(-1) if t.ndim == 2 else t)
           for t in _tensor_sequence(tensors, "dstack")]
-    return cat(ts, 2)
+    return cat(ts, 2, out=out)
 
 
-def column_stack(tensors):
+def column_stack(tensors, *, out=None):
     return cat([t.reshape(-1, 1) if t.ndim < 2 else t
-                for t in _tensor_sequence(tensors, "column_stack")], 1)
+                for t in _tensor_sequence(tensors, "column_stack")], 1, out=out)
 
 
-def row_stack(tensors):
-    return vstack(tensors, "row_stack")
+def row_stack(tensors, *, out=None):
+    return vstack(tensors, out=out, name="row_stack")
 
 
 FUNCTIONS["stack"] = stack
 for _f in (hstack, vstack, dstack, column_stack, row_stack):
-    FUNCTIONS[_f.__name__] = with_out(_f, _f.__name__)
+    FUNCTIONS[_f.__name__] = _f

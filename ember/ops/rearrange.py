@@ -290,8 +290,8 @@ def _triangle(name, op):
     return fn
 
 
-register("tril", inplace=True)(_triangle("tril", Tril))
-register("triu", inplace=True)(_triangle("triu", Triu))
+register("tril", inplace=True, out_exact=True)(_triangle("tril", Tril))
+register("triu", inplace=True, out_exact=True)(_triangle("triu", Triu))
 
 
 def _tri_indices(name, np_fn):
@@ -400,7 +400,7 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
-register("diag")(diag)
+register("diag", out_exact=True)(diag)
 
 
 def diagflat(input, offset=0):

@@ -665,7 +665,7 @@ def narrow_copy(input, dim, start, length):
 
 
 register("narrow")(narrow)
-register("narrow_copy")(narrow_copy)
+register("narrow_copy", out_exact=True)(narrow_copy)
 register("select")(select)
 
 

@@ -584,6 +584,54 @@ case("cat", "cat out= aliasing an input", lambda L: (lambda x: L.mod.cat([x, x],
     L.T(A234)))
 
 
+# --------------------------------------------------------------------------- out=
+def _out_case(call, dtype):
+    def run(L):
+        o = L.mod.zeros(0, dtype=L.dt(dtype))
+        r = call(L, o)
+        return r is o, o
+    return run
+
+
+for _what, _call in (
+        ("tril", lambda L, o: L.mod.tril(L.T(A234), 1, out=o)),
+        ("triu", lambda L, o: L.mod.triu(L.T(A234[0]), out=o)),
+        ("diag of 1-d", lambda L, o: L.mod.diag(L.T(A234[0, 0]), 1, out=o)),
+        ("diag of 2-d", lambda L, o: L.mod.diag(L.T(A234[0]), out=o)),
+        ("narrow_copy", lambda L, o: L.mod.narrow_copy(L.T(A234), 2, 1, 2, out=o)),
+        ("vstack", lambda L, o: L.mod.vstack([L.T(A234[0]), L.T(A234[1])], out=o)),
+        ("dstack", lambda L, o: L.mod.dstack([L.T(A234[0]), L.T(A234[1])], out=o)),
+        ("column_stack", lambda L, o: L.mod.column_stack([L.T(A234[0, 0]), L.T(A234[1, 0])],
+                                                         out=o)),
+        ("row_stack", lambda L, o: L.mod.row_stack([L.T(A234[0]), L.T(A234[1])], out=o)),
+        ("concatenate", lambda L, o: L.mod.concatenate([L.T(A234), L.T(A234)], 1, out=o)),
+        ("tril grad", lambda L, o: L.mod.tril(L.G(A234), out=o))):
+    for _dt in ("float64", "float32", "int64"):
+        case("out=", f"{_what} / {_dt}", _out_case(_call, _dt))
+
+
+# --------------------------------------------------------------------------- in-place view ops
+# ops that change a tensor's shape or strides in place, on a leaf, a non-leaf, a view and a
+# view's base (the view's metadata must not change with its base's)
+_INPLACE_META = (
+    ("t_", lambda x: x.t_()), ("transpose_", lambda x: x.transpose_(0, -1)),
+    ("swapdims_", lambda x: x.swapdims_(0, 1)), ("squeeze_", lambda x: x.squeeze_()),
+    ("squeeze_(0)", lambda x: x.squeeze_(0)), ("unsqueeze_", lambda x: x.unsqueeze_(0)),
+    ("as_strided_", lambda x: x.as_strided_((2,), (1,))), ("resize_", lambda x: x.resize_(2)),
+)
+for _what, _op in _INPLACE_META:
+    for _sname, _mk in (
+            ("leaf", lambda L: L.G(A234[0, :1])),
+            ("non-leaf", lambda L: L.G(A234[0, :1]).clone()),
+            ("plain", lambda L: L.T(A234[0, :1])),
+            ("view of a leaf", lambda L: L.G(A234[0]).clone()[:1]),
+            ("view of a plain tensor", lambda L: L.T(A234[0])[:1]),
+            ("base of a view", lambda L: (lambda b: (b, b[:1]))(L.T(A234[0, :1])))):
+        case("in place view ops", f"{_what} / {_sname}", (lambda op, mk: lambda L: (
+            lambda got: (lambda x, other: (op(x), x, other.shape, other.stride()))(
+                *(got if isinstance(got, tuple) else (got, got))))(mk(L)))(_op, _mk))
+
+
 # --------------------------------------------------------------------------- writes through views
 # a view must write through to its base (values and version), and autograd must follow the
 # write: y = op(x.clone()); y.mul_(2) changes the clone, whose gradient then doubles there
