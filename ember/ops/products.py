@@ -345,7 +345,7 @@ def _coefficients(name, input, a, b, beta, alpha):
         raise RuntimeError(f"{name}: expected all operands to have the same dtype, but got "
                            f"input {input.dtype}, {a.dtype} and {b.dtype}")
     if type(beta) is int and type(alpha) is int or (
-            type(beta) in _REAL and type(alpha) in _REAL and a._data.dtype in _WIDE_FLOATS
+            type(beta) in _REAL and type(alpha) in _REAL and a.dtype in _WIDE_FLOATS
             and abs(beta) < 3e38 and abs(alpha) < 3e38):
         return beta, alpha  # (the common cases: nothing to check or convert)
     dt = a.dtype
@@ -369,7 +369,7 @@ def _coefficients(name, input, a, b, beta, alpha):
 
 
 _REAL = (int, float)
-_WIDE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # (a number below 3e38 fits them)
+_WIDE_FLOATS = (D.float32, D.float64)  # (a number below 3e38 fits them)
 
 
 def _reduced(name, product, input, a, b, beta, alpha, keep_zero_alpha=False):

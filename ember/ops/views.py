@@ -634,6 +634,9 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim, "narrow")
     n = input.shape[d]
+    if isinstance(start, float):  # (an int or a 0-d integer tensor, as torch's overloads)
+        raise TypeError(f"narrow(): argument 'start' must be int or Tensor, not float; got "
+                        f"{start!r}")
     start = int(start)
     if not -n <= start <= n:
         raise IndexError(f"narrow(): start out of range (expected to be in range of [{-n}, {n}]"
@@ -649,6 +652,9 @@ def narrow(input, dim, start, length):
 
 
 def select(input, dim, index):
+    if isinstance(index, float):
+        raise TypeError(f"select(): argument 'index' (position 2) must be int, not float; got "
+                        f"{index!r}")
     d = _wrap_dim(dim, input.ndim, "select")
     n = input.shape[d]
     if not -n <= index < n:
@@ -798,6 +804,8 @@ def _at_least_1d(input, name):
 
 def split(tensor, split_size_or_sections, dim=0):
     _at_least_1d(tensor, "split")
+    if isinstance(split_size_or_sections, Tensor) and split_size_or_sections.ndim == 0:
+        split_size_or_sections = int(split_size_or_sections.item())  # (a 0-d size, as torch)
     d = _wrap_dim(dim, tensor.ndim, "split")
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, (int, np.integer)):

@@ -164,7 +164,7 @@ NAME_GAPS = {
         'miopen_convolution_relu', 'miopen_convolution_transpose', 'miopen_ctc_loss',
         'miopen_depthwise_convolution', 'miopen_rnn', 'mkldnn_adaptive_avg_pool2d',
         'mkldnn_convolution', 'mkldnn_linear_backward_weights', 'mkldnn_max_pool2d',
-        'mkldnn_max_pool3d', 'mkldnn_rnn_layer', 'narrow_copy', 'native_batch_norm',
+        'mkldnn_max_pool3d', 'mkldnn_rnn_layer', 'native_batch_norm',
         'native_channel_shuffle', 'native_dropout', 'native_group_norm', 'native_layer_norm',
         'native_norm', 'nonzero_static', 'norm_except_dim',
         'parse_ir', 'parse_schema', 'parse_type_comment', 'permute_copy', 'q_per_channel_axis',
@@ -268,8 +268,6 @@ NAME_GAPS = {
     ),
     'torch.nn.parallel.comm': None,
     'torch.nn.parallel.parallel_apply': None,
-    'torch.nn.parallel.replicate': None,
-    'torch.nn.parallel.scatter_gather': None,
     'torch.nn.parameter': (
         'UninitializedTensorMixin',
     ),

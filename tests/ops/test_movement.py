@@ -298,3 +298,13 @@ def test_as_strided_of_a_column_major_clone_and_its_gradient():
     assert x.grad.tolist() == [[0, 0, 3, 0], [0, 1, 4, 0], [0, 2, 5, 0]]
     leaf = ember.randn(4, 3, dtype=ember.float64, requires_grad=True)
     assert gradcheck(lambda a: a.t().clone().as_strided((2, 2), (1, 3), 2), (leaf,))
+
+
+def test_argument_kinds_of_narrow_select_split():
+    x = ember.arange(6.0).reshape(2, 3)
+    with pytest.raises(TypeError, match="narrow\\(\\): argument 'start' must be int or Tensor"):
+        x.narrow(1, 1.0, 1)
+    with pytest.raises(TypeError, match="select\\(\\): argument 'index'"):
+        x.select(1, 1.0)
+    assert [tuple(p.shape) for p in x.split(ember.tensor(2), 1)] == [(2, 2), (2, 1)]
+    assert x.narrow(1, ember.tensor(1), 2).tolist() == [[1.0, 2.0], [4.0, 5.0]]

@@ -584,6 +584,54 @@ case("cat", "cat out= aliasing an input", lambda L: (lambda x: L.mod.cat([x, x],
     L.T(A234)))
 
 
+# --------------------------------------------------------------------------- argument kinds
+# sizes, dims and indices given as floats, NumPy integers, 0-d tensors, bools and Size objects
+A23 = A234[0]
+for _what, _call in (
+        ("view float", lambda L: L.T(A23).view(3.0, 2)),
+        ("view np.int64", lambda L: L.T(A23).view(np.int64(3), 2)),
+        ("view 0-d tensors", lambda L: L.T(A23).view(L.T(3), L.T(2))),
+        ("view bool", lambda L: L.T(A23).view(True, 6)),
+        ("reshape Size", lambda L: L.T(A23).reshape(L.mod.Size([3, 2]))),
+        ("expand float", lambda L: L.T(A23[:1]).expand(2.0, 3)),
+        ("expand np.int64", lambda L: L.T(A23[:1]).expand(np.int64(2), 3)),
+        ("permute float", lambda L: L.T(A23).permute(1.0, 0)),
+        ("transpose float", lambda L: L.T(A23).transpose(0.0, 1)),
+        ("unsqueeze float", lambda L: L.T(A23).unsqueeze(1.0)),
+        ("squeeze float", lambda L: L.T(A23).squeeze(1.0)),
+        ("repeat float", lambda L: L.T(A23).repeat(2.0, 1)),
+        ("tile float", lambda L: L.T(A23).tile(2.0)),
+        ("flip float", lambda L: L.T(A23).flip(1.0)),
+        ("roll float shift", lambda L: L.T(A23).roll(1.0, 1)),
+        ("narrow float start", lambda L: L.T(A23).narrow(1, 1.0, 1)),
+        ("narrow 0-d tensor start", lambda L: L.T(A23).narrow(1, L.T(1), 1)),
+        ("select float", lambda L: L.T(A23).select(1, 1.0)),
+        ("select np.int64", lambda L: L.T(A23).select(1, np.int64(1))),
+        ("split 0-d tensor size", lambda L: L.T(A23).split(L.T(2), 1)),
+        ("split tuple sizes", lambda L: L.T(A23).split((1, 2), 1)),
+        ("chunk float", lambda L: L.T(A23).chunk(2.0, 1)),
+        ("unflatten -1 grad", lambda L: L.G(A23).unflatten(1, (-1, 1))),
+        ("squeeze 0-d dim 0", lambda L: L.T(2.0).squeeze(0)),
+        ("squeeze 0-d dim 1", lambda L: L.T(2.0).squeeze(1)),
+        ("unsqueeze 0-d 1", lambda L: L.T(2.0).unsqueeze(1)),
+        ("unsqueeze 0-d 2", lambda L: L.T(2.0).unsqueeze(2)),
+        ("view 0-d (1, 1)", lambda L: L.T(2.0).view(1, 1)),
+        ("atleast_3d", lambda L: L.mod.atleast_3d(L.T(A23))),
+        ("atleast_2d of a list", lambda L: L.mod.atleast_2d([L.T(1.0), L.T([1.0, 2.0])])),
+        ("atleast_1d grad", lambda L: L.mod.atleast_1d(L.G(2.0))),
+        ("block_diag", lambda L: L.mod.block_diag(L.T(A23), L.T([[7.0]]), L.T([1.0, 2.0]))),
+        ("block_diag grad", lambda L: L.mod.block_diag(L.G(A23), L.G([[1.0, 2.0]]))),
+        ("block_diag 3-d", lambda L: L.mod.block_diag(L.T(np.zeros((2, 2, 2))))),
+        ("cartesian_prod", lambda L: L.mod.cartesian_prod(L.T([1, 2]), L.T([3, 4, 5]))),
+        ("meshgrid ij", lambda L: L.mod.meshgrid(L.T([1, 2]), L.T([3, 4, 5]), indexing="ij")),
+        ("meshgrid xy", lambda L: L.mod.meshgrid(L.T([1, 2]), L.T([3, 4, 5]), indexing="xy")),
+        ("tril_indices", lambda L: L.mod.tril_indices(3, 4, 1)),
+        ("triu_indices", lambda L: L.mod.triu_indices(4, 3, -1)),
+        ("combinations", lambda L: L.mod.combinations(L.T([1, 2, 3]), 3,
+                                                      with_replacement=True))):
+    case("arguments", _what, _call)
+
+
 # --------------------------------------------------------------------------- out=
 def _out_case(call, dtype):
     def run(L):
