@@ -451,8 +451,9 @@ KNOWN: dict = {
 # the operand is not copied and a permuted activation's gradient keeps its layout; torch copies
 # the operand and returns a contiguous result. A program that view()s the product of a permuted
 # activation ((x.transpose(0, 1) @ w).view(B * T, -1)) runs on torch and fails on ember. Making
-# the result contiguous costs a copy of it in a hot path (a transformer's Linear layers):
-# the lead's call, with a timing.
+# the result contiguous costs a copy of it in a hot path (a transformer's Linear layers): 2-5%
+# of rows_matmul on a permuted (B, T, K) float32 input, about torch's own copy of the input
+# (B, T, K, N = 8, 128, 256, 256: 7.3 ms -> 7.6; 32, 16, 128, 512: 14.5 -> 15.4, shared cores).
 PENDING: set = {
     ("layout", "permuted 3-d @ 2-d"), ("layout", "permuted 4-d @ 2-d"),
     ("layout", "linear permuted"), ("layout", "linear permuted grad"),
