@@ -6,9 +6,11 @@ as in torch.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from .. import _meta
+from .. import _arena, _backend, _meta
 from .._tensor import Tensor, _make
 
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
@@ -20,6 +22,26 @@ __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer
 # as torch's, where they are not in __dict__ either)
 _TENSOR_STATE = frozenset(("_data", "_vc", "_base", "_acc", "_grad", "_hooks", "_requires_grad",
                            "_meta", "_meta_fin", "_post_acc_hooks"))
+
+
+# the references a fresh array has inside _to_arena: the tensor's _data, `a` and getrefcount's
+# argument (exact on CPython before 3.14, as _backend's reuse pool counts them)
+_FRESH_REFS = 3
+
+
+def _to_arena(data):
+    """Move a big fresh array of ``data`` into the parameter arena (NOTE [Parameters on huge
+    pages] in ember/_arena.py): C-contiguous, owning its memory, at least MIN_BYTES, and held by
+    this tensor alone (a NumPy array, a view or another tensor over it keeps it where it is, so
+    that every alias stays one)."""
+    a = data._data
+    if (a.nbytes < _arena.MIN_BYTES or a.base is not None or not a.flags.c_contiguous
+            or data._meta or not _backend._COUNTS_EXACT
+            or sys.getrefcount(a) > _FRESH_REFS or data.__dict__.get("_base") is not None):
+        return
+    moved = _arena.copy_in(a)
+    if moved is not None:
+        data._data = moved
 
 
 class Parameter(Tensor):
@@ -51,6 +73,7 @@ class Parameter(Tensor):
         if not isinstance(data, Tensor):
             raise TypeError(f"Parameter(): expected a Tensor as data, got {type(data).__name__}")
         p = object.__new__(cls)
+        _to_arena(data)
         p._data = data._data
         p._vc = data._vc  # a detached alias: in-place updates of either are seen by both
         if data._meta:
