@@ -68,8 +68,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         padding_idx = padding_idx % num
     if max_norm is not None and idx.size:
         _renorm_rows(weight, idx, max_norm, norm_type)
+    # int32 indices convert through an op: a copy made here in NumPy would be captured by
+    # ember.compile as a constant and reused for every later batch (NOTE [Arrays computed
+    # outside the registry] in _dynamo/capture.py)
+    indices = input if input._data.dtype == np.int64 else input.long()
     # see NOTE [Guarded inputs]: the backward scatters into the rows named by input's values
-    return guard_inputs(Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq)),
+    return guard_inputs(Embedding.apply(weight, indices, padding_idx, bool(scale_grad_by_freq)),
                         input)
 
 
@@ -132,8 +136,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         keep = flat != padding_idx
     if max_norm is not None and flat.size:
         _renorm_rows(weight, flat, max_norm, norm_type)
-    rows = guard_inputs(Embedding.apply(weight, flat[keep], None, bool(scale_grad_by_freq)),
-                        input, offsets)
+    # the looked-up indices and bag ids are computed here in NumPy from the call's data
+    # (offsets, padding, int32 indices); made through _make, they mark the call for
+    # ember.compile as data-dependent (it runs eagerly) instead of being captured as constants
+    # a replay would reuse for every batch (NOTE [Arrays computed outside the registry] in
+    # _dynamo/capture.py)
+    rows = guard_inputs(Embedding.apply(weight, _make(flat[keep]), None,
+                                        bool(scale_grad_by_freq)), input, offsets)
     bag_kept = bag_of[keep]
     if psw is not None:
         rows = rows * psw[_make(np.nonzero(keep)[0])].unsqueeze(1)
