@@ -13,6 +13,7 @@ import re
 import numpy as np
 
 from .. import _tensor
+from ..autograd import function as _fn
 from ..autograd.grad_mode import _state
 from .capture import Instr, Misc, NodeBackward, SideEffect, redraw, ref_slots
 
@@ -48,7 +49,11 @@ def node_backward(cls, ctx, grads, n):
     prev = _state.enabled
     _state.enabled = False
     try:
-        res = cls.backward(ctx, *[None if g is None else _tensor._make(g) for g in grads])
+        grads_t = [None if g is None else _tensor._make(g) for g in grads]
+        if getattr(cls, "holomorphic", False) and _fn._any_complex(grads_t):
+            res = _fn._conjugate_backward(cls, ctx, grads_t)  # as the engine (OpNode.apply)
+        else:
+            res = cls.backward(ctx, *grads_t)
     finally:
         _state.enabled = prev
     res = res if isinstance(res, tuple) else (res,)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _tensor
+from ..autograd import function as _fn
 from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import _state
 from . import item
@@ -185,7 +186,13 @@ def _visit(rec, grads, idx):
             cap.bwd.append(Misc("zeros", [shape, dt], gin[j]))
     start, nslots = len(cap.bwd), len(cap.kinds)
     rec.seg_bad = None
-    res = node._op.backward(node, *[_tensor._make(cap.arrays[g]) for g in gin])
+    gin_t = [_tensor._make(cap.arrays[g]) for g in gin]
+    if getattr(node._op, "holomorphic", False) and _fn._any_complex(gin_t):
+        # as the engine's OpNode.apply: conj(backward(conj(grad))) for a complex gradient
+        # (NOTE [Complex gradients]); the conj ops are recorded with the rest
+        res = _fn._conjugate_backward(node._op, node, gin_t)
+    else:
+        res = node._op.backward(node, *gin_t)
     res = res if isinstance(res, tuple) else (res,)
     needs = [nxt is not None for nxt, _ in node.next_functions]
     res = tuple(res) + (None,) * (len(needs) - len(res))
