@@ -263,9 +263,6 @@ NAME_GAPS = {
         'register_module_module_registration_hook', 'register_module_parameter_registration_hook',
     ),
     'torch.nn.modules.utils': None,
-    'torch.nn.parallel': (
-        'gather', 'parallel_apply', 'replicate', 'scatter',
-    ),
     'torch.nn.parallel.comm': None,
     'torch.nn.parallel.parallel_apply': None,
     'torch.nn.parameter': (
