@@ -38,16 +38,19 @@ def _same_dtype(name, a, b):
 
 
 def rows_matmul(a, b):
-    """(..., K) @ (K, N) as one GEMM over the rows of a, taken in a's memory order (a permuted a
-    is not copied); the result has a's layout of the leading axes. On ember's one pool when it
-    is on (NOTE [One pool] in _onepool.py: a transformer's (B, T, d) Linear layers)."""
-    if a.flags.c_contiguous:  # the common case: rows already in order, no permutation
+    """(..., K) @ (K, N) as one GEMM over the rows of a, into a C-contiguous result as torch's
+    (a program may .view() it). A permuted a costs one copy, of whichever is smaller: a itself
+    (torch's way), or the result, computed over a's rows in memory order and then laid out. On
+    ember's one pool when it is on (NOTE [One pool] in _onepool.py: a transformer's (B, T, d)
+    Linear layers)."""
+    if a.flags.c_contiguous or b.shape[-1] >= a.shape[-1]:
+        a = np.ascontiguousarray(a)  # (the common case: rows already in order, no copy)
         return _onepool.matmul(a.reshape(-1, a.shape[-1]), b).reshape(
             a.shape[:-1] + b.shape[1:])
     perm = row_order(a)
     at = a.transpose(perm)
     out = _onepool.matmul(at.reshape(-1, a.shape[-1]), b).reshape(at.shape[:-1] + b.shape[1:])
-    return out.transpose(np.argsort(perm))
+    return np.ascontiguousarray(out.transpose(np.argsort(perm)))
 
 
 def _matmul_grad_name(arrays):

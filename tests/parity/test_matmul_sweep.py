@@ -446,19 +446,7 @@ KNOWN: dict = {
 
 # (group, case) -> found by this sweep and not yet decided: fix the op and drop the entry, or
 # move it to KNOWN with a reason. Each still diverges (checked like KNOWN).
-# The layout cases: ember's (..., K) @ (K, N) with a permuted left operand (and F.linear, which
-# shares rows_matmul in ops/products.py) returns a result in the operand's dim order, so that
-# the operand is not copied and a permuted activation's gradient keeps its layout; torch copies
-# the operand and returns a contiguous result. A program that view()s the product of a permuted
-# activation ((x.transpose(0, 1) @ w).view(B * T, -1)) runs on torch and fails on ember. Making
-# the result contiguous costs a copy of it in a hot path (a transformer's Linear layers): 2-5%
-# of rows_matmul on a permuted (B, T, K) float32 input, about torch's own copy of the input
-# (B, T, K, N = 8, 128, 256, 256: 7.3 ms -> 7.6; 32, 16, 128, 512: 14.5 -> 15.4, shared cores).
-PENDING: set = {
-    ("layout", "permuted 3-d @ 2-d"), ("layout", "permuted 4-d @ 2-d"),
-    ("layout", "linear permuted"), ("layout", "linear permuted grad"),
-    ("layout", "permuted 3-d @ 2-d view"),
-}
+PENDING: set = set()
 
 # see NOTE [Sweep cases grouped per test] in test_pointwise_sweep.py
 FAMILIES: dict = {}
