@@ -7,6 +7,8 @@ import warnings
 import weakref
 from collections import OrderedDict
 
+import numpy as np
+
 from .. import _dtype as D
 from .. import _tensor
 from ..amp import _state as _amp
@@ -61,6 +63,10 @@ def _note_changed_dims(acc, a, b):
         if x != y and type(x) is tuple and len(x) == 3 and type(x[0]) is tuple:
             acc.setdefault(i, set()).update(
                 d for d, (p, q) in enumerate(zip(x[0], y[0], strict=False)) if p != q)
+
+
+NUMPY_INPUT = ("a NumPy array is an input (ember.compile captures tensors; the call runs "
+               "eagerly)")
 
 
 def _value_key(v):
@@ -141,10 +147,18 @@ class CompiledFunction:
         for i, v in enumerate(flat):
             if isinstance(v, _tensor.Tensor):
                 if v.is_sparse:
+                    from .trace import SPARSE_INPUT
+                    self._why = SPARSE_INPUT
                     return None  # not captured: run eagerly (_uncaptured)
                 # the same storage passed twice is one value in the capture: guard on it
                 first = seen.setdefault(id(v._data), i)
                 key.append(_tensor_key(v) if first == i else ("alias", first))
+            elif isinstance(v, np.ndarray):
+                # a NumPy array argument is data the call computes with outside ops (a
+                # transform's image), and its id, the only key it has, is reused by the next
+                # array once this one is freed: a replay would return the captured result
+                self._why = NUMPY_INPUT
+                return None
             else:
                 key.append(_value_key(v))
         mod = self._module() if self._module is not None else None
@@ -218,10 +232,10 @@ class CompiledFunction:
         return entry.finish(entry.graph.run(tensors), flat)
 
     def _uncaptured(self, args, kwargs):
-        """A call with a sparse COO tensor among its inputs: replays hold dense arrays only, so
-        the call runs eagerly (a graph break; Unsupported under fullgraph=True)."""
-        from .trace import SPARSE_INPUT
-        why = (SPARSE_INPUT, "<inputs>")
+        """A call with a sparse COO tensor or a NumPy array among its inputs: replays hold
+        dense tensors only, so the call runs eagerly (a graph break; Unsupported under
+        fullgraph=True)."""
+        why = (self._why, "<inputs>")
         if self.fullgraph:
             raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")
         self.last_breaks = [why]
