@@ -182,23 +182,3 @@ def test_numba_cpu_settings_decide(name, features, expect, monkeypatch):
     monkeypatch.setattr(numba.config, "CPU_FEATURES", features)
     monkeypatch.setattr(small_gemm, "_host", [])
     assert small_gemm._host_kinds()[0] is expect
-
-
-@pytest.mark.parametrize("rows, n_in, n_out", [(16, 256, 1024), (17, 256, 512), (5, 512, 512),
-                                               (32, 256, 512)])
-def test_rows_in_parts_give_the_same_bits(rows, n_in, n_out, blas_parts_on, calls):
-    # NOTE [A small Linear's rows in parts]: the rows cut on even rows, each part the kernel
-    # over its rows; every output the same arithmetic as on one thread
-    rng = np.random.default_rng(rows)
-    assert linear.SMALL_ROWS_PARTS_MACS <= rows * n_in * n_out <= (1 << 22)
-    x = ember.tensor(rng.standard_normal((1, rows, n_in)).astype(np.float32))
-    layer = ember.nn.Linear(n_in, n_out)
-    with ember.no_grad():
-        split = layer(x).numpy()
-        assert calls["fwd"] == 2  # one call per part
-        ember._blas_parts.set_enabled(False)
-        whole = layer(x).numpy()
-        assert calls["fwd"] == 3
-    np.testing.assert_array_equal(split, whole)
-    ref = x.numpy().astype(np.float64) @ layer.weight.detach().numpy().T.astype(np.float64)
-    np.testing.assert_allclose(split, ref + layer.bias.detach().numpy(), rtol=1e-5, atol=1e-4)

@@ -169,40 +169,15 @@ def small_linear(x, weight, bias):
         return y
     if _numba_small_ok(x, weight, bias):  # NOTE [A small Linear in numba]
         y = np.empty(x.shape[:-1] + weight.shape[:1], x.dtype)
-        x2, y2 = x.reshape(-1, x.shape[-1]), y.reshape(-1, weight.shape[0])
-        b = weight[0] if bias is None else bias
-        if x.size * weight.shape[0] >= SMALL_ROWS_PARTS_MACS and _blas_parts.on("small_rows"):
-            _small_rows_in_parts(x2, weight, b, bias is not None, y2)
-        else:
-            _ksg.linear_forward(x2, weight, b, bias is not None, y2)
+        _ksg.linear_forward(x.reshape(-1, x.shape[-1]), weight,
+                            weight[0] if bias is None else bias, bias is not None,
+                            y.reshape(-1, weight.shape[0]))
         return y
     macs = x.size * weight.shape[0]
     if macs > SMALL_GEMM[0] or not _small_ok(x, weight, bias) or _onepool.enabled():
         return None
     y = gemm(x.reshape(-1, x.shape[-1]), weight.T, bias=bias)
     return y.reshape(x.shape[:-1] + weight.shape[:1])
-
-
-# NOTE [A small Linear's rows in parts]
-# A 16-token prefill's products (16 x 256 x 256 .. 16 x 256 x 1024) run NOTE [A small Linear in
-# numba]'s kernel, 20-80 us each on one thread, while torch's take both cores. From
-# SMALL_ROWS_PARTS_MACS multiply-adds the rows are cut in two parts on OpenBLAS's threads
-# (`run_ranges`): each part reads the whole weight and computes its rows. The cuts fall on even
-# rows, so every row keeps the kernel's pairing (and an odd last row its own loop): the bits do
-# not depend on the split. The MLP's 8 x 256 x 256 (0.5 M) stays on one thread. User
-# "small_rows" of _blas_parts.
-SMALL_ROWS_PARTS_MACS = 1 << 20
-
-
-def _small_rows_in_parts(x2, weight, bias, has_bias, y2):
-    rows = x2.shape[0]
-    pairs = rows // 2
-
-    def part(lo, hi):
-        r0, r1 = 2 * lo, (rows if hi == pairs else 2 * hi)
-        _ksg.linear_forward(x2[r0:r1], weight, bias, has_bias, y2[r0:r1])
-
-    _blas_parts.run_ranges(part, pairs)
 
 
 def _one_row(x, weight, bias):
