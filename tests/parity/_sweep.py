@@ -65,3 +65,28 @@ def assert_verdict(found, key, label, *expected):
         assert found is not None, f"{label} agrees with torch now: drop it from KNOWN"
         return
     assert found is None, f"{label}: {found}"
+
+
+# NOTE [Sweep cases grouped per test]
+# A sweep has thousands of cases, each a few torch and ember calls (~0.1 ms); one pytest test
+# per case would spend ~1 ms of pytest's own work on each (collection, reporting). So a test
+# runs a family of cases (the same op and form over the dtypes: the case name before its
+# " / dtype") and reports every case that fails its verdict. KNOWN and PENDING stay per case.
+def families(cases):
+    """(group, what, fn) cases as {(group, family): [(what, fn), ...]}."""
+    grouped: dict = {}
+    for group, what, fn in cases:
+        grouped.setdefault((group, what.split(" / ")[0]), []).append((what, fn))
+    return grouped
+
+
+def check_family(group, members, divergence, *expected):
+    """Every case of one family against its verdict (`assert_verdict`); one failure lists all
+    the family's failing cases."""
+    failed = []
+    for what, fn in members:
+        try:
+            assert_verdict(divergence(fn), (group, what), f"{group} ({what})", *expected)
+        except AssertionError as exc:
+            failed.append(str(exc).split("\n")[0])
+    assert not failed, f"{len(failed)} case(s) fail:\n" + "\n".join(failed)

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 import pytest
-from _sweep import assert_verdict
+from _sweep import check_family, families
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
@@ -685,23 +685,11 @@ KNOWN: dict = {
 # and float_power (1416 cases, 720 diverged) were fixed but heaviside's 7 gradient cases.
 PENDING: set = set()
 
-# NOTE [Sweep cases grouped per test]
-# The sweep has ~20000 cases, each a few torch and ember calls (~0.1 ms); one pytest test per
-# case would spend ~1 ms of pytest's own work on each (collection, reporting), 25 s in all. So a
-# test runs a family of cases (the same op and form over the dtypes: the case name before its
-# " / dtype") and reports every case that fails its verdict. KNOWN and PENDING stay per case.
-FAMILIES: dict = {}
-for _group, _what, _fn in CASES:
-    FAMILIES.setdefault((_group, _what.split(" / ")[0]), []).append((_what, _fn))
+# NOTE [Sweep cases grouped per test] in _sweep.py
+FAMILIES = families(CASES)
 
 
 @pytest.mark.parametrize("group,family", list(FAMILIES),
                          ids=[f"{g}-{f}" for g, f in FAMILIES])
 def test_pointwise_against_torch(group, family):
-    failed = []
-    for what, fn in FAMILIES[(group, family)]:
-        try:
-            assert_verdict(divergence(fn), (group, what), f"{group} ({what})", KNOWN, PENDING)
-        except AssertionError as exc:
-            failed.append(str(exc).split("\n")[0])
-    assert not failed, f"{len(failed)} case(s) fail:\n" + "\n".join(failed)
+    check_family(group, FAMILIES[(group, family)], divergence, KNOWN, PENDING)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _sweep import assert_verdict
+from _sweep import check_family, families
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
@@ -792,19 +792,11 @@ _known("write through", "unfold overlapping", ("float32", "transposed", "complex
 # move it to KNOWN with a reason. Each still diverges (checked like KNOWN).
 PENDING: set = set()
 
-# see NOTE [Sweep cases grouped per test] in test_pointwise_sweep.py
-FAMILIES: dict = {}
-for _group, _what, _fn in CASES:
-    FAMILIES.setdefault((_group, _what.split(" / ")[0]), []).append((_what, _fn))
+# NOTE [Sweep cases grouped per test] in _sweep.py
+FAMILIES = families(CASES)
 
 
 @pytest.mark.parametrize("group,family", list(FAMILIES),
                          ids=[f"{g}-{f}" for g, f in FAMILIES])
 def test_shapes_against_torch(group, family):
-    failed = []
-    for what, fn in FAMILIES[(group, family)]:
-        try:
-            assert_verdict(divergence(fn), (group, what), f"{group} ({what})", KNOWN, PENDING)
-        except AssertionError as exc:
-            failed.append(str(exc).split("\n")[0])
-    assert not failed, f"{len(failed)} case(s) fail:\n" + "\n".join(failed)
+    check_family(group, FAMILIES[(group, family)], divergence, KNOWN, PENDING)
