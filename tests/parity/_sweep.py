@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+# every dtype a sweep runs its cases over, by torch/ember attribute name
+DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+          "float32", "float64", "complex64", "complex128")
+
 
 def error_difference(ee, et, width=80):
     """A description of how the two libraries' exceptions (either may be None) differ, or None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _sweep import check_family, families
+from _sweep import DTYPES, check_family, families
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
@@ -30,8 +30,6 @@ def case(group, what, fn):
     CASES.append((group, what, fn))
 
 
-DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64", "complex64", "complex128")
 
 
 def _ints(shape, seed):

@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 import pytest
-from _sweep import check_family, families
+from _sweep import DTYPES, check_family, families
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
@@ -32,8 +32,6 @@ def case(group, what, fn):
     CASES.append((group, what, fn))
 
 
-DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32",
-          "float64", "complex64", "complex128")
 _HALF = ("float16", "bfloat16")
 
 # two operands of each dtype (shape (2, 3)); B has no zero, so integer divisions succeed
