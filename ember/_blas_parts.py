@@ -83,7 +83,7 @@ _users_on = [None]
 # in ops/_kernels/split.py; twenty-second session, helper resnet), ab.py paired off/on ResNet-50
 # 1.029 and on/off 0.978 (quiet slot, load 1.1); VGG-19 1.028 and 0.979 (load 1.1).
 DEFAULT_ON = frozenset({"gelu", "layernorm", "softmax_rows", "adam", "split", "lstm", "passes",
-                        "attention", "linear_pair", "planes", "gemv", "conv_pair"})
+                        "attention", "linear_pair", "planes", "gemv", "conv_pair", "gemm"})
 
 
 @intrinsic

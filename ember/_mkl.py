@@ -137,11 +137,28 @@ def _call(a, b, out):
               b.ctypes.data, ldb, 0.0, out.ctypes.data, out.strides[0] // 4)
 
 
+_numba_gemm_module: list = []
+
+
+def _numba_gemm():
+    """ember.ops._kernels.gemm, imported at first use (ember.ops imports this module)."""
+    if not _numba_gemm_module:
+        from .ops._kernels import gemm
+        _numba_gemm_module.append(gemm)
+    return _numba_gemm_module[0]
+
+
 def matmul(a, b, out=None, bias=None):
     """np.matmul(a, b, out=out), plus ``bias`` (a row added to every row of the 2-D result) if
     given; by MKL's sgemm in two parts on OpenBLAS's threads when it takes the product, each
     part adding the bias to its own rows (NOTE [MKL's sgemm], NOTE [The bias in MKL's parts])."""
     if not _takes(a, b, out, MIN_MACS) or _operand(a) is None or _operand(b) is None:
+        numba_gemm = _numba_gemm()
+        if numba_gemm.takes(a, b, out):  # NOTE [A GEMM in numba]
+            row_bias = (bias is not None and bias.dtype == a.dtype and bias.shape == (b.shape[1],)
+                        and bias.flags.c_contiguous)
+            out = numba_gemm.matmul(a, b, out, bias if row_bias else None)
+            return out if bias is None or row_bias else add_bias(out, bias)
         out = np.matmul(a, b, out=out)
         return out if bias is None else add_bias(out, bias)
     from . import _blas_parts  # (here: _blas_parts imports _onepool, which imports us)
@@ -204,6 +221,9 @@ def matmul_one_thread(a, b, out):
     """np.matmul(a, b, out=out) on the calling thread (OpenBLAS set to one thread by the
     caller); by MKL's sgemm when it takes the product."""
     if not _takes(a, b, out, MIN_MACS_ONE_THREAD) or _operand(a) is None or _operand(b) is None:
+        numba_gemm = _numba_gemm()
+        if numba_gemm.takes(a, b, out):  # NOTE [A GEMM in numba]
+            return numba_gemm.matmul(a, b, out, parts=False)
         return np.matmul(a, b, out=out)
     _call(a, b, out)
     return out
