@@ -43,6 +43,8 @@ def rows_matmul(a, b):
     (torch's way), or the result, computed over a's rows in memory order and then laid out. On
     ember's one pool when it is on (NOTE [One pool] in _onepool.py: a transformer's (B, T, d)
     Linear layers)."""
+    if a.size == 0:  # (reshape(-1, 0) of no elements is ambiguous; an empty K sums to 0)
+        return np.zeros(a.shape[:-1] + b.shape[1:], np.result_type(a, b))
     if a.flags.c_contiguous or b.shape[-1] >= a.shape[-1]:
         a = np.ascontiguousarray(a)  # (the common case: rows already in order, no copy)
         return _onepool.matmul(a.reshape(-1, a.shape[-1]), b).reshape(

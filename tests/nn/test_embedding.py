@@ -86,7 +86,7 @@ def test_embedding_bad_indices():
         emb(ember.tensor([-1]))
     with pytest.raises(RuntimeError, match="Long, Int"):
         emb(ember.tensor([1.0]))
-    with pytest.raises(ValueError, match="padding_idx must be within num_embeddings"):
+    with pytest.raises(AssertionError, match="Embedding: padding_idx must be within num_embed"):
         nn.Embedding(3, 2, padding_idx=5)
 
 

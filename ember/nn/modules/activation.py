@@ -86,8 +86,9 @@ class Hardtanh(Module):
         min_val = min_val if min_value is None else min_value
         max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val "
-                             f"({min_val})")
+            # torch asserts this: AssertionError, as there
+            raise AssertionError(f"{type(self).__name__}: max_val ({max_val}) must be greater "
+                                 f"than min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
     def forward(self, input):

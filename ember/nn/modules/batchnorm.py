@@ -6,7 +6,7 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, check_sizes
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
 
@@ -22,6 +22,7 @@ class _NormBase(Module):
                  track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         ember._backend.check_device(device)
+        check_sizes(type(self).__name__, num_features=num_features)
         self.num_features = num_features
         self.eps = eps
         self.momentum = momentum

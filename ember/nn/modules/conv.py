@@ -9,7 +9,7 @@ from .. import functional as F
 from .. import init
 from ..functional import _conv as _Fconv
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, check_sizes
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -43,6 +43,8 @@ class _ConvNd(Module):
         super().__init__()
         name = type(self).__name__
         nd = self._nd
+        check_sizes(name, in_channels=in_channels, out_channels=out_channels,
+                    kernel_size=_ntuple(kernel_size, nd))
         if groups <= 0:
             raise ValueError(f"{name}: groups must be a positive integer, got {groups}")
         if in_channels % groups:

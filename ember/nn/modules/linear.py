@@ -8,7 +8,7 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module, registered_pair
+from .module import Module, check_sizes, registered_pair
 
 __all__ = ["Identity", "Linear", "Bilinear"]
 
@@ -50,6 +50,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
+        check_sizes("Linear", in_features=in_features, out_features=out_features)
         dt = _factory(device, dtype)
         self.in_features = in_features
         self.out_features = out_features
@@ -101,6 +102,8 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
+        check_sizes("Bilinear", in1_features=in1_features, in2_features=in2_features,
+                    out_features=out_features)
         dt = _factory(device, dtype)
         self.in1_features = in1_features
         self.in2_features = in2_features

@@ -51,6 +51,16 @@ def registered_pair(module, cls, first, second):
     return getattr(module, first), getattr(module, second)
 
 
+def check_sizes(module, **sizes):
+    """A layer constructor's sizes must not be negative: RuntimeError naming the layer and the
+    argument (torch's comes from allocating the weight and names neither)."""
+    for arg, size in sizes.items():
+        for n in (size if isinstance(size, tuple) else (size,)):
+            if n < 0:
+                raise RuntimeError(f"{module}: {arg} must be non-negative; got {size}. Trying to "
+                                   f"create tensor with negative dimension {n}")
+
+
 def _typename(value):
     if isinstance(value, Tensor):
         return value.type()

@@ -8,13 +8,15 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module, registered_pair
+from .module import Module, check_sizes, registered_pair
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine(module, affine, bias, shape, dtype):
     """Register weight (ones) and bias (zeros) of ``shape``, or None for those switched off."""
+    if affine:
+        check_sizes(type(module).__name__, normalized_shape=shape)
     module.register_parameter(
         "weight", Parameter(ember.ones(*shape, dtype=dtype)) if affine else None)
     module.register_parameter(
@@ -86,7 +88,8 @@ class GroupNorm(Module):
         super().__init__()
         ember._backend.check_device(device)
         if num_channels % num_groups != 0:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ValueError(f"GroupNorm: num_channels must be divisible by num_groups; got "
+                             f"num_channels={num_channels}, num_groups={num_groups}")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps

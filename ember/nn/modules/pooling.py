@@ -384,7 +384,7 @@ class _FractionalMaxPoolNd(Module):
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
-            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+            raise ValueError(f"{name}: output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input):
         pool = F.fractional_max_pool2d if self._dims == 2 else F.fractional_max_pool3d

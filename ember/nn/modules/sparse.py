@@ -6,17 +6,20 @@ import ember
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .module import Module
+from .module import Module, check_sizes
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
-def _check_padding_idx(padding_idx, num_embeddings):
+def _check_sizes(name, num_embeddings, embedding_dim, padding_idx):
+    """The table's sizes and padding_idx (within +-num_embeddings), which is returned as a
+    non-negative row number. torch asserts the padding_idx: AssertionError, as there."""
+    check_sizes(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
     if padding_idx is None:
         return None
     if not -num_embeddings <= padding_idx < num_embeddings:
-        raise ValueError(f"padding_idx must be within num_embeddings; got {padding_idx} for "
-                         f"num_embeddings={num_embeddings}")
+        raise AssertionError(f"{name}: padding_idx must be within num_embeddings; got "
+                             f"{padding_idx} for num_embeddings={num_embeddings}")
     return padding_idx % num_embeddings
 
 
@@ -46,7 +49,8 @@ class Embedding(Module):
         ember._backend.check_device(device)
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = _check_sizes(type(self).__name__, num_embeddings, embedding_dim,
+                                        padding_idx)
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -118,7 +122,8 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _check_padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = _check_sizes(type(self).__name__, num_embeddings, embedding_dim,
+                                        padding_idx)
         if _weight is None:
             self.weight = Parameter(ember.empty(num_embeddings, embedding_dim, dtype=dtype))
             self.reset_parameters()

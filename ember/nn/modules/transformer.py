@@ -20,14 +20,15 @@ __all__ = ["TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderL
            "TransformerDecoder", "Transformer"]
 
 
-def _activation(activation):
+def _activation(activation, layer=None):
     if callable(activation):
         return activation
     if activation == "relu":
         return _act.relu
     if activation == "gelu":
         return _act.gelu
-    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+    where = f"{layer}: " if layer else ""
+    raise RuntimeError(f"{where}activation should be relu/gelu, not {activation}")
 
 
 _get_activation_fn = _activation   # torch's private name (timm's ML-Decoder imports it)
@@ -75,7 +76,7 @@ class TransformerEncoderLayer(Module):
         self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self.activation = _activation(activation, type(self).__name__)
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         x = src
@@ -134,7 +135,7 @@ class TransformerDecoderLayer(Module):
         self.dropout1 = Dropout(dropout)
         self.dropout2 = Dropout(dropout)
         self.dropout3 = Dropout(dropout)
-        self.activation = _activation(activation)
+        self.activation = _activation(activation, type(self).__name__)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):

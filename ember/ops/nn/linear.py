@@ -77,6 +77,8 @@ class Linear(Op):
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if x._data.size == 0 or grad._data.size == 0:
+            return _empty_backward(grad, x, weight, need)
         if _numpy_backward_ok(grad._data, x._data, weight._data):
             return _backward_numpy(grad._data, x._data, weight._data, need)
         gx = gw = gb = None
@@ -88,6 +90,19 @@ class Linear(Op):
         if len(need) > 2 and need[2]:
             gb = grad.reshape(-1, n_out).sum(0)
         return gx, gw, gb
+
+
+def _empty_backward(grad, x, weight, need):
+    """The gradients when there are no rows, no inputs or no outputs (Linear(0, 3), a batch
+    of 0): the reshapes to (-1, n_in) / (-1, n_out) of the other paths are ambiguous there,
+    and every sum over an empty axis is 0."""
+    n_out, n_in = weight.shape
+    gx = grad.matmul(weight) if need[0] else None                    # dL/dx = G W
+    gw = _make(np.zeros((n_out, n_in), grad._data.dtype)) if need[1] else None
+    gb = None
+    if len(need) > 2 and need[2]:
+        gb = grad.sum(tuple(range(grad.dim() - 1))) if grad.dim() > 1 else grad
+    return gx, gw, gb
 
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
