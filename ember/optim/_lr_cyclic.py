@@ -127,20 +127,22 @@ class ReduceLROnPlateau(LRScheduler):
                              threshold_mode=self.threshold_mode)
 
 
-def _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch) -> None:
-    """Shared by CyclicLR and OneCycleLR: cycle ``momentum`` or ``betas[0]`` inversely."""
+def _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch):
+    """Shared by CyclicLR and OneCycleLR: cycle ``momentum`` or ``betas[0]`` inversely.
+    Returns the per-group (base, max) momenta, which CyclicLR keeps as attributes (in its
+    state_dict, as torch's) and OneCycleLR reads back from the groups."""
     if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
         raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
                          "option enabled")
     self.use_beta1 = "betas" in optimizer.defaults
-    self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-    self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+    base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+    max_momentums = _per_group("max_momentum", optimizer, max_momentum)
     if last_epoch == -1:
-        for m_max, m_base, group in zip(self.max_momentums, self.base_momentums,
-                                        optimizer.param_groups):
+        for m_max, m_base, group in zip(max_momentums, base_momentums, optimizer.param_groups):
             _set_momentum(self, group, m_max)
             group["max_momentum"] = m_max
             group["base_momentum"] = m_base
+    return base_momentums, max_momentums
 
 
 def _set_momentum(self, group: dict, momentum) -> None:
@@ -183,7 +185,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
+            self.base_momentums, self.max_momentums = _init_momentum_cycle(
+                self, optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 

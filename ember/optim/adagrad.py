@@ -7,6 +7,7 @@ from .._tensor import _make
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
+    _check_fused,
     _check_lr,
     _check_nonneg,
     _closure_loss,
@@ -52,6 +53,7 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
+        _check_fused(type(self).__name__, foreach, fused)
         _check_nonneg("lr_decay", lr_decay)
         _check_nonneg("weight_decay", weight_decay)
         _check_nonneg("initial_accumulator_value", initial_accumulator_value)

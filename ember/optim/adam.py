@@ -7,6 +7,7 @@ from . import _kernels as K
 from .optimizer import (
     Optimizer,
     _check_betas,
+    _check_fused,
     _check_lr,
     _check_nonneg,
     _closure_loss,
@@ -70,6 +71,7 @@ class Adam(Optimizer):
                  differentiable=False, fused=None, decoupled_weight_decay=False):
         _check_lr(lr)
         _check_nonneg("epsilon", eps)
+        _check_fused(type(self).__name__, foreach, fused)
         _check_betas(betas)
         _check_nonneg("weight_decay", weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,

@@ -9,11 +9,19 @@ from .optimizer import (
     _closure_loss,
     _grads,
     _increment,
+    _scalar_dtype,
     _step_tensor,
     _to_float,
 )
 
 __all__ = ["ASGD"]
+
+# NOTE [ASGD's rounded eta]
+# torch makes each new eta and mu a tensor of the default scalar dtype (float32 unless the
+# default dtype is float64) before copying it into the state. The state is of that dtype too,
+# except after load_state_dict, which casts it to the parameter's (float64 parameters: a
+# float64 eta holding float32-rounded values). Rounded the same way here, so a resumed ASGD
+# follows torch's; only such a state pays the extra rounding.
 
 
 class ASGD(Optimizer):
@@ -52,6 +60,7 @@ class ASGD(Optimizer):
     def step(self, closure=None):
         """Perform one optimization step; returns ``closure()``'s loss if a closure is given."""
         loss = _closure_loss(closure)
+        scalar = _scalar_dtype()
         for group in self.param_groups:
             lr, lambd = _to_float(group["lr"]), group["lambd"]
             alpha, t0, wd = group["alpha"], group["t0"], group["weight_decay"]
@@ -75,7 +84,11 @@ class ASGD(Optimizer):
                     ax += (data - ax) * mu
                 else:
                     ax[...] = data
-                state["eta"]._data[...] = lr / ((1 + lambd * lr * step) ** alpha)
-                state["mu"]._data[...] = 1 / max(1, step - t0)
+                eta, mu = state["eta"]._data, state["mu"]._data
+                eta[...] = lr / ((1 + lambd * lr * step) ** alpha)
+                mu[...] = 1 / max(1, step - t0)
+                if eta.dtype.type is not scalar:  # see NOTE [ASGD's rounded eta]
+                    eta[...] = scalar(eta)
+                    mu[...] = scalar(mu)
                 p._bump_version()
         return loss

@@ -257,6 +257,9 @@ class LBFGS(Optimizer):
             else:
                 d, H_diag, al = self._direction(flat_grad, prev_flat_grad, d, t, old_dirs,
                                                 old_stps, ro, H_diag, al, history_size)
+                # the state's keys in torch's order (its 'al' appears at the first two-loop
+                # step, before the end-of-step keys); the value is stored at the end
+                state.setdefault("al", None)
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             # the first step is scaled so that it moves at most lr in the max norm

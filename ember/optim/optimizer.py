@@ -329,6 +329,10 @@ class Optimizer:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        # as torch's: a loaded (or unpickled) optimizer's defaults gain differentiable=False,
+        # so a group added to it afterwards carries that key
+        if "defaults" in self.__dict__:
+            self.defaults.setdefault("differentiable", False)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks",
@@ -534,6 +538,13 @@ def _check_nonneg(name: str, value) -> None:
     """ValueError ``Invalid <name> value: <value>`` (torch's wording) unless value >= 0."""
     if not 0.0 <= float(value):
         raise ValueError(f"Invalid {name} value: {value}")
+
+
+def _check_fused(name: str, foreach, fused) -> None:
+    """RuntimeError (torch's) when both implementation switches are on: ember ignores both
+    (every step is one fused kernel), but a program asking for both is refused by torch."""
+    if foreach and fused:
+        raise RuntimeError(f"{name}: `fused` and `foreach` cannot be `True` together.")
 
 
 def _check_betas(betas) -> None:

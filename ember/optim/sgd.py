@@ -8,6 +8,7 @@ from ..ops._kernels import split
 from . import _kernels as K
 from .optimizer import (
     Optimizer,
+    _check_fused,
     _check_lr,
     _check_nonneg,
     _closure_loss,
@@ -59,6 +60,7 @@ class SGD(Optimizer):
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
         _check_lr(lr)
+        _check_fused(type(self).__name__, foreach, fused)
         _check_nonneg("momentum", momentum)
         _check_nonneg("weight_decay", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
