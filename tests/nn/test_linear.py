@@ -225,6 +225,7 @@ def test_identity_flatten_unflatten():
     y = ember.randn(2, 12, requires_grad=True)
     nn.Unflatten(1, (3, 4))(y).sum().backward()
     np.testing.assert_array_equal(y.grad.numpy(), np.ones((2, 12)))
-    assert repr(nn.Unflatten(1, [2, 5])) == "Unflatten(dim=1, unflattened_size=(2, 5))"
+    assert repr(nn.Unflatten(1, [2, 5])) == "Unflatten(dim=1, unflattened_size=[2, 5])"
+    assert nn.Unflatten(1, [2, 5])(ember.zeros(3, 10)).shape == (3, 2, 5)
     with pytest.raises(TypeError, match="tuple of ints"):
         nn.Unflatten(1, 5)

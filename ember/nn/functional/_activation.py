@@ -277,6 +277,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 def _rrelu(input, lower, upper, training, inplace, generator=None):
     """rrelu drawing its slopes from ``generator`` (torch.rrelu's keyword; F.rrelu has none)."""
     _check_float("rrelu", input)
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper "
+                           f"bound; got lower={lower}, upper={upper}")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     slopes = _gen(generator).uniform(lower, upper, size=input._data.shape).astype(input._data.dtype)

@@ -201,7 +201,14 @@ def _write_running(running, new):
 
 def _row_norm(input, weight, bias, eps, dim):
     if input.numel() == 0:
-        return input * 1.0
+        # nothing to normalise; still through weight and bias, whose gradients are then zeros
+        # (as torch's) rather than None
+        out = input * 1.0
+        if weight is not None:
+            out = out * weight.to(input.dtype)
+        if bias is not None:
+            out = out + bias.to(input.dtype)
+        return out
     if _compute_dtype("layer_norm", input):
         return NativeLayerNorm.apply(input.float(), _upcast(weight), _upcast(bias), eps, dim).to(
             input.dtype)

@@ -239,8 +239,19 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
                        "max_unpool2d")
 
 
+def inf_norm_pool(max_pool, input, norm_type, k, stride, ceil_mode):
+    """lp pooling with p = +inf (-inf): the window's largest (smallest) |x|, as torch's special
+    case; the power form would overflow (x^inf) and give 1 or nan."""
+    if norm_type > 0:
+        return max_pool(input.abs(), k, stride, 0, 1, ceil_mode)
+    return -max_pool(-input.abs(), k, stride, 0, 1, ceil_mode)
+
+
 def _lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd, name):
     k = _tuple(kernel_size, nd, name, "kernel_size")
+    if norm_type in (float("inf"), -float("inf")):
+        return inf_norm_pool(max_pool1d if nd == 1 else max_pool2d, input, norm_type, k, stride,
+                             ceil_mode)
     pool = avg_pool1d if nd == 1 else avg_pool2d
     out = pool(input.pow(norm_type), k, stride, 0, ceil_mode)
     # avg * window = sum of x^p; relu keeps the root real (negative sums only arise for odd p)

@@ -15,7 +15,13 @@ import math
 import ember
 
 from ._conv import _conv_checks, _conv_padding
-from ._pool import adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool2d, max_pool2d_with_indices
+from ._pool import (
+    adaptive_avg_pool2d,
+    adaptive_max_pool2d,
+    avg_pool2d,
+    inf_norm_pool,
+    max_pool2d_with_indices,
+)
 from ._resize import pad
 from ._utils import _conv_arg, _finish_unbatched, _spatial_input, _tuple
 
@@ -302,6 +308,8 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """Power-average pooling: (sum over the window of x ** p) ** (1 / p)."""
     k = _tuple(kernel_size, 3, "lp_pool3d", "kernel_size")
+    if norm_type in (math.inf, -math.inf):
+        return inf_norm_pool(max_pool3d, input, norm_type, k, stride, ceil_mode)
     out = avg_pool3d(input.pow(norm_type), k, stride, 0, ceil_mode)
     volume = k[0] * k[1] * k[2]
     return (out.sign() * ember.relu(out.abs())).mul(volume).pow(1.0 / norm_type)

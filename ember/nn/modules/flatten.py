@@ -37,8 +37,7 @@ class Unflatten(Module):
             raise TypeError(f"unflattened_size must be tuple of ints, but found type "
                             f"{type(unflattened_size).__name__}")
         self.dim = dim
-        self.unflattened_size = tuple(unflattened_size) if isinstance(unflattened_size, list) \
-            else unflattened_size
+        self.unflattened_size = unflattened_size   # kept as given: torch's repr shows a list
 
     def forward(self, input):
         return input.unflatten(self.dim, self.unflattened_size)

@@ -264,7 +264,7 @@ class MultiMarginLoss(_WeightedLoss):
                  reduction="mean"):
         super().__init__(weight, size_average, reduce, reduction)
         if p not in (1, 2):
-            raise ValueError("only p == 1 and p == 2 supported")
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 supported; got p={p}")
         self.p, self.margin = p, margin
 
     def forward(self, input, target):
