@@ -137,15 +137,29 @@ def _call(a, b, out):
               b.ctypes.data, ldb, 0.0, out.ctypes.data, out.strides[0] // 4)
 
 
-_numba_gemm_module: list = []
+_numba_gemm: list = []  # ember.ops._kernels.gemm, imported at first use (ember.ops imports us)
 
 
-def _numba_gemm():
-    """ember.ops._kernels.gemm, imported at first use (ember.ops imports this module)."""
-    if not _numba_gemm_module:
+def by_numba(a, b, out, bias, parts):
+    """a @ b (+ bias) by NOTE [A GEMM in numba] when it takes the product - 2-D, 3-D with one
+    plane (a convolution's product with groups=1), or a stack of planes into a given out - else
+    None. On two threads when `parts` and the product is big enough."""
+    if not _numba_gemm:
         from .ops._kernels import gemm
-        _numba_gemm_module.append(gemm)
-    return _numba_gemm_module[0]
+        _numba_gemm.append(gemm)
+    gemm = _numba_gemm[0]
+    if a.ndim == 3 and b.ndim == 3 and a.shape[0] == b.shape[0] == 1 and (
+            out is None or out.shape[0] == 1):
+        done = by_numba(a[0], b[0], None if out is None else out[0], bias, parts)
+        return None if done is None else (done[None] if out is None else out)
+    if b.ndim == 3 and out is not None and out.ndim == 3 and bias is None:
+        return gemm.planes_matmul(a, b, out, parts)  # stacks of planes (Winograd's products)
+    if not gemm.takes(a, b, out):
+        return None
+    row_bias = (bias is not None and bias.dtype == a.dtype and bias.shape == (b.shape[1],)
+                and bias.flags.c_contiguous)
+    out = gemm.matmul(a, b, out, bias if row_bias else None, parts)
+    return out if bias is None or row_bias else add_bias(out, bias)
 
 
 def matmul(a, b, out=None, bias=None):
@@ -153,12 +167,9 @@ def matmul(a, b, out=None, bias=None):
     given; by MKL's sgemm in two parts on OpenBLAS's threads when it takes the product, each
     part adding the bias to its own rows (NOTE [MKL's sgemm], NOTE [The bias in MKL's parts])."""
     if not _takes(a, b, out, MIN_MACS) or _operand(a) is None or _operand(b) is None:
-        numba_gemm = _numba_gemm()
-        if numba_gemm.takes(a, b, out):  # NOTE [A GEMM in numba]
-            row_bias = (bias is not None and bias.dtype == a.dtype and bias.shape == (b.shape[1],)
-                        and bias.flags.c_contiguous)
-            out = numba_gemm.matmul(a, b, out, bias if row_bias else None)
-            return out if bias is None or row_bias else add_bias(out, bias)
+        done = by_numba(a, b, out, bias, True)
+        if done is not None:
+            return done
         out = np.matmul(a, b, out=out)
         return out if bias is None else add_bias(out, bias)
     from . import _blas_parts  # (here: _blas_parts imports _onepool, which imports us)
@@ -221,9 +232,7 @@ def matmul_one_thread(a, b, out):
     """np.matmul(a, b, out=out) on the calling thread (OpenBLAS set to one thread by the
     caller); by MKL's sgemm when it takes the product."""
     if not _takes(a, b, out, MIN_MACS_ONE_THREAD) or _operand(a) is None or _operand(b) is None:
-        numba_gemm = _numba_gemm()
-        if numba_gemm.takes(a, b, out):  # NOTE [A GEMM in numba]
-            return numba_gemm.matmul(a, b, out, parts=False)
-        return np.matmul(a, b, out=out)
+        done = by_numba(a, b, out, None, False)
+        return np.matmul(a, b, out=out) if done is None else done
     _call(a, b, out)
     return out

@@ -25,33 +25,41 @@ def _ref(a, b):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("m, n, k", SHAPES)
-def test_kernel_matches_float64_products(m, n, k, dtype):
+def test_kernels_match_float64_products(m, n, k, dtype):
     rng = np.random.default_rng(m * 10000 + n * 100 + k)
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((n, k)).astype(dtype)
     bias = rng.standard_normal(n).astype(dtype)
     tol = 1e-5 if dtype == np.float32 else 1e-12
-    for has_bias in (False, True):
-        c = np.full((m, n), np.nan, dtype)
-        gemm.nt_rows(a, b, c, bias if has_bias else bias[:1], has_bias, 0, m)
-        ref = _ref(a, b) + (bias if has_bias else 0)
-        scale = max(1.0, np.abs(ref).max()) if ref.size else 1.0
-        np.testing.assert_allclose(c, ref, rtol=tol, atol=tol * scale)
+    bt = np.ascontiguousarray(b.T)
+    a_t = np.ascontiguousarray(a.T).T  # the same values, F-contiguous (a weight gradient's G^T)
+    a_strided = np.zeros((m, 2 * k), dtype)
+    a_strided[:, ::2] = a
+    runs = [(gemm.nt_rows, a, b), (gemm.nn_rows, a, bt), (gemm.nn_rows, a_t, bt),
+            (gemm.nn_rows, a_strided[:, ::2], bt)]
+    for kernel, x, y in runs:
+        for has_bias in (False, True):
+            c = np.full((m, n), np.nan, dtype)
+            kernel(x, y, c, bias if has_bias else bias[:1], has_bias, 0, m)
+            ref = _ref(a, b) + (bias if has_bias else 0)
+            scale = max(1.0, np.abs(ref).max()) if ref.size else 1.0
+            np.testing.assert_allclose(c, ref, rtol=tol, atol=tol * scale)
 
 
 def test_rows_in_parts_give_the_same_bits():
     # each output is one dot product whichever part computes it: cuts at multiples of the
-    # tile's 4 rows (as `matmul` makes them) give equal bits
+    # tiles' 4 rows (as `matmul` makes them) give equal bits
     rng = np.random.default_rng(3)
     a = rng.standard_normal((37, 300)).astype(np.float32)
     b = rng.standard_normal((23, 300)).astype(np.float32)
-    whole = np.empty((37, 23), np.float32)
-    gemm.nt_rows(a, b, whole, b[0], False, 0, 37)
-    for cut in (4, 8, 20, 36):
-        parts = np.full_like(whole, np.nan)
-        gemm.nt_rows(a, b, parts, b[0], False, 0, cut)
-        gemm.nt_rows(a, b, parts, b[0], False, cut, 37)
-        np.testing.assert_array_equal(parts, whole)
+    for kernel, y in ((gemm.nt_rows, b), (gemm.nn_rows, np.ascontiguousarray(b.T))):
+        whole = np.empty((37, 23), np.float32)
+        kernel(a, y, whole, b[0], False, 0, 37)
+        for cut in (4, 8, 20, 36):
+            parts = np.full_like(whole, np.nan)
+            kernel(a, y, parts, b[0], False, 0, cut)
+            kernel(a, y, parts, b[0], False, cut, 37)
+            np.testing.assert_array_equal(parts, whole)
 
 
 @pytest.fixture
@@ -65,15 +73,19 @@ def test_takes_only_what_it_can_compute(numba_host):
     rng = np.random.default_rng(4)
     a = rng.standard_normal((512, 256)).astype(np.float32)
     w = rng.standard_normal((384, 256)).astype(np.float32)
-    assert gemm.takes(a, w.T, None)                       # x @ W^T, as a Linear's forward
-    assert gemm.takes(a, np.ascontiguousarray(w.T), None)  # a C-contiguous b: copied
-    assert not gemm.takes(a.astype(np.float64), w.T.astype(np.float64), None)
-    assert not gemm.takes(a[:, :100], w[:, :100].T, None)  # k < MIN_K (and a strided a)
-    assert not gemm.takes(np.asfortranarray(a), w.T, None)  # a not C-contiguous
-    assert not gemm.takes(a[:8], w.T, None)                # too few multiply-adds
+    w_t = np.ascontiguousarray(w.T)
+    assert gemm._kernel(a, w.T) is gemm.nt_rows       # x @ W^T, as a Linear's forward
+    assert gemm._kernel(a, w_t) is gemm.nn_rows       # a C-contiguous b
+    assert gemm._kernel(np.asfortranarray(a), w_t) is gemm.nn_rows  # G^T X
+    assert gemm._kernel(np.asfortranarray(a), w.T) is None          # both transposed
+    assert gemm._kernel(a[:, :100], w[:, :100].T) is None           # nt_rows needs k >= MIN_K
+    assert gemm.takes(a, w.T, None) and gemm.takes(a, w_t, None)
+    assert not gemm.takes(a.astype(np.float64), w_t.astype(np.float64), None)
+    assert not gemm.takes(a[:7], w_t, None)                 # fewer than 8 rows
+    assert not gemm.takes(a[:16, :64], w_t[:64], None)      # too few multiply-adds
     out = np.empty((512, 384), np.float32)
     assert gemm.takes(a, w.T, out)
-    assert not gemm.takes(a, w.T, out.T.copy().T)          # an F-contiguous out
+    assert not gemm.takes(a, w.T, np.asfortranarray(out))
     assert not gemm.takes(a, w.T, np.empty((512, 384), np.float64))
     gemm.ON[0] = False
     assert not gemm.takes(a, w.T, None)
@@ -81,21 +93,28 @@ def test_takes_only_what_it_can_compute(numba_host):
 
 @pytest.mark.parametrize("parts", [False, True])
 def test_matmul_routes_through_the_kernel(numba_host, parts, monkeypatch):
+    # (a busy machine can put the hand-offs in a solo period: NOTE [A late worker])
+    monkeypatch.setattr(_blas_parts, "late_solo", lambda now: False)
     _blas_parts.set_enabled(True if parts else False)
     try:
         rng = np.random.default_rng(5)
         a = rng.standard_normal((1030, 260)).astype(np.float32)
         w = rng.standard_normal((203, 260)).astype(np.float32)
         bias = rng.standard_normal(203).astype(np.float32)
-        seen = count_calls(monkeypatch, gemm, kernel="nt_rows")
+        seen = count_calls(monkeypatch, gemm, nt="nt_rows", nn="nn_rows")
         y = _mkl.matmul(a, w.T, bias=bias)
-        assert seen["kernel"] == (2 if parts and _blas_parts.threads() >= 2 else 1)
+        assert seen["nt"] == (2 if parts and _blas_parts.threads() >= 2 else 1)
         ref = _ref(a, w) + bias
         np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
         # one thread (a Linear's input gradient beside its weight gradient), C-contiguous b
         out = np.empty((1030, 203), np.float32)
         _mkl.matmul_one_thread(a, np.ascontiguousarray(w.T), out)
         np.testing.assert_allclose(out, ref - bias, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+        assert seen["nn"] == 1
+        # a convolution's product: one plane of 3-D operands, a C-contiguous b
+        y3 = _mkl.matmul(a[None], np.ascontiguousarray(w.T)[None])
+        assert y3.shape == (1, 1030, 203) and seen["nn"] == 1 + seen["nt"]
+        np.testing.assert_allclose(y3[0], ref - bias, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
     finally:
         _blas_parts.set_enabled(None)
 
@@ -134,3 +153,61 @@ def test_gradcheck_through_the_kernel_in_float32_paths(numba_host):
         outs.append((xt.grad.numpy().astype(np.float64), wt.grad.numpy().astype(np.float64)))
     for lo, hi in zip(*outs):
         np.testing.assert_allclose(lo, hi, rtol=1e-3, atol=1e-3 * np.abs(hi).max())
+
+
+def _padded_planes(rng, count, rows, cols):
+    """A (count, rows, cols) stack whose C-contiguous planes sit 16 values apart (as Winograd's
+    `_planes` lays them out)."""
+    flat = rng.standard_normal((count, rows * cols + 16)).astype(np.float32)
+    return flat[:, :rows * cols].reshape(count, rows, cols)
+
+
+@pytest.mark.parametrize("parts", [False, True])
+def test_planes_in_each_layout(numba_host, parts):
+    # Winograd's three products: U V, U^T dM and dM V^T, and a 2-D a shared by every plane
+    rng = np.random.default_rng(8)
+    count, m, k, n = 6, 70, 130, 66
+    u, v = _padded_planes(rng, count, m, k), _padded_planes(rng, count, k, n)
+    dm = _padded_planes(rng, count, m, n)
+    shared = rng.standard_normal((m, k)).astype(np.float32)
+    dm_long = _padded_planes(rng, count, m, k)  # dW = dM V^T: the products' k is the tiles
+    x_long = _padded_planes(rng, count, n, k)
+    for a, b in ((u, v), (u.transpose(0, 2, 1), dm), (dm_long, x_long.transpose(0, 2, 1)),
+                 (shared, v)):
+        out = _padded_planes(rng, count, a.shape[-2], b.shape[-1])
+        assert gemm.planes_matmul(a, b, out, parts) is out
+        ref = np.matmul(a.astype(np.float64), b.astype(np.float64))
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_planes_left_to_blas(numba_host):
+    rng = np.random.default_rng(9)
+    u, v = _padded_planes(rng, 4, 64, 64), _padded_planes(rng, 4, 64, 32)
+    out = _padded_planes(rng, 4, 64, 32)
+    assert gemm.planes_matmul(u, v, out) is None          # 32 columns: too short for nn_rows
+    dm, x = _padded_planes(rng, 4, 64, 100), _padded_planes(rng, 4, 64, 100)
+    assert gemm.planes_matmul(dm, x.transpose(0, 2, 1), _padded_planes(rng, 4, 64, 64)) is None
+    big = _padded_planes(rng, 4, 256, 256)
+    assert gemm.planes_matmul(big, big, big) is None       # out overlaps an operand
+    assert gemm.planes_matmul(big.astype(np.float64), big, _padded_planes(rng, 4, 256, 256)) \
+        is None
+
+
+def test_winograd_convolution_against_torch(numba_host, monkeypatch):
+    # a 3x3 stride-1 convolution's forward and both gradients run their plane products here
+    rng = np.random.default_rng(10)
+    # 8 samples of 4 x 4 tiles: 128 columns in each plane's product
+    x = rng.standard_normal((8, 32, 16, 16)).astype(np.float32)
+    w = (rng.standard_normal((48, 32, 3, 3)) / 17).astype(np.float32)
+    g = rng.standard_normal((8, 48, 16, 16)).astype(np.float32)
+    seen = count_calls(monkeypatch, gemm, nn="nn_planes", nt="nt_planes")
+    results = []
+    for lib in (ember, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        wt = lib.tensor(w, requires_grad=True)
+        y = lib.nn.functional.conv2d(xt, wt, padding=1)
+        y.backward(lib.tensor(g))
+        results.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+    assert seen["nn"] >= 2 and seen["nt"] >= 1  # U V, U^T dM and dM V^T
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())

@@ -6,40 +6,52 @@ in numba].
 # This project's EPYC (Zen 5, AVX-512 with full-width units) pins numpy's OpenBLAS to its
 # Haswell (AVX2) kernels through OPENBLAS_CORETYPE, a user's setting that ember respects. Those
 # kernels use half the vector width the CPU has: ~115-127 GFLOP/s on one thread, where numba
-# compiles plain loops for the host's full width. So on such a host the big float32 products of
-# the form C = A B^T, with A (m, k) and B (n, k) both C-contiguous (a Linear's forward x W^T, and
-# its input gradient G W with W^T copied once), run here instead:
-# - a tile of 4 rows of A against 6 rows of B keeps 24 running dot products along k, which LLVM
-#   vectorises along k (16 lanes, the additions reassociated); each step loads 10 vectors for
-#   24 FMAs, so the loads do not bound it;
-# - B^T C-contiguous (the transpose of a C-contiguous (k, n) B, as G W's W^T) is copied first
-#   when a has COPY_MIN_ROWS rows or more to pay for it; other layouts stay with BLAS (a
-#   transposed copy of a big operand costs about what the faster product saves);
-# - k in blocks of KC (the tile's 10 rows of KC values stay in L1), A's rows in blocks of MC
-#   (they stay in L2 while every row of B passes them);
+# compiles plain loops for the host's full width. So on such a host (AVX-512 for numba's code,
+# OpenBLAS on non-AVX-512 kernels) big float32 products run here instead, in two kernels:
+# - C = A B^T with A (m, k) and B (n, k) C-contiguous (a Linear's forward x W^T, a
+#   convolution's weight gradient gy cols^T, Winograd's dM V^T): `nt_rows`, a tile of 4 rows of
+#   A against 6 rows of B, 24 running dot products that LLVM vectorises along k (16 lanes, the
+#   additions reassociated), k in blocks of KC (the tile's rows stay in L1), A's rows in blocks
+#   of MC (they stay in L2 while every row of B passes them). A short k leaves too much of the
+#   time to each tile's 24 horizontal sums: from MIN_K only.
+# - C = A B with B (k, n) C-contiguous and A of any strides (a Linear's input gradient G W and
+#   weight gradient G^T X, a convolution's forward W cols and input gradient W^T gy, Winograd's
+#   U V and U^T dM): `nn_rows`, four rows of C take four rows of B at a time along a block of
+#   NN_NC columns, sixteen values of A in registers, vectorised along C's row. No horizontal
+#   sums; a row shorter than NN_MIN_N is too short a loop.
 # - the indices are unsigned: with signed ones numba wraps negative indices, a select on every
 #   load that kept LLVM from vectorising (15 against 150 GFLOP/s);
-# - a product's rows are cut in two parts, each computed on one of OpenBLAS's threads (NOTE
-#   [Kernels on OpenBLAS's threads]); each output is the same dot product whichever part holds
-#   it, so results do not depend on the split (they differ from BLAS's by rounding).
-# One thread, thread time, best of 5 (/work/s34/ng5.py, AMD EPYC Zen 5, load ~0.3): 960x960x1024
-# 188 GFLOP/s against OpenBLAS's 127; 2040x720x256 148 against 126; 2040x240x1024 196 against
-# 120. A short k leaves more of the time to each tile's 24 horizontal sums, so products with
-# k < MIN_K stay with BLAS, as do the ones where OpenBLAS has its own AVX-512 kernels.
+# - a product's rows are cut in two parts (a stack of planes: its planes), each computed on one
+#   of OpenBLAS's threads (NOTE [Kernels on OpenBLAS's threads]), as the user "gemm"; cuts fall
+#   on multiples of 4 rows, so results do not depend on the split (they differ from BLAS's by
+#   rounding). A product inside a task that already holds a thread (a Linear's or a
+#   convolution's two gradients at once) runs on its thread alone.
+# One thread, thread time, best of 5 (AMD EPYC Zen 5): nt_rows 2048x768x256 154 GFLOP/s against
+# OpenBLAS's 115, 1000^3 164 against 118, 960x960x1024 188 against 127 (/work/s34/t_gemm.py,
+# ng5.py, load ~0.3); nn_rows 192x3600x1600 145 against 122, 1600x675x192 (A transposed) 149
+# against 122, 1024x256x1024 132-156 against 121 (/work/s34/t_nn.py, load ~4). Products of
+# other layouts (both operands transposed), float64, under MIN_MACS multiply-adds or 8 rows,
+# and every product on hosts where OpenBLAS has its own AVX-512 kernels stay with BLAS.
 
 import numba
 import numpy as np
 
+from ..._blas_parts import as_ptr
+
 KC = 1024
 MC = 64
+# the C = A B kernel: k in blocks of NN_KC (four rows of B at a time), B's columns in blocks of
+# NN_NC (a block of NN_KC rows stays in L2 while A's rows pass it)
+NN_KC = 128
+NN_NC = 1024
+# with fewer columns than this a row of c is too short a loop (4 us of 256 x 256 x 32 took 2x
+# BLAS's time)
+NN_MIN_N = 64
 MIN_K = 128
 # products from this many multiply-adds run here, in two parts from PARTS_MACS (a hand-off
 # costs a few microseconds)
 MIN_MACS = 1 << 20
 PARTS_MACS = 1 << 22
-# a C-contiguous b (n, k) is copied transposed first, at ~1-2 ns a value against ~2m / 150e9 s
-# of products per value: paid back from this many rows of a
-COPY_MIN_ROWS = 512
 _FM = {"reassoc", "contract"}
 
 
@@ -150,6 +162,107 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
                     _dot(a, b, c, r, o, p0, p1)
 
 
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nn_rows(a, b, c, bias, has_bias, lo, hi):
+    """c[lo:hi] = a[lo:hi] @ b (+ bias) for a (m, k) of any strides (a transposed view: G^T of
+    a weight gradient), C-contiguous b (k, n), c (m, n) and bias (n,) of one float dtype. Parts
+    cut at multiples of 4 rows give the bits of the whole."""
+    k = a.shape[1]
+    n = b.shape[1]
+    if has_bias:
+        for r in range(lo, hi):
+            c[r] = bias
+    else:
+        c[lo:hi] = 0
+    k4 = k - k % 4
+    hi4 = hi - (hi - lo) % 4
+    # four rows of c (in L1) take four rows of b at a time along a block of NN_NC columns:
+    # sixteen values of a held in registers, 16 FMAs a vector of b's four rows
+    for k0 in range(0, k4, NN_KC):
+        k1 = np.uint64(min(k4, k0 + NN_KC))
+        for j0 in range(0, n, NN_NC):
+            j1 = np.uint64(min(n, j0 + NN_NC))
+            uj0 = np.uint64(j0)
+            for r in range(lo, hi4, 4):
+                r = np.uint64(r)
+                r1 = r + np.uint64(1)
+                r2 = r + np.uint64(2)
+                r3 = r + np.uint64(3)
+                for p in range(np.uint64(k0), k1, np.uint64(4)):
+                    p1 = p + np.uint64(1)
+                    p2 = p + np.uint64(2)
+                    p3 = p + np.uint64(3)
+                    x00 = a[r, p]
+                    x01 = a[r, p1]
+                    x02 = a[r, p2]
+                    x03 = a[r, p3]
+                    x10 = a[r1, p]
+                    x11 = a[r1, p1]
+                    x12 = a[r1, p2]
+                    x13 = a[r1, p3]
+                    x20 = a[r2, p]
+                    x21 = a[r2, p1]
+                    x22 = a[r2, p2]
+                    x23 = a[r2, p3]
+                    x30 = a[r3, p]
+                    x31 = a[r3, p1]
+                    x32 = a[r3, p2]
+                    x33 = a[r3, p3]
+                    for j in range(uj0, j1):
+                        b0 = b[p, j]
+                        b1 = b[p1, j]
+                        b2 = b[p2, j]
+                        b3 = b[p3, j]
+                        c[r, j] += x00 * b0 + x01 * b1 + x02 * b2 + x03 * b3
+                        c[r1, j] += x10 * b0 + x11 * b1 + x12 * b2 + x13 * b3
+                        c[r2, j] += x20 * b0 + x21 * b1 + x22 * b2 + x23 * b3
+                        c[r3, j] += x30 * b0 + x31 * b1 + x32 * b2 + x33 * b3
+    # the last (hi - lo) % 4 rows, then the last k % 4 terms of every row
+    for r in range(hi4, hi):
+        for p in range(0, k4, 4):
+            x0 = a[r, p]
+            x1 = a[r, p + 1]
+            x2 = a[r, p + 2]
+            x3 = a[r, p + 3]
+            for j in range(n):
+                c[r, j] += x0 * b[p, j] + x1 * b[p + 1, j] + x2 * b[p + 2, j] + x3 * b[p + 3, j]
+    for p in range(k4, k):
+        for r in range(lo, hi):
+            x = a[r, p]
+            for j in range(n):
+                c[r, j] += x * b[p, j]
+
+
+@numba.njit(nogil=True, cache=True)
+def _plane(x3, p):
+    """Plane p of a 3-D array whose planes are C-contiguous, as a C-contiguous 2-D array (numba
+    types a plane of a padded stack as of any layout, and its loops then do not vectorise)."""
+    return numba.carray(as_ptr(x3.ctypes.data + p * x3.strides[0], x3.dtype),
+                        (x3.shape[1], x3.shape[2]))
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nn_planes(a3, a_t, b3, c3, lo, hi):
+    """c3[p] = A_p @ b3[p] for planes lo..hi, A_p = a3[p] (a3[p].T when a_t), every plane of
+    a3, b3 and c3 C-contiguous."""
+    for p in range(lo, hi):
+        b = _plane(b3, p)
+        c = _plane(c3, p)
+        if a_t:
+            nn_rows(_plane(a3, p).T, b, c, b[0], False, 0, c.shape[0])
+        else:
+            nn_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nt_planes(a3, b3, c3, lo, hi):
+    """c3[p] = a3[p] @ b3[p]^T for planes lo..hi, every plane C-contiguous."""
+    for p in range(lo, hi):
+        b = _plane(b3, p)
+        c = _plane(c3, p)
+        nt_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
+
 ON = [True]  # a switch for A/Bs and tests
 _NO_BIAS = {np.dtype(np.float32): np.zeros(1, np.float32)}
 
@@ -160,18 +273,26 @@ def _host_ok():
     return avx512 and not blas512
 
 
+def _kernel(a, b):
+    """The kernel for a @ b: nn_rows for a C-contiguous b of at least NN_MIN_N columns (a of any
+    strides), nt_rows for b the transpose of a C-contiguous array with a C-contiguous and k >=
+    MIN_K; else None."""
+    if b.flags.c_contiguous and b.shape[1] >= NN_MIN_N:
+        return nn_rows
+    if b.T.flags.c_contiguous and a.flags.c_contiguous and a.shape[1] >= MIN_K:
+        return nt_rows
+    return None
+
+
 def takes(a, b, out, min_macs=MIN_MACS):
-    """Whether `matmul` computes a @ b (into out): 2-D float32 operands, a C-contiguous, b
-    C-contiguous or the transpose of a C-contiguous array, k >= MIN_K, at least min_macs
-    multiply-adds, a C-contiguous out apart from both, on a host where NOTE [A GEMM in numba]
-    holds."""
+    """Whether `matmul` computes a @ b (into out): 2-D float32 operands of a layout a kernel
+    takes (`_kernel`), at least 8 rows and min_macs multiply-adds, a C-contiguous out apart from
+    both, on a host where NOTE [A GEMM in numba] holds."""
     if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
         return False
     m, k = a.shape
     n = b.shape[1]
-    if k < MIN_K or b.shape[0] != k or m * n * k < min_macs or not a.flags.c_contiguous:
-        return False
-    if not (b.T.flags.c_contiguous or (b.flags.c_contiguous and m >= COPY_MIN_ROWS)):
+    if b.shape[0] != k or m < 8 or m * n * k < min_macs or _kernel(a, b) is None:
         return False
     if out is not None and (out.dtype != np.float32 or out.shape != (m, n)
                             or not out.flags.c_contiguous or not out.flags.writeable
@@ -184,21 +305,62 @@ def matmul(a, b, out=None, bias=None, parts=True):
     """a @ b (+ bias, a C-contiguous (n,) row of a's dtype) for operands `takes` accepts; in two
     parts of rows on OpenBLAS's threads when `parts` and the product is big enough."""
     from ... import _blas_parts
-    m = a.shape[0]
-    bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)
+    kernel = _kernel(a, b)
+    bt = b.T if kernel is nt_rows else b
+    m, n = a.shape[0], b.shape[1]
     if out is None:
-        out = np.empty((m, bt.shape[0]), a.dtype)
+        out = np.empty((m, n), a.dtype)
     has_bias = bias is not None
     if not has_bias:
         bias = _NO_BIAS[a.dtype]
-    if parts and m >= 8 and m * bt.shape[0] * a.shape[1] >= PARTS_MACS and \
-            _blas_parts.on("gemm"):
-        cut = 4 * -(-m // 8)  # halves at a multiple of the tile's 4 rows
+    if parts and m * n * a.shape[1] >= PARTS_MACS and _blas_parts.on("gemm"):
+        cut = 4 * -(-m // 8)  # halves at a multiple of the tiles' 4 rows
 
         def part(lo, hi):
-            nt_rows(a, bt, out, bias, has_bias, lo * cut, min(m, hi * cut))
+            kernel(a, bt, out, bias, has_bias, lo * cut, min(m, hi * cut))
 
         _blas_parts.run_ranges(part, 2)
     else:
-        nt_rows(a, bt, out, bias, has_bias, 0, m)
+        kernel(a, bt, out, bias, has_bias, 0, m)
+    return out
+
+
+def _c_planes(x):
+    """Whether every plane of a 3-D array is C-contiguous."""
+    return x.strides[2] == x.itemsize and x.strides[1] == x.shape[2] * x.itemsize
+
+
+def planes_matmul(a, b, out, parts=True):
+    """a @ b into out for 3-D b and out with C-contiguous planes and a 3-D or 2-D (shared) a,
+    plane by plane in the kernels of `_kernel`, in two halves of planes on OpenBLAS's threads
+    when `parts` and big enough; returns out, or None when the operands do not fit (BLAS's)."""
+    from ... import _blas_parts
+    if (a.dtype != np.float32 or b.dtype != np.float32 or out.dtype != np.float32
+            or b.ndim != 3 or out.ndim != 3 or a.ndim not in (2, 3) or not ON[0]):
+        return None
+    count, m, n = out.shape
+    k = b.shape[1]
+    if a.ndim == 2:
+        a = np.broadcast_to(a, (count,) + a.shape)  # one plane shared: a zero step
+    if (a.shape != (count, m, k) or b.shape[0] != count or m < 4 or count * m * n * k < MIN_MACS
+            or not _c_planes(out) or not out.flags.writeable or np.may_share_memory(out, a)
+            or np.may_share_memory(out, b) or not _host_ok()):
+        return None
+    if _c_planes(b) and n >= NN_MIN_N and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1))):
+        a_t = not _c_planes(a)
+        a3 = a.transpose(0, 2, 1) if a_t else a
+
+        def part(lo, hi):
+            nn_planes(a3, a_t, b, out, lo, hi)
+    elif _c_planes(b.transpose(0, 2, 1)) and _c_planes(a) and k >= MIN_K:
+        b3 = b.transpose(0, 2, 1)
+
+        def part(lo, hi):
+            nt_planes(a, b3, out, lo, hi)
+    else:
+        return None
+    if parts and count >= 2 and count * m * n * k >= PARTS_MACS and _blas_parts.on("gemm"):
+        _blas_parts.run_ranges(part, count)
+    else:
+        part(0, count)
     return out

@@ -23,7 +23,7 @@ import os
 import numba
 import numpy as np
 
-from ... import _blas_parts, _onepool
+from ... import _blas_parts, _mkl, _onepool
 from ... import _kernel_threads as _kt
 from ..._kernel_threads import parallel_range as _parallel_range
 
@@ -187,7 +187,8 @@ def gemm(a, b, out=None):
     """np.matmul(a, b, out=out), in parts on the kernel threads when split_gemms() (NOTE
     [Convolution GEMMs on the kernel threads]); returns the product."""
     if _one_thread[0]:  # a task of `at_once`: NOTE [A convolution's two gradients at once]
-        return np.matmul(a, b, out=out)
+        done = _mkl.by_numba(a, b, out, None, False)  # NOTE [A GEMM in numba]
+        return np.matmul(a, b, out=out) if done is None else done
     if not split_gemms():
         return _onepool.matmul(a, b, out=out)  # np.matmul unless the one pool is on
     if out is None:
@@ -249,6 +250,10 @@ def gemm_planes(a, b, out, max_macs=None):
     threads] applies (planes under max_macs multiply-adds, default SMALL_GEMM[1]), else `gemm`.
     Returns out."""
     planes, m, n = out.shape
+    if not (split_gemms() or _onepool.enabled()):
+        done = _mkl.by_numba(a, b, out, None, not _one_thread[0])  # NOTE [A GEMM in numba]
+        if done is not None:
+            return done
     cap = _kt.SMALL_GEMM[1] if max_macs is None else max_macs
     macs = m * n * b.shape[1]
     if (planes < 2 or macs >= cap or planes * macs < PLANES_MIN_WORK[0] or split_gemms()
