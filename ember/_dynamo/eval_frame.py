@@ -69,8 +69,41 @@ NUMPY_INPUT = ("a NumPy array is an input (ember.compile captures tensors; the c
                "eagerly)")
 
 
+# NOTE [Arguments a guard cannot see]
+# A non-tensor argument is keyed by its type and id, and the state guard (NOTE [Guards on
+# Python state] in guards.py) reads its scalars through its attributes, so a plain object
+# mutated, or another one taking a freed object's id, is captured again. An object whose data
+# lives outside Python attributes - a NumPy array, a PIL image, a bytearray, anything exposing
+# the array interface or the buffer protocol - is neither: the call reads it outside ops (a
+# transform's pixels), the capture keeps what it read, and the next image at the freed image's
+# id, or the same buffer written in place, would replay the captured result. Such an argument
+# runs the call eagerly (a graph break naming its type). Bytes are immutable: keyed by value.
+def _opaque(v):
+    """Why argument v cannot be keyed safely (see NOTE above), or None."""
+    if isinstance(v, np.ndarray):
+        return NUMPY_INPUT
+    kind = type(v)
+    if any(hasattr(kind, a) for a in ("__array_interface__", "__array_struct__", "__array__")):
+        return _opaque_why(kind, "exposes the array interface")
+    if kind.__module__ == "builtins" and kind is not bytearray and kind is not memoryview:
+        return None  # ints, functions, classes...: no buffer a guard cannot read
+    try:
+        with memoryview(v):
+            return _opaque_why(kind, "exposes a buffer")
+    except TypeError:
+        return None
+
+
+def _opaque_why(kind, what):
+    return (f"a {kind.__module__}.{kind.__qualname__} argument {what} whose contents no guard "
+            "sees (the call runs eagerly)")
+
+
+_KEYED_BY_VALUE = (int, float, bool, str, type(None), complex, bytes)
+
+
 def _value_key(v):
-    if isinstance(v, (int, float, bool, str, type(None), complex)):
+    if isinstance(v, _KEYED_BY_VALUE):
         return (type(v), v)
     if isinstance(v, D.dtype):
         return ("dtype", str(v))
@@ -153,11 +186,10 @@ class CompiledFunction:
                 # the same storage passed twice is one value in the capture: guard on it
                 first = seen.setdefault(id(v._data), i)
                 key.append(_tensor_key(v) if first == i else ("alias", first))
-            elif isinstance(v, np.ndarray):
-                # a NumPy array argument is data the call computes with outside ops (a
-                # transform's image), and its id, the only key it has, is reused by the next
-                # array once this one is freed: a replay would return the captured result
-                self._why = NUMPY_INPUT
+            elif isinstance(v, _KEYED_BY_VALUE):
+                key.append((type(v), v))
+            elif (why := _opaque(v)) is not None:
+                self._why = why  # see NOTE [Arguments a guard cannot see]
                 return None
             else:
                 key.append(_value_key(v))
@@ -232,9 +264,9 @@ class CompiledFunction:
         return entry.finish(entry.graph.run(tensors), flat)
 
     def _uncaptured(self, args, kwargs):
-        """A call with a sparse COO tensor or a NumPy array among its inputs: replays hold
-        dense tensors only, so the call runs eagerly (a graph break; Unsupported under
-        fullgraph=True)."""
+        """A call with a sparse COO tensor, a NumPy array or another argument no guard sees
+        (NOTE [Arguments a guard cannot see]) among its inputs: the call runs eagerly (a graph
+        break; Unsupported under fullgraph=True)."""
         why = (self._why, "<inputs>")
         if self.fullgraph:
             raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")

@@ -9,10 +9,10 @@ compiler guards on what its bytecode analysis saw read; ember's recorder sees op
 reads, so the guard covers what the call *could* have read. From the function -- its closure
 cells, the globals its code and the code nested in it load, the same for the user
 functions found that way and for the methods of the program's module classes, a bound method's
-object -- and from the call's non-tensor arguments,
-through modules, lists, tuples, dicts and plain objects, it takes every scalar (bool, int,
-float, str, None, complex, dtype) by value, every container's length, every outside tensor
-the graph reads by identity, and the program's methods and function attributes by identity (a
+object -- and from the call's non-tensor arguments, through modules, lists, tuples, dicts
+and plain objects (their __dict__ and __slots__), it takes every scalar (bool, int, float,
+str, None, complex, dtype) by value, every container's length, every outside tensor the graph
+reads by identity, and the program's methods and function attributes by identity (a
 GraphModule's ``recompile()`` or a patched ``Model.forward`` changes the code a call runs).
 When one of them changes the guard fails and the call is captured again, so
 ``model.temperature = 0.5``, a replaced ``model.head`` or parameter, or a rebound global
@@ -103,11 +103,24 @@ def _children(obj):
         for name in _global_loads(obj.__code__):
             if name in obj.__globals__:
                 yield ("global", name), obj.__globals__[name]
-    elif not isinstance(obj, (types.ModuleType, type)) and not _library(obj) and \
-            isinstance(getattr(obj, "__dict__", None), dict):
-        for name, v in vars(obj).items():
-            if not name.startswith("_"):
-                yield ("__dict__", name), v
+    elif not isinstance(obj, (types.ModuleType, type)) and not _library(obj):
+        if isinstance(getattr(obj, "__dict__", None), dict):
+            for name, v in vars(obj).items():
+                if not name.startswith("_"):
+                    yield ("__dict__", name), v
+        # attributes in __slots__ (a dataclass(slots=True) config) have no __dict__ entry
+        for name in _slot_names(type(obj)):
+            if not name.startswith("_") and hasattr(obj, name):
+                yield (".", name), getattr(obj, name)
+
+
+@functools.lru_cache(maxsize=256)
+def _slot_names(kind):
+    names = []
+    for klass in kind.__mro__:
+        slots = vars(klass).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else [n for n in slots if n != "__dict__"]
+    return tuple(names)
 
 
 @functools.lru_cache(maxsize=1024)

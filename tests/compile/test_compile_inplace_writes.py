@@ -294,7 +294,29 @@ def test_index_dtype_change_recompiles():
 
 def test_write_into_an_unreachable_tensor_is_a_graph_break():
     class Slots:
-        __slots__ = ("t",)
+        __slots__ = ("_t",)  # private: the state guard does not walk it
+
+    def fn(holder, x):
+        holder._t.add_(x)
+        return x * 2
+
+    box = Slots()
+    box._t = ember.zeros(3)
+    with pytest.raises(Unsupported, match="cannot guard against its replacement"):
+        ember.compile(fn, fullgraph=True)(box, _t(3))
+    box._t = ember.zeros(3)
+    f = ember.compile(fn)
+    twin = ember.zeros(3)
+    for seed in range(2):
+        x = _t(3, seed=seed)
+        f(box, x)
+        twin.add_(x)
+    assert_close(box._t, twin)
+
+
+def test_write_into_a_tensor_in_public_slots_replays_and_follows_its_replacement():
+    class Slots:
+        __slots__ = ("t",)  # walked like a __dict__ attribute (NOTE [Guards on Python state])
 
     def fn(holder, x):
         holder.t.add_(x)
@@ -302,16 +324,17 @@ def test_write_into_an_unreachable_tensor_is_a_graph_break():
 
     box = Slots()
     box.t = ember.zeros(3)
-    with pytest.raises(Unsupported, match="cannot guard against its replacement"):
-        ember.compile(fn, fullgraph=True)(box, _t(3))
-    box.t = ember.zeros(3)
-    f = ember.compile(fn)
+    f = ember.compile(fn, fullgraph=True)
     twin = ember.zeros(3)
-    for seed in range(2):
+    for seed in range(3):
         x = _t(3, seed=seed)
         f(box, x)
         twin.add_(x)
     assert_close(box.t, twin)
+    assert f.stats["hits"] == 2
+    box.t = ember.ones(3)
+    f(box, x)
+    assert_close(box.t, 1 + x)
 
 
 # ----------------------------------------------------------------------------- autograd
