@@ -212,7 +212,7 @@ def test_rnn_input_errors():
         lstm(ember.randn(0, 2, 4))
     with pytest.raises(RuntimeError, match=r"Expected hidden size \(2, 2, 5\), got \[1, 2, 5\]"):
         lstm(ember.randn(5, 2, 4), (ember.zeros(1, 2, 5), ember.zeros(2, 2, 5)))
-    with pytest.raises(RuntimeError, match="input must have the type"):
+    with pytest.raises(ValueError, match="input must have the type"):
         lstm(ember.randn(5, 2, 4, dtype=ember.float64))
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 3 expected 4"):
         R.GRUCell(4, 5)(ember.randn(2, 3))

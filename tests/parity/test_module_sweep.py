@@ -497,6 +497,30 @@ for _n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Fe
          lambda m, L: m(L.G(r(2, 3, 4, 4)) * 1.0), values=False)
 case("Dropout2d", "3-d input", lambda nn: nn.Dropout2d(0.5), x_(r(3, 4, 4)), values=False)
 
+
+def _dropout_law(channel_dims, p=0.4):
+    """run: whether a training forward keeps each element (or whole channel: the trailing
+    channel_dims dims zeroed together) as x / (1 - p) or zeroes it, and the kept fraction
+    within 0.15 of 1 - p: the random draws differ between the libraries, the law must not."""
+    def run(m, L):
+        x = L.T(np.abs(r(16, 12, 5, 5)) + 0.5)   # 192 channels: the fraction +-0.035
+        if channel_dims == 1:
+            x = x[..., 0]
+        elif channel_dims == 3:
+            x = x[..., None]
+        y = m(x)
+        zero, scaled = y == 0, (y - x / (1 - p)).abs() < 1e-12
+        unit = tuple(range(-channel_dims, 0)) if channel_dims else None
+        whole = (zero.all(unit) | scaled.all(unit)) if unit else (zero | scaled)
+        kept = float(scaled.double().mean())
+        return whole.all(), L.mod.tensor(abs(kept - (1 - p)) < 0.15)
+    return run
+
+
+for _n, _dims in (("Dropout", 0), ("Dropout1d", 1), ("Dropout2d", 2), ("Dropout3d", 3)):
+    case(_n, "train law", (lambda n: lambda nn: getattr(nn, n)(0.4))(_n), _dropout_law(_dims),
+         modes=("train",))
+
 # --------------------------------------------------------------------------- activations
 XA = r(3, 5, lo=-3, hi=3)
 for _n, _args, _kw in (
@@ -859,6 +883,49 @@ case("MaxPool2d", "float32 indices", lambda nn: nn.MaxPool2d(3, 2, 1, return_ind
 case("CrossEntropyLoss", "float32 smoothing", lambda nn: nn.CrossEntropyLoss(
     label_smoothing=0.1), _loss(LOGITS, TARGET), float32=True)
 
+# --------------------------------------------------------------------------- bad arguments
+X225 = r(1, 2, 5, 5)
+for _what, _make, _run in (
+        ("Conv2d stride 0", lambda nn: nn.Conv2d(2, 2, 3, stride=0), x_(X225)),
+        ("Conv2d padding -1", lambda nn: nn.Conv2d(2, 2, 3, padding=-1), x_(X225)),
+        ("Conv2d dilation 0", lambda nn: nn.Conv2d(2, 2, 3, dilation=0), x_(X225)),
+        ("Conv2d kernel 0", lambda nn: nn.Conv2d(2, 2, 0), x_(X225)),
+        ("Conv2d float channels", lambda nn: nn.Conv2d(2.0, 3, 3), None),
+        ("Conv2d input dtype", lambda nn: nn.Conv2d(2, 2, 3), lambda m, L: m(L.T(X225))),
+        ("ConvTranspose2d output_padding = stride", lambda nn: nn.ConvTranspose2d(
+            2, 2, 3, stride=2, output_padding=2), x_(X225)),
+        ("MaxPool2d stride 0", lambda nn: nn.MaxPool2d(2, stride=0), x_(X225)),
+        ("AvgPool2d kernel 0", lambda nn: nn.AvgPool2d(0), x_(X225)),
+        ("MaxPool1d ceil return_indices", lambda nn: nn.MaxPool1d(2, return_indices=True,
+                                                                  ceil_mode=True),
+         x_(r(1, 1, 5))),
+        ("AdaptiveAvgPool2d negative", lambda nn: nn.AdaptiveAvgPool2d(-1), x_(X225)),
+        ("Fold kernel too big", lambda nn: nn.Fold((4, 4), 5), x_(r(1, 25, 1))),
+        ("PixelShuffle 0", lambda nn: nn.PixelShuffle(0), x_(r(1, 4, 2, 2))),
+        ("Upsample bad mode", lambda nn: nn.Upsample(scale_factor=2, mode="cubic"), x_(X225)),
+        ("ZeroPad2d negative", lambda nn: nn.ZeroPad2d(-1), x_(r(1, 1, 3, 3))),
+        ("ReflectionPad1d too big", lambda nn: nn.ReflectionPad1d(3), x_(r(1, 1, 3))),
+        ("Softmax dim out of range", lambda nn: nn.Softmax(3), x_(r(2, 2))),
+        ("GLU dim out of range", lambda nn: nn.GLU(3), x_(r(2, 4))),
+        ("Flatten start after end", lambda nn: nn.Flatten(2, 1), x_(r(2, 3, 4))),
+        ("Linear float features", lambda nn: nn.Linear(3.5, 2), None),
+        ("Linear input dtype", lambda nn: nn.Linear(3, 4), lambda m, L: m(L.T(r(2, 3)))),
+        ("Bilinear 1-d inputs", lambda nn: nn.Bilinear(3, 4, 2),
+         lambda m, L: m(L.G(r(3)), L.G(r(4)))),
+        ("Embedding empty index", lambda nn: nn.Embedding(5, 3),
+         lambda m, L: m(L.T(np.zeros(0, dtype=np.int64)))),
+        ("Embedding negative max_norm", lambda nn: nn.Embedding(5, 3, max_norm=-1.0),
+         lambda m, L: m(L.T(np.array([1, 3])))),
+        ("BatchNorm1d momentum 2", lambda nn: nn.BatchNorm1d(3, momentum=2.0), x_(r(4, 3))),
+        ("MultiheadAttention 0 heads", lambda nn: nn.MultiheadAttention(8, 0), None),
+        ("TransformerEncoderLayer nhead", lambda nn: nn.TransformerEncoderLayer(8, 3), None),
+        ("LSTM negative proj_size", lambda nn: nn.LSTM(3, 4, proj_size=-1), None),
+        ("GRU input_size 0", lambda nn: nn.GRU(0, 3), None),
+        ("LSTM input dtype", lambda nn: nn.LSTM(3, 4),
+         lambda m, L: m(L.T(XS, "float32")))):
+    _f32 = "input dtype" in _what and not _what.startswith("LSTM")   # a float32 module
+    case(_what.split()[0], _what, _make, _run, float32=_f32)
+
 # --------------------------------------------------------------------------- containers
 case("Sequential", "nested", lambda nn: nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Sequential(
     nn.Linear(3, 2), nn.Tanh())), x_(X34))
@@ -899,16 +966,17 @@ def _build(mod, make):
 # the functional op a module's errors may name instead of the class
 _ALIASES = {"BCELoss": "binary_cross_entropy", "BCEWithLogitsLoss": "binary_cross_entropy",
             "KLDivLoss": "kl_div", "NLLLoss": "nll_loss", "CTCLoss": "ctc_loss",
-            "Upsample": "interpolate", "Transformer": "MultiheadAttention"}
+            "Upsample": "interpolate", "Transformer": "MultiheadAttention",
+            "TransformerEncoderLayer": "MultiheadAttention"}
 
 
 def _names(group, exc):
-    """ember's message names the module: its class name, a word of it of 4+ letters ('conv',
-    'cross'), or the functional op it calls (_ALIASES)."""
+    """ember's message names the module: its class name, a word of it of 3+ letters ('conv',
+    'cross', 'pad'), or the functional op it calls (_ALIASES)."""
     text = str(exc).lower()
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", group).lower()
     words = [group.lower(), _ALIASES.get(group, group).lower()] + [
-        w.rstrip("123d") for w in snake.split("_") if len(w.rstrip("123d")) >= 4]
+        w for w in (re.sub("[123]d$", "", w) for w in snake.split("_")) if len(w) >= 3]
     if any(w in text for w in words):
         return None
     return f"ember's {type(exc).__name__} does not name {group}: {str(exc)[:80]}"
@@ -1041,6 +1109,9 @@ def _divergence(group, spec):
     for mode in modes:
         em.train(mode == "train")
         tm.train(mode == "train")
+        flags = ([s.training for s in em.modules()], [s.training for s in tm.modules()])
+        if flags[0] != flags[1]:
+            return f"{mode}: submodules' training flags ember {flags[0]}, torch {flags[1]}"
         Le, oe, ee = _forward(ember, em, run, float32)
         Lt, ot, et = _forward(torch, tm, run, float32)
         if ee is not None or et is not None:

@@ -11,7 +11,7 @@ import numpy as np
 
 import ember
 
-from ..._tensor import Tensor, _make
+from ..._tensor import Tensor, _make, _wrap_dim
 from ...ops.nn import activation as _ops
 from ...ops.random import _gen
 from ...ops.registry import FUNCTIONS, apply_inplace
@@ -260,6 +260,7 @@ def glu(input, dim=-1):
     _check_float("glu", input)
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _wrap_dim(dim, input.ndim, "glu")
     size = input.shape[dim]
     if size % 2:
         raise RuntimeError(f"glu: Halving dimension must be even, but dimension "

@@ -70,6 +70,9 @@ def _conv_checks(x, weight, bias, groups, nd, name, transposed=False, batched=Tr
         raise RuntimeError(f"{name}: Input type ({x.dtype}) and weight type ({weight.dtype}"
                            f"{bt}) should be the same; cast them with .to(dtype).")
     _check_float(name, x)
+    if 0 in weight._data.shape[2:]:
+        raise RuntimeError(f"{name}: kernel size should be greater than zero, but got "
+                           f"{tuple(weight.shape[2:])} (the weight's trailing dims)")
     in_ch = x.shape[1]
     if transposed:
         expected = weight.shape[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import numbers
 import warnings
 from collections import OrderedDict
 
@@ -52,10 +53,13 @@ def registered_pair(module, cls, first, second):
 
 
 def check_sizes(module, **sizes):
-    """A layer constructor's sizes must not be negative: RuntimeError naming the layer and the
-    argument (torch's comes from allocating the weight and names neither)."""
+    """A layer constructor's sizes must be ints (TypeError) and not negative (RuntimeError),
+    named with the layer and the argument (torch's errors come from allocating the weight and
+    name neither)."""
     for arg, size in sizes.items():
         for n in (size if isinstance(size, tuple) else (size,)):
+            if not isinstance(n, numbers.Integral) or isinstance(n, bool):
+                raise TypeError(f"{module}: {arg} must be an int or a tuple of ints; got {size!r}")
             if n < 0:
                 raise RuntimeError(f"{module}: {arg} must be non-negative; got {size}. Trying to "
                                    f"create tensor with negative dimension {n}")

@@ -61,9 +61,9 @@ class RNNBase(Module):
                 isinstance(dropout, bool):
             raise ValueError(f"{name}: dropout should be a number in range [0, 1] representing "
                              f"the probability of an element being zeroed; got {dropout!r}")
-        if not isinstance(hidden_size, int) or hidden_size <= 0:
-            raise ValueError(f"{name}: hidden_size must be a positive integer, got "
-                             f"{hidden_size!r}")
+        for arg, size in (("input_size", input_size), ("hidden_size", hidden_size)):
+            if not isinstance(size, int) or size <= 0:
+                raise ValueError(f"{name}: {arg} must be a positive integer, got {size!r}")
         if not isinstance(num_layers, int) or num_layers <= 0:
             raise ValueError(f"{name}: num_layers must be a positive integer, got "
                              f"{num_layers!r}")
@@ -170,8 +170,8 @@ class RNNBase(Module):
                                f"{self.input_size}, got {x.shape[-1]}")
         w = self.weight_ih_l0
         if x.dtype != w.dtype:
-            raise RuntimeError(f"{name}: input must have the type {w.dtype}, got type {x.dtype} "
-                               "(convert the input or the module with .to(dtype))")
+            raise ValueError(f"{name}: input must have the type {w.dtype}, got type {x.dtype} "
+                             "(convert the input or the module with .to(dtype))")
         hx = self._check_hx(hx, batch, batched, sorted_idx)
         return x, batch_sizes, hx, batched, unsorted_idx, batch
 
