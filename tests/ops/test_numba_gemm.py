@@ -79,6 +79,7 @@ def test_takes_only_what_it_can_compute(numba_host):
     assert gemm._kernel(np.asfortranarray(a), w_t) is gemm.nn_rows  # G^T X
     assert gemm._kernel(np.asfortranarray(a), w.T) is None          # both transposed
     assert gemm._kernel(a[:, :100], w[:, :100].T) is None           # nt_rows needs k >= MIN_K
+    assert gemm._kernel(a, w[:8].T) is None                         # and NT_MIN_N columns
     assert gemm.takes(a, w.T, None) and gemm.takes(a, w_t, None)
     assert not gemm.takes(a.astype(np.float64), w_t.astype(np.float64), None)
     assert not gemm.takes(a[:7], w_t, None)                 # fewer than 8 rows
@@ -211,3 +212,14 @@ def test_winograd_convolution_against_torch(numba_host, monkeypatch):
     assert seen["nn"] >= 2 and seen["nt"] >= 1  # U V, U^T dM and dM V^T
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
+
+
+def test_environment_switch_leaves_products_to_blas():
+    import os
+    import subprocess
+    import sys
+    code = "import ember.ops._kernels.gemm as g; print(g.ON[0])"
+    env = dict(os.environ, EMBER_NUMBA_GEMM="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -31,7 +31,10 @@ in numba].
 # ng5.py, load ~0.3); nn_rows 192x3600x1600 145 against 122, 1600x675x192 (A transposed) 149
 # against 122, 1024x256x1024 132-156 against 121 (/work/s34/t_nn.py, load ~4). Products of
 # other layouts (both operands transposed), float64, under MIN_MACS multiply-adds or 8 rows,
-# and every product on hosts where OpenBLAS has its own AVX-512 kernels stay with BLAS.
+# and every product on hosts where OpenBLAS has its own AVX-512 kernels stay with BLAS, as all do
+# with EMBER_NUMBA_GEMM=0.
+
+import os
 
 import numba
 import numpy as np
@@ -48,6 +51,8 @@ NN_NC = 1024
 # BLAS's time)
 NN_MIN_N = 64
 MIN_K = 128
+# a product with fewer columns is a matrix-vector product or close to one: BLAS's
+NT_MIN_N = 16
 # products from this many multiply-adds run here, in two parts from PARTS_MACS (a hand-off
 # costs a few microseconds)
 MIN_MACS = 1 << 20
@@ -263,7 +268,8 @@ def nt_planes(a3, b3, c3, lo, hi):
         c = _plane(c3, p)
         nt_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
 
-ON = [True]  # a switch for A/Bs and tests
+# a switch for A/Bs and tests; EMBER_NUMBA_GEMM=0 leaves every product to BLAS
+ON = [os.environ.get("EMBER_NUMBA_GEMM", "").strip() != "0"]
 _NO_BIAS = {np.dtype(np.float32): np.zeros(1, np.float32)}
 
 
@@ -275,11 +281,12 @@ def _host_ok():
 
 def _kernel(a, b):
     """The kernel for a @ b: nn_rows for a C-contiguous b of at least NN_MIN_N columns (a of any
-    strides), nt_rows for b the transpose of a C-contiguous array with a C-contiguous and k >=
-    MIN_K; else None."""
+    strides), nt_rows for b the transpose of a C-contiguous array with a C-contiguous, k >=
+    MIN_K and at least NT_MIN_N columns; else None."""
     if b.flags.c_contiguous and b.shape[1] >= NN_MIN_N:
         return nn_rows
-    if b.T.flags.c_contiguous and a.flags.c_contiguous and a.shape[1] >= MIN_K:
+    if (b.T.flags.c_contiguous and a.flags.c_contiguous and a.shape[1] >= MIN_K
+            and b.shape[1] >= NT_MIN_N):
         return nt_rows
     return None
 
@@ -352,7 +359,7 @@ def planes_matmul(a, b, out, parts=True):
 
         def part(lo, hi):
             nn_planes(a3, a_t, b, out, lo, hi)
-    elif _c_planes(b.transpose(0, 2, 1)) and _c_planes(a) and k >= MIN_K:
+    elif _c_planes(b.transpose(0, 2, 1)) and _c_planes(a) and k >= MIN_K and n >= NT_MIN_N:
         b3 = b.transpose(0, 2, 1)
 
         def part(lo, hi):
