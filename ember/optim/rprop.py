@@ -10,6 +10,13 @@ from .optimizer import Optimizer, _check_lr, _closure_loss, _grads, _increment, 
 __all__ = ["Rprop"]
 
 
+def _as_real(a):
+    """A complex array as a real view with a trailing (real, imag) axis (torch's view_as_real:
+    each part keeps its own sign and step size); a real one as it is. The added axis of length
+    1 lets any strided array split in place."""
+    return a[..., np.newaxis].view(a.real.dtype) if a.dtype.kind == "c" else a
+
+
 class Rprop(Optimizer):
     """Rprop, as ``torch.optim.Rprop``.
 
@@ -55,17 +62,21 @@ class Rprop(Optimizer):
                 if len(state) == 0:
                     state["step"] = _step_tensor()
                     state["prev"] = p.new_zeros(p.shape)
-                    state["step_size"] = p.new_full(p.shape, float(group["lr"]))
+                    lr = float(group["lr"])  # (each part of a complex weight starts at lr)
+                    state["step_size"] = p.new_full(p.shape, complex(lr, lr) if p.is_complex()
+                                                    else lr)
                 _increment(state["step"])
-                grad = g._data.copy()  # an array even for 0-d params (-g._data is a scalar)
+                # an array even for 0-d params (-g._data is a scalar)
+                grad = _as_real(g._data).copy()
                 if group["maximize"]:
                     np.negative(grad, out=grad)
-                prev, step_size = state["prev"]._data, state["step_size"]._data
+                prev, step_size = _as_real(state["prev"]._data), _as_real(state["step_size"]._data)
                 agreement = np.sign(grad * prev)
                 factor = np.where(agreement > 0, etaplus, np.where(agreement < 0, etaminus, 1.0))
                 np.clip(step_size * factor, step_min, step_max, out=step_size)
                 grad[agreement < 0] = 0  # after a sign flip, skip this step and forget it
-                p._data -= (np.sign(grad) * step_size).astype(p._data.dtype)
+                data = _as_real(p._data)
+                data -= (np.sign(grad) * step_size).astype(data.dtype)
                 prev[...] = grad
                 p._bump_version()
         return loss
