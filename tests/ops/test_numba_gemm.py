@@ -223,3 +223,42 @@ def test_environment_switch_leaves_products_to_blas():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_few_columns_by_a_transposed_copy(numba_host, monkeypatch):
+    # an LSTM step's W h over a batch of 32, Winograd's planes of 32 tiles: b copied transposed
+    rng = np.random.default_rng(11)
+    w = rng.standard_normal((1030, 256)).astype(np.float32)
+    h = rng.standard_normal((256, 33)).astype(np.float32)
+    assert gemm._kernel(w, h) is gemm.nt_rows
+    # (nt_rows itself stays unwrapped: the planes' numba loop calls it)
+    seen = count_calls(monkeypatch, gemm, copied="nt_planes_copied")
+    z = gemm.matmul(w, h)
+    np.testing.assert_allclose(z, _ref(w, h.T), rtol=1e-5, atol=1e-5 * np.abs(z).max())
+    u, v = _padded_planes(rng, 5, 64, 130), _padded_planes(rng, 5, 130, 40)
+    out = _padded_planes(rng, 5, 64, 40)
+    assert gemm.planes_matmul(u, v, out) is out and seen["copied"] >= 1
+    ref = np.matmul(u.astype(np.float64), v.astype(np.float64))
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
+def test_lstm_time_loop_against_torch(numba_host, monkeypatch):
+    # each step's recurrent product W_hh h (1024 x 256 x 32) goes through the kernel
+    seen = count_calls(monkeypatch, gemm, matmul="matmul")
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((6, 32, 40)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        lstm = lib.nn.LSTM(40, 256)
+        if lib is ember:
+            state = {k: v.detach().numpy() for k, v in lstm.state_dict().items()}
+        else:
+            lstm.load_state_dict({k: torch.tensor(v) for k, v in state.items()})
+        xt = lib.tensor(x, requires_grad=True)
+        y, _ = lstm(xt)
+        (y * y).sum().backward()
+        results.append([y.detach().numpy(), xt.grad.numpy(), lstm.weight_hh_l0.grad.numpy()])
+    assert seen["matmul"] >= 6
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())

@@ -13,7 +13,10 @@ in numba].
 #   A against 6 rows of B, 24 running dot products that LLVM vectorises along k (16 lanes, the
 #   additions reassociated), k in blocks of KC (the tile's rows stay in L1), A's rows in blocks
 #   of MC (they stay in L2 while every row of B passes them). A short k leaves too much of the
-#   time to each tile's 24 horizontal sums: from MIN_K only.
+#   time to each tile's 24 horizontal sums: from MIN_K only. A C-contiguous B of few columns
+#   (NT_MIN_N to NN_MIN_N: an LSTM step's W h over a batch of 32, Winograd's planes of 32 tiles)
+#   is copied transposed (n x k values) and taken here too: 1024x256x32 140 GFLOP/s with the
+#   copy against nn_rows' 79 and OpenBLAS's 106 (/work/s34/narrow.py, one thread).
 # - C = A B with B (k, n) C-contiguous and A of any strides (a Linear's input gradient G W and
 #   weight gradient G^T X, a convolution's forward W cols and input gradient W^T gy, Winograd's
 #   U V and U^T dM): `nn_rows`, four rows of C take four rows of B at a time along a block of
@@ -261,6 +264,21 @@ def nn_planes(a3, a_t, b3, c3, lo, hi):
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nt_planes_copied(a3, b3, c3, lo, hi):
+    """c3[p] = a3[p] @ b3[p] for planes lo..hi, every plane C-contiguous, by nt_rows on a
+    transposed copy of each plane of b3 (a plane of few columns: n x k values)."""
+    k, n = b3.shape[1], b3.shape[2]
+    bt = np.empty((n, k), b3.dtype)
+    for p in range(lo, hi):
+        b = _plane(b3, p)
+        for i in range(k):
+            for j in range(n):
+                bt[j, i] = b[i, j]
+        c = _plane(c3, p)
+        nt_rows(_plane(a3, p), bt, c, bt[0], False, 0, c.shape[0])
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
 def nt_planes(a3, b3, c3, lo, hi):
     """c3[p] = a3[p] @ b3[p]^T for planes lo..hi, every plane C-contiguous."""
     for p in range(lo, hi):
@@ -281,13 +299,15 @@ def _host_ok():
 
 def _kernel(a, b):
     """The kernel for a @ b: nn_rows for a C-contiguous b of at least NN_MIN_N columns (a of any
-    strides), nt_rows for b the transpose of a C-contiguous array with a C-contiguous, k >=
-    MIN_K and at least NT_MIN_N columns; else None."""
-    if b.flags.c_contiguous and b.shape[1] >= NN_MIN_N:
+    strides); nt_rows for a C-contiguous a with k >= MIN_K and b of at least NT_MIN_N columns,
+    the transpose of a C-contiguous array or (fewer than NN_MIN_N columns) C-contiguous itself,
+    then copied transposed; else None."""
+    n = b.shape[1]
+    if b.flags.c_contiguous and n >= NN_MIN_N:
         return nn_rows
-    if (b.T.flags.c_contiguous and a.flags.c_contiguous and a.shape[1] >= MIN_K
-            and b.shape[1] >= NT_MIN_N):
-        return nt_rows
+    if (a.flags.c_contiguous and a.shape[1] >= MIN_K and n >= NT_MIN_N
+            and (b.T.flags.c_contiguous or b.flags.c_contiguous)):
+        return nt_rows  # (a C-contiguous b of few columns is copied transposed: n x k values)
     return None
 
 
@@ -313,7 +333,9 @@ def matmul(a, b, out=None, bias=None, parts=True):
     parts of rows on OpenBLAS's threads when `parts` and the product is big enough."""
     from ... import _blas_parts
     kernel = _kernel(a, b)
-    bt = b.T if kernel is nt_rows else b
+    bt = b
+    if kernel is nt_rows:
+        bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)
     m, n = a.shape[0], b.shape[1]
     if out is None:
         out = np.empty((m, n), a.dtype)
@@ -364,6 +386,10 @@ def planes_matmul(a, b, out, parts=True):
 
         def part(lo, hi):
             nt_planes(a, b3, out, lo, hi)
+    elif _c_planes(b) and _c_planes(a) and k >= MIN_K and n >= NT_MIN_N:
+
+        def part(lo, hi):  # few columns: each plane of b copied transposed first
+            nt_planes_copied(a, b, out, lo, hi)
     else:
         return None
     if parts and count >= 2 and count * m * n * k >= PARTS_MACS and _blas_parts.on("gemm"):

@@ -13,6 +13,7 @@ from ..._backend import gemm, reusable_empty
 from ..._kernel_threads import blas_threads_enter, blas_threads_exit
 from ..._tensor import _make
 from ...autograd.function import Op, once_differentiable
+from .._kernels import gemm as _kgemm
 from .._kernels import rnn as _krnn
 from ..join import cat, stack
 from ._common import _back, _prep
@@ -139,6 +140,20 @@ class LSTMCellStep(Op):
 _LOOP_BLAS = [None]
 
 
+def _numpy_product(a, b, out):
+    np.matmul(a, b, out=out)
+
+
+def _numba_product(a, b, out):
+    _kgemm.matmul(a, b, out)
+
+
+def _step_product(w, h, z):
+    """How each step of a time loop computes z = W h (the same shapes every step): by NOTE [A
+    GEMM in numba] where it takes the product, else np.matmul (asked once, not per step)."""
+    return _numba_product if _kgemm.takes(w, h, z) else _numpy_product
+
+
 def _loop_blas_enter():
     if _LOOP_BLAS[0] is None:
         env = os.environ.get("EMBER_LSTM_BLAS_THREADS", "").strip()
@@ -182,8 +197,9 @@ def _steps_fwd(xa, w_x, w, bias, h0, c0, order, saved):
             return hs[order[-1]], cs[order[-1]]
         if parts:  # the parts add the biases as they read the projection
             return _fwd_in_parts(w, h, c_flat, z, proj, bias, saved, order)
+        product = _step_product(w, h, z)
         for t in order:
-            np.matmul(w, h, out=z)
+            product(w, h, z)
             np.add(z, proj[:, t * batch:(t + 1) * batch], out=z)
             _krnn._k_lstm_step_fwd_t(z_flat, flat[0][t], c_flat, flat[1][t], flat[2][t],
                                      flat[3][t])
@@ -323,8 +339,9 @@ def _fwd_in_parts(w, h, c0_flat, z, proj, bias, saved, order):
     args[12] = 0 if bias is None else bias.ctypes.data
     address = _krnn.lstm_step_part("fwd", acts.dtype).address
     threads, args_at, cs_at = _blas_parts.threads(), args.ctypes.data, cs.ctypes.data
+    product = _step_product(w, h, z)
     for t in order:
-        np.matmul(w, h, out=z)
+        product(w, h, z)
         args[11] = t
         _blas_parts.run(address, hidden, args_at, threads)
         args[8] = cs_at + t * step  # the next step's c_prev
