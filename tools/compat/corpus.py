@@ -114,6 +114,10 @@ COMMITS = {
     "sooftware/conformer": "b4e7d44944214db6e5912f92ff43d5ea1919eaa2",
     "lucidrains/slot-attention": "e66a1c4c94e5e91e9519213853259e55be3d0132",
     "facebookresearch/dlrm": "090956ee2319ddd349a42232958aefccfe3f7b0a",
+    "lucidrains/local-attention": "af58e53f81e5e1d87a7d50cb193d5c26f3c0e03f",
+    "lucidrains/axial-attention": "eff2c10c2e76c735a70a6b995b571213adffbbb7",
+    "fxia22/pointnet.pytorch": "bafbf401e0af19be3262e448c59313fd2be0e421",
+    "nikhilbarhate99/PPO-PyTorch": "728cce83d7ab628fe2634eabcdf3239997eb81dd",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -212,6 +216,10 @@ LICENCES = {
     "sooftware/conformer": "Apache-2.0",
     "lucidrains/slot-attention": "MIT",
     "facebookresearch/dlrm": "MIT",
+    "lucidrains/local-attention": "MIT",
+    "lucidrains/axial-attention": "MIT",
+    "fxia22/pointnet.pytorch": "MIT",
+    "nikhilbarhate99/PPO-PyTorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -5836,6 +5844,266 @@ for _n, _flags, _covers in (
         # torch over seeds 0-2: dot 75.9 / 85.7 / 84.5, cat 83.3 / 84.8 / 74.4 (base rate ~52)
         covers=_covers, metric=r" accuracy ([0-9.]+) %, best", bar=(">=", 65))
 
+# ---------------------------------------------------------------- lucidrains/local-attention
+# (thirty-fourth session) local windowed attention (each query sees its own window and the one
+# before, or after), the README's three LocalAttention examples shrunk to 512-token sequences
+# and windows of 128, each followed by checks that a change to the keys and values after
+# position t leaves outputs before t unchanged (causal), that keys more than a window behind
+# leave a window's outputs unchanged (local), and that a key inside the window does change them;
+# the metric is the largest leak. The LocalTransformer example the same over its tokens; the
+# package's test (a key/value cache against the full recomputation); its enwik8 train.py.
+_LA = "lucidrains/local-attention"
+_LA_SMALL = [("window_size = 512,", "window_size = 128,  # compat: was 512")]
+_LA_LEAK = """
+attn.eval()
+torch.manual_seed(1)
+_n, _w = q.shape[-2], 128
+_t = _n // 2 // _w * _w         # a window boundary
+_base = attn(q, k, v, mask=mask)
+
+def _leak(q2, k2, v2, rows):
+    with torch.no_grad():
+        return (attn(q2, k2, v2, mask=mask)[..., rows, :] - _base[..., rows, :]).abs().max().item()
+
+def _perturbed(t, cols):
+    t = t.clone()
+    t[..., cols, :] += torch.randn_like(t[..., cols, :])
+    return t
+
+_future = _leak(q, _perturbed(k, slice(_t, None)) if {perturb_k} else k,
+                _perturbed(v, slice(_t, None)), slice(0, _t))
+_far = _leak(q, _perturbed(k, slice(0, _t - _w)) if {perturb_k} else k,
+             _perturbed(v, slice(0, _t - _w)), slice(_t, _t + _w))
+_near = _leak(q, k, _perturbed(v, slice(_t - _w, _t)), slice(_t, _t + _w))
+print("future", _future, "far", _far, "near", _near)
+if not _near > 1e-3:
+    raise SystemExit("compat: a value inside the window did not change the output")
+print("compat-leak", max(_future, _far))
+"""
+_LA_LM_LEAK = """
+model.eval()
+torch.manual_seed(1)
+with torch.no_grad():
+    _base = model(x)
+    _x2 = x.clone()
+    _x2[:, 600:] = torch.randint(0, 256, (1, x.shape[1] - 600))
+    _out2 = model(_x2)
+_leak = (_out2[:, :600] - _base[:, :600]).abs().max().item()
+_after = (_out2[:, 600:] - _base[:, 600:]).abs().max().item()
+print("logits", tuple(logits.shape), "leak", _leak, "after", _after)
+if not _after > 1e-3:
+    raise SystemExit("compat: changed tokens did not change the later logits")
+print("compat-leak", _leak)
+"""
+for _n, _b, _subs, _perturb_k, _covers in (
+        ("readme_causal", 0,
+         [("torch.randn(2, 8, 2048, 64)", "torch.randn(2, 8, 512, 64)  # compat: 2048 tokens"),
+          ("torch.ones(2, 2048)", "torch.ones(2, 512)")],
+         True, "LocalAttention, causal with look-back 1: windows by einops rearrange, look_around "
+               "by F.pad + Tensor.unfold + movedim, sinusoidal rotary embeddings, masked_fill "
+               "with -finfo.max, key padding mask, dropout (eval for the checks)"),
+        ("readme_shared_qk", 1,
+         [("torch.randn(2, 8, 2048, 64)", "torch.randn(2, 8, 512, 64)  # compat: 2048 tokens"),
+          ("torch.ones(2, 2048)", "torch.ones(2, 512)")],
+         False, "LocalAttention with shared query/key space (Reformer-style): l2-normalised "
+                "keys, a token's attention to itself masked with a constant"),
+        ("readme_autopad", 2,
+         [("torch.randn(8, 2057, 64)", "torch.randn(8, 521, 64)  # compat: 2057 tokens"),
+          ("torch.ones(1, 2057)", "torch.ones(1, 521)")],
+         True, "LocalAttention with autopad: 3-d inputs packed by einops.pack, padded to a "
+               "multiple of the window (and the mask with False), the output truncated")):
+    add(name=f"localattn/{_n}", repo=_LA, kind="md", script="README.md", block=_b,
+        copy=["README.md", "local_attention"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_LA_SMALL + _subs,
+        epilogue=("" if _perturb_k else "q = k = qk\n")
+        + _LA_LEAK.replace("{perturb_k}", str(_perturb_k)),
+        metric=r"compat-leak ([0-9.eE+-]+)", bar=("<=", 1e-6))
+add(name="localattn/readme_transformer", repo=_LA, kind="md", script="README.md", block=3,
+    copy=["README.md", "local_attention"], cwd=".", pythonpath=["."],
+    covers="LocalTransformer: token embedding, LocalMHA layers (rotary, causal windows) with "
+           "GEGLU feed-forwards, logits; the causal check over tokens",
+    subs=[(".cuda()", ""),
+          ("dim = 512,", "dim = 128,  # compat: was 512"),
+          ("depth = 6,", "depth = 2,  # compat: was 6"),
+          ("max_seq_len = 8192,", "max_seq_len = 1024,  # compat: was 8192"),
+          ("local_attn_window_size = 256", "local_attn_window_size = 128  # compat: was 256"),
+          ("(1, 8192))", "(1, 1024))  # compat: was 8192")],
+    epilogue=_LA_LM_LEAK, metric=r"compat-leak ([0-9.eE+-]+)", bar=("<=", 1e-6))
+add(name="localattn/test_cache", repo=_LA, kind="pytest", script="tests/test_local_attention.py",
+    copy=["tests", "local_attention"], cwd=".", pythonpath=["."],
+    covers="LocalMHA's key/value cache for one new token against recomputing the sequence "
+           "(rotary on and off, DynamicPositionBias's MLP over relative distances on and off, "
+           "exact window sizes), to 1e-6",
+    metric=r"([0-9]+) passed", bar=(">=", 16), timeout=300)
+add(name="localattn/enwik8", repo=_LA, script="train.py", copy=["train.py", "local_attention"],
+    cwd=".", pythonpath=["."], data=["enwik8_gz"],
+    covers="a causal LocalTransformer with dynamic position bias trained on bytes with "
+           "gradient accumulation and clip_grad_norm_; validation; cached generation",
+    subs=[("NUM_BATCHES = int(1e5)", "NUM_BATCHES = 31  # compat: was int(1e5)"),
+          ("GRADIENT_ACCUMULATE_EVERY = 4", "GRADIENT_ACCUMULATE_EVERY = 1  # compat: was 4"),
+          ("LEARNING_RATE = 2e-4", "LEARNING_RATE = 1e-3  # compat: was 2e-4"),
+          ("VALIDATE_EVERY  = 100", "VALIDATE_EVERY  = 15  # compat: was 100"),
+          ("GENERATE_EVERY  = 500", "GENERATE_EVERY  = 30  # compat: was 500"),
+          ("GENERATE_LENGTH = 2048", "GENERATE_LENGTH = 32  # compat: was 2048"),
+          ("SEQ_LEN = 2048", "SEQ_LEN = 256  # compat: was 2048"),
+          ("dim = 512,", "dim = 128,  # compat: was 512"),
+          ("depth = 6,", "depth = 2,  # compat: was 6"),
+          ("local_attn_window_size = 256,", "local_attn_window_size = 64,  # compat: was 256"),
+          ("np.fromstring(", "np.frombuffer("),
+          ("np.split(X, [int(90e6)])", "np.split(X, [int(0.9 * len(X))])  # compat: 90e6"),
+          (".cuda()", "")],
+    # byte-level validation loss after 30 steps: 5.5 untrained; torch 1.98-2.0 (seeds 0-2)
+    metric=r"validation loss: ([0-9.]+)", bar=("<=", 2.6))
+
+# ---------------------------------------------------------------- lucidrains/axial-attention
+# (thirty-fourth session) axial attention (attention along one axis of an image or video at a
+# time, the axes summed or chained), the README's five examples shrunk; each is followed by a
+# check of what axial attention promises: without positional embeddings it is equivariant to
+# permuting any axial dimension (metric: the largest difference between attn(permuted input)
+# and the permuted output); the reversible AxialImageTransformer in float64 by a directional
+# derivative against central differences (its backward recomputes activations from outputs)
+_AX = "lucidrains/axial-attention"
+_AX_EQUI = """
+torch.manual_seed(1)
+with torch.no_grad():
+    _x = {x}
+    _dims = [d for d in range(1, _x.dim()) if d != ({dim_index} % _x.dim())]
+    _worst = 0.0
+    _base = {call}(_x)
+    for _d in _dims:
+        _p = torch.randperm(_x.shape[_d])
+        _worst = max(_worst, ({call}(_x.index_select(_d, _p)) - _base.index_select(_d, _p))
+                     .abs().max().item())
+print("compat-equivariance", _worst)
+"""
+_AX_GRAD = """
+torch.manual_seed(1)
+transformer = transformer.double()
+_x = torch.randn(1, 128, 8, 8, dtype=torch.float64, requires_grad=True)
+_u = torch.randn_like(_x)
+transformer(_x).pow(2).sum().backward()
+_analytic = (_x.grad * _u).sum().item()
+with torch.no_grad():
+    _eps = 1e-7  # small: a difference across one of LeakyReLU's kinks is an O(eps) error
+    _f = lambda s: transformer(_x + s * _eps * _u).pow(2).sum().item()
+    _numeric = (_f(1) - _f(-1)) / (2 * _eps)
+print("analytic", _analytic, "numeric", _numeric)
+print("compat-relerr", abs(_analytic - _numeric) / abs(_numeric))
+"""
+for _n, _b, _subs, _x, _call, _dim_index, _covers in (
+        ("readme_image", 0,
+         [("torch.randn(1, 3, 256, 256)", "torch.randn(1, 3, 32, 32)  # compat: 256x256")],
+         "img", "attn", 1, "AxialAttention over a channels-first image, one head of 32 dims, "
+                           "the two axes' outputs summed"),
+        ("readme_channels_last", 1,
+         [("torch.randn(1, 20, 20, 512)", "torch.randn(1, 20, 20, 64)  # compat: 512 dims"),
+          ("dim = 512,", "dim = 64,  # compat: was 512")],
+         "img", "attn", -1, "AxialAttention with the embedding last, 8 heads"),
+        ("readme_video", 2,
+         [("torch.randn(1, 5, 128, 256, 256)",
+           "torch.randn(1, 5, 32, 16, 16)  # compat: (1, 5, 128, 256, 256)"),
+          ("dim = 128,", "dim = 32,  # compat: was 128")],
+         "video", "attn", 2, "AxialAttention over three axes of a video (embedding at dim 2): "
+                             "permute/reshape round trips per axis"),
+        ("readme_pos_emb", 4,
+         [("torch.randn(1, 512, 20, 20)", "torch.randn(1, 64, 20, 20)  # compat: 512 dims"),
+          ("dim = 512,", "dim = 64,  # compat: was 512")],
+         "img", "attn", 1, "AxialPositionalEmbedding (a learned parameter per axis, broadcast "
+                           "sum) before AxialAttention; equivariance checked on the attention")):
+    add(name=f"axial/{_n}", repo=_AX, kind="md", script="README.md", block=_b,
+        copy=["README.md", "axial_attention"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_subs, epilogue=_AX_EQUI.format(x=_x, call=_call, dim_index=_dim_index),
+        metric=r"compat-equivariance ([0-9.eE+-]+)", bar=("<=", 1e-4))
+add(name="axial/reversible_transformer", repo=_AX, kind="md", script="README.md", block=3,
+    copy=["README.md", "axial_attention"], cwd=".", pythonpath=["."],
+    covers="AxialImageTransformer with reversible=True: ReversibleSequence's autograd.Function "
+           "whose backward rebuilds each block's input from its output under torch.no_grad / "
+           "enable_grad, replaying dropout's random state (get_rng_state, fork_rng, "
+           "set_rng_state); ChanLayerNorm, 3x3 Conv2d feed-forwards with in-place LeakyReLU",
+    subs=[("depth = 12,", "depth = 2,  # compat: was 12"),
+          ("torch.randn(1, 3, 512, 512)", "torch.randn(1, 3, 16, 16)  # compat: 512x512")],
+    epilogue=_AX_GRAD, metric=r"compat-relerr ([0-9.eE+-]+)", bar=("<=", 1e-5))
+
+# ---------------------------------------------------------------- fxia22/pointnet.pytorch
+# (thirty-fourth session) PointNet (a shared per-point MLP of 1x1 Conv1d, max-pooled into a
+# global feature, with learned 3x3 and 64x64 alignment networks) on data.py's ShapeNet-like
+# part benchmark (four categories of toy objects built from boxes and cylinders, 600 points
+# each): shape classification (metric: final test accuracy, 0.25 by chance) and part
+# segmentation of chairs (metric: mIOU over the four parts), each also with the feature
+# transform's orthogonality regulariser. The scripts seed from an unseeded random.randint.
+_PN = "fxia22/pointnet.pytorch"
+_PN_COMMON = dict(repo=_PN, copy=["utils", "pointnet", "misc"], cwd=".", pythonpath=["."],
+                  data=["shapenet_parts"])
+for _n, _flags, _covers in (
+        ("cls", [], "PointNetCls: STN3d (Conv1d + BatchNorm1d + max over points + Linear to "
+                    "a 3x3 matrix plus identity, bmm), Dropout, log_softmax + nll_loss; StepLR "
+                    "stepped before the optimizer (a warning); a DataLoader over np.loadtxt "
+                    "files with random rotation and jitter; torch.save per epoch"),
+        ("cls_feature_transform", ["--feature_transform"],
+         "PointNetCls with the 64x64 feature transform and feature_transform_regularizer "
+         "(||I - A A^T|| by bmm and torch.norm over dims (1, 2))")):
+    add(name=f"pointnet/{_n}", script="utils/train_classification.py", **_PN_COMMON,
+        args=["--dataset", "shapenet", "--nepoch", "5", "--num_points", "128", "--workers", "0",
+              "--batchSize", "16"] + _flags,
+        subs=[("classifier.cuda()", "classifier.cpu()  # compat: was .cuda()"),
+              ("points, target = points.cuda(), target.cuda()",
+               "points, target = points.cpu(), target.cpu()  # compat: was .cuda()")],
+        # test accuracy over 4 classes (0.25 untrained); torch over seeds 0-2: 1 / 1 / 0.96
+        # without, 0.99 / 0.98 / 0.75 with the feature transform
+        covers=_covers, metric=r"final accuracy ([0-9.]+)", bar=(">=", 0.5))
+for _n, _flags, _covers in (
+        ("seg_chair", [], "PointNetDenseCls: per-point features concatenated with the "
+                          "repeated global feature, Conv1d head, log_softmax over parts "
+                          "(transpose/contiguous/view), nll_loss over every point; mIOU by "
+                          "numpy"),
+        ("seg_chair_feature_transform", ["--feature_transform"],
+         "PointNetDenseCls with the feature transform and its regulariser")):
+    add(name=f"pointnet/{_n}", script="utils/train_segmentation.py", **_PN_COMMON,
+        args=["--dataset", "shapenet", "--nepoch", "15", "--workers", "0", "--batchSize", "16",
+              "--class_choice", "Chair"] + _flags,
+        subs=[("classifier.cuda()", "classifier.cpu()  # compat: was .cuda()"),
+              ("points, target = points.cuda(), target.cuda()",
+               "points, target = points.cpu(), target.cpu()  # compat: was .cuda()"),
+              ("npoints=2500,", "npoints=128,  # compat: was 2500", "pointnet/dataset.py")],
+        # mIOU over the chair's 4 parts (0.06 untrained); torch over seeds 0-2: 0.76 / 0.32 /
+        # 0.54 without, 0.77 / 0.85 / 0.81 with the feature transform (unseeded: runs vary)
+        covers=_covers, metric=r"mIOU for class Chair: ([0-9.]+)",
+        bar=(">=", 0.4 if _flags else 0.15))
+
+# ---------------------------------------------------------------- nikhilbarhate99/PPO-PyTorch
+# (thirty-fourth session) a minimal PPO (clipped surrogate, Monte-Carlo returns normalised,
+# an actor-critic of two Tanh MLPs, Categorical or MultivariateNormal policies with a decaying
+# action std) by its own train.py, on gymnasium's CartPole-v1 (discrete) instead of
+# Roboschool's walker (retired; not installed). The subs move train.py to gym 0.26's
+# reset/step API (the gym stand-in's) and shrink the run; the metric is the last
+# average episode reward printed (~20 for a random policy, 500 at most). The script does not
+# seed (random_seed = 0), so runs vary. Tried and dropped: Pendulum-v1 through the continuous
+# (MultivariateNormal) path, still at a random policy's -1300 after 40000 steps under torch.
+_PPO = "nikhilbarhate99/PPO-PyTorch"
+_PPO_API = [("import roboschool", "# compat: import roboschool (retired, not installed)"),
+            ("state = env.reset()", "state, _ = env.reset()  # compat: gym 0.26 API"),
+            ("state, reward, done, _ = env.step(action)",
+             "state, reward, terminated, truncated, _ = env.step(action)  # compat: gym 0.26\n"
+             "            done = terminated or truncated")]
+for _n, _env, _continuous, _len, _steps, _covers in (
+        ("cartpole", "CartPole-v1", False, 400, "int(3e4)",
+         "PPO with a Categorical policy (Softmax actor), entropy bonus, clamp of the ratio, "
+         "MSELoss critic, Adam with two parameter groups, load_state_dict into the old policy"),):
+    add(name=f"ppo/{_n}", repo=_PPO, script="train.py", copy=["train.py", "PPO.py"], cwd=".",
+        covers=_covers,
+        subs=_PPO_API + [
+            ('env_name = "RoboschoolWalker2d-v1"', f'env_name = "{_env}"  # compat: Roboschool'),
+            ("has_continuous_action_space = True",
+             f"has_continuous_action_space = {_continuous}  # compat: was True"),
+            ("max_ep_len = 1000 ", f"max_ep_len = {_len}  # compat: was 1000\n    #"),
+            ("max_training_timesteps = int(3e6)",
+             f"max_training_timesteps = {_steps}  # compat: was int(3e6)"),
+            ("print_freq = max_ep_len * 10", "print_freq = max_ep_len * 4  # compat: * 10"),
+            ("action_std_decay_freq = int(2.5e5)",
+             "action_std_decay_freq = int(5e3)  # compat: was int(2.5e5)")],
+        # torch over seeds 0-2: 400 / 316 / 400 (400 is max_ep_len; ~20 for a random policy)
+        metric=r"Average Reward : ([0-9.eE+-]+)", bar=(">=", 100))
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -6161,6 +6429,22 @@ SPREAD: dict = {
     'slotattn/fit_clusters': {0: 0.114, 1: 0.1165, 2: 0.1477},
     'dlrm/kaggle_dot': {0: 75.9, 1: 85.7, 2: 84.5},
     'dlrm/kaggle_cat': {0: 83.3, 1: 84.8, 2: 74.4},
+    'localattn/readme_causal': {0: 0, 1: 0, 2: 0},
+    'localattn/readme_shared_qk': {0: 0, 1: 0, 2: 0},
+    'localattn/readme_autopad': {0: 0, 1: 0, 2: 0},
+    'localattn/readme_transformer': {0: 0, 1: 0, 2: 0},
+    'localattn/test_cache': {0: 16, 1: 16, 2: 16},
+    'localattn/enwik8': {0: 1.98, 1: 1.997, 2: 1.991},
+    'axial/readme_image': {0: 1.192e-07, 1: 1.192e-07, 2: 5.96e-08},
+    'axial/readme_channels_last': {0: 1.192e-07, 1: 8.941e-08, 2: 1.043e-07},
+    'axial/readme_video': {0: 1.192e-07, 1: 1.788e-07, 2: 1.788e-07},
+    'axial/readme_pos_emb': {0: 1.192e-07, 1: 1.49e-07, 2: 1.639e-07},
+    'axial/reversible_transformer': {0: 2.869e-08, 1: 4.978e-09, 2: 3.138e-08},
+    'pointnet/cls': {0: 1, 1: 1, 2: 0.9625},
+    'pointnet/cls_feature_transform': {0: 0.9875, 1: 0.975, 2: 0.75},
+    'pointnet/seg_chair': {0: 0.7636, 1: 0.3218, 2: 0.535},
+    'pointnet/seg_chair_feature_transform': {0: 0.7712, 1: 0.8475, 2: 0.8091},
+    'ppo/cartpole': {0: 400, 1: 316.2, 2: 400},
 }
 
 

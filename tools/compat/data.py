@@ -387,3 +387,82 @@ def criteo_kaggle(cwd: Path, seed: int, n_rows: int = 14000) -> None:
         lines.append("\t".join(fields))
     (cwd / "input").mkdir(exist_ok=True)
     (cwd / "input" / "train.txt").write_text("\n".join(lines) + "\n")
+
+
+def _shape_parts(kind: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """n points on a toy object of a ShapeNet category, and each point's part label (1-based,
+    as ShapeNet's .seg files): boxes and cylinders whose proportions vary per instance."""
+    def box(lo, hi, m):
+        return rng.uniform(lo, hi, size=(m, 3))
+
+    def cylinder(centre, radius, axis, lo, hi, m):
+        angle = rng.uniform(0, 2 * np.pi, m)
+        pts = np.zeros((m, 3))
+        other = [a for a in range(3) if a != axis]
+        pts[:, other[0]] = centre[0] + radius * np.cos(angle)
+        pts[:, other[1]] = centre[1] + radius * np.sin(angle)
+        pts[:, axis] = rng.uniform(lo, hi, m)
+        return pts
+
+    s = rng.uniform(0.8, 1.2, 3)          # per-instance proportions
+    parts: list = []
+    if kind == "Chair":                   # back, seat, legs, arms
+        parts.append(box([-.5, 0, -.5], [.5, s[1], -.45], n // 4))
+        parts.append(box([-.5, 0, -.5], [.5, .05, .5 * s[2]], n // 4))
+        legs = [cylinder((x, z), .03, 1, -.8 * s[1], 0, n // 16)
+                for x in (-.45, .45) for z in (-.45, .45 * s[2])]
+        parts.append(np.concatenate(legs))
+        arms = [box([x - .03, .3, -.5], [x + .03, .35, .4 * s[2]], n // 8) for x in (-.5, .5)]
+        parts.append(np.concatenate(arms))
+    elif kind == "Table":                 # top, legs, shelf
+        parts.append(box([-s[0], 0, -.6 * s[2]], [s[0], .05, .6 * s[2]], n // 2))
+        legs = [cylinder((x, z), .04, 1, -s[1], 0, n // 16)
+                for x in (-.9 * s[0], .9 * s[0]) for z in (-.5 * s[2], .5 * s[2])]
+        parts.append(np.concatenate(legs))
+        parts.append(box([-.9 * s[0], -.6 * s[1], -.5 * s[2]], [.9 * s[0], -.57 * s[1], .5 * s[2]],
+                         n // 4))
+    elif kind == "Airplane":              # fuselage, wings, tail fin, engines
+        parts.append(cylinder((0, 0), .12, 0, -s[0], s[0], n // 3))
+        parts.append(box([-.2, -.02, -s[2]], [.2, .02, s[2]], n // 3))
+        parts.append(box([-s[0], 0, -.02], [-.8 * s[0], .4, .02], n // 8))
+        engines = [cylinder((-.1, z), .06, 0, -.1, .25, n // 12) for z in (-.5 * s[2], .5 * s[2])]
+        parts.append(np.concatenate(engines))
+    else:                                 # Mug: body, handle
+        parts.append(cylinder((0, 0), .4 * s[0], 1, -.5 * s[1], .5 * s[1], 3 * n // 4))
+        angle = rng.uniform(-np.pi / 2, np.pi / 2, n // 4)
+        handle = np.stack([.4 * s[0] + .25 * np.cos(angle), .25 * np.sin(angle),
+                           rng.normal(0, .02, n // 4)], 1)
+        parts.append(handle)
+    points = np.concatenate(parts)
+    labels = np.concatenate([np.full(len(p), i + 1) for i, p in enumerate(parts)])
+    return points + rng.normal(0, .01, points.shape), labels
+
+
+def shapenet_parts(cwd: Path, seed: int, n_train: int = 60, n_test: int = 20) -> None:
+    """shapenet/ in the layout of ShapeNet's part-segmentation benchmark (shapenetcore_partanno
+    _segmentation_benchmark_v0, read by pointnet.pytorch's ShapeNetDataset): a synset list,
+    shuffled train/test file lists, and per shape a .pts file of xyz rows and a .seg file of part
+    labels. Four categories of toy objects (chairs, tables, airplanes, mugs) whose parts are
+    boxes and cylinders with proportions drawn per instance, 600 points each."""
+    rng = np.random.default_rng(seed)
+    root = cwd / "shapenet"
+    synsets = {"Airplane": "02691156", "Chair": "03001627", "Mug": "03797390",
+               "Table": "04379243"}
+    (root / "train_test_split").mkdir(parents=True, exist_ok=True)
+    (root / "synsetoffset2category.txt").write_text(
+        "".join(f"{name}\t{syn}\n" for name, syn in synsets.items()))
+    lists: dict = {"train": [], "test": []}
+    for name, syn in synsets.items():
+        (root / syn / "points").mkdir(parents=True, exist_ok=True)
+        (root / syn / "points_label").mkdir(parents=True, exist_ok=True)
+        for i in range(n_train + n_test):
+            uid = f"{seed:02d}{i:05d}{syn[-3:]}"
+            points, labels = _shape_parts(name, rng, 600)
+            np.savetxt(root / syn / "points" / f"{uid}.pts", points, fmt="%.5f")
+            np.savetxt(root / syn / "points_label" / f"{uid}.seg", labels, fmt="%d")
+            lists["train" if i < n_train else "test"].append(f"shape_data/{syn}/{uid}")
+    import json
+    for split, names in lists.items():
+        order = rng.permutation(len(names))
+        (root / "train_test_split" / f"shuffled_{split}_file_list.json").write_text(
+            json.dumps([names[j] for j in order]))
