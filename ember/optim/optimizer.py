@@ -342,6 +342,8 @@ class Optimizer:
     def __repr__(self) -> str:
         lines = [self.__class__.__name__ + " ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")  # torch's repr has an empty line between groups
             lines.append(f"Parameter Group {i}")
             for key in sorted(group):
                 if key != "params":

@@ -883,6 +883,53 @@ case("MaxPool2d", "float32 indices", lambda nn: nn.MaxPool2d(3, 2, 1, return_ind
 case("CrossEntropyLoss", "float32 smoothing", lambda nn: nn.CrossEntropyLoss(
     label_smoothing=0.1), _loss(LOGITS, TARGET), float32=True)
 
+# --------------------------------------------------------------------------- more modules
+def _pretrained(nn, cls, **kw):
+    w = r(10, 3)
+    return getattr(nn, cls).from_pretrained(torch.tensor(w) if nn is torch.nn else
+                                            ember.tensor(w), **kw)
+
+
+case("Embedding", "from_pretrained frozen", lambda nn: _pretrained(nn, "Embedding"),
+     lambda m, L: m(L.T(IDX)))
+case("Embedding", "from_pretrained max_norm", lambda nn: _pretrained(
+    nn, "Embedding", max_norm=1.0, freeze=False), lambda m, L: m(L.T(IDX)))
+case("EmbeddingBag", "from_pretrained", lambda nn: _pretrained(nn, "EmbeddingBag", mode="max"),
+     lambda m, L: m(L.T(BAG), L.T(OFFS)))
+case("EmbeddingBag", "from_pretrained trainable", lambda nn: _pretrained(
+    nn, "EmbeddingBag", freeze=False, padding_idx=2), lambda m, L: m(L.T(IDX)))
+case("AdaptiveLogSoftmaxWithLoss", "basic", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+    8, 12, cutoffs=[4, 8]), lambda m, L: m(L.G(r(5, 8)), L.T(ri(12, 5))))
+case("AdaptiveLogSoftmaxWithLoss", "div_value head_bias", lambda nn:
+     nn.AdaptiveLogSoftmaxWithLoss(8, 12, cutoffs=[3, 6, 9], div_value=2.0, head_bias=True),
+     lambda m, L: (m(L.G(r(5, 8)), L.T(ri(12, 5))), m.log_prob(L.G(r(2, 8))),
+                   m.predict(L.G(r(3, 8)))))
+case("AdaptiveLogSoftmaxWithLoss", "unbatched", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+    8, 12, cutoffs=[4]), lambda m, L: m(L.G(r(8)), L.T(np.array(9))))
+case("AdaptiveLogSoftmaxWithLoss", "bad cutoffs", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(
+    8, 12, cutoffs=[8, 4]))
+case("AdaptiveLogSoftmaxWithLoss", "target out of range", lambda nn:
+     nn.AdaptiveLogSoftmaxWithLoss(8, 12, cutoffs=[4]),
+     lambda m, L: m(L.G(r(2, 8)), L.T(np.array([3, 12]))))
+case("TransformerEncoderLayer", "eval float key padding", lambda nn: nn.TransformerEncoderLayer(
+    **_TKW), lambda m, L: m(L.G(SRC), src_key_padding_mask=L.T(
+        np.where(np.array([[False] * 5, [False] * 3 + [True] * 2]), -np.inf, 0.0))))
+case("TransformerEncoderLayer", "unbatched", lambda nn: nn.TransformerEncoderLayer(**_TKW),
+     x_(SRC[:, 0]))
+case("TransformerDecoderLayer", "unbatched norm_first", lambda nn: nn.TransformerDecoderLayer(
+    **_TKW, norm_first=True), lambda m, L: m(L.G(TGT[:, 0]), L.G(SRC[:, 0])))
+case("Transformer", "src_is_causal masks", lambda nn: nn.Transformer(8, 2, 1, 1, 16, 0.0),
+     lambda m, L: m(L.G(SRC), L.G(TGT), src_mask=L.T(np.triu(np.full((5, 5), -np.inf), 1)),
+                    src_is_causal=True, tgt_mask=L.T(np.triu(np.full((3, 3), -np.inf), 1)),
+                    tgt_is_causal=True, memory_key_padding_mask=L.T(
+                        np.array([[False] * 5, [False] * 4 + [True]]))))
+case("TransformerEncoder", "enable_nested_tensor eval no mask", lambda nn:
+     nn.TransformerEncoder(nn.TransformerEncoderLayer(**_TKW), 1), x_(SRC))
+case("RNNCell", "bad nonlinearity", lambda nn: nn.RNNCell(3, 4, nonlinearity="gelu"))
+case("LSTMCell", "wrong hx shape", lambda nn: nn.LSTMCell(3, 4),
+     lambda m, L: m(L.G(XS[0]), (L.G(r(3, 4)), L.G(r(2, 4)))))
+case("GRUCell", "3-d input", lambda nn: nn.GRUCell(3, 4), x_(XS))
+
 # --------------------------------------------------------------------------- bad arguments
 X225 = r(1, 2, 5, 5)
 for _what, _make, _run in (
@@ -938,6 +985,9 @@ case("ParameterList", "repr", lambda nn: nn.ParameterList([nn.Parameter(
 # ============================================================================ the harness
 # (group, case) -> why the difference is deliberate (docs/DEVIATIONS.md, nn)
 KNOWN: dict = {
+    ("RNNCell", "bad nonlinearity"):
+        "ember refuses an unknown nonlinearity at construction (ValueError, as nn.RNN does in "
+        "both); torch's RNNCell keeps it and raises RuntimeError at the first forward",
     ("AdaptiveMaxPool2d", "0 output"):
         "torch's adaptive max pooling backward refuses an empty gradient (its forward returns "
         "the empty output); ember's backward returns the zero gradient",

@@ -7,13 +7,14 @@ the lr schedulers over ~20 steps.
 An optimizer case runs several steps on the same float64 parameters in both libraries (float32,
 complex and two-group variants too), one of them zero-size and one whose gradient stays None,
 with gradients from NumPy (so both see the same ones), alternating step(closure) with step()
-after the gradients are set, and compares: the parameters after every step; state_dict() (the per-parameter
-state's keys in order and values, and param_groups' keys and values); a resume from torch's
-state_dict loaded into a fresh ember optimizer; add_param_group and zero_grad. A scheduler case
-compares get_last_lr() and the lrs (and momenta) the optimizer holds after every step, also
-when resumed halfway from torch's scheduler state_dict.
-Constructor errors must raise torch's exception type. Divergences kept on purpose are in KNOWN
-with a reason (and in docs/DEVIATIONS.md); PENDING lists those not yet decided.
+after the gradients are set, and compares: the parameters after every step; state_dict() (the
+per-parameter state's keys in order and values, and param_groups' keys and values), defaults
+and repr; a resume from torch's state_dict loaded into a fresh ember optimizer;
+add_param_group and zero_grad. A scheduler case compares get_last_lr() and the lrs (and
+momenta) the optimizer holds after every step, also when resumed halfway from torch's
+scheduler state_dict. Constructor errors must raise torch's exception type. Divergences kept
+on purpose are in KNOWN with a reason (and in docs/DEVIATIONS.md); PENDING lists those not yet
+decided.
 """
 from __future__ import annotations
 
@@ -300,6 +301,11 @@ def _opt_divergence(name, spec):
         oe.state_dict(), ot.state_dict(), "state_dict")
     if found:
         return found
+    if list(oe.defaults) != list(ot.defaults) or not all(
+            _same(oe.defaults[k], ot.defaults[k]) for k in ot.defaults):
+        return f"defaults: ember {oe.defaults}, torch {ot.defaults}"
+    if repr(oe) != repr(ot):
+        return f"repr: ember {repr(oe)!r}, torch {repr(ot)!r}"
 
     # resume: torch's state_dict into fresh optimizers of both libraries (their own lr replaced
     # by the dict's; the load casts state to the parameters' dtype, so torch resumes too)

@@ -50,13 +50,15 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         super().__init__()
         cutoffs = list(cutoffs)
         if len(cutoffs) == 0:
-            raise ValueError("cutoffs should be a sequence of length larger than 0")
+            raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of length "
+                             "larger than 0")
         ints = all(isinstance(c, (int, np.integer)) and not isinstance(c, bool) for c in cutoffs)
         if not ints or cutoffs != sorted(cutoffs) or len(set(cutoffs)) != len(cutoffs) or \
                 min(cutoffs) <= 0 or max(cutoffs) > n_classes - 1:
-            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted "
-                             "in an increasing order, where each value is between 1 and "
-                             f"n_classes-1; got cutoffs={cutoffs} for n_classes={n_classes}.")
+            raise ValueError("AdaptiveLogSoftmaxWithLoss: cutoffs should be a sequence of "
+                             "unique, positive integers sorted in an increasing order, where "
+                             f"each value is between 1 and n_classes-1; got cutoffs={cutoffs} "
+                             f"for n_classes={n_classes}.")
         factory = {"device": device, "dtype": dtype}
         self.in_features = in_features
         self.n_classes = n_classes
@@ -106,8 +108,9 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             input, target = input.unsqueeze(0), target.unsqueeze(0)
         labels = target.detach().numpy()
         if labels.size and (labels.min() < 0 or labels.max() >= self.n_classes):
-            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but "
-                               f"values in range [{labels.min()}, {labels.max()}] were found.")
+            raise RuntimeError(f"AdaptiveLogSoftmaxWithLoss: Target values should be in "
+                               f"[0, {self.n_classes - 1}], but values in range "
+                               f"[{labels.min()}, {labels.max()}] were found.")
         # the head scores the shortlist class itself, or the cluster a tail class is in
         cluster = np.searchsorted(self.cutoffs, labels, side="right")        # 0 = shortlist
         head_column = np.where(cluster == 0, labels, self.shortlist_size + cluster - 1)
