@@ -154,6 +154,19 @@ def _step_product(w, h, z):
     return _numba_product if _kgemm.takes(w, h, z) else _numpy_product
 
 
+def _transposed_step_product(w, g, dh):
+    """(W^T, how each step computes dh = W^T g[t]) for a backward time loop over the (T, 4H, B)
+    gate gradients g: W^T copied C-contiguous once when that lets NOTE [A GEMM in numba] take
+    the steps' products, else the view and np.matmul."""
+    if len(g) and _kgemm.takes(w.T, g[0], dh):
+        return w.T, _numba_product
+    if len(g) and _kgemm.ON[0] and _kgemm._host_ok():
+        w_t = np.ascontiguousarray(w.T)
+        if _kgemm.takes(w_t, g[0], dh):
+            return w_t, _numba_product
+    return w.T, _numpy_product
+
+
 def _loop_blas_enter():
     if _LOOP_BLAS[0] is None:
         env = os.environ.get("EMBER_LSTM_BLAS_THREADS", "").strip()
@@ -233,12 +246,13 @@ def _steps_bwd(dh, dc, g_out, c0_flat, w, saved, order, gates):
         elif _in_parts(dt, rows // 4, batch):  # NOTE [LSTM steps on OpenBLAS's threads]
             _bwd_in_parts(dh, dc, g_out, c0_flat, w, (acts, tanh_cs, cs), order, g)
         else:
+            w_t, product = _transposed_step_product(w, g, dh)
             for k in range(len(order) - 1, -1, -1):  # undo the steps in reverse order
                 t = order[k]
                 c_prev = c0_flat if k == 0 else cs[order[k - 1]]
                 _krnn._k_lstm_step_bwd_t(dh_flat, g_out[t if g_out.shape[0] > 1 else 0],
                                          dc_flat, acts[t], tanh_cs[t], c_prev, g_flat[t], one)
-                np.matmul(w.T, g[t], out=dh)
+                product(w_t, g[t], dh)
     finally:
         blas_threads_exit(blas)
     _copy(_krnn._k_gate_columns, rows, g, gates)  # G's column blocks
@@ -361,12 +375,13 @@ def _bwd_in_parts(dh, dc, g_out, c0_flat, w, saved, order, g):
     address = _krnn.lstm_step_part("bwd", acts.dtype).address
     threads, args_at, cs_at = _blas_parts.threads(), args.ctypes.data, cs.ctypes.data
     c0_at = c0_flat.ctypes.data
+    w_t, product = _transposed_step_product(w, g, dh)
     for k in range(len(order) - 1, -1, -1):
         t = order[k]
         args[7] = c0_at if k == 0 else cs_at + order[k - 1] * step
         args[11] = t
         _blas_parts.run(address, dh.shape[0], args_at, threads)
-        np.matmul(w.T, g[t], out=dh)
+        product(w_t, g[t], dh)
 
 
 # NOTE [LSTM layer on the one pool]
