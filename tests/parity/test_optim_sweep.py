@@ -224,6 +224,9 @@ for _n, _what, _kw in (
         ("SparseAdam", "beta1 < 0", {"betas": (-0.1, 0.9)})):
     ocase(_n, _what, dict(_kw, _error=True))
 ocase("SGD", "no parameters", {"_empty": True})
+for _n in ("SGD", "Adam"):
+    ocase(_n, "load_state_dict other group count", {"_bad_load": "groups"})
+    ocase(_n, "load_state_dict other group size", {"_bad_load": "size"})
 
 
 def _make(lib, name, kwargs, params):
@@ -284,8 +287,30 @@ def _construct(name, kwargs):
     return out
 
 
+def _bad_load(name, kind):
+    """The exception each library raises loading a state_dict that does not fit: another
+    number of groups, or a group of another size."""
+    out = []
+    for lib in (ember, torch):
+        ps = [lib.zeros(2, requires_grad=True) for _ in range(3)]
+        saved = (_make(lib, name, {}, [{"params": ps[:1]}, {"params": ps[1:]}]) if kind == "groups"
+                 else _make(lib, name, {}, ps[:2]))
+        opt = _make(lib, name, {}, ps)
+        try:
+            opt.load_state_dict(saved.state_dict())
+            out.append(None)
+        except Exception as exc:
+            out.append(exc)
+    return out
+
+
 def _opt_divergence(name, spec):
     kwargs, steps, sparse, shapes = spec
+    if kwargs.get("_bad_load"):
+        ee, et = _bad_load(name, kwargs["_bad_load"])
+        if (ee is None) != (et is None) or (et is not None and not isinstance(ee, type(et))):
+            return f"load_state_dict: ember {ee!r}, torch {et!r}"
+        return None
     if kwargs.get("_error") or kwargs.get("_empty"):
         ee, et = _construct(name, kwargs)
         if (ee is None) != (et is None) or (et is not None and not isinstance(ee, type(et))):
@@ -416,6 +441,32 @@ scase("ChainedScheduler with optimizer", lambda S, o: S.ChainedScheduler(
     [S.LinearLR(o, 0.2, total_iters=4), S.MultiStepLR(o, [3, 6], 0.5)], optimizer=o))
 
 
+# bad arguments and steps past the end
+scase("OneCycleLR past total_steps", lambda S, o: S.OneCycleLR(o, 1.0, total_steps=10))
+scase("OneCycleLR no length", lambda S, o: S.OneCycleLR(o, 1.0))
+scase("OneCycleLR bad anneal", lambda S, o: S.OneCycleLR(o, 1.0, 30, anneal_strategy="exp"))
+scase("OneCycleLR pct_start > 1", lambda S, o: S.OneCycleLR(o, 1.0, 30, pct_start=1.5))
+scase("ReduceLROnPlateau factor 1", lambda S, o: S.ReduceLROnPlateau(o, factor=1.0),
+      metrics=[1.0] * 20)
+scase("ReduceLROnPlateau bad mode", lambda S, o: S.ReduceLROnPlateau(o, mode="avg"),
+      metrics=[1.0] * 20)
+scase("ReduceLROnPlateau bad threshold_mode", lambda S, o: S.ReduceLROnPlateau(
+    o, threshold_mode="pct"), metrics=[1.0] * 20)
+scase("ReduceLROnPlateau min_lr list length", lambda S, o: S.ReduceLROnPlateau(
+    o, min_lr=[0.1]), metrics=[1.0] * 20)
+scase("LambdaLR wrong count", lambda S, o: S.LambdaLR(o, [lambda e: 1.0] * 3))
+scase("LinearLR start_factor 0", lambda S, o: S.LinearLR(o, start_factor=0.0))
+scase("ConstantLR factor > 1", lambda S, o: S.ConstantLR(o, factor=1.5))
+scase("SequentialLR milestones count", lambda S, o: S.SequentialLR(
+    o, [S.ConstantLR(o, 0.5), S.ExponentialLR(o, 0.9)], milestones=[2, 4]))
+scase("StepLR last_epoch without initial_lr", lambda S, o: S.StepLR(o, 2, last_epoch=3))
+scase("CyclicLR bad mode", lambda S, o: S.CyclicLR(o, 0.01, 0.1, mode="sine"),
+      {"momentum": 0.9})
+scase("CosineAnnealingWarmRestarts T_0 0", lambda S, o: S.CosineAnnealingWarmRestarts(o, 0))
+scase("CosineAnnealingWarmRestarts T_mult float", lambda S, o: S.CosineAnnealingWarmRestarts(
+    o, 2, T_mult=1.5))
+
+
 def _half_power(x):
     return 0.5 ** x
 
@@ -469,7 +520,16 @@ def _sched_run(lib, make, opt_kw, metrics, steps, load=None):
 
 def _sched_divergence(spec):
     make, opt_kw, metrics, steps = spec
-    tt, kt, half = _sched_run(torch, make, opt_kw, metrics, steps)
+    try:
+        tt, kt, half = _sched_run(torch, make, opt_kw, metrics, steps)
+    except Exception as et:   # a bad argument or a step too many: the same error type
+        try:
+            _sched_run(ember, make, opt_kw, metrics, steps)
+        except Exception as ee:
+            if isinstance(ee, type(et)):
+                return None
+            return f"ember raises {type(ee).__name__} ({ee}), torch {type(et).__name__} ({et})"
+        return f"ember returns, torch raises {type(et).__name__} ({et})"
     for load in (None, half):   # then resumed halfway from torch's state_dict
         where = "" if load is None else "after loading torch's state_dict: "
         try:
