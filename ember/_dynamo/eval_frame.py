@@ -77,7 +77,8 @@ NUMPY_INPUT = ("a NumPy array is an input (ember.compile captures tensors; the c
 # the array interface or the buffer protocol - is neither: the call reads it outside ops (a
 # transform's pixels), the capture keeps what it read, and the next image at the freed image's
 # id, or the same buffer written in place, would replay the captured result. Such an argument
-# runs the call eagerly (a graph break naming its type). Bytes are immutable: keyed by value.
+# runs the call eagerly (a graph break naming its type). Bytes and NumPy scalars are immutable:
+# keyed by value.
 def _opaque(v):
     """Why argument v cannot be keyed safely (see NOTE above), or None."""
     if isinstance(v, np.ndarray):
@@ -188,6 +189,8 @@ class CompiledFunction:
                 key.append(_tensor_key(v) if first == i else ("alias", first))
             elif isinstance(v, _KEYED_BY_VALUE):
                 key.append((type(v), v))
+            elif isinstance(v, np.generic) and v.dtype.kind != "O":
+                key.append((type(v), v.item()))  # an immutable NumPy scalar: by value too
             elif (why := _opaque(v)) is not None:
                 self._why = why  # see NOTE [Arguments a guard cannot see]
                 return None

@@ -110,3 +110,12 @@ def test_tensor_and_module_arguments_still_replay():
     for _ in range(3):
         f(lin, ember.ones(2))
     assert f.stats["hits"] == 2 and f.last_breaks == []
+
+
+def test_numpy_scalars_are_keyed_by_value():
+    f = ember.compile(lambda x, s: x * s)
+    x = ember.ones(2)
+    for v in (2.0, 3.0, 2.0, 3.0):
+        assert f(x, np.float32(v)).tolist() == [v, v]
+        gc.collect()
+    assert f.last_breaks == [] and f.stats["hits"] == 2
