@@ -930,6 +930,37 @@ case("LSTMCell", "wrong hx shape", lambda nn: nn.LSTMCell(3, 4),
      lambda m, L: m(L.G(XS[0]), (L.G(r(3, 4)), L.G(r(2, 4)))))
 case("GRUCell", "3-d input", lambda nn: nn.GRUCell(3, 4), x_(XS))
 
+# --------------------------------------------------------------------------- inference forms
+def _no_grad(run):
+    """run under no_grad (torch's eval fast paths for attention and transformer layers)."""
+    def wrapped(m, L):
+        with L.mod.no_grad():
+            return run(m, L)
+    return wrapped
+
+
+SRC_B = SRC.transpose(1, 0, 2)
+PAD_B = np.array([[False] * 5, [False] * 3 + [True] * 2])
+case("MultiheadAttention", "no_grad eval self batch_first", lambda nn: nn.MultiheadAttention(
+    8, 2, batch_first=True), _no_grad(_mha(k=Q, v=Q, batch_first=True)), modes=("eval",))
+case("MultiheadAttention", "no_grad eval need_weights False padding", lambda nn:
+     nn.MultiheadAttention(8, 2, batch_first=True), _no_grad(lambda m, L: m(
+         L.T(SRC_B), L.T(SRC_B), L.T(SRC_B), key_padding_mask=L.T(PAD_B),
+         need_weights=False)), modes=("eval",))
+case("TransformerEncoderLayer", "no_grad eval batch_first", lambda nn:
+     nn.TransformerEncoderLayer(**_TKW, batch_first=True), _no_grad(lambda m, L: m(
+         L.T(SRC_B))), modes=("eval",))
+case("TransformerEncoderLayer", "no_grad eval padding", lambda nn:
+     nn.TransformerEncoderLayer(**_TKW, batch_first=True), _no_grad(lambda m, L: m(
+         L.T(SRC_B), src_key_padding_mask=L.T(PAD_B))), modes=("eval",))
+case("TransformerEncoder", "no_grad eval padding nested", lambda nn: nn.TransformerEncoder(
+    nn.TransformerEncoderLayer(**_TKW, batch_first=True), 2), _no_grad(lambda m, L: m(
+        L.T(SRC_B), src_key_padding_mask=L.T(PAD_B))), modes=("eval",))
+case("BatchNorm2d", "eval before training", lambda nn: nn.BatchNorm2d(3), x_(XB),
+     modes=("eval", "train", "eval"))
+case("InstanceNorm2d", "running stats eval first", lambda nn: nn.InstanceNorm2d(
+    3, track_running_stats=True, affine=True), x_(XB), modes=("eval", "train", "eval"))
+
 # --------------------------------------------------------------------------- bad arguments
 X225 = r(1, 2, 5, 5)
 for _what, _make, _run in (
@@ -985,6 +1016,10 @@ case("ParameterList", "repr", lambda nn: nn.ParameterList([nn.Parameter(
 # ============================================================================ the harness
 # (group, case) -> why the difference is deliberate (docs/DEVIATIONS.md, nn)
 KNOWN: dict = {
+    ("TransformerEncoder", "no_grad eval padding nested"):
+        "there is no nested-tensor fast path (docs/DEVIATIONS.md, nn): torch's zeroes the "
+        "padded positions of the output in eval under no_grad; ember computes them as in "
+        "training",
     ("RNNCell", "bad nonlinearity"):
         "ember refuses an unknown nonlinearity at construction (ValueError, as nn.RNN does in "
         "both); torch's RNNCell keeps it and raises RuntimeError at the first forward",
