@@ -57,9 +57,12 @@ def check_sizes(module, **sizes):
     named with the layer and the argument (torch's errors come from allocating the weight and
     name neither)."""
     for arg, size in sizes.items():
-        for n in (size if isinstance(size, tuple) else (size,)):
+        for pos, n in enumerate(size if isinstance(size, tuple) else (size,)):
             if not isinstance(n, numbers.Integral) or isinstance(n, bool):
-                raise TypeError(f"{module}: {arg} must be an int or a tuple of ints; got {size!r}")
+                # (torch's allocation words it so: "must be tuple of ints, but found ...")
+                raise TypeError(f"{module}: {arg} must be an int or a tuple of ints; got "
+                                f"{size!r} (must be tuple of ints, but found element of type "
+                                f"{type(n).__name__} at pos {pos})")
             if n < 0:
                 raise RuntimeError(f"{module}: {arg} must be non-negative; got {size}. Trying to "
                                    f"create tensor with negative dimension {n}")
