@@ -142,8 +142,9 @@ _numba_gemm: list = []  # ember.ops._kernels.gemm, imported at first use (ember.
 
 def by_numba(a, b, out, bias, parts):
     """a @ b (+ bias) by NOTE [A GEMM in numba] when it takes the product - 2-D, 3-D with one
-    plane (a convolution's product with groups=1), or a stack of planes into a given out - else
-    None. On two threads when `parts` and the product is big enough."""
+    plane (a convolution's product with groups=1), a stack of planes into a given out, or one
+    (1, O, C) plane against (N, 1, C, L) samples - else None. On two threads when `parts` and the
+    product is big enough."""
     if not _numba_gemm:
         from .ops._kernels import gemm
         _numba_gemm.append(gemm)
@@ -154,6 +155,11 @@ def by_numba(a, b, out, bias, parts):
         return None if done is None else (done[None] if out is None else out)
     if b.ndim == 3 and out is not None and out.ndim == 3 and bias is None:
         return gemm.planes_matmul(a, b, out, parts)  # stacks of planes (Winograd's products)
+    if (a.ndim == 3 and a.shape[0] == 1 and b.ndim == 4 and b.shape[1] == 1 and out is not None
+            and out.ndim == 4 and out.shape[1] == 1 and bias is None):
+        # one group's weight against every sample (a 1x1 convolution's (N, 1, C, L) products)
+        done = gemm.planes_matmul(a[0], b[:, 0], out[:, 0], parts)
+        return None if done is None else out
     if not gemm.takes(a, b, out):
         return None
     row_bias = (bias is not None and bias.dtype == a.dtype and bias.shape == (b.shape[1],)

@@ -263,3 +263,23 @@ def test_lstm_time_loop_against_torch(numba_host, monkeypatch):
     assert seen["matmul"] >= 12  # six steps forward, six backward
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
+
+
+def test_pointwise_convolution_against_torch(numba_host, monkeypatch):
+    # a 1x1 convolution's products: its input gradient is one (1, C, O) plane against the
+    # (N, 1, O, L) samples
+    seen = count_calls(monkeypatch, gemm, planes="planes_matmul")
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((8, 64, 16, 16)).astype(np.float32)
+    w = (rng.standard_normal((96, 64, 1, 1)) / 8).astype(np.float32)
+    g = rng.standard_normal((8, 96, 16, 16)).astype(np.float32)
+    results = []
+    for lib in (ember, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        wt = lib.tensor(w, requires_grad=True)
+        y = lib.nn.functional.conv2d(xt, wt)
+        y.backward(lib.tensor(g))
+        results.append([y.detach().numpy(), xt.grad.numpy(), wt.grad.numpy()])
+    assert seen["planes"] >= 1
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
