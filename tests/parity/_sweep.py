@@ -42,6 +42,8 @@ def _array(g):
     # which refuses .numpy()
     if getattr(g, "_is_zerotensor", lambda: False)():
         return np.zeros(tuple(g.shape))
+    if g.is_sparse:  # (Embedding(sparse=True)'s weight gradient) compared dense
+        g = g.to_dense()
     return g.detach().numpy()
 
 

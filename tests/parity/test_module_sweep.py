@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 import pytest
-from _sweep import error_difference
+from _sweep import error_difference, weighted_grads
 
 import ember
 
@@ -1067,22 +1067,6 @@ def _names(group, exc):
     return f"ember's {type(exc).__name__} does not name {group}: {str(exc)[:80]}"
 
 
-def _grads(L, outs):
-    """Gradients of sum_i (outs[i] * w_i).sum() w.r.t. L.leaves (fixed cosine weights, as
-    _sweep.weighted_grads), sparse ones (Embedding(sparse=True)) made dense."""
-    if not outs or not L.leaves:
-        return None
-    total = None
-    for i, o in enumerate(outs):
-        w = L.mod.tensor(np.cos(np.arange(o.numel(), dtype=np.float64) + i).reshape(
-            tuple(o.shape))).to(o.dtype)
-        term = (o * w).sum()
-        total = term if total is None else total + term
-    gs = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
-    return [None if g is None else (g.to_dense() if g.is_sparse else g).detach().numpy()
-            for g in gs]
-
-
 def _flat(out):
     if isinstance(out, (tuple, list)):
         return [t for o in out for t in _flat(o)]
@@ -1161,8 +1145,8 @@ def _forward(mod, m, run, float32):
 def _grad_difference(Le, Lt, fe, ft, tol):
     """How the gradients of the outputs that require grad differ, or None."""
     try:
-        ge = _grads(Le, [o for o in fe if getattr(o, "requires_grad", False)])
-        gt = _grads(Lt, [o for o in ft if getattr(o, "requires_grad", False)])
+        ge = weighted_grads(Le, [o for o in fe if getattr(o, "requires_grad", False)])
+        gt = weighted_grads(Lt, [o for o in ft if getattr(o, "requires_grad", False)])
     except Exception as exc:
         return f"gradient raises {type(exc).__name__}: {str(exc)[:80]}"
     if (ge is None) != (gt is None):

@@ -135,6 +135,16 @@ def _dot(a, b, c, r, o, k0, k1):
     c[r, o] += s
 
 
+@numba.njit(nogil=True, cache=True)
+def _start(c, bias, has_bias, lo, hi):
+    """Rows lo..hi of c set to the bias row (has_bias) or to zero: where the sums start."""
+    if has_bias:
+        for r in range(lo, hi):
+            c[r] = bias
+    else:
+        c[lo:hi] = 0
+
+
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
 def nt_rows(a, b, c, bias, has_bias, lo, hi):
     """c[lo:hi] = a[lo:hi] @ b^T (+ bias) for C-contiguous a (m, k), b (n, k), c (m, n) and
@@ -143,11 +153,7 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
     give the bits of the whole."""
     k = a.shape[1]
     n = b.shape[0]
-    if has_bias:
-        for r in range(lo, hi):
-            c[r] = bias
-    else:
-        c[lo:hi] = 0
+    _start(c, bias, has_bias, lo, hi)
     n6 = np.uint64(n - n % 6)
     nu = np.uint64(n)
     for k0 in range(0, k, KC):
@@ -178,11 +184,7 @@ def nn_rows(a, b, c, bias, has_bias, lo, hi):
     cut at multiples of 4 rows give the bits of the whole."""
     k = a.shape[1]
     n = b.shape[1]
-    if has_bias:
-        for r in range(lo, hi):
-            c[r] = bias
-    else:
-        c[lo:hi] = 0
+    _start(c, bias, has_bias, lo, hi)
     k4 = k - k % 4
     hi4 = hi - (hi - lo) % 4
     # four rows of c (in L1) take four rows of b at a time along a block of NN_NC columns:
