@@ -293,10 +293,16 @@ ON = [os.environ.get("EMBER_NUMBA_GEMM", "").strip() != "0"]
 _NO_BIAS = {np.dtype(np.float32): np.zeros(1, np.float32)}
 
 
+_host: list = []
+
+
 def _host_ok():
-    from .small_gemm import _host_kinds
-    avx512, blas512 = _host_kinds()
-    return avx512 and not blas512
+    """An AVX-512 host whose OpenBLAS runs non-AVX-512 kernels (probed once)."""
+    if not _host:
+        from .small_gemm import _host_kinds
+        avx512, blas512 = _host_kinds()
+        _host.append(avx512 and not blas512)
+    return _host[0]
 
 
 def _kernel(a, b):
@@ -317,6 +323,8 @@ def takes(a, b, out, min_macs=MIN_MACS):
     """Whether `matmul` computes a @ b (into out): 2-D float32 operands of a layout a kernel
     takes (`_kernel`), at least 8 rows and min_macs multiply-adds, a C-contiguous out apart from
     both, on a host where NOTE [A GEMM in numba] holds."""
+    if not (ON[0] and _host_ok()):  # (first: elsewhere every product asks, and is refused here)
+        return False
     if a.ndim != 2 or b.ndim != 2 or a.dtype != np.float32 or b.dtype != np.float32:
         return False
     m, k = a.shape
@@ -327,7 +335,7 @@ def takes(a, b, out, min_macs=MIN_MACS):
                             or not out.flags.c_contiguous or not out.flags.writeable
                             or np.may_share_memory(out, a) or np.may_share_memory(out, b)):
         return False
-    return ON[0] and _host_ok()
+    return True
 
 
 def matmul(a, b, out=None, bias=None, parts=True):
