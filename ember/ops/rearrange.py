@@ -545,8 +545,8 @@ def _cross(input, other, dim, name):
                            f"{input.shape[d]} and {other.shape[d]}")
     for i, (m, n) in enumerate(zip(input.shape, other.shape)):
         if m != n and m != 1 and n != 1:
-            raise RuntimeError(f"The size of tensor a ({m}) must match the size of tensor b "
-                               f"({n}) at non-singleton dimension {i}")
+            raise RuntimeError(f"{name}: The size of tensor a ({m}) must match the size of "
+                               f"tensor b ({n}) at non-singleton dimension {i}")
     a, b = FUNCTIONS["broadcast_tensors"](input, other)
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))

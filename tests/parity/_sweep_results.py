@@ -55,6 +55,8 @@ def _name(dtype):
 def _fields(x):
     """A named-tuple result's field names (torch's structseq or ember's namedtuple), or None."""
     names = getattr(x, "_fields", None) or getattr(type(x), "_fields", None)
+    if names is None and hasattr(type(x), "n_fields"):  # a torch structseq knows its names
+        names = getattr(type(x), "__match_args__", None)
     if names is None and hasattr(type(x), "n_fields"):
         names = [n for n in ("values", "indices", "min", "max", "mean", "output", "inverse_indices",
                              "counts") if hasattr(x, n)]

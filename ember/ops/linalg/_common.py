@@ -45,15 +45,40 @@ _TORCH_NAMES = {D.float32: "Float", D.float64: "Double", D.float16: "Half",
 
 
 # ----------------------------------------------------------------------------- checks
+# NOTE [linalg dtype errors]
+# torch checks the dtype of most linalg inputs in the function (RuntimeError "Expected a
+# floating point or complex tensor"), but for these it lets a float16/bfloat16 input (and, where
+# the flag is True, an integer or bool one) reach its CPU kernel, whose dispatch raises
+# NotImplementedError '"<kernel>" not implemented for <dtype>'. ember raises the exception type
+# torch raises (tests/parity/test_linalg_sweep.py compares them), with its own message.
+_KERNEL_DTYPES = {  # ember op name -> (torch's CPU kernel, integer inputs reach it too)
+    "linalg.det": ("lu_cpu", False), "linalg.solve": ("lu_cpu", False),
+    "linalg.lu": ("lu_cpu", True), "linalg.lu_factor": ("lu_cpu", True),
+    "linalg.lu_factor_ex": ("lu_cpu", True),
+    "linalg.cholesky": ("cholesky_cpu", False), "linalg.cholesky_ex": ("cholesky_cpu", False),
+    "linalg.eigh": ("linalg_eigh_cpu", True), "linalg.eigvalsh": ("linalg_eigh_cpu", True),
+    "linalg.eig": ("linalg_eig_out_cpu", False), "linalg.eigvals": ("linalg_eig_out_cpu", False),
+    "linalg.svd": ("linalg_svd_cpu", False), "linalg.svdvals": ("linalg_svd_cpu", False),
+    "linalg.cond": ("linalg_svd_cpu", False), "linalg.qr": ("geqrf_cpu", False),
+    "linalg.solve_triangular": ("triangular_solve_cpu", True),
+    "linalg.ldl_factor": ("ldl_factor_kernel_cpu", False),
+    "linalg.ldl_factor_ex": ("ldl_factor_kernel_cpu", False),
+    "linalg.householder_product": ("orgqr_cpu", True),
+}
+
+
 def _check_float(A, name, lapack=True):
     if not isinstance(A, Tensor):
         raise TypeError(f"{name}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    kernel, ints_too = _KERNEL_DTYPES.get(name, (None, False))
     if not (A.is_floating_point() or A.is_complex()):
-        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got "
-                           f"{_TORCH_NAMES[A.dtype]}")
+        err = NotImplementedError if ints_too else RuntimeError
+        raise err(f"{name}: Expected a floating point or complex tensor as input. Got "
+                  f"{_TORCH_NAMES[A.dtype]}")
     if lapack and A.dtype in (D.float16, D.bfloat16):
-        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got "
-                           f"{_TORCH_NAMES[A.dtype]}; convert to float32 or float64 first")
+        err = NotImplementedError if kernel else RuntimeError  # NOTE [linalg dtype errors]
+        raise err(f"{name}: Low precision dtypes not supported. Got "
+                  f"{_TORCH_NAMES[A.dtype]}; convert to float32 or float64 first")
 
 
 def _check_matrix(A, name, square=False):

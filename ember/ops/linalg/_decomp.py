@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import expm as _expm
 
+from ... import _dtype as D
 from ..._tensor import _make
 from ...autograd.function import Op
 from ..complex import complex_ as _complex_
@@ -111,8 +112,8 @@ class QR(Op):
                                "going to differentiate through linalg.qr.")
         Q, R = ctx.saved_tensors
         if ctx.mode == "complete" and Q.shape[-1] > n:
-            raise NotImplementedError("The QR decomposition is not differentiable when "
-                                      "mode='complete' and nrows > ncols.")
+            raise RuntimeError("linalg.qr: The QR decomposition is not differentiable when "
+                               "mode='complete' and nrows > ncols.")
         if m >= n:
             return _qr_backward_tall(Q, R, gQ, gR)
         # m < n: A = [X | Y], R = [U | V] with X = QU square; Y = QV
@@ -195,10 +196,19 @@ def _svd_backward(U, S, Vh, gU, gS, gVh):
     return gA
 
 
+def _check_driver(driver):
+    # torch's CPU svd has one LAPACK path (gesdd) and refuses the choice
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           f"CUDA inputs with cuSOLVER backend; got driver={driver!r} for a CPU "
+                           "tensor.")
+
+
 @linalg_op
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition (U, S, Vh) with A = U diag(S) Vh."""
     _check_matrix(A, "linalg.svd")
+    _check_driver(driver)
     return _out(_rt["linalg_svd"](*SVD.apply(A, full_matrices=full_matrices)), out,
                 "linalg.svd")
 
@@ -207,6 +217,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 def svdvals(A, *, driver=None, out=None):
     """Singular values, in descending order."""
     _check_matrix(A, "linalg.svdvals")
+    _check_driver(driver)
     return _out(SVD.apply(A, full_matrices=False)[1], out, "linalg.svdvals")
 
 
@@ -234,9 +245,9 @@ class Eigh(Op):
         return 0.5 * (gA + _h(gA))  # a symmetric (Hermitian) gradient, as torch returns
 
 
-def _check_uplo(UPLO):
+def _check_uplo(name, UPLO):
     if UPLO not in ("L", "U"):
-        raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
+        raise RuntimeError(f"{name}: Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
 
 
 @linalg_op
@@ -244,7 +255,7 @@ def eigh(input, UPLO="L", *, out=None):
     """(eigenvalues ascending, eigenvectors as columns) of a symmetric (batch of) matrix."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.eigh", square=True)
-    _check_uplo(UPLO)
+    _check_uplo("linalg.eigh", UPLO)
     return _out(_rt["linalg_eigh"](*Eigh.apply(A, UPLO=UPLO)), out, "linalg.eigh")
 
 
@@ -253,7 +264,7 @@ def eigvalsh(input, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric (batch of) matrix."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.eigvalsh", square=True)
-    _check_uplo(UPLO)
+    _check_uplo("linalg.eigvalsh", UPLO)
     return _out(Eigh.apply(A, UPLO=UPLO)[0], out, "linalg.eigvalsh")
 
 
@@ -265,9 +276,10 @@ class Pinv(Op):
     def forward(ctx, a, atol=None, rtol=None):
         m, n = a.shape[-2:]
         u, s, vh = np.linalg.svd(a, full_matrices=False)
-        smax = s.max(-1, keepdims=True, initial=0.0)
-        tol = _tolerances(smax, m, n, a.dtype, atol, rtol)
-        keep = s > (tol[..., None] if np.ndim(tol) == s.ndim - 1 else tol)
+        smax = s.max(-1, initial=0.0)
+        # one tolerance per matrix (atol/rtol tensors broadcast with the batch shape)
+        tol = np.asarray(_tolerances(smax, m, n, a.dtype, atol, rtol))
+        keep = s > tol[..., None]
         with np.errstate(divide="ignore"):
             s_inv = np.where(keep, 1 / np.where(keep, s, 1), 0).astype(a.dtype)
         p = np.swapaxes(vh, -1, -2).conj() * s_inv[..., None, :] @ np.swapaxes(u, -1, -2).conj()
@@ -286,16 +298,23 @@ class Pinv(Op):
 
 
 @linalg_op
-def pinv(input, *, atol=None, rtol=None, hermitian=False, out=None):
-    """Pseudo-inverse; singular values <= max(atol, rtol * s_max) are treated as zero."""
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Pseudo-inverse; singular values <= max(atol, rtol * s_max) are treated as zero.
+    ``rcond`` (torch's older positional form) is ``rtol``."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.pinv")
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg.pinv(): rcond is the older name of rtol; got rcond with "
+                            "atol or rtol, expected either rcond or atol/rtol")
+        rtol = rcond
     return _out(Pinv.apply(A, atol=atol, rtol=rtol), out, "linalg.pinv")
 
 
 @linalg_op
-def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
-    """Number of singular values above max(atol, rtol * s_max), as int64."""
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """Number of singular values above max(atol, rtol * s_max), as int64. ``tol`` (torch's
+    older positional form) is ``atol`` with ``rtol=0``."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.matrix_rank")
     if tol is not None:
@@ -312,13 +331,15 @@ def matrix_rank(input, *, atol=None, rtol=None, hermitian=False, tol=None, out=N
 def matrix_power(input, n, *, out=None):
     """A multiplied by itself n times (n < 0 uses the inverse; n == 0 gives the identity)."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
-    _check_matrix(A, "linalg.matrix_power", square=True)
     if not isinstance(n, (int, np.integer)):
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not "
                         f"{type(n).__name__}")
-    if n == 0:
-        eye = np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype), tuple(A.shape))
-        return _out(_make(eye.copy()), out, "linalg.matrix_power")
+    if n < 0:  # inv() needs a float or complex matrix
+        _check_matrix(A, "linalg.matrix_power", square=True)
+    else:  # products only: integer and half matrices too, as torch's
+        _check_square_any(A, "linalg.matrix_power")
+    if n == 0:  # the identity, still a function of A (its gradient is zero)
+        return _out(_Identity.apply(A), out, "linalg.matrix_power")
     base = inv(A) if n < 0 else A
     n = abs(int(n))
     result = None
@@ -329,6 +350,30 @@ def matrix_power(input, n, *, out=None):
         if n:
             base = base @ base
     return _out(result, out, "linalg.matrix_power")
+
+
+def _check_square_any(A, name):
+    """A (batch of) square matrix of any dtype but bool (torch has no bool matrix product)."""
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        if A.ndim < 2:
+            raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.dtype == D.bool_:
+        raise NotImplementedError(f"{name}: matrix products are not implemented for bool; got a "
+                                  "bool matrix, expected a numeric one")
+
+
+class _Identity(Op):
+    """The identity matrix of A's shape and dtype, as a function of A (matrix_power(A, 0))."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 0
 
 
 class MatrixExp(Op):
@@ -357,8 +402,22 @@ class MatrixExp(Op):
 def matrix_exp(input):
     """Matrix exponential of a (batch of) square matrix."""
     A = input  # torch's parser name (see NOTE [linalg parameter names])
+    if A.dtype in (D.float16, D.bfloat16):  # computed in float32, as torch's CPU kernel does
+        return matrix_exp(A.float()).to(A.dtype)
     _check_matrix(A, "linalg.matrix_exp", square=True)
     return MatrixExp.apply(A)
+
+
+def _check_full_rank(name, a):
+    """gels solves through a QR (LQ when m < n) factorization and fails where the triangular
+    factor has an exact zero on its diagonal, as torch's gels does."""
+    for _, m in (enumerate(a.reshape((-1,) + a.shape[-2:])) if a.size else ()):
+        tall = m if m.shape[0] >= m.shape[1] else m.conj().T
+        diag = np.abs(np.diagonal(np.linalg.qr(tall, mode="r")))
+        if np.any(diag == 0):
+            raise LinAlgError(f"{name}: The least squares solution could not be computed because "
+                              "the input matrix does not have full rank (error code: "
+                              f"{int(np.argmax(diag == 0)) + 1}).")
 
 
 @linalg_op
@@ -377,6 +436,8 @@ def lstsq(input, b, rcond=None, *, driver=None):
         raise RuntimeError(f"{name}: parameter `driver` should be one of (gels, gelsy, gelsd, "
                            f"gelss); got {driver!r}")
     driver = driver or "gelsy"
+    if driver == "gels":
+        _check_full_rank(name, A._data)
     vector = B.ndim == A.ndim - 1
     Bm = B.unsqueeze(-1) if vector else B
     if Bm.shape[-2] != A.shape[-2]:

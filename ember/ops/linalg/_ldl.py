@@ -21,16 +21,17 @@ _rt["linalg_ldl_factor_ex"] = namedtuple("linalg_ldl_factor_ex", "LD pivots info
 
 
 class LDLFactor(Op):
-    """(LD, pivots, info) per matrix from sytrf (reads the lower triangle)."""
+    """(LD, pivots, info) per matrix from sytrf, or hetrf for a Hermitian complex matrix (reads
+    the lower triangle)."""
 
     @staticmethod
-    def forward(ctx, a):
+    def forward(ctx, a, hermitian=False):
         n = a.shape[-1]
         ld = np.zeros_like(a)
         pivots = np.broadcast_to(np.arange(1, n + 1, dtype=np.int32), a.shape[:-1]).copy()
         info = np.zeros(a.shape[:-2], np.int32)
         if a.size:
-            sytrf = _lapack.get_lapack_funcs("sytrf", (a,))
+            sytrf = _lapack.get_lapack_funcs(_routine("trf", a, hermitian), (a,))
             flat_a, flat_ld = a.reshape(-1, n, n), ld.reshape(-1, n, n)
             flat_piv, flat_info = pivots.reshape(-1, n), info.reshape(-1)
             for b in range(flat_a.shape[0]):
@@ -44,9 +45,14 @@ class LDLFactor(Op):
                            "torch); differentiate linalg.solve or linalg.eigh instead.")
 
 
+def _routine(suffix, a, hermitian):
+    """LAPACK's symmetric (sy) or Hermitian (he) routine: they differ for complex matrices."""
+    return ("he" if hermitian and a.dtype.kind == "c" else "sy") + suffix
+
+
 def _factor(name, A, hermitian, check_errors):
     _check_matrix(A, name, square=True)
-    LD, pivots, info = LDLFactor.apply(A)
+    LD, pivots, info = LDLFactor.apply(A, hermitian=hermitian)
     if check_errors and np.any(info._data > 0):
         flat = info._data.reshape(-1)
         b = int(np.flatnonzero(flat > 0)[0])
@@ -77,14 +83,14 @@ class LDLSolve(Op):
     """X = A^-1 B from A's LDL^T factors (sytrs); not differentiable, like torch's."""
 
     @staticmethod
-    def forward(ctx, ld, pivots, b):
+    def forward(ctx, ld, pivots, b, hermitian=False):
         batch = np.broadcast_shapes(ld.shape[:-2], pivots.shape[:-1], b.shape[:-2])
         x = np.empty(batch + b.shape[-2:], b.dtype)
         lds = np.broadcast_to(ld, batch + ld.shape[-2:])
         pivs = np.broadcast_to(pivots.astype(np.int32), batch + pivots.shape[-1:])
         bs = np.broadcast_to(b, x.shape)
         if x.size:
-            sytrs = _lapack.get_lapack_funcs("sytrs", (ld,))
+            sytrs = _lapack.get_lapack_funcs(_routine("trs", ld, hermitian), (ld,))
             for idx in np.ndindex(batch):
                 x[idx] = sytrs(lds[idx], pivs[idx], bs[idx], lower=1)[0]
         return x
@@ -112,6 +118,6 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         raise RuntimeError(f"{name}: incompatible shapes; got LD {list(LD.shape)}, pivots "
                            f"{list(pivots.shape)} and B {list(B.shape)}, expected "
                            f"B.shape[-2] == pivots.shape[-1] == {n}.")
-    X = LDLSolve.apply(LD, pivots, B)
+    X = LDLSolve.apply(LD, pivots, B, hermitian=hermitian)
     return _out(X, out, name)
 

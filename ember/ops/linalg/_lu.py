@@ -193,11 +193,12 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 
 # ----------------------------------------------------------------------------- solving
 def _solve_left(LU, pivots, B, adjoint):
-    """A^-1 B (or A^-T B) for A = P L U given by its packed factors (batches broadcast)."""
+    """A^-1 B (or A^-H B) for A = P L U given by its packed factors (batches broadcast)."""
     P = _make(_perm_matrix(pivots._data, LU.shape[-1], LU._data.dtype))
-    if adjoint:  # A^T = U^T L^T P^T, so A^-T B = P L^-T U^-T B
-        Y = SolveTriangular.apply(_t(LU), B, upper=False)
-        Y = SolveTriangular.apply(_t(LU), Y, upper=True, unitriangular=True)
+    if adjoint:  # A^H = U^H L^H P^T, so A^-H B = P L^-H U^-H B
+        LUh = _t(LU).conj()
+        Y = SolveTriangular.apply(LUh, B, upper=False)
+        Y = SolveTriangular.apply(LUh, Y, upper=True, unitriangular=True)
         return P @ Y
     Y = SolveTriangular.apply(LU, _t(P) @ B, upper=False, unitriangular=True)
     return SolveTriangular.apply(LU, Y, upper=True)
@@ -224,12 +225,12 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
         side = "B.shape[-2]" if left else "B.shape[-1]"
         raise RuntimeError(f"{name}: incompatible shapes of A and B; got A {n}x{n} and B "
                            f"{list(B.shape)}, expected {side} == {n}.")
-    Bm = B if left else _t(B)
+    Bm = B if left else _t(B).conj()
     LUb, Bm = _broadcast_batch(name, LU, Bm)
     piv = pivots.expand(tuple(LUb.shape[:-2]) + (n,)) if LUb.ndim > 2 else pivots
-    # X A = B is A^T X^T = B^T: the right-hand solve is the left one with adjoint flipped
+    # X A = B is A^H X^H = B^H: the right-hand solve is the left one with adjoint flipped
     X = _solve_left(LUb, piv, Bm, adjoint if left else not adjoint)
-    return _out(X if left else _t(X), out, name)
+    return _out(X if left else _t(X).conj(), out, name)
 
 
 # ----------------------------------------------------------------------------- legacy names

@@ -35,6 +35,11 @@ def vecdot(x, y, *, dim=-1, out=None):
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {x.dtype} and y of type {y.dtype} instead")
+    n = x.shape[dim] if -x.ndim <= dim < x.ndim else 1
+    m = y.shape[dim] if -y.ndim <= dim < y.ndim else 1
+    if n != m and n != 1 and m != 1:
+        raise RuntimeError(f"linalg.vecdot: the vectors along dim {dim} differ in length; got x "
+                           f"{list(x.shape)} and y {list(y.shape)}")
     return _out((x.conj() * y).sum(dim), out, "linalg.vecdot")
 
 
@@ -52,6 +57,12 @@ def multi_dot(tensors, *, out=None):
             raise RuntimeError(f"multi_dot(): {'the ' if i in (0, len(ts) - 1) else ''}{which}"
                                f"{' tensor' if i in (0, len(ts) - 1) else ''} must be {need} but "
                                f"got {t.ndim}D")
+    for i in range(len(ts) - 1):
+        inner, nxt = ts[i].shape[-1], ts[i + 1].shape[0]
+        if inner != nxt:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(ts[i].shape)} and {list(ts[i + 1].shape)} cannot be "
+                               f"multiplied; expected {inner} == {nxt}")
     first_vec, last_vec = ts[0].ndim == 1, ts[-1].ndim == 1
     if first_vec:
         ts[0] = ts[0].unsqueeze(0)
@@ -255,6 +266,12 @@ def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, ou
     if ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
         raise RuntimeError(f"{name}: Order {ord} not supported.")
     if A.numel() == 0:
+        # the minimum-type orders take a min over an empty set where torch's amin raises
+        picked = d1 if ord == -1 else d0
+        if ord == -2 or (ord in (-1, -math.inf) and A.shape[picked] == 0):
+            raise IndexError(f"{name}: ord={ord} takes a minimum over an empty dimension; got "
+                             f"shape {list(A.shape)} with dim ({d0}, {d1}), expected non-empty "
+                             "matrices")
         shape = [1 if i in (d0, d1) else s for i, s in enumerate(A.shape)]
         res = _make(np.zeros(shape, A._data.dtype))
         return _out(res if keepdim else res.squeeze((d0, d1)), out, name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.linalg import lapack as _lapack
-from scipy.linalg import solve_triangular as _sp_solve_triangular
+from scipy.linalg.blas import get_blas_funcs as _get_blas_funcs
 
 from ..._tensor import _make
 from ...autograd.function import Op
@@ -33,6 +33,12 @@ from ._common import (
 def _h(x):
     """Conjugate transpose (the transpose for real x)."""
     return _t(x).conj()
+
+
+def _renamed(exc, name, ex_name):
+    """The LinAlgError of ``name`` re-raised by its ``_ex`` twin (check_errors=True), naming
+    the function the user called."""
+    return LinAlgError(str(exc).replace(name, ex_name, 1))
 
 
 # ----------------------------------------------------------------------------- inverse, det
@@ -71,9 +77,9 @@ def inv_ex(A, *, check_errors=False, out=None):
     batch = tuple(A.shape[:-2])
     try:
         res = _rt["linalg_inv_ex"](Inv.apply(A), _make(np.zeros(batch, np.int32)))
-    except LinAlgError:
+    except LinAlgError as exc:
         if check_errors:
-            raise
+            raise _renamed(exc, "linalg.inv", "linalg.inv_ex") from None
         a = A._data
         invs, info = np.full(a.shape, np.nan, a.dtype), np.zeros(batch, np.int32)
         flat_inv, flat_info = invs.reshape((-1,) + a.shape[-2:]), info.reshape(-1)
@@ -182,9 +188,9 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     try:
         X = solve(A, B, left=left)
         info = np.zeros(A.shape[:-2], np.int32)
-    except LinAlgError:
+    except LinAlgError as exc:
         if check_errors:
-            raise
+            raise _renamed(exc, "linalg.solve", "linalg.solve_ex") from None
         # the shape solve would give, from a stand-in with the same shapes
         shape = solve(_make(np.broadcast_to(np.eye(A.shape[-1], dtype=A._data.dtype),
                                             tuple(A.shape))), B, left=left).shape
@@ -206,10 +212,14 @@ class SolveTriangular(Op):
                      np.result_type(a, b))
         aa = np.broadcast_to(a, x.shape[:-2] + a.shape[-2:])
         bb = np.broadcast_to(b, x.shape)
-        with np.errstate(all="ignore"):
-            for idx in np.ndindex(x.shape[:-2]):
-                x[idx] = _sp_solve_triangular(aa[idx], bb[idx], lower=not upper,
-                                              unit_diagonal=unitriangular, check_finite=False)
+        if x.size:
+            # BLAS trsm, not LAPACK trtrs: a zero on the diagonal gives inf/NaN, as in torch,
+            # instead of a "singular matrix" error
+            trsm = _get_blas_funcs("trsm", (aa, bb))
+            with np.errstate(all="ignore"):
+                for idx in np.ndindex(x.shape[:-2]):
+                    x[idx] = trsm(1.0, aa[idx], bb[idx], lower=int(not upper),
+                                  diag=int(unitriangular))
         ctx.save_for_backward(a, x)
         return x
 
@@ -229,6 +239,10 @@ def solve_triangular(input, B, *, upper, left=True, unitriangular=False, out=Non
     A = input  # torch's parser name (see NOTE [linalg parameter names])
     _check_matrix(A, "linalg.solve_triangular", square=True)
     _check_pair("linalg.solve_triangular", A, B)
+    if B.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
+                           f"dimensions; got shape {list(B.shape)}. Use B.unsqueeze(-1) for a "
+                           "vector right-hand side.")
     if left:
         X = SolveTriangular.apply(A, B, upper=upper, unitriangular=unitriangular)
     else:
@@ -292,9 +306,9 @@ def cholesky_ex(input, *, upper=False, check_errors=False, out=None):
         L = cholesky(A, upper=upper)
         return _out(_rt["linalg_cholesky_ex"](L, _make(np.zeros(A.shape[:-2], np.int32))), out,
                     "linalg.cholesky_ex")
-    except LinAlgError:
+    except LinAlgError as exc:
         if check_errors:
-            raise
+            raise _renamed(exc, "linalg.cholesky", "linalg.cholesky_ex") from None
     a = A._data
     Ls, info = np.zeros(a.shape, a.dtype), np.zeros(A.shape[:-2], np.int32)
     flat_L, flat_info = Ls.reshape((-1,) + a.shape[-2:]), info.reshape(-1)
