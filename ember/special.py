@@ -43,12 +43,9 @@ log1p = _ember.log1p
 logit = _ember.logit
 logsumexp = _ember.logsumexp
 polygamma = _ember.polygamma
-round = _ember.round
 sinc = _ember.sinc
 xlogy = _ember.xlogy
 multigammaln = _ember.mvlgamma
-gammainc = _ember.igamma
-gammaincc = _ember.igammac
 
 # only in this namespace
 airy_ai = with_out(_ops.airy_ai, "special.airy_ai")
@@ -92,10 +89,42 @@ def ndtr(input, *, out=None):
     """The standard normal CDF: (1 + erf(x / sqrt 2)) / 2."""
     if out is not None:
         return write_out(out, ndtr(input), "special.ndtr")
+    if input.is_complex():  # (torch's erf kernel has none)
+        raise NotImplementedError(f"special.ndtr: not implemented for complex tensors; got "
+                                  f"{input.dtype}, expected a real one")
     x = input if input.is_floating_point() else input.to(_ember.get_default_dtype())
     return 0.5 * (1 + _ember.erf(x * 0.7071067811865476))
 
 
+
+
+def _real_floats(name, *tensors):
+    """torch's CPU kernel of ``name`` has no integer, bool or complex version."""
+    for t in tensors:
+        if not isinstance(t, _ember.Tensor):
+            raise TypeError(f"special.{name}(): expected Tensor arguments, got "
+                            f"{type(t).__name__}")
+        if not t.is_floating_point():
+            raise NotImplementedError(f"special.{name}: not implemented for {t.dtype}; expected "
+                                      "a real floating point tensor")
+
+
+def round(input, *, decimals=0, out=None):
+    """Round to ``decimals`` decimal places, half to even (floats only, as torch.special)."""
+    _real_floats("round", input)
+    return _ember.round(input, decimals=decimals, out=out)
+
+
+def gammainc(input, other, *, out=None):
+    """The regularized lower incomplete gamma function P(input, other)."""
+    _real_floats("gammainc", input, other)
+    return _ember.igamma(input, other, out=out)
+
+
+def gammaincc(input, other, *, out=None):
+    """The regularized upper incomplete gamma function Q(input, other)."""
+    _real_floats("gammaincc", input, other)
+    return _ember.igammac(input, other, out=out)
 
 
 def softmax(input, dim, *, dtype=None):

@@ -20,6 +20,9 @@ def _freq(name, n, d, out, dtype, device, requires_grad, values):
     if dtype is None:
         dtype = out.dtype if out is not None else D.get_default_dtype()
     dtype = D.to_dtype(dtype)
+    if dtype.is_complex:  # (torch's arange has no complex kernel)
+        raise NotImplementedError(f"{name}: not implemented for the complex dtype {dtype}; "
+                                  "expected a real floating dtype")
     if not dtype.is_floating_point:
         raise RuntimeError(f"{name} requires a floating point or complex dtype; got {dtype}")
     dt = dtype.np

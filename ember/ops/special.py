@@ -30,12 +30,20 @@ def _as_dtype_of(y, x):
 
 
 class _Unary(Op):
-    """y = f(x) on floats (integers computed in the default float dtype)."""
+    """y = f(x) on floats (integers computed in the default float dtype). Complex inputs, and
+    half ones where ``half_ok`` is False, raise torch's NotImplementedError: torch has no CPU
+    kernel for them."""
 
     f = None
+    public_name = ""
+    half_ok = True
 
     @classmethod
     def forward(cls, ctx, x):
+        if x.dtype.kind == "c" or (not cls.half_ok and x.dtype.name in ("float16", "bfloat16")):
+            raise NotImplementedError(f"{cls.public_name}: not implemented for {x.dtype.name} "
+                                      "tensors; expected a real float32/float64 (or integer) "
+                                      "input")
         x = _float_of(x)
         with np.errstate(all="ignore"):
             y = _as_dtype_of(cls.f(x), x)
@@ -43,18 +51,21 @@ class _Unary(Op):
         return y
 
 
-def _unary_op(name, f, grad=None, public=True):
-    """Register ``name`` as y = f(x); ``grad(g, x, y)`` gives the input gradient or None."""
+def _unary_op(name, f, grad=None, public=True, half=True):
+    """Register ``name`` as y = f(x); ``grad(g, x, y)`` gives the input gradient or None.
+    ``half=False``: float16/bfloat16 inputs raise, as torch's CPU kernel has none."""
 
     class Unary(_Unary):
         @staticmethod
         def backward(ctx, g):
             x, y = ctx.saved_tensors
-            if grad is None:
-                raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+            if grad is None:  # torch's type and key phrase
+                raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
             return grad(g, x, y)
 
     Unary.f = staticmethod(f)
+    Unary.half_ok = half
+    Unary.public_name = name.replace("special_", "special.")
     Unary.__name__ = "".join(p.capitalize() for p in name.split("_"))
     Unary.__doc__ = f"Elementwise {name}."
     if public:
@@ -189,17 +200,19 @@ i1 = _unary_op("special_i1", sp.i1, _i1_grad, public=False)
 i1e = _unary_op("special_i1e", sp.i1e, _i1e_grad, public=False)
 
 # no derivative in torch either
-bessel_j0 = _unary_op("special_bessel_j0", sp.j0, public=False)
-bessel_j1 = _unary_op("special_bessel_j1", sp.j1, public=False)
-bessel_y0 = _unary_op("special_bessel_y0", sp.y0, public=False)
-bessel_y1 = _unary_op("special_bessel_y1", sp.y1, public=False)
-modified_bessel_i0 = _unary_op("special_modified_bessel_i0", sp.i0, public=False)
-modified_bessel_i1 = _unary_op("special_modified_bessel_i1", sp.i1, public=False)
-modified_bessel_k0 = _unary_op("special_modified_bessel_k0", sp.k0, public=False)
-modified_bessel_k1 = _unary_op("special_modified_bessel_k1", sp.k1, public=False)
-scaled_modified_bessel_k0 = _unary_op("special_scaled_modified_bessel_k0", sp.k0e, public=False)
-scaled_modified_bessel_k1 = _unary_op("special_scaled_modified_bessel_k1", sp.k1e, public=False)
-airy_ai = _unary_op("special_airy_ai", lambda x: sp.airy(x)[0], public=False)
+bessel_j0 = _unary_op("special_bessel_j0", sp.j0, public=False, half=False)
+bessel_j1 = _unary_op("special_bessel_j1", sp.j1, public=False, half=False)
+bessel_y0 = _unary_op("special_bessel_y0", sp.y0, public=False, half=False)
+bessel_y1 = _unary_op("special_bessel_y1", sp.y1, public=False, half=False)
+modified_bessel_i0 = _unary_op("special_modified_bessel_i0", sp.i0, public=False, half=False)
+modified_bessel_i1 = _unary_op("special_modified_bessel_i1", sp.i1, public=False, half=False)
+modified_bessel_k0 = _unary_op("special_modified_bessel_k0", sp.k0, public=False, half=False)
+modified_bessel_k1 = _unary_op("special_modified_bessel_k1", sp.k1, public=False, half=False)
+scaled_modified_bessel_k0 = _unary_op("special_scaled_modified_bessel_k0", sp.k0e, public=False,
+                                      half=False)
+scaled_modified_bessel_k1 = _unary_op("special_scaled_modified_bessel_k1", sp.k1e, public=False,
+                                      half=False)
+airy_ai = _unary_op("special_airy_ai", lambda x: sp.airy(x)[0], public=False, half=False)
 
 
 def _spherical_j0(x):
@@ -208,7 +221,8 @@ def _spherical_j0(x):
     return np.where(x == 0, 1.0, np.where(np.isinf(x), 0.0, np.sin(safe) / safe))
 
 
-spherical_bessel_j0 = _unary_op("special_spherical_bessel_j0", _spherical_j0, public=False)
+spherical_bessel_j0 = _unary_op("special_spherical_bessel_j0", _spherical_j0, public=False,
+                                half=False)
 
 
 # ---- error-function relatives ------------------------------------------------------------------
@@ -234,11 +248,12 @@ def _ndtri_grad(g, x, y):
     return g * math.sqrt(2 * math.pi) * (y * y / 2).exp()  # 1 / pdf(ndtri(p))
 
 
-erfcx = _unary_op("special_erfcx", sp.erfcx, _erfcx_grad, public=False)
+erfcx = _unary_op("special_erfcx", sp.erfcx, _erfcx_grad, public=False, half=False)
 # SciPy's ndtri, not sqrt(2) erfinv(2p - 1), which rounds 2p - 1 to -1 for p < ~1e-8 (float32)
 # or ~1e-17 (float64) and gives -inf
-ndtri = _unary_op("special_ndtri", sp.ndtri, _ndtri_grad, public=False)
-log_ndtr = _unary_op("special_log_ndtr", sp.log_ndtr, _log_ndtr_grad, public=False)
+ndtri = _unary_op("special_ndtri", sp.ndtri, _ndtri_grad, public=False, half=False)
+log_ndtr = _unary_op("special_log_ndtr", sp.log_ndtr, _log_ndtr_grad, public=False,
+                     half=False)
 entr = _unary_op("special_entr", _entr, _entr_grad, public=False)
 
 
@@ -273,7 +288,7 @@ class Zeta(Op):
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError("the derivative for 'special_zeta' is not implemented.")
+        raise NotImplementedError("the derivative for 'special_zeta' is not implemented.")
 
 
 zeta = _binary_fn("zeta", Zeta, result=_to_float)
@@ -313,11 +328,13 @@ class _Polynomial(Op):
         degrees = np.asarray(n).astype(np.int64)
         with np.errstate(all="ignore"):
             values = _POLYNOMIALS[kind](xs, np.where(degrees < 0, 0, degrees))
+        # degree 0 is the constant 1, also at NaN and inf (the recurrences would give NaN)
+        values = np.where(degrees == 0, 1.0, values)
         return _as_dtype_of(np.where(degrees < 0, 0.0, values), xs)
 
     @staticmethod
     def backward(ctx, g):
-        raise RuntimeError(f"the derivative for 'special_{ctx.kind}' is not implemented.")
+        raise NotImplementedError(f"the derivative for 'special_{ctx.kind}' is not implemented.")
 
 
 def _polynomial(kind, shift=False):

@@ -420,7 +420,7 @@ def relu(x):
 # by x: pi x^2 underflows to 0 for tiny x (1e-30 in float32 gave 0 / 0 = NaN; the limit is 0)
 @unary_op(lambda g, x: g * where(
     x == 0, 0.0, ((math.pi * x).cos() * math.pi * x - (math.pi * x).sin()) /
-    (math.pi * where(x == 0, 1.0, x)) / where(x == 0, 1.0, x)))
+    (math.pi * where(x == 0, 1.0, x)) / where(x == 0, 1.0, x)), complex_ok=True)
 def sinc(x):
     return np.sinc(x)
 
@@ -724,6 +724,9 @@ class Logit(Op):
 
 def logit(input, eps=None):
     """log(p / (1 - p)), with p clamped to [eps, 1 - eps] when eps is given."""
+    if input.is_complex():  # (torch has no complex kernel)
+        raise NotImplementedError(f"logit: not implemented for complex tensors; got "
+                                  f"{input.dtype}, expected a real one")
     return Logit.apply(input, None if eps is None else float(eps))
 
 
