@@ -74,12 +74,15 @@ def test_takes_only_what_it_can_compute(numba_host):
     a = rng.standard_normal((512, 256)).astype(np.float32)
     w = rng.standard_normal((384, 256)).astype(np.float32)
     w_t = np.ascontiguousarray(w.T)
-    assert gemm._kernel(a, w.T) is gemm.nt_rows       # x @ W^T, as a Linear's forward
-    assert gemm._kernel(a, w_t) is gemm.nn_rows       # a C-contiguous b
-    assert gemm._kernel(np.asfortranarray(a), w_t) is gemm.nn_rows  # G^T X
-    assert gemm._kernel(np.asfortranarray(a), w.T) is None          # both transposed
-    assert gemm._kernel(a[:, :100], w[:, :100].T) is None           # nt_rows needs k >= MIN_K
-    assert gemm._kernel(a, w[:8].T) is None                         # and NT_MIN_N columns
+    assert gemm._kernel(a, w.T) == "nt"                    # x @ W^T, as a Linear's forward
+    assert gemm._kernel(a, w_t) == "nn"                    # a C-contiguous b
+    assert gemm._kernel(np.asfortranarray(a), w_t) == "nn"  # G^T X
+    assert gemm._kernel(np.asfortranarray(a), w.T) == "nn_copy"  # both transposed: b copied
+    assert gemm._kernel(a[:, :100], w[:, :100].T) == "nn_copy"   # k < MIN_K: b copied
+    assert gemm._kernel(a[:60, :100], w[:, :100].T) is None  # ... from COPY_MIN_M rows
+    assert gemm._kernel(a, w[:8].T) is None                # and NT_MIN_N columns
+    assert gemm._kernel(np.asfortranarray(a), w_t[:, :40]) == "t"  # c^T = b^T a^T
+    assert gemm._kernel(a, w_t[:100, :40]) is None         # a C-contiguous, k < MIN_K
     assert gemm.takes(a, w.T, None) and gemm.takes(a, w_t, None)
     assert not gemm.takes(a.astype(np.float64), w_t.astype(np.float64), None)
     assert not gemm.takes(a[:7], w_t, None)                 # fewer than 8 rows
@@ -183,15 +186,52 @@ def test_planes_in_each_layout(numba_host, parts):
 
 def test_planes_left_to_blas(numba_host):
     rng = np.random.default_rng(9)
-    u, v = _padded_planes(rng, 4, 64, 64), _padded_planes(rng, 4, 64, 32)
+    u, v = _padded_planes(rng, 4, 64, 100), _padded_planes(rng, 4, 100, 32)
     out = _padded_planes(rng, 4, 64, 32)
-    assert gemm.planes_matmul(u, v, out) is None          # 32 columns: too short for nn_rows
-    dm, x = _padded_planes(rng, 4, 64, 100), _padded_planes(rng, 4, 64, 100)
-    assert gemm.planes_matmul(dm, x.transpose(0, 2, 1), _padded_planes(rng, 4, 64, 64)) is None
+    assert gemm.planes_matmul(u, v, out) is None          # 32 columns and k < MIN_K
+    dm, x = _padded_planes(rng, 4, 60, 100), _padded_planes(rng, 4, 64, 100)
+    assert gemm.planes_matmul(dm, x.transpose(0, 2, 1), _padded_planes(rng, 4, 60, 64)) is None
     big = _padded_planes(rng, 4, 256, 256)
     assert gemm.planes_matmul(big, big, big) is None       # out overlaps an operand
     assert gemm.planes_matmul(big.astype(np.float64), big, _padded_planes(rng, 4, 256, 256)) \
         is None
+
+
+@pytest.mark.parametrize("parts", [False, True])
+def test_more_layouts(numba_host, parts, monkeypatch):
+    # NOTE [More layouts for the numba GEMM]: b copied C-contiguous for a short k, and the
+    # transposed product for few columns with a transposed a; 2-D, with a bias, and in planes
+    monkeypatch.setattr(_blas_parts, "late_solo", lambda now: False)
+    _blas_parts.set_enabled(True if parts else False)
+    try:
+        rng = np.random.default_rng(14)
+        a = rng.standard_normal((1030, 32)).astype(np.float32)   # dW = G cols^T on 2x2 maps
+        b = np.ascontiguousarray(rng.standard_normal((4608, 32)).astype(np.float32)).T
+        at = rng.standard_normal((256, 4610)).astype(np.float32)  # dcols = W^T G
+        g = rng.standard_normal((256, 36)).astype(np.float32)
+        bias = rng.standard_normal(36).astype(np.float32)
+        for x, y, route, row in ((a, b, "nn_copy", None), (at.T, g, "t", None),
+                                 (at.T, g, "t", bias)):
+            assert gemm._kernel(x, y) == route and gemm.takes(x, y, None)
+            got = gemm.matmul(x, y, None, row, parts)
+            ref = x.astype(np.float64) @ y.astype(np.float64) + (0 if row is None else row)
+            np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+            # equal bits whichever way the rows are cut
+            np.testing.assert_array_equal(got, gemm.matmul(x, y, None, row, not parts))
+        seen = count_calls(monkeypatch, gemm, copied="nn_planes_copied", t="t_planes")
+        count = 6  # (at least MIN_MACS multiply-adds each)
+        dm, x3 = _padded_planes(rng, count, 80, 32), _padded_planes(rng, count, 90, 32)
+        u, dm2 = _padded_planes(rng, count, 130, 70), _padded_planes(rng, count, 130, 20)
+        shared = rng.standard_normal((130, 70)).astype(np.float32)
+        for p, q in ((dm, x3.transpose(0, 2, 1)), (u.transpose(0, 2, 1), dm2),
+                     (shared.T, dm2)):
+            out = _padded_planes(rng, count, p.shape[-2], q.shape[-1])
+            assert gemm.planes_matmul(p, q, out, parts) is out
+            ref = np.matmul(p.astype(np.float64), q.astype(np.float64))
+            np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+        assert seen["copied"] >= 1 and seen["t"] >= 2
+    finally:
+        _blas_parts.set_enabled(None)
 
 
 def test_winograd_convolution_against_torch(numba_host, monkeypatch):
@@ -230,7 +270,7 @@ def test_few_columns_by_a_transposed_copy(numba_host, monkeypatch):
     rng = np.random.default_rng(11)
     w = rng.standard_normal((1030, 256)).astype(np.float32)
     h = rng.standard_normal((256, 33)).astype(np.float32)
-    assert gemm._kernel(w, h) is gemm.nt_rows
+    assert gemm._kernel(w, h) == "nt"
     # (nt_rows itself stays unwrapped: the planes' numba loop calls it)
     seen = count_calls(monkeypatch, gemm, copied="nt_planes_copied")
     z = gemm.matmul(w, h)

@@ -55,7 +55,7 @@ import numba
 import numpy as np
 
 from ... import _kernel_threads as _kt
-from ... import _onepool
+from ... import _mkl, _onepool
 from ..._backend import reusable_empty
 from . import split, winograd
 from .depthwise import (
@@ -313,10 +313,11 @@ def _pointwise_weight_grad(gy, x, groups, gw, x_cols=None, gy_cols=None):
 
     def rows(lo, hi):  # output rows [lo, hi) of every group
         part = gw[:, lo:hi]
-        np.matmul(gy4[0][:, lo:hi], xt4[0], out=part)
+        # (on this part's thread; NOTE [A GEMM in numba] takes the bigger ones)
+        _mkl.matmul_one_thread(gy4[0][:, lo:hi], xt4[0], part)
         partial = np.empty_like(part)
         for i in range(1, n):
-            np.matmul(gy4[i][:, lo:hi], xt4[i], out=partial)
+            _mkl.matmul_one_thread(gy4[i][:, lo:hi], xt4[i], partial)
             part += partial
     split.blas_parts(rows, og)  # NOTE [Convolution GEMMs on the kernel threads]
     return gw

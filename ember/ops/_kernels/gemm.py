@@ -37,6 +37,23 @@ in numba].
 # and every product on hosts where OpenBLAS has its own AVX-512 kernels stay with BLAS, as all do
 # with EMBER_NUMBA_GEMM=0.
 
+# NOTE [More layouts for the numba GEMM]
+# The two kernels first left to BLAS the products whose b is neither C-contiguous with many
+# columns nor the transpose of a C-contiguous array with a long k, and those with few columns
+# and a transposed a. Those were VGG-19's and ResNet-50's last BLAS products: a 3x3
+# convolution's gradients on 2x2 maps (dcols = W^T G with 32 columns, dW = G cols^T with k = 32),
+# Winograd's U^T dM on 32 tiles and dM V^T with k = 32, and the per-sample weight gradients of
+# 1x1 convolutions. Two more routes (`_kernel`) take them:
+# - "nn_copy": b copied C-contiguous (k x n values: from COPY_MIN_M rows of a, a small share of
+#   the product), then nn_rows;
+# - "t": c^T = b^T a^T by nn_rows (a^T is C-contiguous, b^T a strided a) into a scratch of
+#   n x m values, copied over transposed.
+# The planes get the same two (`nn_planes_copied`, `t_planes`). One thread, thread time, best
+# of 7 (/work/s35/narrow2.py, chk.py; load ~3), BLAS against numba, GFLOP/s: 4608x512x32 with
+# a transposed 95 -> 136, 2048x512x32 101 -> 163, 1024x2048x32 96 -> 129; 512x32x4608 with b
+# transposed 114 -> 161, 2048x32x512 115 -> 140; 36 planes of 256x256x32 (U^T dM) 91 -> 207,
+# of 256x32x256 (dM V^T) 104 -> 168.
+
 import os
 
 import numba
@@ -60,6 +77,8 @@ NT_MIN_N = 16
 # costs a few microseconds)
 MIN_MACS = 1 << 20
 PARTS_MACS = 1 << 22
+# "nn_copy" copies b (k x n values): from this many rows of a, a small share of the product
+COPY_MIN_M = 64
 _FM = {"reassoc", "contract"}
 
 
@@ -281,6 +300,35 @@ def nt_planes_copied(a3, b3, c3, lo, hi):
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nn_planes_copied(a3, b3t, c3, lo, hi):
+    """c3[p] = a3[p] @ b3t[p]^T for planes lo..hi, every plane C-contiguous, by nn_rows on a
+    transposed copy of each plane of b3t (a short k: k x n values)."""
+    n, k = b3t.shape[1], b3t.shape[2]
+    b = np.empty((k, n), b3t.dtype)
+    for p in range(lo, hi):
+        bt = _plane(b3t, p)
+        for j in range(n):
+            for i in range(k):
+                b[i, j] = bt[j, i]
+        c = _plane(c3, p)
+        nn_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def t_planes(a3t, b3, c3, lo, hi):
+    """c3[p] = a3t[p]^T @ b3[p] for planes lo..hi, every plane C-contiguous, as its transpose
+    b3[p]^T a3t[p] by nn_rows into a scratch plane, then copied over (b of few columns)."""
+    m, n = c3.shape[1], c3.shape[2]
+    ct = np.empty((n, m), c3.dtype)
+    for p in range(lo, hi):
+        nn_rows(_plane(b3, p).T, _plane(a3t, p), ct, ct[0], False, 0, n)
+        c = _plane(c3, p)
+        for i in range(m):
+            for j in range(n):
+                c[i, j] = ct[j, i]
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
 def nt_planes(a3, b3, c3, lo, hi):
     """c3[p] = a3[p] @ b3[p]^T for planes lo..hi, every plane C-contiguous."""
     for p in range(lo, hi):
@@ -306,16 +354,26 @@ def _host_ok():
 
 
 def _kernel(a, b):
-    """The kernel for a @ b: nn_rows for a C-contiguous b of at least NN_MIN_N columns (a of any
-    strides); nt_rows for a C-contiguous a with k >= MIN_K and b of at least NT_MIN_N columns,
-    the transpose of a C-contiguous array or (fewer than NN_MIN_N columns) C-contiguous itself,
-    then copied transposed; else None."""
+    """How a @ b runs here (NOTE [More layouts for the numba GEMM]), or None:
+    - "nn": nn_rows, for a C-contiguous b of at least NN_MIN_N columns (a of any strides);
+    - "nt": nt_rows, for a C-contiguous a with k >= MIN_K and b of at least NT_MIN_N columns,
+      the transpose of a C-contiguous array or (fewer than NN_MIN_N columns) C-contiguous
+      itself, then copied transposed;
+    - "nn_copy": nn_rows on b copied C-contiguous (k x n values), for b of another layout with
+      at least NN_MIN_N columns and a of at least COPY_MIN_M rows;
+    - "t": the transposed product c^T = b^T a^T by nn_rows, for a transposed C-contiguous a of
+      at least NN_MIN_N rows and b of NT_MIN_N to NN_MIN_N columns."""
+    m, k = a.shape
     n = b.shape[1]
     if b.flags.c_contiguous and n >= NN_MIN_N:
-        return nn_rows
-    if (a.flags.c_contiguous and a.shape[1] >= MIN_K and n >= NT_MIN_N
+        return "nn"
+    if (a.flags.c_contiguous and k >= MIN_K and n >= NT_MIN_N
             and (b.T.flags.c_contiguous or b.flags.c_contiguous)):
-        return nt_rows  # (a C-contiguous b of few columns is copied transposed: n x k values)
+        return "nt"
+    if n >= NN_MIN_N and m >= COPY_MIN_M:
+        return "nn_copy"
+    if NT_MIN_N <= n and a.T.flags.c_contiguous and m >= NN_MIN_N:
+        return "t"
     return None
 
 
@@ -342,25 +400,36 @@ def matmul(a, b, out=None, bias=None, parts=True):
     """a @ b (+ bias, a C-contiguous (n,) row of a's dtype) for operands `takes` accepts; in two
     parts of rows on OpenBLAS's threads when `parts` and the product is big enough."""
     from ... import _blas_parts
-    kernel = _kernel(a, b)
-    bt = b
-    if kernel is nt_rows:
-        bt = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)
+    route = _kernel(a, b)
     m, n = a.shape[0], b.shape[1]
     if out is None:
         out = np.empty((m, n), a.dtype)
     has_bias = bias is not None
     if not has_bias:
         bias = _NO_BIAS[a.dtype]
+    if route == "t":  # c^T = b^T a^T into a scratch (n, m), then copied over
+        kernel, left, right, target, rows = nn_rows, b.T, a.T, np.empty((n, m), a.dtype), n
+    else:
+        kernel, left, right, target, rows = nn_rows, a, b, out, m
+        if route == "nt":
+            kernel = nt_rows
+            right = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)
+        elif route == "nn_copy":
+            right = np.ascontiguousarray(b)
+    start = has_bias and route != "t"  # (the scratch's rows are the output's columns)
     if parts and m * n * a.shape[1] >= PARTS_MACS and _blas_parts.on("gemm"):
-        cut = 4 * -(-m // 8)  # halves at a multiple of the tiles' 4 rows
+        cut = 4 * -(-rows // 8)  # halves at a multiple of the tiles' 4 rows
 
         def part(lo, hi):
-            kernel(a, bt, out, bias, has_bias, lo * cut, min(m, hi * cut))
+            kernel(left, right, target, bias, start, lo * cut, min(rows, hi * cut))
 
         _blas_parts.run_ranges(part, 2)
     else:
-        kernel(a, bt, out, bias, has_bias, 0, m)
+        kernel(left, right, target, bias, start, 0, rows)
+    if route == "t":
+        out[...] = target.T
+        if has_bias:
+            out += bias
     return out
 
 
@@ -400,6 +469,17 @@ def planes_matmul(a, b, out, parts=True):
 
         def part(lo, hi):  # few columns: each plane of b copied transposed first
             nt_planes_copied(a, b, out, lo, hi)
+    elif _c_planes(b.transpose(0, 2, 1)) and _c_planes(a) and n >= NN_MIN_N and m >= COPY_MIN_M:
+        b3t = b.transpose(0, 2, 1)
+
+        def part(lo, hi):  # a short k: each plane of b copied C-contiguous first
+            nn_planes_copied(a, b3t, out, lo, hi)
+    elif (_c_planes(b) and _c_planes(a.transpose(0, 2, 1)) and NT_MIN_N <= n < NN_MIN_N
+            and m >= NN_MIN_N):
+        a3t = a.transpose(0, 2, 1)
+
+        def part(lo, hi):  # few columns and a transposed: the transposed products
+            t_planes(a3t, b, out, lo, hi)
     else:
         return None
     if parts and count >= 2 and count * m * n * k >= PARTS_MACS and _blas_parts.on("gemm"):
