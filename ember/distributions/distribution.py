@@ -147,13 +147,14 @@ class Distribution:
         event_dim_start = len(value.shape) - len(self._event_shape)
         if value.shape[event_dim_start:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: "
-                             f"{tuple(value.shape)} vs {tuple(self._event_shape)}.")
+                             f"{ember.Size(value.shape)!r} vs {ember.Size(self._event_shape)!r}.")
         actual_shape = value.shape
         expected_shape = self._batch_shape + self._event_shape
         for i, j in zip(reversed(actual_shape), reversed(expected_shape), strict=False):
             if i != 1 and j != 1 and i != j:
                 raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
-                                 f"{tuple(actual_shape)} vs {tuple(expected_shape)}.")
+                                 f"{ember.Size(actual_shape)!r} vs "
+                                 f"{ember.Size(expected_shape)!r}.")
         try:
             support = self.support
         except NotImplementedError:

@@ -155,13 +155,17 @@ class Wishart(Distribution):
         n, p = self.df, self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
         log_det_scale = 2 * L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        log_det_value = 2 * ember.linalg.cholesky(value).diagonal(dim1=-2, dim2=-1).log().sum(-1)
+        # a value that is not positive-definite (possible only with validate_args=False) has
+        # no Cholesky factor: its log_prob is NaN rather than a LinAlgError
+        chol, info = ember.linalg.cholesky_ex(value)
+        log_det_value = 2 * chol.diagonal(dim1=-2, dim2=-1).log().sum(-1)
         # tr(Sigma^-1 X) = ||L^-1 X L^-T||_tr = sum of squares of L^-1 chol(X)
-        whitened = ember.linalg.solve_triangular(L, ember.linalg.cholesky(value), upper=False)
+        whitened = ember.linalg.solve_triangular(L, chol, upper=False)
         trace = whitened.pow(2).sum((-2, -1))
-        return (0.5 * (n - p - 1) * log_det_value - 0.5 * trace
-                - 0.5 * n * p * math.log(2) - 0.5 * n * log_det_scale
-                - ember.mvlgamma(0.5 * n, p))
+        result = (0.5 * (n - p - 1) * log_det_value - 0.5 * trace
+                  - 0.5 * n * p * math.log(2) - 0.5 * n * log_det_scale
+                  - ember.mvlgamma(0.5 * n, p))
+        return result.masked_fill(info > 0, math.nan)
 
     def entropy(self):
         n, p = self.df, self._event_shape[-1]
