@@ -219,6 +219,15 @@ for _name in SPECS:
         case(g, f"invalid {_p} no validate", (lambda n, p: lambda L: _shapes(make(
             n, validate=False, **{p: A(SPECS[n][1][p]) * float("nan")})(L)))(_name, _p))
     case(g, "repr", (lambda n: lambda L: repr(make(n)(L)).split("(")[0])(_name))
+    case(g, "support check", (lambda n: lambda L: (lambda d, v: (
+        d.support.check(v), d.support.check(v - 100.0), d.support.check(v * float("nan")),
+        d.support.is_discrete, d.support.event_dim))(make(n)(L), values(n)(L)))(_name))
+    case(g, "arg_constraints", (lambda n: lambda L: sorted(
+        (k, type(c).__name__.lstrip("_"), c.is_discrete, c.event_dim)
+        for k, c in make(n)(L).arg_constraints.items()))(_name))
+    case(g, "arg_constraints check", (lambda n: lambda L: (lambda d: [
+        d.arg_constraints[k].check(getattr(d, k)) for k in sorted(d.arg_constraints)
+        if k in SPECS[n][1]])(make(n)(L)))(_name))
     case(g, "float32 parameters", (lambda n: lambda L: (lambda d: (d.log_prob(values(n)(L).to(
         L.mod.float32)), d.sample((2,)).dtype))(getattr(L.mod.distributions, SPECS[n][0])(
             **{k: L.T(v).to(L.mod.float32) for k, v in SPECS[n][1].items()},

@@ -148,9 +148,20 @@ def _tolerances(s_max, m, n, dtype, atol, rtol):
     return np.maximum(np.asarray(atol_v), np.asarray(rtol_v) * s_max)
 
 
+# torch's linalg out= wants the result's dtype exactly (no casting), except these
+_CASTING_OUT = ("linalg.pinv", "linalg.cond", "linalg.matrix_rank", "linalg.tensorinv",
+                "linalg.tensorsolve", "linalg.householder_product", "linalg.eigvals")
+
+
 def _out(res, out, name):
     if out is None:
         return res
+    if name not in _CASTING_OUT:
+        for o, r in zip(out if isinstance(res, tuple) else (out,),
+                        res if isinstance(res, tuple) else (res,)):
+            if isinstance(o, Tensor) and o.dtype != r.dtype:
+                raise RuntimeError(f"{name}: Expected out tensor to have dtype {r.dtype}, but got "
+                                   f"{o.dtype} instead; pass an out of the result's dtype")
     if isinstance(res, tuple):
         for o, r in zip(out, res):
             write_out(o, r, name)
