@@ -118,7 +118,14 @@ def _c2r_sizes(name, x, dims, sizes):
 
 
 def _finish(name, result, out):
-    return result if out is None else write_out(out, result, name)
+    if out is None:
+        return result
+    # as torch: an out of the result's kind (complex or real floating), any precision
+    if out.is_complex() != result.is_complex() or not (out.is_complex() or
+                                                         out.is_floating_point()):
+        kind = "complex" if result.is_complex() else "floating point"
+        raise RuntimeError(f"{name} expects a {kind} output tensor, but got {out.dtype}")
+    return write_out(out, result, name)
 
 
 def _c2c(name, input, dims, sizes, norm, forward, out):

@@ -100,6 +100,16 @@ for _fn in C2C + R2C + C2R:
     case(f"fft.{_fn}", "out=", (lambda f: lambda L: (lambda o: (getattr(L.mod.fft, f)(
         T((4,), "complex128" if f in C2R else "float64")(L), out=o), o))(L.mod.empty(
             0, dtype=L.mod.float64 if f in C2R else L.mod.complex128)))(_fn))
+    for _odt in ("float32", "float64", "complex64", "complex128", "int64"):
+        case(f"fft.{_fn}", f"out= {_odt}", (lambda f, odt: lambda L: (lambda o: (getattr(
+            L.mod.fft, f)(T((2, 4), "complex128" if f in C2R else "float64")(L), out=o), o))(
+                L.mod.empty(0, dtype=L.dt(odt))))(_fn, _odt))
+    case(f"fft.{_fn}", "complex non-contiguous", (lambda f: lambda L: getattr(L.mod.fft, f)(
+        NC((3, 5), "complex128")(L)))(_fn))
+    case(f"fft.{_fn}", "dim tuple", (lambda f: lambda L: getattr(L.mod.fft, f)(
+        T((3, 4))(L), dim=(0, 1)))(_fn))
+    case(f"fft.{_fn}", "negative n", (lambda f: lambda L: getattr(L.mod.fft, f)(
+        T((4,))(L), n=-2))(_fn))
     for _norm in NORMS:
         case(f"fft.{_fn}", f"grad norm={_norm}", (lambda f, nm: lambda L: getattr(L.mod.fft, f)(
             G((2, 5))(L), n=6, norm=nm))(_fn, _norm))
@@ -138,6 +148,10 @@ for _fn in ND:
         if _fn.endswith("n") or "dim" not in _kw or len(_kw["dim"]) == 2:
             case(f"fft.{_fn}", _what, (lambda f, kw, d: lambda L: getattr(L.mod.fft, f)(
                 T((2, 4, 5), d)(L), **kw))(_fn, _kw, _din))
+    for _odt in ("float32", "complex64", "complex128"):
+        case(f"fft.{_fn}", f"out= {_odt}", (lambda f, d, odt: lambda L: (lambda o: (getattr(
+            L.mod.fft, f)(T((2, 4, 5), d)(L), out=o), o))(L.mod.empty(0, dtype=L.dt(odt))))(
+                _fn, _din, _odt))
     case(f"fft.{_fn}", "grad", (lambda f, c: lambda L: getattr(L.mod.fft, f)(
         (Gc if c else G)((3, 4))(L), norm="ortho"))(_fn, _cin))
     case(f"fft.{_fn}", "grad s", (lambda f, c: lambda L: getattr(L.mod.fft, f)(
@@ -227,6 +241,15 @@ for _fn in UNARY:
         L.T(np.zeros((0, 3)))))(_fn))
     case(f"special.{_fn}", "complex", (lambda f: lambda L: getattr(L.mod.special, f)(
         T((3,), "complex64")(L)))(_fn))
+# wide grids: magnitudes from 1e-300 to 1e300 and a fine grid over [-40, 40] ([0, 1] and its
+# ends for the inverse functions)
+WIDE = np.concatenate([-np.logspace(-300, 300, 61), np.logspace(-300, 300, 61),
+                       np.linspace(-40, 40, 161)])
+WIDE_UNIT = np.concatenate([np.logspace(-300, -1e-16, 61), 1 - np.logspace(-16, -1, 31),
+                            np.linspace(0, 1, 101)])
+for _fn in UNARY:
+    case(f"special.{_fn}", "wide grid", (lambda f: lambda L: getattr(L.mod.special, f)(L.T(
+        WIDE_UNIT if f in ("erfinv", "ndtri", "logit") else WIDE)))(_fn))
 case("special.logit", "eps", lambda L: L.mod.special.logit(L.G(UNIT[:9]), eps=1e-6))
 case("special.logit", "eps edges", lambda L: L.mod.special.logit(L.T(UNIT), eps=0.25))
 case("special.round", "decimals", lambda L: L.mod.special.round(L.T(EDGES * 1.23456),
@@ -260,6 +283,13 @@ for _fn in ("xlogy", "xlog1py", "zeta", "gammainc", "gammaincc"):
     case(f"special.{_fn}", "out=", (lambda f: lambda L: (lambda o: (getattr(L.mod.special, f)(
         L.T(SMOOTH + 1), L.T(SMOOTH), out=o), o))(L.mod.empty(0, dtype=L.mod.float64)))(_fn))
 
+_WV = np.concatenate([-np.logspace(-5, 5, 11), [0.0], np.logspace(-5, 5, 11),
+                      [0.5, 1.5, 2.5, 7.3]])
+WX, WY = np.meshgrid(_WV, _WV)
+for _fn in ("xlogy", "xlog1py", "zeta", "gammainc", "gammaincc"):
+    case(f"special.{_fn}", "wide grid", (lambda f: lambda L: getattr(L.mod.special, f)(
+        L.T(WX), L.T(WY)))(_fn))
+
 POLYS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
          "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
          "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
@@ -273,6 +303,8 @@ for _fn in POLYS:
     for _n in (0, 1, 2, 5, 12, -1):
         case(f"special.{_fn}", f"n={_n}", (lambda f, n: lambda L: getattr(L.mod.special, f)(
             L.T(PX), n))(_fn, _n))
+    case(f"special.{_fn}", "high degrees", (lambda f: lambda L: getattr(L.mod.special, f)(
+        L.T(np.linspace(-3, 3, 61)[:, None]), L.T(np.array([20, 50]))))(_fn))
     case(f"special.{_fn}", "n tensor", (lambda f: lambda L: getattr(L.mod.special, f)(
         L.T(PX[:4]), L.T(np.array([0, 1, 3, 6]))))(_fn))
     case(f"special.{_fn}", "float n tensor", (lambda f: lambda L: getattr(L.mod.special, f)(
@@ -384,12 +416,20 @@ KNOWN: dict = {
     **{("special.airy_ai", f"edges / {dt}"): _CEPHES for dt in ("float32", "float64")},
     **{(f"special.{f}", "edges / float32"): _CEPHES for f in (
         "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1")},
+    **{(f"special.{f}", "wide grid"): _CEPHES for f in (
+        "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1")},
+    ("special.airy_ai", "wide grid"): _CEPHES + (
+        "; below -1e9 (cephes' domain) ember's airy_ai is NaN, torch's a finite value"),
     **{("special.polygamma", f"n={n} poles"): _POLES for n in (1, 2, 3)},
     **{(f"fft.{f}", "0-size batch"): (
         "a zero-size batch dim gives an empty result; torch's MKL backend raises 'Inconsistent "
         "configuration parameters' there") for f in ("fft", "ifft", "rfft", "ihfft", "irfft",
                                                      "hfft", "fft2", "ifft2", "rfft2", "irfft2",
                                                      "hfft2", "ihfft2")},
+    **{(f"fft.{f}", "out= complex64"): (
+        "torch 2.13's ifft/ihfft refuse a complex64 out for a complex128 result where its fft, "
+        "rfft and the 2-D/n-D transforms cast into it; ember casts for all")
+       for f in ("ifft", "ihfft")},
     ("fft.rfftfreq", "negative n"): (
         "torch 2.13's rfftfreq(-1) returns tensor([-0.]); ember raises the RuntimeError of "
         "fftfreq(-1) and every factory given a negative size"),
