@@ -105,9 +105,11 @@ def test_matmul_routes_through_the_kernel(numba_host, parts, monkeypatch):
         a = rng.standard_normal((1030, 260)).astype(np.float32)
         w = rng.standard_normal((203, 260)).astype(np.float32)
         bias = rng.standard_normal(203).astype(np.float32)
-        seen = count_calls(monkeypatch, gemm, nt="nt_rows", nn="nn_rows")
+        seen = count_calls(monkeypatch, gemm, nt="nt_rows", nn="nn_rows", cfunc="_gemm_part")
         y = _mkl.matmul(a, w.T, bias=bias)
-        assert seen["nt"] == (2 if parts and _blas_parts.threads() >= 2 else 1)
+        # in parts: the cfunc's parts (NOTE [GEMM parts without the GIL]), no Python call
+        two = parts and _blas_parts.threads() >= 2
+        assert (seen["nt"], seen["cfunc"]) == ((0, 1) if two else (1, 0))
         ref = _ref(a, w) + bias
         np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
         # one thread (a Linear's input gradient beside its weight gradient), C-contiguous b

@@ -55,6 +55,7 @@ in numba].
 # of 256x32x256 (dM V^T) 104 -> 168.
 
 import os
+from time import perf_counter
 
 import numba
 import numpy as np
@@ -263,6 +264,10 @@ def nn_rows(a, b, c, bias, has_bias, lo, hi):
                 c[r, j] += x * b[p, j]
 
 
+# the kernels as the cfunc part compiles them (tests may wrap the module's names)
+_NN, _NT = nn_rows, nt_rows
+
+
 @numba.njit(nogil=True, cache=True)
 def _plane(x3, p):
     """Plane p of a 3-D array whose planes are C-contiguous, as a C-contiguous 2-D array (numba
@@ -418,12 +423,15 @@ def matmul(a, b, out=None, bias=None, parts=True):
             right = np.ascontiguousarray(b)
     start = has_bias and route != "t"  # (the scratch's rows are the output's columns)
     if parts and m * n * a.shape[1] >= PARTS_MACS and _blas_parts.on("gemm"):
-        cut = 4 * -(-rows // 8)  # halves at a multiple of the tiles' 4 rows
+        if _cfunc_parts(kernel, left, right, target, bias, start, rows):
+            pass  # NOTE [GEMM parts without the GIL]
+        else:
+            cut = 4 * -(-rows // 8)  # halves at a multiple of the tiles' 4 rows
 
-        def part(lo, hi):
-            kernel(left, right, target, bias, start, lo * cut, min(rows, hi * cut))
+            def part(lo, hi):
+                kernel(left, right, target, bias, start, lo * cut, min(rows, hi * cut))
 
-        _blas_parts.run_ranges(part, 2)
+            _blas_parts.run_ranges(part, 2)
     else:
         kernel(left, right, target, bias, start, 0, rows)
     if route == "t":
@@ -431,6 +439,70 @@ def matmul(a, b, out=None, bias=None, parts=True):
         if has_bias:
             out += bias
     return out
+
+
+# NOTE [GEMM parts without the GIL]
+# A product's two parts went to OpenBLAS's worker as a Python callable (`run_ranges`): the
+# worker takes the GIL to reach the kernel, after the caller's Python has reached its own
+# part's kernel. An LSTM time loop makes ~180 such products a step of ~80 us a part, and the
+# caller waited ~20-40 us for the worker in each (/work/s35/busy.py under chrt -f 10: GNMT-S's
+# step waited 12 ms in 179 calls). The parts are instead a numba cfunc of OpenBLAS's part
+# signature (NOTE [Kernels on OpenBLAS's threads]), as layer norm's are: the operands travel as
+# addresses in the int64 argument array, the part rebuilds them with the types the serial call
+# has (a C-contiguous or transposed a, C-contiguous b and c) and runs the serial kernel on its
+# groups of 4 rows, so the bits are those of the serial product. Other layouts keep the Python
+# parts. A machine busy enough for a late worker (NOTE [A late worker]) runs the product on
+# the calling thread alone while the solo period lasts.
+
+
+def _cfunc_parts(kernel, left, right, target, bias, start, rows):
+    """Run kernel(left, right, target, bias, start, 0, rows) in parts by the cfunc of NOTE
+    [GEMM parts without the GIL] when the operands' layouts allow; whether it did."""
+    from ... import _blas_parts
+    transposed = not left.flags.c_contiguous
+    if ((transposed and not left.T.flags.c_contiguous) or not right.flags.c_contiguous
+            or not target.flags.c_contiguous or (kernel is nt_rows and transposed)
+            or _blas_parts.late_solo(perf_counter())):
+        return False
+    args = _blas_parts.arguments(12)
+    args[1:] = (kernel is nt_rows, left.ctypes.data, transposed, rows, left.shape[1],
+                right.ctypes.data, right.shape[0], right.shape[1], target.ctypes.data,
+                target.shape[1], bias.ctypes.data, start)
+    _blas_parts.run(_gemm_part().address, -(-rows // 4), args.ctypes.data,
+                    _blas_parts.threads())
+    return True
+
+
+_GEMM_PART: list = []
+
+
+def _gemm_part():
+    """The cfunc part of NOTE [GEMM parts without the GIL] (float32), made on first use."""
+    if not _GEMM_PART:
+        from ... import _blas_parts
+        _GEMM_PART.append(numba.cfunc(_blas_parts.PART, nopython=True, cache=True)(_part))
+    return _GEMM_PART[0]
+
+
+def _part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
+    """Groups of 4 rows g0..g0+m-1. Slots: 1 nt_rows (else nn_rows), 2 a, 3 a transposed, 4 rows,
+    5 k, 6 b, 7 and 8 b's shape, 9 c, 10 c's columns, 11 bias, 12 bias starts the sums."""
+    arg = numba.carray(as_ptr(c, numba.int64), (13,))
+    g0 = a >> arg[0]
+    rows, k, n = arg[4], arg[5], arg[10]
+    lo = 4 * g0
+    hi = min(rows, 4 * (g0 + m))
+    f32 = numba.float32
+    b = numba.carray(as_ptr(arg[6], f32), (arg[7], arg[8]))
+    out = numba.carray(as_ptr(arg[9], f32), (rows, n))
+    has_bias = arg[12] != 0
+    bias = numba.carray(as_ptr(arg[11], f32), (n if has_bias else 1,))
+    if arg[3] != 0:
+        _NN(numba.carray(as_ptr(arg[2], f32), (k, rows)).T, b, out, bias, has_bias, lo, hi)
+    elif arg[1] != 0:
+        _NT(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi)
+    else:
+        _NN(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi)
 
 
 def _c_planes(x):
