@@ -325,3 +325,32 @@ def test_pointwise_convolution_against_torch(numba_host, monkeypatch):
     assert seen["planes"] >= 1
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
+
+
+def test_linear_weight_gradient_shared_in_chunks(numba_host, monkeypatch):
+    # NOTE [The weight gradient shared]: dW's rows in chunks claimed by both threads give the
+    # bits of the one-thread product, and the layer's gradients match torch
+    from ember.ops.nn import linear
+    monkeypatch.setattr(_blas_parts, "late_solo", lambda now: False)
+    seen = count_calls(monkeypatch, linear, shared="_shared_weight_grad")
+    rng = np.random.default_rng(15)
+    x = rng.standard_normal((300, 256)).astype(np.float32)
+    w = (rng.standard_normal((390, 256)) / 16).astype(np.float32)
+    g = rng.standard_normal((300, 390)).astype(np.float32)
+    grads = {}
+    for shared in (True, False):
+        if not shared:
+            monkeypatch.setattr(linear, "_shared_weight_grad", lambda *a: None)
+        xt = ember.tensor(x, requires_grad=True)
+        wt = ember.tensor(w, requires_grad=True)
+        ember.nn.functional.linear(xt, wt).backward(ember.tensor(g))
+        grads[shared] = (xt.grad.numpy().copy(), wt.grad.numpy().copy())
+    if _blas_parts.on("linear_pair") and _blas_parts.threads() >= 2:
+        assert seen["shared"] == 1
+    np.testing.assert_array_equal(grads[True][1], grads[False][1])
+    np.testing.assert_array_equal(grads[True][0], grads[False][0])
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.linear(xt, wt).backward(torch.tensor(g))
+    for mine, theirs in zip(grads[True], (xt.grad.numpy(), wt.grad.numpy())):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())

@@ -420,11 +420,19 @@ def _backward_pair(g2, x, w, need, kernel_threads=False):
         if len(need) > 2 and need[2]:
             gb[0] = _make(_column_sums(g2))
 
-    tasks = (first, lambda: _mkl.matmul_one_thread(g2.T, x2, gw))
+    shared = None if kernel_threads else _shared_weight_grad(g2, x2, gw)
+    if shared is not None:  # NOTE [The weight gradient shared]
 
-    def run(lo, hi):
-        for i in range(lo, hi):
-            tasks[i]()
+        def run(lo, hi):
+            if lo == 0:
+                first()
+            shared.work()
+    else:
+        tasks = (first, lambda: _mkl.matmul_one_thread(g2.T, x2, gw))
+
+        def run(lo, hi):
+            for i in range(lo, hi):
+                tasks[i]()
 
     before = blas_threads_enter(1)
     try:
@@ -434,7 +442,39 @@ def _backward_pair(g2, x, w, need, kernel_threads=False):
             _blas_parts.run_ranges(run, 2, 2)
     finally:
         blas_threads_exit(before)
+    if shared is not None and shared.errors:
+        raise shared.errors[0]
     return _make(gx), _make(gw), gb[0]
+
+
+# NOTE [The weight gradient shared]
+# The two products of NOTE [Linear's two gradients at once] have the same multiply-adds, but not
+# the same speed: the worker's G^T X reads G (just written by the caller) transposed, and it
+# ended 0.3-1 ms after the caller's G W and column sums (GPT-S's step waited 16 ms in its 17
+# pairs, AlexNet-S's 5.6 ms in 2, GNMT-S's 2.5 ms in 3; /work/s35/busy.py under chrt -f 10).
+# When NOTE [A GEMM in numba] computes G^T X by nn_rows, its rows are instead cut in chunks of
+# a multiple of 4 rows that the worker claims from the start and the caller joins once its own
+# product and the column sums are done, so the two finish together. Each row is computed by the
+# same kernel over the same groups of 4 rows as in one call: the bits do not change.
+_SHARED_CHUNKS = 8
+
+
+def _shared_weight_grad(g2, x2, gw):
+    """The chunks of dW = G^T X as a claimable task (NOTE [The weight gradient shared]), or None
+    when NOTE [A GEMM in numba] would not compute it by nn_rows."""
+    from .._kernels import gemm as _kgemm
+    a = g2.T
+    if not _kgemm.takes(a, x2, gw) or _kgemm._kernel(a, x2) != "nn":
+        return None
+    n_out = gw.shape[0]
+    rows = 4 * -(-n_out // (4 * _SHARED_CHUNKS))
+    bounds = list(range(0, n_out, rows)) + [n_out]
+    no_bias = gw[0]
+
+    def chunk(lo, hi):
+        _kgemm.nn_rows(a, x2, gw, no_bias, False, lo, hi)
+
+    return _kernel_threads._Task(chunk, bounds)
 
 
 def _column_sums_in_parts(g2):
