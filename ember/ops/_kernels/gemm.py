@@ -289,6 +289,14 @@ def nn_planes(a3, a_t, b3, c3, lo, hi):
             nn_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
 
 
+@numba.njit(nogil=True, cache=True, inline="always")
+def _transpose_into(src, dst):
+    """dst = src^T for 2-D arrays of transposed shapes (src read row by row)."""
+    for i in range(src.shape[0]):
+        for j in range(src.shape[1]):
+            dst[j, i] = src[i, j]
+
+
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
 def nt_planes_copied(a3, b3, c3, lo, hi):
     """c3[p] = a3[p] @ b3[p] for planes lo..hi, every plane C-contiguous, by nt_rows on a
@@ -296,10 +304,7 @@ def nt_planes_copied(a3, b3, c3, lo, hi):
     k, n = b3.shape[1], b3.shape[2]
     bt = np.empty((n, k), b3.dtype)
     for p in range(lo, hi):
-        b = _plane(b3, p)
-        for i in range(k):
-            for j in range(n):
-                bt[j, i] = b[i, j]
+        _transpose_into(_plane(b3, p), bt)
         c = _plane(c3, p)
         nt_rows(_plane(a3, p), bt, c, bt[0], False, 0, c.shape[0])
 
@@ -311,10 +316,7 @@ def nn_planes_copied(a3, b3t, c3, lo, hi):
     n, k = b3t.shape[1], b3t.shape[2]
     b = np.empty((k, n), b3t.dtype)
     for p in range(lo, hi):
-        bt = _plane(b3t, p)
-        for j in range(n):
-            for i in range(k):
-                b[i, j] = bt[j, i]
+        _transpose_into(_plane(b3t, p), b)
         c = _plane(c3, p)
         nn_rows(_plane(a3, p), b, c, b[0], False, 0, c.shape[0])
 
@@ -327,10 +329,7 @@ def t_planes(a3t, b3, c3, lo, hi):
     ct = np.empty((n, m), c3.dtype)
     for p in range(lo, hi):
         nn_rows(_plane(b3, p).T, _plane(a3t, p), ct, ct[0], False, 0, n)
-        c = _plane(c3, p)
-        for i in range(m):
-            for j in range(n):
-                c[i, j] = ct[j, i]
+        _transpose_into(ct, _plane(c3, p))
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
