@@ -12,6 +12,15 @@ Samples alternate A and B (which goes first alternates too), each after a pause 
 step, like table1.py's NOTE [Settling between steps]. Prints both medians and the median of the
 paired ratios A/B. On this 2-vCPU machine two identical configurations read within about +-2-3%
 (20 samples): a difference smaller than that is noise.
+
+On a machine other jobs share, run it as ``chrt -f 10 python benchmarks/ab.py ...`` (root, or
+CAP_SYS_NICE): both threads of the process then preempt the other jobs, so its two-thread steps
+are timed as on a quiet machine (VGG-19 ~75 ms a step at load 3.5, against ~86 in a quiet window;
+a step at normal priority there ran 130-330 ms, mostly on one thread: NOTE [A late worker]).
+The kernel keeps 5 % of each second for other work (sched_rt_runtime_us). Only for one library
+at a time: two libraries' spinning worker threads in one real-time process starve each other
+(torch's convolutions read ~58 ms each beside ember's), and the headline ratios of table1.py
+stay on a quiet machine at normal priority, as users run them.
 """
 from __future__ import annotations
 
