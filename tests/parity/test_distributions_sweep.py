@@ -262,6 +262,55 @@ case("MultivariateNormal", "derived matrices", lambda L: (lambda d: (
                                                             MultivariateNormal(
     L.T(A([0.0, 1.0])), precision_matrix=L.G(np.linalg.inv(COV2)))))
 
+D_ = lambda L: L.mod.distributions  # noqa: E731
+for _what, _call in (
+        ("sample(int)", lambda L: make("Normal")(L).sample(4)),
+        ("log_prob int value", lambda L: make("Normal")(L).log_prob(L.T(np.array([1, 0, 2])))),
+        ("log_prob python float", lambda L: make("Normal")(L).log_prob(0.5)),
+        ("int parameters", lambda L: D_(L).Normal(L.T(np.array([1, 2])), L.T(np.array([1, 3])))
+         .log_prob(L.T(np.array([0.5, 1.0])))),
+        ("batched MVN loc and covariance", lambda L: D_(L).MultivariateNormal(
+            L.T(np.zeros((3, 1, 2))), L.T(np.stack([COV2, COV2 * 2]))).log_prob(
+            L.T(np.ones(2)))),
+        ("Categorical logits -inf", lambda L: (lambda d: (d.probs, d.entropy(), d.log_prob(
+            L.T(np.array([0, 1])))))(D_(L).Categorical(logits=L.T(np.array(
+                [0.0, -np.inf, 1.0]))))),
+        ("Categorical zero prob entropy", lambda L: D_(L).Categorical(L.T(np.array(
+            [0.5, 0.0, 0.5]))).entropy()),
+        ("Categorical float value", lambda L: make("Categorical")(L).log_prob(L.T(np.array(
+            [0.0, 1.0, 2.0])))),
+        ("Bernoulli value 0.5", lambda L: make("Bernoulli")(L).log_prob(L.T(np.full(3, 0.5)))),
+        ("Poisson non-integer value", lambda L: make("Poisson")(L).log_prob(L.T(np.full(
+            3, 1.5)))),
+        ("Binomial non-integer count", lambda L: D_(L).Binomial(L.T(np.array([2.5])),
+                                                                L.T(np.array([0.5])))),
+        ("Binomial value above count", lambda L: make("Binomial")(L).log_prob(L.T(np.full(
+            3, 11.0)))),
+        ("Dirichlet 1-d", lambda L: D_(L).Dirichlet(L.T(np.array([0.5, 1.0, 2.0]))).log_prob(
+            L.T(np.array([0.2, 0.3, 0.5])))),
+        ("Dirichlet not on simplex", lambda L: D_(L).Dirichlet(L.T(np.array(
+            [0.5, 1.0, 2.0]))).log_prob(L.T(np.array([0.2, 0.3, 0.6])))),
+        ("Normal 0-d parameters", lambda L: _shapes(D_(L).Normal(L.T(np.array(0.0)),
+                                                                 L.T(np.array(1.0))))),
+        ("Uniform value at high", lambda L: make("Uniform")(L).log_prob(L.T(LOC + 2 * SCALE))),
+        ("Exponential value 0", lambda L: make("Exponential")(L).log_prob(L.T(np.zeros(3)))),
+        ("Gamma value 0", lambda L: make("Gamma")(L).log_prob(L.T(np.zeros(3)))),
+        ("Beta value 0 and 1", lambda L: make("Beta")(L).log_prob(L.T(np.array(
+            [0.0, 1.0, 0.5])))),
+        ("Geometric value 0", lambda L: make("Geometric")(L).log_prob(L.T(np.zeros(3)))),
+        ("Independent of Independent", lambda L: _shapes(D_(L).Independent(D_(L).Independent(
+            D_(L).Normal(L.T(np.zeros((2, 3, 4))), 1.0), 1), 1))),
+        ("expand Independent", lambda L: _shapes(D_(L).Independent(make("Normal")(L), 1).expand(
+            (5,)))),
+        ("Normal cdf at inf", lambda L: make("Normal")(L).cdf(L.T(np.array([np.inf, -np.inf,
+                                                                            0.0])))),
+        ("Normal icdf at 0 and 1", lambda L: make("Normal")(L).icdf(L.T(np.array(
+            [0.0, 1.0, 0.5])))),
+        ("Normal icdf out of range", lambda L: make("Normal")(L).icdf(L.T(np.array(
+            [1.5, -0.1, 0.5])))),
+):
+    case("misc", _what, _call)
+
 
 # ============================================================================ kl_divergence
 KL_SPECS = {"Bernoulli": "Bernoulli", "Beta": "Beta", "Binomial": "Binomial logits",
