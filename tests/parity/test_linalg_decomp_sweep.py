@@ -133,6 +133,14 @@ for _label, _mk in (("real spectrum", EIG_REAL), ("complex pair", EIG_CPLX),
         L, *L.mod.linalg.eig(G(mk)(L))))(_mk))
     case("eigvals", f"{_label} grad", (lambda mk: lambda L: _sorted_eig(
         L, L.mod.linalg.eigvals(G(mk)(L))))(_mk))
+case("eig", "complex grad", lambda L: _sorted_eig(L, *L.mod.linalg.eig(Gc(EIG_CPLX)(L))))
+case("eigvals", "complex grad", lambda L: _sorted_eig(L, L.mod.linalg.eigvals(Gc(EIG_CPLX)(L))))
+case("eig", "phase-dependent loss", lambda L: backward(L, L.mod.linalg.eig(
+    G(EIG_REAL)(L)).eigenvectors.real))
+case("eigh", "complex phase-dependent loss", lambda L: backward(L, L.mod.linalg.eigh(
+    Gc(spd((3, 3)))(L)).eigenvectors.real))
+case("svd", "complex phase-dependent loss", lambda L: backward(L, L.mod.linalg.svd(
+    Gc(rnd((3, 3)))(L)).U.real))
 case("eig", "non-square", lambda L: L.mod.linalg.eig(T(rnd((2, 3)))(L)))
 case("eig", "int", lambda L: L.mod.linalg.eig(L.T(np.eye(2, dtype=int))))
 case("eig", "result dtypes", lambda L: [t.dtype for t in L.mod.linalg.eig(T(EIG_REAL,

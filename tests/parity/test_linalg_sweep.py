@@ -103,6 +103,14 @@ case("norm", "default flattens", lambda L: L.mod.linalg.norm(G(M)(L)))
 case("norm", "ord=2 on 3-d no dim", lambda L: L.mod.linalg.norm(T(M)(L), 2))
 case("norm", "fro on vector", lambda L: L.mod.linalg.norm(T(rnd((4,)))(L), "fro"))
 case("norm", "dim int keepdim", lambda L: L.mod.linalg.norm(G(M)(L), dim=1, keepdim=True))
+case("norm", "complex nuc grad", lambda L: L.mod.linalg.norm(Gc(M)(L), "nuc", dim=(0, 1)))
+case("norm", "complex ord=2 matrix grad", lambda L: L.mod.linalg.norm(Gc(M)(L), 2, dim=(1, 2)))
+case("vector_norm", "complex dtype=", lambda L: L.mod.linalg.vector_norm(
+    T(V, "complex64")(L), dtype=L.mod.complex128))
+case("vector_norm", "float dtype= on complex", lambda L: L.mod.linalg.vector_norm(
+    T(V, "complex64")(L), dtype=L.mod.float64))
+case("matrix_norm", "dtype= float64", lambda L: L.mod.linalg.matrix_norm(
+    T(M, "float32")(L), "nuc", dtype=L.mod.float64))
 case("norm", "complex", lambda L: L.mod.linalg.norm(T(M, "complex64")(L), dim=(0, 1)))
 
 # ============================================================================ det / slogdet

@@ -164,12 +164,31 @@ def _off_diag_inverse(E):
     return eye.logical_not().to(E.dtype) / E.masked_fill(eye, 1.0)
 
 
+def _check_phase_free(name, vectors, im_diag):
+    """A complex decomposition fixes its vectors only up to a phase e^(i phi) each; a loss that
+    depends on that phase (a non-zero Im diag(V^H gV), in torch's tolerance) has no gradient."""
+    if np.any(np.abs(im_diag) > 1e-2):
+        raise RuntimeError(
+            f"{name} backward: the {vectors} in the complex case are specified up to "
+            "multiplication by e^{i phi}, and the loss depends on that phase; got a non-zero "
+            "imaginary part on diag(V^H gV), expected a loss invariant to the phase (e.g. of "
+            "|V| or of products such as U diag(S) Vh).")
+
+
 def _svd_backward(U, S, Vh, gU, gS, gVh):
     # gA = U [ (F o (U^H gU - gU^H U)) S + diag(gS) + S (F o (V^H gV - gV^H V)) ] V^H
     #      + (I - U U^H) gU S^-1 V^H + U S^-1 gV^H (I - V V^H),   F_ij = 1 / (s_j^2 - s_i^2)
     # complex A adds i Im(diag(U^H gU)) / S on the diagonal: the phase of each singular pair is
     # arbitrary, and that term carries the part of gU along it (torch's convention)
     m, n = U.shape[-2], Vh.shape[-1]
+    if U.is_complex() and (gU is not None or gVh is not None):
+        # U -> U e^(i phi), V -> V e^(i phi) leaves A alone: Im diag(U^H gU + V^H gV) must be 0
+        im = 0.0
+        if gU is not None:
+            im = im + np.imag(np.diagonal((_h(U) @ gU)._data, 0, -2, -1))
+        if gVh is not None:
+            im = im + np.imag(np.diagonal((Vh @ _h(gVh))._data, 0, -2, -1))
+        _check_phase_free("linalg.svd", "singular vectors", im)
     inner = diag_embed(gS).to(U.dtype) if gS is not None else None
     if gU is not None or gVh is not None:
         s2 = S * S
@@ -239,7 +258,11 @@ class Eigh(Op):
         inner = diag_embed(gL).to(V.dtype) if gL is not None else None
         if gV is not None:  # complex (Hermitian) A: the same with conjugate transposes
             F = _off_diag_inverse(L.unsqueeze(-2) - L.unsqueeze(-1))
-            t = F * (_h(V) @ gV)
+            VhgV = _h(V) @ gV
+            if VhgV.is_complex():
+                _check_phase_free("linalg.eigh", "eigenvectors",
+                                  np.imag(np.diagonal(VhgV._data, 0, -2, -1)))
+            t = F * VhgV
             inner = t if inner is None else inner + t
         gA = V @ inner @ _h(V)
         return 0.5 * (gA + _h(gA))  # a symmetric (Hermitian) gradient, as torch returns
