@@ -312,6 +312,41 @@ for _what, _call in (
     case("misc", _what, _call)
 
 
+# ============================================================================ constraints
+SCALARS = np.array([-np.inf, -1.0, 0.0, 0.5, 1.0, 2.0, 3.0, np.inf, np.nan])
+MATS = np.array([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0], [2.0, 1.0]], [[2.0, 0.0], [0.5, 1.0]],
+                 [[1.0, 0.5], [0.5, 1.0]], [[0.0, 0.0], [0.0, 0.0]], [[1.0, 0.0], [0.6, 0.8]],
+                 [[1.0, 1.0], [0.0, 1.0]], [[np.nan, 0.0], [0.0, 1.0]]])
+VECS = np.array([[0.2, 0.3, 0.5], [0.2, 0.3, 0.6], [1.0, 0.0, 0.0], [-0.1, 0.6, 0.5],
+                 [0.0, 2.0, 1.0], [np.nan, 0.5, 0.5]])
+for _cname, _mk, _x in (
+        ("real", lambda C: C.real, SCALARS), ("positive", lambda C: C.positive, SCALARS),
+        ("nonnegative", lambda C: C.nonnegative, SCALARS),
+        ("unit_interval", lambda C: C.unit_interval, SCALARS),
+        ("boolean", lambda C: C.boolean, SCALARS),
+        ("nonnegative_integer", lambda C: C.nonnegative_integer, SCALARS),
+        ("positive_integer", lambda C: C.positive_integer, SCALARS),
+        ("greater_than(1)", lambda C: C.greater_than(1.0), SCALARS),
+        ("greater_than_eq(1)", lambda C: C.greater_than_eq(1.0), SCALARS),
+        ("less_than(1)", lambda C: C.less_than(1.0), SCALARS),
+        ("interval(0, 2)", lambda C: C.interval(0.0, 2.0), SCALARS),
+        ("half_open_interval(0, 2)", lambda C: C.half_open_interval(0.0, 2.0), SCALARS),
+        ("integer_interval(0, 2)", lambda C: C.integer_interval(0, 2), SCALARS),
+        ("simplex", lambda C: C.simplex, VECS), ("real_vector", lambda C: C.real_vector, VECS),
+        ("one_hot", lambda C: C.one_hot, VECS), ("multinomial(3)", lambda C: C.multinomial(3),
+                                                  VECS),
+        ("lower_triangular", lambda C: C.lower_triangular, MATS),
+        ("lower_cholesky", lambda C: C.lower_cholesky, MATS),
+        ("corr_cholesky", lambda C: C.corr_cholesky, MATS),
+        ("positive_definite", lambda C: C.positive_definite, MATS),
+        ("positive_semidefinite", lambda C: C.positive_semidefinite, MATS),
+        ("symmetric", lambda C: C.symmetric, MATS), ("square", lambda C: C.square, MATS),
+        ("independent(positive, 1)", lambda C: C.independent(C.positive, 1), VECS)):
+    case("constraints", _cname, (lambda mk, x: lambda L: (lambda c: (
+        c.check(L.T(x)), c.is_discrete, c.event_dim, type(c).__name__.lstrip("_")))(
+            mk(L.mod.distributions.constraints)))(_mk, _x))
+
+
 # ============================================================================ kl_divergence
 KL_SPECS = {"Bernoulli": "Bernoulli", "Beta": "Beta", "Binomial": "Binomial logits",
             "Categorical": "Categorical", "Cauchy": "Cauchy",
