@@ -118,6 +118,11 @@ COMMITS = {
     "lucidrains/axial-attention": "eff2c10c2e76c735a70a6b995b571213adffbbb7",
     "fxia22/pointnet.pytorch": "bafbf401e0af19be3262e448c59313fd2be0e421",
     "nikhilbarhate99/PPO-PyTorch": "728cce83d7ab628fe2634eabcdf3239997eb81dd",
+    "kmkurn/pytorch-crf": "623e3402d00a2728e99d6e8486010d67c754267b",
+    "milesial/Pytorch-UNet": "21d7850f2af30a9695bbeea75f3136aa538cfc4a",
+    "KevinMusgrave/pytorch-metric-learning": "216a792c22b0154d3d3bf008a7317edc7d677e71",
+    "philipperemy/n-beats": "06a4e209ada80bf1f403ced5228261784dfb26ed",
+    "rixwew/pytorch-fm": "f74ad19771eda104e99874d19dc892e988ec53fa",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -220,6 +225,11 @@ LICENCES = {
     "lucidrains/axial-attention": "MIT",
     "fxia22/pointnet.pytorch": "MIT",
     "nikhilbarhate99/PPO-PyTorch": "MIT",
+    "kmkurn/pytorch-crf": "MIT (LICENSE.txt)",
+    "milesial/Pytorch-UNet": "GPL-3.0 (run from the mirror, nothing copied)",
+    "KevinMusgrave/pytorch-metric-learning": "MIT",
+    "philipperemy/n-beats": "MIT",
+    "rixwew/pytorch-fm": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -6104,6 +6114,181 @@ for _n, _env, _continuous, _len, _steps, _covers in (
         # torch over seeds 0-2: 400 / 316 / 400 (400 is max_ep_len; ~20 for a random policy)
         metric=r"Average Reward : ([0-9.eE+-]+)", bar=(">=", 100))
 
+# ---------------------------------------------------------------- kmkurn/pytorch-crf
+# (thirty-fifth session) a linear-chain CRF for sequence labelling (the layer under BiLSTM-CRF
+# taggers): its own test suite checks the log-likelihood against brute-force enumeration of
+# every tag sequence, Viterbi decoding against the brute-force argmax, masks, batch_first,
+# the reductions and the errors for bad shapes; half of it scripts the CRF with torch.jit.
+_CRF = "kmkurn/pytorch-crf"
+add(name="crf/tests", repo=_CRF, kind="pytest", script="tests/test_crf.py",
+    copy=["tests", "torchcrf"], cwd=".", pythonpath=["."],
+    covers="CRF forward algorithm (logsumexp over broadcast scores, masked time steps by "
+           "torch.where), Viterbi by max over dims and a Python backtrace, nn.init.uniform_, "
+           "torch.jit.script of the module and its decode method, errors for bad shapes",
+    metric=r"([0-9]+) passed", bar=(">=", 35))
+
+# ---------------------------------------------------------------- milesial/Pytorch-UNet
+# (thirty-fifth session) U-Net segmentation by its own train.py (Carvana layout, CarvanaDataset
+# with a multiprocessing Pool scanning mask values, random_split with a seeded Generator,
+# DataLoader workers, RMSprop with foreach, ReduceLROnPlateau on the validation Dice,
+# cross-entropy + Dice loss, GradScaler and autocast disabled on CPU, channels_last inputs,
+# gradient clipping, a checkpoint per epoch) on data.py's toy cars, at a quarter of the width
+# (16 base channels instead of 64) and 32x32 inputs. The metric is the last validation Dice of
+# the foreground class (~0.2-0.3 for a constant guess); wandb is the stubs' in-memory logger.
+_UNET = "milesial/Pytorch-UNet"
+_UNET_WIDTH = [(f"({old})", f"({new})  # compat: a quarter of the width", "unet/unet_model.py")
+               for old, new in (("DoubleConv(n_channels, 64)", "DoubleConv(n_channels, 16)"),
+                                ("Down(64, 128)", "Down(16, 32)"),
+                                ("Down(128, 256)", "Down(32, 64)"),
+                                ("Down(256, 512)", "Down(64, 128)"),
+                                ("Down(512, 1024 // factor)", "Down(128, 256 // factor)"),
+                                # narrowest first: a result must not match a later old
+                                ("Up(128, 64, bilinear)", "Up(32, 16, bilinear)"),
+                                ("Up(256, 128 // factor, bilinear)",
+                                 "Up(64, 32 // factor, bilinear)"),
+                                ("Up(512, 256 // factor, bilinear)",
+                                 "Up(128, 64 // factor, bilinear)"),
+                                ("Up(1024, 512 // factor, bilinear)",
+                                 "Up(256, 128 // factor, bilinear)"),
+                                ("OutConv(64, n_classes)", "OutConv(16, n_classes)"))]
+_UNET_DICE = r"Validation Dice score: (?:tensor\()?([0-9.eE+-]+)"
+for _n, _extra, _covers in (
+        ("train", [], "transposed-convolution upsampling (ConvTranspose2d), F.pad to the skip's "
+                      "size, torch.cat of skips, BatchNorm2d, MaxPool2d, two-class softmax + "
+                      "one_hot Dice"),
+        ("train_bilinear", ["--bilinear"],
+         "bilinear upsampling (nn.Upsample scale 2, align_corners=True) with halved widths")):
+    add(name=f"unet/{_n}", repo=_UNET, script="train.py",
+        copy=["train.py", "evaluate.py", "unet", "utils"], cwd=".", covers=_covers,
+        subs=_UNET_WIDTH, data=["carvana_like"],
+        args=["--epochs", "8", "--batch-size", "8", "--learning-rate", "3e-4", "--scale", "0.5",
+              "--validation", "20"] + _extra,
+        # torch over seeds 0-2: 0.83 / 0.85 / 0.85 (train), 0.80 / 0.84 / 0.86 (bilinear);
+        # ember 0.63 / 0.78 / 0.65 (train, seeds 0, 5, 6): see docs/COMPAT.md. At lr 1e-3 it
+        # collapses to the background class (Dice 1e-8); all-foreground scores ~0.2
+        metric=_UNET_DICE, bar=(">=", 0.45))
+
+# ---------------------------------------------------------------- philipperemy/n-beats
+# (thirty-fifth session) N-BEATS forecasting in plain torch (stacks of fully connected blocks
+# with backcast/forecast heads; trend blocks project onto a polynomial basis, seasonality
+# blocks onto a Fourier basis; residual subtraction of each block's backcast): the notebook
+# on a monthly milk-production series (data.py's stand-in), the README's usage example
+# (its Keras half removed: keras is not installed) and trainer_pytorch.py on its own
+# synthetic seasonal generator, with checkpoints saved and restored by torch.save/load.
+_NB = "philipperemy/n-beats"
+add(name="nbeats/milk_notebook", repo=_NB, kind="ipynb", script="examples/NBeats.ipynb",
+    copy=["examples", "nbeats_pytorch"], pythonpath=["examples", "."], data=["milk_csv"],
+    covers="generic N-BEATS blocks (Linear stacks, theta heads without bias, shared "
+           "backcast/forecast), Adam, MSE per epoch on a held-out tail, torch.save of "
+           "model and optimiser state every 100 epochs",
+    subs=[("for epoch in range(1000):", "for epoch in range(301):  # compat: was 1000")],
+    # 1000 x test MSE; torch over seeds 0-2: 0.13 / 0.08 / 0.26 (1378 after the first epoch)
+    metric=r"te_loss \(epoch\) = ([0-9.]+)", bar=("<=", 1.0))
+_NB_README = [("from nbeats_keras.model import NBeatsNet as NBeatsKeras\n",
+               "# compat: keras is not installed; the PyTorch backend only\n"),
+              ("for BackendType in [NBeatsKeras, NBeatsPytorch]:",
+               "for BackendType in [NBeatsPytorch]:"),
+              ("stack_types=(NBeatsKeras.GENERIC_BLOCK, NBeatsKeras.GENERIC_BLOCK),",
+               "stack_types=(NBeatsPytorch.GENERIC_BLOCK, NBeatsPytorch.GENERIC_BLOCK),"),
+              ("= 50_000, 10, 1, 1", "= 10_000, 10, 1, 1  # compat: 50_000 samples"),
+              ("epochs=20, batch_size=128)", "epochs=5, batch_size=128)  # compat: 20 epochs")]
+add(name="nbeats/readme", repo=_NB, kind="md", script="README.md", block=0,
+    copy=["README.md", "nbeats_pytorch"], cwd=".", pythonpath=["."], subs=_NB_README,
+    covers="NBeatsNet's Keras-like compile/fit/predict (L1 loss, Adam, shuffled batches, "
+           "weight sharing within a stack), save/load of the whole module by pickle, "
+           "3-d inputs squeezed; the task is the mean of 10 uniform draws (MAE ~0.07 for "
+           "predicting 0.5)",
+    # torch over seeds 0-2: 0.012 / 0.0056 / 0.0031
+    metric=r"val_loss: ([0-9.]+)", bar=("<=", 0.04))
+add(name="nbeats/trainer_dummy", repo=_NB, script="examples/trainer_pytorch.py",
+    copy=["examples", "nbeats_pytorch"], pythonpath=["examples", "."],
+    args=["--task", "dummy", "--disable-plot"],
+    covers="trend (polynomial basis), seasonality (Fourier basis) and generic stacks, "
+           "linspace bases built per call, checkpoint save/restore of model and Adam state",
+    subs=[("hidden_layer_units=1024,", "hidden_layer_units=128,  # compat: was 1024"),
+          ("max_grad_steps = 10000\n", "max_grad_steps = 600  # compat: was 10000\n")],
+    # the last batch's MSE (4 series; the script does not seed numpy, so runs vary); torch
+    # over seeds 0-2: 0.0007 / 0.0002 / 0.0011, 0.75 at the first step
+    metric=r"loss = ([0-9.]+)", bar=("<=", 0.03))
+
+# ---------------------------------------------------------------- rixwew/pytorch-fm
+# (thirty-fifth session) factorisation-machine click/rating models in plain torch (torchfm):
+# its examples/main.py on data.py's MovieLens-1M stand-in (ratings above 3 are positives),
+# one program per model family, and its layer tests. main.py splits with random_split,
+# loads with DataLoader(num_workers=8), trains with BCELoss and Adam, keeps the best model by
+# validation AUC (torch.save of the whole module) and prints the test AUC (sklearn's
+# roc_auc_score; 0.5 untrained). main.py imports the Criteo and Avazu datasets, which import
+# lmdb (`pip install lmdb`, pyproject's compat extra). MovieLens' dataset uses np.int and
+# np.long (removed in NumPy 2): substituted in the library file.
+_FM = "rixwew/pytorch-fm"
+# test AUC under torch over seeds 0-2 (main.py does not seed, so runs vary): fm 0.89 / 0.90 /
+# 0.90, ffm 0.84 / 0.87 / 0.84, dfm 0.79 / 0.81 / 0.80, xdfm 0.78 / 0.81 / 0.86, afi (lr 1e-3)
+# 0.78 / 0.77 / 0.78, ncf 0.87 / 0.74 / 0.73, hofm 0.89 / 0.90 / 0.90
+_FM_BARS = {"fm": 0.75, "ffm": 0.7, "dfm": 0.7, "xdfm": 0.68, "afi": 0.62, "ncf": 0.62,
+            "hofm": 0.75}
+_FM_NUMPY = [("data[:, :2].astype(np.int)", "data[:, :2].astype(np.int64)",
+              "torchfm/dataset/movielens.py"),
+             ("np.array((0, ), dtype=np.long)", "np.array((0, ), dtype=np.int64)",
+              "torchfm/dataset/movielens.py"),
+             ("np.array((1,), dtype=np.long)", "np.array((1,), dtype=np.int64)",
+              "torchfm/dataset/movielens.py")]
+for _m, _covers in (
+        ("fm", "factorisation machine: FeaturesEmbedding with offsets (np.cumsum of field "
+               "dims), FeaturesLinear, the square-of-sum trick"),
+        ("ffm", "field-aware FM: a ModuleList of embeddings per field, pairwise products of "
+                "field-specific embeddings stacked"),
+        ("dfm", "DeepFM: FM + MLP (BatchNorm1d, ReLU, Dropout) on the flattened embeddings"),
+        ("xdfm", "xDeepFM: the compressed interaction network (Conv1d with kernel 1 over "
+                 "outer products, torch.split of the halves off), linear and MLP"),
+        ("afi", "AutoInt: nn.MultiheadAttention layers over field embeddings with a residual "
+                "projection, then an MLP"),
+        ("ncf", "neural collaborative filtering: GMF (user * item embeddings) and an MLP, "
+                "user/item columns picked by index arrays"),
+        ("hofm", "higher-order FM: the ANOVA kernel of order 3 by dynamic programming "
+                 "(cumulative sums over fields)")):
+    add(name=f"torchfm/{_m}", repo=_FM, script="examples/main.py",
+        copy=["examples", "torchfm"], cwd=".", pythonpath=["."], covers=_covers,
+        subs=_FM_NUMPY, data=["movielens_1m"],
+        args=["--dataset_name", "movielens1M", "--dataset_path", "ml-1m/ratings.dat",
+              "--model_name", _m, "--epoch", "6", "--batch_size", "256", "--device", "cpu",
+              # AutoInt collapses to a constant (AUC 0.5) at 0.01 in one torch seed in three
+              "--learning_rate", "0.001" if _m == "afi" else "0.01", "--save_dir", "."],
+        metric=r"test auc: ([0-9.]+)", bar=(">=", _FM_BARS[_m]))
+add(name="torchfm/test_layers", repo=_FM, kind="pytest", script="test/test_layers.py",
+    copy=["test", "torchfm"], cwd=".", pythonpath=["."],
+    covers="the ANOVA kernel of orders 2 and 3 against explicit loops over field pairs and "
+           "triples",
+    metric=r"([0-9]+) passed", bar=(">=", 3))
+
+# --------------------------------------------------- KevinMusgrave/pytorch-metric-learning
+# (thirty-fifth session) metric-learning and contrastive losses in plain torch: the library's
+# own tests of the losses self-supervised and contrastive training uses (NT-Xent of SimCLR
+# and MoCo-style reference embeddings, VICReg, contrastive, triplet and multi-similarity),
+# each computed by the library through its distances, miners and reducers and checked against
+# an explicit loop over pairs and triplets, in float32 and float64 on the CPU (TEST_DTYPES;
+# float16 left out: torch's CPU half kernels are not what these tests are about). Left out:
+# test_cross_batch_memory (the MoCo-style queue: 9 tests in over 600 s under torch here) and
+# test_self_supervised_loss (60 s).
+_PML = "KevinMusgrave/pytorch-metric-learning"
+_PML_ENV = {"TEST_DEVICE": "cpu", "TEST_DTYPES": "float32,float64"}
+_PML_TESTS = {"ntxent_loss": 4, "vicreg_loss": 1, "contrastive_loss": 3, "triplet_margin_loss": 4,
+              "multi_similarity_loss": 3}   # every test of the file, each torch seed
+for _t, _covers in (
+        ("ntxent_loss", "NTXentLoss and SupConLoss: cosine similarities over all pairs, "
+                        "temperature, positive/negative masks from labels, logsumexp per "
+                        "anchor; with reference embeddings as a MoCo-style queue"),
+        ("vicreg_loss", "VICRegLoss: invariance (MSE), variance (hinge on the std of each "
+                        "dimension), covariance (off-diagonal squares) terms"),
+        ("contrastive_loss", "ContrastiveLoss with LpDistance and CosineSimilarity: positive and "
+                             "negative margins, AvgNonZeroReducer, pairs from labels"),
+        ("triplet_margin_loss", "TripletMarginLoss: triplets from labels by indices_tuple, soft "
+                                "margin (softplus), swap, reducers"),
+        ("multi_similarity_loss", "MultiSimilarityLoss: logsumexp of weighted positive and "
+                                  "negative similarities per anchor")):
+    add(name=f"pml/{_t}", repo=_PML, kind="pytest", script=f"tests/losses/test_{_t}.py",
+        copy=["src", "tests"], cwd=".", env=_PML_ENV, covers=_covers,
+        metric=r"([0-9]+) passed", bar=(">=", _PML_TESTS[_t]))
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -6445,6 +6630,25 @@ SPREAD: dict = {
     'pointnet/seg_chair': {0: 0.7636, 1: 0.3218, 2: 0.535},
     'pointnet/seg_chair_feature_transform': {0: 0.7712, 1: 0.8475, 2: 0.8091},
     'ppo/cartpole': {0: 400, 1: 316.2, 2: 400},
+    'crf/tests': {0: 35, 1: 35, 2: 35},
+    'unet/train': {0: 0.8271, 1: 0.8473, 2: 0.85},
+    'unet/train_bilinear': {0: 0.7993, 1: 0.8361, 2: 0.8614},
+    'nbeats/milk_notebook': {0: 0.112, 1: 0.082, 2: 0.261},
+    'nbeats/readme': {0: 0.004, 1: 0.006, 2: 0.0032},
+    'nbeats/trainer_dummy': {0: 0.001339, 1: 0.00018, 2: 0.001074},
+    'torchfm/fm': {0: 0.891, 1: 0.9018, 2: 0.8961},
+    'torchfm/ffm': {0: 0.8438, 1: 0.869, 2: 0.8372},
+    'torchfm/dfm': {0: 0.7938, 1: 0.8062, 2: 0.8047},
+    'torchfm/xdfm': {0: 0.7791, 1: 0.8144, 2: 0.8565},
+    'torchfm/afi': {0: 0.7784, 1: 0.7698, 2: 0.7831},
+    'torchfm/ncf': {0: 0.8727, 1: 0.739, 2: 0.7266},
+    'torchfm/hofm': {0: 0.8892, 1: 0.9023, 2: 0.899},
+    'torchfm/test_layers': {0: 3, 1: 3, 2: 3},
+    'pml/ntxent_loss': {0: 4, 1: 4, 2: 4},
+    'pml/vicreg_loss': {0: 1, 1: 1, 2: 1},
+    'pml/contrastive_loss': {0: 3, 1: 3, 2: 3},
+    'pml/triplet_margin_loss': {0: 4, 1: 4, 2: 4},
+    'pml/multi_similarity_loss': {0: 3, 1: 3, 2: 3},
 }
 
 

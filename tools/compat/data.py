@@ -466,3 +466,69 @@ def shapenet_parts(cwd: Path, seed: int, n_train: int = 60, n_test: int = 20) ->
         order = rng.permutation(len(names))
         (root / "train_test_split" / f"shuffled_{split}_file_list.json").write_text(
             json.dumps([names[j] for j in order]))
+
+
+def carvana_like(cwd: Path, seed: int, n: int = 160, size: int = 64) -> None:
+    """data/imgs/<id>.png and data/masks/<id>_mask.png in the Carvana layout that
+    Pytorch-UNet's CarvanaDataset reads: RGB pictures of a textured background with one
+    coloured "car" (an ellipse with a darker roof stripe) and a few distractor squares, and the
+    car's 0/1 mask (mode L). The car's colour, place, size and angle vary per image, and the
+    distractors share its colours, so colour alone does not segment it."""
+    from PIL import Image as _Image
+    rng = np.random.default_rng(seed)
+    (cwd / "data" / "imgs").mkdir(parents=True, exist_ok=True)
+    (cwd / "data" / "masks").mkdir(parents=True, exist_ok=True)
+    yy, xx = np.mgrid[0:size, 0:size].astype(np.float64)
+    for i in range(n):
+        img = rng.uniform(60, 140, (1, 1, 3)) + rng.normal(0, 18, (size, size, 3))
+        colour = rng.uniform(0, 255, 3)
+        for _ in range(rng.integers(1, 4)):        # squares in the car's colour family
+            x0, y0, w = rng.integers(0, size - 10), rng.integers(0, size - 10), rng.integers(4, 9)
+            img[y0:y0 + w, x0:x0 + w] = colour * rng.uniform(0.7, 1.1)
+        cx, cy = rng.uniform(0.3, 0.7, 2) * size
+        a, b = rng.uniform(0.18, 0.3) * size, rng.uniform(0.09, 0.15) * size
+        t = rng.uniform(0, np.pi)
+        u = (xx - cx) * np.cos(t) + (yy - cy) * np.sin(t)
+        v = -(xx - cx) * np.sin(t) + (yy - cy) * np.cos(t)
+        mask = (u / a) ** 2 + (v / b) ** 2 <= 1.0
+        img[mask] = colour
+        img[mask & (np.abs(u) < a * 0.35)] = colour * 0.5  # the roof
+        img += rng.normal(0, 8, img.shape)
+        pixels = np.clip(img, 0, 255).astype(np.uint8)
+        name = f"{seed:02d}{i:04d}"
+        _Image.fromarray(pixels, "RGB").save(cwd / "data" / "imgs" / f"{name}.png")
+        _Image.fromarray(mask.astype(np.uint8), "L").save(
+            cwd / "data" / "masks" / f"{name}_mask.png")
+
+
+def milk_csv(cwd: Path, seed: int, n_months: int = 168) -> None:
+    """data/milk.csv in the layout of the monthly milk-production series N-BEATS' notebook reads
+    (a quoted "month" column 1962-01.., a production column): a rising trend with a yearly
+    cycle peaking in May and noise, about 600-950 pounds like the original."""
+    rng = np.random.default_rng(seed)
+    (cwd / "data").mkdir(exist_ok=True)
+    t = np.arange(n_months)
+    values = (600 + 1.7 * t + 70 * np.cos(2 * np.pi * (t - 4) / 12)
+              + 25 * np.cos(4 * np.pi * t / 12) + rng.normal(0, 6, n_months))
+    rows = ['"month","milk_production_pounds"']
+    rows += [f'"{1962 + m // 12}-{m % 12 + 1:02d}",{int(round(v))}' for m, v in zip(t, values)]
+    (cwd / "data" / "milk.csv").write_text("\n".join(rows) + "\n")
+
+
+def movielens_1m(cwd: Path, seed: int, n_users: int = 500, n_items: int = 300,
+                 n_ratings: int = 40000) -> None:
+    """ml-1m/ratings.dat in MovieLens 1M's layout (`user::movie::rating::timestamp`, ids from
+    1): ratings 1-5 from a rank-4 taste model (user and movie factors plus a per-movie bias)
+    with noise, so a factorisation model can learn who likes what above the base rate."""
+    rng = np.random.default_rng(seed)
+    users = rng.normal(0, 1, (n_users, 4))
+    items = rng.normal(0, 1, (n_items, 4))
+    bias = rng.normal(0, 0.6, n_items)
+    u = rng.integers(0, n_users, n_ratings)
+    i = rng.integers(0, n_items, n_ratings)
+    score = (users[u] * items[i]).sum(1) / 2 + bias[i] + rng.normal(0, 0.5, n_ratings)
+    rating = np.clip(np.round(3.4 + score), 1, 5).astype(int)
+    (cwd / "ml-1m").mkdir(exist_ok=True)
+    lines = [f"{a + 1}::{b + 1}::{r}::{978300760 + k}" for k, (a, b, r) in
+             enumerate(zip(u, i, rating))]
+    (cwd / "ml-1m" / "ratings.dat").write_text("\n".join(lines) + "\n")
