@@ -283,12 +283,18 @@ class Zeta(Op):
 
     @staticmethod
     def forward(ctx, x, q):
+        ctx.save_for_backward(x, q)
         with np.errstate(all="ignore"):
             return _as_dtype_of(sp.zeta(x, q), x)
 
     @staticmethod
     def backward(ctx, g):
-        raise NotImplementedError("the derivative for 'special_zeta' is not implemented.")
+        x, q = ctx.saved_tensors
+        if ctx.needs_input_grad[0]:  # (no closed form in x; torch has none either)
+            raise NotImplementedError("the derivative for 'special_zeta: self' is not "
+                                      "implemented.")
+        # d/dq sum_k (k + q)^-x = -x sum_k (k + q)^-(x+1) = -x zeta(x + 1, q)
+        return None, sum_to(g * -x * zeta(x + 1, q), q.shape)
 
 
 zeta = _binary_fn("zeta", Zeta, result=_to_float)

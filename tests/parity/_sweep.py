@@ -38,6 +38,21 @@ def weighted_grads(L, outs):
     return [None if g is None else _array(g) for g in gs]
 
 
+def second_derivative(L, out):
+    """For a case: the gradient of out's cosine-weighted sum w.r.t. L.leaves and the gradient
+    of that gradient's squared norm (double backward), as tensors (None where unused), so
+    the harness compares both and a backward that raises is compared by its type."""
+    w = L.mod.tensor(np.cos(np.arange(out.numel(), dtype=np.float64)).reshape(tuple(out.shape)))
+    grads = L.mod.autograd.grad((out * w.to(out.dtype)).sum(), L.leaves, create_graph=True,
+                                allow_unused=True)
+    used = [g for g in grads if g is not None and g.requires_grad]
+    first = tuple(g if g is None else g.detach() for g in grads)
+    if not used:
+        return first, None
+    total = sum(((g * g.conj()).real if g.is_complex() else g * g).sum() for g in used)
+    return first, tuple(L.mod.autograd.grad(total, L.leaves, allow_unused=True))
+
+
 def _array(g):
     # torch gives some structurally zero gradients (sgn of a real input) as a ZeroTensor,
     # which refuses .numpy()

@@ -139,6 +139,19 @@ def _with_grad(L, out):
     return out.detach(), tuple(grads)
 
 
+def _second_derivative(L, out):
+    """The gradient of out's weighted sum and the gradient of that gradient's squared norm
+    (double backward), computed inside the case."""
+    w = L.mod.tensor(np.cos(np.arange(out.numel(), dtype=np.float64)).reshape(tuple(out.shape)))
+    grads = L.mod.autograd.grad((out * w.to(out.dtype)).sum(), L.leaves, create_graph=True,
+                                allow_unused=True)
+    total = sum((g * g).sum() for g in grads if g is not None and g.requires_grad)
+    if not isinstance(total, L.mod.Tensor):
+        return tuple(g if g is None else g.detach() for g in grads), None
+    second = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
+    return tuple(g if g is None else g.detach() for g in grads), tuple(second)
+
+
 def make(spec_name, grad=False, validate=None, **override):
     """A maker of the distribution ``spec_name`` (float parameters as float64 leaves if grad)."""
     cls, params, extra, _ = SPECS[spec_name]
@@ -179,6 +192,8 @@ for _name in SPECS:
     case(g, "log_prob", (lambda n: lambda L: make(n)(L).log_prob(values(n)(L)))(_name))
     case(g, "log_prob grad", (lambda n: lambda L: _with_grad(L, make(n, grad=True)(L).log_prob(
         values(n)(L))))(_name))
+    case(g, "log_prob second derivative", (lambda n: lambda L: _second_derivative(L, make(
+        n, grad=True)(L).log_prob(values(n)(L))))(_name))
     case(g, "log_prob one value", (lambda n: lambda L: make(n)(L).log_prob(values(n)(L)[0]))(
         _name))
     case(g, "cdf", (lambda n: lambda L: make(n)(L).cdf(values(n)(L)))(_name))
@@ -554,6 +569,7 @@ KNOWN: dict = {
     ("VonMises", "stddev grad"): _VONMISES,
     **{("GeneralizedPareto", w): _GPD_FLOAT64 for w in (
         "log_prob", "log_prob grad", "log_prob one value", "cdf", "cdf grad", "expand",
+        "log_prob second derivative",
         "log_prob nan (no validate)", "log_prob out of support no validate")},
     **{("LowRankMultivariateNormal", f"invalid {p}{v}"): _LOWRANK_NAN
        for p in ("cov_factor", "cov_diag") for v in ("", " no validate")},

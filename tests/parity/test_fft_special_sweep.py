@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _sweep import check_family, families
+from _sweep import check_family, families, second_derivative
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
@@ -250,6 +250,14 @@ WIDE_UNIT = np.concatenate([np.logspace(-300, -1e-16, 61), 1 - np.logspace(-16, 
 for _fn in UNARY:
     case(f"special.{_fn}", "wide grid", (lambda f: lambda L: getattr(L.mod.special, f)(L.T(
         WIDE_UNIT if f in ("erfinv", "ndtri", "logit") else WIDE)))(_fn))
+for _fn in UNARY:
+    case(f"special.{_fn}", "second derivative", (lambda f: lambda L: second_derivative(
+        L, getattr(L.mod.special, f)(L.G(SMOOTH / 4 if f in ("erfinv", "ndtri", "logit")
+                                         else SMOOTH))))(_fn))
+for _fn in C2C + R2C + C2R + ND:
+    case(f"fft.{_fn}", "second derivative", (lambda f: lambda L: second_derivative(L, (lambda y: (
+        y.abs() ** 2 if y.is_complex() else y * y))(getattr(L.mod.fft, f)(
+            Gc((3, 4))(L) if f.startswith(("irfft", "hfft")) else G((3, 4))(L)))))(_fn))
 case("special.logit", "eps", lambda L: L.mod.special.logit(L.G(UNIT[:9]), eps=1e-6))
 case("special.logit", "eps edges", lambda L: L.mod.special.logit(L.T(UNIT), eps=0.25))
 case("special.round", "decimals", lambda L: L.mod.special.round(L.T(EDGES * 1.23456),
@@ -282,6 +290,8 @@ for _fn in ("xlogy", "xlog1py", "zeta", "gammainc", "gammaincc"):
         L.G(SMOOTH + 1), L.G(SMOOTH))))(_fn))
     case(f"special.{_fn}", "out=", (lambda f: lambda L: (lambda o: (getattr(L.mod.special, f)(
         L.T(SMOOTH + 1), L.T(SMOOTH), out=o), o))(L.mod.empty(0, dtype=L.mod.float64)))(_fn))
+    case(f"special.{_fn}", "second derivative", (lambda f: lambda L: second_derivative(
+        L, getattr(L.mod.special, f)(L.T(SMOOTH + 1), L.G(SMOOTH))))(_fn))
 
 _WV = np.concatenate([-np.logspace(-5, 5, 11), [0.0], np.logspace(-5, 5, 11),
                       [0.5, 1.5, 2.5, 7.3]])

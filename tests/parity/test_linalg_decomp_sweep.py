@@ -27,7 +27,7 @@ from _linalg_inputs import (
     spd,
     sq,
 )
-from _sweep import check_family, families
+from _sweep import check_family, families, second_derivative
 
 torch = pytest.importorskip("torch")
 
@@ -264,6 +264,20 @@ for _herm in (False, True):
 case("ldl_factor_ex", "spd", lambda L: tuple(L.mod.linalg.ldl_factor_ex(T(spd((3, 3)))(L))))
 case("ldl_factor", "non-square", lambda L: L.mod.linalg.ldl_factor(T(rnd((2, 3)))(L)))
 case("ldl_factor", "int", lambda L: L.mod.linalg.ldl_factor(L.T(np.eye(2, dtype=int))))
+
+# ============================================================================ double backward
+for _what, _call in (
+        ("cholesky", lambda L: L.mod.linalg.cholesky(G(spd((3, 3)))(L))),
+        ("eigvalsh", lambda L: L.mod.linalg.eigvalsh(G(spd((3, 3)))(L))),
+        ("eigh", lambda L: _eigh_invariants(L, *L.mod.linalg.eigh(G(spd((3, 3)))(L)))[2]),
+        ("svdvals", lambda L: L.mod.linalg.svdvals(G(rnd((3, 2)))(L))),
+        ("svd", lambda L: _svd_invariants(L, *L.mod.linalg.svd(G(rnd((3, 2)))(L), False),
+                                          False)[1]),
+        ("qr", lambda L: L.mod.linalg.qr(G(rnd((4, 3)))(L)).R),
+        ("lu_factor", lambda L: L.mod.linalg.lu_factor(G(sq((3, 3)))(L)).LU),
+        ("eigvals", lambda L: _sorted_eig(L, L.mod.linalg.eigvals(G(EIG_REAL)(L))).real)):
+    case(_what, "second derivative", (lambda c: lambda L: second_derivative(L, c(L)))(_call))
+
 
 # ============================================================================ out=
 def _with_out(call, *dtypes):

@@ -33,7 +33,7 @@ from _linalg_inputs import (
     sq,
     tri,
 )
-from _sweep import check_family, families
+from _sweep import check_family, families, second_derivative
 
 torch = pytest.importorskip("torch")
 
@@ -377,6 +377,26 @@ for _fn in ("inv", "det", "cholesky", "eigvalsh", "svdvals", "matrix_exp", "slog
         T(spd((3, 3)))(L).half()))(_fn))
     case(_fn, "0-d input", (lambda fn: lambda L: getattr(L.mod.linalg, fn)(
         L.T(np.array(2.0))))(_fn))
+
+# ============================================================================ double backward
+for _what, _call in (
+        ("inv", lambda L: L.mod.linalg.inv(G(sq((3, 3)))(L))),
+        ("det", lambda L: L.mod.linalg.det(G(sq((3, 3)))(L))),
+        ("slogdet", lambda L: L.mod.linalg.slogdet(G(sq((3, 3)))(L)).logabsdet),
+        ("solve", lambda L: L.mod.linalg.solve(G(sq((3, 3)))(L), G(rnd((3, 2)))(L))),
+        ("solve_triangular", lambda L: L.mod.linalg.solve_triangular(
+            G(tri((3, 3), True))(L), G(rnd((3, 2)))(L), upper=True)),
+        ("pinv", lambda L: L.mod.linalg.pinv(G(rnd((2, 3)))(L))),
+        ("matrix_exp", lambda L: L.mod.linalg.matrix_exp(G(rnd((3, 3)))(L))),
+        ("matrix_power", lambda L: L.mod.linalg.matrix_power(G(sq((3, 3)))(L), -2)),
+        ("matrix_norm", lambda L: L.mod.linalg.matrix_norm(G(sq((3, 3)))(L), "nuc")),
+        ("vector_norm", lambda L: L.mod.linalg.vector_norm(G(rnd((2, 3)))(L), 3.0)),
+        ("cond", lambda L: L.mod.linalg.cond(G(sq((3, 3)))(L))),
+        ("lstsq", lambda L: L.mod.linalg.lstsq(G(rnd((4, 2)))(L), G(rnd((4, 1), 1))(L)).solution),
+        ("det complex", lambda L: L.mod.linalg.det(Gc(sq((3, 3)))(L)).abs())):
+    case(_what.split(" ")[0], f"second derivative {_what}", (lambda c: lambda L: (
+        second_derivative(L, c(L))))(_call))
+
 
 # ============================================================================ out=
 def _with_out(call, *dtypes):
