@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 import pytest
-from _sweep import check_family, families
+from _sweep import check_family, families, second_derivative
 from _sweep_results import Lib, divergence
 
 import ember
@@ -139,19 +139,6 @@ def _with_grad(L, out):
     return out.detach(), tuple(grads)
 
 
-def _second_derivative(L, out):
-    """The gradient of out's weighted sum and the gradient of that gradient's squared norm
-    (double backward), computed inside the case."""
-    w = L.mod.tensor(np.cos(np.arange(out.numel(), dtype=np.float64)).reshape(tuple(out.shape)))
-    grads = L.mod.autograd.grad((out * w.to(out.dtype)).sum(), L.leaves, create_graph=True,
-                                allow_unused=True)
-    total = sum((g * g).sum() for g in grads if g is not None and g.requires_grad)
-    if not isinstance(total, L.mod.Tensor):
-        return tuple(g if g is None else g.detach() for g in grads), None
-    second = L.mod.autograd.grad(total, L.leaves, allow_unused=True)
-    return tuple(g if g is None else g.detach() for g in grads), tuple(second)
-
-
 def make(spec_name, grad=False, validate=None, **override):
     """A maker of the distribution ``spec_name`` (float parameters as float64 leaves if grad)."""
     cls, params, extra, _ = SPECS[spec_name]
@@ -192,8 +179,13 @@ for _name in SPECS:
     case(g, "log_prob", (lambda n: lambda L: make(n)(L).log_prob(values(n)(L)))(_name))
     case(g, "log_prob grad", (lambda n: lambda L: _with_grad(L, make(n, grad=True)(L).log_prob(
         values(n)(L))))(_name))
-    case(g, "log_prob second derivative", (lambda n: lambda L: _second_derivative(L, make(
+    case(g, "log_prob second derivative", (lambda n: lambda L: second_derivative(L, make(
         n, grad=True)(L).log_prob(values(n)(L))))(_name))
+    case(g, "cdf second derivative", (lambda n: lambda L: second_derivative(L, make(
+        n, grad=True)(L).cdf(values(n)(L))))(_name))
+    for _prop in ("entropy", "mean", "variance"):
+        case(g, f"{_prop} second derivative", (lambda n, p: lambda L: second_derivative(
+            L, _attr(make(n, grad=True)(L), p)))(_name, _prop))
     case(g, "log_prob one value", (lambda n: lambda L: make(n)(L).log_prob(values(n)(L)[0]))(
         _name))
     case(g, "cdf", (lambda n: lambda L: make(n)(L).cdf(values(n)(L)))(_name))
@@ -378,6 +370,9 @@ for _p, _q in sorted(((a.__name__, b.__name__) for a, b in
         case("kl_divergence", f"{_p} || {_q}", (lambda p, q: lambda L: (
             L.mod.distributions.kl_divergence(make(KL_SPECS[p])(L), make(KL_SPECS[q])(L))))(
             _p, _q))
+        case("kl_divergence", f"{_p} || {_q} second derivative", (lambda p, q: lambda L: (
+            second_derivative(L, L.mod.distributions.kl_divergence(
+                make(KL_SPECS[p], grad=True)(L), make(KL_SPECS[q], grad=True)(L)))))(_p, _q))
         case("kl_divergence", f"{_p} || {_q} grad", (lambda p, q: lambda L: (
             L.mod.distributions.kl_divergence(make(KL_SPECS[p], grad=True)(L),
                                               make(KL_SPECS[q], grad=True)(L))))(_p, _q))
@@ -566,6 +561,13 @@ KNOWN: dict = {
     ("FisherSnedecor", "invalid df1 no validate"): _NO_VALIDATE,
     ("FisherSnedecor", "invalid df2 no validate"): _NO_VALIDATE,
     ("VonMises", "variance grad"): _VONMISES,
+    ("VonMises", "variance second derivative"): _VONMISES,
+    ("GeneralizedPareto", "cdf second derivative"): _GPD_FLOAT64,
+    ("kl_divergence", "ContinuousBernoulli || Uniform second derivative"): _CB_UNIFORM,
+    ("kl_divergence", "Uniform || Pareto second derivative"): (
+        "where the KL is infinite (the Uniform reaches below the Pareto's scale) its "
+        "derivatives mean nothing: torch's second derivative is NaN there, ember's 0 (the "
+        "first derivatives agree)"),
     ("VonMises", "stddev grad"): _VONMISES,
     **{("GeneralizedPareto", w): _GPD_FLOAT64 for w in (
         "log_prob", "log_prob grad", "log_prob one value", "cdf", "cdf grad", "expand",
