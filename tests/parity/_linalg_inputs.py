@@ -122,15 +122,6 @@ def _raised(mod, fn):
     return None
 
 
-def _raised(mod, fn):
-    try:
-        with np.errstate(all="ignore"):
-            fn(Lib(mod))
-    except Exception as exc:
-        return str(exc)
-    return None
-
-
 def named_divergence(group, torch):
     """divergence(fn), and when both raise, ember's message must name the function (the
     group's first word: 'solve_triangular' in 'solve_triangular upper=True') or the one that
