@@ -369,3 +369,114 @@ def test_wide_pointwise_keeps_nothing(rng):
     conv.conv2d_forward(x, rng.standard_normal((16, 8, 1, 1)), None, (1, 1), (0, 0), (1, 1), 1,
                         keep)
     assert keep == []
+
+
+# NOTE [Pixels as rows on small maps]: the route for few output pixels and deep patches
+
+
+def _rows_everywhere(monkeypatch):
+    monkeypatch.setattr(conv, "_ROWS_MAX", 10 ** 6)
+    monkeypatch.setattr(conv, "_ROWS_MIN_DEPTH", 1)
+    monkeypatch.setattr(conv, "_ROWS_MIN_OUT", 1)
+
+
+def _spy_rows(monkeypatch):
+    calls = []
+    real = conv._unfold_rows
+
+    def spy(*args):
+        calls.append(args[1].shape)
+        return real(*args)
+
+    monkeypatch.setattr(conv, "_unfold_rows", spy)
+    return calls
+
+
+@pytest.mark.parametrize("case", [c for c in CONV_CASES if c[5] == 1 and c[1][2] * c[1][3] > 1])
+def test_rows_route_matches_reference_and_keeps_its_rows(rng, monkeypatch, case):
+    _rows_everywhere(monkeypatch)
+    calls = _spy_rows(monkeypatch)
+    xs, ws, stride, padding, dilation, groups = case
+    x, w, b = rng.standard_normal(xs), rng.standard_normal(ws), rng.standard_normal(ws[0])
+    keep = []
+    y = conv.conv2d_forward(x, w, b, stride, padding, dilation, groups, keep)
+    np.testing.assert_allclose(y, conv2d_ref(x, w, b, stride, padding, dilation, groups),
+                               **TOL[np.float64])
+    n_pixels = y.shape[0] * y.shape[2] * y.shape[3]
+    assert calls == [(n_pixels, w[0].size)] and keep[0].shape == (n_pixels, w[0].size)
+    g = rng.standard_normal(y.shape)
+    gx, gw, gb = conv.conv2d_backward(g, x, w, stride, padding, dilation, groups, True, True,
+                                      True, keep[0])
+    assert len(calls) == 1  # the weight gradient took the kept rows
+    inner = np.vdot(y - b.reshape(1, -1, 1, 1), g)  # conv is linear in x and in w
+    np.testing.assert_allclose(np.vdot(x, gx), inner, rtol=1e-10)
+    np.testing.assert_allclose(np.vdot(w, gw), inner, rtol=1e-10)
+    # without the kept rows the weight gradient packs x again, to the same values
+    np.testing.assert_allclose(conv.conv2d_weight_grad(g, x, ws, stride, padding, dilation, 1),
+                               gw, rtol=1e-12, atol=1e-12)
+    assert len(calls) == 2
+
+
+# VGG-19's and ResNet-50's shapes at batch 8, and a strided and a dilated one
+ROWS_CASES = [
+    ((8, 256, 4, 4), (128, 256, 3, 3), (1, 1), (1, 1), (1, 1)),
+    ((8, 64, 2, 2), (96, 64, 3, 3), (1, 1), (1, 1), (1, 1)),
+    ((4, 32, 8, 8), (64, 32, 3, 3), (2, 2), (1, 1), (1, 1)),
+    ((2, 40, 5, 6), (64, 40, 3, 3), (1, 1), (2, 2), (2, 2)),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", ROWS_CASES)
+@pytest.mark.parity
+def test_rows_route_at_default_thresholds_matches_torch(rng, monkeypatch, case, dtype):
+    torch = pytest.importorskip("torch", reason="torch oracle not installed")
+    calls = _spy_rows(monkeypatch)
+    xs, ws, stride, padding, dilation = case
+    x, w = rng.standard_normal(xs).astype(dtype), rng.standard_normal(ws).astype(dtype)
+    b = rng.standard_normal(ws[0]).astype(dtype)
+    keep = []
+    y = conv.conv2d_forward(x, w, b, stride, padding, dilation, 1, keep)
+    assert len(calls) == 1, "these shapes take NOTE [Pixels as rows on small maps]"
+    g = rng.standard_normal(y.shape).astype(dtype)
+    ours = (y,) + conv.conv2d_backward(g, x, w, stride, padding, dilation, 1, True, True, True,
+                                       keep[0])
+    ref = _torch_conv_grads(torch, torch.nn.functional.conv2d, x, w, b, g, stride, padding,
+                            dilation, 1)
+    for got, want in zip(ours, ref, strict=True):
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, **TOL[dtype])
+
+
+@pytest.mark.parametrize("xs, ws, groups", [
+    ((8, 256, 4, 4), (128, 256, 1, 1), 1),   # 1x1: the pointwise layouts
+    ((8, 256, 4, 4), (128, 128, 3, 3), 2),   # grouped
+    ((8, 64, 16, 16), (64, 64, 5, 5), 1),    # 2048 output pixels (not Winograd's 3x3)
+    ((8, 16, 4, 4), (64, 16, 3, 3), 1),      # a shallow patch (144)
+    ((8, 256, 4, 4), (32, 256, 3, 3), 1),    # few outputs
+])
+def test_rows_route_is_for_small_maps_and_deep_patches_only(rng, monkeypatch, xs, ws, groups):
+    calls = _spy_rows(monkeypatch)
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = rng.standard_normal(ws).astype(np.float32)
+    y = conv.conv2d_forward(x, w, None, (1, 1), (ws[2] // 2,) * 2, (1, 1), groups, [])
+    conv.conv2d_backward(np.ones_like(y), x, w, (1, 1), (ws[2] // 2,) * 2, (1, 1), groups,
+                         True, True, False)
+    assert calls == []
+
+
+def test_rows_route_gradcheck_through_conv2d(monkeypatch):
+    import ember
+    _rows_everywhere(monkeypatch)
+    calls = _spy_rows(monkeypatch)
+    gen = np.random.default_rng(3)
+    x = ember.tensor(gen.standard_normal((2, 3, 4, 5)), requires_grad=True)
+    w = ember.tensor(gen.standard_normal((4, 3, 3, 2)), requires_grad=True)
+    b = ember.tensor(gen.standard_normal(4), requires_grad=True)
+
+    def f(x, w, b):
+        return ember.nn.functional.conv2d(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2))
+
+    assert ember.autograd.gradcheck(f, (x, w, b))
+    assert ember.autograd.gradgradcheck(f, (x, w, b))
+    assert calls, "the route ran"

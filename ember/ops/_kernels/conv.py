@@ -67,7 +67,7 @@ from .depthwise import (
     _k_depthwise_s1_input_bwd,
     _k_depthwise_s1_weight_bwd,
 )
-from .im2col import _fold, _geometry, _im2col, _out_hw, _unfold
+from .im2col import _fold, _fold_rows, _geometry, _im2col, _out_hw, _unfold, _unfold_rows
 
 # Elements in one im2col buffer (64 MiB in float32); bounds memory for big batches or images.
 _COLS_BUDGET = 1 << 24
@@ -402,6 +402,8 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
         else:
             _depthwise(_k_depthwise_s1_fwd, _k_depthwise_fwd, x, w, y, geo)
         return _with_bias(y, bias)
+    if _pixels_as_rows(n * out_h * out_w, o, c, geo, groups):
+        return _conv_forward_rows(x, w, geo, out_h, out_w, y, keep, bias)
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
     if _is_pointwise(geo):
         if _batch_as_columns(h * wd):
@@ -448,6 +450,49 @@ def _conv_forward(x, w, geo, groups, keep=None, bias=None):
     return y
 
 
+# NOTE [Pixels as rows on small maps]
+# On the deep layers of a small-batch CNN (VGG-19's and ResNet-50's 4x4 and 2x2 maps at batch
+# 8) the convolution's GEMM W (O, C*kh*kw) @ cols (C*kh*kw, N*L) has only N*L = 32-128
+# columns against O = 256-512 rows and a deep C*kh*kw: the numba GEMM's rows of 128 columns
+# or fewer are short loops (NOTE [A GEMM in numba] in gemm.py). With one im2col row per output
+# pixel instead, rows (N*L, C*kh*kw), the forward is rows @ W^T, a product of two C-contiguous
+# operands whose dot products run along C*kh*kw (`nt_rows`); the input gradient gy^T @ W and
+# the weight gradient gy @ rows run along rows C*kh*kw long, and a col2im of the rows layout
+# (`_fold_rows`) sums the former into x's shape. The (N*L, O) product is transposed into the
+# NCHW output, a small pass at these sizes. Two threads, GFLOP/s (/work/s36/tlayout.py, machine
+# loaded by helpers, chrt): forward (512, 4608, 128) 246 -> 343, (256, 2304, 128) 246 -> 409;
+# input gradient 303 -> 318 and 307 -> 415; weight gradient 273 -> 324 and 274 -> 306. Whole
+# steps (benchmarks/ab.py, _ROWS_MAX 0 against 128): VGG-19 1.085, ResNet-50 1.018. From
+# _ROWS_MAX pixels the columns are long enough and the usual layout is as fast (8x8 maps, 512
+# pixels: 376 against 350). 1x1 layers keep their pointwise layouts: there x needs no im2col,
+# and the two transposes cost more than the products gain (1024 -> 256 on 4x4 maps, forward
+# and backward: 0.77 -> 1.02 ms).
+_ROWS_MAX = 128
+_ROWS_MIN_DEPTH = 256
+_ROWS_MIN_OUT = 64
+
+
+def _pixels_as_rows(pixels, out_channels, in_channels, geo, groups):
+    """Whether a convolution of N*L = pixels outputs takes NOTE [Pixels as rows on small
+    maps]: one group, a kernel bigger than 1x1, few pixels, a deep patch and many outputs."""
+    return (groups == 1 and geo[0] * geo[1] > 1 and 0 < pixels <= _ROWS_MAX
+            and in_channels * geo[0] * geo[1] >= _ROWS_MIN_DEPTH
+            and out_channels >= _ROWS_MIN_OUT)
+
+
+def _conv_forward_rows(x, w, geo, out_h, out_w, y, keep, bias):
+    """`_conv_forward` (one group) through NOTE [Pixels as rows on small maps], into y."""
+    n, o = x.shape[0], w.shape[0]
+    length = out_h * out_w
+    rows = reusable_empty((n * length, w[0].size), x.dtype)  # NOTE [Reused buffers]
+    _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+    prod = split.gemm(rows, w.reshape(o, -1).T)  # (N*L, O)
+    np.copyto(y.reshape(n, o, length), prod.reshape(n, length, o).transpose(0, 2, 1))
+    if keep is not None:
+        keep.append(rows)
+    return _with_bias(y, bias)
+
+
 def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
     """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW).
 
@@ -466,6 +511,13 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
         else:
             gy, geo = _spread_strided(gy, x_shape, geo)
             _planes(_k_depthwise_s1_input_bwd, x_shape, gy.size * kh * kw, gy, w, gx, *geo[4:])
+        return gx
+    if _pixels_as_rows(n * out_h * out_w, o, c, geo, groups):
+        # NOTE [Pixels as rows on small maps]: gy^T (N*L, O) @ w (O, C*kh*kw), then col2im
+        length = out_h * out_w
+        gy_rows = np.ascontiguousarray(gy.reshape(n, o, length).transpose(0, 2, 1))
+        rows = split.gemm(gy_rows.reshape(n * length, o), w.reshape(o, -1))
+        _fold_rows(rows, gx, geo, out_h, out_w)
         return gx
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
     wt = w.reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
@@ -521,6 +573,17 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
                 per_sample, *geo[4:])
         return per_sample.sum(axis=0).reshape(w_shape)
     og = o // groups
+    if _pixels_as_rows(n * out_h * out_w, o, c, geo, groups):
+        # NOTE [Pixels as rows on small maps]: gy (O, N*L) @ rows (N*L, C*kh*kw)
+        length = out_h * out_w
+        rows = packed
+        if rows is None or rows.shape != (n * length, c * kh * kw):
+            rows = reusable_empty((n * length, c * kh * kw), x.dtype)
+            _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+        gy_t = _batch_major(gy.reshape(n, o, length), None).reshape(o, n * length)
+        result = reusable_empty(w_shape, x.dtype)  # outlives the step: NOTE [Reused buffers]
+        split.gemm(gy_t, rows, out=result.reshape(o, c * kh * kw))
+        return result
     if _is_pointwise(geo):
         result = reusable_empty(w_shape, x.dtype)  # NOTE [Reused buffers]
         x_cols = None

@@ -173,6 +173,43 @@ def _k_fold_gather(cols, x, idx, lo, hi):
                     dst[k] += src[q]
 
 
+@numba.njit(nogil=True, cache=True)
+def _k_unfold_rows(x, rows, idx, lo, hi):
+    """im2col with one row per output pixel through the index table: rows (N*L, C*T)
+    C-contiguous, rows [lo, hi) (NOTE [Pixels as rows on small maps] in conv.py)."""
+    n_chan = x.shape[1]
+    plane = x.shape[2] * x.shape[3]
+    n_taps = idx.shape[0]
+    xf = x.ravel()
+    for q in range(lo, hi):
+        dst = rows[q]
+        for c in range(n_chan):
+            src = xf[c * plane:]
+            for t in range(n_taps):
+                k = idx[t, q]
+                dst[c * n_taps + t] = src[k] if k >= 0 else 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _k_fold_rows(rows, x, idx, lo, hi):
+    """col2im of rows (N*L, C*T), the adjoint of `_k_unfold_rows`: x[:, lo:hi] is overwritten
+    with the sums of channels [lo, hi) (each channel writes only its own planes)."""
+    n_batch, n_chan = x.shape[0], x.shape[1]
+    plane = x.shape[2] * x.shape[3]
+    n_taps, m = idx.shape
+    xf = x.ravel()
+    for n in range(n_batch):
+        _zero(xf[(n * n_chan + lo) * plane:(n * n_chan + hi) * plane])
+    for c in range(lo, hi):
+        dst = xf[c * plane:]
+        for q in range(m):
+            src = rows[q, c * n_taps:(c + 1) * n_taps]
+            for t in range(n_taps):
+                k = idx[t, q]
+                if k >= 0:
+                    dst[k] += src[t]
+
+
 # parts drivers on the one pool: NOTE [Ranges on the one pool] in split.py
 @_onepool.twin
 def _p_unfold_gather(x, cols, idx, n, parts):
@@ -198,6 +235,18 @@ def _unfold(x, cols, geo, out_h, out_w):
                   _gather_index(x.shape, geo, out_h, out_w), family="im2col")
     else:
         _k_unfold_fwd.pick(cols.size)(x, cols, *geo, out_h, out_w)
+
+
+def _unfold_rows(x, rows, geo, out_h, out_w):
+    """im2col of x into rows (N*L, C*kh*kw), one C-contiguous row per output pixel."""
+    split.run(_k_unfold_rows, rows.shape[0], rows.size, x, rows,
+              _gather_index(x.shape, geo, out_h, out_w), family="im2col")
+
+
+def _fold_rows(rows, x, geo, out_h, out_w):
+    """col2im of rows (N*L, C*kh*kw) into the C-contiguous x, the adjoint of `_unfold_rows`."""
+    split.run(_k_fold_rows, x.shape[1], rows.size, rows, x,
+              _gather_index(x.shape, geo, out_h, out_w), family="im2col")
 
 
 def _fold(cols, x, geo, out_h, out_w):
