@@ -48,6 +48,8 @@ def _compare(rng, ours_fn, ref_fn, arrays, tol):
 CONV_CASES = [
     ("gathered im2col", (4, 16, 16, 16), (32, 16, 3, 3), dict(stride=2, padding=1),
      (im2col._p_unfold_gather, im2col._p_fold_gather)),
+    ("pixels as rows", (8, 64, 8, 8), (64, 64, 3, 3), dict(stride=2, padding=1),
+     (im2col._p_unfold_rows, im2col._p_fold_rows)),
     ("im2col rows", (2, 8, 24, 24), (32, 8, 5, 5), dict(padding=2),
      (im2col._k_unfold_fwd, im2col._k_unfold_bwd, kconv._k_unbatch, kconv._k_bias_grad)),
     ("winograd F(4x4)", (8, 16, 16, 16), (16, 16, 3, 3), dict(padding=1),
@@ -70,8 +72,8 @@ CONV_CASES = [
     ("dilated", (4, 16, 20, 20), (16, 16, 3, 3), dict(padding=2, dilation=2), ()),
 ]
 # float32 on a subset: the kernels are the same code for both dtypes
-FLOAT32_CASES = {"gathered im2col", "winograd F(4x4)", "pointwise planes", "depthwise stride 1",
-                 "depthwise channels last"}
+FLOAT32_CASES = {"gathered im2col", "pixels as rows", "winograd F(4x4)", "pointwise planes",
+                 "depthwise stride 1", "depthwise channels last"}
 CONV_PARAMS = ([pytest.param(c, np.float64, id=f"{c[0]}-float64") for c in CONV_CASES]
                + [pytest.param(c, np.float32, id=f"{c[0]}-float32") for c in CONV_CASES
                   if c[0] in FLOAT32_CASES])

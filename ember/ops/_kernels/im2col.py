@@ -223,8 +223,22 @@ def _p_fold_gather(cols, x, idx, n, parts):
         _k_fold_gather(cols, x, idx, n * p // parts, n * (p + 1) // parts)
 
 
+@_onepool.twin
+def _p_unfold_rows(x, rows, idx, n, parts):
+    for p in numba.prange(parts):
+        _k_unfold_rows(x, rows, idx, n * p // parts, n * (p + 1) // parts)
+
+
+@_onepool.twin
+def _p_fold_rows(rows, x, idx, n, parts):
+    for p in numba.prange(parts):
+        _k_fold_rows(rows, x, idx, n * p // parts, n * (p + 1) // parts)
+
+
 split.pooled(_k_unfold_gather, _p_unfold_gather)
 split.pooled(_k_fold_gather, _p_fold_gather)
+split.pooled(_k_unfold_rows, _p_unfold_rows)
+split.pooled(_k_fold_rows, _p_fold_rows)
 
 
 def _unfold(x, cols, geo, out_h, out_w):
