@@ -76,7 +76,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     from .engine import _make_root_grads, execute
     outs = _tuple(outputs)
     ins = _tuple(inputs)
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty: pass the tensors to "
+                           "differentiate with respect to.")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad: materialize_grads=True gives unused inputs zero gradients, so "
+                         "it needs allow_unused=True (or allow_unused not passed); got "
+                         "allow_unused=False.")
     gouts = _tuple(grad_outputs) or (None,) * len(outs)
+    if len(gouts) != len(outs):
+        raise RuntimeError(f"grad: got {len(outs)} tensors and {len(gouts)} gradients; pass one "
+                           "grad_output per output (None for a scalar output).")
     if is_grads_batched:
         return _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused,
                              materialize_grads)

@@ -352,8 +352,10 @@ def _check_grad(node, nxt, nr, g):
             if g._data.size == int(np.prod(shape)) and g._data.size == 1:
                 g = g.reshape(shape)
             else:
+                # (the index among node's gradients, found here: the engine's loop has none)
+                index = [e[0] is nxt and e[1] == nr for e in node.next_functions].index(True)
                 raise RuntimeError(
-                    f"Function {node.name()} returned an invalid gradient at index - got "
+                    f"Function {node.name()} returned an invalid gradient at index {index} - got "
                     f"{list(g._data.shape)} but expected shape compatible with {list(shape)}")
         if g._data.dtype != dt:
             if g._data.dtype.kind == "c" and dt.kind != "c":
@@ -375,15 +377,31 @@ def _run_prehooks(node, grads):
                     continue
                 r = h(grads[nr])
                 if r is not None:
-                    grads[nr] = r
+                    grads[nr] = _checked_hook_result(h, grads[nr], r)
     if type(node) is AccumulateGrad:
         hooks = node.variable._hooks
         if hooks and grads[0] is not None:
             for h in list(hooks):
                 r = h(grads[0])
                 if r is not None:
-                    grads[0] = r
+                    grads[0] = _checked_hook_result(h, grads[0], r)
     return grads
+
+
+def _checked_hook_result(hook, g, r):
+    """A tensor hook's replacement gradient, refused (as torch does) when its shape or dtype is
+    not the gradient's: it would otherwise become a .grad of the wrong shape or flow on into
+    backward formulas that assume the tensor's own."""
+    name = getattr(hook, "__name__", type(hook).__name__)
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook '{name}' returned {type(r).__name__}; expected a Tensor or None")
+    if tuple(r.shape) != tuple(g.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value; got shape "
+                           f"{tuple(r.shape)}, expected {tuple(g.shape)}")
+    if r._data.dtype != g._data.dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.dtype} got "
+                           f"{r.dtype})")
+    return r
 
 
 # References to an unshared incoming gradient when _can_steal looks: the engine's `grads` list,
@@ -435,7 +453,9 @@ def _accumulate(leaf, g, create_graph):
     hooks = leaf._post_acc_hooks
     if hooks:
         for h in hooks:
-            h(leaf)
+            if h(leaf) is not None:
+                raise RuntimeError("Tensor post accumulate grad hooks should return None; "
+                                   f"hook '{getattr(h, '__name__', h)}' returned a value.")
 
 
 def _check_nan(node, outs):

@@ -113,6 +113,8 @@ def _propagate(cls, node, args, outs, params):
     tangents = [a._fw if isinstance(a, Tensor) else None for a in args]
     if all(t is None for t in tangents):
         return
+    if not any(o.is_floating_point() or o.is_complex() for o in outs):
+        return  # comparisons, argmax...: no output carries a tangent (nor has a backward)
     prev = _state.fw_enabled, _state.enabled
     _state.fw_enabled = False
     try:

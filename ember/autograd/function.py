@@ -633,10 +633,40 @@ def _profiled(cls, args, params):
 
 
 class FunctionCtx(OpNode):
-    """ctx of a user-defined Function."""
+    """ctx of a user-defined Function; each Function class gets a subclass named
+    ``<Class>Backward`` (`_ctx_class`), the name torch gives its grad_fn."""
+
+    _tensor_args: tuple = ()  # per argument of apply: was it a tensor
 
     def name(self):
         return self._op.__name__ + "Backward"
+
+    def save_for_backward(self, *values):
+        for i, v in enumerate(values):
+            if v is not None and not isinstance(v, Tensor):
+                raise TypeError(f"{self.name()}: save_for_backward can only save variables "
+                                f"(tensors or None), but argument {i} is of type "
+                                f"{type(v).__name__}. Keep other values as ctx attributes.")
+        self._to_save = values
+
+    def apply(self, grads):
+        out = super().apply(grads)
+        for i, (g, is_tensor) in enumerate(zip(out, self._tensor_args)):
+            if g is not None and not is_tensor:
+                raise RuntimeError(
+                    f"function {self.name()} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Tensor; "
+                    "return None for it.")
+        return out
+
+
+def _ctx_class(cls):
+    """The FunctionCtx subclass of Function class ``cls`` (made once per class)."""
+    made = cls.__dict__.get("_ctx_class")
+    if made is None:
+        made = type(cls.__name__ + "Backward", (FunctionCtx,), {})
+        cls._ctx_class = made
+    return made
 
 
 class Function:
@@ -658,6 +688,13 @@ class Function:
 
     vjp = backward
 
+    _ctx_class = None  # see _ctx_class()
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(f"{type(self).__name__}: an autograd.Function is not called as an "
+                           "instance (the legacy non-static form); call the class's static "
+                           f"apply: {type(self).__name__}.apply(...)")
+
     @staticmethod
     def setup_context(ctx, inputs, output):
         """Save what backward needs, from the inputs and output of a ``forward(*args)`` that
@@ -672,7 +709,7 @@ class Function:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = tuple(bound.args), bound.kwargs
-        ctx = FunctionCtx()
+        ctx = _ctx_class(cls)()
         ctx._op = cls
         if any(getattr(type(a), "_traced_value", False) for a in args):
             # under ember.jit.trace: the ops inside forward record themselves (NOTE [A traced
@@ -710,6 +747,8 @@ class Function:
                     f"{cls.__name__}.forward modified an input in place (its version went from "
                     f"{v} to {a._vc[0]}) without calling ctx.mark_dirty() on it; the graph would "
                     "compute wrong gradients. Call ctx.mark_dirty(tensor) and return it.")
+        for d in dirty:  # a marked in-place write counts once more, as torch counts it
+            d._vc[0] += 1
         if not record:
             return raw
         if dirty:
@@ -717,6 +756,7 @@ class Function:
                 if d.is_leaf and d.requires_grad:
                     raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                        "in-place operation.")
+        ctx._tensor_args = tuple(isinstance(a, Tensor) for a in args)
         # outputs that alias inputs (not dirty) become fresh tensors sharing data, like torch
         fixed = []
         for o in outs:

@@ -6,6 +6,7 @@ the thread that started it had set (torch's rule too). See NOTE [Per-thread auto
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 
 # NOTE [Per-thread autograd state]
@@ -53,10 +54,39 @@ class _DecoratorContextManager:
     """Base for the grad-mode managers: usable as `with` and as a decorator."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.__class__(*self._args()):
                 return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, fn):
+        """A generator function whose body runs in the mode at every step (torch's rule): the
+        mode is entered around each resumption, never held while the caller runs."""
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            sent, thrown = None, None
+            while True:
+                try:
+                    with self.__class__(*self._args()):
+                        value = gen.throw(thrown) if thrown is not None else gen.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+                sent, thrown = None, None
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with self.__class__(*self._args()):
+                        gen.close()
+                    raise
+                except BaseException as exc:  # thrown into us: pass it on to fn's body
+                    thrown = exc
 
         return wrapper
 
@@ -128,7 +158,8 @@ class set_grad_enabled(_DecoratorContextManager):
 
 
 class inference_mode(_DecoratorContextManager):
-    """Like no_grad (ember records no graph either way); ``mode=False`` is a no-op block."""
+    """Like no_grad (ember records no graph either way); ``mode=False`` turns grad mode on
+    and inference mode off inside the block, as torch's does."""
 
     def __new__(cls, mode=True):
         if callable(mode):
@@ -144,8 +175,8 @@ class inference_mode(_DecoratorContextManager):
 
     def __enter__(self):
         self.prev = (_state.enabled, _state.inference)
-        if self.mode:
-            _state.enabled, _state.inference = False, True
+        # inference_mode(False) is a normal grad-recording block even inside inference_mode
+        _state.enabled, _state.inference = not self.mode, self.mode
 
     def __exit__(self, *exc):
         _state.enabled, _state.inference = self.prev

@@ -96,12 +96,16 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """True if func's gradients match finite differences for the float64 inputs given."""
     from .._tensor import Tensor
     inputs = _as_tuple(inputs)
-    for t in inputs:
+    if not any(isinstance(t, Tensor) and t.requires_grad for t in inputs):
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of them have requires_grad=True.")
+    for i, t in enumerate(inputs):
         if isinstance(t, Tensor) and t.requires_grad and \
                 t._data.dtype not in (np.float64, np.complex128):
             import warnings
-            warnings.warn("gradcheck: input is not float64; finite differences will be "
-                          "inaccurate. Use .double().", stacklevel=2)
+            warnings.warn(f"gradcheck: input #{i} requires gradient and is not a double "
+                          f"precision floating point or complex tensor (it is {t.dtype}); "
+                          "finite differences will be inaccurate. Use .double().", stacklevel=2)
     if not (check_forward_ad or check_backward_ad):
         raise AssertionError("gradcheck: Expected at least one of check_forward_ad or "
                              "check_backward_ad to be True")

@@ -78,25 +78,26 @@ class Node:
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)
-        return _RemovableHandle(self._post_hooks, fn)
+        return RemovableHandle(self._post_hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; it may return replacement gradients."""
         if self._node_prehooks is None:
             self._node_prehooks = []
         self._node_prehooks.append(fn)
-        return _RemovableHandle(self._node_prehooks, fn)
+        return RemovableHandle(self._node_prehooks, fn)
 
     def _add_tensor_hook(self, output_nr, fn):
         if self._pre_hooks is None:
             self._pre_hooks = {}
         hooks = self._pre_hooks.setdefault(output_nr, [])
         hooks.append(fn)
-        return _RemovableHandle(hooks, fn)
+        return RemovableHandle(hooks, fn)
 
 
-class _RemovableHandle:
-    """Returned by register_*hook; ``remove()`` unregisters the hook."""
+class RemovableHandle:
+    """Returned by register_*hook; ``remove()`` unregisters the hook. (Named as torch's
+    handle class, which programs print and compare by name.)"""
 
     _ids = itertools.count()
 
@@ -114,6 +115,9 @@ class _RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+_RemovableHandle = RemovableHandle  # the name ember's modules import
 
 
 class AccumulateGrad(Node):

@@ -100,3 +100,26 @@ def rebase_history(self, res):
     new = _RegionReplace.apply(old, res, index)
     base._grad_fn, base._output_nr, base._requires_grad = new._grad_fn, 0, True
     self._view_v = -1  # every view of base (self included) rebuilds its grad_fn when next used
+
+
+def carry_tangent(self, res):
+    """Forward AD through an in-place op: ``self`` (whose values became ``res``'s) takes res's
+    tangent, and when self is a view its base's tangent gets it in the view's region, so the
+    base's later ops see the write (torch keeps a view's tangent a view of the base's)."""
+    from ..autograd.forward_ad import _track
+    tangent = res._fw
+    if tangent is None and self._fw is None:
+        return
+    if tangent is None:  # the op's result has no tangent (a constant written in): zero
+        tangent = _make(np.zeros(self._data.shape, self._data.dtype))
+    self._fw = tangent
+    _track(self)
+    base = self._base
+    if base is None or not base.is_floating_point():
+        return
+    bt = base._fw
+    merged = (np.zeros(base._data.shape, base._data.dtype) if bt is None
+              else np.array(bt._data, dtype=base._data.dtype, order="C"))
+    merged.reshape(-1)[logical_index(base._data, self._data)] = tangent._data
+    base._fw = _make(merged)
+    _track(base)

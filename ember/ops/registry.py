@@ -552,8 +552,12 @@ def apply_inplace(self, impl, name, *args, **kwargs):
         finally:
             _state.enabled = prev
         _store_result(self, res, name)
+        if _fw_active[0]:
+            from .inplace import carry_tangent
+            carry_tangent(self, res)
         return self
     snap = _snapshot(self)
+    snap._fw = self._fw  # (forward AD: the op's tangent starts from self's)
     if self._requires_grad:
         node, nr = _edge(self)
         snap._grad_fn, snap._output_nr, snap._requires_grad = node, nr, True
@@ -563,6 +567,9 @@ def apply_inplace(self, impl, name, *args, **kwargs):
     _store_result(self, res, name)
     from .inplace import rebase_history
     rebase_history(self, res)
+    if _fw_active[0]:
+        from .inplace import carry_tangent
+        carry_tangent(self, res)
     return self
 
 
@@ -575,6 +582,14 @@ def _snapshot(self):
 
 def _store_result(self, res, name):
     """Store apply_inplace's result tensor ``res`` (a fresh value no one else holds) into self."""
+    if _batch_hook[0] is not None:  # inside vmap
+        from ..func._batched import is_batched
+        if is_batched(res) and not is_batched(self):
+            # (each sample would write its own value into the one shared tensor)
+            raise RuntimeError(
+                f"vmap: {name}(self, *extra_args) is not possible because self is not batched "
+                f"but the result is (shape {list(self.shape)} per sample); write into a "
+                "batched tensor, or use the out-of-place op.")
     write_into(self, res._data, name)
 
 

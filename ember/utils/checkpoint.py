@@ -157,7 +157,55 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         return function(*args, **kwargs)
     if use_reentrant:
         check_backward_validity(args)
-    return CheckpointFunction.apply(function, preserve_rng_state, kwargs, *args)
+        return CheckpointFunction.apply(function, preserve_rng_state, kwargs, *args)
+    return _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs)
+
+
+# NOTE [Non-reentrant checkpoint]
+# use_reentrant=False runs the function once, under saved-tensor hooks whose pack keeps only
+# the position of each tensor an op saves; the first unpack in backward reruns the function
+# (same inputs, the forward's RNG state, grad mode on so the ops save again) collecting what
+# the ops save, in the same order, and hands each saved slot its recomputed tensor. The ops'
+# own backward nodes stay in the graph, so autograd.grad, inputs= and create_graph (double
+# backward through the recomputed values, which are connected to the real inputs) all work,
+# unlike the reentrant form's one opaque node.
+def _checkpoint_without_reentrant(function, preserve_rng_state, args, kwargs):
+    rng_state = ember.get_rng_state() if preserve_rng_state else None
+    count = [0]
+    recomputed: list = []
+
+    def pack(_t):
+        count[0] += 1
+        return count[0] - 1
+
+    def recompute():
+        def keep(t):
+            recomputed.append(t)
+            return t  # the recomputed graph's own nodes need it too (double backward)
+
+        now = ember.get_rng_state()
+        if rng_state is not None:
+            ember.set_rng_state(rng_state)
+        try:
+            with ember.autograd.graph.saved_tensors_hooks(keep, lambda t: t), \
+                    ember.enable_grad():
+                function(*args, **kwargs)
+        finally:
+            if rng_state is not None:
+                ember.set_rng_state(now)
+        if len(recomputed) != count[0]:
+            raise RuntimeError(
+                f"checkpoint: the recomputed forward saved {len(recomputed)} tensors for "
+                f"backward, the original {count[0]}; the checkpointed function must run the "
+                "same operations each time (no data-dependent branches on state that changed).")
+
+    def unpack(k):
+        if not recomputed:
+            recompute()
+        return recomputed[k]
+
+    with ember.autograd.graph.saved_tensors_hooks(pack, unpack):
+        return function(*args, **kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

@@ -462,3 +462,53 @@ def test_engine_runs_the_newest_of_several_ready_nodes_after_a_chain():
     (ours, g_ours), (theirs, g_theirs) = order(ember), order(torch)
     assert ours == theirs == [2, 1, 0]
     np.testing.assert_allclose(g_ours.numpy(), g_theirs.numpy(), rtol=1e-6)
+
+
+def test_tensor_hook_result_of_another_shape_or_dtype_raises():
+    for on_leaf in (True, False):
+        for bad, what in ((lambda g: g[0], "size"), (lambda g: g.float(), "type")):
+            x = ember.ones(3, 4, dtype=ember.float64, requires_grad=True)
+            h = x if on_leaf else x * 1
+            h.register_hook(bad)
+            with pytest.raises(RuntimeError, match=f"hook '<lambda>' has changed the {what}"):
+                (h * 2).sum().backward()
+            assert x.grad is None
+
+
+def test_post_accumulate_hook_returning_a_value_raises():
+    x = ember.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda p: p.grad * 2)
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+        x.sum().backward()
+
+
+def test_grad_argument_errors():
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty"):
+        ember.autograd.grad(x.sum(), [])
+    with pytest.raises(RuntimeError, match="got 2 tensors and 1 gradients"):
+        ember.autograd.grad([x.sum(), x.prod()], x, [ember.tensor(1.0)])
+    with pytest.raises(ValueError, match="needs allow_unused=True"):
+        ember.autograd.grad(x.sum(), x, allow_unused=False, materialize_grads=True)
+
+
+def test_inference_mode_false_records_and_no_grad_wraps_generators():
+    with ember.inference_mode():
+        with ember.inference_mode(False):
+            assert ember.is_grad_enabled() and not ember.is_inference_mode_enabled()
+    x = ember.ones(2, requires_grad=True)
+
+    @ember.no_grad()
+    def steps(t):
+        got = yield t * 2
+        yield t * got
+
+    gen = steps(x)
+    first = next(gen)
+    assert ember.is_grad_enabled() and not first.requires_grad  # the caller's mode is kept
+    assert not gen.send(3.0).requires_grad
+
+
+def test_gradcheck_needs_an_input_that_requires_grad():
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda t: t * 2, (ember.ones(2, dtype=ember.float64),))

@@ -149,3 +149,40 @@ def test_gradcheck_needs_one_mode():
     x = ember.ones(2, dtype=ember.float64, requires_grad=True)
     with pytest.raises(AssertionError, match="at least one of check_forward_ad"):
         gradcheck(ember.sin, (x,), check_forward_ad=False, check_backward_ad=False)
+
+
+def test_forward_ad_through_in_place_ops_and_comparisons():
+    x0 = np.array([0.3, -0.5, 1.2])
+    t0 = np.array([1.0, 2.0, -1.0])
+    with fwAD.dual_level():
+        x = fwAD.make_dual(ember.tensor(x0), ember.tensor(t0))
+        y = (x * 1).mul_(2).exp_()               # d exp(2x) = 2 exp(2x) dx
+        np.testing.assert_allclose(fwAD.unpack_dual(y).tangent.numpy(),
+                                   2 * np.exp(2 * x0) * t0)
+        h = x * 1
+        h[1:].mul_(3)                            # a view written in place: the base's tangent
+        np.testing.assert_allclose(fwAD.unpack_dual(h).tangent.numpy(), t0 * [1, 3, 3])
+        w = ember.where(x > 0, x, ember.zeros(3, dtype=ember.float64))  # x > 0 has no tangent
+        np.testing.assert_allclose(fwAD.unpack_dual(w).tangent.numpy(), t0 * (x0 > 0))
+
+
+def test_functional_strict_and_v_errors():
+    x, w = ember.ones(2, 3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    with pytest.raises(RuntimeError, match="Output 0 of the user-provided function is "
+                                           "independent of input 1"):
+        jacobian(lambda a, b: a * 2, (x, w), strict=True)
+    with pytest.raises(RuntimeError, match="independent of input 1"):
+        vjp(lambda a, b: a.sum(), (x, w), strict=True)
+    with pytest.raises(RuntimeError, match="v can only be None if the user-provided function "
+                                           "returns a single Tensor with a single element"):
+        vjp(lambda a: a * 2, x)
+    with pytest.raises(RuntimeError, match="v can only be None if the input"):
+        jvp(lambda a: a * 2, x)
+    with pytest.raises(RuntimeError, match="should contain a single element"):
+        hessian(lambda a: a * 2, x)
+    with pytest.raises(NotImplementedError, match="only implemented for `vectorize=True`"):
+        jacobian(lambda a: a * 2, x, strategy="forward-mode")
+    # a linear function: its Hessian is zero, not an error
+    np.testing.assert_array_equal(hessian(lambda a: (a * 2).sum(), x).numpy(),
+                                  np.zeros((2, 3, 2, 3)))
+    assert hvp(lambda a: (a * a).sum(), w, w)[1].tolist() == [2.0, 2.0, 2.0]

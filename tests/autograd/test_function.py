@@ -95,3 +95,29 @@ def test_saved_tensors_freed_after_backward():
     y.sum().backward()
     with pytest.raises(RuntimeError, match="already been freed"):
         y.grad_fn.saved_tensors
+
+
+def _custom(forward, backward):
+    return type("Scale", (ember.autograd.Function,), {"forward": staticmethod(forward),
+                                                     "backward": staticmethod(backward)})
+
+
+def test_function_node_named_after_the_class_and_mark_dirty_counts_a_version():
+    Scale = _custom(lambda ctx, x: (ctx.mark_dirty(x), x.mul_(2))[1], lambda ctx, g: g * 2)
+    h = ember.ones(3, requires_grad=True) * 1
+    out = Scale.apply(h)
+    assert type(out.grad_fn).__name__ == "ScaleBackward" and out.grad_fn.name() == "ScaleBackward"
+    assert h._version == 2  # mul_ and the mark
+
+
+def test_function_misuse_errors():
+    x = ember.ones(3, requires_grad=True)
+    keeps_int = _custom(lambda ctx, x: (ctx.save_for_backward(x, 3), x * 2)[1], lambda ctx, g: g)
+    with pytest.raises(TypeError, match="save_for_backward can only save variables.*argument 1 "
+                                        "is of type int"):
+        keeps_int.apply(x)
+    scalar_grad = _custom(lambda ctx, x, k: x * k, lambda ctx, g: (g * 2, g))
+    with pytest.raises(RuntimeError, match="gradient different than None at position 2"):
+        scalar_grad.apply(x, 2.0).sum().backward()
+    with pytest.raises(RuntimeError, match="call the class's static apply"):
+        scalar_grad()(x, 2.0)

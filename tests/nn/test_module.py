@@ -567,3 +567,16 @@ def test_attribute_reads_follow_the_registries():
 
     with pytest.raises(AttributeError, match="'Early' object has no attribute 'x'"):
         Early()
+
+
+def test_always_call_forward_hook_runs_when_forward_raises():
+    class Fails(nn.Module):
+        def forward(self, x):
+            raise ValueError("forward failed")
+
+    m, seen = Fails(), []
+    m.register_forward_hook(lambda mod, args, out: seen.append(("always", out)), always_call=True)
+    m.register_forward_hook(lambda mod, args, out: seen.append(("plain", out)))
+    with pytest.raises(ValueError, match="forward failed"):
+        m(ember.ones(2))
+    assert seen == [("always", None)]

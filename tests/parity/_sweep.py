@@ -2,6 +2,8 @@
 test_tensor_basics_sweep.py): comparing raised exceptions and float64 gradients."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 # every dtype a sweep runs its cases over, by torch/ember attribute name
@@ -112,3 +114,23 @@ def check_family(group, members, divergence, *expected):
         except AssertionError as exc:
             failed.append(str(exc).split("\n")[0])
     assert not failed, f"{len(failed)} case(s) fail:\n" + "\n".join(failed)
+
+
+def raised(fn, *phrases):
+    """What fn raises: its type's name and the phrases its message lacks ('returned' when it
+    does not raise), so the two libraries agree only when ember keeps torch's phrases."""
+    try:
+        fn()
+    except Exception as exc:
+        text = str(exc)
+        return type(exc).__name__, [p for p in phrases if p not in text]
+    return "returned"
+
+
+def warned(fn, *phrases):
+    """fn's result with the categories of the warnings it raised and the phrases they lack."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = fn()
+    text = " ".join(str(w.message) for w in seen)
+    return out, sorted({w.category.__name__ for w in seen}), [p for p in phrases if p not in text]

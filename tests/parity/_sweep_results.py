@@ -75,6 +75,8 @@ def _summary(x):
             t = t.resolve_conj().resolve_neg()
         return ("tensor", _name(x.dtype), tuple(x.shape), x.requires_grad,
                 (np.asarray(t.numpy()), _name(x.dtype)))
+    if isinstance(x, dict):  # (torch.func's pytree results) compared key by key, in order
+        return ("named dict", [(str(k), _summary(v)) for k, v in x.items()])
     names = _fields(x) if isinstance(x, tuple) else None
     if names:
         return ("named " + type(x).__name__, [(n, _summary(getattr(x, n))) for n in names])

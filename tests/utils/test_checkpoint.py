@@ -81,3 +81,34 @@ def test_checkpoint_arguments_and_warnings():
     np.testing.assert_allclose(x.grad.numpy(), 2.0)
     with ember.no_grad():
         assert checkpoint(f, x, use_reentrant=False).grad_fn is None
+
+
+def _segment(x, w):
+    return (x.matmul(w).tanh() * x.exp()).sin()
+
+
+def test_non_reentrant_double_backward_and_grad_match_direct():
+    rng = np.random.default_rng(0)
+    x0, w0 = rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+    results = []
+    for run in (lambda x, w: _segment(x, w),
+                lambda x, w: checkpoint(_segment, x, w, use_reentrant=False)):
+        x = ember.tensor(x0, requires_grad=True)
+        w = ember.tensor(w0, requires_grad=True)
+        (gx,) = ember.autograd.grad(run(x, w).pow(2).sum(), x, create_graph=True)
+        results.append([gx.detach().numpy()] + [
+            g.numpy() for g in ember.autograd.grad(gx.pow(2).sum(), [x, w])])
+    for direct, ckpt in zip(*results):
+        np.testing.assert_allclose(ckpt, direct, rtol=1e-12, atol=1e-12)
+
+
+def test_non_reentrant_recompute_that_differs_raises():
+    calls = []
+
+    def changing(x):
+        calls.append(1)
+        return x.exp() if len(calls) == 1 else x.exp().sin().cos()
+
+    x = ember.ones(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="recomputed forward saved 3 tensors.*original 1"):
+        checkpoint(changing, x, use_reentrant=False).sum().backward()

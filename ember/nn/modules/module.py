@@ -598,19 +598,41 @@ class Module(_StateDict):
         if (self._backward_hooks or self._backward_pre_hooks) and _state.enabled:
             bw_state = _BackwardHookState(self)
             args = bw_state.wrap_inputs(args)
-        output = self.forward(*args, **kwargs)
-        for hid, hook in list(self._forward_hooks.items()):
-            if hid in self._forward_hooks_with_kwargs:
-                result = hook(self, args, kwargs, output)
-            else:
-                result = hook(self, args, output)
-            if result is not None:
-                output = result
+        called = set()
+        try:
+            output = self.forward(*args, **kwargs)
+            for hid, hook in list(self._forward_hooks.items()):
+                called.add(hid)
+                if hid in self._forward_hooks_with_kwargs:
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        except Exception:
+            self._call_always_hooks(args, kwargs, called)
+            raise
         if bw_state is not None:
             output = bw_state.wrap_outputs(output)
         return output
 
     __call__ = _call_impl
+
+    def _call_always_hooks(self, args, kwargs, called):
+        """After forward (or a hook) raised: the always_call forward hooks not yet run get
+        output None; their own errors are reported as warnings, the original error wins."""
+        for hid, hook in list(self._forward_hooks.items()):
+            if hid in called or hid not in self._forward_hooks_always_called:
+                continue
+            try:
+                if hid in self._forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, None)
+                else:
+                    hook(self, args, None)
+            except Exception as exc:
+                warnings.warn(f"{type(self).__name__}: an always_call forward hook raised "
+                              f"{type(exc).__name__}: {exc}, while the forward's error is "
+                              "propagating; the forward's error is raised.", stacklevel=3)
 
     # ------------------------------------------------------------------ repr
     def _get_name(self):
