@@ -26,14 +26,17 @@ __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"
 
 def _normalize_argnums(argnums, n):
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    if not single and not isinstance(argnums, tuple):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: "
+                           f"{type(argnums).__name__}")
+    nums = (argnums,) if single else argnums
     if not nums:
         raise RuntimeError("argnums must be non-empty")
     for a in nums:
         if not isinstance(a, int):
             raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(a).__name__}")
         if not -n <= a < n:
-            raise RuntimeError(f"Got argnums={a}, but only {n} positional inputs")
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
     return single, tuple(a % n for a in nums)
 
 
@@ -75,6 +78,39 @@ def _enter_batched(leaf):
     else:
         phys = phys.detach().requires_grad_()
     return wrap(phys, levels)
+
+
+def _tracked_outside(tree):
+    """Whether a leaf of ``tree`` requires grad before a transform enters it: the transform's
+    results must then stay differentiable for the caller's autograd (torch's rule)."""
+    return any(isinstance(x, ember.Tensor) and x.requires_grad for x in tree_flatten(tree)[0])
+
+
+def _reaches_other_leaves(outputs, own):
+    """Whether the graph of ``outputs`` reaches a leaf requiring grad that is not one of the
+    transform's own inputs ``own`` (a tensor the function closed over): the results must then
+    stay differentiable for the caller, as torch keeps them. One walk over the graph's nodes."""
+    from ..autograd.node import AccumulateGrad
+    own_ids = {id(_phys(x)) for x in own}
+    seen, stack = set(), [o.grad_fn for o in outputs
+                          if isinstance(o, ember.Tensor) and o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is AccumulateGrad:
+            if id(node.variable) not in own_ids:
+                return True
+            continue
+        stack.extend(nxt for nxt, _ in node.next_functions)
+    return False
+
+
+def _detach_tree(tree):
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([x.detach() if isinstance(x, ember.Tensor) else x for x in leaves],
+                          spec)
 
 
 def _phys(t):
@@ -129,12 +165,13 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         single, nums = _normalize_argnums(argnums, len(args))
         args = list(args)
+        outside = any(_tracked_outside(args[a]) for a in nums)
         entered = []
         for a in nums:
             leaves, spec = _enter(args[a])
             entered.append((leaves, spec))
             args[a] = tree_unflatten(leaves, spec)
-        create_graph = _outer_level[0] > 0 or any(
+        create_graph = _outer_level[0] > 0 or outside or any(
             x.requires_grad and _phys(x).grad_fn is not None
             for leaves, _ in entered for x in leaves)
         _outer_level[0] += 1
@@ -143,10 +180,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 result = func(*args, **kwargs)
         finally:
             _outer_level[0] -= 1
-        output, aux = result if has_aux else (result, None)
         if has_aux and not (isinstance(result, tuple) and len(result) == 2):
             raise RuntimeError("grad_and_value(f)(*args): output of function f should be a "
                                "tuple: (output, aux) if has_aux is True")
+        output, aux = result if has_aux else (result, None)
         if not isinstance(output, ember.Tensor) or output.numel() != 1:
             shape = tuple(output.shape) if isinstance(output, ember.Tensor) else type(output)
             raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar "
@@ -156,6 +193,8 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                f"Tensor, got {shape}")
         flat_inputs = [x for leaves, _ in entered for x in leaves]
+        if not create_graph and output.requires_grad:
+            create_graph = _reaches_other_leaves([output], flat_inputs)
         if not output.requires_grad:
             gs = [ember.zeros_like(x) for x in flat_inputs]
         else:
@@ -167,7 +206,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         g = trees[0] if single else tuple(trees)
         value = output if create_graph else output.detach()
         if has_aux:
-            return g, (value, aux)
+            return g, (value, aux if create_graph else _detach_tree(aux))
         return g, value
 
     return wrapper
@@ -196,11 +235,12 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
+    outside = _tracked_outside(primals)
     leaves, spec = _enter(primals)
     args = tree_unflatten(leaves, spec)
     # build differentiable VJPs only when something outside will differentiate them
-    nested = _outer_level[0] > 0 or any(x.requires_grad and x.grad_fn is not None
-                                        for x in leaves)
+    nested = _outer_level[0] > 0 or outside or any(x.requires_grad and x.grad_fn is not None
+                                                   for x in leaves)
     _outer_level[0] += 1
     try:
         with ember.enable_grad():
@@ -209,6 +249,8 @@ def vjp(func, *primals, has_aux=False):
         _outer_level[0] -= 1
     output, aux = result if has_aux else (result, None)
     out_leaves, out_spec = tree_flatten(output)
+    if not nested:
+        nested = _reaches_other_leaves(out_leaves, leaves)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):
         cot_leaves, cot_spec = tree_flatten(cotangents)
@@ -225,9 +267,12 @@ def vjp(func, *primals, has_aux=False):
                         retain_graph=retain_graph or cg)
         return tree_unflatten(gs, spec)
 
+    # what the caller sees is detached unless the caller's autograd can reach it (the inner
+    # graph stays with vjp_fn)
+    shown = output if nested else _detach_tree(output)
     if has_aux:
-        return output, vjp_fn, aux
-    return output, vjp_fn
+        return shown, vjp_fn, (aux if nested else _detach_tree(aux))
+    return shown, vjp_fn
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -266,6 +311,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
     For one input and one output the result has shape ``output.shape + input.shape``.
     """
+
+    if chunk_size is not None and not (isinstance(chunk_size, int) and chunk_size > 0):
+        raise ValueError(f"jacrev: `chunk_size` should be greater than 0; got {chunk_size!r}.")
 
     @functools.wraps(func)
     def wrapper(*args):
@@ -308,7 +356,19 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """The Jacobian of ``func`` (same values as jacrev; ember computes it in reverse mode)."""
-    return jacrev(func, argnums, has_aux=has_aux)
+    inner = jacrev(func, argnums, has_aux=has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        _, nums = _normalize_argnums(argnums, len(args))
+        for a in nums:  # forward mode's check of its primals, as torch words it
+            for x in tree_flatten(args[a])[0]:
+                if isinstance(x, ember.Tensor) and not (x.is_floating_point() or x.is_complex()):
+                    raise ValueError(f"jacfwd: Expected primal to be floating point or complex, "
+                                     f"but got: {x.dtype}")
+        return inner(*args)
+
+    return wrapper
 
 
 def hessian(func, argnums=0):

@@ -157,3 +157,34 @@ def test_functional_call_buffers_ties_and_strict():
     lin = ember.nn.Linear(2, 2)
     with pytest.warns(FutureWarning):
         ember.nn.utils.stateless.functional_call(lin, {}, ember.ones(1, 2))
+
+
+def test_transforms_stay_differentiable_for_the_callers_autograd():
+    x = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    g = efunc.grad(lambda t: (t ** 3).sum())(x)             # 3 x^2, connected to x
+    assert g.requires_grad
+    np.testing.assert_allclose(ember.autograd.grad(g.sum(), x)[0].numpy(), 6 * x.detach().numpy())
+    w = ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    plain = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64)
+    g = efunc.grad(lambda t: (t * w).pow(2).sum())(plain)   # 2 t w^2, through the closed-over w
+    np.testing.assert_allclose(ember.autograd.grad(g.sum(), w)[0].numpy(),
+                               4 * plain.numpy() * w.detach().numpy())
+    # nothing outside requires grad: results and aux come back detached
+    g, aux = efunc.grad(lambda t: ((t ** 2).sum(), t.exp()), has_aux=True)(plain)
+    out, _ = efunc.vjp(lambda t: t.sin(), plain)
+    assert not (g.requires_grad or aux.requires_grad or out.requires_grad)
+
+
+def test_transform_argument_errors():
+    f = lambda a, b: (a * b).sum()  # noqa: E731
+    x = ember.ones(3)
+    with pytest.raises(RuntimeError, match="argnums must be int or Tuple"):
+        efunc.grad(f, argnums=0.5)(x, x)
+    with pytest.raises(RuntimeError, match="should be a tuple: \\(output, aux\\)"):
+        efunc.grad(lambda a: a.sum(), has_aux=True)(x)
+    with pytest.raises(ValueError, match="`chunk_size` should be greater than 0"):
+        efunc.jacrev(lambda a: a * 2, chunk_size=0)
+    with pytest.raises(ValueError, match="Expected primal to be floating point"):
+        efunc.jacfwd(lambda a: a * 2)(ember.arange(3))
+    with pytest.raises(RuntimeError, match="self is not batched but the result is"):
+        efunc.vmap(lambda a, w: w.add_(a), in_dims=(0, None))(ember.ones(2, 3), ember.zeros(3))
