@@ -278,11 +278,13 @@ def execute(roots, retain_graph, create_graph, capture=None, accumulate=True, on
                     outs = _profiled_node(node, grads)
                 if len(outs) != len(node.next_functions):
                     outs = _drop_extra_nones(node, outs)
-                if Anomaly.enabled:
+                if Anomaly.enabled and Anomaly.check_nan:
                     _check_nan(node, outs)
                 if node._post_hooks:
                     for h in node._post_hooks:
-                        h(outs, grads)
+                        res = h(outs, grads)
+                        if res is not None:  # the hook replaces the node's input gradients
+                            outs = _replaced_grad_inputs(node, h, outs, res)
             if not retain_graph:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, outs):
@@ -386,6 +388,16 @@ def _run_prehooks(node, grads):
                 if r is not None:
                     grads[0] = _checked_hook_result(h, grads[0], r)
     return grads
+
+
+def _replaced_grad_inputs(node, hook, outs, res):
+    """A node hook's replacement for the gradients the node computed: one per input."""
+    res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+    if len(res) != len(outs):
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' of {node.name()} returned "
+                           f"{len(res)} gradients; expected {len(outs)} (one per input, None "
+                           "where there is none).")
+    return res
 
 
 def _checked_hook_result(hook, g, r):

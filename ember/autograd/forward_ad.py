@@ -142,10 +142,12 @@ def _function_jvp(cls, ctx, args, tangents, outs):
             for a, t in zip(args, tangents)]
     prev = _state.fw_enabled
     _state.fw_enabled = False
+    ctx._in_jvp = True  # ctx.saved_tensors: what setup_context/forward saved for forward
     try:
         res = cls.jvp(ctx, *full)
     finally:
         _state.fw_enabled = prev
+        ctx._in_jvp = False
     res = res if isinstance(res, tuple) else (res,)
     for o, r in zip(outs, res):
         if isinstance(o, Tensor) and isinstance(r, Tensor) and o.is_floating_point() and \

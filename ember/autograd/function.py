@@ -649,6 +649,23 @@ class FunctionCtx(OpNode):
                                 f"{type(v).__name__}. Keep other values as ctx attributes.")
         self._to_save = values
 
+    def save_for_forward(self, *tensors):
+        """Keep tensors for jvp(): ctx.saved_tensors gives them there (forward mode)."""
+        for i, v in enumerate(tensors):
+            if v is not None and not isinstance(v, Tensor):
+                raise TypeError(f"{self.name()}: save_for_forward expects tensors or None; "
+                                f"argument {i} is of type {type(v).__name__}.")
+        self._fw_saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._in_jvp:
+            return self._fw_saved
+        return OpNode.saved_tensors.fget(self)
+
+    _fw_saved: tuple = ()
+    _in_jvp = False  # True while the Function's jvp() runs (NOTE [Function.jvp])
+
     def apply(self, grads):
         out = super().apply(grads)
         for i, (g, is_tensor) in enumerate(zip(out, self._tensor_args)):

@@ -205,3 +205,36 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
         return hook
 
     return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)])
+
+
+def increment_version(tensor):
+    """Count an in-place change the autograd graph cannot see (a write through NumPy or a
+    kernel of the program's own) on ``tensor`` or each tensor of an iterable: backward then
+    refuses the stale saved values, as after an in-place op."""
+    from .._tensor import Tensor
+    for t in ((tensor,) if isinstance(tensor, Tensor) else tensor):
+        t._bump_version()
+
+
+class allow_mutation_on_saved_tensors:
+    """Inside the block, a tensor saved for backward may be modified in place afterwards:
+    backward uses the value it had when it was saved.
+
+    Differs from torch: every saved tensor is copied when it is saved (torch copies lazily, at
+    the first in-place write); the copies are freed with the graph.
+    """
+
+    def __init__(self):
+        self._hooks = saved_tensors_hooks(_saved_copy, _identity)
+
+    def __enter__(self):
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
+
+def _saved_copy(t):
+    return t.detach().clone()
+

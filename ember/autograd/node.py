@@ -73,8 +73,17 @@ class Node:
         from .saved_attrs import saved_names
         return sorted(set(super().__dir__()) | set(saved_names(self)))
 
+    @property
+    def metadata(self):
+        """A dict for the program's own notes about this node (kept with the node)."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self.__dict__["_metadata"] = {}
+        return meta
+
     def register_hook(self, fn):
-        """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients."""
+        """fn(grad_inputs, grad_outputs) runs after this node computed its input gradients; it
+        may return replacement grad_inputs."""
         if self._post_hooks is None:
             self._post_hooks = []
         self._post_hooks.append(fn)

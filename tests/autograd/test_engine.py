@@ -512,3 +512,33 @@ def test_inference_mode_false_records_and_no_grad_wraps_generators():
 def test_gradcheck_needs_an_input_that_requires_grad():
     with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
         gradcheck(lambda t: t * 2, (ember.ones(2, dtype=ember.float64),))
+
+
+def test_node_hook_replaces_grad_inputs_and_node_metadata():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.grad_fn.metadata["tag"] = "scaled"
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0] * 0.5, None))
+    y.sum().backward()
+    assert x.grad.tolist() == [1.5, 1.5] and y.grad_fn.metadata == {"tag": "scaled"}
+
+
+def test_graph_increment_version_and_mutation_on_saved_tensors():
+    graph = ember.autograd.graph
+    x = ember.tensor([0.5, 1.0], dtype=ember.float64, requires_grad=True)
+    y = x.exp()
+    graph.increment_version(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    with graph.allow_mutation_on_saved_tensors():
+        y = x.exp()
+        y.mul_(2)                      # backward still uses exp(x) as saved
+        y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp([0.5, 1.0]))
+
+
+def test_anomaly_mode_without_nan_check_lets_nan_through():
+    x = ember.tensor([0.0, 1.0], dtype=ember.float64, requires_grad=True)
+    with ember.autograd.detect_anomaly(check_nan=False):
+        (x.sqrt() * ember.tensor([0.0, 1.0], dtype=ember.float64)).sum().backward()
+    assert np.isnan(x.grad.numpy()[0])

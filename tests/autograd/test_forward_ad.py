@@ -186,3 +186,33 @@ def test_functional_strict_and_v_errors():
     np.testing.assert_array_equal(hessian(lambda a: (a * 2).sum(), x).numpy(),
                                   np.zeros((2, 3, 2, 3)))
     assert hvp(lambda a: (a * a).sum(), w, w)[1].tolist() == [2.0, 2.0, 2.0]
+
+
+def test_function_jvp_reads_what_setup_context_saved_for_forward():
+    class Square(ember.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_forward(inputs[0])
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors   # the backward's: the output
+            return g * 2 * out.sqrt()
+
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors     # the forward's: the input
+            return 2 * x * t
+
+    x0 = ember.tensor([1.0, 3.0], dtype=ember.float64)
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x0, ember.tensor([1.0, -1.0], dtype=ember.float64))
+        assert fwAD.unpack_dual(Square.apply(d)).tangent.tolist() == [2.0, -6.0]
+    x = x0.clone().requires_grad_()
+    Square.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 6.0]
