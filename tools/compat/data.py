@@ -57,6 +57,12 @@ def results_dir(cwd: Path, seed: int) -> None:
     (cwd / "results").mkdir(exist_ok=True)
 
 
+def epochs_dir(cwd: Path, seed: int) -> None:
+    """epochs/, where capsule-networks saves a state_dict per epoch (its repository ships the
+    folder with a .gitkeep)."""
+    (cwd / "epochs").mkdir(exist_ok=True)
+
+
 def contents_dir(cwd: Path, seed: int) -> None:
     """minDiffusion saves its samples into ./contents/, a directory of the repository that holds
     only images (which the mirrors leave out)."""

@@ -7,6 +7,8 @@ COMPAT_SEED (run.py --seed) draws other samples of the same classes."""
 from __future__ import annotations
 
 import os
+import sys
+import types
 import warnings
 
 import numpy as np
@@ -125,3 +127,14 @@ class FakeData(torch.utils.data.Dataset):
         if self.target_transform is not None:
             target = self.target_transform(target)
         return image, target
+
+
+# torchvision.datasets is a package whose data sets live in submodules named for them
+# (`from torchvision.datasets.mnist import MNIST`); this stand-in is one module, so those
+# submodules are made here and registered under their import paths
+for _sub, _classes in (("mnist", (MNIST, FashionMNIST, KMNIST)), ("cifar", (CIFAR10, CIFAR100))):
+    _module = types.ModuleType(f"{__name__}.{_sub}")
+    for _cls in _classes:
+        setattr(_module, _cls.__name__, _cls)
+    sys.modules[_module.__name__] = _module
+    globals()[_sub] = _module

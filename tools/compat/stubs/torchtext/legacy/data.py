@@ -1,7 +1,9 @@
 """Legacy Field, Dataset, Example and BucketIterator: a Field tokenizes and lowercases, builds a
 vocabulary (specials first: <unk>, <pad>, then init/eos tokens; words by falling frequency, then
-alphabetically, at least min_freq times) and pads a batch into one tensor; BucketIterator
-batches examples of similar source length, in a fixed order (no shuffling)."""
+alphabetically, at least min_freq times) and pads a batch into one tensor (with the lengths
+beside it for include_lengths=True, what pack_padded_sequence takes); BucketIterator batches
+examples of similar source length, in a fixed order (no shuffling), each batch sorted by
+sort_key, longest first, for sort_within_batch=True."""
 import collections
 
 import torch
@@ -22,8 +24,10 @@ class Vocab:
 
 class Field:
     def __init__(self, tokenize=str.split, init_token=None, eos_token=None, lower=False,
-                 batch_first=False, pad_token="<pad>", unk_token="<unk>", **kwargs):
+                 batch_first=False, pad_token="<pad>", unk_token="<unk>", include_lengths=False,
+                 **kwargs):
         self.tokenize, self.lower, self.batch_first = tokenize, lower, batch_first
+        self.include_lengths = include_lengths
         self.init_token, self.eos_token = init_token, eos_token
         self.pad_token, self.unk_token = pad_token, unk_token
         self.vocab = None
@@ -50,7 +54,10 @@ class Field:
         ids = [[self.vocab.stoi[w] for w in s] + [self.vocab.stoi[self.pad_token]] *
                (width - len(s)) for s in seqs]
         t = torch.tensor(ids, dtype=torch.long, device=device)
-        return t if self.batch_first else t.t().contiguous()
+        t = t if self.batch_first else t.t().contiguous()
+        if self.include_lengths:
+            return t, torch.tensor([len(s) for s in seqs], dtype=torch.long, device=device)
+        return t
 
 
 class Example:
@@ -76,11 +83,16 @@ class Batch:
 
 
 class BucketIterator:
-    def __init__(self, dataset, batch_size, device=None, **kwargs):
+    def __init__(self, dataset, batch_size, device=None, sort_within_batch=False, sort_key=None,
+                 **kwargs):
         self.dataset, self.batch_size, self.device = dataset, batch_size, device
         first = next(iter(dataset.fields))
         order = sorted(range(len(dataset)), key=lambda i: len(getattr(dataset[i], first)))
         self.batches = [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+        if sort_within_batch:
+            key = sort_key or (lambda ex: len(getattr(ex, first)))
+            self.batches = [sorted(b, key=lambda i: key(dataset[i]), reverse=True)
+                            for b in self.batches]
 
     def __len__(self):
         return len(self.batches)
@@ -91,4 +103,4 @@ class BucketIterator:
 
     @classmethod
     def splits(cls, datasets, batch_size=None, device=None, **kwargs):
-        return tuple(cls(d, batch_size, device) for d in datasets)
+        return tuple(cls(d, batch_size, device, **kwargs) for d in datasets)
