@@ -354,3 +354,72 @@ def test_linear_weight_gradient_shared_in_chunks(numba_host, monkeypatch):
     torch.nn.functional.linear(xt, wt).backward(torch.tensor(g))
     for mine, theirs in zip(grads[True], (xt.grad.numpy(), wt.grad.numpy())):
         np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
+
+
+def test_columns_in_chunks_give_the_bits_of_rows():
+    # nn_cols: a product cut along its columns, at any cut, gives nn_rows' bits
+    rng = np.random.default_rng(16)
+    a = rng.standard_normal((37, 130)).astype(np.float32)
+    b = rng.standard_normal((130, 100)).astype(np.float32)
+    for left in (a, np.asfortranarray(a)):
+        whole = np.empty((37, 100), np.float32)
+        gemm.nn_rows(left, b, whole, b[0], False, 0, 37)
+        for cuts in ((0, 100), (0, 16, 100), (0, 7, 50, 99, 100)):
+            parts = np.full_like(whole, np.nan)
+            for lo, hi in zip(cuts, cuts[1:]):
+                gemm.nn_cols(left, b, parts, lo, hi)
+            np.testing.assert_array_equal(parts, whole)
+    np.testing.assert_allclose(whole, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_chunk_bounds_cover_the_range_at_aligned_cuts():
+    from ember.ops._kernels.split import chunk_bounds
+    for n, chunks, align in ((4608, 8, 16), (512, 8, 4), (130, 8, 4), (10, 8, 4), (3, 8, 4),
+                             (1, 8, 16)):
+        cuts = chunk_bounds(n, chunks, align)
+        assert cuts[0] == 0 and cuts[-1] == n and len(cuts) - 1 <= chunks
+        assert all(lo < hi for lo, hi in zip(cuts, cuts[1:]))
+        assert all(c % align == 0 for c in cuts[:-1])
+
+
+@pytest.mark.parametrize("solo", [False, True])
+def test_rows_route_gradients_shared_in_chunks(numba_host, monkeypatch, solo):
+    # NOTE [Shared pairs]: the rows route's two gradients as chunks both threads claim give the
+    # bits of the serial gradients, on two threads and in a late worker's solo period (the
+    # pair on one thread), and match torch
+    from ember.ops._kernels import conv, split
+    monkeypatch.setattr(_blas_parts, "late_solo", lambda now: solo)
+    seen = count_calls(monkeypatch, split, shared="at_once_shared")
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((8, 256, 4, 4)).astype(np.float32)
+    w = (rng.standard_normal((128, 256, 3, 3)) / 48).astype(np.float32)
+    g = rng.standard_normal((8, 128, 4, 4)).astype(np.float32)
+    args = ((1, 1), (1, 1), (1, 1), 1)
+    keep = []
+    conv.conv2d_forward(x, w, None, *args, keep)
+    with conv._kt.conv_scope(1 << 30):
+        geo = conv._geometry(w.shape, *args[:3])
+        pair = split.at_once_applies(conv._macs(x.shape, w.shape, geo))
+        shared = conv.conv2d_backward(g, x, w, *args, True, True, False, keep[0])
+    monkeypatch.setattr(split, "at_once_applies", lambda macs: False)
+    serial = conv.conv2d_backward(g, x, w, *args, True, True, False, keep[0])
+    assert seen["shared"] == (1 if pair else 0)
+    np.testing.assert_array_equal(shared[0], serial[0])
+    np.testing.assert_array_equal(shared[1], serial[1])
+    xt = torch.tensor(x, requires_grad=True)
+    wt = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.conv2d(xt, wt, padding=1).backward(torch.tensor(g))
+    for mine, theirs in zip(shared[:2], (xt.grad.numpy(), wt.grad.numpy())):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-4, atol=1e-4 * np.abs(theirs).max())
+
+
+def test_shared_pair_raises_a_chunk_error():
+    from ember.ops._kernels import split
+
+    def bad(lo, hi):
+        raise ValueError(f"chunk {lo}:{hi} failed")
+
+    ok = split.Shared(lambda lo, hi: None, [0, 1, 2], lambda: "ok")
+    failing = split.Shared(bad, [0, 4], lambda: "never read")
+    with pytest.raises(ValueError, match="chunk 0:4 failed"):
+        split.at_once_shared(ok, failing)

@@ -57,6 +57,7 @@ import numpy as np
 from ... import _kernel_threads as _kt
 from ... import _mkl, _onepool
 from ..._backend import reusable_empty
+from . import gemm as _kgemm
 from . import split, winograd
 from .depthwise import (
     _channels_last_depthwise,
@@ -493,6 +494,53 @@ def _conv_forward_rows(x, w, geo, out_h, out_w, y, keep, bias):
     return _with_bias(y, bias)
 
 
+def _rows_shared(x, w):
+    """Whether both gradients of the rows route run as NOTE [Shared pairs] in split.py: where
+    NOTE [A GEMM in numba] computes their products (float32 on such a host)."""
+    return (x.dtype == np.float32 and w.dtype == np.float32 and _kgemm.ON[0]
+            and _kgemm._host_ok())
+
+
+def _rows_grads_shared(gy, x, w, geo, packed):
+    """(gx, gw) of NOTE [Pixels as rows on small maps] as a shared pair (NOTE [Shared pairs] in
+    split.py): gy^T @ w cut along its columns, gy @ rows along its rows; the products of
+    `_conv_input_grad` and `_conv_weight_grad` by the same kernel, so the same bits."""
+    n, o = x.shape[0], w.shape[0]
+    out_h, out_w = gy.shape[2], gy.shape[3]
+    length, depth = out_h * out_w, w[0].size
+    rows = packed
+    if rows is None or rows.shape != (n * length, depth):
+        rows = reusable_empty((n * length, depth), x.dtype)
+        _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+    gy3 = gy.reshape(n, o, length)
+    gy_t = _batch_major(gy3, None).reshape(o, n * length)
+    gy_rows = np.ascontiguousarray(gy3.transpose(0, 2, 1)).reshape(n * length, o)
+    w2 = np.ascontiguousarray(w.reshape(o, depth))
+    result = reusable_empty(w.shape, x.dtype)  # outlives the step: NOTE [Reused buffers]
+    gw2 = result.reshape(o, depth)
+    grad_rows = np.empty((n * length, depth), x.dtype)
+    gx = np.empty(x.shape, x.dtype)
+
+    def weight_chunk(lo, hi):
+        _kgemm.nn_rows(gy_t, rows, gw2, gw2[0], False, lo, hi)
+
+    def input_chunk(lo, hi):
+        _kgemm.nn_cols(gy_rows, w2, grad_rows, lo, hi)
+
+    def fold():
+        _fold_rows(grad_rows, gx, geo, out_h, out_w)
+        return gx
+
+    chunks = _SHARED_CHUNKS
+    input_task = split.Shared(input_chunk, split.chunk_bounds(depth, chunks, 16), fold)
+    weight_task = split.Shared(weight_chunk, split.chunk_bounds(o, chunks, 4), lambda: result)
+    return split.at_once_shared(input_task, weight_task)
+
+
+# chunks of each task of a shared pair (NOTE [Shared pairs] in split.py)
+_SHARED_CHUNKS = 8
+
+
 def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
     """Adjoint of `_conv_forward` in x: gradient (N, C, H, W) from gy (N, O, OH, OW).
 
@@ -691,6 +739,10 @@ def _conv2d_backward(grad_y, x, w, geo, padding, groups, need_x, need_w, need_b,
         gy, geo = _spread_strided(grad_y, x.shape, geo)  # once for both gradients
     gy_cols = None
     n, o, length = gy.shape[0], gy.shape[1], gy.shape[2] * gy.shape[3]
+    if (need_x and need_w and _pixels_as_rows(n * length, o, x.shape[1], geo, groups)
+            and _rows_shared(x, w) and split.at_once_applies(_macs(x.shape, w.shape, geo))):
+        gx, gw = _rows_grads_shared(gy, x, w, geo, packed)
+        return gx, gw, _bias_grad(grad_y) if need_b else None
     if (need_x and need_w and gy.size and _is_pointwise(geo) and _batch_as_columns(length)
             and _weight_grad_as_columns(o, x.shape[1], groups, length)):
         gy_cols = _to_columns(gy.reshape(n, o, length))  # NOTE [Sharing pointwise columns]

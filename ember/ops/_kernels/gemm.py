@@ -197,22 +197,18 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
 
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FM)
-def nn_rows(a, b, c, bias, has_bias, lo, hi):
-    """c[lo:hi] = a[lo:hi] @ b (+ bias) for a (m, k) of any strides (a transposed view: G^T of
-    a weight gradient), C-contiguous b (k, n), c (m, n) and bias (n,) of one float dtype. Parts
-    cut at multiples of 4 rows give the bits of the whole."""
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
+def _nn_block(a, b, c, lo, hi, jlo, jhi):
+    """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] (the sums of `nn_rows`)."""
     k = a.shape[1]
-    n = b.shape[1]
-    _start(c, bias, has_bias, lo, hi)
     k4 = k - k % 4
     hi4 = hi - (hi - lo) % 4
     # four rows of c (in L1) take four rows of b at a time along a block of NN_NC columns:
     # sixteen values of a held in registers, 16 FMAs a vector of b's four rows
     for k0 in range(0, k4, NN_KC):
         k1 = np.uint64(min(k4, k0 + NN_KC))
-        for j0 in range(0, n, NN_NC):
-            j1 = np.uint64(min(n, j0 + NN_NC))
+        for j0 in range(jlo, jhi, NN_NC):
+            j1 = np.uint64(min(jhi, j0 + NN_NC))
             uj0 = np.uint64(j0)
             for r in range(lo, hi4, 4):
                 r = np.uint64(r)
@@ -255,13 +251,30 @@ def nn_rows(a, b, c, bias, has_bias, lo, hi):
             x1 = a[r, p + 1]
             x2 = a[r, p + 2]
             x3 = a[r, p + 3]
-            for j in range(n):
+            for j in range(jlo, jhi):
                 c[r, j] += x0 * b[p, j] + x1 * b[p + 1, j] + x2 * b[p + 2, j] + x3 * b[p + 3, j]
     for p in range(k4, k):
         for r in range(lo, hi):
             x = a[r, p]
-            for j in range(n):
+            for j in range(jlo, jhi):
                 c[r, j] += x * b[p, j]
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nn_rows(a, b, c, bias, has_bias, lo, hi):
+    """c[lo:hi] = a[lo:hi] @ b (+ bias) for a (m, k) of any strides (a transposed view: G^T of
+    a weight gradient), C-contiguous b (k, n), c (m, n) and bias (n,) of one float dtype. Parts
+    cut at multiples of 4 rows give the bits of the whole."""
+    _start(c, bias, has_bias, lo, hi)
+    _nn_block(a, b, c, lo, hi, 0, b.shape[1])
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def nn_cols(a, b, c, jlo, jhi):
+    """c[:, jlo:jhi] = a @ b[:, jlo:jhi] for the operands of `nn_rows`: a product cut along its
+    columns (any cut gives the bits of the whole: each value's sums are those of `nn_rows`)."""
+    c[:, jlo:jhi] = 0
+    _nn_block(a, b, c, 0, c.shape[0], jlo, jhi)
 
 
 # the kernels as the cfunc part compiles them (tests may wrap the module's names)

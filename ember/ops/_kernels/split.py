@@ -297,6 +297,64 @@ def gemm_oriented(a, b):
 _one_thread = [False]
 
 
+# NOTE [Shared pairs]
+# `at_once` gives each thread one whole task, so the pair lasts as long as the longer one, and
+# a worker that starts late (it sleeps, or another process holds its core) delays it all:
+# VGG-19's pairs waited ~9 ms a step (/work/s35/busy.py), in the rows route's layers about as
+# much from late starts as from unequal tasks (/work/s36/pairs2.py: 4.0 ms of late starts,
+# 5.7 ms of imbalance). A task whose product can be cut (columns or rows of one GEMM, each
+# computed by the same kernel over the same groups of rows as in one call: the same bits) is a
+# `Shared`: chunks both threads claim, then a finish (a col2im) on one. `at_once_shared` runs
+# two: the caller claims the first task's chunks, then the second's; the worker the second's,
+# then the first's; each finishes its own task once all its chunks are done. A late worker
+# finds the caller has taken its chunks, and the two end within a chunk of each other. The
+# rows route's two gradients run so on hosts where the numba GEMM computes them (NOTE [Pixels
+# as rows on small maps] in conv.py): benchmarks/ab.py off/on, paired, chrt -f 10, VGG-19 1.020
+# (its rows layers' pairs 14.4 -> 12.7, 7.3 -> 5.2 and 2.6 -> 2.2 ms a step), ResNet-50 1.004.
+# Winograd's pairs cut into chunks of planes (each task's transform of the weight or the input
+# made by its owner first, the other thread waiting for it) read 0.996 and 0.995: the inverse
+# transforms then read planes half of which the other core wrote.
+class Shared:
+    """A task of a pair as claimable chunks over `bounds`, then ``finish()`` (its result)."""
+
+    def __init__(self, chunk, bounds, finish):
+        self.task = _kt._Task(chunk, bounds)
+        self.finish = finish
+
+
+def chunk_bounds(n, chunks, align):
+    """Cuts of range(n) into at most `chunks` pieces at multiples of `align` (at least one)."""
+    inner = {min(n, align * round(n * i / chunks / align)) for i in range(1, chunks)}
+    return sorted({0, n} | inner)
+
+
+def at_once_shared(first, second):
+    """(first's result, second's) for two `Shared` tasks on the calling thread and OpenBLAS's
+    worker (NOTE [Shared pairs]), with OpenBLAS at one thread meanwhile. Call only when
+    `at_once_applies`."""
+    jobs = (first, second)
+    results = [None, None]
+
+    def run(lo, hi):
+        for i in range(lo, hi):
+            jobs[i].task.work()
+            jobs[1 - i].task.work()
+            jobs[i].task.all_done.acquire()  # its last chunks may still run on the other thread
+            results[i] = jobs[i].finish()
+
+    before = _kt.blas_threads_enter(1)
+    _one_thread[0] = True
+    try:
+        _blas_parts.run_ranges(run, 2, 2)
+    finally:
+        _one_thread[0] = False
+        _kt.blas_threads_exit(before)
+    for job in jobs:
+        if job.task.errors:
+            raise job.task.errors[0]
+    return results
+
+
 def at_once_applies(macs):
     """Whether `at_once` runs two tasks of a convolution of `macs` multiply-adds on two threads
     (NOTE [A convolution's two gradients at once])."""
