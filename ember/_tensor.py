@@ -366,6 +366,7 @@ class Tensor:
             if t is not None:
                 t._grad = grad.detach() if t._grad is None else t._grad + grad.detach()
 
+        hook._retains_grad = True  # runs after the tensor's other hooks: Node._add_tensor_hook
         self._grad_fn._add_tensor_hook(self._output_nr, hook)
 
     @property

@@ -726,6 +726,12 @@ class Function:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = tuple(bound.args), bound.kwargs
+        if _batch_hook[0] is not None and not getattr(cls, "generate_vmap_rule", False) and \
+                getattr(cls, "vmap", None) is not None:  # inside vmap, the class's own rule
+            from ..func._function_rule import apply_vmap_rule
+            out = apply_vmap_rule(cls, args, kwargs)
+            if out is not NotImplemented:
+                return out
         ctx = _ctx_class(cls)()
         ctx._op = cls
         if any(getattr(type(a), "_traced_value", False) for a in args):

@@ -100,7 +100,12 @@ class Node:
         if self._pre_hooks is None:
             self._pre_hooks = {}
         hooks = self._pre_hooks.setdefault(output_nr, [])
-        hooks.append(fn)
+        if hooks and getattr(hooks[-1], "_retains_grad", False):
+            # .grad of a tensor that retains it is what its hooks made of the gradient, also
+            # those registered after retain_grad() (torch runs the retain step last)
+            hooks.insert(len(hooks) - 1, fn)
+        else:
+            hooks.append(fn)
         return RemovableHandle(hooks, fn)
 
 

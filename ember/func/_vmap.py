@@ -32,6 +32,7 @@ from ._tree import broadcast_prefix, tree_flatten, tree_unflatten
 __all__ = ["vmap"]
 
 ACTIVE: list[int] = []  # the levels of the vmaps now running, outermost first
+RANDOMNESS: list[str] = []  # their randomness= (for a Function's vmap rule: info.randomness)
 FALLBACKS = [0]  # how many vmap calls ran the function slice by slice (NOTE [vmap fallback])
 
 
@@ -123,6 +124,7 @@ def _random_error():
 def _call(func, spec, kwargs, out_dims, randomness, flat_args, flat_dims, n):
     """One evaluation over ``n`` samples: batched, or by slices (NOTE [vmap fallback])."""
     before = _rng_state()
+    RANDOMNESS.append(randomness)
     try:
         result = _batched_call(func, spec, kwargs, out_dims, flat_args, flat_dims, n)
     except Unbatchable:
@@ -130,6 +132,8 @@ def _call(func, spec, kwargs, out_dims, randomness, flat_args, flat_dims, n):
             raise  # an enclosing vmap's batch is involved: the outer one takes the slices
         _rng_restore(before)
         return _sliced_call(func, spec, kwargs, out_dims, randomness, flat_args, flat_dims, n)
+    finally:
+        RANDOMNESS.pop()
     if _rng_used(before):
         if randomness == "error":
             raise _random_error()

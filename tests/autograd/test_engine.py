@@ -542,3 +542,12 @@ def test_anomaly_mode_without_nan_check_lets_nan_through():
     with ember.autograd.detect_anomaly(check_nan=False):
         (x.sqrt() * ember.tensor([0.0, 1.0], dtype=ember.float64)).sum().backward()
     assert np.isnan(x.grad.numpy()[0])
+
+
+def test_retained_grad_is_taken_after_every_tensor_hook():
+    x = ember.tensor([1.0, 2.0], requires_grad=True)
+    h = x * 1
+    h.retain_grad()
+    h.register_hook(lambda g: g * 2)   # registered after retain_grad: still applies to h.grad
+    h.sum().backward()
+    assert h.grad.tolist() == [2.0, 2.0] and x.grad.tolist() == [2.0, 2.0]

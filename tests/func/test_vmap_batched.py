@@ -417,3 +417,32 @@ def test_errors():
     with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one"):
         efunc.vmap(lambda a: a if bool(a.sum() > 0) and bool(ember.ones(2)) else a)(
             ember.ones(2, 3))
+
+
+def test_function_vmap_staticmethod_is_the_batching_rule():
+    seen = []
+
+    class Square(ember.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g * ctx.saved_tensors[0]
+
+        @staticmethod
+        def vmap(info, in_dims, x):
+            seen.append((info.batch_size, info.randomness, in_dims, tuple(x.shape)))
+            return Square.apply(x).t(), 1   # the batch dim given back second
+
+    x = ember.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    out = ember.func.vmap(Square.apply, randomness="different")(x)
+    np.testing.assert_array_equal(out.numpy(), x.numpy() ** 2)
+    assert seen == [(3, "different", (0,), (3, 2))]
+    g = ember.func.vmap(ember.func.grad(lambda t: Square.apply(t).sum()))(x)
+    np.testing.assert_array_equal(g.numpy(), 2 * x.numpy())

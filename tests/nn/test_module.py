@@ -580,3 +580,24 @@ def test_always_call_forward_hook_runs_when_forward_raises():
     with pytest.raises(ValueError, match="forward failed"):
         m(ember.ones(2))
     assert seen == [("always", None)]
+
+
+def test_global_module_hooks_run_before_each_modules_own():
+    from ember.nn.modules.module import (
+        register_module_forward_hook,
+        register_module_forward_pre_hook,
+        register_module_full_backward_hook,
+    )
+    log = []
+    m = nn.Linear(2, 2)
+    m.register_forward_hook(lambda mod, args, out: log.append("own"))
+    handles = [register_module_forward_pre_hook(lambda mod, args: log.append("pre")),
+               register_module_forward_hook(lambda mod, args, out: log.append("global")),
+               register_module_full_backward_hook(lambda mod, gi, go: log.append("backward"))]
+    try:
+        m(ember.ones(1, 2, requires_grad=True)).sum().backward()
+    finally:
+        for h in handles:
+            h.remove()
+    m(ember.ones(1, 2))
+    assert log == ["pre", "global", "own", "backward", "own"]

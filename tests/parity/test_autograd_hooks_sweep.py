@@ -113,6 +113,46 @@ case("forward_hook", "handle context manager", lambda L: (lambda m: (
     m(L.leaves[0])))(lin(L)))
 
 
+def _global(L, kind, hook, **kw):
+    """A hook of every module (register_module_<kind>_hook) around a two-layer model's call
+    and backward; removed afterwards."""
+    register = getattr(L.mod.nn.modules.module, f"register_module_{kind}_hook")
+    handle = register(hook, **kw)
+    try:
+        x = L.G(A)
+        out = L.mod.nn.Sequential(lin(L), lin(L, 3, 2))(x)
+        out.pow(2).sum().backward()
+        return out.detach(), x.grad
+    finally:
+        handle.remove()
+
+
+case("global hooks", "forward_pre", lambda L: _global(
+    L, "forward_pre", lambda m, args: (args[0] * 2,)))
+case("global hooks", "forward", lambda L: _global(L, "forward", lambda m, args, out: out.tanh()))
+case("global hooks", "forward with_kwargs", lambda L: _global(
+    L, "forward", lambda m, args, kwargs, out: out * (1 + len(kwargs)), with_kwargs=True))
+case("global hooks", "full_backward", lambda L: _global(
+    L, "full_backward", lambda m, gi, go: tuple(None if g is None else g * 3 for g in gi)))
+case("global hooks", "full_backward_pre", lambda L: _global(
+    L, "full_backward_pre", lambda m, go: (go[0] * 0.5,)))
+case("global hooks", "order with own", lambda L: _global_order(L))
+
+
+def _global_order(L):
+    log = []
+    m = lin(L)
+    m.register_forward_hook(lambda mod, a, o: log.append("own"))
+    handle = L.mod.nn.modules.module.register_module_forward_hook(
+        lambda mod, a, o: log.append("global"))
+    try:
+        m(L.T(A))
+    finally:
+        handle.remove()
+    m(L.T(A))
+    return log
+
+
 def _with_handle(handle, fn):
     with handle:
         return fn()

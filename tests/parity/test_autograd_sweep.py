@@ -311,6 +311,12 @@ case("hook", "non-leaf returns None", lambda L: _hooked(L, lambda g: None, on="n
 case("hook", "bad shape", lambda L: raised(lambda: _hooked(L, lambda g: g[0]), "hook"))
 case("hook", "bad dtype", lambda L: raised(lambda: _hooked(L, lambda g: g.float())))
 case("hook", "modifies in place", lambda L: _hooked(L, lambda g: g.mul_(3)))
+case("hook", "registered after retain_grad", lambda L: (lambda x: (lambda h: (
+    h.retain_grad(), h.register_hook(lambda g: g * 2), (h * h).sum().backward(), h.grad,
+    x.grad)[3:])(x * 1))(L.G(X)))
+case("hook", "registered before retain_grad", lambda L: (lambda x: (lambda h: (
+    h.register_hook(lambda g: g * 2), h.retain_grad(), (h * h).sum().backward(), h.grad,
+    x.grad)[3:])(x * 1))(L.G(X)))
 case("hook", "no grad", lambda L: raised(lambda: L.T(X).register_hook(lambda g: g),
                                          "cannot register a hook on a tensor that doesn't "
                                          "require gradient"))

@@ -398,6 +398,13 @@ def _cube(L, *, vmap_rule=True):
 
 case("Function", "grad", lambda L: fn(L).grad(lambda x: _cube(L).apply(x).sum())(L.T(A)))
 case("Function", "vmap generate_vmap_rule", lambda L: vm(L, _cube(L).apply)(L.T(BATCH)))
+case("Function", "vmap staticmethod", lambda L: vm(L, _with_rule(L).apply)(L.T(BATCH)))
+case("Function", "vmap staticmethod unbatched arg", lambda L: vm(
+    L, _with_rule(L).apply, in_dims=(0, None))(L.T(BATCH), L.T(V)))
+case("Function", "vmap staticmethod out_dims 1", lambda L: vm(
+    L, _with_rule(L, out_dim=1).apply)(L.T(BATCH)))
+case("Function", "vmap staticmethod grad", lambda L: vm(L, fn(L).grad(
+    lambda x: _with_rule(L).apply(x).sum()))(L.T(BATCH)))
 case("Function", "vmap without rule", lambda L: raised(lambda: vm(
     L, _cube(L, vmap_rule=False).apply)(L.T(BATCH)), "vmap"))
 case("Function", "per-sample grad", lambda L: vm(L, fn(L).grad(
@@ -406,6 +413,31 @@ case("Function", "jacrev", lambda L: fn(L).jacrev(_cube(L).apply)(L.T(V)))
 case("Function", "jvp", lambda L: fn(L).jvp(_cube(L).apply, (L.T(V),), (L.T(V * 0 + 1),)))
 case("Function", "ctx form under grad", lambda L: raised(
     lambda: fn(L).grad(lambda x: _ctx_form(L).apply(x).sum())(L.T(A)), "setup_context"))
+
+
+def _with_rule(L, out_dim=0):
+    """x * x (+ y), with a vmap staticmethod that marks its results (+100) so that the test sees
+    it was used, and moves the batch dim to ``out_dim``."""
+    class Square(L.mod.autograd.Function):
+        @staticmethod
+        def forward(x, y=None):
+            return x * x if y is None else x * x + y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * g * x, None
+
+        @staticmethod
+        def vmap(info, in_dims, x, y=None):
+            out = Square.apply(x, y) + 100 + info.batch_size
+            return (out.movedim(0, out_dim) if out_dim else out), out_dim
+
+    return Square
 
 
 def _ctx_form(L):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 
 from ..._tensor import Tensor
 from ...autograd.function import Function
@@ -29,6 +30,52 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+# The hooks of every module (torch.nn.modules.module.register_module_*_hook): they run before
+# each module's own hooks of the same kind.
+GLOBAL_FORWARD_PRE: OrderedDict = OrderedDict()
+GLOBAL_FORWARD: OrderedDict = OrderedDict()
+GLOBAL_FORWARD_WITH_KWARGS: set = set()
+GLOBAL_FORWARD_ALWAYS: set = set()
+GLOBAL_BACKWARD: OrderedDict = OrderedDict()
+GLOBAL_BACKWARD_PRE: OrderedDict = OrderedDict()
+
+
+def any_global_hooks():
+    return bool(GLOBAL_FORWARD_PRE or GLOBAL_FORWARD or GLOBAL_BACKWARD or GLOBAL_BACKWARD_PRE)
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args)`` before the forward of every module (see Module's own)."""
+    handle = RemovableHandle(GLOBAL_FORWARD_PRE)
+    GLOBAL_FORWARD_PRE[handle.id] = hook
+    return handle
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args, output)`` after the forward of every module."""
+    handle = RemovableHandle(GLOBAL_FORWARD, GLOBAL_FORWARD_WITH_KWARGS, GLOBAL_FORWARD_ALWAYS)
+    GLOBAL_FORWARD[handle.id] = hook
+    if with_kwargs:
+        GLOBAL_FORWARD_WITH_KWARGS.add(handle.id)
+    if always_call:
+        GLOBAL_FORWARD_ALWAYS.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_hook(hook):
+    """``hook(module, grad_input, grad_output)`` in the backward of every module."""
+    handle = RemovableHandle(GLOBAL_BACKWARD)
+    GLOBAL_BACKWARD[handle.id] = hook
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """``hook(module, grad_output)`` before the gradients of every module's inputs."""
+    handle = RemovableHandle(GLOBAL_BACKWARD_PRE)
+    GLOBAL_BACKWARD_PRE[handle.id] = hook
+    return handle
 
 
 def _insert(hooks, key, hook, prepend):
@@ -87,7 +134,7 @@ class _BackwardHookState:
 
     def run_hooks(self, grad_input):
         m = self.module
-        for hook in list(m._backward_hooks.values()):
+        for hook in list(GLOBAL_BACKWARD.values()) + list(m._backward_hooks.values()):
             result = hook(m, grad_input, self.grad_output)
             if result is not None:
                 result = result if isinstance(result, tuple) else (result,)
@@ -122,11 +169,11 @@ class _OutputHook(Function):
     def backward(ctx, *grads):
         state = ctx.state
         m = state.module
-        for hook in list(m._backward_pre_hooks.values()):
+        for hook in list(GLOBAL_BACKWARD_PRE.values()) + list(m._backward_pre_hooks.values()):
             result = hook(m, tuple(grads))
             if result is not None:
                 grads = result if isinstance(result, tuple) else (result,)
         state.grad_output = tuple(grads)
-        if not state.input_tracked and m._backward_hooks:
+        if not state.input_tracked and (m._backward_hooks or GLOBAL_BACKWARD):
             state.run_hooks((None,) * state.n_inputs)
         return (None,) + tuple(grads)

@@ -19,12 +19,25 @@ from ..._backend import check_device
 from ..._tensor import Tensor
 from ...autograd.grad_mode import _state, no_grad
 from ..parameter import Buffer, Parameter
+from . import _hooks
+from ._hooks import GLOBAL_BACKWARD as _GLOBAL_BACKWARD
+from ._hooks import GLOBAL_BACKWARD_PRE as _GLOBAL_BACKWARD_PRE
+from ._hooks import GLOBAL_FORWARD as _GLOBAL_FORWARD
+from ._hooks import GLOBAL_FORWARD_ALWAYS as _GLOBAL_FORWARD_ALWAYS
+from ._hooks import GLOBAL_FORWARD_PRE as _GLOBAL_FORWARD_PRE
+from ._hooks import GLOBAL_FORWARD_WITH_KWARGS as _GLOBAL_FORWARD_WITH_KWARGS
 from ._hooks import RemovableHandle, _BackwardHookState, _insert
 from ._state_dict import _EXTRA_STATE_KEY_SUFFIX as _EXTRA_STATE_KEY_SUFFIX  # torch's names
 from ._state_dict import _IncompatibleKeys as _IncompatibleKeys  # (transformers reads them)
 from ._state_dict import _StateDict
 
 __all__ = ["Module"]
+
+# the hooks of every module, where torch defines them (torch.nn.modules.module)
+register_module_forward_pre_hook = _hooks.register_module_forward_pre_hook
+register_module_forward_hook = _hooks.register_module_forward_hook
+register_module_full_backward_pre_hook = _hooks.register_module_full_backward_pre_hook
+register_module_full_backward_hook = _hooks.register_module_full_backward_hook
 
 
 
@@ -580,9 +593,11 @@ class Module(_StateDict):
 
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or
-                self._backward_pre_hooks):
+                self._backward_pre_hooks or _GLOBAL_FORWARD_PRE or _GLOBAL_FORWARD or
+                _GLOBAL_BACKWARD or _GLOBAL_BACKWARD_PRE):
             return self.forward(*args, **kwargs)
-        for hid, hook in list(self._forward_pre_hooks.items()):
+        # the hooks of every module first (register_module_*_hook), then the module's own
+        for hid, hook in list(_GLOBAL_FORWARD_PRE.items()) + list(self._forward_pre_hooks.items()):
             if hid in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -595,15 +610,16 @@ class Module(_StateDict):
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         bw_state = None
-        if (self._backward_hooks or self._backward_pre_hooks) and _state.enabled:
+        if (self._backward_hooks or self._backward_pre_hooks or _GLOBAL_BACKWARD or
+                _GLOBAL_BACKWARD_PRE) and _state.enabled:
             bw_state = _BackwardHookState(self)
             args = bw_state.wrap_inputs(args)
         called = set()
         try:
             output = self.forward(*args, **kwargs)
-            for hid, hook in list(self._forward_hooks.items()):
+            for hid, hook in list(_GLOBAL_FORWARD.items()) + list(self._forward_hooks.items()):
                 called.add(hid)
-                if hid in self._forward_hooks_with_kwargs:
+                if hid in self._forward_hooks_with_kwargs or hid in _GLOBAL_FORWARD_WITH_KWARGS:
                     result = hook(self, args, kwargs, output)
                 else:
                     result = hook(self, args, output)
@@ -621,11 +637,12 @@ class Module(_StateDict):
     def _call_always_hooks(self, args, kwargs, called):
         """After forward (or a hook) raised: the always_call forward hooks not yet run get
         output None; their own errors are reported as warnings, the original error wins."""
-        for hid, hook in list(self._forward_hooks.items()):
-            if hid in called or hid not in self._forward_hooks_always_called:
+        for hid, hook in list(_GLOBAL_FORWARD.items()) + list(self._forward_hooks.items()):
+            always = hid in self._forward_hooks_always_called or hid in _GLOBAL_FORWARD_ALWAYS
+            if hid in called or not always:
                 continue
             try:
-                if hid in self._forward_hooks_with_kwargs:
+                if hid in self._forward_hooks_with_kwargs or hid in _GLOBAL_FORWARD_WITH_KWARGS:
                     hook(self, args, kwargs, None)
                 else:
                     hook(self, args, None)
