@@ -494,6 +494,22 @@ def _conv_forward_rows(x, w, geo, out_h, out_w, y, keep, bias):
     return _with_bias(y, bias)
 
 
+def _rows_of(x, packed, geo, out_h, out_w, depth):
+    """The rows (N*L, depth) of x: the forward's kept ones, else made again."""
+    n_rows = x.shape[0] * out_h * out_w
+    if packed is not None and packed.shape == (n_rows, depth):
+        return packed
+    rows = reusable_empty((n_rows, depth), x.dtype)
+    _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+    return rows
+
+
+def _pixel_rows(gy3):
+    """gy (N, O, L) as one C-contiguous row per output pixel, (N*L, O)."""
+    n, o, length = gy3.shape
+    return np.ascontiguousarray(gy3.transpose(0, 2, 1)).reshape(n * length, o)
+
+
 def _rows_shared(x, w):
     """Whether both gradients of the rows route run as NOTE [Shared pairs] in split.py: where
     NOTE [A GEMM in numba] computes their products (float32 on such a host)."""
@@ -508,13 +524,10 @@ def _rows_grads_shared(gy, x, w, geo, packed):
     n, o = x.shape[0], w.shape[0]
     out_h, out_w = gy.shape[2], gy.shape[3]
     length, depth = out_h * out_w, w[0].size
-    rows = packed
-    if rows is None or rows.shape != (n * length, depth):
-        rows = reusable_empty((n * length, depth), x.dtype)
-        _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+    rows = _rows_of(x, packed, geo, out_h, out_w, depth)
     gy3 = gy.reshape(n, o, length)
     gy_t = _batch_major(gy3, None).reshape(o, n * length)
-    gy_rows = np.ascontiguousarray(gy3.transpose(0, 2, 1)).reshape(n * length, o)
+    gy_rows = _pixel_rows(gy3)
     w2 = np.ascontiguousarray(w.reshape(o, depth))
     result = reusable_empty(w.shape, x.dtype)  # outlives the step: NOTE [Reused buffers]
     gw2 = result.reshape(o, depth)
@@ -562,9 +575,7 @@ def _conv_input_grad(gy, w, x_shape, geo, groups, gy_cols=None):
         return gx
     if _pixels_as_rows(n * out_h * out_w, o, c, geo, groups):
         # NOTE [Pixels as rows on small maps]: gy^T (N*L, O) @ w (O, C*kh*kw), then col2im
-        length = out_h * out_w
-        gy_rows = np.ascontiguousarray(gy.reshape(n, o, length).transpose(0, 2, 1))
-        rows = split.gemm(gy_rows.reshape(n * length, o), w.reshape(o, -1))
+        rows = split.gemm(_pixel_rows(gy.reshape(n, o, out_h * out_w)), w.reshape(o, -1))
         _fold_rows(rows, gx, geo, out_h, out_w)
         return gx
     # (G, C/G*kh*kw, O/G): the transposed weight of each group
@@ -624,10 +635,7 @@ def _conv_weight_grad(gy, x, w_shape, geo, groups, packed=None, gy_cols=None):
     if _pixels_as_rows(n * out_h * out_w, o, c, geo, groups):
         # NOTE [Pixels as rows on small maps]: gy (O, N*L) @ rows (N*L, C*kh*kw)
         length = out_h * out_w
-        rows = packed
-        if rows is None or rows.shape != (n * length, c * kh * kw):
-            rows = reusable_empty((n * length, c * kh * kw), x.dtype)
-            _unfold_rows(np.ascontiguousarray(x), rows, geo, out_h, out_w)
+        rows = _rows_of(x, packed, geo, out_h, out_w, c * kh * kw)
         gy_t = _batch_major(gy.reshape(n, o, length), None).reshape(o, n * length)
         result = reusable_empty(w_shape, x.dtype)  # outlives the step: NOTE [Reused buffers]
         split.gemm(gy_t, rows, out=result.reshape(o, c * kh * kw))
