@@ -342,13 +342,7 @@ def at_once_shared(first, second):
             jobs[i].task.all_done.acquire()  # its last chunks may still run on the other thread
             results[i] = jobs[i].finish()
 
-    before = _kt.blas_threads_enter(1)
-    _one_thread[0] = True
-    try:
-        _blas_parts.run_ranges(run, 2, 2)
-    finally:
-        _one_thread[0] = False
-        _kt.blas_threads_exit(before)
+    _run_pair(run)
     for job in jobs:
         if job.task.errors:
             raise job.task.errors[0]
@@ -373,6 +367,13 @@ def at_once(first, second):
         for i in range(lo, hi):
             results[i] = tasks[i]()
 
+    _run_pair(run)
+    return results
+
+
+def _run_pair(run):
+    """run(0, 1) on the calling thread and run(1, 2) on OpenBLAS's worker, with OpenBLAS at one
+    thread and every nested parts call serial meanwhile (a pair's tasks hold both threads)."""
     before = _kt.blas_threads_enter(1)
     _one_thread[0] = True
     try:
@@ -380,4 +381,3 @@ def at_once(first, second):
     finally:
         _one_thread[0] = False
         _kt.blas_threads_exit(before)
-    return results
