@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import random
 import threading
 import warnings
 import weakref
@@ -109,6 +110,33 @@ def _value_key(v):
     if isinstance(v, D.dtype):
         return ("dtype", str(v))
     return ("id", type(v), id(v))
+
+
+# NOTE [Python's random streams in a compiled call]
+# A call that draws from Python's `random` module or NumPy's global stream (seq2seq's teacher
+# forcing, ``if random.random() < ratio``; a random crop size) computes with the draws of the
+# capture run: a replay, running no Python, would take the captured branch and numbers at every
+# call. Neither stream is a tensor or an attribute the state walk sees (NOTE [Guards on Python
+# state] in guards.py), so the capture compares the two generators' states before and after
+# the run, and a call that moved either runs eagerly (a graph break, as torch's compiler
+# breaks where it cannot trace a call into the stream; a call that splits at a graph break
+# runs its Python at every call and already leaves its recorded path on another draw). The
+# comparison runs once per capture (random.getstate(): ~5 us), never on a replay.
+def _host_random_states():
+    """The states of Python's `random` generator and NumPy's global one (legacy RandomState)."""
+    return random.getstate(), np.random.get_state(legacy=True)
+
+
+def _host_random_drawn(before):
+    """Which of the streams _host_random_states saw has moved since, as words; "" if none."""
+    py, numpy_state = before
+    moved = []
+    if random.getstate() != py:
+        moved.append("Python's random module")
+    now = np.random.get_state(legacy=True)
+    if now[2:] != numpy_state[2:] or not np.array_equal(now[1], numpy_state[1]):
+        moved.append("NumPy's global random stream")
+    return " and ".join(moved)
 
 
 # NOTE [Tensors a call stores]
@@ -359,7 +387,8 @@ class CompiledFunction:
             new.append(v)
         args2, kwargs2 = unflatten(spec, iter(new))
         state = _random.get_rng_state()  # the shadow run must not move the random stream
-        _local.depth = getattr(_local, "depth", 0) + 1
+        streams = _host_random_states()  # nor Python's or NumPy's (NOTE [Python's random
+        _local.depth = getattr(_local, "depth", 0) + 1  # streams in a compiled call])
         try:
             return capture_call(self._fn, args2, kwargs2, False)[1]
         except Exception:
@@ -367,6 +396,8 @@ class CompiledFunction:
         finally:
             _local.depth -= 1
             _random.set_rng_state(state)
+            random.setstate(streams[0])
+            np.random.set_state(streams[1])
 
     def _record(self, args, kwargs, stores=None):
         """One eager run of the function under the recorder, counted as a capture."""
@@ -434,9 +465,17 @@ class CompiledFunction:
             seen["paths"] = paths
             return [after[k][1] for k in paths]
 
+        streams = _host_random_states()  # NOTE [Python's random streams in a compiled call]
         result, cap = self._record(args, kwargs, stores)
+        drawn = _host_random_drawn(streams)
         leaves, moved = seen.get("split") or split_changed(before, walk(roots, every_tensor=True),
                                                            cap.ext)
+        if drawn and not cap.breaks and not cap.splits:
+            why = (f"the call draws from {drawn} (a replay would repeat the captured draws' "
+                   "branches and numbers instead of drawing anew)", "<python random>")
+            if self.fullgraph:
+                raise Unsupported(f"{why[0]}; fullgraph=True forbids graph breaks.")
+            cap.breaks.append(why)
         store = None
         if cap.stored:
             store = make_store(where, roots, seen["paths"])

@@ -6527,7 +6527,7 @@ for _n, _nb, _subs, _metric, _bar, _covers in (
                         "Statistical Machine Translation.ipynb",
          _S2S_EPOCHS + _S2S_RNN + [("HID_DIM = 512", "HID_DIM = 128  # compat: was 512")],
          _S2S_LOSS,
-         ("<=", 2.5),
+         ("<=", 2.8),  # torch over seeds 0-2: 2.06 / 2.39 / 2.34
          "GRU encoder-decoder with the context vector concatenated to the decoder's input "
          "and output at each step, nn.init.normal_"),
         ("attention", "3 - Neural Machine Translation by Jointly Learning to Align and "
@@ -6921,6 +6921,30 @@ SPREAD: dict = {
     'pml/contrastive_loss': {0: 3, 1: 3, 2: 3},
     'pml/triplet_margin_loss': {0: 4, 1: 4, 2: 4},
     'pml/multi_similarity_loss': {0: 3, 1: 3, 2: 3},
+    'tslib/timesnet': {0: 0.1349, 1: 0.1283, 2: 0.134},
+    'tslib/patchtst': {0: 0.1119, 1: 0.1079, 2: 0.1281},
+    'tslib/itransformer': {0: 0.1174, 1: 0.1246, 2: 0.1472},
+    'tslib/timemixer': {0: 0.1066, 1: 0.09953, 2: 0.1163},
+    'tslib/segrnn': {0: 0.2205, 1: 0.2199, 2: 0.2521},
+    'tslib/crossformer': {0: 0.3204, 1: 0.2102, 2: 0.3768},
+    'tslib/nonstationary': {0: 0.4124, 1: 0.3732, 2: 0.3565},
+    'tslib/micn': {0: 0.1165, 1: 0.1041, 2: 0.1306},
+    'tslib/tide': {0: 0.1463, 1: 0.1431, 2: 0.1754},
+    'tslib/timexer': {0: 0.1178, 1: 0.1103, 2: 0.1349},
+    'tslib/imputation_timesnet': {0: 0.1217, 1: 0.1079, 2: 0.128},
+    'sac/pendulum': {0: -145.8, 1: -144.7, 2: -144.6},
+    'sac/pendulum_autotune': {0: -151, 1: -144.2, 2: -144},
+    'sac/pendulum_deterministic': {0: -146.1, 1: -238.7, 2: -143.8},
+    'kd/mnist_teacher': {0: 91, 1: 92, 2: 89},
+    'kd/mnist_student': {0: 99, 1: 98, 2: 99},
+    'kd/mnist_distill': {0: 99, 1: 99, 2: 99},
+    'capsnet/mnist': {0: 61.6, 1: 67.8, 2: 64},
+    'seq2seq/lstm': {0: 1.765, 1: 1.191, 2: 1.571},
+    'seq2seq/gru_context': {0: 2.058, 1: 2.388, 2: 2.343},
+    'seq2seq/attention': {0: 1.336, 1: 1.721, 2: 1.357},
+    'seq2seq/packed_bleu': {0: 30.26, 1: 25.34, 2: 35.82},
+    'seq2seq/convs2s': {0: 98.64, 1: 88.08, 2: 85.14},
+    'seq2seq/transformer': {0: 82.51, 1: 82.15, 2: 82.61},
 }
 
 

@@ -44,7 +44,9 @@ def install(ember):
         def write():
             with open(report, "a") as fh:
                 for m, fn in list(compiled.items()):
-                    breaks = getattr(fn, "last_breaks", None) or []
+                    # a compiled module keeps its breaks on its dynamo_ctx (looked up on the
+                    # module itself, last_breaks is the wrapped module's missing attribute)
+                    breaks = getattr(getattr(fn, "dynamo_ctx", fn), "last_breaks", None) or []
                     fh.write(f"{type(m).__name__}\tcalls={counts.get(m, 0)}\t"
                              f"breaks={[b[0][:120] for b in breaks]}\n")
         atexit.register(write)
