@@ -81,9 +81,11 @@ def _enter_batched(leaf):
 
 
 def _tracked_outside(tree):
-    """Whether a leaf of ``tree`` requires grad before a transform enters it: the transform's
-    results must then stay differentiable for the caller's autograd (torch's rule)."""
-    return any(isinstance(x, ember.Tensor) and x.requires_grad for x in tree_flatten(tree)[0])
+    """Whether a leaf of ``tree`` requires grad before a transform enters it, with grad mode on
+    (the caller records): the transform's results must then stay differentiable for the
+    caller's autograd (torch's rule)."""
+    return ember.is_grad_enabled() and any(
+        isinstance(x, ember.Tensor) and x.requires_grad for x in tree_flatten(tree)[0])
 
 
 def _reaches_other_leaves(outputs, own):
@@ -165,6 +167,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         single, nums = _normalize_argnums(argnums, len(args))
         args = list(args)
+        outer_grad = ember.is_grad_enabled()
         outside = any(_tracked_outside(args[a]) for a in nums)
         entered = []
         for a in nums:
@@ -193,7 +196,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                f"Tensor, got {shape}")
         flat_inputs = [x for leaves, _ in entered for x in leaves]
-        if not create_graph and output.requires_grad:
+        if not create_graph and output.requires_grad and outer_grad:
             create_graph = _reaches_other_leaves([output], flat_inputs)
         if not output.requires_grad:
             gs = [ember.zeros_like(x) for x in flat_inputs]
@@ -235,6 +238,7 @@ def grad(func, argnums=0, has_aux=False):
 
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) gives the vector-Jacobian products."""
+    outer_grad = ember.is_grad_enabled()
     outside = _tracked_outside(primals)
     leaves, spec = _enter(primals)
     args = tree_unflatten(leaves, spec)
@@ -249,7 +253,11 @@ def vjp(func, *primals, has_aux=False):
         _outer_level[0] -= 1
     output, aux = result if has_aux else (result, None)
     out_leaves, out_spec = tree_flatten(output)
-    if not nested:
+    for o in out_leaves:
+        if isinstance(o, ember.Tensor) and not (o.is_floating_point() or o.is_complex()):
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex "
+                               f"Tensors, got Tensor with dtype {o.dtype}")
+    if not nested and outer_grad:
         nested = _reaches_other_leaves(out_leaves, leaves)
 
     def vjp_fn(cotangents, *, retain_graph=True, create_graph=None):

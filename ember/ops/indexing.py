@@ -9,7 +9,7 @@ import numpy as np
 from .. import _dtype as D
 from .._meta import refuse, refuses_meta
 from .._tensor import Tensor, _make
-from ..autograd.function import Op, guard_inputs, rename_node
+from ..autograd.function import Op, _fw_active, guard_inputs, rename_node
 from ..autograd.grad_mode import _state
 from .registry import (
     FUNCTIONS,
@@ -461,6 +461,9 @@ def setitem(self, key, value):
         value = _drop_leading_ones(value)
     record = _state.enabled and (self._requires_grad or (isinstance(value, Tensor) and
                                                           value._requires_grad))
+    if not record and _fw_active[0] and (self._fw is not None or (
+            isinstance(value, Tensor) and value._fw is not None)):
+        record = True  # forward AD: the op path carries the tangents into self's
     if not record:
         check_inplace(self, "__setitem__")
         if not self._data.flags.writeable:

@@ -216,3 +216,13 @@ def test_function_jvp_reads_what_setup_context_saved_for_forward():
     x = x0.clone().requires_grad_()
     Square.apply(x).sum().backward()
     assert x.grad.tolist() == [2.0, 6.0]
+
+
+def test_setitem_carries_tangents():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(ember.tensor([1.0, -2.0, 3.0]), ember.tensor([10.0, 20.0, 30.0]))
+        t = ember.zeros(2, 3)
+        t[1] = d                     # a dual written into a plain tensor gives it a tangent
+        t[0, d > 0] = d[d > 0] * 2
+        np.testing.assert_array_equal(fwAD.unpack_dual(t).tangent.numpy(),
+                                      [[20.0, 0.0, 60.0], [10.0, 20.0, 30.0]])

@@ -188,3 +188,12 @@ def test_transform_argument_errors():
         efunc.jacfwd(lambda a: a * 2)(ember.arange(3))
     with pytest.raises(RuntimeError, match="self is not batched but the result is"):
         efunc.vmap(lambda a, w: w.add_(a), in_dims=(0, None))(ember.ones(2, 3), ember.zeros(3))
+
+
+def test_transforms_follow_the_callers_grad_mode_and_refuse_integer_outputs():
+    x = ember.tensor([0.5, -1.0], dtype=ember.float64, requires_grad=True)
+    with ember.no_grad():
+        g = efunc.grad(lambda t: (t ** 3).sum())(x)
+    assert not g.requires_grad
+    with pytest.raises(RuntimeError, match="All outputs of f must be floating-point or complex"):
+        efunc.jacrev(lambda t: t.argmax())(x.detach())

@@ -601,3 +601,17 @@ def test_global_module_hooks_run_before_each_modules_own():
             h.remove()
     m(ember.ones(1, 2))
     assert log == ["pre", "global", "own", "backward", "own"]
+
+
+def test_full_backward_hooks_see_one_entry_per_argument_and_output():
+    class Mixed(nn.Module):
+        def forward(self, x, k, y):
+            return x * k * y, 3, (x * 0).detach()
+
+    m, seen = Mixed(), []
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append(len(go)))
+    m.register_full_backward_hook(
+        lambda mod, gi, go: seen.append((gi[1], go[1], go[2])) or (gi[0] * 3, None, gi[2]))
+    x = ember.ones(2, requires_grad=True)
+    m(x, 2.0, ember.ones(2))[0].sum().backward()
+    assert seen == [3, (None, None, None)] and x.grad.tolist() == [6.0, 6.0]

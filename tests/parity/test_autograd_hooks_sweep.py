@@ -234,6 +234,36 @@ case("full_backward_hook", "and forward hooks", lambda L: (lambda m, x: (
     m(x).sum().backward(), x.grad)[3])(lin(L), L.G(A)))
 
 
+def _mixed_io(L):
+    """A module with a number among its arguments and its outputs, and an output that does
+    not require grad: the hooks' tuples have one entry per argument/output."""
+    class Mixed(L.mod.nn.Module):
+        def forward(self, x, k, y):
+            return x * k * y, 3, (x * 0).detach()
+
+    return Mixed()
+
+
+def _shapes(grads):
+    return [None if g is None else tuple(g.shape) for g in grads]
+
+
+def _mixed_hooks(L, replace):
+    m, seen = _mixed_io(L), []
+    m.register_full_backward_pre_hook(lambda mod, go: seen.append(_shapes(go)) or (
+        (go[0] * 2, None, None) if replace else None))
+    m.register_full_backward_hook(lambda mod, gi, go: seen.append((_shapes(gi), _shapes(go))) or (
+        (gi[0] * 3, None, gi[2]) if replace else None))
+    x = L.G(A)
+    m(x, 2.0, L.T(B))[0].sum().backward()
+    return seen, x.grad
+
+
+case("full_backward_hook", "non-tensor arguments and outputs", lambda L: _mixed_hooks(L, False))
+case("full_backward_hook", "replacing with non-tensor positions",
+     lambda L: _mixed_hooks(L, True))
+
+
 def _split(L):
     class Split(L.mod.nn.Module):
         def forward(self, x):
@@ -439,6 +469,14 @@ fwd("view then in-place", lambda m, x: (lambda h: (h[0].mul_(3), h)[1])(x * 1), 
 fwd("int output", lambda m, x: (x.argmax(1).double(), x * 2), A)
 fwd("det", lambda m, x: m.linalg.det(x), A[:, :3])
 fwd("inv", lambda m, x: m.linalg.inv(x + 3 * m.eye(3, dtype=x.dtype)), A[:, :3])
+case("forward_ad", "setitem into a plain tensor", lambda L: _fw_write(L, lambda t, d: t.__setitem__(
+    0, d[1])))
+case("forward_ad", "setitem with a mask", lambda L: _fw_write(L, lambda t, d: t.__setitem__(
+    d > 0, d[d > 0] * 2)))
+case("forward_ad", "copy_ into a plain tensor", lambda L: _fw_write(L, lambda t, d: t.copy_(d)))
+case("forward_ad", "in-place on the dual's view", lambda L: _fw_write(
+    L, lambda t, d: d[0].mul_(2), show="dual"))
+case("forward_ad", "complex abs", lambda L: _fwd(L, lambda m, x: (x * (1 + 1j)).abs(), A))
 case("forward_ad", "no tangent", lambda L: _plain(L))
 case("forward_ad", "outside dual_level", lambda L: raised(
     lambda: L.mod.autograd.forward_ad.make_dual(L.T(A), L.T(B)), "dual level"))
@@ -451,6 +489,17 @@ case("forward_ad", "unpack after level", lambda L: (lambda d: (
     L.mod.autograd.forward_ad.unpack_dual(d).tangent))(_dual(L, A, B)))
 case("forward_ad", "nested levels", lambda L: raised(lambda: _nested(L)))
 case("forward_ad", "with reverse grad", lambda L: _fwd_rev(L))
+
+
+def _fw_write(L, write, show="target"):
+    """A write involving a dual tensor d (tangent B) into t (zeros): t's or d's (primal,
+    tangent) afterwards."""
+    fw = L.mod.autograd.forward_ad
+    with fw.dual_level():
+        d = fw.make_dual(L.T(A), L.T(B))
+        t = L.T(np.zeros((3, 4)))
+        write(t, d)
+        return tuple(fw.unpack_dual(t if show == "target" else d))
 
 
 def _dual(L, a, t):
@@ -500,6 +549,13 @@ KNOWN: dict = {
         "torch's forward-over-reverse hessian returns nested lists of tensors that require "
         "grad (without create_graph); ember computes it in reverse mode and returns the "
         "documented nested tuples, detached: the same values",
+    ("forward_ad", "in-place on the dual's view"):
+        "a tangent is a tensor of its own, not a view of its base's: an in-place write through "
+        "a view updates the base's tangent but not other views' (make_dual's result is itself "
+        "a view of the primal); torch's tangents alias as their tensors do",
+    ("forward_ad", "complex abs"):
+        "forward-mode AD through complex ops is not supported (docs/DEVIATIONS.md, complex); "
+        "ember's tangent is None",
     ("forward_ad", "with reverse grad"):
         "ember's tangents are detached (forward AD records no forward-over-reverse graph, "
         "NOTE in ember/autograd/forward_ad.py), so a tangent cannot be differentiated in "

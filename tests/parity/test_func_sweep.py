@@ -87,6 +87,14 @@ case("grad", "leaf requires grad outside", lambda L: (lambda x: (lambda g: (
     g.requires_grad, g))(fn(L).grad(lambda y: (y ** 3).sum())(x)))(L.G(A)))
 case("grad", "closure over requires_grad", lambda L: (lambda w: L.mod.autograd.grad(
     fn(L).grad(lambda x: (x * w).pow(2).sum())(L.T(A)).sum(), w))(L.G(B)))
+case("grad", "under no_grad, input requires grad", lambda L: (lambda g: (g.requires_grad, g))(
+    _no_grad_call(L, fn(L).grad(lambda x: (x ** 3).sum()), L.G(A))))
+case("grad", "of checkpoint", lambda L: fn(L).grad(lambda x: L.mod.utils.checkpoint.checkpoint(
+    lambda t: t.sin().sum(), x, use_reentrant=False))(L.T(A)))
+case("jacrev", "integer output", lambda L: raised(lambda: fn(L).jacrev(lambda x: x.argmax())(
+    L.T(V))))
+case("vjp", "integer output", lambda L: raised(lambda: fn(L).vjp(lambda x: (x * 2, x.argmax()),
+                                                                 L.T(V))))
 case("grad_and_value", "basic", lambda L: fn(L).grad_and_value(f_xw)(L.T(A), L.T(M)))
 case("grad_and_value", "has_aux", lambda L: fn(L).grad_and_value(
     lambda x: (x.pow(2).sum(), x * 2), has_aux=True)(L.T(A)))
@@ -94,6 +102,11 @@ case("grad_and_value", "argnums tuple", lambda L: fn(L).grad_and_value(
     f_xw, argnums=(1, 0))(L.T(A), L.T(M)))
 case("grad", "no_grad inside", lambda L: fn(L).grad(lambda x: _ng(L, x))(L.T(A)))
 case("grad", "under no_grad outside", lambda L: _outside_no_grad(L))
+
+
+def _no_grad_call(L, f, *args):
+    with L.mod.no_grad():
+        return f(*args)
 
 
 def _ng(L, x):
@@ -459,6 +472,9 @@ KNOWN: dict = {
     ("Function", "vmap without rule"):
         "ember's vmap runs a custom Function without a vmap rule once per sample (documented "
         "slice fallback); torch requires generate_vmap_rule=True or a vmap staticmethod",
+    ("grad", "of checkpoint"):
+        "ember's transforms accept saved-tensor hooks (so a non-reentrant checkpoint) inside "
+        "them; torch.func refuses them",
     ("Function", "ctx form under grad"):
         "ember's transforms are built on its autograd, so a Function in the ctx-in-forward "
         "form works under them; torch's functorch requires the setup_context form",

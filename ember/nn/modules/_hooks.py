@@ -96,16 +96,28 @@ def _insert(hooks, key, hook, prepend):
 # the output identity with grad_input all None, as in torch.
 
 
+def _spread(values, idx, n):
+    """Per-tensor values as one entry per argument/output (None for the non-tensors): the
+    grad_input and grad_output tuples full backward hooks see, as torch builds them."""
+    full = [None] * n
+    for i, v in zip(idx, values):
+        full[i] = v
+    return tuple(full)
+
+
 class _BackwardHookState:
     def __init__(self, module):
         self.module = module
         self.grad_output = None
         self.n_inputs = 0
+        self.in_idx: list = []
+        self.n_outputs = 0
+        self.out_idx: list = []
         self.input_tracked = False
 
     def wrap_inputs(self, args):
         idx = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        self.n_inputs = len(idx)
+        self.n_inputs, self.in_idx = len(args), idx
         tracked = [i for i in idx if args[i].requires_grad]
         if not tracked:
             return args
@@ -125,6 +137,7 @@ class _BackwardHookState:
         idx = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
         if not idx:
             return output
+        self.n_outputs, self.out_idx = len(outs), idx
         wrapped = _OutputHook.apply(self, *[outs[i] for i in idx])
         wrapped = wrapped if isinstance(wrapped, tuple) else (wrapped,)
         new = list(outs)
@@ -133,7 +146,10 @@ class _BackwardHookState:
         return new[0] if single else tuple(new)
 
     def run_hooks(self, grad_input):
+        """The full backward hooks on the tensor inputs' gradients (spread to one per argument
+        for the hooks); returns the tensor inputs' gradients."""
         m = self.module
+        grad_input = _spread(grad_input, self.in_idx, self.n_inputs)
         for hook in list(GLOBAL_BACKWARD.values()) + list(m._backward_hooks.values()):
             result = hook(m, grad_input, self.grad_output)
             if result is not None:
@@ -142,7 +158,7 @@ class _BackwardHookState:
                     raise RuntimeError(f"Backward hook returned an invalid number of grad_input, "
                                        f"got {len(result)}, but expected {len(grad_input)}")
                 grad_input = result
-        return grad_input
+        return tuple(grad_input[i] for i in self.in_idx)
 
 
 class _InputHook(Function):
@@ -169,11 +185,16 @@ class _OutputHook(Function):
     def backward(ctx, *grads):
         state = ctx.state
         m = state.module
+        grads = _spread(grads, state.out_idx, state.n_outputs)
         for hook in list(GLOBAL_BACKWARD_PRE.values()) + list(m._backward_pre_hooks.values()):
-            result = hook(m, tuple(grads))
+            result = hook(m, grads)
             if result is not None:
-                grads = result if isinstance(result, tuple) else (result,)
-        state.grad_output = tuple(grads)
+                grads = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+                if len(grads) != state.n_outputs:
+                    raise RuntimeError(f"Backward pre hook returned an invalid number of "
+                                       f"grad_output, got {len(grads)}, but expected "
+                                       f"{state.n_outputs}")
+        state.grad_output = grads
         if not state.input_tracked and (m._backward_hooks or GLOBAL_BACKWARD):
-            state.run_hooks((None,) * state.n_inputs)
-        return (None,) + tuple(grads)
+            state.run_hooks((None,) * len(state.in_idx))
+        return (None,) + tuple(grads[i] for i in state.out_idx)
