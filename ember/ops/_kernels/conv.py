@@ -198,8 +198,11 @@ def _is_pointwise(geo):
 # Moving the batch into the GEMM's column axis, (C, N*L), costs one transposed copy of each
 # activation and makes a single well-shaped GEMM; it wins below ~48 columns per sample (forward,
 # input gradient) and whenever L*(O+C) < O*C (weight gradient: the copies are smaller than the
-# partials they replace).
-_THIN_COLUMNS = 48
+# partials they replace). With NOTE [A GEMM in numba] the 8x8 maps' 64 columns a sample gain too
+# (ResNet-50's layer2 1x1 layers, whose per-sample input gradients ran 0.62 ms on one thread in
+# a pair against the weight gradient's 0.37): benchmarks/ab.py 48 against 80, paired, chrt -f
+# 10, ResNet-50 1.014 and reversed 0.989, MobileNetV2 0.997; 300 (16x16 maps too) read 0.985.
+_THIN_COLUMNS = 80
 # Above that, the per-sample products of a forward (ResNet-50's 16x16 and 8x8 maps: 8 of 2^20 to
 # 2^22 multiply-adds) go in two halves of samples on two threads (NOTE [Small planes on two
 # threads] in split.py) up to this size each, not one by one on OpenBLAS's two threads.
