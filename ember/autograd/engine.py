@@ -42,6 +42,13 @@ def _make_root_grads(tensors, grads, what):
             g = _make(np.array(1, t._data.dtype) if not shape else np.ones(shape, t._data.dtype))
         elif not isinstance(g, Tensor):
             g = _make(np.asarray(g, dtype=t._data.dtype))
+        if (g._data.dtype.kind == "c" or t._data.dtype.kind == "c") and \
+                g._data.dtype != t._data.dtype:
+            # (a real gradient for a complex output would silently drop its imaginary part)
+            raise RuntimeError(f"{what}: For complex Tensors, both grad_output and output are "
+                               f"required to have the same dtype. Mismatch in dtype: "
+                               f"grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has "
+                               f"a dtype of {t.dtype}.")
         if g._data.shape != t._data.shape:
             raise RuntimeError(f"{what}: Mismatch in shape: grad_output[{i}] has a shape of "
                                f"{tuple(g.shape)} and output[{i}] has a shape of "

@@ -771,6 +771,11 @@ class Function:
                     f"{v} to {a._vc[0]}) without calling ctx.mark_dirty() on it; the graph would "
                     "compute wrong gradients. Call ctx.mark_dirty(tensor) and return it.")
         for d in dirty:  # a marked in-place write counts once more, as torch counts it
+            if not any(o is d for o in outs):
+                raise RuntimeError(
+                    f"{cls.__name__}.forward: some elements marked as dirty during the forward "
+                    "method were not returned as output. The inputs that are modified inplace "
+                    "must all be outputs of the Function (return the tensor itself, not a view).")
             d._vc[0] += 1
         if not record:
             return raw

@@ -551,3 +551,10 @@ def test_retained_grad_is_taken_after_every_tensor_hook():
     h.register_hook(lambda g: g * 2)   # registered after retain_grad: still applies to h.grad
     h.sum().backward()
     assert h.grad.tolist() == [2.0, 2.0] and x.grad.tolist() == [2.0, 2.0]
+
+
+def test_real_grad_output_for_a_complex_output_raises():
+    z = ember.tensor([1.0 + 1.0j, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="same dtype. Mismatch in dtype: grad_output\\[0\\] "
+                                           "has a dtype of ember.float64"):
+        ember.autograd.grad(z * 2, z, ember.ones(2, dtype=ember.float64))

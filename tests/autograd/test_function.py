@@ -121,3 +121,10 @@ def test_function_misuse_errors():
         scalar_grad.apply(x, 2.0).sum().backward()
     with pytest.raises(RuntimeError, match="call the class's static apply"):
         scalar_grad()(x, 2.0)
+
+
+def test_mark_dirty_input_must_be_returned():
+    returns_view = _custom(lambda ctx, x: (ctx.mark_dirty(x), x.mul_(2)[0])[1], lambda ctx, g: g)
+    with pytest.raises(RuntimeError, match="marked as dirty during the forward method were not "
+                                           "returned as output"):
+        returns_view.apply(ember.ones(3, 4, requires_grad=True) * 1)

@@ -116,6 +116,9 @@ def _dirty_fwd(ctx, x):
 case("Function", "mark_dirty", lambda L: (lambda h: (lambda o: (
     o is h, h._version, (o * o).sum().backward(), L.leaves[0].grad))(
     _fn(L, _dirty_fwd, lambda ctx, g: g * 2).apply(h)))(L.G(X) * 1))
+case("Function", "mark_dirty returns a view", lambda L: raised(lambda: _fn(
+    L, lambda ctx, x: (ctx.mark_dirty(x), x.mul_(2)[0])[1], lambda ctx, g: g).apply(
+        L.G(X) * 1), "marked as dirty during the forward method were not returned"))
 case("Function", "mark_dirty on a leaf", lambda L: raised(lambda: _fn(
     L, _dirty_fwd, lambda ctx, g: g * 2).apply(L.G(X)), "leaf Variable"))
 case("Function", "in place without mark_dirty", lambda L: (lambda h: (lambda o: (

@@ -108,6 +108,11 @@ case("grad", "integer input", lambda L: raised(
     lambda: L.T(np.arange(3)).requires_grad_(), "only Tensors of floating point"))
 case("grad", "tensor(requires_grad) integer", lambda L: raised(
     lambda: L.mod.tensor([1, 2], requires_grad=True), "floating point"))
+case("grad", "complex output real grad_outputs", lambda L: raised(lambda: ag(L).grad(
+    L.G(X) * (1 + 2j), L.leaves, L.T(Y)), "both grad_output and output are required to have "
+                                         "the same dtype"))
+case("grad", "complex output complex grad_outputs", lambda L: ag(L).grad(
+    L.G(X) * (1 + 2j), L.leaves, L.T(X + 1j * Y)))
 case("grad", "complex leaf", lambda L: ag(L).grad(
     (L.G(X) * (1 + 2j)).abs().sum(), L.leaves))
 

@@ -287,6 +287,47 @@ case("per-sample", "grad_and_value", lambda L: vm(
 case("per-sample", "jacrev of vmap", lambda L: fn(L).jacrev(vm(L, lambda x: x.sin() * 2))(
     L.T(BATCH[:2])))
 
+# --------------------------------------------------------------------------- nn.functional
+IMG = RNG.uniform(-1.0, 1.0, (4, 2, 5, 5))
+KER = RNG.uniform(-1.0, 1.0, (3, 2, 3, 3))
+W43 = RNG.uniform(-1.0, 1.0, (3, 4))
+
+
+def F(L):
+    return L.mod.nn.functional
+
+
+case("nn ops", "ensemble linear weights", lambda L: vm(
+    L, lambda w, x: F(L).linear(x, w), in_dims=(0, None))(L.T(np.stack([W43, W43 * 2])),
+                                                          L.T(BATCH)))
+case("nn ops", "ensemble conv weights", lambda L: vm(
+    L, lambda w, x: F(L).conv2d(x, w), in_dims=(0, None))(L.T(np.stack([KER, KER * 2])),
+                                                          L.T(IMG)))
+case("nn ops", "conv weights and inputs batched", lambda L: vm(
+    L, lambda w, x: F(L).conv2d(x, w))(L.T(np.stack([KER, KER * 2, KER])), L.T(IMG[:3])))
+case("nn ops", "cross_entropy per sample", lambda L: vm(
+    L, lambda x, t: F(L).cross_entropy(x, t))(L.T(BATCH[:, None]), L.T(TARGET[:, None])))
+case("nn ops", "batch_norm eval", lambda L: vm(L, lambda x: F(L).batch_norm(
+    x.unsqueeze(0), L.T(np.zeros(4)), L.T(np.ones(4))))(L.T(BATCH)))
+case("nn ops", "batch_norm training updates stats", lambda L: raised(lambda: vm(
+    L, lambda x: F(L).batch_norm(x, L.T(np.zeros(4)), L.T(np.ones(4)), training=True))(
+        L.T(np.stack([BATCH, BATCH * 2])))))
+case("nn ops", "embedding", lambda L: vm(L, lambda i: F(L).embedding(i, L.T(W43)))(
+    L.T(np.array([[0, 1], [2, 0]]))))
+case("nn ops", "layer_norm weight batched", lambda L: vm(
+    L, lambda x, w: F(L).layer_norm(x, (4,), w))(L.T(BATCH), L.T(BATCH + 2)))
+case("nn ops", "scaled_dot_product_attention", lambda L: vm(
+    L, lambda q: F(L).scaled_dot_product_attention(q, q, q))(L.T(IMG[:, 0, :3])))
+case("nn ops", "jacrev of cross_entropy", lambda L: fn(L).jacrev(
+    lambda x: F(L).cross_entropy(x, L.T(TARGET)))(L.T(BATCH)))
+case("nn ops", "hessian of mse", lambda L: fn(L).hessian(
+    lambda w: F(L).mse_loss(L.T(BATCH) @ w, L.T(BATCH[:, :2])))(L.T(M)))
+case("nn ops", "grad through vmap", lambda L: fn(L).grad(lambda w: vm(
+    L, lambda x: (x @ w).sin().sum())(L.T(BATCH)).sum())(L.T(V)))
+case("nn ops", "jacrev through vmap", lambda L: fn(L).jacrev(lambda w: vm(
+    L, lambda x: (x * w).sum())(L.T(BATCH)))(L.T(V)))
+
+
 # --------------------------------------------------------------------------- functional_call
 def _fc(L, params, *, args=None, **kw):
     return fn(L).functional_call(_lin(L), params(L), args or (L.T(A),), **kw)
@@ -472,6 +513,10 @@ KNOWN: dict = {
     ("Function", "vmap without rule"):
         "ember's vmap runs a custom Function without a vmap rule once per sample (documented "
         "slice fallback); torch requires generate_vmap_rule=True or a vmap staticmethod",
+    ("nn ops", "batch_norm training updates stats"):
+        "ember's vmap runs a batch_norm that updates unbatched running statistics once per "
+        "sample (the documented slice fallback: the statistics see the samples in turn); "
+        "torch refuses the in-place update of an unbatched tensor with batched values",
     ("grad", "of checkpoint"):
         "ember's transforms accept saved-tensor hooks (so a non-reentrant checkpoint) inside "
         "them; torch.func refuses them",
