@@ -371,6 +371,10 @@ case("grad mode", "no_grad in-place on leaf", lambda L: (lambda x: (_in_no_grad(
     L, lambda t: t.mul_(2), x), x.requires_grad, x.grad_fn is None))(L.G(X)))
 case("grad mode", "no_grad result in backward", lambda L: raised(lambda: _in_no_grad(
     L, _double_it, L.G(X)).sum().backward(), "does not require grad"))
+case("grad mode", "per thread", lambda L: _mode_in_thread(L))
+case("grad mode", "enable_grad inside a no_grad decorator", lambda L: L.mod.no_grad()(
+    L.mod.enable_grad()(lambda x: (x * 2).requires_grad))(L.G(X)))
+case("grad mode", "set_multithreading_enabled", lambda L: _single_threaded(L))
 case("inference", "tensor flags", lambda L: (lambda t: (t.is_inference(), t.requires_grad,
                                                         t.is_leaf))(_in_inference(
     L, lambda: L.T(X) * 2)))
@@ -395,6 +399,23 @@ case("inference", "leaf in place inside", lambda L: raised(lambda: (lambda x: _i
 case("inference", "inference_mode(False)", lambda L: (lambda t: (t.is_inference(),
                                                                  t.requires_grad))(
     _inference_false(L)))
+
+
+def _mode_in_thread(L):
+    import threading
+    seen = []
+    with L.mod.no_grad():
+        t = threading.Thread(target=lambda: seen.append(L.mod.is_grad_enabled()))
+        t.start()
+        t.join()
+    return seen
+
+
+def _single_threaded(L):
+    with L.mod.autograd.set_multithreading_enabled(False):
+        x = L.G(X)
+        mix(L, x).sum().backward()
+        return x.grad
 
 
 def _double_it(t):

@@ -133,7 +133,18 @@ def _mutation_allowed(L):
 case("anomaly", "nan in backward", lambda L: raised(lambda: _anomaly_nan(L),
                                                     "returned nan values in its 0th output"))
 case("anomaly", "enabled flags", lambda L: _anomaly_flags(L))
+case("anomaly", "detect_anomaly as a decorator", lambda L: L.mod.autograd.detect_anomaly()(
+    lambda: L.mod.is_anomaly_enabled())())
+case("graph", "disable_saved_tensors_hooks nested", lambda L: _disabled_twice(L))
 case("anomaly", "check_nan False", lambda L: _anomaly_nan(L, check_nan=False))
+
+
+def _disabled_twice(L):
+    g = L.mod.autograd.graph
+    with g.disable_saved_tensors_hooks("outer"):
+        with g.disable_saved_tensors_hooks("inner"):
+            return raised(lambda: g.saved_tensors_hooks(lambda t: t, lambda t: t).__enter__(),
+                          "inner")
 
 
 def _anomaly_nan(L, check_nan=True):
@@ -198,6 +209,9 @@ _ACC_NAME = (
     "adds its C++ namespace, torch::autograd::AccumulateGrad")
 # (group, case) -> why the difference is deliberate (docs/DEVIATIONS.md, autograd)
 KNOWN: dict = {
+    ("anomaly", "detect_anomaly as a decorator"):
+        "ember's detect_anomaly also decorates a function (as the grad-mode managers do); "
+        "torch's instance is not callable (TypeError)",
     ("node", "names"):
         "ember names a node after the op (SumBackward0 for every sum); torch numbers its "
         "overloads (sum over dims is SumBackward1)",

@@ -162,6 +162,13 @@ case("backward", "autograd.backward tensors", lambda L: (
     ag(L).backward([L.G(X).exp(), L.leaves[0].sum()], [L.T(Y), None]), L.leaves[0].grad))
 case("backward", "autograd.backward grad_tensors", lambda L: (
     ag(L).backward(L.G(X) * 3, grad_tensors=L.T(Y)), L.leaves[0].grad))
+case("backward", "retained twice then freed", lambda L: raised(lambda: (lambda y: (
+    y.backward(retain_graph=True), y.backward(), y.backward()))(L.G(X).exp().sum()),
+    "second time"))
+case("grad", "inputs duplicated", lambda L: (lambda x: ag(L).grad((x * 3).sum(), [x, x]))(
+    L.G(X)))
+case("grad", "output listed twice", lambda L: (lambda x: (lambda y: ag(L).grad([y, y], x))(
+    (x * 3).sum()))(L.G(X)))
 case("backward", "no grad_fn", lambda L: raised(
     lambda: L.T(X).sum().backward(), "does not require grad and does not have a grad_fn"))
 case("backward", "complex scalar", lambda L: raised(
