@@ -68,6 +68,23 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     execute(roots, retain_graph, create_graph)
 
 
+def _check_not_mixing_samples(outs, ins):
+    """Inside vmap, the gradient of a batched output with respect to a tensor that is not
+    batched would add up every sample's gradient (one tensor for the whole batch) where the
+    caller asked for each sample's: refused, as torch refuses it."""
+    from ..func import _vmap
+    from ..func._batched import is_batched
+    from .graph import GradientEdge
+    if not _vmap.ACTIVE or not any(isinstance(o, _Tensor) and is_batched(o) for o in outs):
+        return
+    for t in ins:
+        if not isinstance(t, GradientEdge) and not is_batched(t):
+            raise RuntimeError(
+                "autograd.grad inside vmap: an output is batched but an input (shape "
+                f"{tuple(t.shape)}) is not, so its gradient would add up all the samples'. "
+                "Use ember.func.grad (vmap(grad(f)) gives per-sample gradients).")
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of outputs with respect to inputs (nothing is accumulated into .grad).
@@ -87,6 +104,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(gouts) != len(outs):
         raise RuntimeError(f"grad: got {len(outs)} tensors and {len(gouts)} gradients; pass one "
                            "grad_output per output (None for a scalar output).")
+    from .function import _batch_hook
+    if _batch_hook[0] is not None:
+        _check_not_mixing_samples(outs, ins)
     if is_grads_batched:
         return _grad_batched(outs, ins, gouts, retain_graph, create_graph, allow_unused,
                              materialize_grads)

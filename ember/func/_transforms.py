@@ -295,7 +295,9 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     output, vjp_fn = result[0], result[1]
     out_leaves, out_spec = tree_flatten(output)
     # d/du <vjp(u), t> = J t: differentiate the VJP with respect to a dummy cotangent u
-    dummies = [ember.zeros_like(o).requires_grad_() for o in out_leaves]
+    # (entered as a differentiated input is: inside vmap each sample then gets its own dummy,
+    # where a batched zeros_like(o).requires_grad_() summed the samples' products)
+    dummies = _enter([ember.zeros_like(o) for o in out_leaves])[0]
     with ember.enable_grad():
         vjps = vjp_fn(tree_unflatten(dummies, out_spec), create_graph=True)
         vjp_leaves = tree_flatten(vjps)[0]

@@ -197,3 +197,12 @@ def test_transforms_follow_the_callers_grad_mode_and_refuse_integer_outputs():
     assert not g.requires_grad
     with pytest.raises(RuntimeError, match="All outputs of f must be floating-point or complex"):
         efunc.jacrev(lambda t: t.argmax())(x.detach())
+
+
+def test_jvp_inside_vmap_is_per_sample_and_autograd_grad_does_not_mix_samples():
+    x = ember.tensor([[0.1, 0.2], [0.3, 0.4], [1.0, -1.0]])
+    out, tangent = efunc.vmap(lambda s: efunc.jvp(lambda t: t * 3, (s,), (ember.ones_like(s),)))(x)
+    np.testing.assert_allclose(tangent.numpy(), np.full((3, 2), 3.0))   # was 9: the samples summed
+    w = ember.tensor([0.5, -0.5], requires_grad=True)
+    with pytest.raises(RuntimeError, match="autograd.grad inside vmap: an output is batched"):
+        efunc.vmap(lambda s: ember.autograd.grad((s * w).sum(), w)[0])(x)

@@ -252,6 +252,27 @@ case("vmap", "grad inside", lambda L: vm(L, fn(L).grad(lambda x: (x.sin() * x).s
     L.T(BATCH)))
 
 
+# transforms inside vmap and vmap inside transforms
+case("vmap", "of jvp", lambda L: vm(L, lambda x: fn(L).jvp(
+    lambda t: t.exp() * t.sum(), (x,), (L.mod.ones_like(x),)))(L.T(BATCH)))
+case("vmap", "of jvp, linear", lambda L: vm(L, lambda x: fn(L).jvp(
+    lambda t: t * 3, (x,), (L.mod.ones_like(x),)))(L.T(BATCH)))
+case("vmap", "of jacfwd", lambda L: vm(L, fn(L).jacfwd(lambda t: t.sin() * t.sum()))(
+    L.T(BATCH)))
+case("vmap", "of vjp", lambda L: vm(L, lambda x: fn(L).vjp(lambda t: t.exp(), x)[1](
+    L.mod.ones_like(x)))(L.T(BATCH)))
+case("vmap", "of hessian", lambda L: vm(L, fn(L).hessian(lambda t: (t.sin() * t).sum()))(
+    L.T(BATCH)))
+case("vmap", "of autograd.grad wrt a closed-over leaf", lambda L: raised(lambda: (lambda w: vm(
+    L, lambda x: L.mod.autograd.grad((x * w).sin().sum(), w)[0])(L.T(BATCH)))(L.G(V))))
+case("vmap", "of backward", lambda L: raised(lambda: (lambda w: vm(
+    L, lambda x: ((x * w).sum().backward(), x)[1])(L.T(BATCH)))(L.G(V))))
+case("jvp", "of vmap", lambda L: fn(L).jvp(vm(L, lambda x: x.sin() * 2), (L.T(BATCH),),
+                                           (L.T(BATCH * 0 + 1),)))
+case("hessian", "of vmap", lambda L: fn(L).hessian(lambda w: vm(
+    L, lambda x: (x @ w).sin())(L.T(BATCH)).sum())(L.T(V)))
+
+
 def _random_same(L):
     out = vm(L, lambda x: x * 0 + L.mod.rand(4, dtype=L.mod.float64), randomness="same")(
         L.T(BATCH))
@@ -517,6 +538,9 @@ KNOWN: dict = {
         "ember's vmap runs a batch_norm that updates unbatched running statistics once per "
         "sample (the documented slice fallback: the statistics see the samples in turn); "
         "torch refuses the in-place update of an unbatched tensor with batched values",
+    ("vmap", "of backward"):
+        "backward() inside vmap accumulates the batch's summed gradient into the leaf's .grad "
+        "(what a batched loss's backward gives); torch refuses backward inside vmap",
     ("grad", "of checkpoint"):
         "ember's transforms accept saved-tensor hooks (so a non-reentrant checkpoint) inside "
         "them; torch.func refuses them",
