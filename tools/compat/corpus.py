@@ -6174,7 +6174,8 @@ for _n, _extra, _covers in (
         args=["--epochs", "8", "--batch-size", "8", "--learning-rate", "3e-4", "--scale", "0.5",
               "--validation", "20"] + _extra,
         # torch over seeds 0-2: 0.83 / 0.85 / 0.85 (train), 0.80 / 0.84 / 0.86 (bilinear);
-        # ember 0.63 / 0.78 / 0.65 (train, seeds 0, 5, 6): see docs/COMPAT.md. At lr 1e-3 it
+        # ember 0.63 / 0.78 / 0.65 (train, seeds 0, 5, 6) on bdca7c8, 0.74-0.84 over seeds 0-5
+        # on b491a82 (torch 0.82-0.85): see docs/COMPAT.md. At lr 1e-3 it
         # collapses to the background class (Dice 1e-8); all-foreground scores ~0.2
         metric=_UNET_DICE, bar=(">=", 0.45))
 
