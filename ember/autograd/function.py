@@ -303,6 +303,8 @@ def _finish(node, op, args, arrays, outs, out_arrays):
             o._grad_fn, o._output_nr, o._requires_grad = node, i, True
     if node._to_save:
         node._saved = [_pack(node, v, args, arrays, outs, out_arrays) for v in node._to_save]
+        if len(node._saved) > 1:
+            _split_shared(node._saved, args, arrays)
         node._to_save = ()
     if Anomaly.enabled:
         node._trace = "".join(traceback.format_stack()[:-3])
@@ -346,13 +348,40 @@ def _finish1(node, op, args, arrays, out, raw):
         if _saved_hooks.stack or Anomaly.enabled:
             node._saved = [_pack(node, v, args, arrays, (out,), (raw,)) for v in to_save]
         elif len(to_save) == 2:
-            node._saved = [_pack_plain(to_save[0], args, arrays, out, raw),
-                           _pack_plain(to_save[1], args, arrays, out, raw)]
+            s0 = _pack_plain(to_save[0], args, arrays, out, raw)
+            s1 = _pack_plain(to_save[1], args, arrays, out, raw)
+            node._saved = [s0, s1]
+            if s0 is not None and s1 is not None and s0.tensor is s1.tensor is not None and \
+                    args[0] is not args[1]:
+                _split_shared(node._saved, args, arrays)
         else:
             node._saved = [_pack_plain(v, args, arrays, out, raw) for v in to_save]
+            if len(to_save) > 2:
+                _split_shared(node._saved, args, arrays)
         node._to_save = ()
     if Anomaly.enabled:
         node._trace = "".join(traceback.format_stack()[:-3])
+
+
+def _split_shared(saved, args, arrays):
+    """Saved values matched to one input because two different input tensors hold the same
+    array (two detach()es of one tensor, as torch.func makes when one tensor is entered twice)
+    are given each its own tensor, in argument order: otherwise a second derivative with
+    respect to the later tensor is silently missing (NOTE [What save_for_backward keeps])."""
+    used: set = set()
+    for i, s in enumerate(saved):
+        if s is None or s.tensor is None or s.arg is None:
+            continue
+        k = s.arg
+        if k in used:
+            for j in range(len(args)):
+                a = args[j]
+                if j not in used and arrays[j] is arrays[k] and isinstance(a, Tensor) and \
+                        a is not args[k]:
+                    saved[i] = _Saved(a, None, a._vc, a._vc[0], None, j)
+                    k = j
+                    break
+        used.add(k)
 
 
 def _pack_plain(v, args, arrays, out, raw):

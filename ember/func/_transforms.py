@@ -54,8 +54,16 @@ def _enter(tree):
         if _vmap.ACTIVE:
             entered.append(_enter_batched(leaf))
         else:
-            entered.append(leaf if leaf.requires_grad else leaf.detach().requires_grad_())
+            entered.append(leaf if leaf.requires_grad else _private_leaf(leaf))
     return entered, spec
+
+
+def _private_leaf(t):
+    """A transform's own differentiated input: a fresh leaf, marked so that an enclosing
+    transform does not take it for a tensor the caller closed over (_reaches_other_leaves)."""
+    leaf = t.detach().requires_grad_()
+    leaf._transform_input = True
+    return leaf
 
 
 def _enter_batched(leaf):
@@ -76,7 +84,7 @@ def _enter_batched(leaf):
     if phys.requires_grad:
         phys = phys.view_as(phys)  # its own node: only the paths through this input count
     else:
-        phys = phys.detach().requires_grad_()
+        phys = _private_leaf(phys)
     return wrap(phys, levels)
 
 
@@ -102,7 +110,8 @@ def _reaches_other_leaves(outputs, own):
             continue
         seen.add(id(node))
         if type(node) is AccumulateGrad:
-            if id(node.variable) not in own_ids:
+            var = node.variable
+            if id(var) not in own_ids and not var.__dict__.get("_transform_input", False):
                 return True
             continue
         stack.extend(nxt for nxt, _ in node.next_functions)

@@ -558,3 +558,11 @@ def test_real_grad_output_for_a_complex_output_raises():
     with pytest.raises(RuntimeError, match="same dtype. Mismatch in dtype: grad_output\\[0\\] "
                                            "has a dtype of ember.float64"):
         ember.autograd.grad(z * 2, z, ember.ones(2, dtype=ember.float64))
+
+
+def test_second_derivative_through_two_tensors_sharing_one_array():
+    x = ember.tensor([0.5, -1.0], dtype=ember.float64)
+    a, b = x.detach().requires_grad_(), x.detach().requires_grad_()   # one ndarray, two leaves
+    (ga,) = ember.autograd.grad((a * b).sum(), a, create_graph=True)   # ga = b
+    (gb,) = ember.autograd.grad(ga.sum(), b, allow_unused=True)
+    assert gb is not None and gb.tolist() == [1.0, 1.0]

@@ -206,3 +206,12 @@ def test_jvp_inside_vmap_is_per_sample_and_autograd_grad_does_not_mix_samples():
     w = ember.tensor([0.5, -0.5], requires_grad=True)
     with pytest.raises(RuntimeError, match="autograd.grad inside vmap: an output is batched"):
         efunc.vmap(lambda s: ember.autograd.grad((s * w).sum(), w)[0])(x)
+
+
+def test_nested_transforms_return_detached_results_at_the_top():
+    w = ember.tensor([0.5, -1.0], dtype=ember.float64)
+    g = efunc.grad(lambda v: efunc.jacrev(lambda t: (t * v).sin())(w).sum())(w)
+    assert not g.requires_grad   # the inner jacrev's own inputs are not the caller's tensors
+    # d/dv sum_i v_i cos(w_i v_i) at v = w (w entered by both transforms: one array, two leaves)
+    np.testing.assert_allclose(g.numpy(), np.cos(w.numpy() ** 2) - w.numpy() ** 2 *
+                               np.sin(w.numpy() ** 2), rtol=1e-12)

@@ -92,6 +92,10 @@ case("grad", "double backward", lambda L: (lambda g: ag(L).grad((g * g).sum(), L
 case("grad", "triple backward", lambda L: (lambda g2: ag(L).grad(g2.sum(), L.leaves))(
     ag(L).grad(ag(L).grad(mix(L, L.G(X), L.G(W)).sum(), L.leaves[0], create_graph=True)[0]
                .pow(2).sum(), L.leaves, create_graph=True)[0]))
+case("grad", "double backward, two detaches of one tensor", lambda L: (lambda x: (
+    lambda a, b: (lambda ga: ag(L).grad((ga * ga).sum(), [a, b]))(ag(L).grad(
+        (a * b * a.exp()).sum(), a, create_graph=True)[0]))(
+        x.detach().requires_grad_(), x.detach().requires_grad_()))(L.T(X)))
 case("grad", "create_graph result", lambda L: ag(L).grad((L.G(X) ** 3).sum(), L.leaves,
                                                          create_graph=True))
 case("grad", "grad of grad_outputs", lambda L: (lambda v: ag(L).grad(

@@ -273,6 +273,20 @@ case("hessian", "of vmap", lambda L: fn(L).hessian(lambda w: vm(
     L, lambda x: (x @ w).sin())(L.T(BATCH)).sum())(L.T(V)))
 
 
+case("grad", "of jacrev", lambda L: fn(L).grad(lambda w: fn(L).jacrev(
+    lambda t: (t * w).sin())(L.T(V)).sum())(L.T(V)))
+case("grad", "of jacrev at the same tensor", lambda L: (lambda w: fn(L).grad(
+    lambda v: fn(L).jacrev(lambda t: (t * v).sin())(w).sum())(w))(L.T(V)))
+case("jacrev", "of grad with argnums", lambda L: fn(L).jacrev(fn(L).grad(
+    lambda a, b: (a @ b).sin().sum(), argnums=1), argnums=0)(L.T(BATCH), L.T(M)))
+case("jvp", "of jvp", lambda L: fn(L).jvp(lambda x: fn(L).jvp(
+    lambda t: t.sin(), (x,), (L.mod.ones_like(x),))[1], (L.T(V),), (L.T(V * 0 + 1),)))
+case("jvp", "of vjp", lambda L: fn(L).jvp(lambda x: fn(L).vjp(
+    lambda t: t.sin() * t, x)[1](L.mod.ones_like(x))[0], (L.T(V),), (L.T(V * 0 + 1),)))
+case("vmap", "of grad of grad", lambda L: vm(L, fn(L).grad(lambda x: fn(L).grad(
+    lambda t: (t ** 3).sum())(x).sum()))(L.T(BATCH)))
+
+
 def _random_same(L):
     out = vm(L, lambda x: x * 0 + L.mod.rand(4, dtype=L.mod.float64), randomness="same")(
         L.T(BATCH))
