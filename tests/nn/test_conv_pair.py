@@ -124,8 +124,10 @@ def test_pair_reraises_a_tasks_exception():
 def test_pointwise_forward_in_halves_of_samples_gives_the_serial_bits(rng, monkeypatch,
                                                                       parts_counted, dtype):
     from ember.ops._kernels import conv
-    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])  # 0.6 M multiply-adds in all
-    x, w, _ = _layer(rng, (6, 32, 8, 8), 48, 1, 1, 0, dtype)  # 64 columns: per-sample products
+    monkeypatch.setattr(split, "PLANES_MIN_WORK", [0])  # 0.9 M multiply-adds in all
+    # 100 columns a sample: per-sample products (conv._THIN_COLUMNS and more)
+    x, w, _ = _layer(rng, (6, 32, 10, 10), 48, 1, 1, 0, dtype)
+    assert not conv._batch_as_columns(100)
     halves = F.conv2d(ember.tensor(x), ember.tensor(w)).numpy()
     assert parts_counted == [6]
     monkeypatch.setattr(conv, "_POINTWISE_PLANES", [False])
