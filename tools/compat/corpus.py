@@ -6466,7 +6466,7 @@ for _n, _script, _pre, _covers in (
 # trained by torchnet's Engine with its meters (AverageValueMeter, ClassErrorMeter,
 # ConfusionMeter) and Visdom loggers (stubs/visdom: an in-memory client) on the MNIST
 # stand-in, loaded through torchnet's TensorDataset.parallel (a DataLoader with 4 workers).
-# torchnet is `pip install --no-deps torchnet==0.0.4` (pyproject's compat extra). The subs drop
+# torchnet is `pip install --no-deps torchnet==0.0.4`, by hand (docs/COMPAT.md). The subs drop
 # .cuda() (every tensor of the script is put on the GPU), shrink the network (64 convolution
 # channels for 256, 8-channel primary capsules for 32) and run 4 of 500 epochs of batches of
 # 50. The metric is the last test accuracy in percent (10 untrained).
