@@ -205,8 +205,8 @@ NAME_GAPS = {
         'get_numerical_jacobian_wrt_specific_input',
     ),
     'torch.autograd.graph': (
-        'allow_mutation_on_saved_tensors', 'increment_version', 'region_activation_memory_budget',
-        'set_override_stale_capture_stream', 'set_warn_on_accumulate_grad_stream_mismatch',
+        'region_activation_memory_budget', 'set_override_stale_capture_stream',
+        'set_warn_on_accumulate_grad_stream_mismatch',
     ),
     'torch.autograd.profiler': (
         'EnforceUnique', 'FunctionEvent', 'KinetoStepTracker', 'MemRecordsAcc',
@@ -258,8 +258,6 @@ NAME_GAPS = {
     'torch.nn.modules.linear_cross_entropy': None,
     'torch.nn.modules.module': (
         'register_module_backward_hook', 'register_module_buffer_registration_hook',
-        'register_module_forward_hook', 'register_module_forward_pre_hook',
-        'register_module_full_backward_hook', 'register_module_full_backward_pre_hook',
         'register_module_module_registration_hook', 'register_module_parameter_registration_hook',
     ),
     'torch.nn.modules.utils': None,
