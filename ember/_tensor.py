@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtype as D
 from ._backend import CPU, check_device, data_ptr
+from ._info import _CHANNELS_LAST_RANK
 from ._meta import META, mark, refuse
 from ._size import Size
 from .autograd.grad_mode import _state
@@ -220,6 +221,12 @@ class Tensor:
         return (data_ptr(self._data) - data_ptr(root)) // self._data.itemsize
 
     def is_contiguous(self, memory_format=None):
+        # There is no channels-last layout (docs/DEVIATIONS.md): a channels-last query answers
+        # for the row-major storage, but only at the format's rank; torch says False at any
+        # other (a Conv2d's 1-D bias after convert_conv2d_weight_memory_format)
+        rank = _CHANNELS_LAST_RANK.get(memory_format)
+        if rank is not None and self.ndim != rank:
+            return False
         return self._data.flags.c_contiguous or self._meta
 
     def data_ptr(self):

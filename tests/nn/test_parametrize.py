@@ -142,7 +142,15 @@ def test_orthogonal_without_trivialization():
     layer = P.orthogonal(nn.Linear(3, 5), orthogonal_map="householder", use_trivialization=False)
     w = layer.weight.detach().numpy()
     np.testing.assert_allclose(w.T @ w, np.eye(3), atol=1e-5)
+    # registering takes the raising right_inverse as the identity (as torch): the original
+    # is the weight, the parametrized weight orthogonal; assigning to it later raises
+    lin = nn.Linear(4, 4)
+    w0 = lin.weight.detach().numpy().copy()
+    P.orthogonal(lin, orthogonal_map="cayley", use_trivialization=False)
+    np.testing.assert_array_equal(lin.parametrizations.weight.original.detach().numpy(), w0)
+    w = lin.weight.detach().numpy()
+    np.testing.assert_allclose(w.T @ w, np.eye(4), atol=1e-5)
     with pytest.raises(NotImplementedError, match="use_trivialization=False"):
-        P.orthogonal(nn.Linear(4, 4), orthogonal_map="cayley", use_trivialization=False)
+        lin.weight = ember.eye(4)
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
         P.orthogonal(nn.Linear(4, 4), name="bias")

@@ -95,3 +95,18 @@ def test_invalid_amounts():
         prune.l1_unstructured(ember.nn.Linear(2, 2), "weight", amount=5)
     with pytest.raises(TypeError, match="Invalid type for amount"):
         prune.l1_unstructured(ember.nn.Linear(2, 2), "weight", amount="half")
+
+
+def test_structured_pruning_checks_its_tensor_and_takes_any_norm_order():
+    """ln_structured takes every torch.norm order ('fro', 'nuc' too); structured methods
+    refuse a 1-D tensor (ValueError) and a dim outside it (IndexError), as torch does."""
+    conv = ember.nn.Conv1d(3, 4, 2)
+    with ember.no_grad():
+        conv.weight.copy_(ember.arange(24.0).reshape(4, 3, 2))
+    prune.ln_structured(conv, "weight", amount=1, n="fro", dim=0)
+    np.testing.assert_array_equal(conv.weight_mask.sum((1, 2)).numpy(), [0.0, 6.0, 6.0, 6.0])
+    lin = ember.nn.Linear(3, 2)
+    with pytest.raises(ValueError, match="ln_structured: Structured pruning .* 1 dims"):
+        prune.ln_structured(lin, "bias", amount=1, n=2, dim=0)
+    with pytest.raises(IndexError, match=r"random_structured: Invalid index 2 .*\[-2, 1\]"):
+        prune.random_structured(lin, "weight", amount=1, dim=2)

@@ -214,6 +214,8 @@ def test_rnn_input_errors():
         lstm(ember.randn(5, 2, 4), (ember.zeros(1, 2, 5), ember.zeros(2, 2, 5)))
     with pytest.raises(ValueError, match="input must have the type"):
         lstm(ember.randn(5, 2, 4, dtype=ember.float64))
+    with pytest.raises(ValueError, match="input must have the type"):  # checked before the size
+        lstm(ember.randn(5, 2, 3, dtype=ember.float64))
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 3 expected 4"):
         R.GRUCell(4, 5)(ember.randn(2, 3))
     with pytest.raises(ValueError, match="proj_size argument is only supported for LSTM"):
@@ -280,6 +282,10 @@ def test_pack_padded_sequence_errors():
     packed = U.pack_padded_sequence(x, [4, 2, 1])
     with pytest.raises(ValueError, match="total_length to be at least"):
         U.pad_packed_sequence(packed, total_length=3)
+    with pytest.raises(IndexError, match=r"at least 2 dims \(T, B, \*\), got shape \(4,\)"):
+        U.pack_padded_sequence(x[:, 0, 0], [4])
+    with pytest.raises(RuntimeError, match="padding_side to be one of left or right"):
+        U.pad_sequence([x[:, 0]], padding_side="middle")
 
 
 def test_lstm_noncontiguous_and_batch_one_input(rng):

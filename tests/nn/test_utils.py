@@ -75,7 +75,7 @@ def test_parameters_vector_round_trip():
     assert isinstance(model[0].weight, nn.Parameter) and model[0].weight.requires_grad
     with pytest.raises(TypeError, match="expected torch.Tensor"):
         utils.vector_to_parameters([1.0], model.parameters())
-    with pytest.raises(RuntimeError, match="expected a 1-D vector of 11 elements"):
+    with pytest.raises(RuntimeError, match="expected a 1-D vector of at least 11 elements"):
         utils.vector_to_parameters(ember.zeros(3), model.parameters())
 
 
@@ -182,3 +182,27 @@ def test_weight_norm_is_deprecated_as_in_torch():
     """torch 2.13 warns that the hook form is deprecated (TCN's models call it)."""
     with pytest.warns(FutureWarning, match="weight_norm` is deprecated in favor of"):
         utils.weight_norm(nn.Linear(2, 3))
+
+
+def test_vector_to_parameters_longer_vector_leaves_the_tail_unused():
+    """As torch: the leading elements fill the parameters; a shorter vector is refused."""
+    ps = [nn.Parameter(ember.zeros(2, 2)), nn.Parameter(ember.zeros(3))]
+    utils.vector_to_parameters(ember.arange(10.0), ps)
+    np.testing.assert_array_equal(ps[0].detach().numpy(), [[0.0, 1.0], [2.0, 3.0]])
+    np.testing.assert_array_equal(ps[1].detach().numpy(), [4.0, 5.0, 6.0])
+    with pytest.raises(RuntimeError, match=r"at least 7 elements.*got shape \(6,\)"):
+        utils.vector_to_parameters(ember.arange(6.0), ps)
+
+
+def test_parameters_to_vector_of_nothing_is_a_value_error():
+    with pytest.raises(ValueError, match="parameters_to_vector: expected a non-empty list"):
+        utils.parameters_to_vector([])
+
+
+def test_channels_last_contiguity_only_at_its_rank():
+    """A 1-D bias is never channels-last contiguous (torch's answer at any rank but 4 / 5)."""
+    conv = utils.convert_conv2d_weight_memory_format(nn.Conv2d(3, 4, 2), ember.channels_last)
+    assert conv.weight.is_contiguous(memory_format=ember.channels_last)
+    assert not conv.bias.is_contiguous(memory_format=ember.channels_last)
+    assert not ember.zeros(2, 3, 4, 5).is_contiguous(memory_format=ember.channels_last_3d)
+    assert ember.zeros(2, 3, 4, 5, 6).is_contiguous(memory_format=ember.channels_last_3d)

@@ -165,13 +165,14 @@ class RNNBase(Module):
         if not isinstance(input, PackedSequence) and x.shape[0] == 0:
             raise RuntimeError(f"{name}: Expected sequence length to be larger than 0 in RNN; "
                                f"got input of shape {tuple(input.shape)}")
-        if x.shape[-1] != self.input_size:
-            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {x.shape[-1]}")
+        # the dtype first: an input wrong in both gets torch's ValueError
         w = self.weight_ih_l0
         if x.dtype != w.dtype:
             raise ValueError(f"{name}: input must have the type {w.dtype}, got type {x.dtype} "
                              "(convert the input or the module with .to(dtype))")
+        if x.shape[-1] != self.input_size:
+            raise RuntimeError(f"{name}: input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {x.shape[-1]}")
         hx = self._check_hx(hx, batch, batched, sorted_idx)
         return x, batch_sizes, hx, batched, unsorted_idx, batch
 

@@ -56,8 +56,15 @@ class ParametrizationList(ModuleList):
         new = original
         with ember.no_grad():
             for module in reversed(self):
-                if hasattr(module, "right_inverse"):
+                if not hasattr(module, "right_inverse"):
+                    continue
+                # a right_inverse that raises NotImplementedError (orthogonal's matrix_exp
+                # without trivialization) is taken as the identity at registration, as torch
+                # does: the original starts as the tensor itself
+                try:
                     new = module.right_inverse(new)
+                except NotImplementedError:
+                    pass
         self.is_tensor = isinstance(new, ember.Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:

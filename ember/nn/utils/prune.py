@@ -260,6 +260,7 @@ class RandomStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
+        _validate_structured(t, self.dim, "random_structured")
         n = t.shape[self.dim]
         _validate_amount_vs_size(self.amount, n)
         k = _count(self.amount, n)
@@ -269,6 +270,16 @@ class RandomStructured(BasePruningMethod):
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
+
+
+def _validate_structured(t, dim, name):
+    """Channels along ``dim`` exist: t has 2+ dims and dim is one of them."""
+    if t.dim() <= 1:
+        raise ValueError(f"{name}: Structured pruning can only be applied to multidimensional "
+                         f"tensors. Found tensor of shape {tuple(t.shape)} with {t.dim()} dims")
+    if not -t.dim() <= dim < t.dim():
+        raise IndexError(f"{name}: Invalid index {dim} for tensor of size {tuple(t.shape)} "
+                         f"(the channels' dim must be in [{-t.dim()}, {t.dim() - 1}])")
 
 
 class LnStructured(BasePruningMethod):
@@ -283,12 +294,14 @@ class LnStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
+        _validate_structured(t, self.dim, "ln_structured")
         d = self.dim % t.dim()
         size = t.shape[d]
         _validate_amount_vs_size(self.amount, size)
         k = _count(self.amount, size)
         others = [i for i in range(t.dim()) if i != d]
-        norms = ember.linalg.vector_norm(t, ord=self.n, dim=others) if others else t.abs()
+        # ember.norm, not vector_norm: n may be any of torch.norm's p ('fro', 'nuc' too)
+        norms = ember.norm(t, p=self.n, dim=others)
         keep = ember.topk(norms, k=size - k, largest=True).indices.numpy() if size - k else \
             np.array([], dtype=np.int64)
         return _channel_mask(t, d, np.sort(keep), default_mask)

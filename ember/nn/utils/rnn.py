@@ -109,8 +109,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     name = "pack_padded_sequence"
     lens = _lengths_array(lengths, name)
     if input.ndim < 2:
-        raise RuntimeError(f"{name}: expected input of at least 2 dims (T, B, *), got shape "
-                           f"{tuple(input.shape)}.")
+        # (IndexError as torch's: the batch dim 1 is out of range)
+        raise IndexError(f"{name}: expected input of at least 2 dims (T, B, *), got shape "
+                         f"{tuple(input.shape)}.")
     x = input.transpose(0, 1) if batch_first else input
     total, batch = x.shape[0], x.shape[1]
     if lens.size != batch:
@@ -195,8 +196,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     if not sequences:
         raise RuntimeError("pad_sequence: received an empty list of sequences")
     if padding_side not in ("left", "right"):
-        raise ValueError(f"pad_sequence: Expected padding_side to be one of left or right, but "
-                         f"got {padding_side}.")
+        raise RuntimeError(f"pad_sequence: Expected padding_side to be one of left or right, "
+                           f"but got {padding_side}.")
     trailing = tuple(sequences[0].shape[1:])
     for i, s in enumerate(sequences):
         if tuple(s.shape[1:]) != trailing:
