@@ -764,7 +764,7 @@ _known('contiguous', 'to(memory_format=channels_last)', (
     'leaf transposed', 'empty'), _NO_CHANNELS_LAST)
 _known('contiguous', 'is_contiguous(channels_last)', (
     'bool', 'uint8', 'int8', 'int16', 'int32', 'int64', 'float16', 'bfloat16', 'float32',
-    'float64', 'complex64', 'complex128', 'float64 leaf', 'empty', '0-d'), _NO_CHANNELS_LAST)
+    'float64', 'complex64', 'complex128', 'float64 leaf', 'empty'), _NO_CHANNELS_LAST)
 KNOWN[('contiguous', 'channels_last strides (2, 3, 4, 5)')] = _NO_CHANNELS_LAST
 KNOWN[('contiguous', 'channels_last then permuted op (2, 3, 4, 5)')] = _NO_CHANNELS_LAST
 KNOWN[('contiguous', 'channels_last clone keeps (2, 3, 4, 5)')] = _NO_CHANNELS_LAST
