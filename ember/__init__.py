@@ -104,6 +104,7 @@ import math as _math  # noqa: E402
 from ._info import (channels_last, channels_last_3d, contiguous_format,  # noqa: E402,F401
                     finfo, get_default_device, iinfo, memory_format, preserve_format,
                     set_default_device, set_printoptions)
+from . import _tensor_str  # noqa: E402,F401  (torch._tensor_str.PRINT_OPTS / printoptions)
 
 pi = _math.pi
 e = _math.e

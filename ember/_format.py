@@ -80,7 +80,7 @@ class _ComplexFormatter:
     def __init__(self, shown: np.ndarray):
         self.re = _Formatter(shown.real, True)
         self.im = _Formatter(shown.imag, True)
-        self.width = self.re.width + self.im.width + 2
+        self.width = self.re.width + self.im.width + 1  # (the "j"; the sign is in im's width)
 
     def __call__(self, v) -> str:
         v = complex(v)
@@ -97,15 +97,19 @@ def _summarized(a: np.ndarray) -> np.ndarray:
         parts = [a[:EDGEITEMS], a[-EDGEITEMS:]]
     else:
         parts = [a]
-    if a.ndim == 1:
+    if a.ndim == 1:  # (with EDGEITEMS 0, a[-0:] is all of a: torch's formatter sees it too)
         return np.concatenate(parts)
+    if EDGEITEMS == 0:
+        return np.zeros(0, a.dtype)
     rows = [_summarized(r) for p in parts for r in p]
     return np.concatenate(rows) if rows else np.zeros(0, a.dtype)
 
 
 def _vector(a, fmt, indent, summarize):
     items = a.tolist()
-    if summarize and len(items) > 2 * EDGEITEMS:
+    if summarize and EDGEITEMS == 0:
+        data = ["..."]
+    elif summarize and len(items) > 2 * EDGEITEMS:
         data = [fmt(v) for v in items[:EDGEITEMS]] + [" ..."] + \
             [fmt(v) for v in items[-EDGEITEMS:]]
     else:
@@ -137,7 +141,8 @@ def tensor_repr(t) -> str:
     shown = a.astype(np.float32) if dt in (D.bfloat16, D.float16) else a
     prefix = "tensor("
     suffix = []
-    if a.size == 0 and a.ndim != 1:
+    # the size is named when the values cannot show it: empty (unless 1-D), or edgeitems=0
+    if (a.size == 0 and a.ndim != 1) or (a.size and EDGEITEMS == 0):
         suffix.append(f"size={tuple(a.shape)}")
     # an empty tensor has no values that show its dtype: it is named unless the default one
     implied = (D.get_default_dtype(),) if a.size == 0 else (

@@ -145,6 +145,9 @@ class UninitializedParameter(Parameter):
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass    # __new__ did the work; Parameter.__init__ takes data, not a dtype
 
+    def __repr__(self):
+        return "<UninitializedParameter>"   # no values to show (torch's text)
+
     def materialize(self, shape, device=None, dtype=None):
         import numpy as np
 
@@ -159,6 +162,9 @@ class UninitializedParameter(Parameter):
 class UninitializedBuffer(Tensor):
     """Placeholder for lazy buffers; ember's lazy modules create their buffers when they
     materialize instead."""
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
 
 
 def is_lazy(param):

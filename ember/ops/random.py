@@ -294,9 +294,35 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return _out(_make(arr), out, "multinomial")
 
 
+# The dtypes each in-place sampler fills, as torch's CPU kernels ("f" floating, "c" complex,
+# "i" integer, "b" bool); another dtype raises torch's error: RuntimeError for the two laws
+# whose check names the dtype as a user error, NotImplementedError (no kernel) for the rest.
+_SAMPLER_KINDS = {"uniform_": ("fc", "floating or complex"),
+                  "normal_": ("fc", "floating or complex"), "log_normal_": ("f", "floating"),
+                  "exponential_": ("f", "floating"), "cauchy_": ("f", "floating"),
+                  "geometric_": ("fi", "floating or integer"),
+                  "random_": ("fib", "floating, integer or bool"),
+                  "bernoulli_": ("fib", "floating, integer or bool")}
+
+
+def _check_sampler_dtype(t, name):
+    kind = ("b" if t.dtype is D.bool_ else "c" if t.is_complex() else
+            "f" if t.is_floating_point() else "i")
+    kinds, expected = _SAMPLER_KINDS[name]
+    if kind in kinds:
+        return
+    if name in ("exponential_", "cauchy_"):
+        raise RuntimeError(f"{name}: {name[:-1].capitalize()} distribution is a continuous "
+                           f"probability distribution. dtype must be a floating point but you "
+                           f"specified {t.dtype}")
+    raise NotImplementedError(f"{name}: not implemented for {t.dtype}; expected a {expected} "
+                              "tensor")
+
+
 def _sampler_(fn):
     def m(self, *args, generator=None, **kw):
         check_inplace(self, fn.__name__)
+        _check_sampler_dtype(self, fn.__name__)
         write_into(self, fn(_gen(generator), self._data.shape, self._data.dtype, *args, **kw)
                    .astype(self._data.dtype), fn.__name__)
         return self
@@ -318,9 +344,20 @@ def bernoulli_(g, shape, dt, p=0.5):
     return g.random(shape) < pr
 
 
+# without bounds, random_ draws [0, 2**digits] for a floating dtype (every integer there is
+# exact), [0, 1] for bool and [0, max] for an integer dtype
+_RANDOM_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
 def random_(g, shape, dt, from_=0, to=None):
     if to is None:
-        from_, to = 0, (2 ** 24 if np.dtype(dt).kind == "f" else np.iinfo(dt).max)
+        name = D.from_numpy_dtype(dt).name
+        if name in _RANDOM_DIGITS:
+            from_, to = 0, 2 ** _RANDOM_DIGITS[name] + 1
+        elif name == "bool":
+            from_, to = 0, 2
+        else:
+            from_, to = 0, np.iinfo(dt).max
     return g.integers(from_, to, size=shape)
 
 

@@ -79,3 +79,12 @@ def test_lazy_model_loads_a_checkpoint_before_its_first_forward(tmp_path):
     clone.load_state_dict(ember.load(tmp_path / "mlp.params"))
     np.testing.assert_array_equal(clone(x).detach().numpy(), y.detach().numpy())
     assert type(clone[0]).__name__ == "Linear" and clone[0].in_features == 5
+
+
+def test_uninitialized_parameter_repr_is_torchs_placeholder():
+    """printing a lazy module's weight before its first forward (no values to show)."""
+    m = ember.nn.LazyLinear(3)
+    assert repr(m.weight) == str(m.weight) == "<UninitializedParameter>"
+    assert repr(ember.nn.parameter.UninitializedBuffer()) == "<UninitializedBuffer>"
+    m(ember.zeros(1, 2))
+    assert repr(m.weight).startswith("Parameter containing:\ntensor(")

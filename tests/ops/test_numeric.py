@@ -316,3 +316,33 @@ def test_out_beside_an_input_that_requires_grad():
     with pytest.raises(RuntimeError, match=r"floor_divide\(\): functions with out=.*requires"):
         ember.floor_divide(x.detach(), two, out=ember.empty(0, dtype=ember.float64,
                                                              requires_grad=True))
+
+
+def test_printoptions_edgeitems_zero_and_complex_line_width():
+    """torch's layout: edgeitems=0 shows a summarised vector as [...] and names every size;
+    a complex element takes re + im + 3 characters of the line (", " and "j")."""
+    try:
+        ember.set_printoptions(threshold=4, edgeitems=0)
+        assert repr(ember.arange(10.0)) == "tensor([...], size=(10,))"
+        assert repr(ember.ones(2, 3)) == "tensor([...], size=(2, 3))"
+        assert repr(ember.tensor([1.0, 2.0])) == "tensor([1., 2.], size=(2,))"
+    finally:
+        ember.set_printoptions(profile="default")
+    z = ember.tensor([1.2346 - 0.6173j, -20.5 + 10.25j, 0.003 - 0.0015j] + [4 - 2j] * 4)
+    with ember._tensor_str.printoptions(sci_mode=False):
+        assert repr(z).split("\n")[0].count("j") == 4   # 4 per line at width 80 (not 3)
+
+
+def test_tensor_str_printoptions_context_and_print_opts():
+    with ember._tensor_str.printoptions(precision=1, sci_mode=True):
+        assert ember._tensor_str.get_printoptions()["precision"] == 1
+        assert repr(ember.tensor([1.25])) == "tensor([1.2e+00])"
+    assert ember._tensor_str.get_printoptions() == {
+        "precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
+    try:
+        ember._tensor_str.PRINT_OPTS.threshold = 3
+        assert repr(ember.arange(10)) == "tensor([0, 1, 2,  ..., 7, 8, 9])"
+    finally:
+        ember.set_printoptions(profile="default")
+    with pytest.raises(AttributeError, match="PRINT_OPTS has no option 'width'"):
+        ember._tensor_str.PRINT_OPTS.width = 3

@@ -198,3 +198,31 @@ def test_inplace_sampler_on_leaf_requiring_grad_raises():
         w.uniform_()
     with ember.no_grad():
         w.uniform_()  # allowed without grad recording, as in torch (nn.init)
+
+
+@pytest.mark.parametrize("name,args,dtype,error", [
+    ("uniform_", (), ember.int64, NotImplementedError),
+    ("normal_", (), ember.bool, NotImplementedError),
+    ("log_normal_", (), ember.complex64, NotImplementedError),
+    ("geometric_", (0.5,), ember.bool, NotImplementedError),
+    ("random_", (), ember.complex64, NotImplementedError),
+    ("bernoulli_", (0.5,), ember.complex64, NotImplementedError),
+    ("exponential_", (), ember.int32, RuntimeError),
+    ("cauchy_", (), ember.uint8, RuntimeError)])
+def test_inplace_samplers_refuse_dtypes_without_a_kernel(name, args, dtype, error):
+    """As torch's CPU kernels: the continuous laws want a floating tensor (uniform_/normal_
+    also complex); an integer tensor used to be filled with truncated draws."""
+    x = ember.zeros(4, dtype=dtype)
+    with pytest.raises(error, match=f"{name}: .*{str(dtype).split('.')[-1]}"):
+        getattr(x, name)(*args)
+
+
+def test_random_without_bounds_covers_each_dtypes_exact_integers():
+    """[0, 2**digits] for floats (every integer exact), {0, 1} for bool; bfloat16 works."""
+    ember.manual_seed(0)
+    assert set(np.unique(ember.zeros(500, dtype=ember.bool).random_().numpy())) == {False, True}
+    b = ember.zeros(2000, dtype=ember.bfloat16).random_().float()
+    assert b.max().item() <= 256 and b.max().item() > 200
+    d = ember.zeros(2000, dtype=ember.float64).random_()
+    assert d.max().item() > 2.0 ** 40   # float64's range is 2**53, not float32's 2**24
+    assert ember.zeros(3, dtype=ember.int64).geometric_(0.5).min().item() >= 1
