@@ -65,7 +65,7 @@ def test_tensor_dataset_indexing_and_len():
 
 
 def test_tensor_dataset_size_mismatch_raises():
-    with pytest.raises(ValueError, match="Size mismatch"):
+    with pytest.raises(AssertionError, match="Size mismatch"):   # torch's assert
         TensorDataset(ember.zeros(3, 2), ember.zeros(4))
     with pytest.raises(TypeError, match="argument 1"):
         TensorDataset(ember.zeros(3), [1, 2, 3])
@@ -84,7 +84,7 @@ def test_concat_dataset_maps_indices_across_parts():
 
 
 def test_concat_dataset_rejects_iterable():
-    with pytest.raises(TypeError, match="IterableDataset"):
+    with pytest.raises(AssertionError, match="does not support IterableDataset"):
         ConcatDataset([Stream(0, 2)])
 
 
@@ -301,3 +301,39 @@ def test_default_collate_matches_torch():
     for o, r in zip(ours, ref):
         assert str(o.dtype).split(".")[-1] == str(r.dtype).split(".")[-1]
         np.testing.assert_array_equal(o.numpy(), r.numpy())
+
+
+def test_dataset_checks_raise_torchs_types():
+    """torch's asserts and lookups: AssertionError for an empty ConcatDataset and a map-style
+    dataset in a ChainDataset, IndexError for an empty batch and a TensorDataset of nothing;
+    an IterableDataset subclass without __iter__ cannot be made (abstract, as torch's)."""
+    with pytest.raises(AssertionError, match="should not be an empty iterable"):
+        ConcatDataset([])
+    with pytest.raises(AssertionError, match="ChainDataset only supports IterableDataset"):
+        list(ChainDataset([range(3)]))
+    with pytest.raises(IndexError, match="no tensors"):
+        len(TensorDataset())
+    with pytest.raises(IndexError, match="empty batch"):
+        ember.utils.data.default_collate([])
+    with pytest.raises(TypeError, match="abstract"):
+        type("NoIter", (ember.utils.data.IterableDataset,), {})()
+
+
+def test_default_collate_numbers_keep_their_values():
+    """[1, 2.5] collated to int64 truncated 2.5: the batch's dtype is tensor(batch)'s."""
+    out = ember.utils.data.default_collate([1, 2.5])
+    assert out.dtype == ember.float32 and out.tolist() == [1.0, 2.5]
+    assert ember.utils.data.default_collate([True, False]).dtype == ember.bool
+    assert ember.utils.data.default_collate([3, 4]).dtype == ember.int64
+    assert ember.utils.data.default_collate([2.5, 1]).dtype == ember.float64
+
+
+def test_sampler_argument_errors_name_the_argument():
+    from ember.utils.data import BatchSampler
+    from ember.utils.data.distributed import DistributedSampler
+    with pytest.raises(ValueError, match="drop_last should be a boolean value, but got "
+                                         "drop_last=1"):
+        BatchSampler(range(4), 2, 1)
+    # no process group: torch's ValueError from its default-group lookup
+    with pytest.raises(ValueError, match="Default process group has not been initialized"):
+        DistributedSampler(range(4))

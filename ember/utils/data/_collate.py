@@ -2,7 +2,8 @@
 
 ``default_collate`` stacks a list of samples along a new first dimension, recursing into
 dicts, namedtuples, tuples and lists (tuples come back as lists, as in torch). Numbers become
-tensors (float64 for floats, int64 for ints, bool for bools), strings stay lists, NumPy
+tensors (float64 for floats; ints and bools as ``tensor(batch)`` infers: int64, bool, or the
+default float dtype when a float follows an int), strings stay lists, NumPy
 arrays become tensors. In a DataLoader worker the stacked batch is written straight into shared
 memory, so that it reaches the main process without another copy.
 """
@@ -78,9 +79,10 @@ def collate_float_fn(batch, *, collate_fn_map=None, path=""):
 
 
 def collate_int_fn(batch, *, collate_fn_map=None, path=""):
-    if all(isinstance(b, bool) for b in batch):
-        return _make(np.array(batch, dtype=np.bool_))
-    return _make(np.array(batch, dtype=np.int64))
+    # the batch's own dtype, as tensor(batch) infers it: bools stay bool, ints int64, and a
+    # float later in the batch makes it the default float dtype (not truncated to int64)
+    from ... import tensor
+    return tensor(batch)
 
 
 def collate_str_fn(batch, *, collate_fn_map=None, path=""):
@@ -101,8 +103,8 @@ def collate(batch, *, collate_fn_map=None, path=""):
     """Collate ``batch`` using ``collate_fn_map`` (type -> fn) for the leaves, recursing into
     mappings and sequences. ``path`` names the position in the sample for error messages."""
     batch = list(batch)
-    if not batch:
-        raise ValueError("default_collate: got an empty batch")
+    if not batch:   # (IndexError, as torch's look at batch[0])
+        raise IndexError("default_collate: got an empty batch; expected at least one sample")
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:

@@ -15,6 +15,7 @@ import bisect
 import itertools
 import math
 import warnings
+from collections.abc import Iterable
 from typing import Generic, TypeVar
 
 from ..._tensor import Tensor
@@ -50,7 +51,7 @@ class Dataset(Generic[T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset[T_co]):
+class IterableDataset(Dataset[T_co], Iterable[T_co]):
     """A dataset that is a stream: subclasses implement ``__iter__``.
 
     With ``num_workers > 0`` every worker iterates its own copy; split the stream with
@@ -58,8 +59,8 @@ class IterableDataset(Dataset[T_co]):
     ``a + b`` chains two iterable datasets (a ``ChainDataset``).
     """
 
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+    # (no __iter__: as torch's, the class is an abc Iterable, so a subclass without one
+    # cannot be made: TypeError "Can't instantiate abstract class")
 
     def __add__(self, other):
         return ChainDataset([self, other])
@@ -69,25 +70,26 @@ class TensorDataset(Dataset):
     """Samples are ``tuple(t[i] for t in tensors)``; all tensors share their first dimension."""
 
     def __init__(self, *tensors):
-        if not tensors:
-            raise ValueError("TensorDataset: expected at least one tensor")
         for i, t in enumerate(tensors):
             if not isinstance(t, Tensor):
                 raise TypeError(f"TensorDataset: argument {i} is a {type(t).__name__}, "
                                 "expected a Tensor")
-            if t.dim() == 0:
-                raise ValueError(f"TensorDataset: tensor {i} is 0-d; expected tensors with a "
+            if t.dim() == 0:   # (IndexError, as torch's t.size(0))
+                raise IndexError(f"TensorDataset: tensor {i} is 0-d; expected tensors with a "
                                  "first (sample) dimension")
+        # (AssertionError for torch's assert, here and in the other datasets' checks)
         sizes = [t.shape[0] for t in tensors]
         if any(s != sizes[0] for s in sizes):
-            raise ValueError(f"Size mismatch between tensors: first dimensions are {sizes}, "
-                             "expected all equal")
+            raise AssertionError(f"Size mismatch between tensors: first dimensions are "
+                                 f"{sizes}, expected all equal")
         self.tensors = tensors
 
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self):
+        if not self.tensors:   # (IndexError, as torch's tensors[0])
+            raise IndexError("TensorDataset: made of no tensors, so it has no length")
         return self.tensors[0].shape[0]
 
 
@@ -129,10 +131,11 @@ class ConcatDataset(Dataset[T_co]):
     def __init__(self, datasets):
         self.datasets = list(datasets)
         if not self.datasets:
-            raise ValueError("datasets should not be an empty iterable")
+            raise AssertionError("ConcatDataset: datasets should not be an empty iterable")
         for d in self.datasets:
             if isinstance(d, IterableDataset):
-                raise TypeError("ConcatDataset does not support IterableDataset")
+                raise AssertionError("ConcatDataset does not support IterableDataset; chain "
+                                     "iterable datasets with ChainDataset")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     def __len__(self):
@@ -161,14 +164,16 @@ class ChainDataset(IterableDataset):
     def __iter__(self):
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError("ChainDataset only supports IterableDataset")
+                raise AssertionError("ChainDataset only supports IterableDataset; got "
+                                     f"{type(d).__name__}")
             yield from d
 
     def __len__(self):
         total = 0
         for d in self.datasets:
             if not isinstance(d, IterableDataset):
-                raise TypeError("ChainDataset only supports IterableDataset")
+                raise AssertionError("ChainDataset only supports IterableDataset; got "
+                                     f"{type(d).__name__}")
             total += len(d)
         return total
 
@@ -217,12 +222,14 @@ def random_split(dataset, lengths, generator=None):
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an "
                               "empty dataset.", stacklevel=2)
         lengths = counts
+    # the sum first, as torch: lengths that are neither fractions of 1 nor counts of n
+    if sum(lengths) != n:
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset! "
+                         f"(random_split: got lengths {lengths} for a dataset of {n})")
     if any(not float(n_).is_integer() or n_ < 0 for n_ in lengths):
         raise ValueError(f"random_split: lengths must be non-negative integers or fractions "
                          f"summing to 1; got {lengths}")
     lengths = [int(n_) for n_ in lengths]
-    if sum(lengths) != n:
-        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     indices = randperm(n, generator=generator).tolist()
     out, offset = [], 0
     for length in lengths:

@@ -22,10 +22,13 @@ def _default_world():
         from ... import distributed as dist
     except ImportError:
         dist = None
-    if dist is None or not getattr(dist, "is_available", lambda: False)() \
-            or not dist.is_initialized():
-        raise RuntimeError("DistributedSampler: pass num_replicas and rank explicitly; "
-                           "ember.distributed is not available or not initialised.")
+    if dist is None or not getattr(dist, "is_available", lambda: False)():
+        raise RuntimeError("DistributedSampler: Requires distributed package to be available; "
+                           "pass num_replicas and rank explicitly.")
+    if not dist.is_initialized():   # (ValueError, as torch's default-group lookup raises)
+        raise ValueError("DistributedSampler: Default process group has not been initialized, "
+                         "please make sure to call init_process_group (or pass num_replicas "
+                         "and rank explicitly).")
     return dist.get_world_size(), dist.get_rank()
 
 
