@@ -204,6 +204,34 @@ case("DataLoader workers", "worker error raised in parent", lambda L: raised(
     lambda: listed(D(L).DataLoader([1, "a"], batch_size=2, num_workers=1,
                                    collate_fn=lambda b: b[0] + b[1]))))
 
+def _dict_dataset(L):
+    class Ds(D(L).Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, i):
+            return {"x": np.full(2, i, np.float32), "y": i, "name": f"s{i}", "w": i / 2}
+    return Ds()
+
+
+case("DataLoader", "dict samples", lambda L: listed(D(L).DataLoader(_dict_dataset(L),
+                                                                    batch_size=2)))
+case("DataLoader", "dict samples batch_size None", lambda L: listed(D(L).DataLoader(
+    _dict_dataset(L), batch_size=None))[:2])
+case("DataLoader", "len of map-style without len", lambda L: raised(lambda: len(D(L).DataLoader(
+    type("NoLen", (D(L).Dataset,), {"__getitem__": lambda self, i: i})()))))
+case("DataLoader", "generator attribute", lambda L: (lambda g: D(L).DataLoader(
+    range(3), generator=g).generator is g)(gen(L, 0)))
+case("DataLoader", "sampler with generator", _shuffled(lambda L, s: listed(D(L).DataLoader(
+    range(20), batch_size=5, sampler=D(L).RandomSampler(range(20), generator=gen(L, s))))))
+case("DataLoader", "persistent workers iterated twice", lambda L: (lambda ld: (
+    listed(ld), listed(ld)))(D(L).DataLoader(range(6), batch_size=2, num_workers=1,
+                                             persistent_workers=True)))
+case("DataLoader", "workers prefetch_factor", lambda L: listed(D(L).DataLoader(
+    range(7), batch_size=3, num_workers=2, prefetch_factor=1)))
+case("DataLoader", "workers shuffle generator", _shuffled(lambda L, s: listed(D(L).DataLoader(
+    range(20), batch_size=5, shuffle=True, num_workers=2, generator=gen(L, s)))))
+
 # --------------------------------------------------------------------------- collate
 Point = collections.namedtuple("Point", "x y")
 
@@ -265,6 +293,16 @@ _CONVERT = {
 }
 for _what, _v in _CONVERT.items():
     case("default_convert", _what, lambda L, v=_v: D(L).default_convert(v))
+case("default_collate", "numpy arrays of different shapes", lambda L: raised(
+    lambda: coll(L, [np.zeros(2), np.zeros(3)])))
+case("default_collate", "dict missing key", lambda L: raised(
+    lambda: coll(L, [{"a": 1, "b": 2}, {"a": 3}])))
+case("default_collate", "tensors requiring grad", lambda L: (lambda b: (
+    b.requires_grad, type(b.grad_fn).__name__ if b.grad_fn else None))(coll(
+        L, [L.G([1.0, 2.0]), L.G([3.0, 4.0])])))
+case("default_collate", "custom collate_fn_map", lambda L: D(L)._utils.collate.collate(
+    [1.5, 2.5], collate_fn_map={float: lambda b, *, collate_fn_map=None: sum(b)}))
+case("default_collate", "set", lambda L: raised(lambda: coll(L, [{1, 2}, {3, 4}])))
 case("default_convert", "tensor passes", lambda L: (lambda t: D(L).default_convert(t) is t)(
     L.T([1.0])))
 
@@ -395,6 +433,12 @@ case("SubsetRandomSampler", "permutation of indices", lambda L: (lambda a, b: (
     sorted(a), a == b, len(D(L).SubsetRandomSampler([5, 2, 9]))))(
         list(D(L).SubsetRandomSampler([5, 2, 9, 7], generator=gen(L, 0))),
         list(D(L).SubsetRandomSampler([5, 2, 9, 7], generator=gen(L, 0)))))
+case("SubsetRandomSampler", "tensor indices", lambda L: (lambda a: (
+    type(a[0]).__name__, sorted(int(v) for v in a)))(list(D(L).SubsetRandomSampler(
+        L.T([4, 1, 3]), generator=gen(L, 0)))))
+case("Sampler", "base iter", lambda L: raised(lambda: iter(D(L).Sampler())))
+case("Sampler", "data_source argument", lambda L: warned(lambda: type(D(L).Sampler(
+    range(3))).__name__))
 case("SubsetRandomSampler", "element type", lambda L: type(next(iter(
     D(L).SubsetRandomSampler([5, 2])))).__name__)
 
@@ -474,6 +518,9 @@ KNOWN: dict = {
         "ember refuses a negative length (ValueError); torch splits by it anyway when the "
         "lengths still sum to the dataset's (here one subset of 12 indices from 10 and an "
         "empty one)",
+    ("Sampler", "data_source argument"):
+        "ember's Sampler still takes the data_source argument torch 2.13 removed (programs "
+        "written for earlier versions pass it to super().__init__), a superset kept",
     ("TensorDataset", "list argument"):
         "ember names the argument that is not a tensor (TypeError); torch fails on its .size() "
         "with an AttributeError",

@@ -169,6 +169,25 @@ for _old in ("uniform", "normal", "constant", "xavier_uniform", "kaiming_normal"
         "deprecated")[1:])(L.mod.empty(4, 3)))
 
 
+def _through_view(L, name, *args):
+    """An initialiser applied to a view (a transposed weight, one row) writes its base."""
+    base = L.mod.zeros(6, 4)
+    view = base.t() if name != "zeros_" else base[1]
+    if name == "zeros_":
+        base.fill_(2.0)
+    getattr(I(L), name)(view, *args)
+    return bool((base != 0).any()) if name != "zeros_" else base
+
+
+for _fn, _args in (("xavier_uniform_", ()), ("kaiming_normal_", ()), ("orthogonal_", ()),
+                   ("eye_", ()), ("zeros_", ()), ("uniform_", ()), ("normal_", ()),
+                   ("trunc_normal_", ()), ("constant_", (0.5,)), ("sparse_", (0.5,))):
+    case(_fn, "writes through a view", lambda L, f=_fn, a=_args: _through_view(L, f, *a))
+case("eye_", "of a transposed view", lambda L: (lambda b: (I(L).eye_(b.t()), b)[1])(
+    L.mod.full((4, 2), 5.0)))
+case("dirac_", "of a view", lambda L: (lambda b: (I(L).dirac_(b[:, :2]), b)[1])(
+    L.mod.full((2, 4, 3), 5.0)))
+
 # --------------------------------------------------------------------------- generator=
 def _gen_pair(fn, shape=(50, 40)):
     def run(L):

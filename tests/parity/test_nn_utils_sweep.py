@@ -508,6 +508,78 @@ case("spectral_norm hook", "conv transpose dim", lambda L: (lambda m: (
 case("spectral_norm hook", "twice", lambda L: raised(lambda: (lambda m: (
     L.mod.nn.utils.spectral_norm(m), L.mod.nn.utils.spectral_norm(m)))(L.mod.nn.Linear(3, 2))))
 
+U4, U3 = RNG.uniform(-1, 1, 3), RNG.uniform(-1, 1, 4)   # fixed power-iteration vectors
+
+
+def _sn_hook_fixed(L, mode):
+    """The old spectral_norm hook with its u/v set: the normalised weight (and in training,
+    one power iteration's new u) are deterministic."""
+    m = L.mod.nn.utils.spectral_norm(det(L, L.mod.nn.Linear(4, 3)))
+    with L.mod.no_grad():
+        m.weight_u.copy_(L.T(U4 / np.linalg.norm(U4)))
+        m.weight_v.copy_(L.T(U3 / np.linalg.norm(U3)))
+    m.train(mode == "train")
+    L.leaves.append(m.weight_orig)
+    out = m(L.G(RNG_X43))
+    return out, m.weight, m.weight_u, m.weight_v
+
+
+def _sn_param_fixed(L, mode):
+    m = PZ(L).spectral_norm(det(L, L.mod.nn.Linear(4, 3)))
+    sn = m.parametrizations.weight[0]
+    with L.mod.no_grad():
+        sn._u.copy_(L.T(U4 / np.linalg.norm(U4)))
+        sn._v.copy_(L.T(U3 / np.linalg.norm(U3)))
+    m.train(mode == "train")
+    L.leaves.append(m.parametrizations.weight.original)
+    return m(L.G(RNG_X43)), m.weight, sn._u, sn._v
+
+
+RNG_X43 = RNG.uniform(-1, 1, (2, 4))
+for _mode in ("train", "eval"):
+    case("spectral_norm hook", f"fixed u {_mode}", lambda L, md=_mode: _sn_hook_fixed(L, md))
+    case("parametrizations.spectral_norm", f"fixed u {_mode}",
+         lambda L, md=_mode: _sn_param_fixed(L, md))
+case("spectral_norm hook", "n_power_iterations 0", lambda L: raised(
+    lambda: L.mod.nn.utils.spectral_norm(L.mod.nn.Linear(3, 2), n_power_iterations=0)))
+case("parametrizations.spectral_norm", "n_power_iterations 0", lambda L: raised(
+    lambda: PZ(L).spectral_norm(L.mod.nn.Linear(3, 2), n_power_iterations=0)))
+case("spectral_norm hook", "state_dict round trip", lambda L: (lambda m, m2: (
+    m2.load_state_dict(m.state_dict()), list(m2.state_dict()),
+    bool(L.mod.equal(m2.weight_u, m.weight_u))))(
+        L.mod.nn.utils.spectral_norm(det(L, L.mod.nn.Linear(4, 3))),
+        L.mod.nn.utils.spectral_norm(L.mod.nn.Linear(4, 3).double()))[1:])
+case("register_parametrization", "deepcopy", lambda L: (lambda m: (lambda c: (
+    _meta(c), c.weight, c.parametrizations.weight.original is not
+    m.parametrizations.weight.original))(__import__("copy").deepcopy(m)))(_sym_linear(L)))
+case("register_parametrization", "to float32", lambda L: (lambda m: (
+    m.float(), m.weight.dtype, m.parametrizations.weight.original.dtype,
+    type(m.parametrizations.weight.original).__name__))(_sym_linear(L))[1:])
+case("register_parametrization", "load_state_dict", lambda L: (lambda m, m2: (
+    m2.load_state_dict(m.state_dict()), m2.weight))(
+        _sym_linear(L), _sym_linear(L).requires_grad_(False))[1])
+case("register_parametrization", "load plain state_dict", lambda L: raised(
+    lambda: _sym_linear(L).load_state_dict(det(L, L.mod.nn.Linear(3, 3)).state_dict()),
+    "Missing key", "Unexpected key"))
+case("register_parametrization", "weight grad through original", lambda L: (lambda m: (
+    m.weight.sum().backward(), m.parametrizations.weight.original.grad))(_sym_linear(L))[1])
+case("weight_norm hook", "repr and grads", lambda L: (lambda m: (
+    repr(m), m(L.G(X33)).sum().backward(), m.weight_g.grad, m.weight_v.grad))(
+        L.mod.nn.utils.weight_norm(det(L, L.mod.nn.Linear(3, 2))))[0::2])
+
+
+def _sparse_clip(L):
+    emb = det(L, L.mod.nn.Embedding(5, 3, sparse=True))
+    emb(L.T([0, 2, 2])).sum().backward()
+    total = L.mod.nn.utils.clip_grad_norm_(emb.parameters(), 1.0)
+    return total, emb.weight.grad.to_dense()
+
+
+case("clip_grad_norm_", "sparse grad", _sparse_clip)
+case("clip_grad_value_", "sparse grad", lambda L: (lambda emb: (
+    emb(L.T([0, 2, 2])).sum().backward(), L.mod.nn.utils.clip_grad_value_(emb.parameters(), 1.5),
+    emb.weight.grad.to_dense()))(det(L, L.mod.nn.Embedding(5, 3, sparse=True)))[2])
+
 # --------------------------------------------------------------------------- prune
 def PR(L):
     return L.mod.nn.utils.prune
@@ -618,6 +690,13 @@ case("prune.is_pruned", "basic", lambda L: (PR(L).is_pruned(_pruned(
     PR(L).is_pruned(L.mod.nn.Sequential(_pruned(L, "identity")))))
 case("prune.L1Unstructured", "compute_mask", lambda L: PR(L).L1Unstructured(0.5).compute_mask(
     L.T(G1), L.mod.ones(3, 4)))
+case("prune.state_dict", "load into unpruned", lambda L: raised(
+    lambda: det(L, L.mod.nn.Linear(4, 3)).load_state_dict(_pruned(
+        L, "l1_unstructured", amount=2).state_dict()), "Missing key", "Unexpected key"))
+case("prune.repr", "pruned module", lambda L: repr(_pruned(L, "l1_unstructured", amount=2)))
+case("prune.deepcopy", "keeps the mask", lambda L: (lambda m: (
+    _prune_meta(m), len(m._forward_pre_hooks)))(__import__("copy").deepcopy(
+        _pruned(L, "l1_unstructured", amount=5))))
 case("prune.state_dict", "load into pruned", lambda L: (lambda m: (
     m.load_state_dict(_pruned(L, "l1_unstructured", amount=2).state_dict()), m.weight))(
         _pruned(L, "l1_unstructured", amount=6))[1])
@@ -760,6 +839,11 @@ KNOWN: dict = {
     ("unpad_sequence", "list lengths"):
         "unpad_sequence takes lengths as a list too (torch: AttributeError on .device), a "
         "superset kept on purpose",
+    ("clip_grad_norm_", "sparse grad"):
+        "ember clips a sparse gradient (Embedding(sparse=True)) by its values' norm; torch's "
+        "vector_norm has no sparse kernel (NotImplementedError), a superset kept on purpose",
+    ("clip_grad_value_", "sparse grad"):
+        "ember clamps a sparse gradient's values; torch's clamp_ has no sparse kernel",
     ("convert_conv2d_weight_memory_format", "strides"):
         "there is no channels-last layout (docs/DEVIATIONS.md, tensor core): the converted "
         "weight keeps row-major strides, so is_contiguous() stays True",

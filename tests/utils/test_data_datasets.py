@@ -337,3 +337,13 @@ def test_sampler_argument_errors_name_the_argument():
     # no process group: torch's ValueError from its default-group lookup
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedSampler(range(4))
+
+
+def test_torch_private_collate_import_paths():
+    """Programs import the collate functions from torch.utils.data._utils.collate."""
+    from ember.utils.data._utils import collate as C
+    from ember.utils.data._utils.worker import get_worker_info
+    assert C.default_collate is ember.utils.data.default_collate
+    assert get_worker_info() is None
+    out = C.collate([1.5, 2.5], collate_fn_map={float: lambda b, *, collate_fn_map=None: sum(b)})
+    assert out == 4.0

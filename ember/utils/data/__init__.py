@@ -6,6 +6,7 @@ which hand their batches to the main process through shared memory.
 """
 from __future__ import annotations
 
+from . import _utils  # noqa: F401  (torch.utils.data._utils.collate's import path)
 from ._collate import default_collate, default_convert
 from ._worker import WorkerInfo, get_worker_info
 from .dataloader import DataLoader

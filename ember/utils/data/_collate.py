@@ -99,6 +99,9 @@ default_collate_fn_map = {
 }
 
 
+_TAKE_PATH = frozenset(default_collate_fn_map.values())
+
+
 def collate(batch, *, collate_fn_map=None, path=""):
     """Collate ``batch`` using ``collate_fn_map`` (type -> fn) for the leaves, recursing into
     mappings and sequences. ``path`` names the position in the sample for error messages."""
@@ -109,10 +112,10 @@ def collate(batch, *, collate_fn_map=None, path=""):
     elem_type = type(elem)
     if collate_fn_map is not None:
         if elem_type in collate_fn_map:
-            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map, path=path)
+            return _call(collate_fn_map[elem_type], batch, collate_fn_map, path)
         for key, fn in collate_fn_map.items():
             if isinstance(elem, key):
-                return fn(batch, collate_fn_map=collate_fn_map, path=path)
+                return _call(fn, batch, collate_fn_map, path)
     if isinstance(elem, collections.abc.Mapping):
         return _collate_mapping(batch, elem, collate_fn_map, path)
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # namedtuple
@@ -135,6 +138,14 @@ def collate(batch, *, collate_fn_map=None, path=""):
         except TypeError:
             return transposed
     raise TypeError(_ERR_FORMAT.format(elem_type))
+
+
+def _call(fn, batch, collate_fn_map, path):
+    """fn(batch, collate_fn_map=...) as torch calls it; ember's own functions also get the
+    sample ``path`` for their error messages (a user's function has torch's signature)."""
+    if fn in _TAKE_PATH:
+        return fn(batch, collate_fn_map=collate_fn_map, path=path)
+    return fn(batch, collate_fn_map=collate_fn_map)
 
 
 def _collate_mapping(batch, elem, collate_fn_map, path):
