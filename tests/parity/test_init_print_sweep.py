@@ -26,6 +26,7 @@ from _sweep import assert_verdict, raised, warned
 from _sweep_results import divergence
 
 torch = pytest.importorskip("torch")
+pytest.importorskip("torch.nn.utils.prune")  # (torch imports it only on request)
 
 pytestmark = [pytest.mark.parity, pytest.mark.filterwarnings("ignore::UserWarning"),
               pytest.mark.filterwarnings("ignore::DeprecationWarning"),
@@ -396,6 +397,16 @@ for _what, _kw in (("precision 3", {"precision": 3}), ("precision 10", {"precisi
     case("set_printoptions", f"{_what} complex", _opts(lambda L: repr(L.T(
         np.array(F7) * (1 - 0.5j))), **_kw))
     case("set_printoptions", f"{_what} grad", _opts(lambda L: repr(L.G(M[:2]) * 2), **_kw))
+for _what, _kw in (("precision 2", {"precision": 2}), ("sci_mode True", {"sci_mode": True}),
+                   ("sci_mode False", {"sci_mode": False}),
+                   ("threshold 5 edgeitems 1", {"threshold": 5, "edgeitems": 1}),
+                   ("linewidth 30", {"linewidth": 30})):
+    for _dt in ("float16", "bfloat16", "int64", "bool", "int8", "complex128"):
+        case("set_printoptions", f"{_what} / {_dt}", _opts(lambda L, d=_dt: repr(L.T(
+            np.array([0.001, -3.5, 250.0, 1.0, 7.25, 0.0, 12.0, 9.5]) if d != "bool" else
+            np.arange(8) % 3 == 0, d)), **_kw))
+        case("set_printoptions", f"{_what} 2-d / {_dt}", _opts(lambda L, d=_dt: repr(L.T(
+            np.linspace(-40, 40, 24).reshape(4, 6), d)), **_kw))
 case("set_printoptions", "reset by profile default", lambda L: (
     L.mod.set_printoptions(precision=2, threshold=5, edgeitems=1, linewidth=30),
     L.mod.set_printoptions(profile="default"), repr(L.T(np.linspace(0, 1, 1200))))[2])
@@ -465,6 +476,21 @@ case("module repr", "common layers", lambda L: [repr(m) for m in (
     L.mod.nn.Dropout2d(0.3), L.mod.nn.Softmax(dim=-1), L.mod.nn.LeakyReLU(0.2),
     L.mod.nn.CrossEntropyLoss(label_smoothing=0.1), L.mod.nn.Upsample(scale_factor=2),
     L.mod.nn.TransformerEncoderLayer(8, 2, 16))])
+case("module repr", "None child", lambda L: (lambda m: (m.register_module("gone", None),
+                                                      repr(m))[1])(L.mod.nn.Sequential(
+    L.mod.nn.ReLU())))
+case("module repr", "Sequential slice", lambda L: repr(L.mod.nn.Sequential(
+    L.mod.nn.Linear(2, 2), L.mod.nn.ReLU(), L.mod.nn.Tanh())[1:]))
+case("module repr", "custom child repr", lambda L: repr(L.mod.nn.Sequential(type(
+    "Odd", (L.mod.nn.Module,), {"__repr__": lambda self: "Odd<\n  x>"})())))
+case("module repr", "ModuleDict numeric keys", lambda L: repr(L.mod.nn.ModuleDict(
+    {"1": L.mod.nn.ReLU(), "0": L.mod.nn.Tanh()})))
+case("module repr", "parametrized and pruned", lambda L: (lambda m: (
+    L.mod.nn.utils.prune.l1_unstructured(m[0], "weight", amount=1),
+    L.mod.nn.utils.parametrizations.weight_norm(m[1]), repr(m))[2])(L.mod.nn.Sequential(
+        L.mod.nn.Linear(2, 2), L.mod.nn.Linear(2, 2))))
+case("module repr", "after double and eval", lambda L: repr(L.mod.nn.Sequential(
+    L.mod.nn.BatchNorm1d(3), L.mod.nn.Dropout()).double().eval()))
 case("parameter repr", "float", lambda L: repr(L.mod.nn.Parameter(L.T([1.0, 2.5], "float32"))))
 case("parameter repr", "no grad", lambda L: repr(L.mod.nn.Parameter(L.T([1.0]),
                                                                      requires_grad=False)))
@@ -506,7 +532,12 @@ for _what, _make in (
         ("Adamax", lambda o, p, m: o.Adamax(p)), ("RAdam", lambda o, p, m: o.RAdam(p)),
         ("ASGD", lambda o, p, m: o.ASGD(p)), ("Rprop", lambda o, p, m: o.Rprop(p)),
         ("SparseAdam", lambda o, p, m: o.SparseAdam(p)),
-        ("lr tensor", lambda o, p, m: o.Adam(p, lr=_lr_tensor(o)))):
+        ("lr tensor", lambda o, p, m: o.Adam(p, lr=_lr_tensor(o))),
+        ("group with a user key", lambda o, p, m: o.SGD([{"params": [m.weight], "name": "w"},
+                                                         {"params": [m.bias]}], lr=0.1)),
+        ("after add_param_group", lambda o, p, m: (lambda opt: (opt.add_param_group(
+            {"params": [m.bias], "lr": 0.01}), opt)[1])(o.AdamW(p))),
+        ("empty group list", lambda o, p, m: o.SGD([], lr=0.1))):
     case("optimizer repr", _what, _opt_repr(_make))
 
 

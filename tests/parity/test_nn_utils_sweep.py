@@ -213,6 +213,15 @@ case("pack_padded_sequence", "sorted enforce_sorted=False", lambda L: pack(L,
                                                                            enforce_sorted=False))
 case("pack_padded_sequence", "equal lengths unsorted", lambda L: pack(
     L, lengths=[2, 2, 2], enforce_sorted=False))
+case("pack_padded_sequence", "numpy lengths", lambda L: pack(L, lengths=np.array(LENS)))
+case("pack_padded_sequence", "tuple lengths", lambda L: pack(L, lengths=tuple(LENS)))
+case("pack_padded_sequence", "float list lengths", lambda L: pack(L, lengths=[5.0, 3.0, 2.0]))
+case("pack_padded_sequence", "fractional lengths", lambda L: pack(L, lengths=[4.5, 3.0, 2.0]))
+case("pack_padded_sequence", "0-d lengths", lambda L: raised(lambda: pack(L, lengths=L.T(5))))
+case("pack_padded_sequence", "meta lengths", lambda L: raised(lambda: pack(
+    L, lengths=L.T(LENS).to("meta"))))
+case("pack_padded_sequence", "lengths requiring grad", lambda L: raised(lambda: pack(
+    L, lengths=L.G([5.0, 3.0, 2.0]))))
 case("pack_padded_sequence", "zero length", lambda L: raised(
     lambda: pack(L, lengths=[5, 3, 0]), "greater than 0"))
 case("pack_padded_sequence", "negative length", lambda L: raised(
@@ -253,6 +262,12 @@ case("pad_packed_sequence", "total_length too small", lambda L: raised(
     lambda: pad_packed(L, total_length=4), "total_length"))
 case("pad_packed_sequence", "round trip unsorted", lambda L: pad_packed(
     L, lengths=[3, 5, 2], pack_kw={"enforce_sorted": False}, batch_first=True))
+case("pad_packed_sequence", "plain tensor", lambda L: raised(
+    lambda: U(L).pad_packed_sequence(L.T(SEQ))))
+case("pad_packed_sequence", "int padding_value on float", lambda L: pad_packed(
+    L, padding_value=2))
+case("pad_packed_sequence", "negative total_length", lambda L: raised(
+    lambda: pad_packed(L, total_length=-1)))
 case("pad_packed_sequence", "shorter than padded", lambda L: pad_packed(L, lengths=[4, 3, 2]))
 
 SEQS = [RNG.uniform(-1, 1, (n, 2)) for n in (2, 4, 3)]
@@ -302,9 +317,13 @@ for _cls in ("LSTM", "GRU", "RNN"):
     for _what, _kw, _lens in (("sorted", {}, [5, 3, 2]), ("unsorted", {}, [3, 5, 2]),
                               ("bidirectional", {"bidirectional": True}, [3, 5, 2]),
                               ("2 layers", {"num_layers": 2}, [2, 5, 4]),
-                              ("batch_first out", {"batch_first": True}, [3, 5, 2])):
+                              ("batch_first out", {"batch_first": True}, [3, 5, 2]),
+                              ("bidirectional 2 layers dropout", {
+                                  "bidirectional": True, "num_layers": 2, "dropout": 0.5},
+                               [4, 5, 1])):
         def _run(L, cls=_cls, kw=_kw, lens=_lens):
             m = det(L, getattr(L.mod.nn, cls)(4, 3, **{"batch_first": True, **kw}), leaves=True)
+            m.eval()   # (dropout between layers is off in eval: a deterministic comparison)
             packed = U(L).pack_padded_sequence(L.G(XB), lens, batch_first=True,
                                                enforce_sorted=False)
             out, h = m(packed)
