@@ -154,3 +154,16 @@ def test_orthogonal_without_trivialization():
         lin.weight = ember.eye(4)
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
         P.orthogonal(nn.Linear(4, 4), name="bias")
+
+
+def test_transfer_parametrizations_shares_the_originals():
+    """As torch: the target module's originals are the source's Parameter objects, so
+    training either trains both (they were copies before)."""
+    src = P.weight_norm(nn.Linear(3, 2))
+    dst = parametrize.transfer_parametrizations_and_params(src, nn.Linear(3, 2))
+    for i in (0, 1):
+        assert (getattr(dst.parametrizations.weight, f"original{i}")
+                is getattr(src.parametrizations.weight, f"original{i}"))
+    with ember.no_grad():
+        src.parametrizations.weight.original1.mul_(2.0)
+    np.testing.assert_allclose(dst.weight.detach().numpy(), src.weight.detach().numpy())

@@ -189,6 +189,16 @@ case("eye_", "of a transposed view", lambda L: (lambda b: (I(L).eye_(b.t()), b)[
 case("dirac_", "of a view", lambda L: (lambda b: (I(L).dirac_(b[:, :2]), b)[1])(
     L.mod.full((2, 4, 3), 5.0)))
 
+for _fn, _args in (("xavier_uniform_", ()), ("xavier_normal_", ()), ("kaiming_uniform_", ()),
+                   ("kaiming_normal_", ()), ("orthogonal_", ()), ("eye_", ()), ("zeros_", ()),
+                   ("ones_", ()), ("uniform_", ()), ("normal_", ()), ("trunc_normal_", ()),
+                   ("constant_", (0.5,)), ("sparse_", (0.5,)), ("dirac_", ())):
+    case(_fn, "on the meta device", lambda L, f=_fn, a=_args: (lambda t: (lambda out: (
+        out is t, str(out.device), tuple(out.shape)))(getattr(I(L), f)(t, *a)))(
+            L.mod.empty((4, 3, 2) if f == "dirac_" else (4, 3), device="meta")))
+case("skip_init", "meta device", lambda L: (lambda m: (str(m.weight.device), repr(m)))(
+    L.mod.nn.utils.skip_init(L.mod.nn.Linear, 3, 2, device="meta")))
+
 # --------------------------------------------------------------------------- generator=
 def _gen_pair(fn, shape=(50, 40)):
     def run(L):

@@ -433,6 +433,17 @@ case("remove_parametrizations", "unsafe leave False", lambda L: raised(
                                                       unsafe=True),
                         P(L).remove_parametrizations(m, "weight", leave_parametrized=False)))(
         L.mod.nn.Linear(2, 2))))
+case("transfer_parametrizations_and_params", "basic", lambda L: (lambda src, dst: (
+    P(L).transfer_parametrizations_and_params(src, dst), _meta(dst), dst.weight,
+    dst.parametrizations.weight.original is not src.parametrizations.weight.original))(
+        _sym_linear(L), det(L, L.mod.nn.Linear(3, 3)))[1:])
+case("transfer_parametrizations_and_params", "two originals", lambda L: (lambda src, dst: (
+    P(L).transfer_parametrizations_and_params(src, dst, "weight"), _meta(dst), dst.weight,
+    dst.parametrizations.weight.original1 is src.parametrizations.weight.original1))(
+        PZ(L).weight_norm(det(L, L.mod.nn.Linear(3, 2))), L.mod.nn.Linear(3, 2).double())[1:])
+case("transfer_parametrizations_and_params", "not parametrized", lambda L: raised(
+    lambda: P(L).transfer_parametrizations_and_params(L.mod.nn.Linear(2, 2),
+                                                      L.mod.nn.Linear(2, 2))))
 case("type_before_parametrizations", "basic", lambda L: P(L).type_before_parametrizations(
     _sym_linear(L)).__name__)
 
@@ -757,6 +768,22 @@ case("functional_call", "unexpected key", lambda L: raised(
                                        L.mod.ones(1, 3), strict=True)))
 case("functional_call", "unexpected key not strict", lambda L: L.mod.func.functional_call(
     det(L, L.mod.nn.Linear(3, 2)), {"extra": L.mod.ones(2, 3)}, L.G(XF)))
+
+
+case("functional_call", "parametrized original", lambda L: L.mod.func.functional_call(
+    _sym_linear(L), {"parametrizations.weight.original": L.G(np.arange(9.0).reshape(3, 3))},
+    L.G(X33)))
+case("functional_call", "parametrized weight by name", lambda L: L.mod.func.functional_call(
+    _sym_linear(L), {"weight": L.G(np.arange(9.0).reshape(3, 3))}, L.G(X33)))
+case("functional_call", "strict with all", lambda L: L.mod.func.functional_call(
+    det(L, L.mod.nn.Linear(3, 2)), {"weight": L.G(np.ones((2, 3))), "bias": L.G(np.ones(2))},
+    L.G(XF), strict=True))
+case("functional_call", "module state unchanged", lambda L: (lambda m: (
+    L.mod.func.functional_call(m, {"weight": L.mod.zeros(2, 3, dtype=L.mod.float64)}, L.G(XF)),
+    m.weight, type(m.weight).__name__))(det(L, L.mod.nn.Linear(3, 2)))[1:])
+case("functional_call", "BatchNorm buffers updated in the dict", lambda L: (lambda m, buf: (
+    L.mod.func.functional_call(m, {"running_mean": buf}, L.G(XF)), buf, m.running_mean,
+    m.num_batches_tracked))(det(L, L.mod.nn.BatchNorm1d(3)), L.mod.zeros(3, dtype=L.mod.float64)))
 
 
 def _tied(L, tie):

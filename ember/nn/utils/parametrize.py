@@ -239,10 +239,11 @@ def type_before_parametrizations(module):
 
 
 def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
-    """Copy the parametrizations (and their original tensors) of ``from_module`` to
-    ``to_module``; returns ``to_module``."""
-    if not is_parametrized(from_module):
-        raise ValueError(f"from_module {from_module} is not parametrized")
+    """Register the parametrizations of ``from_module`` on ``to_module``, which then shares
+    ``from_module``'s original tensors (the same Parameter objects, as torch: training one
+    module trains the other); returns ``to_module``."""
+    if not is_parametrized(from_module):   # nothing to transfer (torch returns as well)
+        return to_module
     names = [tensor_name] if tensor_name is not None else list(from_module.parametrizations)
     for name in names:
         source = from_module.parametrizations[name]
@@ -251,11 +252,10 @@ def transfer_parametrizations_and_params(from_module, to_module, tensor_name=Non
         for parametrization in source:
             register_parametrization(to_module, name, parametrization)
         target = to_module.parametrizations[name]
-        with ember.no_grad():
-            if source.is_tensor:
-                target.original.copy_(source.original)
-            else:
-                for i in range(source.ntensors):
-                    getattr(target, f"original{i}").copy_(getattr(source, f"original{i}"))
+        if source.is_tensor:
+            target.original = source.original
+        else:
+            for i in range(source.ntensors):
+                setattr(target, f"original{i}", getattr(source, f"original{i}"))
     return to_module
 
