@@ -203,6 +203,12 @@ def orthogonal_(tensor, gain=1, generator=None):
     _check("orthogonal_", tensor)
     if tensor.ndim < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
+    # the QR is real and computed in float64: an integer tensor would keep truncated zeros,
+    # a complex one a real matrix (torch raises NotImplementedError for both); float16 and
+    # bfloat16 get the float64 result rounded (torch's CPU QR has no half kernels)
+    if not tensor.is_floating_point():
+        raise NotImplementedError(f"nn.init.orthogonal_: not implemented for {tensor.dtype}; "
+                                  "expected a floating-point tensor")
     if tensor.numel() == 0:
         return tensor
     rows = tensor.shape[0]

@@ -143,3 +143,10 @@ def test_default_layer_initializations():
     assert (nn.RMSNorm(4).weight.detach().numpy() == 1).all()
     bil = nn.Bilinear(16, 3, 2)
     assert np.abs(bil.bias.detach().numpy()).max() <= 0.25
+
+
+@pytest.mark.parametrize("dtype", [ember.int64, ember.bool, ember.complex64])
+def test_orthogonal_refuses_non_floating_tensors(dtype):
+    """An int64 weight was filled with the QR's values truncated (all zeros)."""
+    with pytest.raises(NotImplementedError, match="orthogonal_: not implemented for"):
+        ember.nn.init.orthogonal_(ember.zeros(4, 3, dtype=dtype))

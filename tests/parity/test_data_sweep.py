@@ -232,6 +232,31 @@ case("DataLoader", "workers prefetch_factor", lambda L: listed(D(L).DataLoader(
 case("DataLoader", "workers shuffle generator", _shuffled(lambda L, s: listed(D(L).DataLoader(
     range(20), batch_size=5, shuffle=True, num_workers=2, generator=gen(L, s)))))
 
+case("DataLoader", "batch_size float", lambda L: raised(
+    lambda: D(L).DataLoader(range(4), batch_size=2.0), "batch_size"))
+case("DataLoader", "batch_size negative", lambda L: raised(
+    lambda: D(L).DataLoader(range(4), batch_size=-1), "batch_size"))
+case("DataLoader", "len of iterator", lambda L: len(iter(D(L).DataLoader(range(7),
+                                                                          batch_size=2))))
+case("DataLoader", "exhausted iterator", lambda L: (lambda it: (
+    [next(it) for _ in range(2)], raised(lambda: next(it))))(iter(D(L).DataLoader(
+        range(3), batch_size=2))))
+case("DataLoader", "drop_last len of 0", lambda L: (lambda ld: (len(ld), listed(ld)))(
+    D(L).DataLoader(range(3), batch_size=5, drop_last=True)))
+case("DataLoader", "empty dataset", lambda L: (lambda ld: (len(ld), listed(ld)))(
+    D(L).DataLoader([], batch_size=2)))
+case("DataLoader", "empty dataset shuffle", lambda L: raised(
+    lambda: D(L).DataLoader([], batch_size=2, shuffle=True), "num_samples"))
+case("DataLoader", "sampler generator object", lambda L: listed(D(L).DataLoader(
+    range(10, 20), sampler=iter([2, 0]), batch_size=2)))
+case("DataLoader", "tensor dataset of tensors", lambda L: listed(D(L).DataLoader(
+    L.T(np.arange(6.0).reshape(3, 2)), batch_size=2)))
+case("DataLoader", "multiprocessing_context without workers", lambda L: raised(
+    lambda: D(L).DataLoader(range(4), multiprocessing_context="spawn"),
+    "multiprocessing_context"))
+case("DataLoader", "bad multiprocessing_context", lambda L: raised(
+    lambda: D(L).DataLoader(range(4), num_workers=1, multiprocessing_context="nope")))
+
 # --------------------------------------------------------------------------- collate
 Point = collections.namedtuple("Point", "x y")
 

@@ -88,6 +88,12 @@ for _nt in (2, 2.0, 1, 3.0, 0.5, 0, math.inf, -math.inf, "inf"):
 for _dt in ("float32", "float16", "bfloat16"):
     case("clip_grad_norm_", f"dtype / {_dt}", _clip(2.0, dtype=_dt))
     case("clip_grad_norm_", f"inf norm dtype / {_dt}", _clip(math.inf, dtype=_dt))
+case("clip_grad_norm_", "norm_type -2", _clip(-2.0))
+case("clip_grad_norm_", "max_norm inf", _clip(2.0, max_norm=math.inf))
+case("clip_grad_norm_", "max_norm nan", _clip(2.0, max_norm=math.nan))
+case("clip_grad_norm_", "int grads refused", lambda L: raised(lambda: (lambda p: (
+    setattr(p, "grad", L.T([1, 2])), L.mod.nn.utils.clip_grad_norm_([p], 1.0)))(
+        L.mod.nn.Parameter(L.mod.zeros(2), requires_grad=False))))
 case("clip_grad_norm_", "no clipping needed", _clip(2.0, max_norm=100.0))
 case("clip_grad_norm_", "max_norm 0", _clip(2.0, max_norm=0.0))
 case("clip_grad_norm_", "max_norm negative", _clip(2.0, max_norm=-1.0))
@@ -710,6 +716,26 @@ def _global_modules(L, **kw):
     return m1, m2
 
 
+def _hooks(m):
+    hook = list(m._forward_pre_hooks.values())[0]
+    inner = [type(h).__name__ for h in getattr(hook, "_pruning_methods", ())]
+    return type(hook).__name__, hook._tensor_name, inner
+
+
+case("prune.hook", "method", lambda L: _hooks(_pruned(L, "l1_unstructured", amount=2)))
+case("prune.hook", "container", lambda L: (lambda m: (
+    PR(L).ln_structured(m, "weight", amount=1, n=2, dim=0), PR(L).random_unstructured(
+        m, "weight", amount=1), _hooks(m), int((m.weight_mask == 0).sum()) >= 5))(
+            _pruned(L, "l1_unstructured", amount=2))[2:])
+case("prune.hook", "remove container", lambda L: (lambda m: (
+    PR(L).l1_unstructured(m, "weight", amount=2), PR(L).remove(m, "weight"),
+    _meta(m)[2:], m.weight))(_pruned(L, "l1_unstructured", amount=2))[2:])
+case("prune.global_unstructured", "importance_scores", lambda L: (lambda m1, m2: (
+    PR(L).global_unstructured([(m1, "weight"), (m2, "weight")], PR(L).L1Unstructured,
+                              importance_scores={(m1, "weight"): L.T(
+                                  np.arange(12.0).reshape(3, 4))}, amount=5),
+    m1.weight_mask, m2.weight_mask))(det(L, L.mod.nn.Linear(4, 3)), det(
+        L, L.mod.nn.Linear(3, 2)))[1:])
 case("prune.remove", "basic", lambda L: (lambda m: (
     PR(L).remove(m, "weight"), _meta(m)[2:], m.weight, PR(L).is_pruned(m),
     len(m._forward_pre_hooks)))(_pruned(L, "l1_unstructured", amount=5))[1:])
