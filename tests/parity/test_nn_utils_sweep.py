@@ -254,6 +254,14 @@ case("PackedSequence", "repr", lambda L: repr(U(L).pack_sequence(
     [L.T([1.0, 2.0]), L.T([3.0])])).replace("ember", "torch"))
 
 
+def _try(fn):
+    """fn's result, or the name of the exception it raises."""
+    try:
+        return fn()
+    except Exception as exc:
+        return type(exc).__name__
+
+
 def pad_packed(L, lengths=LENS, pack_kw=None, **kw):
     return U(L).pad_packed_sequence(pack(L, lengths=lengths, **(pack_kw or {})), **kw)
 
@@ -300,6 +308,20 @@ case("pad_sequence", "int sequences", lambda L: U(L).pad_sequence(
     [L.T([1, 2, 3]), L.T([4])], batch_first=True, padding_value=-1))
 case("pad_sequence", "zero-length member", lambda L: U(L).pad_sequence(
     [L.T(np.zeros((0, 2))), L.T(np.ones((2, 2)))]))
+case("pad_sequence", "mixed dtypes", lambda L: _try(lambda: U(L).pad_sequence(
+    [L.T([1, 2]), L.T([1.5])])))
+case("pad_sequence", "float padding into int", lambda L: U(L).pad_sequence(
+    [L.T([1, 2, 3]), L.T([4])], padding_value=-1.5))
+case("pad_sequence", "bool sequences", lambda L: U(L).pad_sequence(
+    [L.T([True, False]), L.T([True])], batch_first=True))
+for _dt in ("float16", "bfloat16", "int32", "complex64"):
+    case("pack_padded_sequence", f"dtype / {_dt}", lambda L, d=_dt: (lambda p: (
+        p, U(L).pad_packed_sequence(p, padding_value=1)))(U(L).pack_padded_sequence(
+            L.T(SEQ * 3, d), LENS)))
+case("pack_sequence", "1-d sequences", lambda L: U(L).pack_sequence(
+    [L.G(a[:, 0]) for a in SEQS], enforce_sorted=False))
+case("unpad_sequence", "float lengths tensor", lambda L: U(L).unpad_sequence(
+    U(L).pad_sequence(seqs(L)), L.T([2.0, 4.0, 3.0])))
 case("pack_sequence", "sorted", lambda L: U(L).pack_sequence(seqs(L, sorted(
     SEQS, key=len, reverse=True))))
 case("pack_sequence", "unsorted enforce", lambda L: raised(
@@ -908,6 +930,9 @@ KNOWN: dict = {
     ("PackedSequence", "positional construction"):
         "ember's PackedSequence takes batch_sizes as a list too; torch's wants a tensor "
         "(AttributeError on a list), a superset kept on purpose",
+    ("pad_sequence", "mixed dtypes"):
+        "ember pads sequences of different dtypes into their promoted dtype; torch's result "
+        "takes the first sequence's dtype and truncates the others' values (1.5 -> 1)",
     ("unpad_sequence", "list lengths"):
         "unpad_sequence takes lengths as a list too (torch: AttributeError on .device), a "
         "superset kept on purpose",
