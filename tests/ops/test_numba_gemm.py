@@ -15,8 +15,8 @@ from ember.ops._kernels import gemm
 torch = pytest.importorskip("torch")
 
 # m % 4 and n % 6 in every remainder, k across a KC block boundary, empty axes
-SHAPES = [(1, 1, 1), (4, 6, 3), (7, 13, 5), (9, 17, 200), (33, 11, gemm.KC + 7), (0, 5, 4),
-          (5, 0, 3), (6, 4, 0), (70, 31, 2 * gemm.KC + 1), (129, 64, 130)]
+SHAPES = [(1, 1, 1), (4, 6, 3), (7, 13, 5), (9, 17, 200), (33, 11, gemm.KB + 7), (0, 5, 4),
+          (5, 0, 3), (6, 4, 0), (70, 31, 2 * gemm.KB + 1), (129, 64, 130)]
 
 
 def _ref(a, b):
@@ -423,3 +423,62 @@ def test_shared_pair_raises_a_chunk_error():
     failing = split.Shared(bad, [0, 4], lambda: "never read")
     with pytest.raises(ValueError, match="chunk 0:4 failed"):
         split.at_once_shared(ok, failing)
+
+
+@pytest.mark.parametrize("m", [45, 96])
+def test_any_block_gives_the_bits_of_the_whole(m):
+    # NOTE [A register tile]: the leftover rows and columns make each sum as the tile does,
+    # so blocks cut anywhere along either axis reproduce the whole
+    # product's bits
+    rng = np.random.default_rng(21)
+    n, k = 77, gemm.KB + 9
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    bias = rng.standard_normal(n).astype(np.float32)
+    whole = np.empty((m, n), np.float32)
+    gemm.nn_block(a, b, whole, bias, True, 0, m, 0, n)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + bias
+    np.testing.assert_allclose(whole, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+    for row_cuts in ((0, 3, 11, m), (0, m - 1, m)):
+        parts = np.full((m, n), np.nan, np.float32)
+        for lo, hi in zip(row_cuts, row_cuts[1:]):
+            for jlo, jhi in ((0, 5), (5, 32), (32, 70), (70, 77)):
+                gemm.nn_block(a, b, parts, bias, True, lo, hi, jlo, jhi)
+        assert np.array_equal(parts, whole)
+
+
+def test_the_tile_is_compiled_vectorised_for_every_operand_it_gets(numba_host):
+    # the tile only keeps its sums in vector registers when compiled with the SLP pass
+    # (`_compile_tile`); a signature compiled later, on first use, would be scalar code
+    import re
+    rng = np.random.default_rng(22)
+    a = rng.standard_normal((70, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 96)).astype(np.float32)
+    listed = set(gemm.tile.signatures)
+    for left in (a, np.asfortranarray(a), a[:, ::1][::1, :300], np.repeat(a, 2, 1)[:, ::2]):
+        for dtype in (np.float32, np.float64):
+            x, y = left.astype(dtype, copy=False), b.astype(dtype)
+            out = np.empty((70, 96), dtype)
+            gemm.nn_rows(x, y, out, y[0], False, 0, 70)
+            ref = x.astype(np.float64) @ y.astype(np.float64)
+            np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+            gemm.nt_rows(np.ascontiguousarray(x), np.ascontiguousarray(y.T), out, y[0], False, 0,
+                         70)
+            np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+    readonly = np.broadcast_to(a, (2,) + a.shape)
+    assert gemm.planes_matmul(readonly, np.stack([b, b]), np.empty((2, 70, 96), np.float32))[1] \
+        is not None
+    assert set(gemm.tile.signatures) == listed
+    # (the cached tile cannot be inspected: the same source compiled afresh both ways)
+    import numba
+    from ember.ops._kernels import gemm_tile
+    sig = next(gemm._tile_signatures())
+    packed = r"vfmadd\d+ps\s+%[yz]mm"
+    for slp in (False, True):
+        fresh = numba.njit(nogil=True, fastmath={"contract"})(gemm_tile.tile.py_func)
+        if slp:
+            with gemm._slp():
+                fresh.compile(sig)
+        else:
+            fresh.compile(sig)
+        assert bool(re.search(packed, fresh.inspect_asm(sig))) == slp

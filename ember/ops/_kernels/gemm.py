@@ -54,6 +54,7 @@ in numba].
 # transposed 114 -> 161, 2048x32x512 115 -> 140; 36 planes of 256x256x32 (U^T dM) 91 -> 207,
 # of 256x32x256 (dM V^T) 104 -> 168.
 
+import contextlib
 import os
 from time import perf_counter
 
@@ -61,13 +62,8 @@ import numba
 import numpy as np
 
 from ..._blas_parts import as_ptr
+from .gemm_tile import MR, NR, tile
 
-KC = 1024
-MC = 64
-# the C = A B kernel: k in blocks of NN_KC (four rows of B at a time), B's columns in blocks of
-# NN_NC (a block of NN_KC rows stays in L2 while A's rows pass it)
-NN_KC = 128
-NN_NC = 1024
 # with fewer columns than this a row of c is too short a loop (4 us of 256 x 256 x 32 took 2x
 # BLAS's time)
 NN_MIN_N = 64
@@ -81,6 +77,53 @@ PARTS_MACS = 1 << 22
 # "nn_copy" copies b (k x n values): from this many rows of a, a small share of the product
 COPY_MIN_M = 64
 _FM = {"reassoc", "contract"}
+# A B^T's dot-product tiles: k in blocks of KC (the tile's rows stay in L1), A's rows in blocks
+# of MC (they stay in L2 while every row of B passes them)
+KC = 1024
+MC = 64
+# the streaming A B of few rows: k in blocks of NN_KC (four rows of B at a time), B's columns in
+# blocks of NN_NC (a block of NN_KC rows stays in L2 while A's rows pass it)
+NN_KC = 128
+NN_NC = 1024
+
+
+@contextlib.contextmanager
+def _slp():
+    """numba's compilations in this block run LLVM's SLP vectoriser (off by default)."""
+    from numba.core import config
+    saved = config.SLP_VECTORIZE
+    config.SLP_VECTORIZE = 1
+    try:
+        yield
+    finally:
+        config.SLP_VECTORIZE = saved
+
+
+def _tile_signatures():
+    """The operands `_tiled` passes `gemm_tile.tile`: a of either float dtype, any layout,
+    read-only or not; b (a writeable one or its packed panel) and c C-contiguous; unsigned
+    indices."""
+    from numba import types
+    u = types.uint64
+    for dt in (types.float32, types.float64):
+        panel = types.Array(dt, 2, "C")
+        for layout in "CFA":
+            for readonly in (False, True):
+                a = types.Array(dt, 2, layout, readonly=readonly)
+                yield (a, u, u, panel, u, u, u, panel, u, u)
+
+
+def _compile_tile():
+    """Compile `gemm_tile.tile` for `_tile_signatures` with LLVM's SLP vectoriser on (NOTE [A
+    register tile]), before any kernel that calls it is compiled, so each links this code. A
+    signature not listed would compile on first use without the pass (correct, several times
+    slower): tests/ops/test_numba_gemm.py checks none does."""
+    with _slp():
+        for sig in _tile_signatures():
+            tile.compile(sig)
+
+
+_compile_tile()
 
 
 @numba.njit(nogil=True, fastmath=_FM, inline="always")
@@ -156,13 +199,13 @@ def _dot(a, b, c, r, o, k0, k1):
 
 
 @numba.njit(nogil=True, cache=True)
-def _start(c, bias, has_bias, lo, hi):
-    """Rows lo..hi of c set to the bias row (has_bias) or to zero: where the sums start."""
+def _start(c, bias, has_bias, lo, hi, jlo, jhi):
+    """c[lo:hi, jlo:jhi] set to the bias (has_bias) or to zero: where the sums start."""
     if has_bias:
         for r in range(lo, hi):
-            c[r] = bias
+            c[r, jlo:jhi] = bias[jlo:jhi]
     else:
-        c[lo:hi] = 0
+        c[lo:hi, jlo:jhi] = 0
 
 
 @numba.njit(nogil=True, cache=True, fastmath=_FM)
@@ -173,7 +216,7 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
     give the bits of the whole."""
     k = a.shape[1]
     n = b.shape[0]
-    _start(c, bias, has_bias, lo, hi)
+    _start(c, bias, has_bias, lo, hi, 0, n)
     n6 = np.uint64(n - n % 6)
     nu = np.uint64(n)
     for k0 in range(0, k, KC):
@@ -197,9 +240,104 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
 
 
 
-@numba.njit(nogil=True, fastmath=_FM, inline="always")
-def _nn_block(a, b, c, lo, hi, jlo, jhi):
-    """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] (the sums of `nn_rows`)."""
+# NOTE [A register tile]
+# C = A B is computed in tiles of MR x NR = 8 x 32 outputs (gemm_tile.py): every group of 8
+# rows of A runs a block of KB terms against 32 columns of B with its 256 sums in registers,
+# 16 vector FMAs a term against 2 vector loads and 8 broadcasts, where the earlier kernel
+# loaded and stored four rows of C for every four rows of B. LLVM keeps the sums in registers
+# only when the tile's source names each one and its SLP vectoriser packs them, a pass numba
+# leaves off by default: the tile is compiled with it on (`_compile_tile`). B is first copied,
+# KB rows by NC columns at a time, its rows read in order (a panel read in place touched a new
+# page every row where B's rows are 16 KB long), into panels of 32 columns, each contiguous (a
+# panel stays in L1 while the rows of A pass it). The last panel, of fewer than 32 columns, is
+# padded with zeros, the last rows of A (fewer than 8) likewise, and those tiles sum into a
+# scratch tile whose valid part is then added to C: each output is still the same sum, made
+# in the same order with the same FMAs, so blocks cut anywhere along the rows or the columns
+# give the bits of the whole. One thread, thread time, best of 10, GFLOP/s against the
+# earlier kernel (/work/s37/one.py, machine loaded by helpers, chrt): 512x4608x128 231
+# against 138, 1024x256x1024 225 against 157, 256x1024x128 236 against 145, 384x1728x784
+# 211 against 194. 12 x 32 spills, 4 x 64 and 6 x 64 ran 5-10 % slower (/work/s37/rt2.py).
+# A product of fewer than STREAM_ROWS rows keeps the earlier kernel, whose rows of C take four
+# rows of B at a time along long rows (`_nn_stream`): there the copies cost more than the tile
+# saves. A B^T keeps the dot-product tiles of `nt_rows`: a panel of B^T is a transposing copy,
+# which cost more than the tile saved for the few rows of A a Linear's forward has.
+KB = 256
+NC = 512
+# products of fewer rows keep the earlier kernel, which streams B's rows (`_nn_stream`): one
+# thread, GFLOP/s, earlier / tiled (/work/s37/smallm.py): (8, 4096, 4096) 61 / 30, (16, ...) 83
+# / 54, (32, ...) 101 / 89, (48, ...) 110 / 111, (64, ...) 146 / 125 and (64, 256, 1024) 134 /
+# 178
+STREAM_ROWS = 48
+
+
+@numba.njit(nogil=True, cache=True)
+def _pack(b, k0, kk, j0, w, pk):
+    """pk[q, :kk, :] = b[k0:k0+kk, j0+32q : j0+32q+32] for the panels of columns j0..j0+w (b's
+    rows read in order), zeros past column j0+w."""
+    u0, nr = np.uint64(0), np.uint64(NR)
+    panels = (w + nr - np.uint64(1)) // nr
+    for p in range(u0, kk):
+        row = k0 + p
+        for q in range(u0, panels):
+            jq = j0 + q * nr
+            wq = min(nr, w - q * nr)
+            for jj in range(u0, wq):
+                pk[q, p, jj] = b[row, jq + jj]
+            for jj in range(wq, nr):
+                pk[q, p, jj] = 0
+
+
+@numba.njit(nogil=True, cache=True)
+def _tiled(a, b, c, lo, hi, jlo, jhi):
+    """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] (NOTE [A register tile])."""
+    k = a.shape[1]
+    mr, nr, kb, nc = np.uint64(MR), np.uint64(NR), np.uint64(KB), np.uint64(NC)
+    lo, hi, jlo, jhi = np.uint64(lo), np.uint64(hi), np.uint64(jlo), np.uint64(jhi)
+    uk = np.uint64(k)
+    u0 = np.uint64(0)
+    r_end = hi - (hi - lo) % mr
+    pk = np.empty((NC // NR, KB, NR), c.dtype)
+    ct = np.empty((MR, NR), c.dtype)
+    at = np.empty((MR, KB), c.dtype)
+    for jb in range(jlo, jhi, nc):
+        wb = min(nc, jhi - jb)
+        for k0 in range(u0, uk, kb):
+            kk = min(kb, uk - k0)
+            _pack(b, k0, kk, jb, wb, pk)
+            if r_end < hi:
+                _copy_rows(a, r_end, hi - r_end, k0, kk, at)
+            for j0 in range(jb, jb + wb, nr):
+                panel = pk[(j0 - jb) // nr]
+                w = min(nr, jhi - j0)
+                for r in range(lo, r_end, mr):
+                    if w == nr:
+                        tile(a, r, k0, panel, u0, u0, kk, c, r, j0)
+                    else:
+                        ct[:] = 0
+                        tile(a, r, k0, panel, u0, u0, kk, ct, u0, u0)
+                        c[r:r + mr, j0:j0 + w] += ct[:, :w]
+                if r_end < hi:
+                    ct[:] = 0
+                    tile(at, u0, u0, panel, u0, u0, kk, ct, u0, u0)
+                    c[r_end:hi, j0:j0 + w] += ct[:hi - r_end, :w]
+
+
+@numba.njit(nogil=True, cache=True)
+def _copy_rows(a, r0, rows, k0, kk, at):
+    """at[:rows, :kk] = a[r0:r0+rows, k0:k0+kk], zeros in at's other rows (a tile's padding)."""
+    u0 = np.uint64(0)
+    for i in range(u0, np.uint64(at.shape[0])):
+        if i < rows:
+            for p in range(u0, kk):
+                at[i, p] = a[r0 + i, k0 + p]
+        else:
+            at[i] = 0
+
+
+@numba.njit(nogil=True, cache=True, fastmath=_FM)
+def _nn_stream(a, b, c, lo, hi, jlo, jhi):
+    """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] for a product of few rows (NOTE [A register
+    tile]); cuts at multiples of 4 rows, and any cut of the columns, give the bits of the whole."""
     k = a.shape[1]
     k4 = k - k % 4
     hi4 = hi - (hi - lo) % 4
@@ -260,25 +398,34 @@ def _nn_block(a, b, c, lo, hi, jlo, jhi):
                 c[r, j] += x * b[p, j]
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FM)
+@numba.njit(nogil=True, cache=True)
+def nn_block(a, b, c, bias, has_bias, lo, hi, jlo, jhi):
+    """c[lo:hi, jlo:jhi] of c = a @ b (+ bias) for a (m, k) of any strides (a transposed view:
+    G^T of a weight gradient), C-contiguous b (k, n), c (m, n) and bias (n,) of one float
+    dtype. The bias starts each output's sum. Any block's bits are those of the whole product
+    (NOTE [A register tile])."""
+    _start(c, bias, has_bias, lo, hi, jlo, jhi)
+    if a.shape[0] < STREAM_ROWS:
+        _nn_stream(a, b, c, lo, hi, jlo, jhi)
+    else:
+        _tiled(a, b, c, lo, hi, jlo, jhi)
+
+
+@numba.njit(nogil=True, cache=True)
 def nn_rows(a, b, c, bias, has_bias, lo, hi):
-    """c[lo:hi] = a[lo:hi] @ b (+ bias) for a (m, k) of any strides (a transposed view: G^T of
-    a weight gradient), C-contiguous b (k, n), c (m, n) and bias (n,) of one float dtype. Parts
-    cut at multiples of 4 rows give the bits of the whole."""
-    _start(c, bias, has_bias, lo, hi)
-    _nn_block(a, b, c, lo, hi, 0, b.shape[1])
+    """c[lo:hi] = a[lo:hi] @ b (+ bias) for `nn_block`'s operands."""
+    nn_block(a, b, c, bias, has_bias, lo, hi, 0, b.shape[1])
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FM)
+@numba.njit(nogil=True, cache=True)
 def nn_cols(a, b, c, jlo, jhi):
-    """c[:, jlo:jhi] = a @ b[:, jlo:jhi] for the operands of `nn_rows`: a product cut along its
-    columns (any cut gives the bits of the whole: each value's sums are those of `nn_rows`)."""
-    c[:, jlo:jhi] = 0
-    _nn_block(a, b, c, 0, c.shape[0], jlo, jhi)
+    """c[:, jlo:jhi] = a @ b[:, jlo:jhi] for `nn_block`'s operands: a product cut along its
+    columns."""
+    nn_block(a, b, c, c[0], False, 0, c.shape[0], jlo, jhi)
 
 
 # the kernels as the cfunc part compiles them (tests may wrap the module's names)
-_NN, _NT = nn_rows, nt_rows
+_NN, _NT = nn_block, nt_rows
 
 
 @numba.njit(nogil=True, cache=True)
@@ -424,28 +571,27 @@ def matmul(a, b, out=None, bias=None, parts=True):
     has_bias = bias is not None
     if not has_bias:
         bias = _NO_BIAS[a.dtype]
+    nt = route == "nt"
     if route == "t":  # c^T = b^T a^T into a scratch (n, m), then copied over
-        kernel, left, right, target, rows = nn_rows, b.T, a.T, np.empty((n, m), a.dtype), n
+        left, right, target = b.T, a.T, np.empty((n, m), a.dtype)
     else:
-        kernel, left, right, target, rows = nn_rows, a, b, out, m
-        if route == "nt":
-            kernel = nt_rows
+        left, right, target = a, b, out
+        if nt:
             right = b.T if b.T.flags.c_contiguous else np.ascontiguousarray(b.T)
         elif route == "nn_copy":
             right = np.ascontiguousarray(b)
     start = has_bias and route != "t"  # (the scratch's rows are the output's columns)
+    rows, cols = target.shape
     if parts and m * n * a.shape[1] >= PARTS_MACS and _blas_parts.on("gemm"):
-        if _cfunc_parts(kernel, left, right, target, bias, start, rows):
+        if _cfunc_parts(left, right, nt, target, bias, start):
             pass  # NOTE [GEMM parts without the GIL]
         else:
-            cut = 4 * -(-rows // 8)  # halves at a multiple of the tiles' 4 rows
-
-            def part(lo, hi):
-                kernel(left, right, target, bias, start, lo * cut, min(rows, hi * cut))
-
-            _blas_parts.run_ranges(part, 2)
+            _blas_parts.run_ranges(_python_part(left, right, nt, target, bias, start),
+                                   _groups(nt, rows, cols)[1])
+    elif nt:
+        nt_rows(left, right, target, bias, start, 0, rows)
     else:
-        kernel(left, right, target, bias, start, 0, rows)
+        nn_rows(left, right, target, bias, start, 0, rows)
     if route == "t":
         out[...] = target.T
         if has_bias:
@@ -467,21 +613,53 @@ def matmul(a, b, out=None, bias=None, parts=True):
 # the calling thread alone while the solo period lasts.
 
 
-def _cfunc_parts(kernel, left, right, target, bias, start, rows):
-    """Run kernel(left, right, target, bias, start, 0, rows) in parts by the cfunc of NOTE
-    [GEMM parts without the GIL] when the operands' layouts allow; whether it did."""
+def _groups(nt, rows, cols):
+    """How a product's parts cut it: (by columns, number of groups). `nt_rows` takes groups of
+    4 rows (its tiles': the bits of the whole). `nn_block` gives the whole's bits at any cut
+    and takes panels of NR columns when there are two or more (each part then copies only its
+    own panels of b), else groups of MR rows."""
+    if nt:
+        return False, -(-rows // 4)
+    panels = -(-cols // NR)
+    if panels >= 2:
+        return True, panels
+    return False, -(-rows // MR)
+
+
+def _python_part(left, right, nt, target, bias, start):
+    """The part(lo, hi) over `_groups`' groups that `run_ranges` calls."""
+    rows, cols = target.shape
+    by_cols, _ = _groups(nt, rows, cols)
+    size = NR if by_cols else 4 if nt else MR
+
+    def part(lo, hi):
+        lo, hi = lo * size, min(cols if by_cols else rows, hi * size)
+        if nt:
+            nt_rows(left, right, target, bias, start, lo, hi)
+        elif by_cols:
+            nn_block(left, right, target, bias, start, 0, rows, lo, hi)
+        else:
+            nn_block(left, right, target, bias, start, lo, hi, 0, cols)
+
+    return part
+
+
+def _cfunc_parts(left, right, nt, target, bias, start):
+    """Run the product in parts by the cfunc of NOTE [GEMM parts without the GIL] when the
+    operands' layouts allow; whether it did."""
     from ... import _blas_parts
     transposed = not left.flags.c_contiguous
     if ((transposed and not left.T.flags.c_contiguous) or not right.flags.c_contiguous
-            or not target.flags.c_contiguous or (kernel is nt_rows and transposed)
+            or not target.flags.c_contiguous or (nt and transposed)
             or _blas_parts.late_solo(perf_counter())):
         return False
-    args = _blas_parts.arguments(12)
-    args[1:] = (kernel is nt_rows, left.ctypes.data, transposed, rows, left.shape[1],
-                right.ctypes.data, right.shape[0], right.shape[1], target.ctypes.data,
-                target.shape[1], bias.ctypes.data, start)
-    _blas_parts.run(_gemm_part().address, -(-rows // 4), args.ctypes.data,
-                    _blas_parts.threads())
+    rows, cols = target.shape
+    by_cols, groups = _groups(nt, rows, cols)
+    args = _blas_parts.arguments(13)
+    args[1:] = (nt, left.ctypes.data, transposed, rows, left.shape[1], right.ctypes.data,
+                right.shape[0], right.shape[1], target.ctypes.data, cols, bias.ctypes.data,
+                start, by_cols)
+    _blas_parts.run(_gemm_part().address, groups, args.ctypes.data, _blas_parts.threads())
     return True
 
 
@@ -497,24 +675,32 @@ def _gemm_part():
 
 
 def _part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
-    """Groups of 4 rows g0..g0+m-1. Slots: 1 nt_rows (else nn_rows), 2 a, 3 a transposed, 4 rows,
-    5 k, 6 b, 7 and 8 b's shape, 9 c, 10 c's columns, 11 bias, 12 bias starts the sums."""
-    arg = numba.carray(as_ptr(c, numba.int64), (13,))
+    """Groups g0..g0+m-1 of `_groups`. Slots: 1 nt_rows (else nn_block), 2 a, 3 a transposed,
+    4 rows, 5 k, 6 b, 7 and 8 b's shape, 9 c, 10 c's columns, 11 bias, 12 bias starts the
+    sums, 13 groups of columns (else of rows)."""
+    arg = numba.carray(as_ptr(c, numba.int64), (14,))
     g0 = a >> arg[0]
     rows, k, n = arg[4], arg[5], arg[10]
-    lo = 4 * g0
-    hi = min(rows, 4 * (g0 + m))
     f32 = numba.float32
     b = numba.carray(as_ptr(arg[6], f32), (arg[7], arg[8]))
     out = numba.carray(as_ptr(arg[9], f32), (rows, n))
     has_bias = arg[12] != 0
     bias = numba.carray(as_ptr(arg[11], f32), (n if has_bias else 1,))
-    if arg[3] != 0:
-        _NN(numba.carray(as_ptr(arg[2], f32), (k, rows)).T, b, out, bias, has_bias, lo, hi)
-    elif arg[1] != 0:
+    if arg[1] != 0:
+        lo, hi = 4 * g0, min(rows, 4 * (g0 + m))
         _NT(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi)
+        return
+    lo, hi, jlo, jhi = 0, rows, 0, n
+    if arg[13] != 0:
+        jlo, jhi = NR * g0, min(n, NR * (g0 + m))
     else:
-        _NN(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi)
+        lo, hi = MR * g0, min(rows, MR * (g0 + m))
+    if arg[3] != 0:
+        _NN(numba.carray(as_ptr(arg[2], f32), (k, rows)).T, b, out, bias, has_bias, lo, hi, jlo,
+            jhi)
+    else:
+        _NN(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi, jlo,
+            jhi)
 
 
 def _c_planes(x):
