@@ -517,9 +517,18 @@ def _host_ok():
     return _host[0]
 
 
+def _tiles_columns(m, n):
+    """Whether A B of m rows and n columns, B C-contiguous, goes to `nn_rows`: from NN_MIN_N
+    columns, or one panel of NR when the register tile takes it (STREAM_ROWS rows or more;
+    NOTE [A register tile]): 32 columns ran at 220-250 GFLOP/s there against 105-125 for the
+    dot tiles on a transposed copy (Winograd's planes of 32 tiles, /work/s37/replay.py)."""
+    return n >= NN_MIN_N or (n >= NR and m >= STREAM_ROWS)
+
+
 def _kernel(a, b):
     """How a @ b runs here (NOTE [More layouts for the numba GEMM]), or None:
-    - "nn": nn_rows, for a C-contiguous b of at least NN_MIN_N columns (a of any strides);
+    - "nn": nn_rows, for a C-contiguous b of enough columns (`_tiles_columns`; a of any
+      strides);
     - "nt": nt_rows, for a C-contiguous a with k >= MIN_K and b of at least NT_MIN_N columns,
       the transpose of a C-contiguous array or (fewer than NN_MIN_N columns) C-contiguous
       itself, then copied transposed;
@@ -529,7 +538,7 @@ def _kernel(a, b):
       at least NN_MIN_N rows and b of NT_MIN_N to NN_MIN_N columns."""
     m, k = a.shape
     n = b.shape[1]
-    if b.flags.c_contiguous and n >= NN_MIN_N:
+    if b.flags.c_contiguous and _tiles_columns(m, n):
         return "nn"
     if (a.flags.c_contiguous and k >= MIN_K and n >= NT_MIN_N
             and (b.T.flags.c_contiguous or b.flags.c_contiguous)):
@@ -614,11 +623,12 @@ def matmul(a, b, out=None, bias=None, parts=True):
 
 
 def _groups(nt, rows, cols):
-    """How a product's parts cut it: (by columns, number of groups). `nt_rows` takes groups of
-    4 rows (its tiles': the bits of the whole). `nn_block` gives the whole's bits at any cut
-    and takes panels of NR columns when there are two or more (each part then copies only its
-    own panels of b), else groups of MR rows."""
-    if nt:
+    """How a product's parts cut it: (by columns, number of groups). `nt_rows` and the
+    streaming A B of few rows (`_nn_stream`) take groups of 4 rows (their tiles': the bits of
+    the whole). The tiled A B gives the whole's bits at any cut and takes panels of NR columns
+    when there are two or more (each part then copies only its own panels of b), else groups
+    of MR rows."""
+    if nt or rows < STREAM_ROWS:
         return False, -(-rows // 4)
     panels = -(-cols // NR)
     if panels >= 2:
@@ -630,7 +640,7 @@ def _python_part(left, right, nt, target, bias, start):
     """The part(lo, hi) over `_groups`' groups that `run_ranges` calls."""
     rows, cols = target.shape
     by_cols, _ = _groups(nt, rows, cols)
-    size = NR if by_cols else 4 if nt else MR
+    size = NR if by_cols else 4 if nt or rows < STREAM_ROWS else MR
 
     def part(lo, hi):
         lo, hi = lo * size, min(cols if by_cols else rows, hi * size)
@@ -691,10 +701,11 @@ def _part(m, n_, k_, alpha, a, lda, b_, ldb, c, ldc, sb):
         _NT(numba.carray(as_ptr(arg[2], f32), (rows, k)), b, out, bias, has_bias, lo, hi)
         return
     lo, hi, jlo, jhi = 0, rows, 0, n
+    size = 4 if rows < STREAM_ROWS else MR
     if arg[13] != 0:
         jlo, jhi = NR * g0, min(n, NR * (g0 + m))
     else:
-        lo, hi = MR * g0, min(rows, MR * (g0 + m))
+        lo, hi = size * g0, min(rows, size * (g0 + m))
     if arg[3] != 0:
         _NN(numba.carray(as_ptr(arg[2], f32), (k, rows)).T, b, out, bias, has_bias, lo, hi, jlo,
             jhi)
@@ -724,7 +735,7 @@ def planes_matmul(a, b, out, parts=True):
             or not _c_planes(out) or not out.flags.writeable or np.may_share_memory(out, a)
             or np.may_share_memory(out, b) or not _host_ok()):
         return None
-    if _c_planes(b) and n >= NN_MIN_N and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1))):
+    if _c_planes(b) and _tiles_columns(m, n) and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1))):
         a_t = not _c_planes(a)
         a3 = a.transpose(0, 2, 1) if a_t else a
 
