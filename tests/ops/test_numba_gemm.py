@@ -4,13 +4,16 @@ not depend on how the rows are cut, which products `takes`, and whole Linear lay
 through it against torch."""
 from __future__ import annotations
 
+import re
+
+import numba
 import numpy as np
 import pytest
 from _spy import count_calls
 
 import ember
 from ember import _blas_parts, _mkl
-from ember.ops._kernels import gemm
+from ember.ops._kernels import gemm, gemm_tile
 
 torch = pytest.importorskip("torch")
 
@@ -450,7 +453,6 @@ def test_any_block_gives_the_bits_of_the_whole(m):
 def test_the_tile_is_compiled_vectorised_for_every_operand_it_gets(numba_host):
     # the tile only keeps its sums in vector registers when compiled with the SLP pass
     # (`_compile_tile`); a signature compiled later, on first use, would be scalar code
-    import re
     rng = np.random.default_rng(22)
     a = rng.standard_normal((70, 300)).astype(np.float32)
     b = rng.standard_normal((300, 96)).astype(np.float32)
@@ -470,8 +472,6 @@ def test_the_tile_is_compiled_vectorised_for_every_operand_it_gets(numba_host):
         is not None
     assert set(gemm.tile.signatures) == listed
     # (the cached tile cannot be inspected: the same source compiled afresh both ways)
-    import numba
-    from ember.ops._kernels import gemm_tile
     sig = next(gemm._tile_signatures())
     packed = r"vfmadd\d+ps\s+%[yz]mm"
     for slp in (False, True):
@@ -482,3 +482,17 @@ def test_the_tile_is_compiled_vectorised_for_every_operand_it_gets(numba_host):
         else:
             fresh.compile(sig)
         assert bool(re.search(packed, fresh.inspect_asm(sig))) == slp
+
+
+def test_one_panel_of_columns_goes_to_the_tile(numba_host):
+    # _tiles_columns: exactly 32 columns go to the tile from STREAM_ROWS rows; fewer rows, or
+    # 33-63 columns (a mostly empty second panel), keep the dot tiles on a transposed copy
+    rng = np.random.default_rng(23)
+    b32 = rng.standard_normal((300, 32)).astype(np.float32)
+    for m, b, route in ((gemm.STREAM_ROWS, b32, "nn"), (gemm.STREAM_ROWS - 8, b32, "nt"),
+                        (64, rng.standard_normal((300, 33)).astype(np.float32), "nt")):
+        a = rng.standard_normal((m, 300)).astype(np.float32)
+        assert gemm._kernel(a, b) == route
+        out = gemm.matmul(a, b)
+        ref = a.astype(np.float64) @ b.astype(np.float64)
+        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5 * np.abs(ref).max())

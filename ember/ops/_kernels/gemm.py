@@ -519,10 +519,11 @@ def _host_ok():
 
 def _tiles_columns(m, n):
     """Whether A B of m rows and n columns, B C-contiguous, goes to `nn_rows`: from NN_MIN_N
-    columns, or one panel of NR when the register tile takes it (STREAM_ROWS rows or more;
-    NOTE [A register tile]): 32 columns ran at 220-250 GFLOP/s there against 105-125 for the
-    dot tiles on a transposed copy (Winograd's planes of 32 tiles, /work/s37/replay.py)."""
-    return n >= NN_MIN_N or (n >= NR and m >= STREAM_ROWS)
+    columns, or exactly one panel of NR when the register tile takes it (STREAM_ROWS rows or
+    more; NOTE [A register tile]): 32 columns ran at 220-250 GFLOP/s there against 105-125 for
+    the dot tiles on a transposed copy (Winograd's planes of 32 tiles, /work/s37/replay.py).
+    33-63 columns would pad a second panel with up to 31 columns of zeros."""
+    return n >= NN_MIN_N or (n == NR and m >= STREAM_ROWS)
 
 
 def _kernel(a, b):
