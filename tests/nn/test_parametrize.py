@@ -167,3 +167,16 @@ def test_transfer_parametrizations_shares_the_originals():
     with ember.no_grad():
         src.parametrizations.weight.original1.mul_(2.0)
     np.testing.assert_allclose(dst.weight.detach().numpy(), src.weight.detach().numpy())
+
+
+def test_weight_norm_parametrization_loads_a_hook_checkpoint():
+    """A state_dict saved with the hook-based nn.utils.weight_norm (weight_g, weight_v) loads
+    into the parametrized module (torch's compatibility hook); it was refused as missing and
+    unexpected keys."""
+    old = nn.utils.weight_norm(nn.Linear(3, 2))
+    new = P.weight_norm(nn.Linear(3, 2))
+    new.load_state_dict(old.state_dict())
+    assert list(new.state_dict()) == ["bias", "parametrizations.weight.original0",
+                                      "parametrizations.weight.original1"]
+    np.testing.assert_allclose(new.weight.detach().numpy(), old.weight.detach().numpy(),
+                               rtol=1e-6)

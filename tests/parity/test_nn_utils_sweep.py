@@ -513,6 +513,17 @@ for _dim in (0, 1, None):
 case("parametrizations.weight_norm", "conv", lambda L: (lambda m: (
     PZ(L).weight_norm(m), _meta(m), list(m.state_dict().values())))(
         det(L, L.mod.nn.Conv2d(2, 3, 2)))[1:])
+case("parametrizations.weight_norm", "loads an old hook's state_dict", lambda L: (lambda old, new: (
+    new.load_state_dict(old.state_dict()), list(new.state_dict()), new.weight,
+    new(L.T(X33))))(L.mod.nn.utils.weight_norm(det(L, L.mod.nn.Linear(3, 2))),
+                    PZ(L).weight_norm(L.mod.nn.Linear(3, 2).double()))[1:])
+case("parametrizations.weight_norm", "conv old state_dict dim 1", lambda L: (lambda old, new: (
+    new.load_state_dict(old.state_dict()), new.weight))(
+        L.mod.nn.utils.weight_norm(det(L, L.mod.nn.Conv1d(2, 3, 2)), dim=1),
+        PZ(L).weight_norm(L.mod.nn.Conv1d(2, 3, 2).double(), dim=1))[1])
+case("parametrizations.spectral_norm", "old hook's state_dict", lambda L: raised(
+    lambda: PZ(L).spectral_norm(L.mod.nn.Linear(4, 3)).load_state_dict(
+        L.mod.nn.utils.spectral_norm(L.mod.nn.Linear(4, 3)).state_dict())))
 case("parametrizations.weight_norm", "remove", lambda L: (lambda m: (
     PZ(L).weight_norm(m), P(L).remove_parametrizations(m, "weight"), _meta(m), m.weight))(
         det(L, L.mod.nn.Linear(3, 2)))[2:])

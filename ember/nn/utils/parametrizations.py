@@ -178,6 +178,9 @@ class _WeightNorm(Module):
 def weight_norm(module, name="weight", dim=0):
     """Reparametrize ``module.<name>`` as ``g * v / ||v||`` (original0 = g, original1 = v).
 
+    The module also loads a state_dict saved with the hook-based ``nn.utils.weight_norm``
+    (its ``<name>_g``/``<name>_v`` keys), as torch's does.
+
     Example:
         >>> import ember
         >>> m = ember.nn.utils.parametrizations.weight_norm(ember.nn.Linear(4, 3))
@@ -185,6 +188,16 @@ def weight_norm(module, name="weight", dim=0):
         ember.Size([3, 1])
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+
+    def load_old_keys(state_dict, prefix, *_):
+        # a checkpoint saved with the hook-based nn.utils.weight_norm holds <name>_g and
+        # <name>_v: they are this parametrization's original0 (g) and original1 (v)
+        g, v = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g in state_dict and v in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v)
+
+    module._register_load_state_dict_pre_hook(load_old_keys)
     return module
 
 
