@@ -16,23 +16,26 @@ in numba].
 #   time to each tile's 24 horizontal sums: from MIN_K only. A C-contiguous B of few columns
 #   (NT_MIN_N to NN_MIN_N: an LSTM step's W h over a batch of 32, Winograd's planes of 32 tiles)
 #   is copied transposed (n x k values) and taken here too: 1024x256x32 140 GFLOP/s with the
-#   copy against nn_rows' 79 and OpenBLAS's 106 (/work/s34/narrow.py, one thread).
+#   copy against the first nn_rows' 79 and OpenBLAS's 106 (/work/s34/narrow.py, one thread).
 # - C = A B with B (k, n) C-contiguous and A of any strides (a Linear's input gradient G W and
 #   weight gradient G^T X, a convolution's forward W cols and input gradient W^T gy, Winograd's
-#   U V and U^T dM): `nn_rows`, four rows of C take four rows of B at a time along a block of
-#   NN_NC columns, sixteen values of A in registers, vectorised along C's row. No horizontal
-#   sums; a row shorter than NN_MIN_N is too short a loop.
+#   U V and U^T dM): `nn_rows`, tiles of 8 x 32 outputs summed in registers against panels of
+#   B (NOTE [A register tile]); products of fewer than STREAM_ROWS rows stream B's rows
+#   instead (`_nn_stream`: four rows of C take four rows of B at a time along a block of
+#   NN_NC columns, vectorised along C's row; a row shorter than NN_MIN_N is too short a loop).
 # - the indices are unsigned: with signed ones numba wraps negative indices, a select on every
 #   load that kept LLVM from vectorising (15 against 150 GFLOP/s);
-# - a product's rows are cut in two parts (a stack of planes: its planes), each computed on one
-#   of OpenBLAS's threads (NOTE [Kernels on OpenBLAS's threads]), as the user "gemm"; cuts fall
-#   on multiples of 4 rows, so results do not depend on the split (they differ from BLAS's by
-#   rounding). A product inside a task that already holds a thread (a Linear's or a
-#   convolution's two gradients at once) runs on its thread alone.
+# - a product is cut in two parts (a stack of planes: its planes), each computed on one of
+#   OpenBLAS's threads (NOTE [Kernels on OpenBLAS's threads]), as the user "gemm": `nt_rows`
+#   and `_nn_stream` at multiples of 4 rows, the tile by panels of its columns (`_groups`), so
+#   results do not depend on the split (they differ from BLAS's by rounding). A product inside
+#   a task that already holds a thread (a Linear's or a convolution's two gradients at once)
+#   runs on its thread alone.
 # One thread, thread time, best of 5 (AMD EPYC Zen 5): nt_rows 2048x768x256 154 GFLOP/s against
 # OpenBLAS's 115, 1000^3 164 against 118, 960x960x1024 188 against 127 (/work/s34/t_gemm.py,
 # ng5.py, load ~0.3); nn_rows 192x3600x1600 145 against 122, 1600x675x192 (A transposed) 149
-# against 122, 1024x256x1024 132-156 against 121 (/work/s34/t_nn.py, load ~4). Products of
+# against 122, 1024x256x1024 132-156 against 121 (/work/s34/t_nn.py, load ~4); the tile
+# since: 200-250 (NOTE [A register tile]). Products of
 # other layouts (both operands transposed), float64, under MIN_MACS multiply-adds or 8 rows,
 # and every product on hosts where OpenBLAS has its own AVX-512 kernels stay with BLAS, as all do
 # with EMBER_NUMBA_GEMM=0.
