@@ -128,6 +128,12 @@ COMMITS = {
     "haitongli/knowledge-distillation-pytorch": "9937528f0be0efa979c745174fbcbe9621cea8b7",
     "gram-ai/capsule-networks": "6eeda0882bff819b2e788be40cf87fe69f20f26a",
     "bentrevett/pytorch-seq2seq": "b3cd54c72cd6e4e63f672d334c795b4fe744ef92",
+    "sfujim/TD3": "34770ccdcb51df6f6c7d85c1ba7e40d71b940d16",
+    "davidmrau/mixture-of-experts": "f662999727109357c42074997e9a6cd72806f668",
+    "tanelp/tiny-diffusion": "726b6bbbf2c9e3d23dff9eaea2fda10d0af6a78c",
+    "higgsfield/RL-Adventure": "0f82b6922e8a1a8515fc4c84c28702e7caa226f1",
+    "weihua916/powerful-gnns": "9a2ce8ac3e99278307093a464a95caf0fb04b602",
+    "yanx27/Pointnet_Pointnet2_pytorch": "eb64fe0b4c24055559cea26299cb485dcb43d8dd",
 }
 # Repositories whose git snapshot is over the fetch size limit and whose code is published as a
 # pure-Python wheel: fetch_mirrors.sh lays out the wheel of this exact release (`pip download
@@ -240,6 +246,12 @@ LICENCES = {
     "haitongli/knowledge-distillation-pytorch": "MIT",
     "gram-ai/capsule-networks": "none stated (run from the mirror, nothing copied)",
     "bentrevett/pytorch-seq2seq": "MIT",
+    "sfujim/TD3": "MIT",
+    "davidmrau/mixture-of-experts": "GPL-3.0 (run from the mirror, nothing copied)",
+    "tanelp/tiny-diffusion": "none stated (run from the mirror, nothing copied)",
+    "higgsfield/RL-Adventure": "none stated (run from the mirror, nothing copied)",
+    "weihua916/powerful-gnns": "MIT",
+    "yanx27/Pointnet_Pointnet2_pytorch": "MIT",
 }
 
 # pytorch/tutorials' snapshot is over the fetch size limit (5 GB of history and images); these
@@ -6562,6 +6574,236 @@ for _n, _nb, _subs, _metric, _bar, _covers in (
         copy=[f"legacy/{_nb}"], data=["multi30k"], subs=_S2S_BATCH + _subs,
         covers=_covers, metric=_metric, bar=_bar)
 
+# ---------------------------------------------------------------- sfujim/TD3
+# (thirty-seventh session) TD3, the author's reference implementation (twin critics, clipped
+# target-policy smoothing noise, delayed actor updates, Polyak-averaged targets by a loop of
+# param.data.copy_), and the two DDPG baselines of the paper (DDPG.py, the original's
+# 400-300 networks with the action entering the critic's second layer; OurDDPG.py, the paper's
+# re-tuned one), by its own main.py, on gymnasium's Pendulum-v1 instead of MuJoCo (not
+# installed). The subs move main.py to gym 0.26's seed/reset/step API (the gym stand-in's);
+# the run is shrunk by flags. The metric is the last evaluation's average reward over 10
+# episodes (a random policy scores ~-1200 to -1500; a swung-up pendulum about -150).
+_TD3 = "sfujim/TD3"
+_TD3_API = [("eval_env.seed(seed + 100)", "eval_env.reset(seed=seed + 100)  # compat: gym 0.26"),
+            ("env.seed(args.seed)", "env.reset(seed=args.seed)  # compat: gym 0.26 API"),
+            ("state, done = eval_env.reset(), False",
+             "(state, _), done = eval_env.reset(), False  # compat: gym 0.26 API"),
+            ("state, done = env.reset(), False",
+             "(state, _), done = env.reset(), False  # compat: gym 0.26 API"),
+            ("state, reward, done, _ = eval_env.step(action)",
+             "state, reward, done, _trunc, _ = eval_env.step(action); done = done or _trunc"
+             "  # compat: gym 0.26"),
+            ("next_state, reward, done, _ = env.step(action) ",
+             "next_state, reward, done, _trunc, _ = env.step(action); done = done or _trunc"
+             "  # compat: gym 0.26")]
+_TD3_ARGS = ["--env", "Pendulum-v1", "--max_timesteps", "8000", "--start_timesteps", "1000",
+             "--eval_freq", "2000", "--batch_size", "128"]
+for _n, _policy, _covers, _bar in (
+        # torch over seeds 0-2: -230 / -222 / -224 (TD3), -208 / -195 / -211 (DDPG)
+        ("pendulum", "TD3", "TD3: twin Q heads in one module, target actions smoothed by "
+                            "(torch.randn_like * std).clamp, torch.min of the targets, actor "
+                            "updated every second step from Q1 alone, soft update by "
+                            "param.data.copy_(tau * p + (1 - tau) * tp)", -800),
+        ("pendulum_ddpg", "DDPG", "DDPG (400-300 networks, the action concatenated into the "
+                                  "critic's second layer, critic weight decay 1e-2)", -800),
+        # torch over seeds 0-2: -215 / -212 / -748 (some evaluation episodes not swung up)
+        ("pendulum_ourddpg", "OurDDPG", "the paper's re-tuned DDPG (256-256 networks, one "
+                                        "critic, no smoothing, no delay)", -1000)):
+    add(name=f"td3/{_n}", repo=_TD3, script="main.py",
+        copy=["main.py", "TD3.py", "DDPG.py", "OurDDPG.py", "utils.py"], cwd=".",
+        subs=_TD3_API, args=_TD3_ARGS + ["--policy", _policy], covers=_covers,
+        metric=r"Evaluation over 10 episodes: ([0-9.eE+-]+)", bar=(">=", _bar))
+
+# ---------------------------------------------------------------- davidmrau/mixture-of-experts
+# (thirty-seventh session) the sparsely-gated mixture-of-experts layer of Shazeer et al. in
+# plain torch (a re-implementation of tensor2tensor's): noisy top-k gating (softplus noise
+# scale, topk, scatter of the softmaxed top-k into a dense gate matrix), the load estimate
+# through Normal(0, 1).cdf of the threshold margins, the importance and load losses as
+# squared coefficients of variation, and a SparseDispatcher that routes each example to its
+# experts with torch.nonzero, sort, split and index_add. The CIFAR-10 example (the tutorial's
+# loop on flattened images) and example.py, whose one training step the subs repeat.
+_DMOE = "davidmrau/mixture-of-experts"
+# torch over seeds 0-2: 100 / 96 / 99 % (10 by chance; the stand-in's classes are easy)
+add(name="dmoe/cifar10", repo=_DMOE, script="cifar10_example.py",
+    copy=["cifar10_example.py", "moe.py"], cwd=".", env={"COMPAT_DATA_N": "4000"},
+    covers="noisy top-k gating with Normal.cdf load, torch.nonzero(gates).sort(0), "
+           "split by per-expert counts, index_add of exp-weighted expert outputs then log, "
+           "DataLoader with 2 workers",
+    metric=r"Accuracy of the network on the 10000 test images: ([0-9]+) %", bar=(">=", 30))
+add(name="dmoe/example", repo=_DMOE, script="example.py", copy=["example.py", "moe.py"],
+    cwd=".", covers="the MoE layer fitting a batch of random inputs (its one step repeated): "
+                    "cv_squared of importance and load, eval mode without noise",
+    subs=[("model = train(x.to(device), y.to(device), model, loss_fn, optim)",
+           "for _ in range(200):  # compat: one step in the original\n"
+           "    model = train(x.to(device), y.to(device), model, loss_fn, optim)")],
+    # the experts end in a softmax, so the logits lie in [0, 1] and cross-entropy over 20
+    # classes cannot go below log(1 + 19 / e) = 2.08 (3.0 at the start)
+    metric=r"Training Results - loss: ([0-9.]+)", bar=("<=", 2.3))
+
+# ---------------------------------------------------------------- tanelp/tiny-diffusion
+# (thirty-seventh session) a DDPM on 2-d point sets (its ddpm.py: an MLP of residual GELU
+# blocks over sinusoidal, learnable or linear embeddings of the two coordinates and the
+# timestep, a linear or quadratic beta schedule, cumprod/F.pad for the posterior
+# coefficients, AdamW with clip_grad_norm_, ancestral sampling with torch.randn_like), on its
+# own moons, circle and line sets (the dino set reads a .tsv the mirror does not carry). The
+# epilogue measures the last frame of 1000 samples against every fourth training point by a
+# symmetric Chamfer distance (the mean distance from each sample to its nearest point plus
+# the mean from each point to its nearest sample): standard Gaussian samples score 0.65
+# (moons), 1.2 (circle) and 0.40 (line); another 1000 points of the data set itself 0.06,
+# 0.017 and 0.16 (the line set is a filled 4 x 8 rectangle).
+_TD = "tanelp/tiny-diffusion"
+_TD_EPI = ("import numpy as _np\n"
+           "_data = dataset.tensors[0].numpy()[::4]\n"
+           "_gen = frames[-1]\n"
+           "_d = _np.sqrt(((_gen[:, None, :] - _data[None, :, :]) ** 2).sum(-1))\n"
+           "print('compat-chamfer', float(_d.min(1).mean() + _d.min(0).mean()))\n")
+# torch over seeds 0-2: 0.099 / 0.105 / 0.112 (moons), 0.077 / 0.100 / 0.084 (circle),
+# 0.216 / 0.211 / 0.209 (line)
+for _n, _flags, _covers, _bar in (
+        ("moons", ["--dataset", "moons"], "sinusoidal embeddings of coordinates (scale 25) "
+                                          "and timesteps, the linear beta schedule", 0.25),
+        ("circle", ["--dataset", "circle", "--time_embedding", "learnable",
+                    "--beta_schedule", "quadratic"],
+         "a learnable timestep embedding (Linear(1, 128) of t / size), the quadratic schedule",
+         0.3),
+        ("line", ["--dataset", "line", "--input_embedding", "linear",
+                  "--time_embedding", "linear"], "linear embeddings (one feature each)", 0.3)):
+    add(name=f"tinydiff/{_n}", repo=_TD, script="ddpm.py",
+        copy=["ddpm.py", "datasets.py", "positional_embeddings.py"], cwd=".",
+        args=_flags + ["--num_epochs", "8", "--save_images_step", "100"],
+        covers=_covers, epilogue=_TD_EPI,
+        metric=r"compat-chamfer ([0-9.eE+-]+)", bar=("<=", _bar))
+
+# ---------------------------------------------------------------- higgsfield/RL-Adventure
+# (thirty-seventh session) the DQN family as its notebooks teach it, each on CartPole (the
+# first half of the notebook; the Atari half needs ALE's ROMs, not installed, and the subs
+# end the script where it begins, printing the metric): DQN, double DQN, dueling DQN,
+# prioritised replay and noisy networks (factorised Gaussian NoisyLinear with a sum-tree
+# prioritised buffer). Written for torch 0.3 and Python 2: the subs read `.data[0]` (a 0-d
+# tensor or a one-element action) with .item() (an IndexError, or a tensor action that
+# gymnasium's Discrete space rejects, under torch >= 0.5), index zip() through list(), drop
+# common/__init__.py's implicit relative imports, and move gym to 0.26's reset/step API (the
+# gym stand-in's). Left out: the quantile-regression notebook (its loss uses a name it never
+# defines, `u`), and the categorical (C51) and Rainbow notebooks, which stay at ~9 under
+# torch at seeds 0-2 (one action always: their projection gathers dist * support, not the
+# distribution, as the target's probabilities). The metric is the mean reward of the best
+# 10 consecutive episodes (CartPole-v0 caps an episode at 200; a random policy averages ~20
+# and its best ten ~35): DQN on CartPole forgets, so the last ten episodes' mean fell to
+# 10.8 and 15.4 in torch runs that had reached 180-200 before. The notebooks do not seed,
+# so runs vary.
+_RLA = "higgsfield/RL-Adventure"
+_RLA_SUBS = [
+    (".data[0]", ".item()"),   # mid-expression: no room for a "# compat" note
+    ("state = env.reset()", "state, _ = env.reset()  # compat: gym 0.26 API"),
+    ("next_state, reward, done, _ = env.step(action)",
+     "next_state, reward, done, _trunc, _ = env.step(action); done = done or _trunc"
+     "  # compat: gym 0.26"),
+    ("from common.wrappers import make_atari, wrap_deepmind, wrap_pytorch",
+     "print('compat-mean-reward', np.mean(all_rewards[-10:]))\n"
+     "print('compat-best-mean-reward', max(np.mean(all_rewards[i:i + 10])\n"
+     "                                     for i in range(len(all_rewards) - 9)))\n"
+     "raise SystemExit(0)  # compat: the Atari half needs ALE's ROMs (not installed)"),
+    # Python 2's implicit relative imports (and wrappers needs OpenCV, not installed); the
+    # notebooks import the submodules by their full names
+    ("import layers\nimport wrappers\nimport replay_buffer",
+     "# compat: Python 2 implicit relative imports (import layers, wrappers, replay_buffer)",
+     "common/__init__.py"),
+    # NumPy 2 raises where a copy cannot be avoided (the action is a Python int);
+    # mid-expression: no room for a "# compat" note
+    ("np.array(action, copy=False)", "np.asarray(action)",
+     "common/replay_buffer.py")]
+for _n, _nb, _extra, _covers in (
+        ("dqn", "1.dqn.ipynb", [], "DQN on one network: Variable(volatile=True) (a warning "
+                                   "since torch 0.4), gather of the taken actions, "
+                                   "max(1)[0] of the next Q values, Variable(t.data) as a "
+                                   "detached target"),
+        ("double_dqn", "2.double dqn.ipynb", [],
+         "double DQN: the online network's argmax gathered from the target network's values, "
+         "load_state_dict as the target update"),
+        ("dueling_dqn", "3.dueling dqn.ipynb", [],
+         "dueling heads: value + advantage - advantage.mean() (a 0-d mean over the batch)"),
+        ("prioritized_dqn", "4.prioritized dqn.ipynb",
+         [("batch       = zip(*samples)", "batch       = list(zip(*samples))  # compat: py2")],
+         "prioritised replay with importance weights (NumPy sampling), per-sample losses "
+         "read back by .data.cpu().numpy() as priorities"),
+        ("noisy_dqn", "5.noisy dqn.ipynb", [],
+         "NoisyLinear: Parameters from uninitialised torch.FloatTensor(out, in) filled by "
+         ".data.uniform_/.fill_, buffers copy_'d from torch.ger of sign(x) * sqrt|x| noise, "
+         "F.linear; the sum-tree PrioritizedReplayBuffer")):
+    add(name=f"rladv/{_n}", repo=_RLA, kind="ipynb", script=_nb, copy=[_nb, "common"],
+        subs=_RLA_SUBS + _extra, covers=_covers,
+        # torch over seeds 0-2: 162-200 for each notebook
+        metric=r"compat-best-mean-reward ([0-9.eE+-]+)", bar=(">=", 100))
+
+# ---------------------------------------------------------------- weihua916/powerful-gnns
+# (thirty-seventh session) GIN, the graph isomorphism network, by its authors' main.py: graph
+# classification with MLP updates of (1 + eps) h + the neighbours' sum, built as a block-
+# diagonal sparse adjacency (the legacy torch.sparse.FloatTensor(indices, values, size)
+# constructor) multiplied by torch.spmm, a sparse graph-pooling matrix, neighbour max-pooling
+# over padded neighbour lists, BatchNorm1d, per-layer prediction heads summed, StepLR; 10-fold
+# splits by scikit-learn's StratifiedKFold, networkx graphs. On data.py's MUTAG-shaped graphs
+# (the repository's dataset.zip is not in the mirror): the label is whether a six-node chain
+# is closed into a ring. The metric is the last epoch's test accuracy of fold 0 (0.5 by
+# chance).
+_GIN = "weihua916/powerful-gnns"
+for _n, _flags, _covers in (
+        ("mutag", [], "GIN-0 (eps fixed at 0), sum neighbour and graph pooling by torch.spmm of "
+                      "sparse COO matrices (self-loops appended), dropout before each head"),
+        ("mutag_learn_eps", ["--learn_eps"],
+         "GIN-eps: a learned eps Parameter per layer, the self term added outside the sparse "
+         "product"),
+        ("mutag_max_avg", ["--neighbor_pooling_type", "max", "--graph_pooling_type", "average"],
+         "max over padded neighbour lists (a dummy row of torch.min appended, advanced "
+         "indexing with a LongTensor of lists), averaged graph pooling (degree by spmm with "
+         "ones)")):
+    add(name=f"gin/{_n}", repo=_GIN, script="main.py", copy=["main.py", "util.py", "models"],
+        cwd=".", data=["mutag_like"], covers=_covers,
+        args=["--epochs", "20", "--iters_per_epoch", "10", "--hidden_dim", "32",
+              "--num_layers", "4"] + _flags,
+        # torch over seeds 0-2: 1.0 each (from 0.5 at the first epoch, 0.95+ by the third)
+        metric=r"accuracy train: [0-9.]+ test: ([0-9.]+)", bar=(">=", 0.7))
+
+# ---------------------------------------------------------------- yanx27/Pointnet_Pointnet2_pytorch
+# (thirty-seventh session) PointNet++ classification by its train_classification.py (the
+# most used PyTorch port): set abstraction layers whose farthest point sampling is a Python
+# loop of torch ops (argmax of running min distances), ball query by sorting masked indices,
+# index_points by advanced indexing with broadcast batch indices, shared MLPs as 1x1 Conv2d +
+# BatchNorm2d, max over neighbourhoods; the multi-scale (MSG) variant and PointNet's own
+# classifier with its feature-transform regulariser; NumPy point-cloud augmentation
+# (provider.py), StepLR, the best model saved with torch.save. On data.py's ModelNet-shaped
+# toy objects (10 classes, 256 points each, --num_category 10); the subs shrink the sampled
+# centroids and neighbourhoods (512/128 centroids of 32/64 neighbours -> 128/32 of 16/32)
+# and the loader's 10 workers to 2. The metric is the last epoch's test instance accuracy
+# (0.1 by chance).
+_PN2 = "yanx27/Pointnet_Pointnet2_pytorch"
+_PN2_SSG = [("npoint=512, radius=0.2, nsample=32", "npoint=128, radius=0.2, nsample=16",
+             "models/pointnet2_cls_ssg.py"),
+            ("npoint=128, radius=0.4, nsample=64", "npoint=32, radius=0.4, nsample=32",
+             "models/pointnet2_cls_ssg.py")]
+_PN2_MSG = [("PointNetSetAbstractionMsg(512, [0.1, 0.2, 0.4], [16, 32, 128]",
+             "PointNetSetAbstractionMsg(128, [0.1, 0.2, 0.4], [8, 16, 32]",
+             "models/pointnet2_cls_msg.py"),
+            ("PointNetSetAbstractionMsg(128, [0.2, 0.4, 0.8], [32, 64, 128]",
+             "PointNetSetAbstractionMsg(32, [0.2, 0.4, 0.8], [8, 16, 32]",
+             "models/pointnet2_cls_msg.py")]
+for _n, _model, _subs, _covers in (
+        ("cls_ssg", "pointnet2_cls_ssg", _PN2_SSG,
+         "single-scale grouping: farthest_point_sample, query_ball_point (sort of masked "
+         "indices, [:, :, :nsample]), index_points, Conv2d/BatchNorm2d shared MLPs, "
+         "torch.max over the neighbourhood, group_all, F.log_softmax + F.nll_loss"),
+        ("cls_msg", "pointnet2_cls_msg", _PN2_MSG,
+         "multi-scale grouping: three radii per layer, their features concatenated"),
+        ("cls_pointnet", "pointnet_cls", [],
+         "PointNet: the STN3d/STNkd transforms (torch.bmm, an identity added from NumPy "
+         "through .repeat), the feature-transform regulariser torch.norm(I - A A^T)")):
+    add(name=f"pn2/{_n}", repo=_PN2, script="train_classification.py",
+        copy=["train_classification.py", "provider.py", "data_utils", "models"], cwd=".",
+        data=["modelnet_like"], covers=_covers,
+        subs=[("num_workers=10", "num_workers=2")] + _subs,
+        args=["--use_cpu", "--model", _model, "--num_category", "10", "--num_point", "256",
+              "--epoch", "12", "--batch_size", "16", "--log_dir", "compat"],
+        metric=r"Test Instance Accuracy: ([0-9.]+)", bar=(">=", 0.5))
+
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
     'yunjey/linear_regression': {0: 0.2435, 1: 0.1937, 2: 0.169},
@@ -6946,6 +7188,22 @@ SPREAD: dict = {
     'seq2seq/packed_bleu': {0: 30.26, 1: 25.34, 2: 35.82},
     'seq2seq/convs2s': {0: 98.64, 1: 88.08, 2: 85.14},
     'seq2seq/transformer': {0: 82.51, 1: 82.15, 2: 82.61},
+    'td3/pendulum': {0: -229.5, 1: -221.7, 2: -223.6},
+    'td3/pendulum_ddpg': {0: -208, 1: -195.3, 2: -211.3},
+    'td3/pendulum_ourddpg': {0: -215.4, 1: -211.9, 2: -747.6},
+    'dmoe/cifar10': {0: 100, 1: 96, 2: 99},
+    'dmoe/example': {0: 2.08, 1: 2.08, 2: 2.08},
+    'tinydiff/moons': {0: 0.09909, 1: 0.1054, 2: 0.1117},
+    'tinydiff/circle': {0: 0.07674, 1: 0.09986, 2: 0.08382},
+    'tinydiff/line': {0: 0.2158, 1: 0.2106, 2: 0.2085},
+    'rladv/dqn': {0: 186.9, 1: 162.3, 2: 200},
+    'rladv/double_dqn': {0: 200, 1: 200, 2: 200},
+    'rladv/dueling_dqn': {0: 200, 1: 196.4, 2: 198},
+    'rladv/prioritized_dqn': {0: 174.4, 1: 175.7, 2: 198},
+    'rladv/noisy_dqn': {0: 191.9, 1: 188.4, 2: 200},
+    'gin/mutag': {0: 1, 1: 1, 2: 1},
+    'gin/mutag_learn_eps': {0: 1, 1: 1, 2: 1},
+    'gin/mutag_max_avg': {0: 1, 1: 1, 2: 1},
 }
 
 

@@ -538,3 +538,96 @@ def movielens_1m(cwd: Path, seed: int, n_users: int = 500, n_items: int = 300,
     lines = [f"{a + 1}::{b + 1}::{r}::{978300760 + k}" for k, (a, b, r) in
              enumerate(zip(u, i, rating))]
     (cwd / "ml-1m" / "ratings.dat").write_text("\n".join(lines) + "\n")
+
+
+def mutag_like(cwd: Path, seed: int, n_graphs: int = 188) -> None:
+    """dataset/MUTAG/MUTAG.txt in the layout powerful-gnns' util.load_data reads (graph count;
+    per graph `n_nodes label`; per node `tag n_neighbours neighbour...`): molecule-like graphs
+    of 10-22 nodes, a random tree of tags 0 and 2 with a chain of six tag-1 nodes attached.
+    In class 1 the chain is closed into a ring (one edge more), so the label lies in the
+    structure, not in the tag counts."""
+    rng = np.random.default_rng(seed)
+    lines = [str(n_graphs)]
+    for g in range(n_graphs):
+        label = g % 2
+        n_tree = int(rng.integers(4, 17))
+        tags = [int(t) for t in rng.choice([0, 2], size=n_tree)] + [1] * 6
+        edges = {(int(rng.integers(0, i)), i) for i in range(1, n_tree)}   # a random tree
+        chain = list(range(n_tree, n_tree + 6))
+        edges |= {(chain[k], chain[k + 1]) for k in range(5)}
+        edges.add((int(rng.integers(0, n_tree)), chain[0]))
+        if label == 1:
+            edges.add((chain[0], chain[5]))
+        nbrs: list[list[int]] = [[] for _ in tags]
+        for a, b in edges:
+            nbrs[a].append(b)
+            nbrs[b].append(a)
+        lines.append(f"{len(tags)} {label}")
+        lines += [" ".join(map(str, [tags[i], len(nbrs[i])] + sorted(nbrs[i])))
+                  for i in range(len(tags))]
+    (cwd / "dataset" / "MUTAG").mkdir(parents=True, exist_ok=True)
+    (cwd / "dataset" / "MUTAG" / "MUTAG.txt").write_text("\n".join(lines) + "\n")
+
+
+def _primitive(kind: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    """n points on the surface of a toy solid whose proportions vary per instance."""
+    s = rng.uniform(0.7, 1.3, 3)
+    u, v = rng.uniform(0, 2 * np.pi, n), rng.uniform(-1, 1, n)
+    if kind == "sphere":
+        r = np.sqrt(1 - v ** 2)
+        return np.stack([r * np.cos(u), r * np.sin(u), v], 1) * s
+    if kind == "cylinder":
+        return np.stack([np.cos(u), np.sin(u), v * s[2]], 1) * [s[0], s[0], 1]
+    if kind == "cone":
+        h = rng.uniform(0, 1, n)
+        return np.stack([(1 - h) * np.cos(u), (1 - h) * np.sin(u), 2 * h - 1], 1) * s
+    if kind == "torus":
+        w = rng.uniform(0, 2 * np.pi, n)
+        ring = 1 + 0.3 * s[1] * np.cos(w)
+        return np.stack([ring * np.cos(u), ring * np.sin(u), 0.3 * s[1] * np.sin(w)], 1)
+    if kind == "box":                     # a point on a random face of a box
+        pts = rng.uniform(-1, 1, (n, 3))
+        axis = rng.integers(0, 3, n)
+        pts[np.arange(n), axis] = rng.choice([-1.0, 1.0], n)
+        return pts * s
+    # "dumbbell": two spheres on a bar
+    half = _primitive("sphere", rng, n // 2) * 0.4 + [0, 0, 0.8 * s[2]]
+    other = _primitive("sphere", rng, n - n // 2) * 0.4 - [0, 0, 0.8 * s[2]]
+    return np.concatenate([half, other])
+
+
+def modelnet_like(cwd: Path, seed: int, n_train: int = 20, n_test: int = 6,
+                  n_points: int = 256) -> None:
+    """data/modelnet40_normal_resampled/ in the layout Pointnet_Pointnet2_pytorch's
+    ModelNetDataLoader reads for --num_category 10: modelnet10_shape_names.txt, the
+    modelnet10_{train,test}.txt id lists and <class>/<class>_NNNN.txt files of comma-separated
+    `x,y,z,nx,ny,nz` rows. Ten classes of toy objects: the four ShapeNet-like ones of
+    _shape_parts and six solids, each turned by a random angle about the vertical axis and
+    jittered; the normals are the unit directions from the centroid (the programs that read
+    them here ignore them)."""
+    rng = np.random.default_rng(seed)
+    root = cwd / "data" / "modelnet40_normal_resampled"
+    parts = {"airplane": "Airplane", "chair": "Chair", "table": "Table", "mug": "Mug"}
+    names = list(parts) + ["sphere", "cylinder", "cone", "torus", "box", "dumbbell"]
+    lists: dict = {"train": [], "test": []}
+    for name in names:
+        (root / name).mkdir(parents=True, exist_ok=True)
+        for i in range(n_train + n_test):
+            if name in parts:
+                pts = _shape_parts(parts[name], rng, n_points + 64)[0]
+                pts = pts[rng.permutation(len(pts))[:n_points]]
+            else:
+                pts = _primitive(name, rng, n_points)
+            angle = rng.uniform(0, 2 * np.pi)
+            c, s = np.cos(angle), np.sin(angle)
+            pts = pts @ np.array([[c, 0, -s], [0, 1, 0], [s, 0, c]])
+            pts = pts + rng.normal(0, 0.01, pts.shape)
+            normals = pts - pts.mean(0)
+            normals /= np.linalg.norm(normals, axis=1, keepdims=True) + 1e-9
+            uid = f"{name}_{i + 1:04d}"
+            np.savetxt(root / name / f"{uid}.txt", np.concatenate([pts, normals], 1),
+                       fmt="%.6f", delimiter=",")
+            lists["train" if i < n_train else "test"].append(uid)
+    (root / "modelnet10_shape_names.txt").write_text("\n".join(names) + "\n")
+    for split, ids in lists.items():
+        (root / f"modelnet10_{split}.txt").write_text("\n".join(ids) + "\n")
