@@ -138,42 +138,53 @@ def tensor_repr(t) -> str:
     dt = t.dtype
     if t._meta:
         return _meta_repr(t, dt)
-    shown = a.astype(np.float32) if dt in (D.bfloat16, D.float16) else a
     prefix = "tensor("
     suffix = []
     # the size is named when the values cannot show it: empty (unless 1-D), or edgeitems=0
     if (a.size == 0 and a.ndim != 1) or (a.size and EDGEITEMS == 0):
         suffix.append(f"size={tuple(a.shape)}")
     # an empty tensor has no values that show its dtype: it is named unless the default one
-    implied = (D.get_default_dtype(),) if a.size == 0 else (
-        D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype())
+    implied = (D.get_default_dtype(),) if a.size == 0 else implied_dtypes()
     if dt not in implied:
         suffix.append(f"dtype={dt!r}")
-    if a.size == 0:
-        body = "[]"
-    else:
-        summarize = a.size > THRESHOLD
-        part = _summarized(shown) if summarize else shown
-        if dt.is_complex:
-            fmt = _ComplexFormatter(part)
-        else:
-            fmt = _Formatter(part, dt.is_floating_point)
-        body = _body(shown, fmt, len(prefix), summarize)
-    if t._grad_fn is not None:
-        suffix.append(f"grad_fn=<{t._grad_fn.name()}>")
-    elif t._requires_grad:
-        suffix.append("requires_grad=True")
+    body = tensor_body(a, dt, len(prefix))
+    suffix += grad_suffixes(t)
     return _with_suffixes(prefix + body, suffix, len(prefix))
 
 
-def _with_suffixes(text: str, suffixes: list, indent: int) -> str:
-    """Append ``, dtype=...`` etc.; a suffix that would pass LINEWIDTH starts a new line."""
+def implied_dtypes():
+    """The dtypes a non-empty tensor's values show, so its repr does not name them."""
+    return (D.get_default_dtype(), D.int64, D.bool_, D.get_default_complex_dtype())
+
+
+def grad_suffixes(t) -> list:
+    if t._grad_fn is not None:
+        return [f"grad_fn=<{t._grad_fn.name()}>"]
+    return ["requires_grad=True"] if t._requires_grad else []
+
+
+def tensor_body(a: np.ndarray, dt, indent: int) -> str:
+    """The bracketed values of array ``a`` (of dtype ``dt``), nested lines indented by
+    ``indent``: a repr without its ``tensor(`` and suffixes (a sparse tensor's parts)."""
+    if a.size == 0:
+        return "[]"
+    shown = a.astype(np.float32) if dt in (D.bfloat16, D.float16) else a
+    summarize = a.size > THRESHOLD
+    part = _summarized(shown) if summarize else shown
+    fmt = _ComplexFormatter(part) if dt.is_complex else _Formatter(part, dt.is_floating_point)
+    return _body(shown, fmt, indent, summarize)
+
+
+def _with_suffixes(text: str, suffixes: list, indent: int, force_newline=False) -> str:
+    """Append ``, dtype=...`` etc.; a suffix that would pass LINEWIDTH starts a new line (the
+    first one always does with ``force_newline``, as a sparse tensor's size)."""
     parts = [text]
     line_len = len(text) - text.rfind("\n") + 1  # the last line, with its ", " and ")"
     for s in suffixes:
-        if line_len + len(s) + 2 > LINEWIDTH:
+        if force_newline or line_len + len(s) + 2 > LINEWIDTH:
             parts.append(",\n" + " " * indent + s)
             line_len = indent + len(s)
+            force_newline = False
         else:
             parts.append(", " + s)
             line_len += len(s) + 2

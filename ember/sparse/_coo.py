@@ -374,17 +374,24 @@ class SparseTensor(Tensor):
                            ".to_dense().numpy(), or use .indices()/.values()")
 
     def __repr__(self):
-        ind = repr(_make(self._i)).replace("\n", "\n" + " " * 15)
-        val = repr(self._v.detach()).replace("\n", "\n" + " " * 14)
-        # the values' own repr shows dtype; autograd state goes at the end, as for dense tensors
-        size = tuple(self._size)
-        tail = ""
-        if self._v.grad_fn is not None:
-            tail = f", grad_fn=<{self._v.grad_fn.name()}>"
-        elif self._v.requires_grad:
-            tail = ", requires_grad=True"
-        return (f"tensor(indices={ind},\n       values={val},\n       size={size}, "
-                f"nnz={self._nnz()}, layout=ember.sparse_coo{tail})")
+        # torch's layout: the indices' and values' bodies (an empty one with its size), then
+        # size on a new line, nnz, the dtype unless the values show it, layout, autograd state
+        from .. import _format
+        indent = len("tensor(")
+        parts = []
+        for name, arr, dt in (("indices", self._i, D.int64),
+                              ("values", self._v._data, self._v.dtype)):
+            body = _format.tensor_body(arr, dt, indent + len(f"{name}=tensor("))
+            if arr.size == 0:
+                body += f", size={arr.shape}"
+            parts.append(f"{name}=tensor({body})")
+        text = "tensor(" + (",\n" + " " * indent).join(parts)
+        suffixes = [f"size={tuple(self._size)}", f"nnz={self._nnz()}"]
+        if self.dtype not in _format.implied_dtypes():
+            suffixes.append(f"dtype={self.dtype!r}")
+        suffixes.append("layout=ember.sparse_coo")
+        suffixes += _format.grad_suffixes(self._v)
+        return _format._with_suffixes(text, suffixes, indent, force_newline=True)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild_sparse, (self._i.copy(), self._v.detach().clone(), self._size,

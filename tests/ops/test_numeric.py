@@ -346,3 +346,17 @@ def test_tensor_str_printoptions_context_and_print_opts():
         ember.set_printoptions(profile="default")
     with pytest.raises(AttributeError, match="PRINT_OPTS has no option 'width'"):
         ember._tensor_str.PRINT_OPTS.width = 3
+
+
+def test_sparse_coo_repr_is_torchs_layout():
+    """The indices' and values' bodies carry no dtype of their own (the outer suffix names a
+    non-default one), an empty part shows its size, and size starts a new line."""
+    t = ember.tensor([[0.0, 1.5], [2.0, 0.0]], dtype=ember.float64).to_sparse()
+    assert repr(t) == ("tensor(indices=tensor([[0, 1],\n"
+                       "                       [1, 0]]),\n"
+                       "       values=tensor([1.5000, 2.0000]),\n"
+                       "       size=(2, 2), nnz=2, dtype=ember.float64, layout=ember.sparse_coo)")
+    empty = ember.sparse_coo_tensor(ember.zeros(2, 0, dtype=ember.int64), ember.zeros(0), (2, 3))
+    assert repr(empty) == ("tensor(indices=tensor([], size=(2, 0)),\n"
+                           "       values=tensor([], size=(0,)),\n"
+                           "       size=(2, 3), nnz=0, layout=ember.sparse_coo)")

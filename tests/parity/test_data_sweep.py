@@ -200,6 +200,32 @@ def _worker_iterable(L):
 
 
 case("DataLoader workers", "IterableDataset split by worker", _worker_iterable)
+
+
+def _worker_seeds(L):
+    """Each worker's seed (WorkerInfo.seed, initial_seed()) from a seeded generator: repeated
+    by the seed, distinct per worker, the library's initial_seed in each."""
+    class Seeds(D(L).Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            info = D(L).get_worker_info()
+            return info.id, info.seed, L.mod.initial_seed(), type(info.dataset).__name__
+
+    def run(seed):
+        ld = D(L).DataLoader(Seeds(), batch_size=None, num_workers=2, generator=gen(L, seed))
+        return sorted({tuple(int(v) if not isinstance(v, str) else v for v in s) for s in ld})
+    a, b, c = run(0), run(0), run(1)
+    return (a == b, a != c, len({s[1] for s in a}), all(s[1] == s[2] for s in a),
+            [s[3] for s in a])
+
+
+case("DataLoader workers", "worker seeds", _worker_seeds)
+case("DataLoader workers", "worker_init_fn not called without workers", lambda L: (lambda seen: (
+    listed(D(L).DataLoader(range(3), worker_init_fn=seen.append)), seen)[1])([]))
+case("DataLoader", "collate_fn None", lambda L: listed(D(L).DataLoader(
+    range(4), batch_size=2, collate_fn=None)))
 case("DataLoader workers", "worker error raised in parent", lambda L: raised(
     lambda: listed(D(L).DataLoader([1, "a"], batch_size=2, num_workers=1,
                                    collate_fn=lambda b: b[0] + b[1]))))

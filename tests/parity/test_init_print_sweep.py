@@ -397,6 +397,16 @@ case("value repr", "names of dtypes", lambda L: [repr(L.mod.tensor([1, 2], dtype
                           "complex128", "bool")])
 
 
+SP = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -3.25]])
+case("value repr", "sparse coo", lambda L: repr(L.T(SP).to_sparse()))
+case("value repr", "sparse coo int", lambda L: repr(L.T(SP.astype(np.int64)).to_sparse()))
+case("value repr", "sparse coo requires_grad", lambda L: repr(
+    L.T(SP).to_sparse().requires_grad_()))
+case("value repr", "sparse coo uncoalesced", lambda L: repr(L.mod.sparse_coo_tensor(
+    L.T([[0, 0], [1, 1]]), L.T([1.0, 2.0]), (2, 2))))
+case("value repr", "sparse coo empty", lambda L: repr(L.mod.sparse_coo_tensor(
+    L.T(np.zeros((2, 0), np.int64)), L.T(np.zeros(0)), (2, 3))))
+
 # --------------------------------------------------------------------------- set_printoptions
 def _opts(fn, **kw):
     def run(L):
