@@ -118,15 +118,14 @@ def _tile_signatures():
 
 def _compile_tile():
     """Compile `gemm_tile.tile` for `_tile_signatures` with LLVM's SLP vectoriser on (NOTE [A
-    register tile]), before any kernel that calls it is compiled, so each links this code. A
-    signature not listed would compile on first use without the pass (correct, several times
-    slower): tests/ops/test_numba_gemm.py checks none does."""
+    register tile]), before any kernel that calls it is compiled, so each links this code: on
+    the first `_host_ok` that finds a host for this GEMM, the gate every route here passes (a
+    fresh install elsewhere never compiles it). A signature not listed would compile on first
+    use without the pass (correct, several times slower): tests/ops/test_numba_gemm.py checks
+    none does."""
     with _slp():
         for sig in _tile_signatures():
             tile.compile(sig)
-
-
-_compile_tile()
 
 
 @numba.njit(nogil=True, fastmath=_FM, inline="always")
@@ -516,6 +515,8 @@ def _host_ok():
     if not _host:
         from .small_gemm import _host_kinds
         avx512, blas512 = _host_kinds()
+        if avx512 and not blas512:
+            _compile_tile()
         _host.append(avx512 and not blas512)
     return _host[0]
 
