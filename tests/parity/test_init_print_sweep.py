@@ -542,6 +542,14 @@ case("parameter repr", "empty", lambda L: repr(L.mod.nn.Parameter()))
 case("parameter repr", "0-d", lambda L: repr(L.mod.nn.Parameter(L.T(2.0))))
 case("parameter repr", "UninitializedParameter", lambda L: repr(
     L.mod.nn.parameter.UninitializedParameter()))
+for _dt in ("float16", "bfloat16", "float64", "complex64"):
+    case("parameter repr", f"dtype / {_dt}", lambda L, d=_dt: repr(L.mod.nn.Parameter(L.T(
+        [1.5, -2.25, 1e-3], d))))
+case("parameter repr", "summarised", lambda L: repr(L.mod.nn.Parameter(L.T(np.linspace(
+    -1, 1, 3000).reshape(30, 100)))))
+case("parameter repr", "str", lambda L: str(L.mod.nn.Parameter(L.T([1.0, 2.0]))))
+case("parameter repr", "view of a parameter", lambda L: repr(L.mod.nn.Parameter(L.T(
+    [[1.0, 2.0]]))[0]))
 case("parameter repr", "Buffer", lambda L: repr(L.mod.nn.Buffer(L.T([1.0]))))
 
 
@@ -613,6 +621,7 @@ KNOWN: dict = {
     **{("grad_fn repr", w): _NODE for w in ("sum dim", "sum keepdim", "mean dim", "index",
                                              "slice", "clamp", "norm", "linear", "mse_loss",
                                              "cross_entropy")},
+    ("parameter repr", "view of a parameter"): _NODE,
     ("sparse_", "generator determinism"):
         "ember's sparse_ draws the zeroed rows from the generator given too, so a seeded "
         "generator repeats the whole tensor; torch's draws them from the global stream "
