@@ -6786,23 +6786,25 @@ _PN2_MSG = [("PointNetSetAbstractionMsg(512, [0.1, 0.2, 0.4], [16, 32, 128]",
             ("PointNetSetAbstractionMsg(128, [0.2, 0.4, 0.8], [32, 64, 128]",
              "PointNetSetAbstractionMsg(32, [0.2, 0.4, 0.8], [8, 16, 32]",
              "models/pointnet2_cls_msg.py")]
-for _n, _model, _subs, _covers in (
+# torch over seeds 0-2: 0.65 / 0.88 / 0.94 (SSG), 0.98 / 0.98 / 0.95 (MSG), 0.58 / 0.83 / 0.57
+# (PointNet)
+for _n, _model, _subs, _covers, _bar in (
         ("cls_ssg", "pointnet2_cls_ssg", _PN2_SSG,
          "single-scale grouping: farthest_point_sample, query_ball_point (sort of masked "
          "indices, [:, :, :nsample]), index_points, Conv2d/BatchNorm2d shared MLPs, "
-         "torch.max over the neighbourhood, group_all, F.log_softmax + F.nll_loss"),
+         "torch.max over the neighbourhood, group_all, F.log_softmax + F.nll_loss", 0.5),
         ("cls_msg", "pointnet2_cls_msg", _PN2_MSG,
-         "multi-scale grouping: three radii per layer, their features concatenated"),
+         "multi-scale grouping: three radii per layer, their features concatenated", 0.5),
         ("cls_pointnet", "pointnet_cls", [],
          "PointNet: the STN3d/STNkd transforms (torch.bmm, an identity added from NumPy "
-         "through .repeat), the feature-transform regulariser torch.norm(I - A A^T)")):
+         "through .repeat), the feature-transform regulariser torch.norm(I - A A^T)", 0.4)):
     add(name=f"pn2/{_n}", repo=_PN2, script="train_classification.py",
         copy=["train_classification.py", "provider.py", "data_utils", "models"], cwd=".",
         data=["modelnet_like"], covers=_covers,
         subs=[("num_workers=10", "num_workers=2")] + _subs,
         args=["--use_cpu", "--model", _model, "--num_category", "10", "--num_point", "256",
               "--epoch", "12", "--batch_size", "16", "--log_dir", "compat"],
-        metric=r"Test Instance Accuracy: ([0-9.]+)", bar=(">=", 0.5))
+        metric=r"Test Instance Accuracy: ([0-9.]+)", bar=(">=", _bar))
 
 # metric per torch seed (run.py --impl torch --seed N), written by tools/compat/spread.py
 SPREAD: dict = {
@@ -7204,6 +7206,9 @@ SPREAD: dict = {
     'gin/mutag': {0: 1, 1: 1, 2: 1},
     'gin/mutag_learn_eps': {0: 1, 1: 1, 2: 1},
     'gin/mutag_max_avg': {0: 1, 1: 1, 2: 1},
+    'pn2/cls_ssg': {0: 0.6458, 1: 0.875, 2: 0.9375},
+    'pn2/cls_msg': {0: 0.9792, 1: 0.9844, 2: 0.9531},
+    'pn2/cls_pointnet': {0: 0.5833, 1: 0.8281, 2: 0.5729},
 }
 
 
