@@ -103,17 +103,14 @@ def _slp():
 
 
 def _tile_signatures():
-    """The operands `_tiled` passes `gemm_tile.tile`: a of either float dtype, any layout,
-    read-only or not; b (a writeable one or its packed panel) and c C-contiguous; unsigned
-    indices."""
+    """The operands `_tiled` passes `gemm_tile.tile`: its copies of a and b and c (or its
+    scratch tile), all C-contiguous, of float32 (the products routed here) or float64 (the
+    kernels' tests); unsigned indices."""
     from numba import types
     u = types.uint64
     for dt in (types.float32, types.float64):
-        panel = types.Array(dt, 2, "C")
-        for layout in "CFA":
-            for readonly in (False, True):
-                a = types.Array(dt, 2, layout, readonly=readonly)
-                yield (a, u, u, panel, u, u, u, panel, u, u)
+        block = types.Array(dt, 2, "C")
+        yield (block, u, u, block, u, u, u, block, u, u)
 
 
 def _compile_tile():
@@ -251,11 +248,14 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
 # leaves off by default: the tile is compiled with it on (`_compile_tile`). B is first copied,
 # KB rows by NC columns at a time, its rows read in order (a panel read in place touched a new
 # page every row where B's rows are 16 KB long), into panels of 32 columns, each contiguous (a
-# panel stays in L1 while the rows of A pass it). The last panel, of fewer than 32 columns, is
-# padded with zeros, the last rows of A (fewer than 8) likewise, and those tiles sum into a
-# scratch tile whose valid part is then added to C: each output is still the same sum, made
-# in the same order with the same FMAs, so blocks cut anywhere along the rows or the columns
-# give the bits of the whole. One thread, thread time, best of 10, GFLOP/s against the
+# panel stays in L1 while the rows of A pass it), and each group of 8 rows of A over the KB
+# terms is copied too (8 x KB values for NC columns of work): the tile then has one signature
+# a dtype, where each layout of A it took cost ~4 MB of resident code (12 signatures loaded
+# from numba's cache: +51 MB, ResNet-50's step memory 454 -> 485 MB). The last panel, of fewer
+# than 32 columns, is padded with zeros, the last rows of A (fewer than 8) likewise, and those
+# tiles sum into a scratch tile whose valid part is then added to C: each output is still the
+# same sum, made in the same order with the same FMAs, so blocks cut anywhere along the rows or
+# the columns give the bits of the whole. One thread, thread time, best of 10, GFLOP/s against the
 # earlier kernel (/work/s37/one.py, machine loaded by helpers, chrt): 512x4608x128 231
 # against 138, 1024x256x1024 225 against 157, 256x1024x128 236 against 145, 384x1728x784
 # 211 against 194. 12 x 32 spills, 4 x 64 and 6 x 64 ran 5-10 % slower (/work/s37/rt2.py).
@@ -272,7 +272,7 @@ NC = 512
 STREAM_ROWS = 48
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, inline="always")
 def _pack(b, k0, kk, j0, w, pk):
     """pk[q, :kk, :] = b[k0:k0+kk, j0+32q : j0+32q+32] for the panels of columns j0..j0+w (b's
     rows read in order), zeros past column j0+w."""
@@ -289,7 +289,7 @@ def _pack(b, k0, kk, j0, w, pk):
                 pk[q, p, jj] = 0
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, inline="always")
 def _tiled(a, b, c, lo, hi, jlo, jhi):
     """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] (NOTE [A register tile])."""
     k = a.shape[1]
@@ -297,7 +297,6 @@ def _tiled(a, b, c, lo, hi, jlo, jhi):
     lo, hi, jlo, jhi = np.uint64(lo), np.uint64(hi), np.uint64(jlo), np.uint64(jhi)
     uk = np.uint64(k)
     u0 = np.uint64(0)
-    r_end = hi - (hi - lo) % mr
     pk = np.empty((NC // NR, KB, NR), c.dtype)
     ct = np.empty((MR, NR), c.dtype)
     at = np.empty((MR, KB), c.dtype)
@@ -306,25 +305,27 @@ def _tiled(a, b, c, lo, hi, jlo, jhi):
         for k0 in range(u0, uk, kb):
             kk = min(kb, uk - k0)
             _pack(b, k0, kk, jb, wb, pk)
-            if r_end < hi:
-                _copy_rows(a, r_end, hi - r_end, k0, kk, at)
-            for j0 in range(jb, jb + wb, nr):
-                panel = pk[(j0 - jb) // nr]
-                w = min(nr, jhi - j0)
-                for r in range(lo, r_end, mr):
-                    if w == nr:
-                        tile(a, r, k0, panel, u0, u0, kk, c, r, j0)
+            for r in range(lo, hi, mr):
+                rows = min(mr, hi - r)
+                _copy_rows(a, r, rows, k0, kk, at)
+                for j0 in range(jb, jb + wb, nr):
+                    panel = pk[(j0 - jb) // nr]
+                    w = min(nr, jhi - j0)
+                    # one call of the tile (its code is linked into each caller once)
+                    full = w == nr and rows == mr
+                    if full:
+                        dst, dr, dc = c, r, j0
                     else:
                         ct[:] = 0
-                        tile(a, r, k0, panel, u0, u0, kk, ct, u0, u0)
-                        c[r:r + mr, j0:j0 + w] += ct[:, :w]
-                if r_end < hi:
-                    ct[:] = 0
-                    tile(at, u0, u0, panel, u0, u0, kk, ct, u0, u0)
-                    c[r_end:hi, j0:j0 + w] += ct[:hi - r_end, :w]
+                        dst, dr, dc = ct, u0, u0
+                    tile(at, u0, u0, panel, u0, u0, kk, dst, dr, dc)
+                    if not full:
+                        for i in range(u0, rows):
+                            for jj in range(u0, w):
+                                c[r + i, j0 + jj] += ct[i, jj]
 
 
-@numba.njit(nogil=True, cache=True)
+@numba.njit(nogil=True, inline="always")
 def _copy_rows(a, r0, rows, k0, kk, at):
     """at[:rows, :kk] = a[r0:r0+rows, k0:k0+kk], zeros in at's other rows (a tile's padding)."""
     u0 = np.uint64(0)
@@ -336,7 +337,7 @@ def _copy_rows(a, r0, rows, k0, kk, at):
             at[i] = 0
 
 
-@numba.njit(nogil=True, cache=True, fastmath=_FM)
+@numba.njit(nogil=True, fastmath=_FM, inline="always")
 def _nn_stream(a, b, c, lo, hi, jlo, jhi):
     """c[lo:hi, jlo:jhi] += a[lo:hi] @ b[:, jlo:jhi] for a product of few rows (NOTE [A register
     tile]); cuts at multiples of 4 rows, and any cut of the columns, give the bits of the whole."""
