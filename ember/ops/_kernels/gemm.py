@@ -103,14 +103,17 @@ def _slp():
 
 
 def _tile_signatures():
-    """The operands `_tiled` passes `gemm_tile.tile`: its copies of a and b and c (or its
-    scratch tile), all C-contiguous, of float32 (the products routed here) or float64 (the
-    kernels' tests); unsigned indices."""
+    """The operands `_tiled` passes `gemm_tile.tile` in the products routed here: float32 A of
+    any layout (read-only: a plane shared by a stack, `planes_matmul`'s broadcast), or the
+    zero-padded copy of A's last rows; B's panel and C (or the scratch tile) C-contiguous;
+    unsigned indices. Each costs ~0.6 MB of resident code, so no more are made ahead (a
+    float64 tile, the kernels' tests only, compiles on first use without the pass)."""
     from numba import types
     u = types.uint64
-    for dt in (types.float32, types.float64):
-        block = types.Array(dt, 2, "C")
-        yield (block, u, u, block, u, u, u, block, u, u)
+    block = types.Array(types.float32, 2, "C")
+    for a in (block, types.Array(types.float32, 2, "F"), types.Array(types.float32, 2, "A"),
+              types.Array(types.float32, 2, "A", readonly=True)):
+        yield (a, u, u, block, u, u, u, block, u, u)
 
 
 def _compile_tile():
@@ -248,12 +251,12 @@ def nt_rows(a, b, c, bias, has_bias, lo, hi):
 # leaves off by default: the tile is compiled with it on (`_compile_tile`). B is first copied,
 # KB rows by NC columns at a time, its rows read in order (a panel read in place touched a new
 # page every row where B's rows are 16 KB long), into panels of 32 columns, each contiguous (a
-# panel stays in L1 while the rows of A pass it), and each group of 8 rows of A over the KB
-# terms is copied too (8 x KB values for NC columns of work): the tile then has one signature
-# a dtype, where each layout of A it took cost ~4 MB of resident code (12 signatures loaded
-# from numba's cache: +51 MB, ResNet-50's step memory 454 -> 485 MB). The last panel, of fewer
-# than 32 columns, is padded with zeros, the last rows of A (fewer than 8) likewise, and those
-# tiles sum into a scratch tile whose valid part is then added to C: each output is still the
+# panel stays in L1 while the rows of A pass it). The tile is called from one place in
+# `_tiled` (into C, or into a scratch tile), so its code is linked into each caller once:
+# three calls had cost ~28 MB of resident code (ResNet-50's step memory 454 -> 485 MB,
+# /work/s37/memprobe.py). The last panel, of fewer than 32 columns, is padded with zeros, the
+# last rows of A (fewer than 8) are copied and padded likewise, and those tiles sum into the
+# scratch tile whose valid part is then added to C: each output is still the
 # same sum, made in the same order with the same FMAs, so blocks cut anywhere along the rows or
 # the columns give the bits of the whole. One thread, thread time, best of 10, GFLOP/s against the
 # earlier kernel (/work/s37/one.py, machine loaded by helpers, chrt): 512x4608x128 231
@@ -307,7 +310,8 @@ def _tiled(a, b, c, lo, hi, jlo, jhi):
             _pack(b, k0, kk, jb, wb, pk)
             for r in range(lo, hi, mr):
                 rows = min(mr, hi - r)
-                _copy_rows(a, r, rows, k0, kk, at)
+                if rows < mr:
+                    _copy_rows(a, r, rows, k0, kk, at)
                 for j0 in range(jb, jb + wb, nr):
                     panel = pk[(j0 - jb) // nr]
                     w = min(nr, jhi - j0)
@@ -318,7 +322,10 @@ def _tiled(a, b, c, lo, hi, jlo, jhi):
                     else:
                         ct[:] = 0
                         dst, dr, dc = ct, u0, u0
-                    tile(at, u0, u0, panel, u0, u0, kk, dst, dr, dc)
+                    if rows == mr:
+                        tile(a, r, k0, panel, u0, u0, kk, dst, dr, dc)
+                    else:
+                        tile(at, u0, u0, panel, u0, u0, kk, dst, dr, dc)
                     if not full:
                         for i in range(u0, rows):
                             for jj in range(u0, w):
@@ -327,14 +334,20 @@ def _tiled(a, b, c, lo, hi, jlo, jhi):
 
 @numba.njit(nogil=True, inline="always")
 def _copy_rows(a, r0, rows, k0, kk, at):
-    """at[:rows, :kk] = a[r0:r0+rows, k0:k0+kk], zeros in at's other rows (a tile's padding)."""
+    """at[:rows, :kk] = a[r0:r0+rows, k0:k0+kk], zeros in at's other rows (a tile's padding);
+    a read along its rows, or down its columns when those are contiguous (G^T of a weight
+    gradient: the rows of at then fill one term at a time)."""
     u0 = np.uint64(0)
-    for i in range(u0, np.uint64(at.shape[0])):
-        if i < rows:
+    for i in range(rows, np.uint64(at.shape[0])):
+        at[i] = 0
+    if a.strides[0] < a.strides[1]:
+        for p in range(u0, kk):
+            for i in range(u0, rows):
+                at[i, p] = a[r0 + i, k0 + p]
+    else:
+        for i in range(u0, rows):
             for p in range(u0, kk):
                 at[i, p] = a[r0 + i, k0 + p]
-        else:
-            at[i] = 0
 
 
 @numba.njit(nogil=True, fastmath=_FM, inline="always")
@@ -522,13 +535,14 @@ def _host_ok():
     return _host[0]
 
 
-def _tiles_columns(m, n):
+def _tiles_columns(m, n, a_rows=True):
     """Whether A B of m rows and n columns, B C-contiguous, goes to `nn_rows`: from NN_MIN_N
     columns, or exactly one panel of NR when the register tile takes it (STREAM_ROWS rows or
     more; NOTE [A register tile]): 32 columns ran at 220-250 GFLOP/s there against 105-125 for
     the dot tiles on a transposed copy (Winograd's planes of 32 tiles, /work/s37/replay.py).
-    33-63 columns would pad a second panel with up to 31 columns of zeros."""
-    return n >= NN_MIN_N or (n == NR and m >= STREAM_ROWS)
+    33-63 columns would pad a second panel with up to 31 columns of zeros, and an A not
+    C-contiguous (a_rows False) would be copied for one panel only: those keep their routes."""
+    return n >= NN_MIN_N or (n == NR and m >= STREAM_ROWS and a_rows)
 
 
 def _kernel(a, b):
@@ -544,7 +558,7 @@ def _kernel(a, b):
       at least NN_MIN_N rows and b of NT_MIN_N to NN_MIN_N columns."""
     m, k = a.shape
     n = b.shape[1]
-    if b.flags.c_contiguous and _tiles_columns(m, n):
+    if b.flags.c_contiguous and _tiles_columns(m, n, a.flags.c_contiguous):
         return "nn"
     if (a.flags.c_contiguous and k >= MIN_K and n >= NT_MIN_N
             and (b.T.flags.c_contiguous or b.flags.c_contiguous)):
@@ -741,7 +755,8 @@ def planes_matmul(a, b, out, parts=True):
             or not _c_planes(out) or not out.flags.writeable or np.may_share_memory(out, a)
             or np.may_share_memory(out, b) or not _host_ok()):
         return None
-    if _c_planes(b) and _tiles_columns(m, n) and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1))):
+    if (_c_planes(b) and _tiles_columns(m, n, _c_planes(a))
+            and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1)))):
         a_t = not _c_planes(a)
         a3 = a.transpose(0, 2, 1) if a_t else a
 
