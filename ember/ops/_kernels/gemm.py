@@ -535,14 +535,13 @@ def _host_ok():
     return _host[0]
 
 
-def _tiles_columns(m, n, a_rows=True):
+def _tiles_columns(m, n):
     """Whether A B of m rows and n columns, B C-contiguous, goes to `nn_rows`: from NN_MIN_N
     columns, or exactly one panel of NR when the register tile takes it (STREAM_ROWS rows or
     more; NOTE [A register tile]): 32 columns ran at 220-250 GFLOP/s there against 105-125 for
     the dot tiles on a transposed copy (Winograd's planes of 32 tiles, /work/s37/replay.py).
-    33-63 columns would pad a second panel with up to 31 columns of zeros, and an A not
-    C-contiguous (a_rows False) would be copied for one panel only: those keep their routes."""
-    return n >= NN_MIN_N or (n == NR and m >= STREAM_ROWS and a_rows)
+    33-63 columns would pad a second panel with up to 31 columns of zeros."""
+    return n >= NN_MIN_N or (n == NR and m >= STREAM_ROWS)
 
 
 def _kernel(a, b):
@@ -558,7 +557,7 @@ def _kernel(a, b):
       at least NN_MIN_N rows and b of NT_MIN_N to NN_MIN_N columns."""
     m, k = a.shape
     n = b.shape[1]
-    if b.flags.c_contiguous and _tiles_columns(m, n, a.flags.c_contiguous):
+    if b.flags.c_contiguous and _tiles_columns(m, n):
         return "nn"
     if (a.flags.c_contiguous and k >= MIN_K and n >= NT_MIN_N
             and (b.T.flags.c_contiguous or b.flags.c_contiguous)):
@@ -755,7 +754,7 @@ def planes_matmul(a, b, out, parts=True):
             or not _c_planes(out) or not out.flags.writeable or np.may_share_memory(out, a)
             or np.may_share_memory(out, b) or not _host_ok()):
         return None
-    if (_c_planes(b) and _tiles_columns(m, n, _c_planes(a))
+    if (_c_planes(b) and _tiles_columns(m, n)
             and (_c_planes(a) or _c_planes(a.transpose(0, 2, 1)))):
         a_t = not _c_planes(a)
         a3 = a.transpose(0, 2, 1) if a_t else a
